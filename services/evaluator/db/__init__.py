@@ -1,0 +1,1 @@
+"""Persistence of the evaluator service."""

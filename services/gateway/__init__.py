@@ -1,0 +1,2 @@
+"""Model gateway: pluggable backends, response cache, limits, retries, self-paraphrase
+strategies."""

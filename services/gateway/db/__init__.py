@@ -1,0 +1,1 @@
+"""Persistence of the gateway service."""

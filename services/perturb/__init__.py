@@ -1,0 +1,1 @@
+"""Paraphrase and distractor generation, option permutations."""

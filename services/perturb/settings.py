@@ -1,0 +1,16 @@
+"""Settings of the perturb service (environment variables ``STEADFAST_PERTURB_<FIELD>``)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from shared.settings import ServiceSettings, load_settings
+
+
+class PerturbSettings(ServiceSettings, kw_only=True):
+    pass
+
+
+@cache
+def get_settings() -> PerturbSettings:
+    return load_settings("perturb", PerturbSettings)

@@ -1,0 +1,1 @@
+"""Answer grading, consistency and positional-bias metrics, report rendering."""

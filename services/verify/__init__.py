@@ -1,0 +1,1 @@
+"""Verification of paraphrases: lexical overlap, LLM judge, entailment/embedding check."""

@@ -1,0 +1,142 @@
+"""Builds a service's Litestar app with everything every service has.
+
+Each service's ``create_app()`` passes its controllers, its settings, whether it owns a database
+and which other services it calls; this adds ``/healthz``, ``/readyz``, ``/metrics``, the request
+id, structured logging, HTTP metrics, problem-details errors and the body size limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from litestar import Controller, Litestar, Response, get
+from litestar.datastructures import State
+from litestar.openapi import OpenAPIConfig
+from litestar.types import ControllerRouterHandler
+
+from shared import __version__
+from shared.contracts.base import HealthStatus, Problem, ReadinessStatus
+from shared.db import Database, resolve_database_url
+from shared.http_client import ServiceClient, close_session
+from shared.logging import configure_logging
+from shared.metrics import MetricsController, http_metrics_config, record_build_info
+from shared.middleware import request_id_middleware
+from shared.problems import EXCEPTION_HANDLERS, problem_response
+from shared.settings import ServiceSettings
+
+logger = logging.getLogger(__name__)
+
+ReadinessCheck = Callable[[State], Awaitable[None]]
+Hook = Callable[[Litestar], Awaitable[None]]
+
+READINESS_TIMEOUT_S = 3.0
+
+
+class HealthController(Controller):
+    tags = ["operations"]  # noqa: RUF012  (litestar declares it an instance attribute)
+
+    @get("/healthz", operation_id="getHealth", summary="The process is alive")
+    async def healthz(self, state: State) -> HealthStatus:
+        return HealthStatus(status="ok", service=state.service_name, version=__version__)
+
+    @get(
+        "/readyz",
+        operation_id="getReadiness",
+        summary="The service's own dependencies (database, services it calls) are reachable",
+        responses={},
+    )
+    async def readyz(self, state: State) -> Response[Any]:
+        checks: dict[str, ReadinessCheck] = state.readiness_checks
+        names = list(checks)
+        results = await asyncio.gather(
+            *(asyncio.wait_for(checks[name](state), READINESS_TIMEOUT_S) for name in names),
+            return_exceptions=True,
+        )
+        outcome = {
+            name: "ok" if result is None else f"failed: {type(result).__name__}: {result}"
+            for name, result in zip(names, results, strict=True)
+        }
+        if all(value == "ok" for value in outcome.values()):
+            return Response(
+                ReadinessStatus(status="ready", service=state.service_name, checks=outcome)
+            )
+        failing = ", ".join(name for name, value in outcome.items() if value != "ok")
+        return problem_response(
+            Problem(title="Not ready", status=503, detail=f"unavailable: {failing}")
+        )
+
+
+def database_check(state: State) -> Awaitable[None]:
+    database: Database = state.database
+    return database.ping()
+
+
+def peer_check(service: str) -> ReadinessCheck:
+    async def check(state: State) -> None:
+        client = ServiceClient(service, state.settings.service_url(service), timeout_s=2.0)
+        await client.get("/healthz", HealthStatus)
+
+    return check
+
+
+def create_service_app(
+    *,
+    service: str,
+    settings: ServiceSettings,
+    route_handlers: Sequence[ControllerRouterHandler],
+    uses_database: bool = False,
+    calls: Sequence[str] = (),
+    on_startup: Sequence[Hook] = (),
+    on_shutdown: Sequence[Hook] = (),
+    state: dict[str, Any] | None = None,
+    description: str = "",
+) -> Litestar:
+    configure_logging(service, settings.log_level, settings.log_json)
+    record_build_info(service)
+    readiness: dict[str, ReadinessCheck] = {}
+    if uses_database:
+        readiness["database"] = database_check
+    for peer in calls:
+        readiness[peer] = peer_check(peer)
+
+    async def open_database(app: Litestar) -> None:
+        url = resolve_database_url(settings.database_url, service, settings.resolved_data_dir())
+        database = Database(service, url)
+        await database.migrate()
+        app.state.database = database
+        logger.info("database ready", extra={"dialect": database.dialect})
+
+    async def close_resources(app: Litestar) -> None:
+        database: Database | None = app.state.get("database")
+        if database is not None:
+            await database.dispose()
+        await close_session()
+
+    startup: list[Hook] = [open_database] if uses_database else []
+    metrics = http_metrics_config(service)
+    return Litestar(
+        route_handlers=[HealthController, MetricsController, *route_handlers],
+        middleware=[request_id_middleware, metrics.middleware],
+        exception_handlers=EXCEPTION_HANDLERS,
+        request_max_body_size=settings.max_body_bytes,
+        on_startup=[*startup, *on_startup],
+        on_shutdown=[*on_shutdown, close_resources],
+        state=State(
+            {
+                "service_name": service,
+                "settings": settings,
+                "readiness_checks": readiness,
+                **(state or {}),
+            }
+        ),
+        openapi_config=OpenAPIConfig(
+            title=f"Steadfast {service}",
+            version=__version__,
+            description=description or None,
+            path="/schema",
+        ),
+        logging_config=None,
+    )

@@ -1,0 +1,39 @@
+"""Base Structs for every wire contract."""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Contract(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=False):
+    """Base of every request and response body. Unknown fields are rejected, not ignored."""
+
+
+class FieldError(msgspec.Struct, kw_only=True):
+    field: str
+    message: str
+    source: str = "body"
+
+
+class Problem(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """RFC 9457 problem details, with the offending fields listed in ``errors``."""
+
+    title: str
+    status: int
+    type: str = "about:blank"
+    detail: str | None = None
+    instance: str | None = None
+    errors: list[FieldError] | None = None
+    request_id: str | None = None
+
+
+class HealthStatus(msgspec.Struct, kw_only=True):
+    status: str
+    service: str
+    version: str
+
+
+class ReadinessStatus(msgspec.Struct, kw_only=True):
+    status: str
+    service: str
+    checks: dict[str, str]

@@ -1,0 +1,170 @@
+"""SQLAlchemy 2 async engine, session factory and Alembic migrations from one ``DATABASE_URL``.
+
+Without a URL each service keeps an SQLite file (aiosqlite) in the data directory; a
+``postgresql://`` URL selects asyncpg. Every service has its own Alembic history
+(``services/<name>/migrations``, version table ``alembic_version_<name>``), so services can share
+one PostgreSQL database without touching each other's tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.environment import EnvironmentContext
+from sqlalchemy import MetaData, event, text
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+from sqlalchemy.orm import DeclarativeBase
+
+SERVICES_DIR = Path(__file__).resolve().parent.parent / "services"
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def new_metadata() -> MetaData:
+    return MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class Base(DeclarativeBase):
+    """Declarative base; each service subclasses it with its own ``metadata``."""
+
+    __abstract__ = True
+
+
+def resolve_database_url(url: str, service: str, data_dir: Path) -> str:
+    """Normalise a configured URL to its async driver, or default to SQLite in ``data_dir``."""
+    if not url:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        return f"sqlite+aiosqlite:///{data_dir / f'{service}.sqlite3'}"
+    parsed = make_url(url)
+    if parsed.drivername in ("postgres", "postgresql", "postgresql+psycopg2", "postgresql+psycopg"):
+        parsed = parsed.set(drivername="postgresql+asyncpg")
+    elif parsed.drivername in ("sqlite", "sqlite+pysqlite"):
+        parsed = parsed.set(drivername="sqlite+aiosqlite")
+    return parsed.render_as_string(hide_password=False)
+
+
+def is_sqlite(url: str) -> bool:
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def _tune_sqlite(dbapi_connection: Any, _: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
+    if is_sqlite(url):
+        engine = create_async_engine(url, connect_args={"timeout": 30})
+        event.listen(engine.sync_engine, "connect", _tune_sqlite)
+        return engine
+    return create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+
+
+def create_session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+async def ping(engine: AsyncEngine) -> None:
+    async with engine.connect() as connection:
+        await connection.execute(text("SELECT 1"))
+
+
+def migrations_dir(service: str) -> Path:
+    return SERVICES_DIR / service / "migrations"
+
+
+def alembic_config(service: str) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(migrations_dir(service)))
+    config.attributes["service"] = service
+    return config
+
+
+def version_table(service: str) -> str:
+    return f"alembic_version_{service}"
+
+
+def run_migrations_online(context: EnvironmentContext, target_metadata: MetaData) -> None:
+    """Body of every service's ``migrations/env.py``: migrate the connection handed in."""
+    config = context.config
+    connection: Connection = config.attributes["connection"]
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        version_table=version_table(config.attributes["service"]),
+        render_as_batch=connection.dialect.name == "sqlite",
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+async def migrate(engine: AsyncEngine, service: str, revision: str = "head") -> None:
+    """Upgrade ``service``'s tables to ``revision`` (idempotent)."""
+    config = alembic_config(service)
+
+    def upgrade(connection: Connection) -> None:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+
+    async with engine.begin() as connection:
+        await connection.run_sync(upgrade)
+
+
+async def downgrade(engine: AsyncEngine, service: str, revision: str = "base") -> None:
+    config = alembic_config(service)
+
+    def run(connection: Connection) -> None:
+        config.attributes["connection"] = connection
+        command.downgrade(config, revision)
+
+    async with engine.begin() as connection:
+        await connection.run_sync(run)
+
+
+class Database:
+    """A service's engine and session factory, opened at start-up and disposed at shutdown."""
+
+    def __init__(self, service: str, url: str) -> None:
+        self.service = service
+        self.url = url
+        self.engine = create_engine(url)
+        self.sessions = create_session_factory(self.engine)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    async def migrate(self) -> None:
+        await migrate(self.engine, self.service)
+
+    async def ping(self) -> None:
+        await ping(self.engine)
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[AsyncSession]:
+        async with self.sessions() as session:
+            yield session
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()

@@ -1,0 +1,120 @@
+"""The aiohttp client every service-to-service call goes through.
+
+One pooled ``aiohttp.ClientSession`` per process (created lazily, closed on shutdown), a timeout
+on every call, the current ``X-Request-ID`` forwarded, and any non-2xx answer turned into a
+:class:`ServiceCallError` that carries the callee's problem-details body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, TypeVar
+
+import aiohttp
+import msgspec
+
+from shared.contracts.base import Problem
+from shared.request_context import REQUEST_ID_HEADER, current_request_id
+
+T = TypeVar("T")
+
+_session: aiohttp.ClientSession | None = None
+_session_loop: asyncio.AbstractEventLoop | None = None
+
+
+class ServiceCallError(Exception):
+    """A call to another service failed: it answered non-2xx, or could not be reached."""
+
+    def __init__(self, service: str, status: int | None, problem: Problem, url: str) -> None:
+        self.service = service
+        self.status = status
+        self.problem = problem
+        self.url = url
+        super().__init__(f"{service} call to {url} failed ({status}): {problem.title}")
+
+    @property
+    def unreachable(self) -> bool:
+        return self.status is None
+
+
+def get_session() -> aiohttp.ClientSession:
+    """The process-wide pooled session (one per event loop, for tests that run several)."""
+    global _session, _session_loop
+    loop = asyncio.get_running_loop()
+    if _session is None or _session.closed or _session_loop is not loop:
+        connector = aiohttp.TCPConnector(limit=256, limit_per_host=128, keepalive_timeout=30)
+        _session = aiohttp.ClientSession(connector=connector, raise_for_status=False)
+        _session_loop = loop
+    return _session
+
+
+async def close_session() -> None:
+    global _session
+    if _session is not None and not _session.closed:
+        await _session.close()
+    _session = None
+
+
+def _decode_problem(status: int, body: bytes, reason: str) -> Problem:
+    try:
+        return msgspec.json.decode(body, type=Problem)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        text = body.decode("utf-8", "replace")[:500]
+        return Problem(title=reason or "error", status=status, detail=text or None)
+
+
+class ServiceClient:
+    """Typed JSON calls to one service."""
+
+    def __init__(self, service: str, base_url: str, timeout_s: float = 300.0) -> None:
+        self.service = service
+        self.base_url = base_url.rstrip("/")
+        self.timeout_s = timeout_s
+
+    def _headers(self, extra: dict[str, str] | None) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        request_id = current_request_id.get()
+        if request_id:
+            headers[REQUEST_ID_HEADER] = request_id
+        if extra:
+            headers.update(extra)
+        return headers
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        response_type: type[T],
+        body: Any = None,
+        *,
+        params: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+        timeout_s: float | None = None,
+    ) -> T:
+        url = f"{self.base_url}{path}"
+        data = None if body is None else msgspec.json.encode(body)
+        timeout = aiohttp.ClientTimeout(total=timeout_s or self.timeout_s)
+        try:
+            async with get_session().request(
+                method,
+                url,
+                data=data,
+                params=params,
+                headers=self._headers(headers),
+                timeout=timeout,
+            ) as response:
+                payload = await response.read()
+                if response.status >= 400:
+                    problem = _decode_problem(response.status, payload, response.reason or "")
+                    raise ServiceCallError(self.service, response.status, problem, url)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            detail = str(exc) or type(exc).__name__
+            problem = Problem(title=f"{self.service} unreachable", status=503, detail=detail)
+            raise ServiceCallError(self.service, None, problem, url) from exc
+        return msgspec.json.decode(payload, type=response_type)
+
+    async def post(self, path: str, body: Any, response_type: type[T], **kwargs: Any) -> T:
+        return await self.request("POST", path, response_type, body, **kwargs)
+
+    async def get(self, path: str, response_type: type[T], **kwargs: Any) -> T:
+        return await self.request("GET", path, response_type, **kwargs)

@@ -1,0 +1,144 @@
+"""Every error leaves a service as problem-details JSON (``application/problem+json``)."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+import msgspec
+from litestar import Request, Response
+from litestar.exceptions import ClientException, HTTPException, ValidationException
+from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
+
+from shared.contracts.base import FieldError, Problem
+from shared.request_context import current_request_id
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+logger = logging.getLogger(__name__)
+
+_PATH_IN_MESSAGE = re.compile(r"at `\$(?P<path>[^`]*)`")
+_NAMED_FIELD = re.compile(r"(?:missing required field|unknown field) `(?P<name>[^`]+)`")
+
+
+class ProblemError(Exception):
+    """Raised by domain code or controllers for an error the caller should see."""
+
+    def __init__(
+        self, status: int, title: str, detail: str | None = None, *, field: str | None = None
+    ) -> None:
+        super().__init__(detail or title)
+        self.status = status
+        self.title = title
+        self.detail = detail
+        self.field = field
+
+
+def field_from_message(message: str) -> str | None:
+    """``"Expected `int`, got `str` - at `$.items[0].k`"`` → ``"items[0].k"``."""
+    path_match = _PATH_IN_MESSAGE.search(message)
+    path = path_match.group("path").lstrip(".") if path_match else ""
+    named = _NAMED_FIELD.search(message)
+    if named:
+        path = f"{path}.{named.group('name')}" if path else named.group("name")
+    return path or None
+
+
+def problem_response(problem: Problem, headers: dict[str, str] | None = None) -> Response[Any]:
+    problem.request_id = problem.request_id or current_request_id.get()
+    return Response(
+        content=msgspec.json.encode(problem),
+        status_code=problem.status,
+        media_type=PROBLEM_MEDIA_TYPE,
+        headers=headers,
+    )
+
+
+def _validation_errors(extra: Any) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for entry in extra if isinstance(extra, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        message = str(entry.get("message", "invalid value"))
+        field = field_from_message(message) or entry.get("key") or "body"
+        if field == "data":  # litestar's name for the whole body
+            field = "body"
+        errors.append(
+            FieldError(field=str(field), message=message, source=str(entry.get("source", "body")))
+        )
+    return errors
+
+
+def handle_validation(_: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:
+    errors = _validation_errors(exc.extra)
+    detail = exc.detail
+    if not errors:
+        errors = [FieldError(field=field_from_message(detail) or "body", message=detail)]
+    detail = "; ".join(f"{error.field}: {error.message}" for error in errors)
+    return problem_response(
+        Problem(title="Invalid request", status=HTTP_400_BAD_REQUEST, detail=detail, errors=errors)
+    )
+
+
+def handle_http(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    if type(exc) is ClientException and exc.status_code == HTTP_400_BAD_REQUEST:
+        # litestar raises a bare 400 ClientException when the body cannot be decoded at all
+        return problem_response(
+            Problem(
+                title="Malformed JSON body",
+                status=HTTP_400_BAD_REQUEST,
+                detail=exc.detail,
+                errors=[FieldError(field="body", message=exc.detail)],
+            )
+        )
+    errors = _validation_errors(exc.extra) or None
+    problem = Problem(
+        title=_title_for(exc.status_code, exc.detail),
+        status=exc.status_code,
+        detail=exc.detail,
+        errors=errors,
+    )
+    return problem_response(problem, headers=exc.headers)
+
+
+def handle_problem(_: Request[Any, Any, Any], exc: ProblemError) -> Response[Any]:
+    errors = [FieldError(field=exc.field, message=exc.detail or exc.title)] if exc.field else None
+    return problem_response(
+        Problem(title=exc.title, status=exc.status, detail=exc.detail, errors=errors)
+    )
+
+
+def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    logger.exception("unhandled error on %s %s", request.method, request.url.path)
+    return problem_response(
+        Problem(
+            title="Internal server error",
+            status=HTTP_500_INTERNAL_SERVER_ERROR,
+            detail=f"{type(exc).__name__}: {exc}",
+        )
+    )
+
+
+def _title_for(status: int, detail: str) -> str:
+    titles = {
+        400: "Bad request",
+        401: "Unauthorized",
+        403: "Forbidden",
+        404: "Not found",
+        405: "Method not allowed",
+        409: "Conflict",
+        413: "Request body too large",
+        415: "Unsupported media type",
+        422: "Unprocessable request",
+        429: "Too many requests",
+        503: "Service unavailable",
+    }
+    return titles.get(status, detail or "Error")
+
+
+EXCEPTION_HANDLERS: dict[Any, Any] = {
+    ValidationException: handle_validation,
+    ProblemError: handle_problem,
+    HTTPException: handle_http,
+    Exception: handle_unexpected,
+}

@@ -1,0 +1,1 @@
+"""The ``steadfast`` command line: start the services, check them, run evaluations."""

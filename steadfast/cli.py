@@ -1,0 +1,148 @@
+"""``steadfast`` — start the services, check them, regenerate OpenAPI documents."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+
+from shared.settings import SERVICE_NAMES
+from steadfast.supervisor import Supervisor, readiness, service_ports
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _parse_port_overrides(values: list[str]) -> dict[str, int]:
+    overrides: dict[str, int] = {}
+    for value in values:
+        name, _, port = value.partition("=")
+        if name not in SERVICE_NAMES or not port.isdigit():
+            raise SystemExit(f"--port expects SERVICE=PORT with SERVICE one of {SERVICE_NAMES}")
+        overrides[name] = int(port)
+    return overrides
+
+
+def command_up(args: argparse.Namespace) -> int:
+    ports = service_ports(args.base_port, _parse_port_overrides(args.port))
+    stop_requested = threading.Event()
+
+    def request_stop(signum: int, _: FrameType | None) -> None:
+        stop_requested.set()
+
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+    log_dir = Path(args.log_dir) if args.log_dir else None
+    supervisor = Supervisor(ports=ports, log_dir=log_dir)
+    try:
+        supervisor.start()
+        ready = supervisor.wait_ready(args.timeout)
+        if not all(ready.values()):
+            failing = ", ".join(name for name, ok in ready.items() if not ok)
+            print(f"not ready after {args.timeout:.0f} s: {failing}", file=sys.stderr)
+            return 1
+        print("Steadfast is up:")
+        for proc in supervisor.processes:
+            print(f"  {proc.name:<10} {proc.url}")
+        print("Press Ctrl-C to stop.", flush=True)
+        while not stop_requested.wait(0.5):
+            for proc in supervisor.processes:
+                if proc.process.poll() is not None:
+                    print(f"{proc.name} exited unexpectedly", file=sys.stderr)
+                    return 1
+        return 0
+    except RuntimeError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    finally:
+        supervisor.stop()
+        print("stopped", flush=True)
+
+
+def command_status(args: argparse.Namespace) -> int:
+    ports = service_ports(args.base_port, _parse_port_overrides(args.port))
+    all_ready = True
+    for name, port in ports.items():
+        ok, body = readiness(f"http://127.0.0.1:{port}")
+        all_ready &= ok
+        print(f"{name:<10} :{port:<6} {'ready' if ok else 'NOT READY'}  {body.strip()[:160]}")
+    return 0 if all_ready else 1
+
+
+def generate_openapi(service: str) -> str:
+    import importlib
+
+    module = importlib.import_module(f"services.{service}.app")
+    app = module.create_app()
+    return json.dumps(app.openapi_schema.to_schema(), indent=2, sort_keys=True) + "\n"
+
+
+def command_openapi(args: argparse.Namespace) -> int:
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    drifted = []
+    for service in SERVICE_NAMES:
+        document = generate_openapi(service)
+        path = out_dir / f"{service}.json"
+        if args.check:
+            if not path.exists() or path.read_text() != document:
+                drifted.append(service)
+        else:
+            path.write_text(document)
+            print(f"wrote {path}")
+    if drifted:
+        print(
+            f"OpenAPI documents out of date: {', '.join(drifted)} (run `steadfast openapi`)",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="steadfast", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def add_ports(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument(
+            "--base-port",
+            type=int,
+            default=None,
+            help="first port; services take consecutive ports (default 8000..8004)",
+        )
+        sub.add_argument(
+            "--port",
+            action="append",
+            default=[],
+            metavar="SERVICE=PORT",
+            help="override one service's port",
+        )
+
+    up = commands.add_parser("up", help="start all five services and wait until they are ready")
+    add_ports(up)
+    up.add_argument("--timeout", type=float, default=60.0)
+    up.add_argument("--log-dir", default=None, help="write each service's log here")
+    up.set_defaults(handler=command_up)
+
+    status = commands.add_parser("status", help="show each service's readiness")
+    add_ports(status)
+    status.set_defaults(handler=command_status)
+
+    openapi = commands.add_parser("openapi", help="regenerate openapi/<service>.json")
+    openapi.add_argument("--out", default=str(REPO_ROOT / "openapi"))
+    openapi.add_argument("--check", action="store_true", help="fail when documents drifted")
+    openapi.set_defaults(handler=command_openapi)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler = args.handler
+    return int(handler(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

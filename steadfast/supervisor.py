@@ -1,0 +1,159 @@
+"""Starts the five services as separate processes and stops them cleanly."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shared.settings import SERVICE_NAMES, SERVICE_PORTS
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """Linux: the child gets SIGTERM if the supervisor dies, so no service is orphaned."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass
+
+
+def service_ports(
+    base_port: int | None = None, overrides: Mapping[str, int] | None = None
+) -> dict[str, int]:
+    ports = dict(SERVICE_PORTS)
+    if base_port is not None:
+        ports = {name: base_port + index for index, name in enumerate(SERVICE_NAMES)}
+    ports.update(overrides or {})
+    return ports
+
+
+def service_environment(
+    ports: Mapping[str, int], host: str = "127.0.0.1", extra: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Environment telling every service where the others listen."""
+    env = dict(os.environ)
+    for name, port in ports.items():
+        env[f"STEADFAST_{name.upper()}_URL"] = f"http://{host}:{port}"
+        env[f"STEADFAST_{name.upper()}_PORT"] = str(port)
+    env.update(extra or {})
+    return env
+
+
+def readiness(url: str, timeout_s: float = 2.0) -> tuple[bool, str]:
+    try:
+        with urllib.request.urlopen(f"{url}/readyz", timeout=timeout_s) as response:
+            return response.status == 200, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return False, exc.read().decode(errors="replace")
+    except (urllib.error.URLError, OSError) as exc:
+        return False, str(getattr(exc, "reason", exc))
+
+
+@dataclass
+class ServiceProcess:
+    name: str
+    port: int
+    process: subprocess.Popen[bytes]
+    log_path: Path | None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@dataclass
+class Supervisor:
+    """Owns the service processes; use as a context manager to guarantee they stop."""
+
+    ports: dict[str, int] = field(default_factory=service_ports)
+    env: Mapping[str, str] | None = None
+    log_dir: Path | None = None
+    services: tuple[str, ...] = SERVICE_NAMES
+    processes: list[ServiceProcess] = field(default_factory=list)
+
+    def start(self) -> None:
+        env = service_environment(self.ports, extra=self.env)
+        for name in self.services:
+            self.processes.append(self._spawn(name, env))
+
+    def _spawn(self, name: str, env: Mapping[str, str]) -> ServiceProcess:
+        port = self.ports[name]
+        command = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--factory",
+            f"services.{name}.app:create_app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-access-log",
+            "--timeout-graceful-shutdown",
+            "5",
+        ]
+        log_path = None
+        output: Any = subprocess.DEVNULL
+        if self.log_dir is not None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            log_path = self.log_dir / f"{name}.log"
+            output = log_path.open("ab")
+        process = subprocess.Popen(
+            command,
+            env=dict(env),
+            stdout=output,
+            stderr=output,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+        return ServiceProcess(name, port, process, log_path)
+
+    def wait_ready(self, timeout_s: float = 60.0) -> dict[str, bool]:
+        deadline = time.monotonic() + timeout_s
+        ready = {proc.name: False for proc in self.processes}
+        while time.monotonic() < deadline and not all(ready.values()):
+            for proc in self.processes:
+                if proc.process.poll() is not None:
+                    raise RuntimeError(
+                        f"{proc.name} exited with code {proc.process.returncode}"
+                        + (f"; see {proc.log_path}" if proc.log_path else "")
+                    )
+                if not ready[proc.name]:
+                    ready[proc.name] = readiness(proc.url, timeout_s=1.0)[0]
+            if not all(ready.values()):
+                time.sleep(0.2)
+        return ready
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        for proc in self.processes:
+            if proc.process.poll() is None:
+                proc.process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        for proc in self.processes:
+            remaining = max(0.1, deadline - time.monotonic())
+            try:
+                proc.process.wait(remaining)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.process.pid, signal.SIGKILL)
+                proc.process.wait()
+        self.processes.clear()
+
+    def __enter__(self) -> Supervisor:
+        self.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()

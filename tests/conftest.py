@@ -1,0 +1,108 @@
+"""Fixtures shared by every test: data directories, databases (SQLite and PostgreSQL), ports."""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+POSTGRES_ADMIN_URL = os.environ.get(
+    "STEADFAST_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def free_port_block(count: int) -> int:
+    """A first port such that ``count`` consecutive ports are free."""
+    for _ in range(200):
+        base = free_port()
+        if base + count >= 65000:
+            continue
+        try:
+            sockets = []
+            for offset in range(count):
+                sock = socket.socket()
+                sock.bind(("127.0.0.1", base + offset))
+                sockets.append(sock)
+        except OSError:
+            continue
+        finally:
+            for sock in locals().get("sockets", []):
+                sock.close()
+        return base
+    raise RuntimeError("no block of free ports")
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    directory = tmp_path / "data"
+    monkeypatch.setenv("STEADFAST_DATA_DIR", str(directory))
+    return directory
+
+
+async def _postgres_available() -> bool:
+    import asyncpg  # type: ignore[import-untyped]
+
+    try:
+        connection = await asyncpg.connect(_asyncpg_dsn(POSTGRES_ADMIN_URL), timeout=3)
+    except (OSError, asyncpg.PostgresError):
+        return False
+    await connection.close()
+    return True
+
+
+def _asyncpg_dsn(url: str) -> str:
+    return url.replace("postgresql+asyncpg://", "postgresql://")
+
+
+@asynccontextmanager
+async def postgres_database() -> AsyncIterator[str]:
+    """A fresh, empty PostgreSQL database, dropped afterwards."""
+    import asyncpg
+
+    if not await _postgres_available():
+        if os.environ.get("STEADFAST_REQUIRE_POSTGRES"):
+            pytest.fail(f"PostgreSQL required but not reachable at {POSTGRES_ADMIN_URL}")
+        pytest.skip("PostgreSQL not reachable")
+    name = f"steadfast_test_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(_asyncpg_dsn(POSTGRES_ADMIN_URL))
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    await admin.close()
+    base, _, _ = POSTGRES_ADMIN_URL.rpartition("/")
+    try:
+        yield f"{base}/{name}".replace("postgresql://", "postgresql+asyncpg://")
+    finally:
+        admin = await asyncpg.connect(_asyncpg_dsn(POSTGRES_ADMIN_URL))
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+@pytest.fixture
+async def postgres_url() -> AsyncIterator[str]:
+    async with postgres_database() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """Every persistence test runs twice: on SQLite and on a real PostgreSQL."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'test.sqlite3'}"
+        return
+    async with postgres_database() as url:
+        yield url
+
+
+@pytest.fixture
+def port_block() -> Iterator[int]:
+    yield free_port_block(5)

@@ -1,0 +1,38 @@
+"""Migrations and the engine on both databases (each test runs on SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import inspect
+
+from shared.db import Database, resolve_database_url, version_table
+
+
+async def test_migrations_run_and_are_idempotent(database_url: str) -> None:
+    for service in ("gateway", "evaluator"):
+        database = Database(service, database_url)
+        try:
+            await database.migrate()
+            await database.migrate()
+            await database.ping()
+            async with database.engine.connect() as connection:
+                tables = await connection.run_sync(lambda sync: inspect(sync).get_table_names())
+            assert version_table(service) in tables
+        finally:
+            await database.dispose()
+
+
+def test_default_url_is_sqlite_file_in_data_dir(tmp_path: Path) -> None:
+    url = resolve_database_url("", "gateway", tmp_path / "d")
+    assert url == f"sqlite+aiosqlite:///{tmp_path / 'd' / 'gateway.sqlite3'}"
+    assert (tmp_path / "d").is_dir()
+
+
+def test_postgres_urls_select_asyncpg(tmp_path: Path) -> None:
+    assert resolve_database_url("postgresql://u:p@h:5/db", "x", tmp_path).startswith(
+        "postgresql+asyncpg://u:p@h:5/db"
+    )
+    assert resolve_database_url("postgres://u@h/db", "x", tmp_path).startswith(
+        "postgresql+asyncpg://"
+    )

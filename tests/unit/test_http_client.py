@@ -1,0 +1,92 @@
+"""The shared service-to-service client against a real local HTTP server."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import msgspec
+import pytest
+from aiohttp import web
+
+from shared.contracts.base import HealthStatus
+from shared.http_client import ServiceCallError, ServiceClient, close_session
+from shared.request_context import current_request_id
+
+
+@pytest.fixture
+async def upstream() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
+    seen: list[dict[str, str]] = []
+
+    async def health(request: web.Request) -> web.Response:
+        seen.append(dict(request.headers))
+        return web.json_response({"status": "ok", "service": "x", "version": "1"})
+
+    async def failing(request: web.Request) -> web.Response:
+        body = {
+            "title": "Unknown model",
+            "status": 404,
+            "detail": "no route named 'nope'",
+            "errors": [{"field": "model", "message": "unknown route", "source": "body"}],
+        }
+        return web.Response(
+            status=404, body=msgspec.json.encode(body), content_type="application/problem+json"
+        )
+
+    async def html_error(request: web.Request) -> web.Response:
+        return web.Response(status=502, text="<html>bad gateway</html>")
+
+    app = web.Application()
+    app.router.add_get("/healthz", health)
+    app.router.add_post("/fail", failing)
+    app.router.add_get("/html", html_error)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    yield f"http://127.0.0.1:{port}", seen
+    await close_session()
+    await runner.cleanup()
+
+
+async def test_decodes_typed_response_and_forwards_request_id(
+    upstream: tuple[str, list[dict[str, str]]],
+) -> None:
+    url, seen = upstream
+    token = current_request_id.set("trace-123")
+    try:
+        health = await ServiceClient("x", url).get("/healthz", HealthStatus)
+    finally:
+        current_request_id.reset(token)
+    assert health == HealthStatus(status="ok", service="x", version="1")
+    assert seen[-1]["X-Request-ID"] == "trace-123"
+
+
+async def test_non_2xx_carries_callee_problem(upstream: tuple[str, list[dict[str, str]]]) -> None:
+    url, _ = upstream
+    with pytest.raises(ServiceCallError) as caught:
+        await ServiceClient("gateway", url).post("/fail", {"model": "nope"}, HealthStatus)
+    error = caught.value
+    assert error.status == 404
+    assert error.problem.title == "Unknown model"
+    assert error.problem.errors is not None and error.problem.errors[0].field == "model"
+
+
+async def test_non_problem_error_body_is_kept_as_detail(
+    upstream: tuple[str, list[dict[str, str]]],
+) -> None:
+    url, _ = upstream
+    with pytest.raises(ServiceCallError) as caught:
+        await ServiceClient("x", url).get("/html", HealthStatus)
+    assert caught.value.status == 502
+    assert "bad gateway" in (caught.value.problem.detail or "")
+
+
+async def test_unreachable_service_is_typed() -> None:
+    with pytest.raises(ServiceCallError) as caught:
+        await ServiceClient("scoring", "http://127.0.0.1:9", timeout_s=2).get(
+            "/healthz", HealthStatus
+        )
+    assert caught.value.unreachable
+    assert caught.value.problem.status == 503
+    await close_session()

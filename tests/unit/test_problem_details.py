@@ -1,0 +1,128 @@
+"""Every service answers bad input with problem-details JSON naming the field."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import msgspec
+import pytest
+from litestar import post
+from litestar.params import JSONBody
+from litestar.testing import TestClient
+
+from shared.app import create_service_app
+from shared.contracts.base import Contract
+from shared.problems import ProblemError, field_from_message
+from shared.settings import ServiceSettings
+
+
+class Inner(Contract):
+    k: int
+
+
+class Body(Contract):
+    question: str
+    k: int = 5
+    items: list[Inner] = msgspec.field(default_factory=list)
+
+
+@post("/v1/echo", operation_id="echo")
+async def echo(data: JSONBody[Body]) -> Body:
+    if not data.question.strip():
+        raise ProblemError(422, "Empty question", "question must not be empty", field="question")
+    return data
+
+
+@pytest.fixture
+def client() -> Iterator[TestClient]:  # type: ignore[type-arg]
+    app = create_service_app(
+        service="testsvc",
+        settings=ServiceSettings(max_body_bytes=1024),
+        route_handlers=[echo],
+    )
+    with TestClient(app) as test_client:
+        yield test_client
+
+
+def test_valid_body_passes(client: TestClient) -> None:  # type: ignore[type-arg]
+    response = client.post("/v1/echo", json={"question": "q", "k": 3})
+    assert response.status_code == 201
+    assert response.json()["k"] == 3
+
+
+def test_malformed_json_is_400_problem(client: TestClient) -> None:  # type: ignore[type-arg]
+    response = client.post(
+        "/v1/echo", content=b'{"question": ', headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 400
+    assert response.headers["content-type"].startswith("application/problem+json")
+    body = response.json()
+    assert body["status"] == 400
+    assert body["title"] == "Malformed JSON body"
+
+
+def test_wrong_type_names_the_field(client: TestClient) -> None:  # type: ignore[type-arg]
+    response = client.post("/v1/echo", json={"question": "q", "k": "five"})
+    assert response.status_code == 400
+    assert response.headers["content-type"].startswith("application/problem+json")
+    body = response.json()
+    assert [error["field"] for error in body["errors"]] == ["k"]
+    assert "k" in body["detail"]
+
+
+def test_nested_field_path_is_named(client: TestClient) -> None:  # type: ignore[type-arg]
+    response = client.post("/v1/echo", json={"question": "q", "items": [{"k": 1}, {"k": "x"}]})
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["field"] == "items[1].k"
+
+
+def test_missing_and_unknown_fields(client: TestClient) -> None:  # type: ignore[type-arg]
+    missing = client.post("/v1/echo", json={"k": 1})
+    assert missing.status_code == 400
+    assert missing.json()["errors"][0]["field"] == "question"
+    unknown = client.post("/v1/echo", json={"question": "q", "kk": 1})
+    assert unknown.status_code == 400
+    assert unknown.json()["errors"][0]["field"] == "kk"
+
+
+def test_body_over_limit_is_413(client: TestClient) -> None:  # type: ignore[type-arg]
+    response = client.post("/v1/echo", json={"question": "x" * 4000})
+    assert response.status_code == 413
+    assert response.headers["content-type"].startswith("application/problem+json")
+    assert response.json()["status"] == 413
+
+
+def test_domain_problem_names_field(client: TestClient) -> None:  # type: ignore[type-arg]
+    response = client.post("/v1/echo", json={"question": "  "})
+    assert response.status_code == 422
+    assert response.json()["errors"] == [
+        {"field": "question", "message": "question must not be empty", "source": "body"}
+    ]
+
+
+def test_request_id_is_echoed(client: TestClient) -> None:  # type: ignore[type-arg]
+    response = client.get("/healthz", headers={"X-Request-ID": "req-42"})
+    assert response.headers["x-request-id"] == "req-42"
+    minted = client.get("/healthz", headers={"X-Request-ID": "bad id with spaces"})
+    assert minted.headers["x-request-id"] != "bad id with spaces"
+    assert len(minted.headers["x-request-id"]) == 32
+
+
+def test_metrics_exposes_build_info_and_route_templates(client: TestClient) -> None:  # type: ignore[type-arg]
+    client.get("/healthz")
+    text = client.get("/metrics").text
+    assert "steadfast_build_info{" in text and 'service="testsvc"' in text
+    assert 'path="/healthz"' in text
+
+
+@pytest.mark.parametrize(
+    ("message", "field"),
+    [
+        ("Expected `int`, got `str` - at `$.items[0].k`", "items[0].k"),
+        ("Object missing required field `question`", "question"),
+        ("Object contains unknown field `kk` - at `$.items[2]`", "items[2].kk"),
+        ("Expected `int`, got `str` - at `$`", None),
+    ],
+)
+def test_field_from_message(message: str, field: str | None) -> None:
+    assert field_from_message(message) == field

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from services.gateway.settings import GatewaySettings
+from shared.settings import SettingsError, default_data_dir, load_settings
+
+
+def test_service_specific_variable_wins_over_global(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STEADFAST_LOG_LEVEL", "WARNING")
+    monkeypatch.setenv("STEADFAST_GATEWAY_LOG_LEVEL", "DEBUG")
+    monkeypatch.setenv("STEADFAST_GATEWAY_PORT", "9123")
+    settings = load_settings("gateway", GatewaySettings)
+    assert settings.log_level == "DEBUG"
+    assert settings.port == 9123
+
+
+def test_defaults_port_and_database_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("STEADFAST_GATEWAY_PORT", raising=False)
+    monkeypatch.setenv("DATABASE_URL", "postgresql://u@h/db")
+    settings = load_settings("gateway", GatewaySettings)
+    assert settings.port == 8001
+    assert settings.database_url == "postgresql://u@h/db"
+    assert settings.service_url("scoring") == "http://127.0.0.1:8004"
+
+
+def test_wrong_type_names_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STEADFAST_GATEWAY_MAX_BODY_BYTES", "lots")
+    with pytest.raises(SettingsError, match="max_body_bytes"):
+        load_settings("gateway", GatewaySettings)
+
+
+def test_default_data_dir_is_per_user(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert default_data_dir() == tmp_path / "steadfast"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    assert default_data_dir() == Path.home() / ".local" / "share" / "steadfast"
