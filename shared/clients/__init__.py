@@ -1,0 +1,1 @@
+"""Typed clients of the services, built on :mod:`shared.http_client`."""

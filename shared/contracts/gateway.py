@@ -1,0 +1,93 @@
+"""Wire contracts of the model gateway (``/v1/generate``, ``/v1/models``)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from shared.contracts.base import Contract, Problem
+
+Role = Literal["system", "user", "assistant"]
+FinishReason = Literal["stop", "length", "content_filter", "error", "unknown"]
+#: typed failure of one model call
+Outcome = Literal[
+    "rate_limited", "timeout", "upstream_error", "bad_response", "refused", "unavailable"
+]
+BackendName = Literal["openai", "gemini", "ollama", "local"]
+
+
+class ChatMessage(Contract, kw_only=True):
+    role: Role
+    content: str
+
+
+class GenerateRequest(Contract, kw_only=True):
+    """One chat completion by a named route. Greedy (temperature 0) by default."""
+
+    model: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+    messages: Annotated[list[ChatMessage], msgspec.Meta(min_length=1)]
+    temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] = 0.0
+    max_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None
+    seed: int | None = None
+    stop: Annotated[list[str], msgspec.Meta(max_length=8)] | None = None
+    top_logprobs: Annotated[int, msgspec.Meta(ge=1, le=20)] | None = None
+    #: distinguishes repeated samples of the same request (part of the cache key)
+    sample_index: Annotated[int, msgspec.Meta(ge=0)] = 0
+    cache: bool = True
+
+
+class Usage(Contract, kw_only=True):
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class TokenAlternative(Contract, kw_only=True):
+    token: str
+    logprob: float
+
+
+class GenerateResponse(Contract, kw_only=True):
+    text: str
+    model: str
+    backend: str
+    finish_reason: FinishReason
+    usage: Usage
+    latency_s: float
+    cached: bool
+    #: the first generated token's alternatives, when ``top_logprobs`` was asked for
+    logprobs: list[TokenAlternative] | None = None
+    attempts: int = 1
+
+
+class GenerateBatchRequest(Contract, kw_only=True):
+    requests: Annotated[list[GenerateRequest], msgspec.Meta(min_length=1, max_length=1000)]
+
+
+class GenerateBatchItem(Contract, kw_only=True):
+    """Exactly one of ``result`` and ``error`` is set."""
+
+    result: GenerateResponse | None = None
+    error: Problem | None = None
+
+
+class GenerateBatchResponse(Contract, kw_only=True):
+    results: list[GenerateBatchItem]
+
+
+class ModelRoute(Contract, kw_only=True):
+    """A route as listed by ``GET /v1/models`` (never with its key)."""
+
+    name: str
+    backend: str
+    model: str
+    base_url: str | None = None
+    max_concurrency: int
+    requests_per_minute: int | None = None
+    timeout_s: float
+    max_retries: int
+    supports_logprobs: bool
+
+
+class ModelList(Contract, kw_only=True):
+    models: list[ModelRoute]
