@@ -8,7 +8,7 @@ one PostgreSQL database without touching each other's tables.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -119,27 +119,26 @@ def run_migrations_online(context: EnvironmentContext, target_metadata: MetaData
         context.run_migrations()
 
 
-async def migrate(engine: AsyncEngine, service: str, revision: str = "head") -> None:
-    """Upgrade ``service``'s tables to ``revision`` (idempotent)."""
-    config = alembic_config(service)
-
-    def upgrade(connection: Connection) -> None:
-        config.attributes["connection"] = connection
-        command.upgrade(config, revision)
-
-    async with engine.begin() as connection:
-        await connection.run_sync(upgrade)
-
-
-async def downgrade(engine: AsyncEngine, service: str, revision: str = "base") -> None:
+async def _run_alembic(
+    engine: AsyncEngine, service: str, operation: Callable[[Config, str], None], revision: str
+) -> None:
     config = alembic_config(service)
 
     def run(connection: Connection) -> None:
         config.attributes["connection"] = connection
-        command.downgrade(config, revision)
+        operation(config, revision)
 
     async with engine.begin() as connection:
         await connection.run_sync(run)
+
+
+async def migrate(engine: AsyncEngine, service: str, revision: str = "head") -> None:
+    """Upgrade ``service``'s tables to ``revision`` (idempotent)."""
+    await _run_alembic(engine, service, command.upgrade, revision)
+
+
+async def downgrade(engine: AsyncEngine, service: str, revision: str = "base") -> None:
+    await _run_alembic(engine, service, command.downgrade, revision)
 
 
 class Database:
