@@ -1,0 +1,303 @@
+"""Answer extraction and normalisation shared by the grader, the self-paraphrase proxy and the
+evaluator (METHOD.md §1.3, §1.5, §2.1). Pure functions: no I/O, no model, thread-safe.
+
+- :func:`normalize_factual` — compare short factual answers: lower-case, accents folded,
+  punctuation and English/Italian articles stripped, white space folded.
+- :func:`token_f1` — token-level F1 of two texts after :func:`normalize_factual`.
+- :func:`is_abstention` — "I don't know", "cannot be determined", "non lo so", ...
+- :func:`extract_math_answer` — the last ``\\boxed{}`` content, else the last number/expression.
+- :func:`normalize_math_value` — a canonical text for a final maths answer, so equal values
+  group together (``"1,000"`` = ``"1000"``, ``"\\frac{1}{2}"`` = ``"0.5"`` = ``"1/2"``).
+- :func:`parse_choice_letter` — strict option-letter parsing: exactly one letter after trimming
+  white space and punctuation, case-insensitive; anything else is ``None``.
+- :func:`answer_key` — the task-aware key used to group equal answers (majority voting).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from fractions import Fraction
+from typing import Literal
+
+AnswerTask = Literal["factual", "math", "choice"]
+
+#: the key :func:`answer_key` gives every abstention, so they group together
+ABSTENTION_KEY = "<abstain>"
+
+_ARTICLES = frozenset(
+    {
+        # English
+        "a",
+        "an",
+        "the",
+        # Italian (elided forms "l'" and "un'" become "l" and "un" once apostrophes are split)
+        "il",
+        "lo",
+        "la",
+        "i",
+        "gli",
+        "le",
+        "l",
+        "un",
+        "uno",
+        "una",
+    }
+)
+_THOUSANDS = re.compile(r"(?<=\d)[,\u2009\u202f](?=\d{3}(?!\d))")
+_DECIMAL_POINT = re.compile(r"(?<=\d)\.(?=\d)")
+_DECIMAL_MARK = "\x00"
+_ACRONYM = re.compile(r"\b(?:[^\W\d_]\.){2,}")
+
+_ABSTENTION_PATTERNS = [
+    r"\bi (?:really )?(?:do not|don ?t|dont) know\b",
+    r"\bi(?: am| m) (?:not sure|unsure|uncertain|not certain|unable|not able)\b",
+    r"\b(?:cannot|can ?t|could not|couldn ?t|unable to) (?:be )?(?:determine|determined|answer|"
+    r"say|tell|know|find|provide|verify|confirm)\b",
+    r"\b(?:cannot|can ?t|could not) be (?:known|answered|determined|verified)\b",
+    r"\bnot (?:enough|sufficient) (?:information|context|data)\b",
+    r"\binsufficient (?:information|context|data)\b",
+    r"\b(?:there is |there s )?no (?:definitive|reliable|clear|known|single) answer\b",
+    r"\b(?:the answer|it) is (?:unknown|unclear|not known)\b",
+    r"^(?:unknown|unclear|not sure|no idea|no comment|n a|none|i have no comment)$",
+    r"\bi have no (?:idea|comment|information)\b",
+    r"\bno comment\b",
+    r"\b(?:unanswerable|not answerable|ambiguous question)\b",
+    r"\bi (?:cannot|can ?t) (?:answer|help|be certain|be sure)\b",
+    # Italian
+    r"\bnon (?:lo )?so\b",
+    r"\bnon (?:e|sono) (?:sicur[oa]|in grado|possibile (?:determinar|stabilir|saper|rispond))",
+    r"\bimpossibile (?:determinare|stabilire|rispondere|dire|sapere)\b",
+    r"\b(?:informazioni|dati) (?:insufficienti|non sufficienti)\b",
+    r"\bnon ho (?:idea|informazioni|commenti)\b",
+]
+_ABSTENTION = re.compile("|".join(f"(?:{pattern})" for pattern in _ABSTENTION_PATTERNS))
+
+
+def fold_accents(text: str) -> str:
+    """``"Città"`` → ``"Citta"``: decompose and drop the combining marks."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(char for char in decomposed if not unicodedata.combining(char))
+
+
+def _strip_punctuation(text: str) -> str:
+    """Punctuation and symbols become spaces; a decimal point between digits survives."""
+    text = _ACRONYM.sub(lambda match: match.group(0).replace(".", ""), text)
+    text = _THOUSANDS.sub("", text)
+    text = _DECIMAL_POINT.sub(_DECIMAL_MARK, text)
+    kept = [
+        " " if unicodedata.category(char)[0] in "PS" and char != _DECIMAL_MARK else char
+        for char in text
+    ]
+    return "".join(kept).replace(_DECIMAL_MARK, ".")
+
+
+def _plain_words(text: str) -> list[str]:
+    """Lower-cased, accent-folded, punctuation-free words (articles kept)."""
+    return _strip_punctuation(fold_accents(text).casefold()).split()
+
+
+def factual_tokens(text: str) -> list[str]:
+    """The words of ``text`` as :func:`normalize_factual` keeps them."""
+    words = _plain_words(text)
+    kept = [word for word in words if word not in _ARTICLES]
+    # an answer that is only an article ("A", "I") keeps its word
+    return kept if kept or not words else words
+
+
+def normalize_factual(text: str) -> str:
+    """``"  The Città  di Castello!"`` → ``"citta di castello"``."""
+    return " ".join(factual_tokens(text))
+
+
+def token_f1(prediction: str, reference: str) -> float:
+    """Token-level F1 (SQuAD style) of the two normalised texts; 0 when either is empty."""
+    predicted, expected = factual_tokens(prediction), factual_tokens(reference)
+    if not predicted or not expected:
+        return 0.0
+    common = sum((Counter(predicted) & Counter(expected)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(predicted), common / len(expected)
+    return 2 * precision * recall / (precision + recall)
+
+
+def contains_phrase(text: str, phrase: str) -> bool:
+    """Whether the normalised ``phrase`` occurs in the normalised ``text`` as whole words."""
+    needle = normalize_factual(phrase)
+    if not needle:
+        return False
+    return f" {needle} " in f" {normalize_factual(text)} "
+
+
+def is_abstention(text: str) -> bool:
+    """Whether the answer declines to answer ("I don't know", "cannot be determined", ...)."""
+    plain = " ".join(_plain_words(text))
+    return _ABSTENTION.search(plain) is not None
+
+
+# --- maths -----------------------------------------------------------------------------------
+
+_NUMBER = r"-?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+"
+_FRACTION_LATEX = r"-?\\[dt]?frac\s*\{[^{}]*\}\s*\{[^{}]*\}"
+_LAST_VALUE = re.compile(rf"(?:{_FRACTION_LATEX})|(?:{_NUMBER})")
+_GSM8K_FINAL = re.compile(r"####\s*(.+?)\s*$", re.MULTILINE)
+_BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
+
+
+def _braced_content(text: str, open_index: int) -> str | None:
+    """The content of the brace group whose ``{`` is at ``open_index`` (nesting aware)."""
+    depth = 0
+    for index in range(open_index, len(text)):
+        if text[index] == "{":
+            depth += 1
+        elif text[index] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[open_index + 1 : index]
+    return None
+
+
+def last_boxed(text: str) -> str | None:
+    """The content of the last complete ``\\boxed{...}`` (or ``\\fbox{...}``) in ``text``."""
+    for match in reversed(list(_BOXED.finditer(text))):
+        content = _braced_content(text, match.end() - 1)
+        if content is not None:
+            return content.strip()
+    return None
+
+
+def extract_math_answer(text: str) -> str | None:
+    """The final answer of a maths reply: the last ``\\boxed{}`` content; else a GSM8K-style
+    ``#### N`` line; else the last number or ``\\frac{}{}`` in the text. ``None`` when there is
+    none (the grader labels that ``invalid``)."""
+    boxed = last_boxed(text)
+    if boxed:
+        return boxed
+    final = _GSM8K_FINAL.findall(text)
+    if final:
+        return str(final[-1])
+    values = _LAST_VALUE.findall(text)
+    if values:
+        return str(values[-1]).strip()
+    return None
+
+
+_LATEX_DROPPED = re.compile(
+    r"\\(?:left|right|displaystyle|!|,|;|:|quad|qquad)|\\?\$|\\%|%|\^\s*\{?\\circ\}?|°|\\circ"
+)
+_TEXT_COMMAND = re.compile(r"\\(?:text|textbf|mathrm|mbox|operatorname)\s*\{([^{}]*)\}")
+_UNIT_WORDS = re.compile(
+    r"\s*(?:dollars?|cents?|units?|cm|mm|km|m|meters?|inches|inch|feet|foot|ft|hours?|"
+    r"minutes?|seconds?|degrees?|miles?|pounds?|kg|g|grams?|years?|days?|weeks?|percent)\b\.?$"
+)
+_ASSIGNMENT = re.compile(r"^[A-Za-z](?:_\{?\w+\}?)?\s*=\s*(?P<value>[^=]+)$")
+_SIMPLE_LATEX_FRACTION = re.compile(r"^(-?)\\frac\{(-?\d+)\}\{(-?\d+)\}$")
+_SHORT_LATEX_FRACTION = re.compile(r"^(-?)\\frac(\d)(\d)$")
+_PLAIN_NUMBER = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)$")
+_PLAIN_FRACTION = re.compile(r"^([-+]?\d+)/([-+]?\d+)$")
+
+
+def _clean_latex(value: str) -> str:
+    text = value.strip()
+    text = re.sub(r"\\[dt]frac", r"\\frac", text)
+    text = _TEXT_COMMAND.sub(lambda match: match.group(1), text)
+    text = _LATEX_DROPPED.sub("", text)
+    text = text.replace("\\{", "{").replace("\\}", "}")
+    text = _UNIT_WORDS.sub("", text.strip())
+    assignment = _ASSIGNMENT.match(text.strip())
+    if assignment:
+        text = assignment.group("value")
+    text = _THOUSANDS.sub("", text)
+    return re.sub(r"\s+", "", text).rstrip(".")
+
+
+def _as_fraction(text: str) -> Fraction | None:
+    if _PLAIN_NUMBER.match(text):
+        return Fraction(text)
+    match = _PLAIN_FRACTION.match(text)
+    if match and int(match.group(2)) != 0:
+        return Fraction(int(match.group(1)), int(match.group(2)))
+    match = _SIMPLE_LATEX_FRACTION.match(text) or _SHORT_LATEX_FRACTION.match(text)
+    if match and int(match.group(3)) != 0:
+        fraction = Fraction(int(match.group(2)), int(match.group(3)))
+        return -fraction if match.group(1) else fraction
+    return None
+
+
+def format_fraction(value: Fraction) -> str:
+    """Integers as ``"12"``, finite decimals as ``"0.25"``, other rationals as ``"1/3"``."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    denominator = value.denominator
+    for prime in (2, 5):
+        while denominator % prime == 0:
+            denominator //= prime
+    if denominator != 1:
+        return f"{value.numerator}/{value.denominator}"
+    digits = 0
+    while (value * 10**digits).denominator != 1:
+        digits += 1
+    scaled = str(abs(value.numerator * 10**digits // value.denominator)).rjust(digits + 1, "0")
+    sign = "-" if value < 0 else ""
+    return f"{sign}{scaled[:-digits]}.{scaled[-digits:]}"
+
+
+def normalize_math_value(answer: str) -> str | None:
+    """A canonical text for a final maths answer, equal for equal values written differently:
+    dollar signs, ``\\text{}`` units, ``\\left``/``\\right``, thousands separators, ``x =`` and
+    white space dropped; rational numbers in one form (``"0.5"``, ``"1/3"``, ``"-12"``). ``None``
+    when nothing is left."""
+    cleaned = _clean_latex(answer)
+    if not cleaned:
+        return None
+    fraction = _as_fraction(cleaned)
+    if fraction is not None:
+        return format_fraction(fraction)
+    return cleaned
+
+
+# --- choice ----------------------------------------------------------------------------------
+
+
+def _is_trimmable(char: str) -> bool:
+    return char.isspace() or unicodedata.category(char)[0] in "PS"
+
+
+def parse_choice_letter(text: str, n_options: int = 2) -> str | None:
+    """``" (b). "`` → ``"B"``: after trimming white space and punctuation at both ends the reply
+    must be exactly one letter among the first ``n_options``; anything else is ``None``."""
+    if not 1 <= n_options <= 26:
+        raise ValueError("n_options must be between 1 and 26")
+    start, end = 0, len(text)
+    while start < end and _is_trimmable(text[start]):
+        start += 1
+    while end > start and _is_trimmable(text[end - 1]):
+        end -= 1
+    core = text[start:end]
+    if len(core) != 1 or not core.isascii() or not core.isalpha():
+        return None
+    letter = core.upper()
+    return letter if ord(letter) - ord("A") < n_options else None
+
+
+# --- grouping --------------------------------------------------------------------------------
+
+
+def answer_key(task: AnswerTask, text: str, n_options: int = 26) -> str | None:
+    """The value that equal answers share, for majority voting and value-level metrics.
+
+    factual: :data:`ABSTENTION_KEY` for an abstention, else the normalised text; math: the
+    canonical value of the extracted final answer; choice: the option letter. ``None`` when
+    the answer cannot be parsed (it then takes no part in a vote)."""
+    if task == "factual":
+        if is_abstention(text):
+            return ABSTENTION_KEY
+        return normalize_factual(text) or None
+    if task == "math":
+        extracted = extract_math_answer(text)
+        return normalize_math_value(extracted) if extracted is not None else None
+    if task == "choice":
+        return parse_choice_letter(text, n_options)
+    raise ValueError(f"unknown task {task!r}")

@@ -1,0 +1,162 @@
+"""shared/answers.py: normalisation, abstention, maths extraction, option letters, answer keys."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from shared.answers import (
+    ABSTENTION_KEY,
+    answer_key,
+    contains_phrase,
+    extract_math_answer,
+    is_abstention,
+    normalize_factual,
+    normalize_math_value,
+    parse_choice_letter,
+    token_f1,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("  The  Eiffel Tower! ", "eiffel tower"),
+        ("An apple a day", "apple day"),
+        ("La Città di Castello", "citta di castello"),
+        ("L'Aquila", "aquila"),
+        ("Gli Stati Uniti d'America", "stati uniti d america"),
+        ("un'isola", "isola"),
+        ("Crème Brûlée", "creme brulee"),
+        ("1,000,000 people", "1000000 people"),
+        ("3.14", "3.14"),
+        ("U.S.A.", "usa"),
+        ("the", "the"),
+        ("Rock-and-roll", "rock and roll"),
+    ],
+)
+def test_normalize_factual(text: str, expected: str) -> None:
+    assert normalize_factual(text) == expected
+
+
+def test_token_f1_and_containment() -> None:
+    assert token_f1("Paris", "paris.") == 1.0
+    assert token_f1("Paris, France", "Paris") == pytest.approx(2 / 3)
+    assert token_f1("", "Paris") == 0.0
+    assert contains_phrase("It is the city of Paris, of course", "Paris")
+    assert not contains_phrase("Parisian food", "Paris")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I don't know.",
+        "I do not know the answer",
+        "I'm not sure.",
+        "The answer cannot be determined from the information given.",
+        "It is unclear.",
+        "There is not enough information to answer.",
+        "No comment.",
+        "Unknown",
+        "Non lo so.",
+        "Non è possibile determinarlo.",
+        "Impossibile stabilire la risposta",
+    ],
+)
+def test_abstentions(text: str) -> None:
+    assert is_abstention(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["Paris", "The Unknown Soldier is buried there", "1969", "", "Known since 1900"]
+)
+def test_not_abstentions(text: str) -> None:
+    assert not is_abstention(text)
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        (r"So the total is \boxed{\frac{1}{2}}.", r"\frac{1}{2}"),
+        (r"\boxed{3} first, then \boxed{\sqrt{2}}", r"\sqrt{2}"),
+        (r"\boxed{\frac{a}{\sqrt{b}}}", r"\frac{a}{\sqrt{b}}"),
+        ("She pays 3 + 4 = 7 dollars, then 12 more: 19", "19"),
+        ("Step 1 ... \n#### 1,234", "1,234"),
+        (r"the ratio is \frac{2}{3}", r"\frac{2}{3}"),
+        ("no digits here", None),
+        (r"\boxed{unterminated", None),
+    ],
+)
+def test_extract_math_answer(reply: str, expected: str | None) -> None:
+    assert extract_math_answer(reply) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("1,000", "1000"),
+        ("1000.00", "1000"),
+        (r"\$18", "18"),
+        (r"18 \text{ dollars}", "18"),
+        (r"\frac{1}{2}", "0.5"),
+        (r"\dfrac{1}{2}", "0.5"),
+        ("1/2", "0.5"),
+        ("0.50", "0.5"),
+        (r"\frac{1}{3}", "1/3"),
+        ("2/6", "1/3"),
+        (r"-\frac{3}{4}", "-0.75"),
+        (r"x = 5", "5"),
+        (r"10\%", "10"),
+        (r"90^\circ", "90"),
+        (r"\left( 3, \frac{\pi}{2} \right)", r"(3,\frac{\pi}{2})"),
+        (r"\sqrt{2}", r"\sqrt{2}"),
+        ("  ", None),
+    ],
+)
+def test_normalize_math_value(value: str, expected: str | None) -> None:
+    assert normalize_math_value(value) == expected
+
+
+@given(st.fractions(max_denominator=50))
+def test_equal_rationals_share_one_value(value) -> None:  # type: ignore[no-untyped-def]
+    as_fraction = f"{value.numerator}/{value.denominator}"
+    latex = rf"\frac{{{abs(value.numerator)}}}{{{value.denominator}}}"
+    if value < 0:
+        latex = "-" + latex
+    assert normalize_math_value(as_fraction) == normalize_math_value(latex)
+
+
+@pytest.mark.parametrize(
+    ("reply", "n_options", "expected"),
+    [
+        ("A", 2, "A"),
+        (" b ", 2, "B"),
+        ("(B).", 2, "B"),
+        ("**A**", 2, "A"),
+        ("C", 2, None),
+        ("C", 4, "C"),
+        ("Answer: A", 2, None),
+        ("A or B", 2, None),
+        ("AB", 2, None),
+        ("", 2, None),
+        ("à", 2, None),
+    ],
+)
+def test_parse_choice_letter(reply: str, n_options: int, expected: str | None) -> None:
+    assert parse_choice_letter(reply, n_options) == expected
+
+
+def test_parse_choice_letter_rejects_bad_option_count() -> None:
+    with pytest.raises(ValueError):
+        parse_choice_letter("A", 0)
+
+
+def test_answer_key_groups_equal_answers() -> None:
+    assert answer_key("factual", "The Eiffel Tower.") == answer_key("factual", "eiffel tower")
+    assert answer_key("factual", "I don't know") == ABSTENTION_KEY
+    assert answer_key("factual", "  ") is None
+    assert answer_key("math", r"... \boxed{\frac{1}{2}}") == answer_key("math", "it is 0.5")
+    assert answer_key("math", "no answer") is None
+    assert answer_key("choice", "(c)", n_options=4) == "C"
+    assert answer_key("choice", "maybe C", n_options=4) is None
