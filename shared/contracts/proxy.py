@@ -1,0 +1,211 @@
+"""Wire contracts of the self-paraphrase strategies (``/v1/self-paraphrase``) and the
+OpenAI-compatible reliability proxy (``/v1/chat/completions``) — METHOD.md §1.5."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from shared.contracts.base import Contract
+from shared.contracts.gateway import ChatMessage, Usage
+from shared.contracts.verify import Task, VerifyOptions
+
+StrategyName = Literal["single-prompt", "canonicalize", "paraphrase-vote"]
+#: where a variant's question comes from
+VariantSource = Literal["original", "paraphrase", "canonical"]
+#: ``not_asked``: a restatement the model wrote inside its single-prompt reply
+VariantStatus = Literal["answered", "failed", "skipped", "not_asked"]
+#: ``normalized``: equal answer keys (shared/answers.py); ``judge``: an LLM equivalence check
+Grouping = Literal["normalized", "judge"]
+
+
+class StrategyOptions(Contract, kw_only=True):
+    """How a strategy runs; also the ``steadfast`` extension object of a chat completion request."""
+
+    k: Annotated[int, msgspec.Meta(ge=1, le=20)] = 5
+    #: how answers are compared (math: numbers, factual: normalised text); inferred when absent
+    task: Task | None = None
+    #: gateway route that writes the paraphrases (through the perturb service); default: the
+    #: answering model itself
+    generator: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | None = None
+    #: verify the paraphrases (through the perturb service): ``true`` for the default settings
+    verify: bool | VerifyOptions = False
+    #: stop answering variants once the majority can no longer change
+    early_stop: bool = False
+    grouping: Grouping = "normalized"
+    #: gateway route of the equivalence judge (``grouping="judge"``); default: the answering route
+    judge_model: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | None = None
+
+
+class SelfParaphraseRequest(StrategyOptions, kw_only=True):
+    """Exactly one of ``question`` and ``messages`` (whose last user message is the question)."""
+
+    model: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+    question: Annotated[str, msgspec.Meta(min_length=1, max_length=20000)] | None = None
+    messages: Annotated[list[ChatMessage], msgspec.Meta(min_length=1, max_length=200)] | None = None
+    strategy: StrategyName = "paraphrase-vote"
+    #: temperature of the answers (default 0: greedy)
+    temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] | None = None
+    max_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None
+    #: seed of the sampled steps (rewrites, paraphrases), for reproducibility
+    seed: int | None = None
+
+
+class Variant(Contract, kw_only=True):
+    question: str
+    source: VariantSource
+    status: VariantStatus = "answered"
+    #: the final answer extracted from ``text``
+    answer: str | None = None
+    #: the model's whole reply
+    text: str | None = None
+    #: the key answers were grouped by (None: no parseable answer, it took no part in the vote)
+    value: str | None = None
+    in_majority: bool = False
+    #: why the variant failed or was skipped
+    error: str | None = None
+
+
+class SelfParaphraseResponse(Contract, kw_only=True):
+    answer: str | None
+    text: str
+    #: share of the voting variants whose answer is the majority's (None: no vote took place)
+    agreement: float | None
+    strategy: StrategyName
+    model: str
+    task: Task
+    variants: list[Variant]
+    #: summed over every model call the request made
+    usage: Usage
+    latency_s: float
+    calls: int
+    cached_calls: int
+    failed_variants: int
+    early_stopped: bool = False
+    #: what did not go as asked (failed variants, fewer paraphrases than k, ...)
+    notes: list[str] = msgspec.field(default_factory=list)
+    prompt_version: str = ""
+
+
+# --- OpenAI-compatible chat completions ----------------------------------------------------
+
+
+class TextPart(Contract, kw_only=True):
+    type: Literal["text"]
+    text: str
+
+
+class ProxyMessage(Contract, kw_only=True):
+    role: Literal["system", "developer", "user", "assistant"]
+    content: str | list[TextPart] | None = None
+    name: str | None = None
+
+
+class StreamOptions(Contract, kw_only=True):
+    include_usage: bool = False
+
+
+class ChatCompletionRequest(Contract, kw_only=True):
+    """The supported subset of OpenAI's request; any other field is refused (400), not ignored.
+
+    ``model`` is ``"<strategy>:<route>"`` (e.g. ``paraphrase-vote:local``) or a plain route."""
+
+    model: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+    messages: Annotated[list[ProxyMessage], msgspec.Meta(min_length=1, max_length=200)]
+    temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] | None = None
+    max_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None
+    max_completion_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None
+    seed: int | None = None
+    stop: str | Annotated[list[str], msgspec.Meta(max_length=8)] | None = None
+    n: Annotated[int, msgspec.Meta(ge=1, le=1)] = 1
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    user: str | None = None
+    #: options of the strategy (send with the OpenAI client's ``extra_body``)
+    steadfast: StrategyOptions | None = None
+
+
+class CompletionUsage(Contract, kw_only=True):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class AssistantMessage(Contract, kw_only=True):
+    role: Literal["assistant"]
+    content: str
+    refusal: None = None
+
+
+class CompletionChoice(Contract, kw_only=True):
+    index: int
+    message: AssistantMessage
+    finish_reason: str
+    logprobs: None = None
+
+
+class SteadfastInfo(Contract, kw_only=True):
+    """The consistency information added to a proxied completion."""
+
+    strategy: StrategyName
+    route: str
+    answer: str | None
+    agreement: float | None
+    task: Task
+    variants: list[Variant]
+    calls: int
+    cached_calls: int
+    failed_variants: int
+    early_stopped: bool
+    notes: list[str]
+    prompt_version: str
+
+
+class ChatCompletion(Contract, kw_only=True, omit_defaults=True):
+    """A ``chat.completion``; ``steadfast`` is absent when a plain route passed through."""
+
+    id: str
+    object: Literal["chat.completion"]
+    created: int
+    model: str
+    choices: list[CompletionChoice]
+    usage: CompletionUsage
+    steadfast: SteadfastInfo | None = None
+
+
+class ChunkDelta(Contract, kw_only=True, omit_defaults=True):
+    role: Literal["assistant"] | None = None
+    content: str | None = None
+
+
+class ChunkChoice(Contract, kw_only=True):
+    index: int
+    delta: ChunkDelta
+    finish_reason: str | None
+    logprobs: None = None
+
+
+class ChatCompletionChunk(Contract, kw_only=True, omit_defaults=True):
+    """One ``chat.completion.chunk`` server-sent event."""
+
+    id: str
+    object: Literal["chat.completion.chunk"]
+    created: int
+    model: str
+    choices: list[ChunkChoice]
+    usage: CompletionUsage | None = None
+    steadfast: SteadfastInfo | None = None
+
+
+class OpenAIErrorBody(Contract, kw_only=True):
+    message: str
+    type: str
+    param: str | None
+    code: str | None
+
+
+class OpenAIError(Contract, kw_only=True):
+    """OpenAI's error shape, so its client libraries raise their usual exceptions."""
+
+    error: OpenAIErrorBody
