@@ -5,18 +5,37 @@ from __future__ import annotations
 from litestar import Litestar
 
 from services import verify as package
+from services.verify.adapters.embedder import MiniLMEmbedder
+from services.verify.adapters.nli import NliEndpoint
+from services.verify.controllers.verify import VerifyController
 from services.verify.settings import VerifySettings, get_settings
 from shared.app import create_service_app
+from shared.clients.gateway import GatewayClient
 
 SERVICE = "verify"
 
 
 def create_app(settings: VerifySettings | None = None) -> Litestar:
+    settings = settings or get_settings()
+    embedder = MiniLMEmbedder(threads=settings.embedder_threads)
+
+    async def close_embedder(_: Litestar) -> None:
+        embedder.close()
+
     return create_service_app(
         service=SERVICE,
-        settings=settings or get_settings(),
-        route_handlers=[],
+        settings=settings,
+        route_handlers=[VerifyController],
         uses_database=False,
         calls=["gateway"],
+        on_shutdown=[close_embedder],
+        state={
+            "gateway": GatewayClient(settings.service_url("gateway"), settings.call_timeout_s),
+            "embedder": embedder,
+            "nli": NliEndpoint(settings.nli_url, settings.call_timeout_s)
+            if settings.nli_url
+            else None,
+            "judges": {},
+        },
         description=package.__doc__ or "",
     )

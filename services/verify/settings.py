@@ -8,7 +8,14 @@ from shared.settings import ServiceSettings, load_settings
 
 
 class VerifySettings(ServiceSettings, kw_only=True):
-    pass
+    #: gateway route of the judge when a request names none
+    default_judge_model: str = "local"
+    #: judge calls in flight at once per process (the gateway queues beyond its own limits)
+    judge_concurrency: int = 16
+    #: onnxruntime threads of the embedder
+    embedder_threads: int = 1
+    #: base URL of an NLI model served with text-embeddings-inference's ``/predict``; empty: none
+    nli_url: str = ""
 
 
 @cache

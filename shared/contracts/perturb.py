@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from shared.contracts.base import Contract, Problem
-from shared.contracts.verify import Share, Stage, Task, VerifySettings
+from shared.contracts.verify import Share, Stage, Task, VerifyOptions
 
 Kind = Literal["plain", "toned"]
 Tone = Literal["formal", "casual", "polite", "confident", "neutral", "supportive", "inquisitive"]
@@ -28,7 +28,7 @@ class ParaphraseRequest(Contract, kw_only=True):
     #: ISO 639-1 code; detected from the question when absent
     language: str | None = None
     task: Task | None = None
-    verify: VerifySettings = msgspec.field(default_factory=VerifySettings)
+    verify: VerifyOptions = msgspec.field(default_factory=VerifyOptions)
 
 
 class CandidateScores(Contract, kw_only=True):

@@ -26,7 +26,7 @@ class VerifyThresholds(Contract, kw_only=True):
 
     #: reject when overlap with the original or an accepted paraphrase is >= this
     overlap: Share = 0.8
-    #: accept when P(YES) >= this, where the backend gives logprobs
+    #: accept when P(YES) >= this in every asked order, where the backend gives logprobs
     judge_p_yes: Share = 0.5
     #: accept when the cosine similarity of the sentence embeddings is >= this
     embedding: Annotated[float, msgspec.Meta(ge=-1.0, le=1.0)] = 0.80
@@ -34,27 +34,43 @@ class VerifyThresholds(Contract, kw_only=True):
     nli: Share = 0.75
 
 
-class VerifySettings(Contract, kw_only=True):
+class VerifyOptions(Contract, kw_only=True):
     """How candidates are verified; embedded in paraphrase requests as ``verify``."""
 
     stages: VerifyStages = msgspec.field(default_factory=VerifyStages)
     thresholds: VerifyThresholds = msgspec.field(default_factory=VerifyThresholds)
     #: gateway route of the judge; default: the generator's route (or ``local``)
-    judge_model: str | None = None
+    judge_model: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | None = None
     #: ask the judge with the texts in both orders and keep the stricter verdict
     bidirectional: bool = True
-    #: gateway route that serves the NLI model (for ``semantic="nli"``)
-    nli_model: str | None = None
+    #: ask the gateway for the first token's logprobs to report P(YES) (skipped where unsupported)
+    judge_logprobs: bool = True
 
 
-class VerifyRequest(VerifySettings, kw_only=True):
+#: the name the evaluator's contracts use
+VerifySettings = VerifyOptions
+
+
+class VerifyRequest(VerifyOptions, kw_only=True):
     original: Annotated[str, msgspec.Meta(min_length=1, max_length=20000)]
-    candidates: Annotated[list[str], msgspec.Meta(min_length=1, max_length=500)]
+    candidates: Annotated[
+        list[Annotated[str, msgspec.Meta(max_length=20000)]],
+        msgspec.Meta(min_length=1, max_length=500),
+    ]
     #: paraphrases accepted earlier: the lexical filter compares against these too
     accepted: list[str] = msgspec.field(default_factory=list)
     task: Task | None = None
     #: run every stage for every candidate instead of stopping at the first rejection
     explain_all: bool = False
+
+
+class JudgeVote(Contract, kw_only=True):
+    """The judge's answer for one order of the two texts."""
+
+    order: Literal["original_first", "candidate_first"]
+    reply: str
+    verdict: Literal["yes", "no"]
+    p_yes: float | None = None
 
 
 class CandidateVerdict(Contract, kw_only=True):
@@ -63,14 +79,24 @@ class CandidateVerdict(Contract, kw_only=True):
     #: the stage that rejected the candidate (None when accepted)
     deciding_stage: Stage | None = None
     reason: str | None = None
+    #: highest overlap with the original or an accepted paraphrase
     overlap: float | None = None
+    #: the stricter verdict over the orders asked
     judge_verdict: Literal["yes", "no"] | None = None
+    #: the lowest P(YES) over the orders asked, where logprobs exist
     judge_p_yes: float | None = None
+    judge_votes: list[JudgeVote] | None = None
+    #: cosine similarity (embedding) or mean bidirectional entailment probability (nli)
     semantic: float | None = None
     semantic_check: SemanticCheck | None = None
+    #: set when a stage could not run (e.g. the judge's model call failed); the candidate is
+    #: rejected by that stage, with this reason
+    error: str | None = None
 
 
 class VerifyResponse(Contract, kw_only=True):
     results: list[CandidateVerdict]
     semantic_check: SemanticCheck
     judge_model: str | None = None
+    judge_prompt_version: str | None = None
+    stages_run: list[Stage] = msgspec.field(default_factory=list)

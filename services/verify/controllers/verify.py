@@ -1,0 +1,54 @@
+"""``POST /v1/verify``."""
+
+from __future__ import annotations
+
+from litestar import Controller, post
+from litestar.datastructures import State
+
+from services.verify.domain.judge import Judge, UnknownModelError
+from services.verify.domain.pipeline import verify
+from services.verify.domain.semantic import EmbeddingCheck, NliCheck, SemanticStage
+from shared.contracts.verify import VerifyRequest, VerifyResponse
+from shared.problems import ProblemError
+
+
+class VerifyController(Controller):
+    path = "/v1"
+    tags = ["verify"]  # noqa: RUF012
+
+    @post(
+        "/verify",
+        operation_id="verifyCandidates",
+        summary="Check candidate paraphrases against the original: lexical, semantic, judge",
+        status_code=200,
+    )
+    async def verify_candidates(self, data: VerifyRequest, state: State) -> VerifyResponse:
+        judge = _judge(data, state) if data.stages.judge else None
+        try:
+            return await verify(data, judge=judge, semantic=_semantic(data, state))
+        except UnknownModelError as exc:
+            raise ProblemError(422, "Unknown judge model", str(exc), field="judge_model") from exc
+
+
+def _judge(data: VerifyRequest, state: State) -> Judge:
+    model = data.judge_model or state.settings.default_judge_model
+    judges: dict[str, Judge] = state.judges
+    if model not in judges:
+        judges[model] = Judge(state.gateway, model, concurrency=state.settings.judge_concurrency)
+    return judges[model]
+
+
+def _semantic(data: VerifyRequest, state: State) -> SemanticStage | None:
+    check = data.stages.semantic
+    if check == "embedding":
+        return EmbeddingCheck(state.embedder)
+    if check == "nli":
+        if state.nli is None:
+            raise ProblemError(
+                422,
+                "No NLI model configured",
+                "set STEADFAST_VERIFY_NLI_URL, or use semantic='embedding'",
+                field="stages.semantic",
+            )
+        return NliCheck(state.nli)
+    return None

@@ -1,0 +1,141 @@
+"""LLM-judge stage, METHOD.md §1.1 step 3: one-token YES/NO at temperature 0, both orders."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from services.verify.domain.prompts import judge_messages
+from shared.contracts.gateway import GenerateRequest, GenerateResponse, TokenAlternative
+from shared.contracts.verify import JudgeVote
+from shared.http_client import ServiceCallError
+
+Order = Literal["original_first", "candidate_first"]
+
+
+class ModelCaller(Protocol):
+    async def generate(self, request: GenerateRequest) -> GenerateResponse: ...
+
+
+class UnknownModelError(Exception):
+    """The gateway has no route of this name."""
+
+    def __init__(self, model: str, detail: str | None) -> None:
+        super().__init__(f"unknown model route {model!r}: {detail or ''}".strip())
+        self.model = model
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    votes: list[JudgeVote]
+    error: str | None = None
+
+    @property
+    def verdict(self) -> Literal["yes", "no"]:
+        return "yes" if self.votes and all(v.verdict == "yes" for v in self.votes) else "no"
+
+    @property
+    def p_yes(self) -> float | None:
+        values = [vote.p_yes for vote in self.votes]
+        if not values or any(value is None for value in values):
+            return None
+        return min(value for value in values if value is not None)
+
+    def passes(self, threshold: float) -> bool:
+        """With logprobs, P(YES) ≥ threshold in every order; else every reply starts with "Y".
+
+        At threshold 0.5 the two agree: the greedy reply is the likelier of YES and NO.
+        """
+        if self.error is not None:
+            return False
+        p_yes = self.p_yes
+        return p_yes >= threshold if p_yes is not None else self.verdict == "yes"
+
+
+def reply_verdict(reply: str) -> Literal["yes", "no"]:
+    return "yes" if reply.strip().upper().startswith("Y") else "no"
+
+
+def p_yes_from(alternatives: list[TokenAlternative] | None) -> float | None:
+    """P(YES) / (P(YES) + P(NO)) over the first token's alternatives."""
+    if not alternatives:
+        return None
+    mass = {"Y": 0.0, "N": 0.0}
+    for alternative in alternatives:
+        initial = alternative.token.strip().upper()[:1]
+        if initial in mass:
+            mass[initial] += math.exp(alternative.logprob)
+    total = mass["Y"] + mass["N"]
+    return mass["Y"] / total if total > 0 else None
+
+
+class Judge:
+    """Asks a gateway route whether each candidate is interchangeable with the original."""
+
+    def __init__(self, caller: ModelCaller, model: str, *, concurrency: int = 16) -> None:
+        self._caller = caller
+        self.model = model
+        self._limit = asyncio.Semaphore(concurrency)
+        self._logprobs_supported = True
+
+    async def judge_all(
+        self, original: str, candidates: list[str], *, bidirectional: bool, logprobs: bool
+    ) -> list[JudgeOutcome]:
+        return list(
+            await asyncio.gather(
+                *(self.judge(original, text, bidirectional, logprobs) for text in candidates)
+            )
+        )
+
+    async def judge(
+        self, original: str, candidate: str, bidirectional: bool, logprobs: bool
+    ) -> JudgeOutcome:
+        orders: list[Order] = (
+            ["original_first", "candidate_first"] if bidirectional else ["original_first"]
+        )
+        try:
+            votes = await asyncio.gather(
+                *(self._ask(original, candidate, order, logprobs) for order in orders)
+            )
+        except ServiceCallError as exc:
+            if exc.status == 404:
+                raise UnknownModelError(self.model, exc.problem.detail) from exc
+            outcome = exc.problem.outcome or exc.status or "unreachable"
+            return JudgeOutcome(
+                votes=[], error=f"judge call failed ({outcome}): {exc.problem.detail or exc}"
+            )
+        return JudgeOutcome(votes=list(votes))
+
+    async def _ask(self, original: str, candidate: str, order: Order, logprobs: bool) -> JudgeVote:
+        first, second = (
+            (original, candidate) if order == "original_first" else (candidate, original)
+        )
+        response = await self._generate(judge_messages(first, second), logprobs)
+        return JudgeVote(
+            order=order,
+            reply=response.text.strip()[:50],
+            verdict=reply_verdict(response.text),
+            p_yes=p_yes_from(response.logprobs),
+        )
+
+    async def _generate(self, messages: list, logprobs: bool) -> GenerateResponse:
+        want_logprobs = logprobs and self._logprobs_supported
+        request = GenerateRequest(
+            model=self.model,
+            messages=messages,
+            temperature=0.0,
+            max_tokens=2,
+            top_logprobs=10 if want_logprobs else None,
+        )
+        async with self._limit:
+            try:
+                return await self._caller.generate(request)
+            except ServiceCallError as exc:
+                if not (want_logprobs and exc.status == 422):
+                    raise
+            # the route cannot give logprobs: the reply's first letter decides
+            self._logprobs_supported = False
+            request.top_logprobs = None
+            return await self._caller.generate(request)

@@ -1,0 +1,69 @@
+"""Entailment stage, METHOD.md §1.1 step 3: NLI where configured, else embedding cosine."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from shared.contracts.verify import SemanticCheck, VerifyThresholds
+
+
+class Embedder(Protocol):
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        """One L2-normalised row per text."""
+        ...
+
+
+class EntailmentModel(Protocol):
+    async def entailment(self, pairs: list[tuple[str, str]]) -> list[float]:
+        """P(premise ⇒ hypothesis) for each (premise, hypothesis)."""
+        ...
+
+
+class SemanticUnavailableError(Exception):
+    """The requested check has no model configured."""
+
+
+class SemanticStage(Protocol):
+    name: SemanticCheck
+
+    async def scores(self, original: str, candidates: list[str]) -> list[float]: ...
+
+    def threshold(self, thresholds: VerifyThresholds) -> float: ...
+
+
+class EmbeddingCheck:
+    """Cosine similarity of the sentence embeddings of the original and the candidate."""
+
+    name: SemanticCheck = "embedding"
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+
+    async def scores(self, original: str, candidates: list[str]) -> list[float]:
+        vectors = await self._embedder.embed([original, *candidates])
+        return [float(value) for value in vectors[1:] @ vectors[0]]
+
+    def threshold(self, thresholds: VerifyThresholds) -> float:
+        return thresholds.embedding
+
+
+class NliCheck:
+    """Mean of P(original ⇒ candidate) and P(candidate ⇒ original)."""
+
+    name: SemanticCheck = "nli"
+
+    def __init__(self, model: EntailmentModel) -> None:
+        self._model = model
+
+    async def scores(self, original: str, candidates: list[str]) -> list[float]:
+        pairs = [(original, text) for text in candidates] + [
+            (text, original) for text in candidates
+        ]
+        probabilities = await self._model.entailment(pairs)
+        forward, backward = probabilities[: len(candidates)], probabilities[len(candidates) :]
+        return [(f + b) / 2 for f, b in zip(forward, backward, strict=True)]
+
+    def threshold(self, thresholds: VerifyThresholds) -> float:
+        return thresholds.nli
