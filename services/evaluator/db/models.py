@@ -1,7 +1,141 @@
-"""Tables of the evaluator service."""
+"""Tables of the evaluator service.
+
+Times are epoch seconds (``Float``) so that lease and back-off comparisons are plain numeric
+comparisons on SQLite and PostgreSQL alike.
+"""
 
 from __future__ import annotations
+
+import sqlalchemy as sa
 
 from shared.db import new_metadata
 
 metadata = new_metadata()
+
+datasets = sa.Table(
+    "evaluator_datasets",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("task", sa.String(16), nullable=False),
+    sa.Column("item_count", sa.Integer, nullable=False),
+    sa.Column("builtin", sa.Boolean, nullable=False, default=False),
+    sa.Column("source", sa.Text),
+    sa.Column("license", sa.Text),
+    sa.Column("created_at", sa.Float, nullable=False),
+)
+
+dataset_items = sa.Table(
+    "evaluator_dataset_items",
+    metadata,
+    sa.Column(
+        "dataset_id",
+        sa.String(64),
+        sa.ForeignKey("evaluator_datasets.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("position", sa.Integer, primary_key=True),
+    sa.Column("item", sa.JSON, nullable=False),
+)
+
+paraphrase_sets = sa.Table(
+    "evaluator_paraphrase_sets",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("question", sa.Text, nullable=False),
+    sa.Column("generator", sa.String(200), nullable=False),
+    sa.Column("k", sa.Integer, nullable=False),
+    sa.Column("seed", sa.Integer),
+    sa.Column("prompt_version", sa.String(100), nullable=False, default=""),
+    sa.Column("semantic_check", sa.String(50), nullable=False, default=""),
+    sa.Column("complete", sa.Boolean, nullable=False),
+    sa.Column("incomplete_reason", sa.Text),
+    sa.Column("candidates_generated", sa.Integer, nullable=False, default=0),
+    #: accepted paraphrases with kind, tone/hint, scores, generator and seed
+    sa.Column("paraphrases", sa.JSON, nullable=False),
+    #: rejected candidates with the stage and score that rejected them
+    sa.Column("rejected", sa.JSON, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+)
+
+evaluations = sa.Table(
+    "evaluator_evaluations",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("name", sa.String(200)),
+    sa.Column("status", sa.String(16), nullable=False, index=True),
+    sa.Column("task", sa.String(16), nullable=False),
+    sa.Column("models", sa.JSON, nullable=False),
+    sa.Column("k", sa.Integer, nullable=False),
+    sa.Column("dataset_id", sa.String(64)),
+    sa.Column("item_count", sa.Integer, nullable=False),
+    #: the EvaluationSettings the job runs with
+    sa.Column("settings", sa.JSON, nullable=False),
+    sa.Column("idempotency_key", sa.String(200), unique=True),
+    sa.Column("request_hash", sa.String(64), nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False, index=True),
+    sa.Column("started_at", sa.Float),
+    sa.Column("finished_at", sa.Float),
+    sa.Column("message", sa.Text),
+    #: per-model summaries, per-item metrics and the semantic check, written when finished
+    sa.Column("results", sa.JSON),
+    sa.Column("lease_owner", sa.String(100)),
+    sa.Column("lease_until", sa.Float),
+)
+
+evaluation_items = sa.Table(
+    "evaluator_evaluation_items",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "evaluation_id",
+        sa.String(64),
+        sa.ForeignKey("evaluator_evaluations.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("item_id", sa.String(200), nullable=False),
+    sa.Column("item", sa.JSON, nullable=False),
+    #: pending | done | failed (the paraphrase stage)
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("paraphrase_set_id", sa.String(64), sa.ForeignKey("evaluator_paraphrase_sets.id")),
+    sa.Column("error", sa.Text),
+    sa.Column("attempts", sa.Integer, nullable=False, default=0),
+    sa.Column("next_attempt_at", sa.Float, nullable=False, default=0.0),
+    sa.Column("lease_owner", sa.String(100)),
+    sa.Column("lease_until", sa.Float),
+    sa.UniqueConstraint("evaluation_id", "position"),
+    sa.Index("ix_evaluator_evaluation_items_claim", "evaluation_id", "status"),
+)
+
+answers = sa.Table(
+    "evaluator_answers",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "evaluation_id",
+        sa.String(64),
+        sa.ForeignKey("evaluator_evaluations.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("model", sa.String(200), nullable=False),
+    #: 0 = the original question, 1..k = paraphrases
+    sa.Column("variant", sa.Integer, nullable=False),
+    sa.Column("prompt", sa.Text, nullable=False),
+    #: pending | answered | graded | failed
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("text", sa.Text),
+    sa.Column("label", sa.String(16)),
+    sa.Column("value", sa.Text),
+    sa.Column("error", sa.Text),
+    sa.Column("error_stage", sa.String(16)),
+    sa.Column("attempts", sa.Integer, nullable=False, default=0),
+    sa.Column("next_attempt_at", sa.Float, nullable=False, default=0.0),
+    sa.Column("lease_owner", sa.String(100)),
+    sa.Column("lease_until", sa.Float),
+    sa.Column("cached", sa.Boolean),
+    sa.Column("answered_at", sa.Float),
+    sa.UniqueConstraint("evaluation_id", "position", "model", "variant"),
+    sa.Index("ix_evaluator_answers_claim", "evaluation_id", "status"),
+)

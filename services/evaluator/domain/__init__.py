@@ -1,0 +1,1 @@
+"""The evaluator's logic: prompts, the evaluation pipeline, the job engine, datasets. No HTTP."""

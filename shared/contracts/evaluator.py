@@ -1,0 +1,268 @@
+"""Wire contracts of the evaluator — the public API (``/v1/evaluate``, ``/v1/evaluations``,
+``/v1/datasets``)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from shared.contracts.base import Contract
+from shared.contracts.scoring import Label, Letter, MetricValue
+from shared.contracts.verify import Share, Task, VerifySettings
+
+ModelName = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+Identifier = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
+VariantKind = Literal["original", "plain", "toned"]
+ReportFormat = Literal["json", "html", "csv"]
+
+
+class EvaluationItem(Contract, kw_only=True):
+    """One question with its optional gold answer (any of the gold fields)."""
+
+    id: Identifier | None = None
+    question: Annotated[str, msgspec.Meta(min_length=1, max_length=20000)]
+    #: acceptable answers (factual)
+    answers: list[str] | None = None
+    #: the final answer (math) or the single acceptable answer (factual)
+    answer: str | None = None
+    #: answers that must not count as correct (TruthfulQA)
+    incorrect_answers: list[str] | None = None
+    #: options of a multiple-choice item, shown as A, B, C...
+    options: Annotated[list[str], msgspec.Meta(min_length=2, max_length=26)] | None = None
+    correct_option: Letter | None = None
+    #: a passage the question is about (reading comprehension); not paraphrased
+    context: Annotated[str, msgspec.Meta(max_length=50000)] | None = None
+
+
+class MetricSettings(Contract, kw_only=True):
+    """METHOD.md §1.4 options; every report states the ones it used."""
+
+    drop_majority_ties: bool = False
+    strict_threshold: Share = 1.0
+    bootstrap: Annotated[int, msgspec.Meta(ge=0, le=100000)] = 1000
+
+
+class EvaluationSettings(Contract, kw_only=True):
+    """What to evaluate and how; shared by ``/v1/evaluate`` and ``/v1/evaluations``."""
+
+    #: one model (gateway route) ...
+    model: ModelName | None = None
+    #: ... or several, compared on identical paraphrases
+    models: Annotated[list[ModelName], msgspec.Meta(max_length=20)] | None = None
+    task: Task = "factual"
+    #: paraphrases per question
+    k: Annotated[int, msgspec.Meta(ge=1, le=50)] = 5
+    #: gateway route that writes the paraphrases
+    generator: ModelName = "local"
+    #: seed of the paraphrase generator (a fixed seed makes a re-run cost no model calls)
+    seed: int = 0
+    verify: VerifySettings = msgspec.field(default_factory=VerifySettings)
+    grader: Literal["reference", "llm"] = "reference"
+    judge_models: list[ModelName] | None = None
+    metrics: MetricSettings = msgspec.field(default_factory=MetricSettings)
+    #: cap on the answer length of the model under test
+    max_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None
+    system_prompt: Annotated[str, msgspec.Meta(max_length=20000)] | None = None
+
+
+class EvaluateRequest(EvaluationSettings, kw_only=True):
+    """A synchronous evaluation of a few questions."""
+
+    items: Annotated[list[EvaluationItem], msgspec.Meta(min_length=1)]
+
+
+class EvaluationCreate(EvaluationSettings, kw_only=True):
+    """A persisted evaluation job: inline ``items`` or a ``dataset_id``."""
+
+    name: Annotated[str, msgspec.Meta(max_length=200)] | None = None
+    items: list[EvaluationItem] | None = None
+    dataset_id: Identifier | None = None
+    #: evaluate only the first ``limit`` items of the dataset
+    limit: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    #: reuse the paraphrase sets of this earlier evaluation (matched by question text)
+    reuse_paraphrases_from: Identifier | None = None
+
+
+class VariantAnswer(Contract, kw_only=True):
+    model: str
+    text: str | None = None
+    label: Label | None = None
+    #: the normalised answer value the agreement is computed on
+    value: str | None = None
+    error: str | None = None
+
+
+class Variant(Contract, kw_only=True):
+    #: 0 = the original question, 1..k = paraphrases
+    index: int
+    text: str
+    kind: VariantKind
+    tone: str | None = None
+    hint: str | None = None
+    answers: list[VariantAnswer] = msgspec.field(default_factory=list)
+
+
+class ItemModelResult(Contract, kw_only=True):
+    """One model's consistency on one question."""
+
+    model: str
+    original_answer: str | None = None
+    original_label: Label | None = None
+    majority_answer: str | None = None
+    #: share of answered variants whose normalised answer equals the majority's
+    agreement: float | None = None
+    answered: int = 0
+    failed: int = 0
+    #: per-question metrics of METHOD §1.4 (when gold answers were given)
+    metrics: dict[str, float | int | bool | str | None] | None = None
+
+
+class ItemError(Contract, kw_only=True):
+    item_id: str
+    stage: Literal["paraphrase", "answer", "grade"]
+    reason: str
+    model: str | None = None
+    variant: int | None = None
+
+
+class ParaphraseProvenance(Contract, kw_only=True):
+    set_id: str
+    generator: str
+    prompt_version: str
+    seed: int | None
+    semantic_check: str
+    complete: bool
+    incomplete_reason: str | None = None
+    candidates_generated: int = 0
+    rejected: int = 0
+
+
+class ItemResult(Contract, kw_only=True):
+    id: str
+    question: str
+    status: Literal["pending", "complete", "partial", "failed"]
+    variants: list[Variant]
+    models: list[ItemModelResult]
+    paraphrases: ParaphraseProvenance | None = None
+    errors: list[ItemError] = msgspec.field(default_factory=list)
+
+
+class ModelSummary(Contract, kw_only=True):
+    model: str
+    #: METHOD §1.4 metrics under their names (only when gold answers were given)
+    metrics: dict[str, MetricValue] = msgspec.field(default_factory=dict)
+    #: everything else the scoring service reported (slot range, value level, flips by kind...)
+    extra: dict[str, Any] = msgspec.field(default_factory=dict)
+    answered: int = 0
+    failed: int = 0
+    mean_agreement: float | None = None
+
+
+class EvaluateResponse(Contract, kw_only=True):
+    task: Task
+    k: int
+    models: list[ModelSummary]
+    items: list[ItemResult]
+    metric_settings: MetricSettings
+    semantic_check: str | None = None
+    elapsed_s: float = 0.0
+
+
+class StageProgress(Contract, kw_only=True):
+    done: int = 0
+    failed: int = 0
+    total: int = 0
+
+
+class EvaluationProgress(Contract, kw_only=True):
+    paraphrase: StageProgress
+    answer: StageProgress
+    grade: StageProgress
+    #: answered variants / all variants, 0..1
+    fraction: float = 0.0
+
+
+class EvaluationTimings(Contract, kw_only=True):
+    created_at: str
+    started_at: str | None = None
+    finished_at: str | None = None
+    elapsed_s: float | None = None
+
+
+class EvaluationStatus(Contract, kw_only=True):
+    id: str
+    status: JobStatus
+    name: str | None = None
+    task: Task
+    models: list[str]
+    k: int
+    dataset_id: str | None = None
+    item_count: int
+    progress: EvaluationProgress
+    timings: EvaluationTimings
+    #: the first errors recorded so far, and how many there are in all
+    errors: list[ItemError] = msgspec.field(default_factory=list)
+    error_count: int = 0
+    #: why the job failed, or a note that it finished with failures
+    message: str | None = None
+
+
+class EvaluationAccepted(Contract, kw_only=True):
+    id: str
+    status: JobStatus
+
+
+class EvaluationPage(Contract, kw_only=True):
+    evaluations: list[EvaluationStatus]
+    total: int
+    limit: int
+    offset: int
+
+
+class ItemPage(Contract, kw_only=True):
+    items: list[ItemResult]
+    total: int
+    limit: int
+    offset: int
+
+
+class EvaluationReport(Contract, kw_only=True):
+    """The JSON report of a finished evaluation."""
+
+    id: str
+    name: str | None
+    status: JobStatus
+    task: Task
+    k: int
+    settings: EvaluationSettings
+    models: list[ModelSummary]
+    items: list[ItemResult]
+    errors: list[ItemError]
+    timings: EvaluationTimings
+    semantic_check: str | None = None
+    message: str | None = None
+
+
+class DatasetInfo(Contract, kw_only=True):
+    id: str
+    name: str
+    task: Task
+    item_count: int
+    builtin: bool
+    source: str | None = None
+    license: str | None = None
+    created_at: str | None = None
+
+
+class DatasetList(Contract, kw_only=True):
+    datasets: list[DatasetInfo]
+
+
+class DatasetItemPage(Contract, kw_only=True):
+    dataset: DatasetInfo
+    items: list[EvaluationItem]
+    total: int
+    limit: int
+    offset: int
