@@ -5,18 +5,30 @@ from __future__ import annotations
 from litestar import Litestar
 
 from services import perturb as package
+from services.perturb.controllers.perturb import PerturbController
+from services.perturb.domain.distractors import DistractorWriter
+from services.perturb.domain.paraphrasing import ParaphraseBuilder
 from services.perturb.settings import PerturbSettings, get_settings
 from shared.app import create_service_app
+from shared.clients.gateway import GatewayClient
+from shared.clients.verify import VerifyClient
 
 SERVICE = "perturb"
 
 
 def create_app(settings: PerturbSettings | None = None) -> Litestar:
+    settings = settings or get_settings()
+    gateway = GatewayClient(settings.service_url("gateway"), settings.call_timeout_s)
+    verifier = VerifyClient(settings.service_url("verify"), settings.call_timeout_s)
     return create_service_app(
         service=SERVICE,
-        settings=settings or get_settings(),
-        route_handlers=[],
+        settings=settings,
+        route_handlers=[PerturbController],
         uses_database=False,
         calls=["gateway", "verify"],
+        state={
+            "paraphraser": ParaphraseBuilder(gateway, verifier),
+            "distractor_writer": DistractorWriter(gateway),
+        },
         description=package.__doc__ or "",
     )

@@ -8,7 +8,8 @@ from shared.settings import ServiceSettings, load_settings
 
 
 class PerturbSettings(ServiceSettings, kw_only=True):
-    pass
+    #: questions of one batch request built at the same time (the gateway limits model calls)
+    batch_concurrency: int = 4
 
 
 @cache

@@ -11,7 +11,9 @@ from shared.contracts.verify import Share, Stage, Task, VerifyOptions
 
 Kind = Literal["plain", "toned"]
 Tone = Literal["formal", "casual", "polite", "confident", "neutral", "supportive", "inquisitive"]
-RejectionStage = Literal["clean", "duplicate", Stage]
+#: ``clean``: nothing left after cleaning; ``duplicate``: same text as the original or an earlier
+#: candidate; ``unverified``: the verify service failed, so the candidate could not be checked
+RejectionStage = Literal["clean", "duplicate", "unverified", Stage]
 
 
 class ParaphraseRequest(Contract, kw_only=True):
@@ -24,16 +26,21 @@ class ParaphraseRequest(Contract, kw_only=True):
     toned_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 8
     max_candidates: Annotated[int, msgspec.Meta(ge=1, le=2000)] = 120
     time_budget_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 75.0
+    #: sampling temperature of the generator (each candidate also has its own seed)
+    temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] = 0.8
+    #: makes the hint/tone choices and the sampling reproducible; drawn and reported when absent
     seed: int | None = None
     #: ISO 639-1 code; detected from the question when absent
-    language: str | None = None
+    language: Annotated[str, msgspec.Meta(pattern="^[a-z]{2,3}$")] | None = None
     task: Task | None = None
     verify: VerifyOptions = msgspec.field(default_factory=VerifyOptions)
 
 
 class CandidateScores(Contract, kw_only=True):
     overlap: float | None = None
+    #: the judge's P(YES) (lowest over the orders) where logprobs exist
     judge: float | None = None
+    judge_verdict: Literal["yes", "no"] | None = None
     semantic: float | None = None
 
 
@@ -57,21 +64,30 @@ class RejectedCandidate(Contract, kw_only=True):
     tone: Tone | None = None
     hint: str | None = None
     scores: CandidateScores = msgspec.field(default_factory=CandidateScores)
+    sample_index: int = 0
 
 
 class ParaphraseResponse(Contract, kw_only=True):
     question: str
+    #: the result: the first ceil(plain_share·k) plain paraphrases plus the toned ones, cut to k
     accepted: list[Paraphrase]
     rejected: list[RejectedCandidate]
+    #: verified paraphrases beyond the result (more of one kind than its target)
+    surplus: list[Paraphrase] = msgspec.field(default_factory=list)
     candidates_generated: int
     rounds: int
     elapsed_s: float
     complete: bool
     #: why fewer than k were accepted (budget, candidate cap, generator failures)
     incomplete_reason: str | None = None
+    #: model calls that failed, with their reasons (each failed call is counted, never dropped)
+    generation_failures: list[str] = msgspec.field(default_factory=list)
+    seed: int = 0
+    generator: str = ""
     prompt_version: str = ""
+    judge_prompt_version: str | None = None
     semantic_check: str = ""
-    language: str | None = None
+    language: Annotated[str, msgspec.Meta(pattern="^[a-z]{2,3}$")] | None = None
 
 
 class ParaphraseBatchRequest(Contract, kw_only=True):
@@ -95,7 +111,7 @@ class DistractorRequest(Contract, kw_only=True):
     n: Annotated[int, msgspec.Meta(ge=1, le=10)] = 1
     generator: str = "local"
     seed: int | None = None
-    language: str | None = None
+    language: Annotated[str, msgspec.Meta(pattern="^[a-z]{2,3}$")] | None = None
 
 
 class DistractorResponse(Contract, kw_only=True):

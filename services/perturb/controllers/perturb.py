@@ -1,0 +1,112 @@
+"""``POST /v1/paraphrases[/batch]``, ``/v1/distractors``, ``/v1/permutations``."""
+
+from __future__ import annotations
+
+import asyncio
+
+from litestar import Controller, post
+from litestar.datastructures import State
+
+from services.perturb.domain.distractors import DistractorWriter
+from services.perturb.domain.paraphrasing import (
+    ParaphraseBuilder,
+    UnknownRouteError,
+    VerifyRejectedError,
+)
+from services.perturb.domain.permutations import permute
+from shared.contracts.base import FieldError, Problem
+from shared.contracts.perturb import (
+    DistractorRequest,
+    DistractorResponse,
+    ParaphraseBatchItem,
+    ParaphraseBatchRequest,
+    ParaphraseBatchResponse,
+    ParaphraseRequest,
+    ParaphraseResponse,
+    PermutationRequest,
+    PermutationResponse,
+)
+from shared.problems import ProblemError
+
+
+class PerturbController(Controller):
+    path = "/v1"
+    tags = ["perturb"]  # noqa: RUF012
+
+    @post(
+        "/paraphrases",
+        operation_id="createParaphrases",
+        summary="Generate and verify up to k paraphrases of a question",
+        status_code=200,
+    )
+    async def create_paraphrases(self, data: ParaphraseRequest, state: State) -> ParaphraseResponse:
+        return await _build(state.paraphraser, data)
+
+    @post(
+        "/paraphrases/batch",
+        operation_id="createParaphrasesBatch",
+        summary="Paraphrases for many questions; each item has its result or its error",
+        status_code=200,
+    )
+    async def create_paraphrases_batch(
+        self, data: ParaphraseBatchRequest, state: State
+    ) -> ParaphraseBatchResponse:
+        limit = asyncio.Semaphore(state.settings.batch_concurrency)
+
+        async def one(index: int, request: ParaphraseRequest) -> ParaphraseBatchItem:
+            async with limit:
+                try:
+                    return ParaphraseBatchItem(result=await _build(state.paraphraser, request))
+                except ProblemError as error:
+                    return ParaphraseBatchItem(error=_item_problem(error, index))
+
+        items = await asyncio.gather(*(one(i, r) for i, r in enumerate(data.requests)))
+        return ParaphraseBatchResponse(results=list(items))
+
+    @post(
+        "/distractors",
+        operation_id="createDistractors",
+        summary="Distinct wrong answers: plausible, or out of context",
+        status_code=200,
+    )
+    async def create_distractors(self, data: DistractorRequest, state: State) -> DistractorResponse:
+        writer: DistractorWriter = state.distractor_writer
+        try:
+            return await writer.write(data)
+        except UnknownRouteError as error:
+            raise ProblemError(422, "Unknown model route", str(error), field=error.field) from error
+
+    @post(
+        "/permutations",
+        operation_id="createPermutations",
+        summary="Option orders (swap or cyclic) with every option's position in each",
+        status_code=200,
+    )
+    async def create_permutations(self, data: PermutationRequest) -> PermutationResponse:
+        return PermutationResponse(scheme=data.scheme, orders=permute(data.options, data.scheme))
+
+
+async def _build(builder: ParaphraseBuilder, request: ParaphraseRequest) -> ParaphraseResponse:
+    try:
+        return await builder.build(request)
+    except UnknownRouteError as error:
+        raise ProblemError(422, "Unknown model route", str(error), field=error.field) from error
+    except VerifyRejectedError as error:
+        problem = error.error.problem
+        field = problem.errors[0].field if problem.errors else None
+        raise ProblemError(
+            422,
+            "Verification settings rejected",
+            problem.detail or problem.title,
+            field=f"verify.{field}" if field else "verify",
+        ) from error
+
+
+def _item_problem(error: ProblemError, index: int) -> Problem:
+    field = f"requests[{index}].{error.field}" if error.field else f"requests[{index}]"
+    return Problem(
+        title=error.title,
+        status=error.status,
+        detail=error.detail,
+        errors=[FieldError(field=field, message=error.detail or error.title)],
+    )

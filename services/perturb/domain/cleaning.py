@@ -1,0 +1,28 @@
+"""Cleaning of one generated line, METHOD.md §1.1 step 1."""
+
+from __future__ import annotations
+
+import re
+
+_QUOTE_PAIRS = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "„": "“", "`": "`"}
+_BULLET_OR_NUMBER = re.compile(r"^(?:[-*•·–—]\s*|\(?\d{1,3}[.)]\s+)")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def first_line(text: str) -> str:
+    """Models sometimes add lines despite the instruction; the first non-empty one is the reply."""
+    return next((line for line in text.splitlines() if line.strip()), "")
+
+
+def clean_candidate(text: str) -> str:
+    """Trim, drop a leading bullet or "N." numbering, drop one pair of surrounding quotes,
+    collapse white space."""
+    line = first_line(text).strip()
+    line = _BULLET_OR_NUMBER.sub("", line, count=1).strip()
+    if len(line) >= 2 and _QUOTE_PAIRS.get(line[0]) == line[-1]:
+        line = line[1:-1].strip()
+    return _WHITESPACE.sub(" ", line)
+
+
+def same_text(a: str, b: str) -> bool:
+    return _WHITESPACE.sub(" ", a).strip().casefold() == _WHITESPACE.sub(" ", b).strip().casefold()

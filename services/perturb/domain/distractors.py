@@ -1,0 +1,96 @@
+"""Distractor generation, METHOD.md §2.1: wrong but plausible, or unrelated, answers."""
+
+from __future__ import annotations
+
+import random
+
+from services.perturb.domain.cleaning import clean_candidate
+from services.perturb.domain.language import detect_language, language_name
+from services.perturb.domain.paraphrasing import Generator, UnknownRouteError
+from services.perturb.domain.prompts import DISTRACTOR_PROMPT_VERSION, distractor_messages
+from shared.answers import contains_phrase, normalize_factual
+from shared.contracts.gateway import GenerateRequest
+from shared.contracts.perturb import DistractorRequest, DistractorResponse
+from shared.http_client import ServiceCallError
+
+ATTEMPTS_PER_DISTRACTOR = 4
+
+
+def acceptable(candidate: str, correct_answer: str, kept: list[str]) -> bool:
+    """Not the correct answer (nor containing it), and distinct from the ones kept."""
+    normalized = normalize_factual(candidate)
+    if not normalized or normalized == normalize_factual(correct_answer):
+        return False
+    if contains_phrase(candidate, correct_answer):
+        return False
+    return all(normalized != normalize_factual(other) for other in kept)
+
+
+class DistractorWriter:
+    def __init__(self, generator: Generator) -> None:
+        self._generator = generator
+
+    async def write(self, request: DistractorRequest) -> DistractorResponse:
+        seed = request.seed if request.seed is not None else random.randrange(2**31)
+        code = request.language or detect_language(f"{request.context or ''} {request.question}")
+        language = language_name(code) if code and code != "en" else None
+        kept: list[str] = []
+        failures: list[str] = []
+        attempts = ATTEMPTS_PER_DISTRACTOR * request.n
+        for attempt in range(attempts):
+            if len(kept) >= request.n:
+                break
+            try:
+                text = await self._ask(request, kept, language, seed, attempt)
+            except ServiceCallError as error:
+                if error.status == 404:
+                    raise UnknownRouteError(
+                        "generator", error.problem.detail or str(error)
+                    ) from error
+                failures.append(f"{error.problem.outcome or error.status}: {error.problem.detail}")
+                continue
+            if acceptable(text, request.correct_answer, kept):
+                kept.append(text)
+        complete = len(kept) >= request.n
+        reason = None
+        if not complete:
+            reason = f"{len(kept)} of {request.n} distinct distractors after {attempts} attempts"
+            if failures:
+                reason += f"; {len(failures)} model call(s) failed, last: {failures[-1]}"
+        return DistractorResponse(
+            distractors=kept,
+            mode=request.mode,
+            generator=request.generator,
+            complete=complete,
+            incomplete_reason=reason,
+            prompt_version=DISTRACTOR_PROMPT_VERSION,
+        )
+
+    async def _ask(
+        self,
+        request: DistractorRequest,
+        kept: list[str],
+        language: str | None,
+        seed: int,
+        attempt: int,
+    ) -> str:
+        messages = distractor_messages(
+            mode=request.mode,
+            question=request.question,
+            correct_answer=request.correct_answer,
+            context=request.context,
+            avoid=kept,
+            language=language,
+        )
+        response = await self._generator.generate(
+            GenerateRequest(
+                model=request.generator,
+                messages=messages,
+                # the first attempt is greedy; repeats sample, so a retry can differ
+                temperature=0.0 if attempt == 0 else 0.9,
+                max_tokens=64,
+                seed=seed + attempt,
+                sample_index=attempt,
+            )
+        )
+        return clean_candidate(response.text)

@@ -1,0 +1,356 @@
+"""Builds a set of verified paraphrases in rounds, METHOD.md §1.1."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from services.perturb.domain.cleaning import clean_candidate, same_text
+from services.perturb.domain.language import detect_language, language_name
+from services.perturb.domain.prompts import (
+    HINTS,
+    PARAPHRASE_PROMPT_VERSION,
+    TONES,
+    paraphrase_messages,
+)
+from shared.contracts.gateway import GenerateRequest, GenerateResponse
+from shared.contracts.perturb import (
+    CandidateScores,
+    Kind,
+    Paraphrase,
+    ParaphraseRequest,
+    ParaphraseResponse,
+    RejectedCandidate,
+    Tone,
+)
+from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
+from shared.http_client import ServiceCallError
+
+
+class Generator(Protocol):
+    async def generate(self, request: GenerateRequest) -> GenerateResponse: ...
+
+
+class Verifier(Protocol):
+    async def verify(self, request: VerifyRequest) -> VerifyResponse: ...
+
+
+class UnknownRouteError(Exception):
+    """The gateway has no route of the requested name."""
+
+    def __init__(self, field: str, detail: str) -> None:
+        super().__init__(detail)
+        self.field = field
+
+
+class VerifyRejectedError(Exception):
+    """The verify service refused the request (4xx): the caller's verify settings are wrong."""
+
+    def __init__(self, error: ServiceCallError) -> None:
+        super().__init__(error.problem.detail or error.problem.title)
+        self.error = error
+
+
+@dataclass(frozen=True)
+class CandidateSpec:
+    kind: Kind
+    sample_index: int
+    seed: int
+    hint: str | None = None
+    tone: Tone | None = None
+
+
+@dataclass
+class _Progress:
+    k: int
+    plain_target: int
+    toned_target: int
+    plain: list[Paraphrase] = field(default_factory=list)
+    toned: list[Paraphrase] = field(default_factory=list)
+    rejected: list[RejectedCandidate] = field(default_factory=list)
+    seen: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    generated: int = 0
+    requested: int = 0
+    rounds: int = 0
+
+    def selection(self) -> list[Paraphrase]:
+        return (self.plain[: self.plain_target] + self.toned)[: self.k]
+
+    def surplus(self) -> list[Paraphrase]:
+        chosen = {id(p) for p in self.selection()}
+        return [p for p in self.plain + self.toned if id(p) not in chosen]
+
+    def needs_plain(self) -> bool:
+        return len(self.plain) < self.plain_target
+
+    def needs_toned(self) -> bool:
+        if len(self.selection()) >= self.k:
+            return False
+        return len(self.toned) < self.toned_target or not self.needs_plain()
+
+
+def targets(k: int, plain_share: float, toned_share: float) -> tuple[int, int]:
+    """Plain and toned targets: shares of k, rounded up."""
+    return math.ceil(plain_share * k - 1e-9), math.ceil(toned_share * k - 1e-9)
+
+
+def plan_round(
+    request: ParaphraseRequest, progress: _Progress, rng: random.Random, base_seed: int
+) -> list[CandidateSpec]:
+    """The candidates to ask for in the next round: hints and tones drawn from ``rng``."""
+    room = request.max_candidates - progress.requested
+    plain = request.plain_per_round if progress.needs_plain() else 0
+    toned = request.toned_per_round if progress.needs_toned() else 0
+    if plain == toned == 0 and len(progress.selection()) < request.k:
+        plain, toned = request.plain_per_round, request.toned_per_round
+    specs: list[CandidateSpec] = []
+    tones = list(TONES)
+    for kind, count in (("plain", plain), ("toned", toned)):
+        for _ in range(count):
+            if len(specs) >= room:
+                return specs
+            index = progress.requested + len(specs)
+            if kind == "plain":
+                spec = CandidateSpec("plain", index, base_seed + index, hint=rng.choice(HINTS))
+            else:
+                spec = CandidateSpec("toned", index, base_seed + index, tone=rng.choice(tones))
+            specs.append(spec)
+    return specs
+
+
+class ParaphraseBuilder:
+    def __init__(self, generator: Generator, verifier: Verifier) -> None:
+        self._generator = generator
+        self._verifier = verifier
+
+    async def build(self, request: ParaphraseRequest) -> ParaphraseResponse:
+        started = time.monotonic()
+        deadline = started + request.time_budget_s
+        seed = request.seed if request.seed is not None else random.randrange(2**31)
+        rng = random.Random(seed)
+        language = request.language or detect_language(request.question)
+        progress = _Progress(
+            request.k, *targets(request.k, request.plain_share, request.toned_share)
+        )
+        progress.seen.append(request.question)
+        reason: str | None = None
+        semantic_check, judge_version = request.verify.stages.semantic, None
+        while len(progress.selection()) < request.k:
+            reason = self._stop_reason(request, progress, deadline)
+            if reason:
+                break
+            specs = plan_round(request, progress, rng, seed)
+            progress.rounds += 1
+            progress.requested += len(specs)
+            generated = await self._generate_round(request, specs, language, deadline, progress)
+            candidates = self._screen(generated, progress)
+            if candidates:
+                verdicts = await self._verify(request, candidates, progress)
+                if verdicts is None:
+                    reason = "verification failed: " + progress.failures[-1]
+                    break
+                semantic_check = verdicts.semantic_check
+                judge_version = verdicts.judge_prompt_version
+                self._sort(request, candidates, verdicts.results, progress, seed)
+            if (
+                not generated
+                and len(specs) > 0
+                and progress.failures
+                and time.monotonic() < deadline
+            ):
+                reason = "generator failed on every request of a round: " + progress.failures[-1]
+                break
+        selection = progress.selection()
+        complete = len(selection) >= request.k
+        return ParaphraseResponse(
+            question=request.question,
+            accepted=selection,
+            rejected=progress.rejected,
+            surplus=progress.surplus(),
+            candidates_generated=progress.generated,
+            rounds=progress.rounds,
+            elapsed_s=round(time.monotonic() - started, 3),
+            complete=complete,
+            incomplete_reason=None if complete else reason,
+            generation_failures=progress.failures,
+            seed=seed,
+            generator=request.generator,
+            prompt_version=PARAPHRASE_PROMPT_VERSION,
+            judge_prompt_version=judge_version,
+            semantic_check=semantic_check,
+            language=language,
+        )
+
+    @staticmethod
+    def _stop_reason(
+        request: ParaphraseRequest, progress: _Progress, deadline: float
+    ) -> str | None:
+        have = f"{len(progress.selection())} of {request.k} accepted"
+        if progress.requested >= request.max_candidates:
+            return f"candidate cap of {request.max_candidates} reached with {have}"
+        if time.monotonic() >= deadline:
+            return f"time budget of {request.time_budget_s:g} s ran out with {have}"
+        return None
+
+    async def _generate_round(
+        self,
+        request: ParaphraseRequest,
+        specs: list[CandidateSpec],
+        language: str | None,
+        deadline: float,
+        progress: _Progress,
+    ) -> list[tuple[CandidateSpec, str]]:
+        """Ask for every candidate at once; what has not come back by the deadline is dropped."""
+        name = language_name(language) if language and language != "en" else None
+        tasks = [asyncio.create_task(self._generate_one(request, spec, name)) for spec in specs]
+        done, pending = await asyncio.wait(tasks, timeout=max(0.0, deadline - time.monotonic()))
+        for task in pending:
+            task.cancel()
+        if pending:
+            progress.failures.append(
+                f"{len(pending)} generation request(s) cancelled at the time budget"
+            )
+        results: list[tuple[CandidateSpec, str]] = []
+        for spec, task in zip(specs, tasks, strict=True):
+            if task not in done:
+                continue
+            error = task.exception()
+            if isinstance(error, ServiceCallError):
+                if error.status == 404:
+                    raise UnknownRouteError("generator", error.problem.detail or str(error))
+                outcome = error.problem.outcome or error.status or "unreachable"
+                progress.failures.append(f"generate ({outcome}): {error.problem.detail or error}")
+                continue
+            if error is not None:
+                raise error
+            results.append((spec, task.result()))
+        progress.generated += len(results)
+        return results
+
+    async def _generate_one(
+        self, request: ParaphraseRequest, spec: CandidateSpec, language: str | None
+    ) -> str:
+        messages = paraphrase_messages(
+            request.question, hint=spec.hint, tone=spec.tone, language=language
+        )
+        response = await self._generator.generate(
+            GenerateRequest(
+                model=request.generator,
+                messages=messages,
+                temperature=request.temperature,
+                max_tokens=min(1024, 64 + len(request.question) // 2),
+                seed=spec.seed,
+                sample_index=spec.sample_index,
+            )
+        )
+        return response.text
+
+    @staticmethod
+    def _screen(
+        generated: list[tuple[CandidateSpec, str]], progress: _Progress
+    ) -> list[tuple[CandidateSpec, str]]:
+        """Clean each candidate; empty ones and repeats are rejected without a model call."""
+        kept: list[tuple[CandidateSpec, str]] = []
+        for spec, raw in generated:
+            text = clean_candidate(raw)
+            if not text:
+                progress.rejected.append(
+                    _rejected(raw.strip(), spec, "clean", "empty after cleaning")
+                )
+            elif any(same_text(text, earlier) for earlier in progress.seen):
+                progress.rejected.append(
+                    _rejected(
+                        text, spec, "duplicate", "same as the original or an earlier candidate"
+                    )
+                )
+            else:
+                progress.seen.append(text)
+                kept.append((spec, text))
+        return kept
+
+    async def _verify(
+        self,
+        request: ParaphraseRequest,
+        candidates: list[tuple[CandidateSpec, str]],
+        progress: _Progress,
+    ) -> VerifyResponse | None:
+        options = request.verify
+        verify_request = VerifyRequest(
+            original=request.question,
+            candidates=[text for _, text in candidates],
+            accepted=[p.text for p in progress.plain + progress.toned],
+            task=request.task,
+            stages=options.stages,
+            thresholds=options.thresholds,
+            judge_model=options.judge_model or request.generator,
+            bidirectional=options.bidirectional,
+            judge_logprobs=options.judge_logprobs,
+        )
+        try:
+            return await self._verifier.verify(verify_request)
+        except ServiceCallError as error:
+            if error.status is not None and 400 <= error.status < 500:
+                raise VerifyRejectedError(error) from error
+            reason = f"verify ({error.status or 'unreachable'}): {error.problem.detail or error}"
+            progress.failures.append(reason)
+            for spec, text in candidates:
+                progress.rejected.append(_rejected(text, spec, "unverified", reason))
+            return None
+
+    @staticmethod
+    def _sort(
+        request: ParaphraseRequest,
+        candidates: list[tuple[CandidateSpec, str]],
+        verdicts: list[CandidateVerdict],
+        progress: _Progress,
+        seed: int,
+    ) -> None:
+        for (spec, text), verdict in zip(candidates, verdicts, strict=True):
+            scores = CandidateScores(
+                overlap=verdict.overlap,
+                judge=verdict.judge_p_yes,
+                judge_verdict=verdict.judge_verdict,
+                semantic=verdict.semantic,
+            )
+            if not verdict.accepted:
+                stage = verdict.deciding_stage or "judge"
+                progress.rejected.append(
+                    _rejected(text, spec, stage, verdict.reason or "rejected", scores)
+                )
+                continue
+            paraphrase = Paraphrase(
+                text=text,
+                kind=spec.kind,
+                tone=spec.tone,
+                hint=spec.hint,
+                scores=scores,
+                generator=request.generator,
+                seed=spec.seed,
+                sample_index=spec.sample_index,
+                prompt_version=PARAPHRASE_PROMPT_VERSION,
+            )
+            (progress.plain if spec.kind == "plain" else progress.toned).append(paraphrase)
+
+
+def _rejected(
+    text: str,
+    spec: CandidateSpec,
+    stage: str,
+    reason: str,
+    scores: CandidateScores | None = None,
+) -> RejectedCandidate:
+    return RejectedCandidate(
+        text=text,
+        kind=spec.kind,
+        stage=stage,  # type: ignore[arg-type]
+        reason=reason,
+        tone=spec.tone,
+        hint=spec.hint,
+        scores=scores or CandidateScores(),
+        sample_index=spec.sample_index,
+    )
