@@ -25,10 +25,12 @@ class Gold(Contract, kw_only=True):
 
 
 class GradeItem(Contract, kw_only=True):
+    #: the original question (the grader sees it even for a paraphrase's answer)
     question: Annotated[str, msgspec.Meta(min_length=1)]
     answer_text: str
     gold: Gold
-    options: list[str] | None = None
+    #: the options of a choice item; their number bounds the letters accepted (default A–Z)
+    options: Annotated[list[str], msgspec.Meta(min_length=2, max_length=26)] | None = None
 
 
 class GradeRequest(Contract, kw_only=True):
@@ -49,14 +51,19 @@ class JudgeVote(Contract, kw_only=True):
 
 class GradeResult(Contract, kw_only=True):
     label: Label
+    #: what was read from the answer: the final maths answer, the option letter, the normalised
+    #: factual answer; None when nothing could be parsed
     parsed: str | None
     reason: str
+    #: canonical value for value-level metrics (maths) and answer grouping
     normalized_value: str | None = None
     votes: list[JudgeVote] | None = None
 
 
 class GradeResponse(Contract, kw_only=True):
     results: list[GradeResult]
+    grader: Literal["reference", "llm"]
+    judge_models: list[str] | None = None
 
 
 class ConsistencyRecord(Contract, kw_only=True):
@@ -85,12 +92,90 @@ class ConsistencyRequest(Contract, kw_only=True):
 
 
 class MetricValue(Contract, kw_only=True):
-    """A per-model metric: its value (None when the denominator is 0), count and 95% CI."""
+    """A per-model metric: its value (None when the denominator is 0), the count it is computed
+    over (its denominator) and the 95% bootstrap interval over questions (None without one)."""
 
     value: float | None
     n: int
     ci_low: float | None = None
     ci_high: float | None = None
+
+
+#: ``{model: {metric name: value}}``
+ModelMetrics = dict[str, dict[str, MetricValue]]
+
+
+class SlotAccuracy(Contract, kw_only=True):
+    """Accuracy of each paraphrase position j (1..k) over the data set."""
+
+    min: float | None
+    max: float | None
+    by_slot: dict[str, MetricValue]
+
+
+class GroupFlips(Contract, kw_only=True):
+    """Paraphrase-level changes for one paraphrase kind or tone."""
+
+    #: #(original correct ∧ this paraphrase not correct) / #(original correct)
+    flip_rate: MetricValue
+    #: #(paraphrase label ≠ original label) / #(paraphrases)
+    change_rate: MetricValue
+
+
+class ModelCounts(Contract, kw_only=True):
+    questions: int
+    #: questions the means are taken over
+    used: int
+    #: answers labelled ``invalid`` (original and paraphrases), left out of p_c and k
+    invalid_answers: int
+    #: questions skipped: original invalid or missing, or no paraphrase with a valid label
+    skipped: int
+    skipped_original_invalid: int
+    skipped_original_missing: int
+    skipped_no_valid_paraphrase: int
+    #: questions whose paraphrase majority is tied (dropped when ``drop_majority_ties``)
+    majority_ties: int
+    dropped_ties: int
+
+
+class ItemConsistency(Contract, kw_only=True):
+    """Per-question values of METHOD §1.4 for one (question, model)."""
+
+    item_id: str
+    model: str
+    #: why the question was skipped or dropped; None when it counts
+    excluded: Literal["original_invalid", "original_missing", "no_valid_paraphrase", "tie"] | None
+    original_label: Label | None
+    k: int
+    p: dict[str, float]
+    majority_label: Label | None = None
+    tie: bool = False
+    match: bool | None = None
+    iid_mismatch: float | None = None
+    mode_share: float | None = None
+    entropy: float | None = None
+    normalized_entropy: float | None = None
+    distinct: int = 0
+    invalid: int = 0
+    #: value level (when values were given)
+    majority_value: str | None = None
+    value_tie: bool | None = None
+    value_match: bool | None = None
+    value_mode_share: float | None = None
+    distinct_values: int | None = None
+
+
+class ConsistencyResponse(Contract, kw_only=True):
+    #: ``{model: {A_orig, A_expected, ...: MetricValue}}`` — METHOD §1.4 names
+    models: ModelMetrics
+    counts: dict[str, ModelCounts]
+    slot_accuracy: dict[str, SlotAccuracy]
+    #: ``{model: {value_mismatch_rate, ...}}`` when answer values were given
+    value_level: ModelMetrics | None
+    flips_by_kind: dict[str, dict[str, GroupFlips]]
+    flips_by_tone: dict[str, dict[str, GroupFlips]]
+    settings: ConsistencyOptions
+    items: list[ItemConsistency] | None = None
 
 
 class PositionRecord(Contract, kw_only=True):
@@ -100,9 +185,13 @@ class PositionRecord(Contract, kw_only=True):
     order: str
     #: the letter chosen, None when the reply was invalid
     choice: Letter | None
-    #: the letter at which the correct option stood in this order
+    #: the letter at which the correct option stood in this order; the passes of an item are
+    #: told apart by it (pass 1 = correct at A, pass 2 = correct at B)
     correct: Letter
+    #: data condition (uncertainty level: low / medium / high)
     condition: str | None = None
+    #: options of the item; k > 2 uses cyclic permutations, one record per permutation
+    n_options: Annotated[int, msgspec.Meta(ge=2, le=26)] = 2
 
 
 class PositionBiasOptions(Contract, kw_only=True):
@@ -113,3 +202,24 @@ class PositionBiasOptions(Contract, kw_only=True):
 class PositionBiasRequest(Contract, kw_only=True):
     records: Annotated[list[PositionRecord], msgspec.Meta(min_length=1)]
     options: PositionBiasOptions = msgspec.field(default_factory=PositionBiasOptions)
+
+
+class PairCounts(Contract, kw_only=True):
+    """Complete pairs by (letter in the pass with the correct option at A, at B)."""
+
+    AB: int
+    BA: int
+    AA: int
+    BB: int
+
+
+class PositionBiasResponse(Contract, kw_only=True):
+    #: ``{model: {PF, abs_PF, PC, acc_correct_first, acc_correct_second, invalid_rate, n_pairs,
+    #: recall_std, fluctuation_rate}: MetricValue}`` over every condition
+    models: ModelMetrics
+    #: ``{condition: {model: {...}}}`` when records carry a condition
+    by_condition: dict[str, ModelMetrics]
+    pairs: dict[str, PairCounts]
+    #: ``{model: {letter: recall}}``: accuracy when the correct option stands at that letter
+    recall_by_position: dict[str, dict[str, MetricValue]]
+    settings: PositionBiasOptions

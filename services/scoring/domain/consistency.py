@@ -1,0 +1,554 @@
+"""Paraphrase-consistency metrics of METHOD.md §1.4, vectorised with numpy.
+
+Unit: one (question, model). o = label of the original (variant 0), p_c = share of the valid
+paraphrase labels equal to c. ``invalid`` answers are left out of p_c and k and counted; a question
+whose original is invalid (or missing) or that has no valid paraphrase is skipped and counted.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from services.scoring.domain.bootstrap import ratio_intervals
+from services.scoring.domain.columns import (
+    CORRECT,
+    INVALID,
+    LABELS,
+    VALID_LABELS,
+    Coded,
+    IntArray,
+    cell_index,
+    first_duplicate,
+    label_codes,
+    segment_starts,
+)
+from shared.contracts.scoring import (
+    ConsistencyOptions,
+    ConsistencyRecord,
+    ConsistencyResponse,
+    GroupFlips,
+    ItemConsistency,
+    Label,
+    MetricValue,
+    ModelCounts,
+    ModelMetrics,
+    SlotAccuracy,
+)
+from shared.problems import ProblemError
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+#: METHOD §1.4 per-model metrics, in report order
+METRIC_NAMES = (
+    "A_orig",
+    "A_expected",
+    "A_majority",
+    "mismatch_rate",
+    "iid_mismatch",
+    "mode_share",
+    "normalized_entropy",
+    "A_any",
+    "A_any_incl_orig",
+    "A_strict",
+    "flip_rate",
+    "recovery_rate",
+    "conflict_rate",
+    "conflict_rate_given_orig_correct",
+    "conflict_rate_given_orig_not_correct",
+    "A_any_given_orig_not_correct",
+)
+VALUE_METRIC_NAMES = (
+    "value_mismatch_rate",
+    "value_iid_mismatch",
+    "value_mode_share",
+    "value_normalized_entropy",
+    "value_conflict_rate",
+    "value_distinct",
+)
+EXCLUSIONS = ("original_missing", "original_invalid", "no_valid_paraphrase", "tie")
+MISSING = -1
+_EPSILON = 1e-9
+
+
+@dataclass(frozen=True)
+class ConsistencyColumns:
+    """The records as columns; ``model``/``item``/``value``/``kind``/``tone`` are codes."""
+
+    model: Coded
+    item: Coded
+    variant: IntArray
+    label: NDArray[np.int8]
+    value: Coded | None = None
+    kind: Coded | None = None
+    tone: Coded | None = None
+
+    def __len__(self) -> int:
+        return len(self.variant)
+
+
+def columns_from_records(records: Sequence[ConsistencyRecord]) -> ConsistencyColumns:
+    return ConsistencyColumns(
+        model=Coded.of([record.model for record in records]),
+        item=Coded.of([record.item_id for record in records]),
+        variant=np.fromiter((r.variant for r in records), dtype=np.int64, count=len(records)),
+        label=label_codes(record.label for record in records),
+        value=Coded.optional([record.value for record in records]),
+        kind=Coded.optional([record.kind for record in records]),
+        tone=Coded.optional([record.tone for record in records]),
+    )
+
+
+@dataclass(frozen=True)
+class Questions:
+    """Per-question arrays (one row per (model, question), sorted by model then item id)."""
+
+    record_question: IntArray  # question row of each record
+    model: IntArray
+    item: IntArray
+    original: IntArray  # label code of the original, MISSING when absent
+    counts: IntArray  # (questions × 3) valid paraphrase labels by code
+    k: IntArray
+    invalid: IntArray  # invalid answers, original included
+    majority: IntArray
+    tie: BoolArray
+    p: FloatArray
+    iid_mismatch: FloatArray
+    mode_share: FloatArray
+    entropy: FloatArray
+    normalized_entropy: FloatArray
+    distinct: IntArray
+    exclusion: IntArray  # index into EXCLUSIONS, MISSING when the question counts
+
+
+def _entropy(shares: FloatArray, axis: int = 1) -> FloatArray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(shares > 0, shares * np.log(np.where(shares > 0, shares, 1.0)), 0.0)
+    return np.asarray(0.0 - terms.sum(axis=axis), dtype=np.float64)
+
+
+def _normalized(entropy: FloatArray, k: IntArray) -> FloatArray:
+    """entropy / ln k, 0 when k ≤ 1 (METHOD §1.4: divided by ln k as the study did)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(k > 1, entropy / np.log(np.maximum(k, 2)), 0.0)
+
+
+def _check_unique_variants(columns: ConsistencyColumns, question: IntArray) -> None:
+    slot, _ = cell_index(question, columns.variant, int(columns.variant.max()) + 1)
+    if int(slot.max()) + 1 == len(slot):
+        return
+    row = first_duplicate(question * (int(columns.variant.max()) + 1) + columns.variant)
+    raise ProblemError(
+        422,
+        "Duplicate record",
+        f"records[{row}] repeats the (item_id, model, variant) of an earlier record",
+        field=f"records[{row}]",
+    )
+
+
+def question_table(columns: ConsistencyColumns, drop_majority_ties: bool) -> Questions:
+    question, cells = cell_index(columns.model.codes, columns.item.codes, len(columns.item.names))
+    _check_unique_variants(columns, question)
+    n = len(cells)
+    label = columns.label.astype(np.int64)
+    is_original = columns.variant == 0
+    original = np.full(n, MISSING, dtype=np.int64)
+    original[question[is_original]] = label[is_original]
+    valid_paraphrase = ~is_original & (label != INVALID)
+    counts = np.bincount(
+        question[valid_paraphrase] * VALID_LABELS + label[valid_paraphrase],
+        minlength=n * VALID_LABELS,
+    ).reshape(n, VALID_LABELS)
+    k = counts.sum(axis=1)
+    top = counts.max(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = counts / np.maximum(k, 1)[:, None]
+    entropy = _entropy(p)
+    exclusion = np.full(n, MISSING, dtype=np.int64)
+    tie = ((counts == top[:, None]).sum(axis=1) > 1) & (k > 0)
+    if drop_majority_ties:
+        exclusion[tie] = EXCLUSIONS.index("tie")
+    exclusion[k == 0] = EXCLUSIONS.index("no_valid_paraphrase")
+    exclusion[original == INVALID] = EXCLUSIONS.index("original_invalid")
+    exclusion[original == MISSING] = EXCLUSIONS.index("original_missing")
+    return Questions(
+        record_question=question,
+        model=cells // len(columns.item.names),
+        item=cells % len(columns.item.names),
+        original=original,
+        counts=counts,
+        k=k,
+        invalid=np.bincount(question[label == INVALID], minlength=n),
+        # argmax takes the first maximum: codes are ordered correct > incorrect > not_attempted
+        majority=counts.argmax(axis=1),
+        tie=tie,
+        p=p,
+        iid_mismatch=1.0 - (p**2).sum(axis=1),
+        mode_share=top / np.maximum(k, 1),
+        entropy=entropy,
+        normalized_entropy=_normalized(entropy, k),
+        distinct=(counts > 0).sum(axis=1),
+        exclusion=exclusion,
+    )
+
+
+def metric_matrices(table: Questions, strict_threshold: float) -> tuple[FloatArray, FloatArray]:
+    """(numerator, denominator) per question for every METRIC_NAMES entry, 0 where excluded."""
+    used = table.exclusion == MISSING
+    orig_correct = table.original == CORRECT
+    orig_wrong = ~orig_correct
+    majority_correct = table.majority == CORRECT
+    p_correct = table.p[:, CORRECT]
+    any_correct = table.counts[:, CORRECT] > 0
+    strict = table.counts[:, CORRECT] >= strict_threshold * table.k - _EPSILON
+    conflict = table.mode_share < 1.0
+    ones = np.ones(len(used))
+    columns = [
+        (orig_correct, ones),
+        (p_correct, ones),
+        (majority_correct, ones),
+        (table.original != table.majority, ones),
+        (table.iid_mismatch, ones),
+        (table.mode_share, ones),
+        (table.normalized_entropy, ones),
+        (any_correct, ones),
+        (orig_correct | any_correct, ones),
+        (strict, ones),
+        (orig_correct & ~majority_correct, orig_correct),
+        (orig_wrong & majority_correct, orig_wrong),
+        (conflict, ones),
+        (conflict & orig_correct, orig_correct),
+        (conflict & orig_wrong, orig_wrong),
+        (any_correct & orig_wrong, orig_wrong),
+    ]
+    numerators = np.column_stack([np.asarray(num, dtype=np.float64) for num, _ in columns])
+    denominators = np.column_stack([np.asarray(den, dtype=np.float64) for _, den in columns])
+    denominators *= used[:, None]
+    return numerators * (denominators > 0), denominators
+
+
+def model_rng(seed: int, model: str, salt: str = "") -> np.random.Generator:
+    """One stream per (seed, model name, salt), independent of the other models present."""
+    return np.random.default_rng([seed & 0xFFFFFFFF, zlib.crc32(f"{salt}|{model}".encode())])
+
+
+def summarize(
+    names: Sequence[str],
+    numerators: FloatArray,
+    denominators: FloatArray,
+    resamples: int,
+    rng: np.random.Generator,
+) -> dict[str, MetricValue]:
+    """Ratio metrics over the rows given, with bootstrap intervals over the rows that count."""
+    counted = denominators.any(axis=1)
+    num, den = numerators[counted], denominators[counted]
+    totals_num, totals_den = num.sum(axis=0), den.sum(axis=0)
+    low, high = ratio_intervals(num, den, resamples, rng)
+    result = {}
+    for index, name in enumerate(names):
+        total = float(totals_den[index])
+        result[name] = MetricValue(
+            value=float(totals_num[index] / total) if total > 0 else None,
+            n=round(total),
+            ci_low=None if np.isnan(low[index]) or total == 0 else float(low[index]),
+            ci_high=None if np.isnan(high[index]) or total == 0 else float(high[index]),
+        )
+    return result
+
+
+def _per_model(
+    columns: ConsistencyColumns,
+    table: Questions,
+    names: Sequence[str],
+    matrices: tuple[FloatArray, FloatArray],
+    options: ConsistencyOptions,
+    salt: str = "",
+) -> ModelMetrics:
+    starts = segment_starts(table.model, len(columns.model.names))
+    ends = [*starts[1:], len(table.model)]
+    numerators, denominators = matrices
+    return {
+        model: summarize(
+            names,
+            numerators[start:end],
+            denominators[start:end],
+            options.bootstrap,
+            model_rng(options.seed, model, salt),
+        )
+        for model, start, end in zip(columns.model.names, starts, ends, strict=True)
+    }
+
+
+def _counts(columns: ConsistencyColumns, table: Questions) -> dict[str, ModelCounts]:
+    n_models = len(columns.model.names)
+
+    def per_model(mask: BoolArray, weights: IntArray | None = None) -> IntArray:
+        chosen = None if weights is None else weights[mask]
+        counted = np.bincount(table.model[mask], weights=chosen, minlength=n_models)
+        return counted.astype(np.int64)
+
+    everything = np.ones(len(table.model), dtype=bool)
+    questions = per_model(everything)
+    invalid = per_model(everything, table.invalid)
+    excluded = {name: per_model(table.exclusion == code) for code, name in enumerate(EXCLUSIONS)}
+    used = per_model(table.exclusion == MISSING)
+    not_skipped = (table.exclusion == MISSING) | (table.exclusion == EXCLUSIONS.index("tie"))
+    ties = per_model(table.tie & not_skipped)
+    skipped = questions - used - excluded["tie"]
+    return {
+        model: ModelCounts(
+            questions=int(questions[m]),
+            used=int(used[m]),
+            invalid_answers=int(invalid[m]),
+            skipped=int(skipped[m]),
+            skipped_original_invalid=int(excluded["original_invalid"][m]),
+            skipped_original_missing=int(excluded["original_missing"][m]),
+            skipped_no_valid_paraphrase=int(excluded["no_valid_paraphrase"][m]),
+            majority_ties=int(ties[m]),
+            dropped_ties=int(excluded["tie"][m]),
+        )
+        for m, model in enumerate(columns.model.names)
+    }
+
+
+def _rate(numerator: float, denominator: float) -> MetricValue:
+    numerator, denominator = float(numerator), float(denominator)
+    return MetricValue(
+        value=numerator / denominator if denominator > 0 else None, n=round(denominator)
+    )
+
+
+def _slot_accuracy(columns: ConsistencyColumns, table: Questions) -> dict[str, SlotAccuracy]:
+    """Accuracy of each paraphrase position j over the questions that count."""
+    counted = (table.exclusion == MISSING)[table.record_question]
+    rows = counted & (columns.variant > 0) & (columns.label != INVALID)
+    n_slots = int(columns.variant.max()) + 1
+    key = columns.model.codes[rows] * n_slots + columns.variant[rows]
+    size = len(columns.model.names) * n_slots
+    totals = np.bincount(key, minlength=size).reshape(-1, n_slots)
+    correct = np.bincount(key, weights=columns.label[rows] == CORRECT, minlength=size)
+    correct = correct.reshape(-1, n_slots)
+    result = {}
+    for m, model in enumerate(columns.model.names):
+        by_slot = {
+            str(slot): _rate(float(correct[m, slot]), float(totals[m, slot]))
+            for slot in range(1, n_slots)
+            if totals[m, slot] > 0
+        }
+        values = [metric.value for metric in by_slot.values() if metric.value is not None]
+        result[model] = SlotAccuracy(
+            min=min(values) if values else None,
+            max=max(values) if values else None,
+            by_slot=by_slot,
+        )
+    return result
+
+
+def _flips_by(
+    columns: ConsistencyColumns, table: Questions, group: Coded | None
+) -> dict[str, dict[str, GroupFlips]]:
+    """Per model and paraphrase kind (or tone): flip rate and change rate of single paraphrases."""
+    if group is None:
+        return {}
+    counted = (table.exclusion == MISSING)[table.record_question]
+    rows = counted & (columns.variant > 0) & (columns.label != INVALID) & (group.codes >= 0)
+    original = table.original[table.record_question[rows]]
+    label = columns.label[rows]
+    n_groups = len(group.names)
+    key = columns.model.codes[rows] * n_groups + group.codes[rows]
+    size = len(columns.model.names) * n_groups
+
+    def tally(weights: BoolArray | None) -> FloatArray:
+        counted = np.bincount(key, weights=weights, minlength=size)
+        return counted.astype(np.float64).reshape(-1, n_groups)
+
+    orig_correct = original == CORRECT
+    flips, flip_base = tally(orig_correct & (label != CORRECT)), tally(orig_correct)
+    changes, change_base = tally(label != original), tally(None)
+    return {
+        model: {
+            name: GroupFlips(
+                flip_rate=_rate(flips[m, g], flip_base[m, g]),
+                change_rate=_rate(changes[m, g], change_base[m, g]),
+            )
+            for g, name in enumerate(group.names)
+            if change_base[m, g] > 0
+        }
+        for m, model in enumerate(columns.model.names)
+    }
+
+
+@dataclass(frozen=True)
+class ValueQuestions:
+    """Per-question value-level arrays (same rows as :class:`Questions`)."""
+
+    original: IntArray  # value code of the original, MISSING when absent
+    k: IntArray
+    top: IntArray
+    match: BoolArray
+    tie: BoolArray
+    mode_share: FloatArray
+    iid_mismatch: FloatArray
+    normalized_entropy: FloatArray
+    distinct: IntArray
+    used: BoolArray
+
+
+def value_table(
+    columns: ConsistencyColumns, table: Questions, drop_majority_ties: bool
+) -> ValueQuestions | None:
+    """The same formulas on normalised answer values; a value tie goes to the original's value
+    when it is among the tied (so the original then matches)."""
+    if columns.value is None:
+        return None
+    n, n_values = len(table.model), len(columns.value.names)
+    question, value = table.record_question, columns.value.codes
+    is_original = (columns.variant == 0) & (columns.label != INVALID) & (value >= 0)
+    original = np.full(n, MISSING, dtype=np.int64)
+    original[question[is_original]] = value[is_original]
+    rows = (columns.variant > 0) & (columns.label != INVALID) & (value >= 0)
+    keys, counts = np.unique(question[rows] * n_values + value[rows], return_counts=True)
+    owner = keys // n_values
+    k = np.bincount(owner, weights=counts, minlength=n).astype(np.int64)
+    top = np.zeros(n, dtype=np.int64)
+    if len(keys):
+        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        top[owner[starts]] = np.maximum.reduceat(counts, starts)
+    target = np.arange(n) * n_values + original
+    original_count = np.zeros(n, dtype=np.int64)
+    if len(keys):
+        position = np.minimum(np.searchsorted(keys, target), len(keys) - 1)
+        hit = (original >= 0) & (keys[position] == target)
+        original_count[hit] = counts[position[hit]]
+    safe_k = np.maximum(k, 1)
+    shares = counts / safe_k[owner]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = -shares * np.log(shares)
+    entropy = np.bincount(owner, weights=terms, minlength=n).astype(np.float64)
+    tie = np.bincount(owner, weights=counts == top[owner], minlength=n) > 1
+    label_skip = (table.exclusion != MISSING) & (table.exclusion != EXCLUSIONS.index("tie"))
+    used = ~label_skip & (original >= 0) & (k > 0)
+    if drop_majority_ties:
+        used &= ~tie
+    return ValueQuestions(
+        original=original,
+        k=k,
+        top=top,
+        match=(original_count == top) & (k > 0),
+        tie=tie,
+        mode_share=top / safe_k,
+        iid_mismatch=1.0 - np.bincount(owner, weights=counts**2, minlength=n) / safe_k**2,
+        normalized_entropy=_normalized(entropy, k),
+        distinct=np.bincount(owner, minlength=n),
+        used=used,
+    )
+
+
+def value_matrices(values: ValueQuestions) -> tuple[FloatArray, FloatArray]:
+    numerators = np.column_stack(
+        [
+            ~values.match,
+            values.iid_mismatch,
+            values.mode_share,
+            values.normalized_entropy,
+            values.mode_share < 1.0,
+            values.distinct,
+        ]
+    ).astype(np.float64)
+    denominators = np.repeat(values.used.astype(np.float64)[:, None], numerators.shape[1], axis=1)
+    return numerators * values.used[:, None], denominators
+
+
+def consistency_metrics(
+    columns: ConsistencyColumns, options: ConsistencyOptions
+) -> ConsistencyResponse:
+    """Every METHOD §1.4 metric per model, with counts and 95% bootstrap intervals."""
+    table = question_table(columns, options.drop_majority_ties)
+    matrices = metric_matrices(table, options.strict_threshold)
+    values = value_table(columns, table, options.drop_majority_ties)
+    return ConsistencyResponse(
+        models=_per_model(columns, table, METRIC_NAMES, matrices, options),
+        counts=_counts(columns, table),
+        slot_accuracy=_slot_accuracy(columns, table),
+        value_level=None
+        if values is None
+        else _per_model(columns, table, VALUE_METRIC_NAMES, value_matrices(values), options, "v"),
+        flips_by_kind=_flips_by(columns, table, columns.kind),
+        flips_by_tone=_flips_by(columns, table, columns.tone),
+        settings=options,
+        items=item_rows(columns, table, values) if options.per_item else None,
+    )
+
+
+def _label(code: int) -> Label | None:
+    return LABELS[code] if code >= 0 else None
+
+
+def _majority_values(columns: ConsistencyColumns, table: Questions) -> dict[int, str]:
+    """Majority value per question: the most frequent; on a tie the original's value if tied,
+    else the tied value seen first (lowest paraphrase index)."""
+    assert columns.value is not None
+    question, value, variant = table.record_question, columns.value.codes, columns.variant
+    rows = np.flatnonzero((columns.label != INVALID) & (value >= 0))
+    rows = rows[np.lexsort((variant[rows], question[rows]))]
+    seen: dict[int, dict[int, int]] = {}
+    original: dict[int, int] = {}
+    for row in rows.tolist():
+        q = int(question[row])
+        if variant[row] == 0:
+            original[q] = int(value[row])
+        else:
+            tallies = seen.setdefault(q, {})
+            tallies[int(value[row])] = tallies.get(int(value[row]), 0) + 1
+    majority = {}
+    for q, tallies in seen.items():
+        top = max(tallies.values())
+        tied = [code for code, count in tallies.items() if count == top]  # first-seen order
+        chosen = original[q] if original.get(q) in tied else tied[0]
+        majority[q] = columns.value.names[chosen]
+    return majority
+
+
+def item_rows(
+    columns: ConsistencyColumns, table: Questions, values: ValueQuestions | None
+) -> list[ItemConsistency]:
+    majority_values = _majority_values(columns, table) if values is not None else {}
+    rows = []
+    for q in range(len(table.model)):
+        exclusion = int(table.exclusion[q])
+        has_answers = table.k[q] > 0
+        value_counts = values is not None and values.k[q] > 0
+        rows.append(
+            ItemConsistency(
+                item_id=columns.item.names[table.item[q]],
+                model=columns.model.names[table.model[q]],
+                excluded=EXCLUSIONS[exclusion] if exclusion >= 0 else None,  # type: ignore[arg-type]
+                original_label=_label(int(table.original[q])),
+                k=int(table.k[q]),
+                p={LABELS[c]: float(table.p[q, c]) for c in range(VALID_LABELS)},
+                majority_label=_label(int(table.majority[q])) if has_answers else None,
+                tie=bool(table.tie[q]),
+                match=bool(table.original[q] == table.majority[q]) if has_answers else None,
+                iid_mismatch=float(table.iid_mismatch[q]) if has_answers else None,
+                mode_share=float(table.mode_share[q]) if has_answers else None,
+                entropy=float(table.entropy[q]) if has_answers else None,
+                normalized_entropy=float(table.normalized_entropy[q]) if has_answers else None,
+                distinct=int(table.distinct[q]),
+                invalid=int(table.invalid[q]),
+                majority_value=majority_values.get(q),
+                value_tie=bool(values.tie[q]) if values is not None and value_counts else None,
+                value_match=bool(values.match[q])
+                if values is not None and value_counts and values.original[q] >= 0
+                else None,
+                value_mode_share=float(values.mode_share[q])
+                if values is not None and value_counts
+                else None,
+                distinct_values=int(values.distinct[q]) if values is not None else None,
+            )
+        )
+    return rows
