@@ -6,6 +6,7 @@ import asyncio
 
 from litestar import Controller, post
 from litestar.datastructures import State
+from litestar.params import JSONBody
 
 from services.perturb.domain.distractors import DistractorWriter
 from services.perturb.domain.paraphrasing import (
@@ -39,7 +40,9 @@ class PerturbController(Controller):
         summary="Generate and verify up to k paraphrases of a question",
         status_code=200,
     )
-    async def create_paraphrases(self, data: ParaphraseRequest, state: State) -> ParaphraseResponse:
+    async def create_paraphrases(
+        self, data: JSONBody[ParaphraseRequest], state: State
+    ) -> ParaphraseResponse:
         return await _build(state.paraphraser, data)
 
     @post(
@@ -49,7 +52,7 @@ class PerturbController(Controller):
         status_code=200,
     )
     async def create_paraphrases_batch(
-        self, data: ParaphraseBatchRequest, state: State
+        self, data: JSONBody[ParaphraseBatchRequest], state: State
     ) -> ParaphraseBatchResponse:
         limit = asyncio.Semaphore(state.settings.batch_concurrency)
 
@@ -69,8 +72,13 @@ class PerturbController(Controller):
         summary="Distinct wrong answers: plausible, or out of context",
         status_code=200,
     )
-    async def create_distractors(self, data: DistractorRequest, state: State) -> DistractorResponse:
+    async def create_distractors(
+        self, data: JSONBody[DistractorRequest], state: State
+    ) -> DistractorResponse:
         writer: DistractorWriter = state.distractor_writer
+        for name in ("question", "correct_answer"):
+            if not getattr(data, name).strip():
+                raise ProblemError(422, f"Empty {name}", f"{name} must not be blank", field=name)
         try:
             return await writer.write(data)
         except UnknownRouteError as error:
@@ -82,11 +90,13 @@ class PerturbController(Controller):
         summary="Option orders (swap or cyclic) with every option's position in each",
         status_code=200,
     )
-    async def create_permutations(self, data: PermutationRequest) -> PermutationResponse:
+    async def create_permutations(self, data: JSONBody[PermutationRequest]) -> PermutationResponse:
         return PermutationResponse(scheme=data.scheme, orders=permute(data.options, data.scheme))
 
 
 async def _build(builder: ParaphraseBuilder, request: ParaphraseRequest) -> ParaphraseResponse:
+    if not request.question.strip():
+        raise ProblemError(422, "Empty question", "question must not be blank", field="question")
     try:
         return await builder.build(request)
     except UnknownRouteError as error:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from litestar import Controller, post
 from litestar.datastructures import State
+from litestar.params import JSONBody
 
 from services.verify.domain.judge import Judge, UnknownModelError
 from services.verify.domain.pipeline import verify
@@ -22,7 +23,13 @@ class VerifyController(Controller):
         summary="Check candidate paraphrases against the original: lexical, semantic, judge",
         status_code=200,
     )
-    async def verify_candidates(self, data: VerifyRequest, state: State) -> VerifyResponse:
+    async def verify_candidates(
+        self, data: JSONBody[VerifyRequest], state: State
+    ) -> VerifyResponse:
+        if not data.original.strip():
+            raise ProblemError(
+                422, "Empty original", "original must not be blank", field="original"
+            )
         judge = _judge(data, state) if data.stages.judge else None
         try:
             return await verify(data, judge=judge, semantic=_semantic(data, state))

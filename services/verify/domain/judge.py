@@ -7,8 +7,15 @@ import math
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+import msgspec
+
 from services.verify.domain.prompts import judge_messages
-from shared.contracts.gateway import GenerateRequest, GenerateResponse, TokenAlternative
+from shared.contracts.gateway import (
+    ChatMessage,
+    GenerateRequest,
+    GenerateResponse,
+    TokenAlternative,
+)
 from shared.contracts.verify import JudgeVote
 from shared.http_client import ServiceCallError
 
@@ -120,7 +127,7 @@ class Judge:
             p_yes=p_yes_from(response.logprobs),
         )
 
-    async def _generate(self, messages: list, logprobs: bool) -> GenerateResponse:
+    async def _generate(self, messages: list[ChatMessage], logprobs: bool) -> GenerateResponse:
         want_logprobs = logprobs and self._logprobs_supported
         request = GenerateRequest(
             model=self.model,
@@ -137,5 +144,4 @@ class Judge:
                     raise
             # the route cannot give logprobs: the reply's first letter decides
             self._logprobs_supported = False
-            request.top_logprobs = None
-            return await self._caller.generate(request)
+            return await self._caller.generate(msgspec.structs.replace(request, top_logprobs=None))

@@ -1,0 +1,78 @@
+"""In-process stand-ins for the gateway and the embedder, for unit tests."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from shared.contracts.base import Problem
+from shared.contracts.gateway import GenerateRequest, GenerateResponse, TokenAlternative, Usage
+from shared.http_client import ServiceCallError
+
+Reply = str | GenerateResponse | ServiceCallError
+
+
+def gateway_error(
+    status: int, outcome: str | None = None, detail: str = "failed"
+) -> ServiceCallError:
+    problem = Problem(title="failed", status=status, detail=detail, outcome=outcome)
+    return ServiceCallError("gateway", status, problem, "http://gateway/v1/generate")
+
+
+def response(text: str, logprobs: list[tuple[str, float]] | None = None) -> GenerateResponse:
+    return GenerateResponse(
+        text=text,
+        model="fake",
+        backend="openai",
+        finish_reason="stop",
+        usage=Usage(),
+        latency_s=0.0,
+        cached=False,
+        logprobs=[TokenAlternative(token=t, logprob=lp) for t, lp in logprobs]
+        if logprobs
+        else None,
+    )
+
+
+class FakeGateway:
+    """``generate`` answers with ``responder(request)``: a text, a full response, or an error."""
+
+    def __init__(self, responder: Callable[[GenerateRequest], Reply], latency_s: float = 0.0):
+        self.responder = responder
+        self.latency_s = latency_s
+        self.requests: list[GenerateRequest] = []
+
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        self.requests.append(request)
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
+        reply = self.responder(request)
+        if isinstance(reply, ServiceCallError):
+            raise reply
+        return reply if isinstance(reply, GenerateResponse) else response(reply)
+
+
+def user_text(request: GenerateRequest) -> str:
+    return request.messages[-1].content
+
+
+class BagOfWordsEmbedder:
+    """Deterministic embedding: normalised word counts over a vocabulary built on the fly."""
+
+    def __init__(self) -> None:
+        self.vocabulary: dict[str, int] = {}
+        self.calls: list[list[str]] = []
+
+    async def embed(self, texts: list[str]) -> Any:
+        self.calls.append(texts)
+        rows = []
+        for text in texts:
+            vector = np.zeros(512)
+            for word in text.lower().split():
+                index = self.vocabulary.setdefault(word.strip("?.,!"), len(self.vocabulary))
+                vector[index] += 1
+            rows.append(vector / max(np.linalg.norm(vector), 1e-9))
+        return np.array(rows)

@@ -1,0 +1,90 @@
+"""``POST /v1/verify`` in-process, with a stand-in gateway and embedder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+from services.verify.app import create_app
+from services.verify.settings import VerifySettings
+from shared.contracts.gateway import GenerateRequest
+from tests.unit.verify.fakes import BagOfWordsEmbedder, FakeGateway, gateway_error
+
+
+def _answer(request: GenerateRequest):  # type: ignore[no-untyped-def]
+    if request.model == "missing":
+        return gateway_error(404, detail="unknown route 'missing'")
+    return "YES"
+
+
+@pytest.fixture
+def client() -> Iterator[TestClient[Any]]:
+    app = create_app(VerifySettings())
+    app.state.gateway = FakeGateway(_answer)
+    app.state.embedder = BagOfWordsEmbedder()
+    with TestClient(app) as test_client:
+        yield test_client
+
+
+def test_verify_reports_every_candidate_and_the_checks_that_ran(client: TestClient[Any]) -> None:
+    body = {
+        "original": "How many apples does Tom have now?",
+        "candidates": ["How many apples does Tom have now", "Tom has how many apples at present?"],
+        "thresholds": {"embedding": 0.1},
+    }
+    response = client.post("/v1/verify", json=body)
+    assert response.status_code == 200, response.text
+    payload = response.json()
+    assert payload["semantic_check"] == "embedding"
+    assert payload["judge_model"] == "local"
+    assert payload["judge_prompt_version"] == "judge-v1"
+    first, second = payload["results"]
+    assert first["accepted"] is False and first["deciding_stage"] == "lexical"
+    assert second["accepted"] is True and second["judge_verdict"] == "yes"
+    assert second["semantic_check"] == "embedding" and second["semantic"] > 0.1
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "field"),
+    [
+        ({"original": "Q?", "candidates": []}, 400, "candidates"),
+        ({"original": "", "candidates": ["x"]}, 400, "original"),
+        ({"original": "  ", "candidates": ["x"]}, 422, "original"),
+        (
+            {"original": "Q?", "candidates": ["x"], "thresholds": {"overlap": 1.5}},
+            400,
+            "thresholds.overlap",
+        ),
+        (
+            {"original": "Q?", "candidates": ["x"], "stages": {"semantic": "cosine"}},
+            400,
+            "stages.semantic",
+        ),
+        (
+            {"original": "Q?", "candidates": ["x"], "stages": {"semantic": "nli"}},
+            422,
+            "stages.semantic",
+        ),
+        (
+            {
+                "original": "Q?",
+                "candidates": ["x"],
+                "judge_model": "missing",
+                "stages": {"semantic": "off"},
+            },
+            422,
+            "judge_model",
+        ),
+        ({"original": "Q?", "candidates": ["x"], "colour": "red"}, 400, "colour"),
+    ],
+)
+def test_bad_input_is_a_problem_naming_the_field(
+    client: TestClient[Any], body: dict[str, Any], status: int, field: str
+) -> None:
+    response = client.post("/v1/verify", json=body)
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    assert field in [error["field"] for error in response.json()["errors"]]

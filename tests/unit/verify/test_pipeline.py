@@ -1,0 +1,146 @@
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from services.verify.domain.judge import Judge
+from services.verify.domain.pipeline import verify
+from services.verify.domain.semantic import EmbeddingCheck, NliCheck
+from shared.contracts.gateway import GenerateRequest
+from shared.contracts.verify import VerifyRequest, VerifyStages, VerifyThresholds
+from tests.unit.verify.fakes import BagOfWordsEmbedder, FakeGateway, user_text
+
+ORIGINAL = "How many apples does Tom have after buying five more?"
+
+
+def _judge_yes_unless(word: str) -> FakeGateway:
+    def answer(request: GenerateRequest) -> str:
+        return "NO" if word in user_text(request) else "YES"
+
+    return FakeGateway(answer)
+
+
+def _request(candidates: list[str], **options) -> VerifyRequest:  # type: ignore[no-untyped-def]
+    return VerifyRequest(original=ORIGINAL, candidates=candidates, **options)
+
+
+async def test_stages_run_cheapest_first_and_stop_at_the_first_rejection() -> None:
+    gateway = _judge_yes_unless("pears")
+    embedder = BagOfWordsEmbedder()
+    candidates = [
+        "How many apples does Tom have after buying five more?!",  # lexical: overlap 1.0
+        "Tom buys five more apples; what is his apple count now?",  # accepted
+        "Tom buys five more pears; what is his apple count now?",  # judge says no
+        "Completely unrelated words here",  # semantic: cosine 0
+    ]
+    result = await verify(
+        _request(candidates, thresholds=VerifyThresholds(embedding=0.2)),
+        judge=Judge(gateway, "local"),
+        semantic=EmbeddingCheck(embedder),
+    )
+    stages = [(r.accepted, r.deciding_stage) for r in result.results]
+    assert stages == [(False, "lexical"), (True, None), (False, "judge"), (False, "semantic")]
+    assert result.stages_run == ["lexical", "semantic", "judge"]
+    assert result.semantic_check == "embedding"
+    assert result.results[0].overlap == 1.0 and result.results[0].semantic is None
+    # only the two candidates that passed the cheaper stages reached the judge, in both orders
+    assert len(gateway.requests) == 4
+    # the embedder saw the original and the three candidates that passed the lexical filter
+    assert embedder.calls == [[ORIGINAL, *candidates[1:]]]
+    accepted = result.results[1]
+    assert accepted.judge_verdict == "yes" and accepted.semantic is not None
+    assert accepted.semantic_check == "embedding"
+
+
+async def test_explain_all_scores_every_stage_but_keeps_the_first_rejection() -> None:
+    gateway = _judge_yes_unless("pears")
+    candidates = ["How many apples does Tom have after buying five more", "pears pears"]
+    result = await verify(
+        _request(candidates, explain_all=True, thresholds=VerifyThresholds(embedding=0.2)),
+        judge=Judge(gateway, "local"),
+        semantic=EmbeddingCheck(BagOfWordsEmbedder()),
+    )
+    first, second = result.results
+    assert first.deciding_stage == "lexical" and first.judge_verdict == "yes"
+    assert first.semantic == pytest.approx(1.0)
+    assert second.deciding_stage == "semantic" and second.judge_verdict == "no"
+    assert len(gateway.requests) == 4
+
+
+async def test_overlap_threshold_rejects_at_exactly_point_eight() -> None:
+    request = VerifyRequest(
+        original="one two three four five",
+        candidates=["one two three four six", "one two three six seven"],
+        stages=VerifyStages(judge=False, semantic="off"),
+    )
+    result = await verify(request, judge=None, semantic=None)
+    assert [r.overlap for r in result.results] == [0.8, 0.6]
+    assert [r.accepted for r in result.results] == [False, True]
+    assert result.semantic_check == "off" and result.judge_model is None
+
+
+async def test_candidates_are_compared_with_accepted_paraphrases_too() -> None:
+    request = VerifyRequest(
+        original="one two three four five",
+        accepted=["six seven eight nine ten"],
+        candidates=[
+            "six seven eight nine eleven",  # 0.8 with an earlier accepted paraphrase
+            "alpha beta gamma delta epsilon",  # accepted
+            "alpha beta gamma delta zeta",  # 0.8 with the candidate accepted just before
+            "alpha beta gamma delta zeta",  # compared with accepted ones only
+        ],
+        stages=VerifyStages(judge=False, semantic="off"),
+    )
+    result = await verify(request, judge=None, semantic=None)
+    assert [r.accepted for r in result.results] == [False, True, False, False]
+    assert "accepted candidate" in (result.results[2].reason or "")
+
+
+async def test_a_failed_judge_call_rejects_with_its_reason_and_the_rest_go_on() -> None:
+    from tests.unit.verify.fakes import gateway_error
+
+    def answer(request: GenerateRequest):  # type: ignore[no-untyped-def]
+        if "broken" in user_text(request):
+            return gateway_error(502, "upstream_error", "model crashed")
+        return "YES"
+
+    result = await verify(
+        _request(["Tom buys five more: apple total?", "broken wording of it"]),
+        judge=Judge(FakeGateway(answer), "local"),
+        semantic=None,
+    )
+    ok, failed = result.results
+    assert ok.accepted
+    assert not failed.accepted and failed.deciding_stage == "judge"
+    assert failed.error and "upstream_error" in failed.error and "model crashed" in failed.error
+
+
+async def test_empty_candidates_are_rejected() -> None:
+    result = await verify(_request(["   "]), judge=None, semantic=None)
+    assert result.results[0].deciding_stage == "lexical"
+    assert result.results[0].reason == "empty candidate"
+
+
+class _FakeNli:
+    def __init__(self) -> None:
+        self.pairs: list[tuple[str, str]] = []
+
+    async def entailment(self, pairs: list[tuple[str, str]]) -> list[float]:
+        self.pairs.extend(pairs)
+        # entailment holds one way only for the candidate that adds a constraint
+        return [0.3 if re.search("red", hyp) else 0.95 for _, hyp in pairs]
+
+
+async def test_nli_uses_the_mean_of_both_directions() -> None:
+    nli = _FakeNli()
+    request = _request(
+        ["Tom buys five more: apple total?", "Tom buys five more red ones: apple total?"],
+        stages=VerifyStages(lexical=False, judge=False, semantic="nli"),
+    )
+    result = await verify(request, judge=None, semantic=NliCheck(nli))
+    assert result.semantic_check == "nli"
+    assert [r.semantic for r in result.results] == [pytest.approx(0.95), pytest.approx(0.625)]
+    assert [r.accepted for r in result.results] == [True, False]
+    assert ("Tom buys five more: apple total?", ORIGINAL) in nli.pairs
+    assert (ORIGINAL, "Tom buys five more: apple total?") in nli.pairs
