@@ -5,6 +5,11 @@ from __future__ import annotations
 from litestar import Litestar
 
 from services import gateway as package
+from services.gateway.adapters.backends import BackendContext, create_backend
+from services.gateway.adapters.cache_repository import SqlResponseCache
+from services.gateway.controllers.generate import GenerateController
+from services.gateway.domain.gateway import ModelGateway
+from services.gateway.domain.routes import load_routes
 from services.gateway.settings import GatewaySettings, get_settings
 from shared.app import create_service_app
 
@@ -12,11 +17,28 @@ SERVICE = "gateway"
 
 
 def create_app(settings: GatewaySettings | None = None) -> Litestar:
+    settings = settings or get_settings()
+    # a broken routes file raises RoutesFileError here, naming the route and key: no start-up
+    context = BackendContext(models_dir=settings.resolved_data_dir() / "models")
+    gateway = ModelGateway(
+        load_routes(settings.models_file),
+        backend_factory=lambda route: create_backend(route, context),
+    )
+
+    async def attach_cache(app: Litestar) -> None:
+        gateway.use_cache(SqlResponseCache(app.state.database))
+
+    async def close_backends(_: Litestar) -> None:
+        await gateway.close()
+
     return create_service_app(
         service=SERVICE,
-        settings=settings or get_settings(),
-        route_handlers=[],
+        settings=settings,
+        route_handlers=[GenerateController],
         uses_database=True,
         calls=[],
+        on_startup=[attach_cache],
+        on_shutdown=[close_backends],
+        state={"model_gateway": gateway},
         description=package.__doc__ or "",
     )

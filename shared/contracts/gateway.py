@@ -49,14 +49,17 @@ class TokenAlternative(Contract, kw_only=True):
 
 class GenerateResponse(Contract, kw_only=True):
     text: str
+    #: the backend's model name (e.g. ``gpt-4.1-mini``); ``route`` is the name the caller used
     model: str
     backend: str
+    route: str = ""
     finish_reason: FinishReason
     usage: Usage
     latency_s: float
     cached: bool
     #: the first generated token's alternatives, when ``top_logprobs`` was asked for
     logprobs: list[TokenAlternative] | None = None
+    #: upstream attempts made (0 for a cache hit)
     attempts: int = 1
 
 

@@ -2,6 +2,21 @@
 
 from __future__ import annotations
 
+import sqlalchemy as sa
+
 from shared.db import new_metadata
 
 metadata = new_metadata()
+
+#: one cached completion, keyed by the hash of everything that affects the output
+response_cache = sa.Table(
+    "gateway_response_cache",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("route", sa.String(200), nullable=False),
+    sa.Column("model", sa.String(500), nullable=False),
+    #: the completion as JSON (text, finish reason, usage, logprobs)
+    sa.Column("payload", sa.Text, nullable=False),
+    #: epoch seconds
+    sa.Column("created_at", sa.Float, nullable=False),
+)

@@ -1,0 +1,51 @@
+"""Model backends, registered by name; each module (and its SDK) is imported on first use."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from services.gateway.domain.backend import Backend
+from services.gateway.domain.routes import Route
+
+
+@dataclass(frozen=True)
+class BackendContext:
+    """What backends may need beyond their route."""
+
+    #: where the local backend assembles its GGUF files
+    models_dir: Path
+
+
+BackendFactory = Callable[[Route, BackendContext], Backend]
+
+#: backend name → "module:factory", imported lazily
+_REGISTRY: dict[str, str | BackendFactory] = {
+    "openai": "services.gateway.adapters.backends.openai:OpenAIBackend",
+    "gemini": "services.gateway.adapters.backends.gemini:GeminiBackend",
+    "ollama": "services.gateway.adapters.backends.ollama:OllamaBackend",
+    "local": "services.gateway.adapters.backends.local:LocalBackend",
+}
+
+
+def register_backend(name: str, factory: str | BackendFactory) -> None:
+    """Add a backend: a factory, or ``"module:attribute"`` to import on first use."""
+    _REGISTRY[name] = factory
+
+
+def backend_names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def create_backend(route: Route, context: BackendContext) -> Backend:
+    try:
+        entry = _REGISTRY[route.backend]
+    except KeyError:
+        raise ValueError(f"route {route.name!r}: unknown backend {route.backend!r}") from None
+    if isinstance(entry, str):
+        module_name, _, attribute = entry.partition(":")
+        entry = getattr(importlib.import_module(module_name), attribute)
+        _REGISTRY[route.backend] = entry
+    return entry(route, context)

@@ -1,0 +1,60 @@
+"""Mapping of HTTP answers and transport errors to typed backend failures."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from email.utils import parsedate_to_datetime
+
+import aiohttp
+
+from services.gateway.domain.errors import BackendError
+
+_REFUSAL_MARKERS = ("content_filter", "content_policy", "safety")
+
+
+def retry_after_s(headers: Mapping[str, str]) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds:
+        try:
+            return max(0.0, float(milliseconds) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("Retry-After") or headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+def error_for_status(status: int, body: str, headers: Mapping[str, str]) -> BackendError:
+    detail = f"HTTP {status}: {body[:300]}"
+    if status == 429:
+        return BackendError(
+            "rate_limited", detail, status=status, retry_after_s=retry_after_s(headers)
+        )
+    if status == 408:
+        return BackendError("timeout", detail, status=status)
+    if any(marker in body.lower() for marker in _REFUSAL_MARKERS) and status < 500:
+        return BackendError("refused", detail, status=status)
+    if status in (401, 403, 404):
+        return BackendError("unavailable", detail, status=status)
+    return BackendError(
+        "upstream_error", detail, status=status, retry_after_s=retry_after_s(headers)
+    )
+
+
+def error_for_transport(exc: Exception) -> BackendError:
+    if isinstance(exc, TimeoutError | aiohttp.ServerTimeoutError):
+        return BackendError("timeout", str(exc) or "timed out")
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return BackendError("unavailable", f"cannot connect: {exc}")
+    # dropped connections and the like: worth a retry, like a 5xx
+    return BackendError("upstream_error", f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,171 @@
+"""Backend for any OpenAI-compatible chat-completions server, over aiohttp."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import aiohttp
+import msgspec
+
+from services.gateway.adapters.backends.http_errors import error_for_status, error_for_transport
+from services.gateway.domain.backend import Completion, finish_reason
+from services.gateway.domain.errors import BackendError
+from services.gateway.domain.routes import Route
+from shared.contracts.gateway import GenerateRequest, TokenAlternative
+
+
+class _TopLogprob(msgspec.Struct):
+    token: str
+    logprob: float
+
+
+class _TokenLogprob(msgspec.Struct):
+    token: str
+    logprob: float
+    top_logprobs: list[_TopLogprob] = msgspec.field(default_factory=list)
+
+
+class _Logprobs(msgspec.Struct):
+    content: list[_TokenLogprob] | None = None
+
+
+class _Message(msgspec.Struct):
+    content: str | None = None
+    refusal: str | None = None
+
+
+class _Choice(msgspec.Struct):
+    message: _Message
+    finish_reason: str | None = None
+    logprobs: _Logprobs | None = None
+
+
+class _Usage(msgspec.Struct):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class ChatCompletion(msgspec.Struct):
+    """The part of an OpenAI chat-completion response the gateway reads."""
+
+    choices: list[_Choice]
+    usage: _Usage | None = None
+
+
+_DECODER = msgspec.json.Decoder(ChatCompletion)
+
+
+def chat_body(model: str, request: GenerateRequest) -> dict[str, Any]:
+    """The OpenAI request body of a generate request."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "temperature": request.temperature,
+    }
+    if request.max_tokens is not None:
+        body["max_tokens"] = request.max_tokens
+    if request.seed is not None:
+        body["seed"] = request.seed
+    if request.stop:
+        body["stop"] = request.stop
+    if request.top_logprobs is not None:
+        body["logprobs"] = True
+        body["top_logprobs"] = request.top_logprobs
+    return body
+
+
+def completion_from(response: ChatCompletion, request: GenerateRequest) -> Completion:
+    if not response.choices:
+        raise BackendError("bad_response", "the response has no choices")
+    choice = response.choices[0]
+    if choice.message.refusal:
+        raise BackendError("refused", f"the model refused: {choice.message.refusal[:300]}")
+    usage = response.usage or _Usage()
+    return Completion(
+        text=choice.message.content or "",
+        finish_reason=finish_reason(choice.finish_reason),
+        input_tokens=usage.prompt_tokens,
+        output_tokens=usage.completion_tokens,
+        logprobs=_first_token_alternatives(choice, request),
+    )
+
+
+def _first_token_alternatives(
+    choice: _Choice, request: GenerateRequest
+) -> list[TokenAlternative] | None:
+    if request.top_logprobs is None:
+        return None
+    tokens = choice.logprobs.content if choice.logprobs else None
+    if not tokens:
+        raise BackendError("bad_response", "logprobs were asked for but none came back")
+    first = tokens[0]
+    alternatives = first.top_logprobs or [_TopLogprob(first.token, first.logprob)]
+    return [TokenAlternative(token=alt.token, logprob=alt.logprob) for alt in alternatives]
+
+
+def decode_completion(payload: bytes, request: GenerateRequest) -> Completion:
+    try:
+        response = _DECODER.decode(payload)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise BackendError("bad_response", f"not a chat completion: {exc}") from exc
+    return completion_from(response, request)
+
+
+def api_key(route: Route) -> str | None:
+    """The route's key from its environment variable (never logged, never returned)."""
+    if not route.api_key_env:
+        return None
+    key = os.environ.get(route.api_key_env)
+    if not key:
+        raise BackendError(
+            "unavailable",
+            f"environment variable {route.api_key_env} (api_key_env of route "
+            f"{route.name!r}) is not set",
+        )
+    return key
+
+
+class OpenAIBackend:
+    name = "openai"
+    supports_logprobs = True
+
+    def __init__(self, route: Route, _: object = None) -> None:
+        self.route = route
+        self.url = f"{(route.resolved_base_url() or '').rstrip('/')}/chat/completions"
+        self._session: aiohttp.ClientSession | None = None
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(
+                limit=max(self.route.max_concurrency, 16), keepalive_timeout=30
+            )
+            self._session = aiohttp.ClientSession(connector=connector)
+        return self._session
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        key = api_key(self.route)
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    async def complete(self, request: GenerateRequest, timeout_s: float) -> Completion:
+        headers = self._headers()
+        body = msgspec.json.encode(chat_body(self.route.model, request))
+        timeout = aiohttp.ClientTimeout(total=timeout_s)
+        try:
+            async with self._client().post(
+                self.url, data=body, headers=headers, timeout=timeout
+            ) as response:
+                payload = await response.read()
+                if response.status >= 400:
+                    text = payload.decode("utf-8", "replace")
+                    raise error_for_status(response.status, text, response.headers)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise error_for_transport(exc) from exc
+        return decode_completion(payload, request)
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()

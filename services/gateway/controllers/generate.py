@@ -1,0 +1,82 @@
+"""``POST /v1/generate``, ``POST /v1/generate/batch`` and ``GET /v1/models``."""
+
+from __future__ import annotations
+
+import asyncio
+
+from litestar import Controller, get, post
+from litestar.datastructures import State
+
+from services.gateway.controllers.problems import (
+    GATEWAY_EXCEPTION_HANDLERS,
+    GENERATE_ERROR_RESPONSES,
+    problem_for,
+)
+from services.gateway.domain.errors import GatewayError
+from services.gateway.domain.gateway import ModelGateway
+from services.gateway.domain.routes import Route
+from shared.contracts.gateway import (
+    GenerateBatchItem,
+    GenerateBatchRequest,
+    GenerateBatchResponse,
+    GenerateRequest,
+    GenerateResponse,
+    ModelList,
+    ModelRoute,
+)
+
+
+class GenerateController(Controller):
+    path = "/v1"
+    tags = ["models"]  # noqa: RUF012
+    exception_handlers = GATEWAY_EXCEPTION_HANDLERS
+
+    @post(
+        "/generate",
+        operation_id="generateCompletion",
+        summary="One chat completion by a named route (cached, limited, retried)",
+        status_code=200,
+        responses=GENERATE_ERROR_RESPONSES,
+    )
+    async def generate(self, data: GenerateRequest, state: State) -> GenerateResponse:
+        gateway: ModelGateway = state.model_gateway
+        return await gateway.generate(data)
+
+    @post(
+        "/generate/batch",
+        operation_id="generateCompletionBatch",
+        summary="Many generate requests, answered in order, each with its result or its error",
+        status_code=200,
+    )
+    async def generate_batch(
+        self, data: GenerateBatchRequest, state: State
+    ) -> GenerateBatchResponse:
+        gateway: ModelGateway = state.model_gateway
+        items = await asyncio.gather(*(_batch_item(gateway, item) for item in data.requests))
+        return GenerateBatchResponse(results=list(items))
+
+    @get("/models", operation_id="listModels", summary="The model routes (never their keys)")
+    async def list_models(self, state: State) -> ModelList:
+        gateway: ModelGateway = state.model_gateway
+        return ModelList(models=[_listed(gateway, route) for route in gateway.routes.values()])
+
+
+async def _batch_item(gateway: ModelGateway, request: GenerateRequest) -> GenerateBatchItem:
+    try:
+        return GenerateBatchItem(result=await gateway.generate(request))
+    except GatewayError as exc:
+        return GenerateBatchItem(error=problem_for(exc))
+
+
+def _listed(gateway: ModelGateway, route: Route) -> ModelRoute:
+    return ModelRoute(
+        name=route.name,
+        backend=route.backend,
+        model=route.model,
+        base_url=route.resolved_base_url(),
+        max_concurrency=route.max_concurrency,
+        requests_per_minute=route.requests_per_minute,
+        timeout_s=route.timeout_s,
+        max_retries=route.max_retries,
+        supports_logprobs=gateway.supports_logprobs(route),
+    )

@@ -1,0 +1,79 @@
+"""Gateway errors as problem-details: the typed outcome, attempts and Retry-After."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response
+from litestar.openapi import ResponseSpec
+
+from services.gateway.domain.errors import (
+    GatewayError,
+    GenerationFailed,
+    UnknownRoute,
+    UnsupportedParameter,
+)
+from shared.contracts.base import FieldError, Problem
+from shared.problems import problem_response
+
+#: HTTP status of each typed outcome
+OUTCOME_STATUS: dict[str, int] = {
+    "rate_limited": 429,
+    "timeout": 504,
+    "upstream_error": 502,
+    "bad_response": 502,
+    "refused": 422,
+    "unavailable": 503,
+}
+
+
+def problem_for(exc: GatewayError) -> Problem:
+    if isinstance(exc, UnknownRoute):
+        return Problem(
+            title="Unknown model route",
+            status=404,
+            detail=str(exc),
+            errors=[FieldError(field="model", message=str(exc))],
+        )
+    if isinstance(exc, UnsupportedParameter):
+        return Problem(
+            title="Unsupported parameter",
+            status=422,
+            detail=exc.detail,
+            errors=[FieldError(field=exc.field, message=exc.detail)],
+        )
+    if isinstance(exc, GenerationFailed):
+        return Problem(
+            title=f"Model call failed: {exc.outcome}",
+            status=OUTCOME_STATUS[exc.outcome],
+            detail=f"route {exc.route!r}: {exc.detail}",
+            outcome=exc.outcome,
+            attempts=exc.attempts,
+            retry_after_s=exc.retry_after_s,
+        )
+    return Problem(title="Gateway error", status=500, detail=str(exc))
+
+
+def gateway_error_response(_: Request[Any, Any, Any], exc: GatewayError) -> Response[Any]:
+    problem = problem_for(exc)
+    headers = None
+    if problem.retry_after_s is not None:
+        headers = {"Retry-After": str(max(1, round(problem.retry_after_s)))}
+    return problem_response(problem, headers=headers)
+
+
+#: exception handlers for controllers that call ``ModelGateway``
+GATEWAY_EXCEPTION_HANDLERS: dict[Any, Any] = {GatewayError: gateway_error_response}
+
+#: OpenAPI documentation of the error answers of a generate call
+GENERATE_ERROR_RESPONSES: dict[int, ResponseSpec] = {
+    status: ResponseSpec(data_container=Problem, description=description)
+    for status, description in {
+        404: "Unknown model route",
+        422: "Parameter unsupported by the route's backend, or the answer was refused",
+        429: "Rate limited upstream after every retry (Retry-After set)",
+        502: "Upstream error or malformed upstream answer",
+        503: "Backend unavailable",
+        504: "Timed out",
+    }.items()
+}

@@ -1,0 +1,48 @@
+"""The one interface every model backend implements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from shared.contracts.gateway import FinishReason, GenerateRequest, TokenAlternative
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What one successful upstream call produced."""
+
+    text: str
+    finish_reason: FinishReason
+    input_tokens: int = 0
+    output_tokens: int = 0
+    #: alternatives of the first generated token, when asked for
+    logprobs: list[TokenAlternative] | None = field(default=None)
+
+
+class Backend(Protocol):
+    """A model backend bound to one route.
+
+    ``complete`` makes exactly one upstream attempt within ``timeout_s`` and raises
+    :class:`services.gateway.domain.errors.BackendError` with a typed outcome on failure; the
+    gateway does the retrying, limiting and caching.
+    """
+
+    name: str
+    supports_logprobs: bool
+
+    async def complete(self, request: GenerateRequest, timeout_s: float) -> Completion: ...
+
+    async def close(self) -> None: ...
+
+
+def finish_reason(value: object) -> FinishReason:
+    """Normalise a backend's finish reason to the contract's vocabulary."""
+    text = str(value or "").lower()
+    if text in ("stop", "eos", "end_turn", "stop_sequence"):
+        return "stop"
+    if text in ("length", "max_tokens"):
+        return "length"
+    if text in ("content_filter", "safety", "blocklist", "prohibited_content", "spii"):
+        return "content_filter"
+    return "unknown"

@@ -1,0 +1,49 @@
+"""The response cache: its key and the storage interface."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Protocol
+
+import msgspec
+
+from services.gateway.domain.backend import Completion
+from services.gateway.domain.routes import Route
+from shared.contracts.gateway import GenerateRequest
+
+KEY_VERSION = "v1"
+
+
+def cache_key(route: Route, request: GenerateRequest) -> str:
+    """Hash of the route, its backend model, every message and every output-affecting parameter.
+
+    ``sample_index`` is part of it, so sampled requests (temperature > 0) are cached per sample
+    and repeated samples stay independent.
+    """
+    material = [
+        KEY_VERSION,
+        route.name,
+        route.backend,
+        route.model,
+        route.resolved_base_url(),
+        [[message.role, message.content] for message in request.messages],
+        request.temperature,
+        request.max_tokens,
+        request.seed,
+        request.stop,
+        request.top_logprobs,
+        request.sample_index,
+    ]
+    return hashlib.sha256(msgspec.json.encode(material)).hexdigest()
+
+
+def is_cacheable(completion: Completion) -> bool:
+    """Only complete answers: "length" is complete for its ``max_tokens`` (part of the key);
+    refusals and unknown endings are not stored."""
+    return completion.finish_reason in ("stop", "length")
+
+
+class ResponseCache(Protocol):
+    async def get(self, key: str) -> Completion | None: ...
+
+    async def put(self, key: str, route: Route, completion: Completion) -> None: ...

@@ -1,0 +1,81 @@
+"""Typed failures of the gateway. None of them knows about HTTP; the controllers map them."""
+
+from __future__ import annotations
+
+from shared.contracts.gateway import Outcome
+
+#: outcomes worth another attempt (5xx upstream errors too, see ``BackendError.retryable``)
+RETRYABLE_OUTCOMES: frozenset[str] = frozenset({"rate_limited", "timeout"})
+
+
+class GatewayError(Exception):
+    """Base of every error ``ModelGateway.generate`` raises."""
+
+
+class UnknownRoute(GatewayError):
+    def __init__(self, name: str, known: list[str]) -> None:
+        super().__init__(f"unknown model route {name!r}; known routes: {', '.join(known)}")
+        self.name = name
+
+
+class UnsupportedParameter(GatewayError):
+    """The route's backend cannot honour a parameter (e.g. ``top_logprobs`` on Gemini)."""
+
+    def __init__(self, field: str, detail: str) -> None:
+        super().__init__(detail)
+        self.field = field
+        self.detail = detail
+
+
+class BackendError(Exception):
+    """One failed attempt, as a backend adapter reports it."""
+
+    def __init__(
+        self,
+        outcome: Outcome,
+        detail: str,
+        *,
+        status: int | None = None,
+        retry_after_s: float | None = None,
+    ) -> None:
+        super().__init__(f"{outcome}: {detail}")
+        self.outcome: Outcome = outcome
+        self.detail = detail
+        self.status = status
+        self.retry_after_s = retry_after_s
+
+    @property
+    def retryable(self) -> bool:
+        if self.outcome in RETRYABLE_OUTCOMES:
+            return True
+        return self.outcome == "upstream_error" and (self.status is None or self.status >= 500)
+
+
+class GenerationFailed(GatewayError):
+    """The final failure of one generate request, after every attempt it was allowed."""
+
+    def __init__(
+        self,
+        outcome: Outcome,
+        detail: str,
+        *,
+        route: str,
+        attempts: int,
+        retry_after_s: float | None = None,
+    ) -> None:
+        super().__init__(f"{route}: {outcome} after {attempts} attempt(s): {detail}")
+        self.outcome: Outcome = outcome
+        self.detail = detail
+        self.route = route
+        self.attempts = attempts
+        self.retry_after_s = retry_after_s
+
+    @classmethod
+    def from_backend(cls, error: BackendError, route: str, attempts: int) -> GenerationFailed:
+        return cls(
+            error.outcome,
+            error.detail,
+            route=route,
+            attempts=attempts,
+            retry_after_s=error.retry_after_s,
+        )

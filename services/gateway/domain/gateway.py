@@ -1,0 +1,272 @@
+"""``ModelGateway``: the one in-process entry point for model calls."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from services.gateway import metrics
+from services.gateway.domain.backend import Backend, Completion
+from services.gateway.domain.cache import ResponseCache, cache_key, is_cacheable
+from services.gateway.domain.errors import (
+    BackendError,
+    GenerationFailed,
+    UnknownRoute,
+    UnsupportedParameter,
+)
+from services.gateway.domain.limits import RouteLimiter, SlotWaitExceeded
+from services.gateway.domain.retry import backoff_s
+from services.gateway.domain.routes import Route
+from shared.contracts.gateway import GenerateRequest, GenerateResponse, Usage
+
+logger = logging.getLogger(__name__)
+
+BackendFactory = Callable[[Route], Backend]
+
+
+@dataclass
+class _Lane:
+    """A route's backend instance and limits, created on first use."""
+
+    backend: Backend
+    limiter: RouteLimiter
+
+
+@dataclass
+class _Attempts:
+    """Bookkeeping of one request's attempts (for the overhead metric)."""
+
+    count: int = 0
+    upstream_s: float = 0.0
+    waited_s: float = 0.0
+    last_error: BackendError | None = field(default=None)
+
+
+def _default_backend_factory() -> BackendFactory:
+    from services.gateway.adapters.backends import BackendContext, create_backend
+    from services.gateway.settings import get_settings
+
+    context = BackendContext(models_dir=get_settings().resolved_data_dir() / "models")
+    return lambda route: create_backend(route, context)
+
+
+class ModelGateway:
+    """Routes generate requests to backends, with cache, per-route limits and retries.
+
+    ``await gateway.generate(request)`` returns a :class:`GenerateResponse` or raises
+    :class:`UnknownRoute` (no such route), :class:`UnsupportedParameter` (the backend cannot do
+    what was asked, e.g. ``top_logprobs``) or :class:`GenerationFailed` (typed ``outcome``,
+    ``detail``, ``attempts``, ``retry_after_s``) once retries and the route's deadline are spent.
+    Cache hits cost no upstream call and come back with ``cached=True``.
+    """
+
+    def __init__(
+        self,
+        routes: Mapping[str, Route],
+        *,
+        cache: ResponseCache | None = None,
+        backend_factory: BackendFactory | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        if backend_factory is None:
+            backend_factory = _default_backend_factory()
+        self.routes: dict[str, Route] = dict(routes)
+        self._cache = cache
+        self._backend_factory = backend_factory
+        self._rng = rng or random.Random()
+        self._lanes: dict[str, _Lane] = {}
+
+    def route(self, name: str) -> Route:
+        try:
+            return self.routes[name]
+        except KeyError:
+            raise UnknownRoute(name, sorted(self.routes)) from None
+
+    def backend(self, route: Route) -> Backend:
+        """The route's backend instance (created on first use; SDKs load on first call)."""
+        return self._lane(route).backend
+
+    def supports_logprobs(self, route: Route) -> bool:
+        return self.backend(route).supports_logprobs
+
+    def use_cache(self, cache: ResponseCache | None) -> None:
+        """Attach the response cache (the database opens after the gateway is built)."""
+        self._cache = cache
+
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        started = time.perf_counter()
+        route = self.route(request.model)
+        lane = self._lane(route)
+        if request.top_logprobs is not None and not lane.backend.supports_logprobs:
+            raise UnsupportedParameter(
+                "top_logprobs",
+                f"route {route.name!r} (backend {route.backend}) cannot return logprobs",
+            )
+        key = cache_key(route, request) if request.cache and self._cache is not None else None
+        if key is not None:
+            cached = await self._cache_get(key)
+            if cached is not None:
+                return self._response(route, cached, started, cached=True, attempts=0)
+        attempts = _Attempts()
+        completion = await self._call_with_retries(route, lane, request, started, attempts)
+        if key is not None and is_cacheable(completion):
+            await self._cache_put(key, route, completion)
+        response = self._response(route, completion, started, cached=False, attempts=attempts.count)
+        metrics.GATEWAY_OVERHEAD.observe(
+            max(0.0, response.latency_s - attempts.upstream_s - attempts.waited_s)
+        )
+        return response
+
+    async def close(self) -> None:
+        lanes, self._lanes = list(self._lanes.values()), {}
+        for lane in lanes:
+            await lane.backend.close()
+
+    # ----- internals -----
+    def _lane(self, route: Route) -> _Lane:
+        lane = self._lanes.get(route.name)
+        if lane is None:
+            lane = _Lane(
+                backend=self._backend_factory(route),
+                limiter=RouteLimiter(route.max_concurrency, route.requests_per_minute),
+            )
+            self._lanes[route.name] = lane
+        return lane
+
+    async def _call_with_retries(
+        self,
+        route: Route,
+        lane: _Lane,
+        request: GenerateRequest,
+        started: float,
+        attempts: _Attempts,
+    ) -> Completion:
+        deadline = started + route.deadline_s
+        while True:
+            try:
+                completion = await self._attempt(route, lane, request, deadline, attempts)
+            except BackendError as error:
+                delay = self._retry_delay(route, error, attempts, deadline)
+                metrics.MODEL_RETRIES.labels(route.name, error.outcome).inc()
+                attempts.waited_s += delay
+                await asyncio.sleep(delay)
+                continue
+            self._count(route, "ok")
+            metrics.MODEL_TOKENS.labels(route.name, "input").inc(completion.input_tokens)
+            metrics.MODEL_TOKENS.labels(route.name, "output").inc(completion.output_tokens)
+            return completion
+
+    def _retry_delay(
+        self, route: Route, error: BackendError, attempts: _Attempts, deadline: float
+    ) -> float:
+        """Seconds until the next attempt, or raise the final failure."""
+        if not error.retryable or attempts.count > route.max_retries:
+            raise self._failed(route, error, attempts.count)
+        delay = backoff_s(
+            attempts.count,
+            base_s=route.retry_base_s,
+            max_s=route.retry_max_s,
+            retry_after_s=error.retry_after_s,
+            rng=self._rng,
+        )
+        if time.perf_counter() + delay >= deadline:
+            error.detail += f" (next retry in {delay:.3g} s would pass the route's deadline)"
+            raise self._failed(route, error, attempts.count)
+        return delay
+
+    async def _attempt(
+        self,
+        route: Route,
+        lane: _Lane,
+        request: GenerateRequest,
+        deadline: float,
+        attempts: _Attempts,
+    ) -> Completion:
+        remaining = deadline - time.perf_counter()
+        try:
+            async with lane.limiter.slot(remaining) as waited:
+                attempts.waited_s += waited
+                attempts.count += 1
+                return await self._upstream(route, lane.backend, request, deadline)
+        except SlotWaitExceeded as exc:
+            error = BackendError("timeout", f"waited for a free slot: {exc}")
+            raise self._failed(route, error, attempts.count) from exc
+
+    async def _upstream(
+        self, route: Route, backend: Backend, request: GenerateRequest, deadline: float
+    ) -> Completion:
+        timeout_s = min(route.timeout_s, deadline - time.perf_counter())
+        inflight = metrics.MODEL_INFLIGHT.labels(route.name)
+        inflight.inc()
+        began = time.perf_counter()
+        try:
+            async with asyncio.timeout(timeout_s):
+                completion = await backend.complete(request, timeout_s)
+        except TimeoutError as exc:
+            raise BackendError("timeout", f"no answer within {timeout_s:.3g} s") from exc
+        except BackendError:
+            raise
+        except Exception as exc:
+            logger.exception(
+                "backend %s of route %s failed unexpectedly", route.backend, route.name
+            )
+            raise BackendError("bad_response", f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            inflight.dec()
+            elapsed = time.perf_counter() - began
+            metrics.MODEL_REQUEST_DURATION.labels(route.name, route.backend).observe(elapsed)
+        if completion.finish_reason == "content_filter":
+            raise BackendError("refused", "the backend's safety filter blocked the answer")
+        return completion
+
+    def _failed(self, route: Route, error: BackendError, attempts: int) -> GenerationFailed:
+        self._count(route, error.outcome)
+        logger.warning(
+            "model call failed",
+            extra={"route": route.name, "outcome": error.outcome, "attempts": attempts},
+        )
+        return GenerationFailed.from_backend(error, route.name, attempts)
+
+    @staticmethod
+    def _count(route: Route, outcome: str) -> None:
+        metrics.MODEL_REQUESTS.labels(route.name, route.backend, outcome).inc()
+
+    async def _cache_get(self, key: str) -> Completion | None:
+        assert self._cache is not None
+        try:
+            hit = await self._cache.get(key)
+        except Exception:
+            logger.exception("response cache lookup failed; calling the backend")
+            hit = None
+        metrics.CACHE_REQUESTS.labels("hit" if hit is not None else "miss").inc()
+        return hit
+
+    async def _cache_put(self, key: str, route: Route, completion: Completion) -> None:
+        assert self._cache is not None
+        try:
+            await self._cache.put(key, route, completion)
+        except Exception:
+            logger.exception("storing a response in the cache failed")
+
+    @staticmethod
+    def _response(
+        route: Route, completion: Completion, started: float, *, cached: bool, attempts: int
+    ) -> GenerateResponse:
+        return GenerateResponse(
+            text=completion.text,
+            model=route.model,
+            route=route.name,
+            backend=route.backend,
+            finish_reason=completion.finish_reason,
+            usage=Usage(
+                input_tokens=completion.input_tokens, output_tokens=completion.output_tokens
+            ),
+            latency_s=time.perf_counter() - started,
+            cached=cached,
+            logprobs=completion.logprobs,
+            attempts=attempts,
+        )

@@ -1,0 +1,43 @@
+"""Prometheus metrics of model calls (no per-question or per-caller labels)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+MODEL_REQUESTS = Counter(
+    "steadfast_model_requests_total",
+    "Generate requests that reached a backend, by final outcome (ok or a typed failure).",
+    ["route", "backend", "outcome"],
+)
+MODEL_REQUEST_DURATION = Histogram(
+    "steadfast_model_request_duration_seconds",
+    "Duration of one upstream attempt.",
+    ["route", "backend"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300),
+)
+GATEWAY_OVERHEAD = Histogram(
+    "steadfast_gateway_overhead_seconds",
+    "Time a generate request spent in the gateway itself: total minus upstream attempts, "
+    "waits for a slot and backoff sleeps.",
+    buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5),
+)
+MODEL_RETRIES = Counter(
+    "steadfast_model_retries_total",
+    "Retries of an upstream call, by the outcome of the attempt that failed.",
+    ["route", "reason"],
+)
+CACHE_REQUESTS = Counter(
+    "steadfast_model_cache_requests_total",
+    "Response cache lookups (hit or miss).",
+    ["result"],
+)
+MODEL_TOKENS = Counter(
+    "steadfast_model_tokens_total",
+    "Tokens reported by the backends (cache hits excluded).",
+    ["route", "direction"],
+)
+MODEL_INFLIGHT = Gauge(
+    "steadfast_model_inflight_requests",
+    "Upstream calls in progress.",
+    ["route"],
+)
