@@ -14,22 +14,17 @@ from numpy.typing import NDArray
 _BLOCK_CELLS = 4_000_000
 
 
-def ratio_intervals(
+def bootstrap_ratios(
     numerators: NDArray[np.float64],
     denominators: NDArray[np.float64],
     resamples: int,
     rng: np.random.Generator,
-    confidence: float = 0.95,
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """95% percentile intervals of Σnum/Σden for each column, resampling the rows.
-
-    ``numerators`` and ``denominators`` are (questions × metrics). Returns (low, high) per metric,
-    NaN where no resample had a non-zero denominator or there is nothing to resample."""
+) -> NDArray[np.float64]:
+    """Σnum/Σden of each column in each resample of the rows: (resamples × metrics), NaN where a
+    resample's denominator is 0. ``numerators`` and ``denominators`` are (rows × metrics)."""
     n_rows, n_metrics = numerators.shape
-    low = np.full(n_metrics, np.nan)
-    high = np.full(n_metrics, np.nan)
     if resamples == 0 or n_rows == 0:
-        return low, high
+        return np.full((0, n_metrics), np.nan)
     stacked = np.hstack([numerators, denominators]).astype(np.float64)
     block = max(1, min(resamples, _BLOCK_CELLS // max(1, n_rows)))
     sums = []
@@ -42,10 +37,30 @@ def ratio_intervals(
     totals = np.vstack(sums)
     num, den = totals[:, :n_metrics], totals[:, n_metrics:]
     with np.errstate(invalid="ignore", divide="ignore"):
-        ratios = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-    has_value = ~np.all(np.isnan(ratios), axis=0)
-    tail = (1.0 - confidence) / 2 * 100
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def percentile_intervals(
+    ratios: NDArray[np.float64], confidence: float = 0.95
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Percentile interval of each column, NaN where every resample is NaN (or none exist)."""
+    n_metrics = ratios.shape[1]
+    low, high = np.full(n_metrics, np.nan), np.full(n_metrics, np.nan)
+    has_value = ~np.all(np.isnan(ratios), axis=0) if len(ratios) else np.zeros(n_metrics, bool)
     if has_value.any():
+        tail = (1.0 - confidence) / 2 * 100
         bounds = np.nanpercentile(ratios[:, has_value], [tail, 100 - tail], axis=0)
         low[has_value], high[has_value] = bounds[0], bounds[1]
     return low, high
+
+
+def ratio_intervals(
+    numerators: NDArray[np.float64],
+    denominators: NDArray[np.float64],
+    resamples: int,
+    rng: np.random.Generator,
+    confidence: float = 0.95,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """95% percentile intervals of Σnum/Σden for each column, resampling the rows."""
+    ratios = bootstrap_ratios(numerators, denominators, resamples, rng)
+    return percentile_intervals(ratios, confidence)
