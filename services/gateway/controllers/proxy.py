@@ -1,0 +1,146 @@
+"""``POST /v1/chat/completions``: an OpenAI-compatible reliability proxy.
+
+The model name picks the route and strategy (``"paraphrase-vote:local"``); a plain route passes
+through. Every error is in OpenAI's shape, so OpenAI client libraries raise their usual
+exceptions."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from litestar import Controller, Request, Response, post
+from litestar.datastructures import State
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.openapi import ResponseSpec
+from litestar.response import Stream
+
+from services.gateway.controllers.problems import problem_for
+from services.gateway.controllers.self_paraphrase import proxy_service
+from services.gateway.domain.errors import GatewayError, UnknownRoute
+from services.gateway.strategies import openai_format
+from services.gateway.strategies.service import split_model
+from shared.contracts.proxy import (
+    ChatCompletion,
+    ChatCompletionRequest,
+    OpenAIError,
+    StrategyOptions,
+)
+from shared.problems import ProblemError, field_from_message
+
+logger = logging.getLogger(__name__)
+
+#: OpenAI's ``finish_reason`` for the gateway's
+FINISH_REASONS = {"length": "length", "content_filter": "content_filter"}
+
+
+class ChatCompletionsController(Controller):
+    path = "/v1"
+    tags = ["proxy"]  # noqa: RUF012
+    exception_handlers = {  # noqa: RUF012
+        ValidationException: lambda _, exc: _invalid(exc),
+        ProblemError: lambda _, exc: _error(exc.status, exc.detail or exc.title, exc.field),
+        HTTPException: lambda _, exc: _error(exc.status_code, exc.detail),
+        GatewayError: lambda _, exc: _gateway_error(exc),
+        Exception: lambda request, exc: _unexpected(request, exc),
+    }
+
+    @post(
+        "/chat/completions",
+        operation_id="createChatCompletion",
+        summary="OpenAI-compatible chat completion, answered by a self-paraphrase strategy",
+        description=(
+            "`model` is `<strategy>:<route>` (single-prompt, canonicalize, paraphrase-vote) or a "
+            "plain route, which passes through. With `stream: true` the final answer is sent as "
+            "`chat.completion.chunk` server-sent events ending with `data: [DONE]`."
+        ),
+        status_code=200,
+        responses={
+            status: ResponseSpec(data_container=OpenAIError, description=description)
+            for status, description in {
+                400: "Invalid request",
+                404: "Unknown model route",
+                422: "Unsupported parameter, or the answer was refused",
+                429: "Rate limited upstream after every retry",
+                502: "Upstream error",
+                503: "Backend unavailable",
+                504: "Timed out",
+            }.items()
+        },
+    )
+    async def create_chat_completion(
+        self, data: ChatCompletionRequest, state: State
+    ) -> Response[ChatCompletion]:
+        completion = await _complete(data, state)
+        if data.stream:
+            include_usage = bool(data.stream_options and data.stream_options.include_usage)
+            return Stream(  # type: ignore[return-value]
+                openai_format.chunk_events(completion, include_usage),
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-cache"},
+            )
+        return Response(completion)
+
+
+async def _complete(data: ChatCompletionRequest, state: State) -> ChatCompletion:
+    strategy, route = split_model(data.model)
+    try:
+        question = openai_format.question_of(data)
+    except ValueError as exc:
+        raise ProblemError(400, "Invalid request", str(exc), field="messages") from exc
+    settings = openai_format.answer_settings(data, route)
+    service = proxy_service(state)
+    if strategy is None:
+        if data.steadfast is not None:
+            detail = (
+                "steadfast options need a '<strategy>:<route>' model, e.g. paraphrase-vote:local"
+            )
+            raise ProblemError(400, "Invalid request", detail, field="steadfast")
+        passed = await service.passthrough(settings, question)
+        reason = FINISH_REASONS.get(passed.response.finish_reason, "stop")
+        return openai_format.completion(
+            data.model, passed.response.text, passed.response.usage, finish_reason=reason
+        )
+    options = data.steadfast or StrategyOptions()
+    run = await service.run(strategy, question, settings, options)
+    return openai_format.completion(
+        data.model,
+        run.result.content,
+        run.meter.usage,
+        steadfast=openai_format.steadfast_info(run, route),
+    )
+
+
+def _error(
+    status: int,
+    message: str,
+    param: str | None = None,
+    code: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response[Any]:
+    body = openai_format.error_body(status, message, param, code)
+    return Response(body, status_code=status, headers=headers)
+
+
+def _invalid(exc: ValidationException) -> Response[Any]:
+    messages = [
+        str(entry.get("message", "invalid value"))
+        for entry in (exc.extra if isinstance(exc.extra, list) else [])
+        if isinstance(entry, dict)
+    ] or [exc.detail]
+    return _error(400, "; ".join(messages), field_from_message(messages[0]))
+
+
+def _gateway_error(exc: GatewayError) -> Response[Any]:
+    problem = problem_for(exc)
+    headers = None
+    if problem.retry_after_s is not None:
+        headers = {"Retry-After": str(max(1, round(problem.retry_after_s)))}
+    code = "model_not_found" if isinstance(exc, UnknownRoute) else problem.outcome
+    param = "model" if isinstance(exc, UnknownRoute) else None
+    return _error(problem.status, problem.detail or problem.title, param, code, headers)
+
+
+def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    logger.exception("unhandled error on %s %s", request.method, request.url.path)
+    return _error(500, f"internal error: {type(exc).__name__}: {exc}")

@@ -1,0 +1,81 @@
+"""``POST /v1/self-paraphrase``: one question answered by a self-paraphrase strategy."""
+
+from __future__ import annotations
+
+from litestar import Controller, post
+from litestar.datastructures import State
+
+from services.gateway.controllers.problems import (
+    GATEWAY_EXCEPTION_HANDLERS,
+    GENERATE_ERROR_RESPONSES,
+)
+from services.gateway.strategies.prompts import PROMPT_VERSION
+from services.gateway.strategies.question import AnswerSettings, Question
+from services.gateway.strategies.service import Run, SelfParaphraseService
+from shared.clients.perturb import PerturbClient
+from shared.contracts.proxy import SelfParaphraseRequest, SelfParaphraseResponse
+from shared.problems import ProblemError
+
+
+def proxy_service(state: State) -> SelfParaphraseService:
+    perturb_url = state.settings.service_url("perturb")
+    return SelfParaphraseService(state.model_gateway, perturb=lambda: PerturbClient(perturb_url))
+
+
+class SelfParaphraseController(Controller):
+    path = "/v1"
+    tags = ["self-paraphrase"]  # noqa: RUF012
+    exception_handlers = GATEWAY_EXCEPTION_HANDLERS
+
+    @post(
+        "/self-paraphrase",
+        operation_id="answerWithSelfParaphrase",
+        summary="Answer one question with a self-paraphrase strategy and a consistency score",
+        status_code=200,
+        responses=GENERATE_ERROR_RESPONSES,
+    )
+    async def self_paraphrase(
+        self, data: SelfParaphraseRequest, state: State
+    ) -> SelfParaphraseResponse:
+        settings = AnswerSettings(
+            route=data.model,
+            temperature=data.temperature or 0.0,
+            max_tokens=data.max_tokens,
+            seed=data.seed,
+        )
+        run = await proxy_service(state).run(data.strategy, _question(data), settings, data)
+        return _response(run, data.model)
+
+
+def _question(data: SelfParaphraseRequest) -> Question:
+    if (data.question is None) == (data.messages is None):
+        raise ProblemError(
+            400, "Invalid request", "give exactly one of question and messages", field="question"
+        )
+    if data.question is not None:
+        return Question(text=data.question)
+    try:
+        return Question.from_messages(data.messages or [])
+    except ValueError as exc:
+        raise ProblemError(400, "Invalid request", str(exc), field="messages") from exc
+
+
+def _response(run: Run, route: str) -> SelfParaphraseResponse:
+    result = run.result
+    return SelfParaphraseResponse(
+        answer=result.answer,
+        text=result.text,
+        agreement=result.agreement,
+        strategy=result.strategy,
+        model=route,
+        task=result.task,
+        variants=result.variants,
+        usage=run.meter.usage,
+        latency_s=round(run.latency_s, 6),
+        calls=run.meter.calls,
+        cached_calls=run.meter.cached_calls,
+        failed_variants=result.failed_variants,
+        early_stopped=result.early_stopped,
+        notes=result.notes,
+        prompt_version=PROMPT_VERSION,
+    )

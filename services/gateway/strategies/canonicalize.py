@@ -1,0 +1,65 @@
+"""``canonicalize``: rewrite the question into a neutral standard form (temperature 0.7, fixed
+seed and sample index, so the rewrite is reproducible), then answer the rewrite greedily."""
+
+from __future__ import annotations
+
+from services.gateway.domain.errors import GenerationFailed
+from services.gateway.strategies import prompts
+from services.gateway.strategies.extraction import infer_task, read_answer
+from services.gateway.strategies.metering import MeteredGateway
+from services.gateway.strategies.question import AnswerSettings, Question
+from services.gateway.strategies.result import StrategyResult
+from shared.contracts.gateway import ChatMessage, GenerateRequest
+from shared.contracts.proxy import StrategyOptions, Variant
+
+REWRITE_TEMPERATURE = 0.7
+DEFAULT_SEED = 0
+
+
+async def rewrite(model: MeteredGateway, question: str, route: str, seed: int | None) -> str:
+    request = GenerateRequest(
+        model=route,
+        messages=[
+            ChatMessage(role="system", content=prompts.CANONICALIZE_SYSTEM),
+            ChatMessage(role="user", content=question),
+        ],
+        temperature=REWRITE_TEMPERATURE,
+        seed=DEFAULT_SEED if seed is None else seed,
+        sample_index=0,
+    )
+    return prompts.rewrite_line((await model.generate(request)).text)
+
+
+async def canonicalize(
+    model: MeteredGateway, question: Question, settings: AnswerSettings, options: StrategyOptions
+) -> StrategyResult:
+    notes: list[str] = []
+    try:
+        wording = await rewrite(model, question.text, settings.route, settings.seed)
+    except GenerationFailed as failure:
+        wording = ""
+        notes.append(f"the rewrite failed ({failure.outcome}: {failure.detail})")
+    if not wording:
+        notes.append("answered the original question: no usable rewrite")
+        wording = question.text
+    response = await model.generate(settings.request(question.messages_for(wording), 0.0))
+    task = options.task or infer_task(response.text)
+    reading = read_answer(response.text, task)
+    variant = Variant(
+        question=wording,
+        source="canonical" if wording != question.text else "original",
+        answer=reading.answer,
+        text=response.text,
+        value=reading.key,
+        in_majority=True,
+    )
+    return StrategyResult(
+        strategy="canonicalize",
+        answer=reading.answer,
+        text=response.text,
+        content=response.text,
+        agreement=None,
+        task=task,
+        variants=[variant],
+        notes=notes,
+    )

@@ -1,0 +1,29 @@
+"""Prometheus metrics of the reliability proxy (no per-question or per-caller labels)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Histogram
+
+PROXY_REQUESTS = Counter(
+    "steadfast_proxy_requests_total",
+    "Self-paraphrase and proxied chat requests, by strategy and outcome "
+    "(ok, degraded: answered with failed variants or fewer paraphrases, failed).",
+    ["strategy", "outcome"],
+)
+PROXY_AGREEMENT = Histogram(
+    "steadfast_proxy_agreement_ratio",
+    "Share of the voting variants that gave the majority answer.",
+    buckets=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.99, 1.0],
+)
+PROXY_UPSTREAM_CALLS = Histogram(
+    "steadfast_proxy_upstream_calls_per_request",
+    "Model calls one proxied request made (cached ones included).",
+    buckets=[1, 2, 3, 4, 5, 6, 8, 11, 16, 21, 32, 64],
+)
+
+
+def record(strategy: str, outcome: str, calls: int, agreement: float | None = None) -> None:
+    PROXY_REQUESTS.labels(strategy=strategy, outcome=outcome).inc()
+    PROXY_UPSTREAM_CALLS.observe(calls)
+    if agreement is not None:
+        PROXY_AGREEMENT.observe(agreement)

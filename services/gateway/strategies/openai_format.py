@@ -1,0 +1,169 @@
+"""The OpenAI chat-completions wire format: requests in, ``chat.completion`` /
+``chat.completion.chunk`` objects and error bodies out."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+
+import msgspec
+
+from services.gateway.strategies.prompts import PROMPT_VERSION
+from services.gateway.strategies.question import AnswerSettings, Question
+from services.gateway.strategies.service import Run
+from shared.contracts.gateway import ChatMessage, Usage
+from shared.contracts.proxy import (
+    AssistantMessage,
+    ChatCompletion,
+    ChatCompletionChunk,
+    ChatCompletionRequest,
+    ChunkChoice,
+    ChunkDelta,
+    CompletionChoice,
+    CompletionUsage,
+    OpenAIError,
+    OpenAIErrorBody,
+    ProxyMessage,
+    SteadfastInfo,
+)
+
+#: characters per streamed chunk of the final answer
+CHUNK_CHARS = 64
+
+#: OpenAI's error ``type`` for each status the proxy answers with
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    404: "invalid_request_error",
+    413: "invalid_request_error",
+    422: "invalid_request_error",
+    429: "rate_limit_error",
+}
+
+
+def conversation(request: ChatCompletionRequest) -> list[ChatMessage]:
+    """OpenAI messages as gateway messages (``developer`` is a system message, text parts are
+    joined)."""
+    return [
+        ChatMessage(
+            role="system" if message.role == "developer" else message.role, content=_text(message)
+        )
+        for message in request.messages
+    ]
+
+
+def _text(message: ProxyMessage) -> str:
+    if message.content is None:
+        return ""
+    if isinstance(message.content, str):
+        return message.content
+    return "".join(part.text for part in message.content)
+
+
+def answer_settings(request: ChatCompletionRequest, route: str) -> AnswerSettings:
+    stop = [request.stop] if isinstance(request.stop, str) else request.stop
+    return AnswerSettings(
+        route=route,
+        temperature=request.temperature or 0.0,
+        max_tokens=request.max_completion_tokens or request.max_tokens,
+        stop=stop,
+        seed=request.seed,
+    )
+
+
+def question_of(request: ChatCompletionRequest) -> Question:
+    return Question.from_messages(conversation(request))
+
+
+def completion_usage(usage: Usage) -> CompletionUsage:
+    return CompletionUsage(
+        prompt_tokens=usage.input_tokens,
+        completion_tokens=usage.output_tokens,
+        total_tokens=usage.input_tokens + usage.output_tokens,
+    )
+
+
+def steadfast_info(run: Run, route: str) -> SteadfastInfo:
+    result = run.result
+    return SteadfastInfo(
+        strategy=result.strategy,
+        route=route,
+        answer=result.answer,
+        agreement=result.agreement,
+        task=result.task,
+        variants=result.variants,
+        calls=run.meter.calls,
+        cached_calls=run.meter.cached_calls,
+        failed_variants=result.failed_variants,
+        early_stopped=result.early_stopped,
+        notes=result.notes,
+        prompt_version=PROMPT_VERSION,
+    )
+
+
+def completion(
+    model: str,
+    content: str,
+    usage: Usage,
+    finish_reason: str = "stop",
+    steadfast: SteadfastInfo | None = None,
+) -> ChatCompletion:
+    return ChatCompletion(
+        id=new_completion_id(),
+        object="chat.completion",
+        created=int(time.time()),
+        model=model,
+        choices=[
+            CompletionChoice(
+                index=0,
+                message=AssistantMessage(role="assistant", content=content),
+                finish_reason=finish_reason,
+            )
+        ],
+        usage=completion_usage(usage),
+        steadfast=steadfast,
+    )
+
+
+def chunk_events(completion: ChatCompletion, include_usage: bool) -> Iterator[bytes]:
+    """The completion as server-sent ``chat.completion.chunk`` events: the role, the content in
+    pieces, the finish reason (with ``steadfast``), optionally the usage, then ``[DONE]``."""
+    choice = completion.choices[0]
+    content = choice.message.content
+
+    def chunk(
+        delta: ChunkDelta, finish: str | None = None, last: bool = False
+    ) -> ChatCompletionChunk:
+        return ChatCompletionChunk(
+            id=completion.id,
+            object="chat.completion.chunk",
+            created=completion.created,
+            model=completion.model,
+            choices=[ChunkChoice(index=0, delta=delta, finish_reason=finish)],
+            steadfast=completion.steadfast if last else None,
+        )
+
+    yield _event(chunk(ChunkDelta(role="assistant", content="")))
+    for start in range(0, len(content), CHUNK_CHARS):
+        yield _event(chunk(ChunkDelta(content=content[start : start + CHUNK_CHARS])))
+    yield _event(chunk(ChunkDelta(), finish=choice.finish_reason, last=True))
+    if include_usage:
+        usage_chunk = chunk(ChunkDelta())
+        usage_chunk.choices, usage_chunk.usage = [], completion.usage
+        yield _event(usage_chunk)
+    yield b"data: [DONE]\n\n"
+
+
+def _event(payload: ChatCompletionChunk) -> bytes:
+    return b"data: " + msgspec.json.encode(payload) + b"\n\n"
+
+
+def new_completion_id() -> str:
+    return f"chatcmpl-{uuid.uuid4().hex}"
+
+
+def error_body(
+    status: int, message: str, param: str | None = None, code: str | None = None
+) -> OpenAIError:
+    kind = ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+    return OpenAIError(error=OpenAIErrorBody(message=message, type=kind, param=param, code=code))

@@ -1,0 +1,189 @@
+"""``paraphrase-vote`` (this service's own): answer the original and k paraphrases concurrently,
+group the answers by value and return the majority's (ties: the original's), with its share of
+the votes as a consistency score and every variant's answer."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from services.gateway.domain.errors import GenerationFailed
+from services.gateway.strategies.equivalence import merge_equivalent
+from services.gateway.strategies.extraction import Reading, infer_task, read_answer
+from services.gateway.strategies.metering import MeteredGateway
+from services.gateway.strategies.paraphrasers import Paraphraser
+from services.gateway.strategies.question import AnswerSettings, Question
+from services.gateway.strategies.result import StrategyResult
+from services.gateway.strategies.voting import ORIGINAL, Vote, decided, tally
+from shared.contracts.gateway import GenerateResponse
+from shared.contracts.proxy import StrategyOptions, Variant
+from shared.contracts.verify import Task
+
+#: one variant's fate: its reply, its final failure, or None when early stop skipped it
+Reply = GenerateResponse | GenerationFailed | None
+
+
+@dataclass
+class Ballots:
+    replies: list[Reply]
+    task: Task
+    readings: list[Reading | None]
+    keys: list[str | None]
+
+
+async def paraphrase_vote(
+    model: MeteredGateway,
+    question: Question,
+    settings: AnswerSettings,
+    options: StrategyOptions,
+    paraphraser: Paraphraser,
+) -> StrategyResult:
+    written = await paraphraser.paraphrase(question.text, options.k)
+    wordings = [question.text, *written.texts]
+    early = options.early_stop and options.grouping == "normalized"
+    replies = await answer_all(model, question, wordings, settings, options.task, early)
+    ballots = read_ballots(replies, options.task, settings.route)
+    notes = [*written.notes, *_failure_notes(replies)]
+    if options.grouping == "judge":
+        judge = options.judge_model or settings.route
+        ballots.keys = await _judge_keys(model, judge, question.text, ballots, notes)
+    vote = tally(ballots.keys)
+    chosen = _chosen_index(ballots, vote)
+    if vote.winner is None:
+        notes.append("no variant gave a parseable answer: the original's reply is returned")
+    reply = replies[chosen]
+    assert isinstance(reply, GenerateResponse)
+    reading = ballots.readings[chosen]
+    return StrategyResult(
+        strategy="paraphrase-vote",
+        answer=reading.answer if reading else None,
+        text=reply.text,
+        content=reply.text,
+        agreement=vote.agreement,
+        task=ballots.task,
+        variants=_variants(wordings, ballots, vote),
+        notes=notes,
+        early_stopped=any(reply is None for reply in replies),
+    )
+
+
+async def answer_all(
+    model: MeteredGateway,
+    question: Question,
+    wordings: Sequence[str],
+    settings: AnswerSettings,
+    task: Task | None,
+    early_stop: bool,
+) -> list[Reply]:
+    """Every wording answered concurrently; with ``early_stop`` the calls still running are
+    cancelled once the majority can no longer change."""
+    calls = {
+        asyncio.ensure_future(model.generate(settings.request(question.messages_for(wording)))): i
+        for i, wording in enumerate(wordings)
+    }
+    replies: list[Reply] = [None] * len(wordings)
+    pending = set(calls)
+    try:
+        while pending:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for call in done:
+                replies[calls[call]] = _outcome(call)
+            waiting = [calls[call] for call in pending]
+            if early_stop and decided(_provisional_keys(replies, task), waiting):
+                break
+    finally:
+        for call in pending:
+            call.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+    return replies
+
+
+def _outcome(call: asyncio.Future[GenerateResponse]) -> Reply:
+    failure = call.exception()
+    if failure is None:
+        return call.result()
+    if isinstance(failure, GenerationFailed):
+        return failure
+    raise failure
+
+
+def read_ballots(replies: list[Reply], task: Task | None, route: str) -> Ballots:
+    """Raises :class:`GenerationFailed` when no variant was answered."""
+    texts = [reply.text for reply in replies if isinstance(reply, GenerateResponse)]
+    if not texts:
+        raise _all_failed(replies, route)
+    resolved = task or infer_task(texts[0])
+    readings = [
+        read_answer(reply.text, resolved) if isinstance(reply, GenerateResponse) else None
+        for reply in replies
+    ]
+    keys = [reading.key if reading else None for reading in readings]
+    return Ballots(replies=replies, task=resolved, readings=readings, keys=keys)
+
+
+def _provisional_keys(replies: list[Reply], task: Task | None) -> list[str | None]:
+    if not any(isinstance(reply, GenerateResponse) for reply in replies):
+        return [None] * len(replies)
+    return read_ballots(replies, task, route="").keys
+
+
+def _all_failed(replies: list[Reply], route: str) -> GenerationFailed:
+    failures = [reply for reply in replies if isinstance(reply, GenerationFailed)]
+    first = failures[0]
+    return GenerationFailed(
+        first.outcome,
+        f"every variant call failed ({len(failures)}); the first: {first.detail}",
+        route=route,
+        attempts=sum(failure.attempts for failure in failures),
+        retry_after_s=first.retry_after_s,
+    )
+
+
+def _failure_notes(replies: list[Reply]) -> list[str]:
+    failed = sum(1 for reply in replies if isinstance(reply, GenerationFailed))
+    if not failed:
+        return []
+    return [f"{failed} of {len(replies)} variant calls failed; the vote used the others"]
+
+
+async def _judge_keys(
+    model: MeteredGateway, judge: str, question: str, ballots: Ballots, notes: list[str]
+) -> list[str | None]:
+    representatives: dict[str, str] = {}
+    for key, reading in zip(ballots.keys, ballots.readings, strict=True):
+        if key is not None and reading is not None and reading.answer is not None:
+            representatives.setdefault(key, reading.answer)
+    merge = await merge_equivalent(model, judge, question, representatives)
+    notes.extend(merge.notes)
+    return [merge.group_of.get(key, key) if key is not None else None for key in ballots.keys]
+
+
+def _chosen_index(ballots: Ballots, vote: Vote) -> int:
+    """The variant whose reply is returned: the original when it is in the majority, else the
+    first variant that is; without any vote, the first answered variant."""
+    for index, key in enumerate(ballots.keys):
+        if vote.winner is not None and key == vote.winner:
+            return index
+    for index, reply in enumerate(ballots.replies):
+        if isinstance(reply, GenerateResponse):
+            return index
+    return ORIGINAL
+
+
+def _variants(wordings: Sequence[str], ballots: Ballots, vote: Vote) -> list[Variant]:
+    variants = []
+    for index, wording in enumerate(wordings):
+        reply, reading, key = ballots.replies[index], ballots.readings[index], ballots.keys[index]
+        variant = Variant(
+            question=wording, source="original" if index == ORIGINAL else "paraphrase"
+        )
+        if isinstance(reply, GenerateResponse) and reading is not None:
+            variant.answer, variant.text, variant.value = reading.answer, reply.text, key
+            variant.in_majority = key is not None and key == vote.winner
+        elif isinstance(reply, GenerationFailed):
+            variant.status, variant.error = "failed", f"{reply.outcome}: {reply.detail}"
+        else:
+            variant.status, variant.error = "skipped", "early stop: the majority was decided"
+        variants.append(variant)
+    return variants

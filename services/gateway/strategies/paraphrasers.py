@@ -1,0 +1,103 @@
+"""Where paraphrase-vote's paraphrases come from: the answering model itself (one call, the
+prompt in :mod:`prompts`), or the perturb service (a ``generator`` route, optional verification)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from services.gateway.domain.errors import GenerationFailed
+from services.gateway.strategies import prompts
+from services.gateway.strategies.metering import MeteredGateway
+from shared.contracts.gateway import ChatMessage, GenerateRequest
+from shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
+from shared.contracts.verify import Task, VerifyOptions, VerifyStages
+from shared.http_client import ServiceCallError
+
+PARAPHRASE_TEMPERATURE = 0.7
+DEFAULT_SEED = 0
+#: perturb's verification switched off: only cleaning and de-duplication remain
+NO_VERIFICATION = VerifyOptions(stages=VerifyStages(lexical=False, judge=False, semantic="off"))
+
+
+@dataclass
+class Paraphrases:
+    texts: list[str]
+    notes: list[str] = field(default_factory=list)
+
+
+class Paraphraser(Protocol):
+    async def paraphrase(self, question: str, k: int) -> Paraphrases: ...
+
+
+@dataclass
+class ModelParaphraser:
+    """The answering model writes the paraphrases (sampled at a fixed seed: reproducible)."""
+
+    model: MeteredGateway
+    route: str
+    seed: int | None = None
+
+    async def paraphrase(self, question: str, k: int) -> Paraphrases:
+        request = GenerateRequest(
+            model=self.route,
+            messages=[
+                ChatMessage(role="system", content=prompts.PARAPHRASE_SYSTEM.format(n=k)),
+                ChatMessage(role="user", content=prompts.PARAPHRASE_USER.format(question=question)),
+            ],
+            temperature=PARAPHRASE_TEMPERATURE,
+            seed=DEFAULT_SEED if self.seed is None else self.seed,
+        )
+        try:
+            reply = await self.model.generate(request)
+        except GenerationFailed as failure:
+            note = f"paraphrase generation failed ({failure.outcome}: {failure.detail})"
+            return Paraphrases(texts=[], notes=[note])
+        return _enough(prompts.paraphrase_lines(reply.text, question, k), k)
+
+
+class ParaphraseClient(Protocol):
+    async def paraphrases(self, request: ParaphraseRequest) -> ParaphraseResponse: ...
+
+
+@dataclass
+class PerturbParaphraser:
+    """The perturb service writes (and, when asked, verifies) the paraphrases."""
+
+    client: ParaphraseClient
+    generator: str
+    verify: bool | VerifyOptions
+    task: Task | None = None
+    seed: int | None = None
+
+    async def paraphrase(self, question: str, k: int) -> Paraphrases:
+        request = ParaphraseRequest(
+            question=question,
+            k=k,
+            generator=self.generator,
+            task=self.task,
+            seed=self.seed,
+            verify=_verification(self.verify),
+        )
+        try:
+            response = await self.client.paraphrases(request)
+        except ServiceCallError as failure:
+            note = (
+                f"paraphrase generation failed (perturb {failure.status}: {failure.problem.detail})"
+            )
+            return Paraphrases(texts=[], notes=[note])
+        result = _enough([paraphrase.text for paraphrase in response.accepted], k)
+        if response.incomplete_reason:
+            result.notes.append(f"perturb: {response.incomplete_reason}")
+        return result
+
+
+def _verification(verify: bool | VerifyOptions) -> VerifyOptions:
+    if isinstance(verify, VerifyOptions):
+        return verify
+    return VerifyOptions() if verify else NO_VERIFICATION
+
+
+def _enough(texts: list[str], k: int) -> Paraphrases:
+    notes = [] if len(texts) >= k else [f"only {len(texts)} of {k} paraphrases were usable"]
+    return Paraphrases(texts=texts[:k], notes=notes)

@@ -1,0 +1,28 @@
+"""What every strategy returns, before it is put on the wire."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from shared.contracts.proxy import StrategyName, Variant
+from shared.contracts.verify import Task
+
+
+@dataclass
+class StrategyResult:
+    strategy: StrategyName
+    #: the final answer (maths: the value; otherwise the reply or its final-answer line)
+    answer: str | None
+    #: the full reply of the variant the answer came from
+    text: str
+    #: what a chat client is shown as the assistant's message
+    content: str
+    agreement: float | None
+    task: Task
+    variants: list[Variant]
+    notes: list[str] = field(default_factory=list)
+    early_stopped: bool = False
+
+    @property
+    def failed_variants(self) -> int:
+        return sum(1 for variant in self.variants if variant.status == "failed")

@@ -1,0 +1,119 @@
+"""Runs a strategy for one request: picks it by name, meters the calls, records the metrics."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import get_args
+
+from services.gateway.domain.errors import GatewayError
+from services.gateway.strategies import metrics
+from services.gateway.strategies.canonicalize import canonicalize
+from services.gateway.strategies.metering import MeteredGateway
+from services.gateway.strategies.paraphrase_vote import paraphrase_vote
+from services.gateway.strategies.paraphrasers import (
+    ModelParaphraser,
+    ParaphraseClient,
+    Paraphraser,
+    PerturbParaphraser,
+)
+from services.gateway.strategies.ports import ModelGateway
+from services.gateway.strategies.question import AnswerSettings, Question
+from services.gateway.strategies.result import StrategyResult
+from services.gateway.strategies.single_prompt import single_prompt
+from shared.contracts.gateway import GenerateResponse
+from shared.contracts.proxy import StrategyName, StrategyOptions
+
+STRATEGY_NAMES: tuple[str, ...] = get_args(StrategyName)
+PASSTHROUGH = "passthrough"
+
+
+def split_model(model: str) -> tuple[StrategyName | None, str]:
+    """``"paraphrase-vote:local"`` → ``("paraphrase-vote", "local")``; a plain route (even one
+    containing ``:``) → ``(None, route)``."""
+    prefix, separator, route = model.partition(":")
+    if separator and route and prefix in STRATEGY_NAMES:
+        return prefix, route  # type: ignore[return-value]
+    return None, model
+
+
+@dataclass
+class Run:
+    result: StrategyResult
+    meter: MeteredGateway
+    latency_s: float
+
+
+@dataclass
+class Passthrough:
+    response: GenerateResponse
+    latency_s: float
+
+
+@dataclass
+class SelfParaphraseService:
+    gateway: ModelGateway
+    #: the perturb service, for paraphrases by a ``generator`` route or verified ones
+    perturb: Callable[[], ParaphraseClient] | None = None
+
+    async def run(
+        self,
+        strategy: StrategyName,
+        question: Question,
+        settings: AnswerSettings,
+        options: StrategyOptions,
+    ) -> Run:
+        meter = MeteredGateway(self.gateway)
+        started = time.perf_counter()
+        try:
+            result = await self._dispatch(strategy, meter, question, settings, options)
+        except GatewayError:
+            metrics.record(strategy, "failed", meter.calls)
+            raise
+        degraded = bool(result.notes) or result.failed_variants > 0
+        metrics.record(strategy, "degraded" if degraded else "ok", meter.calls, result.agreement)
+        return Run(result=result, meter=meter, latency_s=time.perf_counter() - started)
+
+    async def passthrough(self, settings: AnswerSettings, question: Question) -> Passthrough:
+        """A plain route: one call, unchanged."""
+        started = time.perf_counter()
+        try:
+            response = await self.gateway.generate(
+                settings.request(question.messages_for(question.text))
+            )
+        except GatewayError:
+            metrics.record(PASSTHROUGH, "failed", 1)
+            raise
+        metrics.record(PASSTHROUGH, "ok", 1)
+        return Passthrough(response=response, latency_s=time.perf_counter() - started)
+
+    def _dispatch(
+        self,
+        strategy: StrategyName,
+        meter: MeteredGateway,
+        question: Question,
+        settings: AnswerSettings,
+        options: StrategyOptions,
+    ) -> Awaitable[StrategyResult]:
+        if strategy == "single-prompt":
+            return single_prompt(meter, question, settings, options)
+        if strategy == "canonicalize":
+            return canonicalize(meter, question, settings, options)
+        paraphraser = self._paraphraser(meter, settings, options)
+        return paraphrase_vote(meter, question, settings, options, paraphraser)
+
+    def _paraphraser(
+        self, meter: MeteredGateway, settings: AnswerSettings, options: StrategyOptions
+    ) -> Paraphraser:
+        if options.generator is None and options.verify is False:
+            return ModelParaphraser(meter, settings.route, settings.seed)
+        if self.perturb is None:
+            raise ValueError("paraphrases by a generator or verified ones need the perturb service")
+        return PerturbParaphraser(
+            client=self.perturb(),
+            generator=options.generator or settings.route,
+            verify=options.verify,
+            task=options.task,
+            seed=settings.seed,
+        )

@@ -1,0 +1,307 @@
+"""The strategies against an in-test model whose answer depends on the wording."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from services.gateway.domain.errors import GenerationFailed, UnknownRoute
+from services.gateway.strategies import prompts
+from services.gateway.strategies.question import AnswerSettings, Question
+from services.gateway.strategies.service import Run, SelfParaphraseService, split_model
+from shared.contracts.gateway import ChatMessage, GenerateRequest, GenerateResponse, Usage
+from shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
+from shared.contracts.proxy import StrategyName, StrategyOptions
+
+QUESTION = "How many legs do 3 spiders have?"
+PARAPHRASES = [
+    "What is the total leg count of three spiders?",
+    "Three spiders: how many legs altogether?",
+    "Count the legs on 3 spiders.",
+    "If you have 3 spiders, how many legs are there?",
+]
+
+REWRITE = "What is the total number of legs of three spiders?"
+
+Answer = Callable[[str], str | GenerationFailed]
+
+
+class WordingModel:
+    """Writes ``paraphrases`` when asked to paraphrase, otherwise answers ``answer(wording)``."""
+
+    def __init__(self, answer: Answer, paraphrases: list[str] | None = None) -> None:
+        self.answer = answer
+        self.paraphrases = PARAPHRASES if paraphrases is None else paraphrases
+        self.requests: list[GenerateRequest] = []
+
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        self.requests.append(request)
+        if request.model == "missing":
+            raise UnknownRoute("missing", ["fake"])
+        system = request.messages[0].content if request.messages[0].role == "system" else ""
+        if system.startswith("Rewrite the user's question"):
+            text: str | GenerationFailed = f"Rewritten question: {REWRITE}"
+        elif system.startswith("You write paraphrases"):
+            text = "Here they are:\n" + "\n".join(
+                f"{index}. {line}" for index, line in enumerate(self.paraphrases, 1)
+            )
+        else:
+            text = self.answer(_last_user(request.messages))
+        if isinstance(text, GenerationFailed):
+            raise text
+        await asyncio.sleep(0)
+        return GenerateResponse(
+            text=text,
+            model=request.model,
+            backend="fake",
+            finish_reason="stop",
+            usage=Usage(input_tokens=10, output_tokens=2),
+            latency_s=0.0,
+            cached=False,
+        )
+
+    def answered(self) -> list[str]:
+        return [
+            _last_user(request.messages)
+            for request in self.requests
+            if request.messages[0].role != "system"
+            or not request.messages[0].content.startswith("You write")
+        ]
+
+
+def _last_user(messages: list[ChatMessage]) -> str:
+    return next(message.content for message in reversed(messages) if message.role == "user")
+
+
+def by_wording(table: dict[str, str | GenerationFailed], default: str) -> Answer:
+    return lambda wording: table.get(wording, default)
+
+
+def failure(outcome: str = "timeout") -> GenerationFailed:
+    return GenerationFailed(outcome, "injected", route="fake", attempts=3)  # type: ignore[arg-type]
+
+
+async def run(
+    model: WordingModel,
+    strategy: StrategyName = "paraphrase-vote",
+    question: Question | None = None,
+    settings: AnswerSettings | None = None,
+    **options: Any,
+) -> Run:
+    return await SelfParaphraseService(model).run(
+        strategy,
+        question or Question(text=QUESTION),
+        settings or AnswerSettings(route="fake"),
+        StrategyOptions(**options),
+    )
+
+
+async def test_the_majority_of_the_paraphrases_overrules_the_original() -> None:
+    # the original wording trips the model; three of four paraphrases get 24
+    model = WordingModel(
+        by_wording({QUESTION: "I think 18.", PARAPHRASES[2]: "\\boxed{21}"}, "24 legs")
+    )
+    outcome = await run(model, k=4, task="math")
+    result = outcome.result
+    assert result.answer == "24" and result.agreement == pytest.approx(3 / 5)
+    assert [variant.value for variant in result.variants] == ["18", "24", "24", "21", "24"]
+    assert [variant.in_majority for variant in result.variants] == [False, True, True, False, True]
+    assert result.variants[0].source == "original" and result.variants[1].question == PARAPHRASES[0]
+    # one paraphrase call, then the original and 4 paraphrases: usage summed over all 6 calls
+    assert outcome.meter.calls == 6 and outcome.meter.usage.input_tokens == 60
+    assert result.text == "24 legs" and not result.notes
+
+
+async def test_canonicalize_answers_a_reproducible_rewrite_greedily() -> None:
+    model = WordingModel(by_wording({QUESTION: "I think 18."}, "24 legs"))
+    outcome = await run(
+        model, "canonicalize", settings=AnswerSettings(route="fake", temperature=0.9), task="math"
+    )
+    rewrite, answer = model.requests
+    assert (rewrite.temperature, rewrite.seed, rewrite.sample_index) == (0.7, 0, 0)
+    assert answer.temperature == 0.0 and _last_user(answer.messages) == REWRITE
+    result = outcome.result
+    assert result.answer == "24" and result.agreement is None
+    assert result.variants[0].source == "canonical" and result.variants[0].question == REWRITE
+
+
+async def test_a_tie_returns_the_original_answer() -> None:
+    table: dict[str, str | GenerationFailed] = {
+        QUESTION: "The capital is Paris.",
+        PARAPHRASES[0]: "Lyon",
+        PARAPHRASES[1]: "Lyon",
+        PARAPHRASES[2]: "the capital is paris",
+    }
+    outcome = await run(WordingModel(by_wording(table, "Paris")), k=3, task="factual")
+    assert outcome.result.agreement == 0.5
+    assert outcome.result.answer == "The capital is Paris."
+    assert outcome.result.variants[0].in_majority
+
+
+async def test_a_failing_variant_is_recorded_and_the_vote_goes_on() -> None:
+    table: dict[str, str | GenerationFailed] = {PARAPHRASES[1]: failure("rate_limited")}
+    outcome = await run(WordingModel(by_wording(table, "\\boxed{24}")), k=4, task="math")
+    result = outcome.result
+    assert result.answer == "24" and result.agreement == 1.0 and result.failed_variants == 1
+    failed = result.variants[2]
+    assert failed.status == "failed" and failed.error == "rate_limited: injected"
+    assert "1 of 5 variant calls failed" in result.notes[0]
+
+
+async def test_every_variant_failing_is_an_error() -> None:
+    model = WordingModel(lambda _: failure("unavailable"))
+    with pytest.raises(GenerationFailed) as raised:
+        await run(model, k=2)
+    assert raised.value.outcome == "unavailable" and "every variant call failed (3)" in str(
+        raised.value
+    )
+
+
+async def test_an_unknown_route_is_not_swallowed() -> None:
+    service = SelfParaphraseService(WordingModel(lambda _: "x"))
+    with pytest.raises(UnknownRoute):
+        await service.run(
+            "paraphrase-vote",
+            Question(text=QUESTION),
+            AnswerSettings(route="missing"),
+            StrategyOptions(),
+        )
+
+
+async def test_context_messages_are_kept_for_every_variant() -> None:
+    conversation = [
+        ChatMessage(role="system", content="Answer in one word."),
+        ChatMessage(role="user", content="I keep spiders."),
+        ChatMessage(role="assistant", content="Nice."),
+        ChatMessage(role="user", content=QUESTION),
+    ]
+    model = WordingModel(lambda _: "24")
+    await run(model, question=Question.from_messages(conversation), k=2)
+    answering = [
+        request for request in model.requests if "paraphrases" not in request.messages[0].content
+    ]
+    assert len(answering) == 3
+    for request in answering:
+        assert request.messages[:3] == conversation[:3]
+        assert request.messages[3].role == "user"
+    assert [request.messages[3].content for request in answering] == [QUESTION, *PARAPHRASES[:2]]
+
+
+async def test_early_stop_skips_the_variants_that_cannot_change_the_outcome() -> None:
+    slow = {PARAPHRASES[2], PARAPHRASES[3]}
+    release = asyncio.Event()
+
+    class SlowTail(WordingModel):
+        async def generate(self, request: GenerateRequest) -> GenerateResponse:
+            if _last_user(request.messages) in slow:
+                await release.wait()  # never released: these must be cancelled
+            return await super().generate(request)
+
+    outcome = await asyncio.wait_for(
+        run(SlowTail(lambda _: "24"), k=4, task="math", early_stop=True), 5
+    )
+    result = outcome.result
+    assert result.early_stopped and result.answer == "24" and result.agreement == 1.0
+    assert [variant.status for variant in result.variants] == [
+        "answered",
+        "answered",
+        "answered",
+        "skipped",
+        "skipped",
+    ]
+
+
+async def test_fewer_usable_paraphrases_than_k_is_said() -> None:
+    model = WordingModel(lambda _: "24", paraphrases=[QUESTION, PARAPHRASES[0], PARAPHRASES[0]])
+    outcome = await run(model, k=3)
+    assert len(outcome.result.variants) == 2
+    assert "only 1 of 3 paraphrases were usable" in outcome.result.notes
+
+
+async def test_judge_grouping_merges_answers_the_judge_calls_equivalent() -> None:
+    table: dict[str, str | GenerationFailed] = {QUESTION: "Paris", PARAPHRASES[0]: "Lyon"}
+
+    def answer(wording: str) -> str | GenerationFailed:
+        if wording.startswith("Question:"):  # the judge: Paris-ish answers are the same
+            return "YES" if wording.count("aris") == 2 else "NO"
+        return table.get(wording, "It is Paris, of course")
+
+    outcome = await run(WordingModel(answer), k=3, task="factual", grouping="judge")
+    result = outcome.result
+    assert result.answer == "Paris" and result.agreement == pytest.approx(3 / 4)
+    assert [variant.in_majority for variant in result.variants] == [True, False, True, True]
+
+
+async def test_single_prompt_extracts_the_final_answer_and_keeps_the_reply() -> None:
+    reply = (
+        "Restatement: How many legs on three spiders?\nRestatement: Legs of 3 spiders?\n"
+        "8 each.\nFinal answer: 24"
+    )
+    model = WordingModel(lambda _: reply)
+    outcome = await run(model, "single-prompt", k=2)
+    result = outcome.result
+    assert outcome.meter.calls == 1 and result.answer == "24" and result.text == reply
+    assert result.content == "24" and result.agreement is None
+    assert [variant.question for variant in result.variants[1:]] == [
+        "How many legs on three spiders?",
+        "Legs of 3 spiders?",
+    ]
+    assert QUESTION in _last_user(model.requests[0].messages)
+    assert "2 different ways" in _last_user(model.requests[0].messages)
+
+
+async def test_a_generator_route_takes_the_paraphrases_from_perturb() -> None:
+    asked: list[ParaphraseRequest] = []
+
+    class Perturb:
+        async def paraphrases(self, request: ParaphraseRequest) -> ParaphraseResponse:
+            asked.append(request)
+            return ParaphraseResponse(
+                question=request.question,
+                accepted=[],
+                rejected=[],
+                candidates_generated=4,
+                rounds=1,
+                elapsed_s=0.1,
+                complete=False,
+                incomplete_reason="time budget spent",
+            )
+
+    model = WordingModel(lambda _: "24")
+    service = SelfParaphraseService(model, perturb=Perturb)
+    outcome = await service.run(
+        "paraphrase-vote",
+        Question(text=QUESTION),
+        AnswerSettings(route="fake"),
+        StrategyOptions(k=2, generator="other", verify=True),
+    )
+    assert asked[0].generator == "other" and asked[0].verify.stages.judge
+    assert outcome.result.notes == [
+        "only 0 of 2 paraphrases were usable",
+        "perturb: time budget spent",
+    ]
+    assert len(outcome.result.variants) == 1 and outcome.result.agreement == 1.0
+
+
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        ("paraphrase-vote:local", ("paraphrase-vote", "local")),
+        ("single-prompt:gpt-4.1-mini", ("single-prompt", "gpt-4.1-mini")),
+        ("local", (None, "local")),
+        ("llama3:8b", (None, "llama3:8b")),
+        ("canonicalize:", (None, "canonicalize:")),
+    ],
+)
+def test_the_model_name_selects_strategy_and_route(
+    model: str, expected: tuple[object, str]
+) -> None:
+    assert split_model(model) == expected
+
+
+def test_paraphrase_lines_are_cleaned_and_deduplicated() -> None:
+    reply = 'Sure:\n1. "Alpha one?"\n- alpha one\n\n2) Beta two\n* How many legs do 3 spiders have?'
+    assert prompts.paraphrase_lines(reply, QUESTION, 5) == ["Alpha one?", "Beta two"]
