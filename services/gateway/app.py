@@ -8,6 +8,8 @@ from services import gateway as package
 from services.gateway.adapters.backends import BackendContext, create_backend
 from services.gateway.adapters.cache_repository import SqlResponseCache
 from services.gateway.controllers.generate import GenerateController
+from services.gateway.controllers.proxy import ChatCompletionsController
+from services.gateway.controllers.self_paraphrase import SelfParaphraseController
 from services.gateway.domain.gateway import ModelGateway
 from services.gateway.domain.routes import load_routes
 from services.gateway.settings import GatewaySettings, get_settings
@@ -34,7 +36,7 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
     return create_service_app(
         service=SERVICE,
         settings=settings,
-        route_handlers=[GenerateController],
+        route_handlers=[GenerateController, SelfParaphraseController, ChatCompletionsController],
         uses_database=True,
         calls=[],
         on_startup=[attach_cache],

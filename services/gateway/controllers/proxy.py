@@ -56,7 +56,9 @@ class ChatCompletionsController(Controller):
         ),
         status_code=200,
         responses={
-            status: ResponseSpec(data_container=OpenAIError, description=description)
+            status: ResponseSpec(
+                data_container=OpenAIError, description=description, generate_examples=False
+            )
             for status, description in {
                 400: "Invalid request",
                 404: "Unknown model route",
