@@ -1,0 +1,41 @@
+"""A stand-in verify service for the round logic."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
+from shared.http_client import ServiceCallError
+
+
+class FakeVerifier:
+    """Accepts the candidates ``accept(text)`` says yes to; rejects the rest at the judge."""
+
+    def __init__(
+        self,
+        accept: Callable[[str], bool] = lambda _: True,
+        error: ServiceCallError | None = None,
+    ) -> None:
+        self.accept = accept
+        self.error = error
+        self.requests: list[VerifyRequest] = []
+
+    async def verify(self, request: VerifyRequest) -> VerifyResponse:
+        self.requests.append(request)
+        if self.error is not None:
+            raise self.error
+        results = [
+            CandidateVerdict(text=text, accepted=True, judge_verdict="yes")
+            if self.accept(text)
+            else CandidateVerdict(
+                text=text,
+                accepted=False,
+                deciding_stage="judge",
+                reason="judge answered no",
+                judge_verdict="no",
+            )
+            for text in request.candidates
+        ]
+        return VerifyResponse(
+            results=results, semantic_check="embedding", judge_model=request.judge_model
+        )

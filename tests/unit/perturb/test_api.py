@@ -1,0 +1,110 @@
+"""The perturb endpoints in-process, with a stand-in gateway and verify service."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+from services.perturb.app import create_app
+from services.perturb.domain.distractors import DistractorWriter
+from services.perturb.domain.paraphrasing import ParaphraseBuilder
+from services.perturb.settings import PerturbSettings
+from shared.contracts.gateway import GenerateRequest
+from tests.unit.perturb.fakes import FakeVerifier
+from tests.unit.verify.fakes import FakeGateway, gateway_error
+
+
+def _answer(request: GenerateRequest):  # type: ignore[no-untyped-def]
+    if request.model == "nope":
+        return gateway_error(404, detail="unknown route 'nope'")
+    return f"rewording {request.sample_index}"
+
+
+@pytest.fixture
+def client() -> Iterator[TestClient[Any]]:
+    app = create_app(PerturbSettings())
+    gateway = FakeGateway(_answer)
+    app.state.paraphraser = ParaphraseBuilder(gateway, FakeVerifier())
+    app.state.distractor_writer = DistractorWriter(gateway)
+    with TestClient(app) as test_client:
+        yield test_client
+
+
+def test_paraphrases(client: TestClient[Any]) -> None:
+    response = client.post("/v1/paraphrases", json={"question": "How old is Tom?", "k": 3})
+    assert response.status_code == 200, response.text
+    payload = response.json()
+    assert payload["complete"] is True and len(payload["accepted"]) == 3
+    assert payload["prompt_version"] == "paraphrase-v1"
+
+
+def test_batch_answers_each_item_with_its_result_or_error(client: TestClient[Any]) -> None:
+    body = {
+        "requests": [
+            {"question": "How old is Tom?", "k": 2},
+            {"question": "How old is Ann?", "k": 2, "generator": "nope"},
+        ]
+    }
+    response = client.post("/v1/paraphrases/batch", json=body)
+    assert response.status_code == 200, response.text
+    first, second = response.json()["results"]
+    assert first["result"]["complete"] is True and first["error"] is None
+    assert second["result"] is None
+    assert second["error"]["status"] == 422
+    assert second["error"]["errors"][0]["field"] == "requests[1].generator"
+
+
+def test_permutations(client: TestClient[Any]) -> None:
+    response = client.post("/v1/permutations", json={"options": ["a", "b", "c"]})
+    assert response.status_code == 200
+    orders = response.json()["orders"]
+    assert [o["options"] for o in orders] == [["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"]]
+
+
+def test_distractors(client: TestClient[Any]) -> None:
+    body = {"question": "Capital of France?", "correct_answer": "Paris", "n": 2}
+    response = client.post("/v1/distractors", json=body)
+    assert response.status_code == 200
+    assert response.json()["distractors"] == ["rewording 0", "rewording 1"]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status", "field"),
+    [
+        ("/v1/paraphrases", {"question": ""}, 400, "question"),
+        ("/v1/paraphrases", {"question": "   "}, 422, "question"),
+        ("/v1/paraphrases", {"question": "Q?", "k": 0}, 400, "k"),
+        ("/v1/paraphrases", {"question": "Q?", "k": 51}, 400, "k"),
+        ("/v1/paraphrases", {"question": "Q?", "generator": "nope"}, 422, "generator"),
+        ("/v1/paraphrases", {"question": "Q?", "language": "Italian"}, 400, "language"),
+        ("/v1/paraphrases", {"question": "Q?", "plain_share": 2}, 400, "plain_share"),
+        (
+            "/v1/paraphrases",
+            {"question": "Q?", "verify": {"thresholds": {"nli": -1}}},
+            400,
+            "verify.thresholds.nli",
+        ),
+        ("/v1/paraphrases/batch", {"requests": []}, 400, "requests"),
+        ("/v1/paraphrases/batch", {"requests": [{"question": "Q", "k": 99}]}, 400, "requests[0].k"),
+        ("/v1/distractors", {"question": "Q?", "correct_answer": " "}, 422, "correct_answer"),
+        ("/v1/distractors", {"question": "Q?", "correct_answer": "A", "mode": "x"}, 400, "mode"),
+        (
+            "/v1/distractors",
+            {"question": "Q?", "correct_answer": "A", "generator": "nope"},
+            422,
+            "generator",
+        ),
+        ("/v1/permutations", {"options": ["only"]}, 400, "options"),
+        ("/v1/permutations", {"options": ["a", "b"], "scheme": "random"}, 400, "scheme"),
+    ],
+)
+def test_bad_input_is_a_problem_naming_the_field(
+    client: TestClient[Any], path: str, body: dict[str, Any], status: int, field: str
+) -> None:
+    response = client.post(path, json=body)
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    assert field in [error["field"] for error in response.json()["errors"]]

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import pytest
+
+from services.perturb.domain.cleaning import clean_candidate, same_text
+
+
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        ("  How old is he?  ", "How old is he?"),
+        ('"How old is he?"', "How old is he?"),
+        ("“How old is he?”", "How old is he?"),
+        ("«Quanti anni ha?»", "Quanti anni ha?"),
+        ("'How old is he?'", "How old is he?"),
+        ("\"'How old is he?'\"", "'How old is he?'"),  # only one pair of quotes goes
+        ('"How old" is he?', '"How old" is he?'),  # quotes not around the whole line stay
+        ("How   old\tis  he?", "How old is he?"),
+        ("- How old is he?", "How old is he?"),
+        ("* How old is he?", "How old is he?"),
+        ("• How old is he?", "How old is he?"),
+        ("1. How old is he?", "How old is he?"),
+        ("12) How old is he?", "How old is he?"),
+        ('3. "How old is he?"', "How old is he?"),
+        ("1.5 liters are left; how many cups?", "1.5 liters are left; how many cups?"),
+        ("3 apples cost how much?", "3 apples cost how much?"),
+        ("\n\nHow old is he?\nI hope this helps.", "How old is he?"),
+        ("   ", ""),
+        ('""', ""),
+    ],
+)
+def test_cleaning_rules(raw: str, clean: str) -> None:
+    assert clean_candidate(raw) == clean
+
+
+def test_same_text_ignores_case_and_spacing() -> None:
+    assert same_text("How  old is HE?", "how old is he?")
+    assert not same_text("How old is he?", "How old is she?")

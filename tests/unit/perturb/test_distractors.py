@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+from services.perturb.domain.distractors import DistractorWriter, acceptable
+from shared.contracts.gateway import GenerateRequest
+from shared.contracts.perturb import DistractorRequest
+from tests.unit.verify.fakes import FakeGateway, gateway_error, user_text
+
+
+def test_acceptable_rejects_the_correct_answer_and_repeats() -> None:
+    assert not acceptable("Paris", "paris", [])
+    assert not acceptable("Paris, France", "Paris", [])
+    assert not acceptable("The Lyon", "Paris", ["lyon"])
+    assert not acceptable("  ", "Paris", [])
+    assert acceptable("Lyon", "Paris", ["Marseille"])
+
+
+async def test_distinct_wrong_answers_from_repeated_requests() -> None:
+    replies = iter(["Paris", "1. Lyon", "Lyon", "Marseille", "Nice"])
+    gateway = FakeGateway(lambda _: next(replies))
+    result = await DistractorWriter(gateway).write(
+        DistractorRequest(question="What is the capital of France?", correct_answer="Paris", n=3)
+    )
+    assert result.distractors == ["Lyon", "Marseille", "Nice"]
+    assert result.complete and result.prompt_version == "distractor-v1"
+    # later requests name what to avoid and sample, so they can differ
+    assert "Do not repeat any of: Lyon" in user_text(gateway.requests[2])
+    assert gateway.requests[0].temperature == 0.0 and gateway.requests[1].temperature > 0
+    assert len({r.sample_index for r in gateway.requests}) == 5
+
+
+async def test_gives_up_after_bounded_attempts_and_says_why() -> None:
+    def answer(request: GenerateRequest):  # type: ignore[no-untyped-def]
+        return gateway_error(503, "timeout", "slow") if request.sample_index == 1 else "Paris"
+
+    gateway = FakeGateway(answer)
+    result = await DistractorWriter(gateway).write(
+        DistractorRequest(question="Capital of France?", correct_answer="Paris", n=2)
+    )
+    assert not result.complete and result.distractors == []
+    assert len(gateway.requests) == 8
+    assert "0 of 2" in (result.incomplete_reason or "")
+    assert "timeout" in (result.incomplete_reason or "")
+
+
+async def test_modes_context_and_language_reach_the_prompt() -> None:
+    gateway = FakeGateway(lambda _: "Milano")
+    await DistractorWriter(gateway).write(
+        DistractorRequest(
+            question="Qual è la capitale d'Italia?",
+            correct_answer="Roma",
+            context="Roma è la capitale della Repubblica italiana.",
+            mode="out_of_context",
+        )
+    )
+    system, user = gateway.requests[0].messages
+    assert "unrelated" in system.content
+    assert user.content.startswith("Context: Roma è la capitale")
+    assert "Write the answer in Italian." in user.content

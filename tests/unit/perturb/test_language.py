@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+import pytest
+
+from services.perturb.domain.language import detect_language, language_name
+
+
+@pytest.mark.parametrize(
+    ("question", "code"),
+    [
+        ("How many legs does a spider have?", "en"),
+        ("Quanti anni aveva Garibaldi quando è morto?", "it"),
+        ("In che anno è nato Dante Alighieri?", "it"),
+        ("Quelle est la capitale du Canada?", "fr"),
+        ("¿Cuál es la capital de Perú y dónde está?", "es"),
+        ("Wer hat das Telefon erfunden und wann?", "de"),
+        ("12 + 7 = ?", None),
+    ],
+)
+def test_detect_language(question: str, code: str | None) -> None:
+    assert detect_language(question) == code
+
+
+def test_language_name() -> None:
+    assert language_name("it") == "Italian"
+    assert language_name("sv") == "the language with ISO code 'sv'"
+    assert language_name(None) is None

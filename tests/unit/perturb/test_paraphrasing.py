@@ -1,0 +1,230 @@
+"""The round logic of METHOD.md §1.1 with a stand-in gateway and verify service."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from services.perturb.domain.paraphrasing import (
+    ParaphraseBuilder,
+    UnknownRouteError,
+    VerifyRejectedError,
+    targets,
+)
+from services.perturb.domain.prompts import HINTS, PARAPHRASE_PROMPT_VERSION, TONES
+from shared.contracts.base import Problem
+from shared.contracts.gateway import GenerateRequest
+from shared.contracts.perturb import ParaphraseRequest
+from shared.http_client import ServiceCallError
+from tests.unit.perturb.fakes import FakeVerifier
+from tests.unit.verify.fakes import FakeGateway, gateway_error, user_text
+
+QUESTION = "How many apples does Tom have after buying five more?"
+
+
+def _instruction(request: GenerateRequest) -> str:
+    match = re.search(r"Instruction: (.*)", user_text(request))
+    assert match
+    return match.group(1)
+
+
+def _distinct(request: GenerateRequest) -> str:
+    """A different candidate for every request, naming its kind."""
+    kind = "toned" if _instruction(request).startswith("tone ") else "plain"
+    return f"{kind} rewording number {request.sample_index}"
+
+
+def _builder(responder=_distinct, accept=lambda _: True, latency_s=0.0):  # type: ignore[no-untyped-def]
+    gateway = FakeGateway(responder, latency_s)
+    verifier = FakeVerifier(accept)
+    return ParaphraseBuilder(gateway, verifier), gateway, verifier
+
+
+def test_targets_round_up() -> None:
+    assert targets(10, 0.7, 0.4) == (7, 4)
+    assert targets(3, 0.7, 0.4) == (3, 2)
+    assert targets(1, 0.7, 0.4) == (1, 1)
+
+
+async def test_one_round_yields_first_seven_plain_plus_toned_cut_to_k() -> None:
+    builder, gateway, verifier = _builder()
+    result = await builder.build(ParaphraseRequest(question=QUESTION, k=10, seed=1))
+    assert result.complete and result.incomplete_reason is None
+    assert result.rounds == 1
+    # a round asks for 14 plain and 8 toned candidates
+    assert result.candidates_generated == 22 and len(gateway.requests) == 22
+    kinds = [p.kind for p in result.accepted]
+    assert kinds == ["plain"] * 7 + ["toned"] * 3
+    assert len(result.surplus) == 12
+    for paraphrase in result.accepted:
+        assert paraphrase.prompt_version == PARAPHRASE_PROMPT_VERSION
+        assert paraphrase.generator == "local"
+        assert (paraphrase.hint in HINTS) == (paraphrase.kind == "plain")
+        assert (paraphrase.tone in TONES) == (paraphrase.kind == "toned")
+    # the judge defaults to the generator's route; one verify call per round
+    assert len(verifier.requests) == 1 and verifier.requests[0].judge_model == "local"
+
+
+async def test_rounds_continue_until_k_are_accepted_and_ask_only_for_what_is_missing() -> None:
+    # only every third candidate survives verification
+    builder, _, verifier = _builder(accept=lambda text: int(text.split()[-1]) % 3 == 0)
+    result = await builder.build(ParaphraseRequest(question=QUESTION, k=10, seed=3))
+    assert result.complete
+    assert result.rounds >= 2
+    assert [p.kind for p in result.accepted].count("plain") == 7
+    assert len(result.rejected) == result.candidates_generated - len(result.accepted) - len(
+        result.surplus
+    )
+    assert all(r.stage == "judge" for r in result.rejected)
+    # later rounds compare against the paraphrases accepted before
+    assert verifier.requests[-1].accepted
+
+
+async def test_a_round_asks_only_for_the_kind_still_missing() -> None:
+    # round 1: every plain candidate passes, no toned one does; round 2 asks for toned only
+    toned_ok = {"first": False}
+
+    def accept(text: str) -> bool:
+        return text.startswith("plain") or toned_ok["first"]
+
+    builder, gateway, verifier = _builder(accept=accept)
+    original_verify = verifier.verify
+
+    async def verify_then_relent(request):  # type: ignore[no-untyped-def]
+        response = await original_verify(request)
+        toned_ok["first"] = True
+        return response
+
+    verifier.verify = verify_then_relent  # type: ignore[method-assign]
+    result = await builder.build(ParaphraseRequest(question=QUESTION, k=10, seed=5))
+    assert result.complete and result.rounds == 2
+    second_round = gateway.requests[22:]
+    assert len(second_round) == 8
+    assert all(_instruction(r).startswith("tone ") for r in second_round)
+    assert [p.kind for p in result.accepted] == ["plain"] * 7 + ["toned"] * 3
+
+
+async def test_the_candidate_cap_stops_with_a_reason() -> None:
+    builder, gateway, _ = _builder(accept=lambda text: text.endswith(" 0"))
+    result = await builder.build(ParaphraseRequest(question=QUESTION, k=5, max_candidates=30))
+    assert not result.complete
+    assert result.candidates_generated == 30 and len(gateway.requests) == 30
+    assert result.rounds == 2  # 22, then the 8 left under the cap
+    assert "candidate cap of 30" in (result.incomplete_reason or "")
+    assert len(result.accepted) == 1
+
+
+async def test_the_time_budget_stops_with_a_reason() -> None:
+    builder, _, _ = _builder(accept=lambda _: False, latency_s=0.1)
+    started = time.monotonic()
+    result = await builder.build(ParaphraseRequest(question=QUESTION, k=3, time_budget_s=0.25))
+    elapsed = time.monotonic() - started
+    assert not result.complete and result.accepted == []
+    assert "time budget of 0.25 s" in (result.incomplete_reason or "")
+    assert result.rounds >= 2
+    assert elapsed < 1.5  # stops near the budget, not after the candidate cap
+    assert result.candidates_generated < 120
+
+
+async def test_requests_still_running_at_the_budget_are_cancelled_and_counted() -> None:
+    builder, _, _ = _builder(latency_s=1.0)
+    result = await builder.build(ParaphraseRequest(question=QUESTION, k=3, time_budget_s=0.2))
+    assert not result.complete and result.candidates_generated == 0
+    assert any("cancelled at the time budget" in f for f in result.generation_failures)
+    assert "time budget" in (result.incomplete_reason or "")
+
+
+async def test_a_seed_makes_hints_tones_and_sampling_reproducible() -> None:
+    def choices(gateway: FakeGateway) -> list[tuple[str, int | None, int]]:
+        return [(_instruction(r), r.seed, r.sample_index) for r in gateway.requests]
+
+    runs = []
+    for seed in (7, 7, 8):
+        builder, gateway, _ = _builder()
+        result = await builder.build(ParaphraseRequest(question=QUESTION, seed=seed))
+        assert result.seed == seed
+        runs.append(choices(gateway))
+    assert runs[0] == runs[1] != runs[2]
+    assert len({index for _, _, index in runs[0]}) == 22  # every request differs
+    assert len({instruction for instruction, _, _ in runs[0]}) > 5
+
+
+async def test_duplicates_and_empty_lines_are_rejected_without_verification() -> None:
+    def responder(request: GenerateRequest) -> str:
+        if request.sample_index == 0:
+            return f'"{QUESTION.upper()}"'
+        if request.sample_index in (1, 2):
+            return "Tom buys five more apples: how many now?"
+        if request.sample_index == 3:
+            return "   "
+        return _distinct(request)
+
+    builder, _, verifier = _builder(responder)
+    result = await builder.build(ParaphraseRequest(question=QUESTION, k=3, seed=0))
+    stages = {r.sample_index: r.stage for r in result.rejected}
+    assert stages == {0: "duplicate", 2: "duplicate", 3: "clean"}
+    verified = verifier.requests[0].candidates
+    assert QUESTION.upper() not in verified and len(verified) == 19
+
+
+async def test_generator_failures_are_recorded_not_dropped() -> None:
+    def responder(request: GenerateRequest):  # type: ignore[no-untyped-def]
+        if request.sample_index % 2:
+            return gateway_error(503, "rate_limited", "slow down")
+        return _distinct(request)
+
+    builder, _, _ = _builder(responder)
+    result = await builder.build(ParaphraseRequest(question=QUESTION, k=3, seed=0))
+    assert result.complete
+    assert len(result.generation_failures) == 11
+    assert "rate_limited" in result.generation_failures[0]
+    assert result.candidates_generated == 11
+
+
+async def test_a_generator_that_always_fails_stops_with_its_reason() -> None:
+    builder, _, _ = _builder(lambda _: gateway_error(502, "upstream_error", "model crashed"))
+    result = await builder.build(ParaphraseRequest(question=QUESTION, k=3))
+    assert not result.complete and result.rounds == 1
+    assert "upstream_error" in (result.incomplete_reason or "")
+
+
+async def test_an_unknown_generator_route_is_the_callers_error() -> None:
+    builder, _, _ = _builder(lambda _: gateway_error(404, detail="no route 'gpt-9'"))
+    with pytest.raises(UnknownRouteError) as error:
+        await builder.build(ParaphraseRequest(question=QUESTION, generator="gpt-9"))
+    assert error.value.field == "generator"
+
+
+async def test_a_failing_verify_service_leaves_the_candidates_unverified_with_the_reason() -> None:
+    problem = Problem(title="verify unreachable", status=503, detail="connection refused")
+    gateway = FakeGateway(_distinct)
+    verifier = FakeVerifier(error=ServiceCallError("verify", None, problem, "http://verify"))
+    result = await ParaphraseBuilder(gateway, verifier).build(
+        ParaphraseRequest(question=QUESTION, k=3)
+    )
+    assert not result.complete and result.accepted == []
+    assert len(result.rejected) == 22 and {r.stage for r in result.rejected} == {"unverified"}
+    assert "connection refused" in (result.incomplete_reason or "")
+
+
+async def test_verify_refusing_the_settings_is_the_callers_error() -> None:
+    problem = Problem(title="Unknown judge model", status=422, detail="no route")
+    verifier = FakeVerifier(error=ServiceCallError("verify", 422, problem, "http://verify"))
+    with pytest.raises(VerifyRejectedError):
+        await ParaphraseBuilder(FakeGateway(_distinct), verifier).build(
+            ParaphraseRequest(question=QUESTION)
+        )
+
+
+async def test_an_italian_question_is_paraphrased_in_italian() -> None:
+    builder, gateway, _ = _builder()
+    result = await builder.build(
+        ParaphraseRequest(question="Quanti anni aveva Garibaldi quando è morto?", k=2)
+    )
+    assert result.language == "it"
+    assert all("write the rewrite in Italian" in user_text(r) for r in gateway.requests)
+    english, gateway_en, _ = _builder()
+    await english.build(ParaphraseRequest(question=QUESTION, k=2))
+    assert not any("write the rewrite in" in user_text(r) for r in gateway_en.requests)
