@@ -99,6 +99,8 @@ class StandInServer:
         self.port = port
         self._calls: list[dict[str, Any]] = []
         self._faults: deque[Fault] = deque()
+        self._inflight = 0
+        self._max_inflight = 0
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -132,6 +134,7 @@ class StandInServer:
         with self._lock:
             self._calls.clear()
             self._faults.clear()
+            self._max_inflight = self._inflight
 
     # ----- subclass hooks -----
     def add_routes(self, app: web.Application) -> None:
@@ -174,8 +177,26 @@ class StandInServer:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._stopping.wait(), seconds)
 
+    @property
+    def max_inflight(self) -> int:
+        """The most requests this server was handling at the same time."""
+        with self._lock:
+            return self._max_inflight
+
+    @web.middleware
+    async def _track_inflight(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        with self._lock:
+            self._inflight += 1
+            self._max_inflight = max(self._max_inflight, self._inflight)
+        try:
+            response: web.StreamResponse = await handler(request)
+            return response
+        finally:
+            with self._lock:
+                self._inflight -= 1
+
     def build_app(self) -> web.Application:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[self._track_inflight])
         self.add_routes(app)
         return app
 

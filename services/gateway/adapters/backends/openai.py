@@ -8,6 +8,7 @@ from typing import Any
 import aiohttp
 import msgspec
 
+from services.gateway.adapters.backends import BackendContext
 from services.gateway.adapters.backends.http_errors import error_for_status, error_for_transport
 from services.gateway.domain.backend import Completion, finish_reason
 from services.gateway.domain.errors import BackendError
@@ -130,7 +131,7 @@ class OpenAIBackend:
     name = "openai"
     supports_logprobs = True
 
-    def __init__(self, route: Route, _: object = None) -> None:
+    def __init__(self, route: Route, _: BackendContext | None = None) -> None:
         self.route = route
         self.url = f"{(route.resolved_base_url() or '').rstrip('/')}/chat/completions"
         self._session: aiohttp.ClientSession | None = None
