@@ -255,7 +255,8 @@ def normalize_math_value(answer: str) -> str | None:
     fraction = _as_fraction(cleaned)
     if fraction is not None:
         return format_fraction(fraction)
-    return cleaned
+    lone_letter = re.fullmatch(r"\(([A-Za-z])\)", cleaned)
+    return lone_letter.group(1) if lone_letter else cleaned
 
 
 # --- choice ----------------------------------------------------------------------------------

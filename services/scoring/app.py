@@ -5,18 +5,35 @@ from __future__ import annotations
 from litestar import Litestar
 
 from services import scoring as package
+from services.scoring.adapters.judges import GatewayJudges
+from services.scoring.adapters.math_pool import MathPool
+from services.scoring.controllers.grading import GradeController
+from services.scoring.controllers.metrics import MetricsController
 from services.scoring.settings import ScoringSettings, get_settings
 from shared.app import create_service_app
+from shared.clients.gateway import GatewayClient
 
 SERVICE = "scoring"
 
 
 def create_app(settings: ScoringSettings | None = None) -> Litestar:
+    settings = settings or get_settings()
+    math_pool = MathPool(settings.math_workers, settings.math_timeout_s)
+
+    async def close_math_pool(_: Litestar) -> None:
+        math_pool.close()
+
+    gateway = GatewayClient(settings.service_url("gateway"), settings.call_timeout_s)
     return create_service_app(
         service=SERVICE,
-        settings=settings or get_settings(),
-        route_handlers=[],
+        settings=settings,
+        route_handlers=[GradeController, MetricsController],
         uses_database=False,
         calls=["gateway"],
+        on_shutdown=[close_math_pool],
+        state={
+            "math_pool": math_pool,
+            "judges": GatewayJudges(gateway, settings.judge_max_tokens),
+        },
         description=package.__doc__ or "",
     )

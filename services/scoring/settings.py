@@ -8,7 +8,14 @@ from shared.settings import ServiceSettings, load_settings
 
 
 class ScoringSettings(ServiceSettings, kw_only=True):
-    pass
+    #: metric requests carry every answer record of an evaluation
+    max_body_bytes: int = 64 * 1024 * 1024
+    #: worker processes grading maths answers with math-verify
+    math_workers: int = 1
+    #: math-verify's parse and verify timeouts, per answer
+    math_timeout_s: int = 5
+    #: tokens a judge may spend on its one-letter verdict
+    judge_max_tokens: int = 8
 
 
 @cache

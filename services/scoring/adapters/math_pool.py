@@ -1,0 +1,50 @@
+"""Runs maths grading in worker processes: math-verify's timeouts need a main thread (SIGALRM),
+and sympy work would otherwise block the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from services.scoring.domain.math_grading import grade_math_batch
+from shared.contracts.scoring import GradeResult
+from shared.problems import ProblemError
+
+#: (answer text, gold answer) pairs sent to a worker at once
+CHUNK = 32
+
+
+class MathPool:
+    def __init__(self, workers: int, timeout_s: int) -> None:
+        self.workers = workers
+        self.timeout_s = timeout_s
+        self._executor: ProcessPoolExecutor | None = None
+
+    def _pool(self) -> ProcessPoolExecutor:
+        if self._executor is None:
+            # forkserver: never fork the service's threads and event loop
+            context = multiprocessing.get_context("forkserver")
+            self._executor = ProcessPoolExecutor(self.workers, mp_context=context)
+        return self._executor
+
+    async def grade(self, pairs: list[tuple[str, str]]) -> list[GradeResult]:
+        loop = asyncio.get_running_loop()
+        chunks = [pairs[start : start + CHUNK] for start in range(0, len(pairs), CHUNK)]
+        try:
+            done = await asyncio.gather(
+                *(
+                    loop.run_in_executor(self._pool(), grade_math_batch, chunk, self.timeout_s)
+                    for chunk in chunks
+                )
+            )
+        except BrokenProcessPool as exc:
+            self.close()
+            raise ProblemError(503, "Maths grader unavailable", f"worker died: {exc}") from exc
+        return [result for chunk in done for result in chunk]
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None

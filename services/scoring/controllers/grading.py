@@ -1,0 +1,24 @@
+"""``POST /v1/grade``."""
+
+from __future__ import annotations
+
+from litestar import Controller, post
+from litestar.datastructures import State
+from litestar.params import JSONBody
+
+from services.scoring.domain.grade import grade
+from shared.contracts.scoring import GradeRequest, GradeResponse
+
+
+class GradeController(Controller):
+    path = "/v1"
+    tags = ["grading"]  # noqa: RUF012
+
+    @post(
+        "/grade",
+        operation_id="gradeAnswers",
+        summary="Label answers correct / incorrect / not_attempted / invalid (METHOD §1.3)",
+        status_code=200,
+    )
+    async def grade_answers(self, data: JSONBody[GradeRequest], state: State) -> GradeResponse:
+        return await grade(data, math=state.math_pool, judges=state.judges)

@@ -1,0 +1,51 @@
+"""``POST /v1/metrics/consistency`` and ``POST /v1/metrics/position-bias``."""
+
+from __future__ import annotations
+
+import asyncio
+
+from litestar import Controller, post
+from litestar.params import JSONBody
+
+from services.scoring.domain import consistency, position
+from shared.contracts.scoring import (
+    ConsistencyRequest,
+    ConsistencyResponse,
+    PositionBiasRequest,
+    PositionBiasResponse,
+)
+
+
+def _consistency(data: ConsistencyRequest) -> ConsistencyResponse:
+    columns = consistency.columns_from_records(data.records)
+    return consistency.consistency_metrics(columns, data.options)
+
+
+def _position(data: PositionBiasRequest) -> PositionBiasResponse:
+    columns = position.columns_from_records(data.records)
+    return position.position_bias_metrics(columns, data.options)
+
+
+class MetricsController(Controller):
+    path = "/v1/metrics"
+    tags = ["metrics"]  # noqa: RUF012
+
+    @post(
+        "/consistency",
+        operation_id="computeConsistencyMetrics",
+        summary="Paraphrase-consistency metrics per model with bootstrap intervals (METHOD §1.4)",
+        status_code=200,
+    )
+    async def consistency_metrics(self, data: JSONBody[ConsistencyRequest]) -> ConsistencyResponse:
+        return await asyncio.to_thread(_consistency, data)
+
+    @post(
+        "/position-bias",
+        operation_id="computePositionBiasMetrics",
+        summary="Positional-bias metrics per model and condition (METHOD §2.2)",
+        status_code=200,
+    )
+    async def position_bias_metrics(
+        self, data: JSONBody[PositionBiasRequest]
+    ) -> PositionBiasResponse:
+        return await asyncio.to_thread(_position, data)

@@ -1,0 +1,105 @@
+"""``grade``: one label per answer (METHOD.md §1.3), dispatching on task and grader."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import msgspec
+
+from services.scoring.domain.grading import (
+    combine_votes,
+    grade_choice,
+    grade_factual_reference,
+    judge_messages,
+    parse_verdict,
+)
+from shared.answers import normalize_factual
+from shared.contracts.base import Problem
+from shared.contracts.scoring import GradeRequest, GradeResponse, GradeResult, JudgeVote
+from shared.problems import ProblemError
+
+
+class MathGrader(Protocol):
+    async def grade(self, pairs: list[tuple[str, str]]) -> list[GradeResult]: ...
+
+
+class Judges(Protocol):
+    async def replies(
+        self, calls: list[tuple[str, list[dict[str, str]]]]
+    ) -> list[str | Problem]: ...
+
+
+def _missing(index: int, field: str, task: str) -> ProblemError:
+    return ProblemError(
+        422,
+        "Missing gold answer",
+        f"task {task!r} needs gold.{field}",
+        field=f"items[{index}].gold.{field}",
+    )
+
+
+def check_gold(request: GradeRequest) -> None:
+    """422 naming the first item whose gold answer does not fit the task."""
+    for index, item in enumerate(request.items):
+        gold = item.gold
+        if request.task == "factual" and not gold.answers:
+            raise _missing(index, "answers", request.task)
+        if request.task == "math" and not (gold.answer and gold.answer.strip()):
+            raise _missing(index, "answer", request.task)
+        if request.task == "choice":
+            if gold.correct_option is None:
+                raise _missing(index, "correct_option", request.task)
+            if item.options and ord(gold.correct_option) - ord("A") >= len(item.options):
+                raise ProblemError(
+                    422,
+                    "Correct option out of range",
+                    f"{gold.correct_option!r} is beyond the {len(item.options)} options",
+                    field=f"items[{index}].gold.correct_option",
+                )
+
+
+async def grade_with_judges(request: GradeRequest, judges: Judges) -> list[GradeResult]:
+    if not request.judge_models:
+        raise ProblemError(
+            422, "No judge", "the llm grader needs judge_models", field="judge_models"
+        )
+    calls = [
+        (model, judge_messages(item)) for item in request.items for model in request.judge_models
+    ]
+    replies = await judges.replies(calls)
+    results = []
+    per_item = len(request.judge_models)
+    for index, item in enumerate(request.items):
+        votes = []
+        for offset, model in enumerate(request.judge_models):
+            reply = replies[index * per_item + offset]
+            if isinstance(reply, Problem):
+                raise ProblemError(
+                    502,
+                    "Judge call failed",
+                    f"judge {model!r}: {reply.title}: {reply.detail or ''}".strip(),
+                    field=f"items[{index}]",
+                )
+            votes.append(JudgeVote(model=model, label=parse_verdict(reply), raw=reply))
+        verdict = combine_votes(votes)
+        results.append(
+            msgspec.structs.replace(verdict, parsed=normalize_factual(item.answer_text) or None)
+        )
+    return results
+
+
+async def grade(request: GradeRequest, math: MathGrader, judges: Judges) -> GradeResponse:
+    check_gold(request)
+    if request.task == "factual" and request.grader == "llm":
+        results = await grade_with_judges(request, judges)
+        return GradeResponse(results=results, grader="llm", judge_models=request.judge_models)
+    if request.task == "factual":
+        results = [grade_factual_reference(item, request.f1_threshold) for item in request.items]
+    elif request.task == "math":
+        results = await math.grade(
+            [(item.answer_text, item.gold.answer or "") for item in request.items]
+        )
+    else:
+        results = [grade_choice(item) for item in request.items]
+    # maths and choice answers are graded deterministically whichever grader was asked for
+    return GradeResponse(results=results, grader="reference")
