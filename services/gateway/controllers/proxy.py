@@ -125,12 +125,13 @@ def _error(
 
 
 def _invalid(exc: ValidationException) -> Response[Any]:
-    messages = [
-        str(entry.get("message", "invalid value"))
-        for entry in (exc.extra if isinstance(exc.extra, list) else [])
-        if isinstance(entry, dict)
-    ] or [exc.detail]
-    return _error(400, "; ".join(messages), field_from_message(messages[0]))
+    entries = [entry for entry in exc.extra or [] if isinstance(entry, dict)]
+    if not entries:
+        return _error(400, exc.detail, field_from_message(exc.detail))
+    message = "; ".join(str(entry.get("message", "invalid value")) for entry in entries)
+    first = entries[0]
+    param = field_from_message(str(first.get("message", ""))) or first.get("key")
+    return _error(400, message, None if param == "data" else param)
 
 
 def _gateway_error(exc: GatewayError) -> Response[Any]:

@@ -1,0 +1,346 @@
+"""The reliability proxy as users run it: the official ``openai`` client (sync and async,
+streaming and not) pointed at a real gateway process, whose upstream model is the
+OpenAI-compatible stand-in answering according to the question's wording."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import openai
+from openai.types.chat import ChatCompletionMessageParam
+import pytest
+
+from steadfast.supervisor import Supervisor, service_ports
+from tests.conftest import free_port_block
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.stand_in import Fault, count_words, last_user_text
+
+VOTE = "paraphrase-vote:fake"
+
+
+@dataclass
+class Scenario:
+    """What the stand-in model says: paraphrases per question, answers per wording."""
+
+    paraphrases: dict[str, list[str]] = field(default_factory=dict)
+    answers: dict[str, str] = field(default_factory=dict)
+    failing: set[str] = field(default_factory=set)
+    default: str = "I don't know"
+
+    def reply(self, body: dict[str, Any]) -> str:
+        messages = body["messages"]
+        question = last_user_text(messages)
+        system = messages[0]["content"] if messages[0]["role"] == "system" else ""
+        if system.startswith("You write paraphrases"):
+            wordings = self.paraphrases.get(question.removeprefix("Question: "), [])
+            return "\n".join(f"{index}. {text}" for index, text in enumerate(wordings, 1))
+        return self.answers.get(question, self.default)
+
+    def fault(self, body: dict[str, Any]) -> Fault | None:
+        return Fault.error(500) if last_user_text(body["messages"]) in self.failing else None
+
+
+@dataclass
+class Proxy:
+    url: str
+    fake: Any
+    scenario: Scenario
+
+    def client(self) -> openai.OpenAI:
+        return openai.OpenAI(base_url=f"{self.url}/v1", api_key="unused", max_retries=0)
+
+    def async_client(self) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(base_url=f"{self.url}/v1", api_key="unused", max_retries=0)
+
+    def calls_since(self, start: int) -> list[dict[str, Any]]:
+        return self.fake.calls[start:]
+
+
+@pytest.fixture(scope="module")
+def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
+    scenario = Scenario()
+    directory = tmp_path_factory.mktemp("proxy")
+    with FakeOpenAIServer(responder=scenario.reply, fault_for=scenario.fault) as fake:
+        routes = directory / "models.toml"
+        routes.write_text(
+            "[models.fake]\n"
+            'backend = "openai"\n'
+            'model = "fake-model"\n'
+            f'base_url = "{fake.url}"\n'
+            "max_retries = 1\n"
+            "retry_base_s = 0.01\n"
+            "timeout_s = 10\n"
+        )
+        ports = service_ports(free_port_block(5))
+        supervisor = Supervisor(
+            ports=ports,
+            env={"STEADFAST_DATA_DIR": str(directory), "STEADFAST_MODELS_FILE": str(routes)},
+            services=("gateway",),
+            log_dir=directory / "logs",
+        )
+        with supervisor:
+            assert supervisor.wait_ready(60)["gateway"], _log(directory)
+            yield Proxy(f"http://127.0.0.1:{ports['gateway']}", fake, scenario)
+
+
+def _log(directory: Path) -> str:
+    log = directory / "logs" / "gateway.log"
+    return log.read_text()[-3000:] if log.exists() else "no log"
+
+
+def _spider_scenario(proxy: Proxy, question: str) -> list[str]:
+    """The original wording trips the model (18); three of four paraphrases get 24."""
+    paraphrases = [f"{question} (wording {index})" for index in range(4)]
+    proxy.scenario.paraphrases[question] = paraphrases
+    proxy.scenario.answers.update(
+        {
+            question: "Each has 6 legs, so \\boxed{18}.",
+            paraphrases[0]: "8 legs each: \\boxed{24}",
+            paraphrases[1]: "\\boxed{24}",
+            paraphrases[2]: "That makes 21, so \\boxed{21}",
+            paraphrases[3]: "3 x 8 = \\boxed{24}",
+        }
+    )
+    return paraphrases
+
+
+def _prompt_tokens(calls: list[dict[str, Any]]) -> int:
+    return sum(count_words(str(m["content"])) for call in calls for m in call["messages"])
+
+
+def test_the_vote_overrules_the_original_wording_sync(proxy: Proxy) -> None:
+    question = "How many legs do 3 spiders have altogether?"
+    _spider_scenario(proxy, question)
+    start = proxy.fake.call_count
+    completion = proxy.client().chat.completions.create(
+        model=VOTE,
+        messages=[{"role": "user", "content": question}],
+        extra_body={"steadfast": {"k": 4, "task": "math"}},
+    )
+    calls = proxy.calls_since(start)
+    assert completion.object == "chat.completion"
+    assert completion.choices[0].message.content == "8 legs each: \\boxed{24}"
+    info = completion.model_extra["steadfast"]  # type: ignore[index]
+    assert info["answer"] == "24" and info["agreement"] == pytest.approx(0.6)
+    assert [variant["value"] for variant in info["variants"]] == ["18", "24", "24", "21", "24"]
+    # one paraphrase call and five answers, and the usage is summed over all of them
+    assert len(calls) == info["calls"] == 6
+    assert completion.usage is not None
+    assert completion.usage.prompt_tokens == _prompt_tokens(calls)
+    single = proxy.client().chat.completions.create(
+        model="fake", messages=[{"role": "user", "content": question}]
+    )
+    assert single.choices[0].message.content == "Each has 6 legs, so \\boxed{18}."
+    assert "steadfast" not in (single.model_extra or {})
+
+
+async def test_streaming_with_the_async_client(proxy: Proxy) -> None:
+    question = "How many legs do 3 spiders have in total?"
+    _spider_scenario(proxy, question)
+    stream = await proxy.async_client().chat.completions.create(
+        model=VOTE,
+        messages=[{"role": "user", "content": question}],
+        stream=True,
+        stream_options={"include_usage": True},
+        extra_body={"steadfast": {"k": 4, "task": "math"}},
+    )
+    chunks = [chunk async for chunk in stream]
+    assert all(chunk.object == "chat.completion.chunk" for chunk in chunks)
+    assert chunks[0].choices[0].delta.role == "assistant"
+    text = "".join(chunk.choices[0].delta.content or "" for chunk in chunks if chunk.choices)
+    assert text == "8 legs each: \\boxed{24}"
+    finishing = [chunk for chunk in chunks if chunk.choices and chunk.choices[0].finish_reason]
+    assert [chunk.choices[0].finish_reason for chunk in finishing] == ["stop"]
+    assert finishing[0].model_extra["steadfast"]["agreement"] == pytest.approx(0.6)  # type: ignore[index]
+    assert chunks[-1].choices == [] and chunks[-1].usage is not None
+    assert chunks[-1].usage.total_tokens > 0
+
+
+def test_streaming_with_the_sync_client_and_async_without(proxy: Proxy) -> None:
+    question = "Name the capital of France."
+    proxy.scenario.paraphrases[question] = ["Which city is France's capital?"]
+    proxy.scenario.answers.update({question: "Paris", "Which city is France's capital?": "paris."})
+    with proxy.client().chat.completions.create(
+        model="paraphrase-vote:fake",
+        messages=[{"role": "user", "content": question}],
+        stream=True,
+        extra_body={"steadfast": {"k": 1}},
+    ) as stream:
+        text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+    assert text == "Paris"
+
+    async def ask() -> openai.types.chat.ChatCompletion:
+        return await proxy.async_client().chat.completions.create(
+            model="single-prompt:fake", messages=[{"role": "user", "content": question}]
+        )
+
+    import asyncio
+
+    proxy.scenario.answers[_single_prompt_text(question)] = (
+        "Restatement: Which city is the capital of France?\nFinal answer: Paris"
+    )
+    completion = asyncio.run(ask())
+    assert completion.choices[0].message.content == "Paris"
+    assert completion.model_extra["steadfast"]["strategy"] == "single-prompt"  # type: ignore[index]
+
+
+def _single_prompt_text(question: str) -> str:
+    from services.gateway.strategies.prompts import SINGLE_PROMPT
+
+    return SINGLE_PROMPT.format(n=5, question=question)
+
+
+def test_a_tie_returns_the_original_answer(proxy: Proxy) -> None:
+    question = "Which river flows through Vienna?"
+    paraphrases = [
+        "What river runs through Vienna?",
+        "Vienna lies on which river?",
+        "River of Vienna?",
+    ]
+    proxy.scenario.paraphrases[question] = paraphrases
+    proxy.scenario.answers.update(
+        {
+            question: "The Danube",
+            paraphrases[0]: "Danube",
+            paraphrases[1]: "Wien",
+            paraphrases[2]: "Wien",
+        }
+    )
+    completion = proxy.client().chat.completions.create(
+        model=VOTE,
+        messages=[{"role": "user", "content": question}],
+        extra_body={"steadfast": {"k": 3, "task": "factual"}},
+    )
+    info = completion.model_extra["steadfast"]  # type: ignore[index]
+    assert completion.choices[0].message.content == "The Danube"
+    assert info["agreement"] == 0.5
+
+
+def test_a_failing_variant_is_reported_and_the_vote_proceeds(proxy: Proxy) -> None:
+    question = "How many legs do 3 spiders have, all told?"
+    paraphrases = _spider_scenario(proxy, question)
+    proxy.scenario.failing.add(paraphrases[0])
+    start = proxy.fake.call_count
+    completion = proxy.client().chat.completions.create(
+        model=VOTE,
+        messages=[{"role": "user", "content": question}],
+        extra_body={"steadfast": {"k": 4, "task": "math"}},
+    )
+    info = completion.model_extra["steadfast"]  # type: ignore[index]
+    failed = info["variants"][1]
+    assert failed["status"] == "failed" and failed["error"].startswith("upstream_error")
+    assert info["failed_variants"] == 1 and "1 of 5 variant calls failed" in info["notes"][0]
+    # 24 still wins, 2 of the 4 voters; the failed paraphrase was retried once by the gateway
+    assert info["answer"] == "24" and info["agreement"] == 0.5
+    retried = [
+        call
+        for call in proxy.calls_since(start)
+        if last_user_text(call["messages"]) == paraphrases[0]
+    ]
+    assert len(retried) == 2
+
+
+def test_every_variant_failing_is_an_openai_error(proxy: Proxy) -> None:
+    question = "A question nobody can answer?"
+    proxy.scenario.paraphrases[question] = ["Nobody can answer this question?"]
+    proxy.scenario.failing.update({question, "Nobody can answer this question?"})
+    with pytest.raises(openai.InternalServerError) as raised:
+        proxy.client().chat.completions.create(
+            model=VOTE,
+            messages=[{"role": "user", "content": question}],
+            extra_body={"steadfast": {"k": 1}},
+        )
+    assert raised.value.status_code == 502
+    assert raised.value.code == "upstream_error"
+    assert "every variant call failed (2)" in raised.value.message
+
+
+def test_context_messages_are_kept_for_every_variant(proxy: Proxy) -> None:
+    question = "And how many eyes does it have?"
+    proxy.scenario.paraphrases[question] = ["How many eyes has it got?", "Its number of eyes?"]
+    context = [
+        {"role": "system", "content": "You are a careful zoologist."},
+        {"role": "user", "content": "Tell me about the jumping spider."},
+        {"role": "assistant", "content": "It is a small hunting spider."},
+    ]
+    start = proxy.fake.call_count
+    proxy.client().chat.completions.create(
+        model=VOTE,
+        messages=[*context, {"role": "user", "content": question}],  # type: ignore[list-item]
+        extra_body={"steadfast": {"k": 2}},
+    )
+    answering = [
+        call
+        for call in proxy.calls_since(start)
+        if call["messages"][0]["content"] == context[0]["content"]
+    ]
+    # answered concurrently: in any order
+    assert sorted(call["messages"][-1]["content"] for call in answering) == sorted(
+        [question, "How many eyes has it got?", "Its number of eyes?"]
+    )
+    for call in answering:
+        assert [
+            {"role": message["role"], "content": message["content"]}
+            for message in call["messages"][:3]
+        ] == context
+
+
+def test_bad_requests_raise_the_usual_openai_exceptions(proxy: Proxy) -> None:
+    client = proxy.client()
+    message: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Hi?"}]
+    with pytest.raises(openai.NotFoundError) as missing:
+        client.chat.completions.create(model="paraphrase-vote:nowhere", messages=message)
+    assert missing.value.code == "model_not_found" and "nowhere" in missing.value.message
+    with pytest.raises(openai.BadRequestError) as unknown:
+        client.chat.completions.create(model=VOTE, messages=message, top_p=0.5)
+    assert unknown.value.param == "top_p"
+    with pytest.raises(openai.BadRequestError) as several:
+        client.chat.completions.create(model=VOTE, messages=message, n=3)
+    assert several.value.param == "n"
+    with pytest.raises(openai.BadRequestError):
+        client.chat.completions.create(
+            model="fake",
+            messages=message,
+            extra_body={"steadfast": {"k": 2}},
+        )
+    with pytest.raises(openai.BadRequestError) as no_question:
+        client.chat.completions.create(
+            model=VOTE, messages=[{"role": "system", "content": "Be brief."}]
+        )
+    assert no_question.value.param == "messages"
+
+
+def _post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_self_paraphrase_endpoint_and_metrics(proxy: Proxy) -> None:
+    question = "How many legs do 3 spiders have in all?"
+    _spider_scenario(proxy, question)
+    status, body = _post(
+        f"{proxy.url}/v1/self-paraphrase",
+        {"model": "fake", "question": question, "k": 4, "task": "math", "early_stop": False},
+    )
+    assert status == 200, body
+    assert body["answer"] == "24" and body["agreement"] == pytest.approx(0.6)
+    assert body["strategy"] == "paraphrase-vote" and len(body["variants"]) == 5
+    assert body["calls"] == 6 and body["usage"]["input_tokens"] > 0 and body["latency_s"] > 0
+    status, problem = _post(f"{proxy.url}/v1/self-paraphrase", {"model": "fake", "k": 2})
+    assert status == 400 and problem["errors"][0]["field"] == "question"
+    with urllib.request.urlopen(f"{proxy.url}/metrics", timeout=10) as response:
+        metrics = response.read().decode()
+    assert 'steadfast_proxy_requests_total{outcome="ok",strategy="paraphrase-vote"}' in metrics
+    assert "steadfast_proxy_agreement_ratio_bucket" in metrics
+    assert "steadfast_proxy_upstream_calls_per_request_count" in metrics
