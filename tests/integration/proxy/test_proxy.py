@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import openai
-from openai.types.chat import ChatCompletionMessageParam
 import pytest
+from openai.types.chat import ChatCompletionMessageParam
 
 from steadfast.supervisor import Supervisor, service_ports
 from tests.conftest import free_port_block
