@@ -15,6 +15,7 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
+from services.gateway.strategies.prompts import SINGLE_PROMPT
 from steadfast.supervisor import Supervisor, service_ports
 from tests.conftest import free_port_block
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -161,7 +162,7 @@ async def test_streaming_with_the_async_client(proxy: Proxy) -> None:
     assert chunks[-1].usage.total_tokens > 0
 
 
-def test_streaming_with_the_sync_client_and_async_without(proxy: Proxy) -> None:
+def test_streaming_with_the_sync_client(proxy: Proxy) -> None:
     question = "Name the capital of France."
     proxy.scenario.paraphrases[question] = ["Which city is France's capital?"]
     proxy.scenario.answers.update({question: "Paris", "Which city is France's capital?": "paris."})
@@ -171,28 +172,26 @@ def test_streaming_with_the_sync_client_and_async_without(proxy: Proxy) -> None:
         stream=True,
         extra_body={"steadfast": {"k": 1}},
     ) as stream:
-        text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+        chunks = list(stream)
+    text = "".join(chunk.choices[0].delta.content or "" for chunk in chunks if chunk.choices)
     assert text == "Paris"
+    assert chunks[-1].model_extra["steadfast"]["agreement"] == 1.0  # type: ignore[index]
 
-    async def ask() -> openai.types.chat.ChatCompletion:
-        return await proxy.async_client().chat.completions.create(
-            model="single-prompt:fake", messages=[{"role": "user", "content": question}]
-        )
 
-    import asyncio
-
-    proxy.scenario.answers[_single_prompt_text(question)] = (
-        "Restatement: Which city is the capital of France?\nFinal answer: Paris"
+async def test_single_prompt_with_the_async_client(proxy: Proxy) -> None:
+    question = "Name the capital of Italy."
+    proxy.scenario.answers[SINGLE_PROMPT.format(n=5, question=question)] = (
+        "Restatement: Which city is the capital of Italy?\nFinal answer: Rome"
     )
-    completion = asyncio.run(ask())
-    assert completion.choices[0].message.content == "Paris"
-    assert completion.model_extra["steadfast"]["strategy"] == "single-prompt"  # type: ignore[index]
-
-
-def _single_prompt_text(question: str) -> str:
-    from services.gateway.strategies.prompts import SINGLE_PROMPT
-
-    return SINGLE_PROMPT.format(n=5, question=question)
+    start = proxy.fake.call_count
+    completion = await proxy.async_client().chat.completions.create(
+        model="single-prompt:fake", messages=[{"role": "user", "content": question}]
+    )
+    assert proxy.fake.call_count - start == 1
+    assert completion.choices[0].message.content == "Rome"
+    info = completion.model_extra["steadfast"]  # type: ignore[index]
+    assert info["strategy"] == "single-prompt" and info["answer"] == "Rome"
+    assert info["variants"][1]["question"] == "Which city is the capital of Italy?"
 
 
 def test_a_tie_returns_the_original_answer(proxy: Proxy) -> None:
