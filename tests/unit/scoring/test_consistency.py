@@ -1,0 +1,211 @@
+"""Hand-computed examples for every METHOD §1.4 metric, ties, k = 1 and the exclusions."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from services.scoring.domain.consistency import columns_from_records, consistency_metrics
+from shared.contracts.scoring import ConsistencyOptions, ConsistencyRecord, ConsistencyResponse
+from shared.problems import ProblemError
+from tests.unit.scoring.records import question
+
+# q1: original correct; paraphrases C I I and one invalid (left out of p and k)
+# q2: original incorrect; paraphrases C C
+# q3: original correct; paraphrases C N — a tie, broken towards correct
+# q4: original invalid — skipped
+# q5: original correct; every paraphrase invalid — skipped
+# q6: original not attempted; one paraphrase N (k = 1)
+DATA = [
+    *question("q1", "C|CIIX"),
+    *question("q2", "I|CC"),
+    *question("q3", "C|CN"),
+    *question("q4", "X|C"),
+    *question("q5", "C|XX"),
+    *question("q6", "N|N"),
+]
+NORM_Q1 = -(1 / 3 * math.log(1 / 3) + 2 / 3 * math.log(2 / 3)) / math.log(3)
+
+
+def run(records: list[ConsistencyRecord], **options: object) -> ConsistencyResponse:
+    settings = ConsistencyOptions(bootstrap=0, **options)  # type: ignore[arg-type]
+    return consistency_metrics(columns_from_records(records), settings)
+
+
+def values(response: ConsistencyResponse, model: str = "m") -> dict[str, float | None]:
+    return {name: metric.value for name, metric in response.models[model].items()}
+
+
+def test_every_metric_by_hand() -> None:
+    result = values(run(DATA))
+    expected = {
+        "A_orig": 2 / 4,
+        "A_expected": (1 / 3 + 1 + 1 / 2 + 0) / 4,
+        "A_majority": 2 / 4,
+        "mismatch_rate": 2 / 4,
+        "iid_mismatch": (4 / 9 + 0 + 1 / 2 + 0) / 4,
+        "mode_share": (2 / 3 + 1 + 1 / 2 + 1) / 4,
+        "normalized_entropy": (NORM_Q1 + 0 + 1 + 0) / 4,
+        "A_any": 3 / 4,
+        "A_any_incl_orig": 3 / 4,
+        "A_strict": 1 / 4,
+        "flip_rate": 1 / 2,
+        "recovery_rate": 1 / 2,
+        "conflict_rate": 2 / 4,
+        "conflict_rate_given_orig_correct": 2 / 2,
+        "conflict_rate_given_orig_not_correct": 0 / 2,
+        "A_any_given_orig_not_correct": 1 / 2,
+    }
+    assert result == pytest.approx(expected)
+    metrics = run(DATA).models["m"]
+    assert metrics["A_orig"].n == 4
+    assert metrics["flip_rate"].n == 2 and metrics["recovery_rate"].n == 2
+
+
+def test_counts_of_invalid_skipped_and_ties() -> None:
+    counts = run(DATA).counts["m"]
+    assert counts.questions == 6 and counts.used == 4
+    assert counts.invalid_answers == 4  # q1's fourth paraphrase, q4's original, q5's two
+    assert counts.skipped == 2
+    assert counts.skipped_original_invalid == 1 and counts.skipped_no_valid_paraphrase == 1
+    assert counts.majority_ties == 1 and counts.dropped_ties == 0
+
+
+def test_per_item_values() -> None:
+    items = {item.item_id: item for item in run(DATA, per_item=True).items or []}
+    q1, q3, q6 = items["q1"], items["q3"], items["q6"]
+    assert q1.k == 3 and q1.invalid == 1 and q1.majority_label == "incorrect" and not q1.match
+    assert q1.iid_mismatch == pytest.approx(4 / 9) and q1.mode_share == pytest.approx(2 / 3)
+    assert q1.normalized_entropy == pytest.approx(NORM_Q1) and q1.distinct == 2
+    assert q3.tie and q3.majority_label == "correct" and q3.match
+    assert q3.entropy == pytest.approx(math.log(2)) and q3.normalized_entropy == pytest.approx(1)
+    assert q6.k == 1 and q6.normalized_entropy == 0 and q6.match and q6.mode_share == 1
+    assert items["q4"].excluded == "original_invalid"
+    assert items["q5"].excluded == "no_valid_paraphrase"
+
+
+def test_tie_order_correct_then_incorrect_then_not_attempted() -> None:
+    items = run(
+        [*question("a", "C|CIN"), *question("b", "C|IN"), *question("c", "I|NNII")],
+        per_item=True,
+    ).items
+    assert [(item.majority_label, item.tie) for item in items or []] == [
+        ("correct", True),
+        ("incorrect", True),
+        ("incorrect", True),
+    ]
+
+
+def test_dropping_ties_removes_them_before_every_mean() -> None:
+    response = run(DATA, drop_majority_ties=True)
+    result = values(response)
+    # q3 (the tie) is gone: q1, q2, q6 remain
+    assert result["A_orig"] == pytest.approx(1 / 3)
+    assert result["flip_rate"] == pytest.approx(1.0)
+    assert result["conflict_rate"] == pytest.approx(1 / 3)
+    assert response.counts["m"].dropped_ties == 1 and response.counts["m"].used == 3
+
+
+def test_strict_threshold() -> None:
+    assert values(run(DATA, strict_threshold=0.5))["A_strict"] == pytest.approx(2 / 4)
+
+
+def test_k_equal_one_everywhere() -> None:
+    result = values(run([*question("a", "C|C"), *question("b", "C|I"), *question("c", "I|C")]))
+    assert result["normalized_entropy"] == 0
+    assert result["conflict_rate"] == 0
+    assert result["A_expected"] == pytest.approx(2 / 3)
+    assert result["flip_rate"] == pytest.approx(1 / 2) and result["recovery_rate"] == 1
+
+
+def test_zero_denominator_is_null() -> None:
+    metrics = run([*question("a", "C|C"), *question("b", "C|I")]).models["m"]
+    assert metrics["recovery_rate"].value is None and metrics["recovery_rate"].n == 0
+    assert metrics["A_any_given_orig_not_correct"].value is None
+
+
+def test_models_are_separate_and_sorted() -> None:
+    response = run([*question("a", "C|C", model="zeta"), *question("a", "I|I", model="alpha")])
+    assert list(response.models) == ["alpha", "zeta"]
+    assert values(response, "alpha")["A_orig"] == 0 and values(response, "zeta")["A_orig"] == 1
+
+
+def test_slot_accuracy_range() -> None:
+    slots = run(DATA).slot_accuracy["m"]
+    # slot 1: q1 C, q2 C, q3 C, q6 N; slot 2: q1 I, q2 C, q3 N; slot 3: q1 I
+    assert slots.by_slot["1"].value == pytest.approx(3 / 4)
+    assert slots.by_slot["2"].value == pytest.approx(1 / 3)
+    assert slots.by_slot["3"].value == 0
+    assert "4" not in slots.by_slot  # q1's fourth paraphrase is invalid
+    assert (slots.min, slots.max) == (0, pytest.approx(3 / 4))
+
+
+def test_flips_by_kind() -> None:
+    kinds: list[str | None] = [None, "plain", "toned", "plain"]
+    records = [
+        *question("a", "C|CIN", kinds=kinds),
+        *question("b", "I|IIC", kinds=kinds),
+    ]
+    flips = run(records).flips_by_kind["m"]
+    # plain: a1 C (no flip), a3 N (flip) | b1, b3 are not counted for flips
+    assert (
+        flips["plain"].flip_rate.value == pytest.approx(1 / 2) and flips["plain"].flip_rate.n == 2
+    )
+    assert flips["toned"].flip_rate.value == 1
+    # changes vs the original: plain a1 no, a3 yes, b1 no, b3 yes; toned a2 yes, b2 no
+    assert flips["plain"].change_rate.value == pytest.approx(2 / 4)
+    assert flips["toned"].change_rate.value == pytest.approx(1 / 2)
+
+
+def test_value_level_ties_go_to_the_original_else_first_seen() -> None:
+    records = [
+        *question("v1", "I|IIII", values=["5", "6", "5", "6", "5"]),
+        *question("v2", "I|IIII", values=["1", "3", "2", "2", "3"]),
+    ]
+    response = run(records, per_item=True)
+    items = {item.item_id: item for item in response.items or []}
+    assert items["v1"].majority_value == "5" and items["v1"].value_match and items["v1"].value_tie
+    assert items["v2"].majority_value == "3" and items["v2"].value_match is False
+    level = response.value_level
+    assert level is not None
+    result = {name: metric.value for name, metric in level["m"].items()}
+    assert result == pytest.approx(
+        {
+            "value_mismatch_rate": 0.5,
+            "value_iid_mismatch": 0.5,
+            "value_mode_share": 0.5,
+            "value_normalized_entropy": math.log(2) / math.log(4),
+            "value_conflict_rate": 1.0,
+            "value_distinct": 2.0,
+        }
+    )
+
+
+def test_value_level_absent_without_values() -> None:
+    assert run(DATA).value_level is None
+
+
+def test_bootstrap_interval_brackets_the_value_and_is_reproducible() -> None:
+    records = [
+        record
+        for index in range(40)
+        for record in question(f"q{index}", "C|CCI" if index % 3 else "I|CII")
+    ]
+    first = consistency_metrics(columns_from_records(records), ConsistencyOptions(seed=7))
+    again = consistency_metrics(columns_from_records(records), ConsistencyOptions(seed=7))
+    assert first == again
+    for metric in first.models["m"].values():
+        if metric.value is not None:
+            assert metric.ci_low is not None and metric.ci_high is not None
+            assert metric.ci_low <= metric.value + 1e-12 <= metric.ci_high + 2e-12
+    a_orig = first.models["m"]["A_orig"]
+    assert a_orig.ci_low is not None and a_orig.ci_high is not None
+    assert a_orig.ci_low < a_orig.ci_high  # 26 of 40 correct: the interval has a width
+
+
+def test_duplicate_variant_is_rejected_naming_the_record() -> None:
+    records = [*question("a", "C|CI"), *question("a", "C|C")]
+    with pytest.raises(ProblemError) as caught:
+        run(records)
+    assert caught.value.status == 422 and caught.value.field == "records[3]"
