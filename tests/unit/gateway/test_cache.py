@@ -1,0 +1,134 @@
+"""The response cache, on SQLite and PostgreSQL: key, hits, misses, nothing cached on error."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from prometheus_client import REGISTRY
+
+from services.gateway.adapters.cache_repository import SqlResponseCache
+from services.gateway.domain.cache import cache_key
+from services.gateway.domain.errors import GenerationFailed
+from services.gateway.domain.gateway import ModelGateway
+from shared.contracts.gateway import ChatMessage
+from shared.db import Database
+from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.fakes.stand_in import Fault
+from tests.unit.gateway.conftest import ask, gateway_for, route_to
+
+
+@pytest.fixture
+async def cache(database_url: str) -> AsyncIterator[SqlResponseCache]:
+    database = Database("gateway", database_url)
+    await database.migrate()
+    yield SqlResponseCache(database)
+    await database.dispose()
+
+
+@pytest.fixture
+def fake() -> Any:
+    reply = Reply(text="Paris", top_logprobs=[("Paris", -0.1), ("Lyon", -3.0)])
+    with FakeOpenAIServer(responder=lambda _: reply) as server:
+        yield server
+
+
+@pytest.fixture
+async def gateway(fake: FakeOpenAIServer, cache: SqlResponseCache) -> AsyncIterator[ModelGateway]:
+    gateway = gateway_for(route_to("openai", fake), cache=cache)
+    yield gateway
+    await gateway.close()
+
+
+def _hits() -> float:
+    return REGISTRY.get_sample_value("steadfast_model_cache_requests_total", {"result": "hit"}) or 0
+
+
+async def test_identical_request_hits_without_an_upstream_call(
+    gateway: ModelGateway, fake: FakeOpenAIServer
+) -> None:
+    first = await gateway.generate(ask(top_logprobs=2))
+    hits = _hits()
+    second = await gateway.generate(ask(top_logprobs=2))
+    assert fake.call_count == 1
+    assert (first.cached, second.cached) == (False, True)
+    assert second.attempts == 0 and _hits() == hits + 1
+    assert (second.text, second.usage, second.logprobs) == (first.text, first.usage, first.logprobs)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"temperature": 0.7},
+        {"max_tokens": 5},
+        {"seed": 1},
+        {"stop": ["\n"]},
+        {"top_logprobs": 1},
+        {"sample_index": 1},
+        {"text": "What is the capital of Italy?"},
+        {"system": "Answer briefly."},
+    ],
+)
+async def test_a_changed_parameter_misses(
+    gateway: ModelGateway, fake: FakeOpenAIServer, change: dict[str, Any]
+) -> None:
+    await gateway.generate(ask())
+    params = dict(change)
+    request = ask(
+        params.pop("text", "What is the capital of France?"),
+        **{key: value for key, value in params.items() if key != "system"},
+    )
+    if "system" in change:
+        request.messages.insert(0, ChatMessage(role="system", content=change["system"]))
+    response = await gateway.generate(request)
+    assert response.cached is False and fake.call_count == 2
+    assert (await gateway.generate(request)).cached is True
+    assert fake.call_count == 2
+
+
+async def test_samples_are_cached_per_sample_index(
+    gateway: ModelGateway, fake: FakeOpenAIServer
+) -> None:
+    for index in range(3):
+        assert not (await gateway.generate(ask(temperature=1.0, sample_index=index))).cached
+    for index in range(3):
+        assert (await gateway.generate(ask(temperature=1.0, sample_index=index))).cached
+    assert fake.call_count == 3
+
+
+async def test_errors_and_refusals_are_not_stored(
+    gateway: ModelGateway, fake: FakeOpenAIServer
+) -> None:
+    fake.enqueue(Fault.error(400), Fault.refuse(), Fault.malformed())
+    outcomes = []
+    for _ in range(3):
+        with pytest.raises(GenerationFailed) as failure:
+            await gateway.generate(ask())
+        outcomes.append(failure.value.outcome)
+    assert outcomes == ["upstream_error", "refused", "bad_response"]
+    response = await gateway.generate(ask())
+    assert response.cached is False and response.text == "Paris"
+    assert fake.call_count == 4
+
+
+async def test_cache_false_neither_reads_nor_writes(
+    gateway: ModelGateway, fake: FakeOpenAIServer
+) -> None:
+    await gateway.generate(ask(cache=False))
+    assert (await gateway.generate(ask())).cached is False
+    assert (await gateway.generate(ask(cache=False))).cached is False
+    assert fake.call_count == 3
+
+
+def test_key_covers_the_route_and_its_backend_model(fake: FakeOpenAIServer) -> None:
+    base = route_to("openai", fake)
+    request = ask()
+    keys = {
+        cache_key(base, request),
+        cache_key(route_to("openai", fake, name="other"), request),
+        cache_key(route_to("openai", fake, model="gpt-other"), request),
+        cache_key(route_to("ollama", fake), request),
+    }
+    assert len(keys) == 4
+    assert cache_key(base, ask(cache=False)) == cache_key(base, request)  # not output-affecting

