@@ -64,8 +64,9 @@ def grade_factual_reference(item: GradeItem, f1_threshold: float) -> GradeResult
     """Normalised match against any acceptable answer, with abstention detection.
 
     An abstention is ``not_attempted`` unless the answer still contains an acceptable answer
-    ("I'm not sure, but it is Paris"). A match with one of the ``incorrect_answers`` wins over a
-    weak (token-F1 only) match with an acceptable one; otherwise the stronger match wins."""
+    ("I'm not sure, but it is Paris"). When ``incorrect_answers`` are given the stronger match
+    wins (exact > containment > token F1, then the higher F1): a match with an incorrect answer
+    beats a weak (token-F1 only) match with an acceptable one, and a tie goes to incorrect."""
     text = item.answer_text
     parsed = normalize_factual(text) or None
     if not text.strip():
@@ -74,7 +75,7 @@ def grade_factual_reference(item: GradeItem, f1_threshold: float) -> GradeResult
     wrong = best_match(text, item.gold.incorrect_answers or [], f1_threshold)
     if is_abstention(text) and right.strength < Strength.CONTAINS:
         return GradeResult(label="not_attempted", parsed=parsed, reason="the answer abstains")
-    if wrong.strength and (right.strength <= Strength.F1 or wrong.key >= right.key):
+    if wrong.strength and wrong.key >= right.key:
         return GradeResult(
             label="incorrect",
             parsed=parsed,

@@ -1,0 +1,30 @@
+"""Client of the scoring service: grading, consistency and positional-bias metrics, reports."""
+
+from __future__ import annotations
+
+from shared.contracts.scoring import (
+    ConsistencyRequest,
+    ConsistencyResponse,
+    GradeRequest,
+    GradeResponse,
+    PositionBiasRequest,
+    PositionBiasResponse,
+)
+from shared.http_client import ServiceClient
+
+
+class ScoringClient:
+    def __init__(self, base_url: str, timeout_s: float = 600.0) -> None:
+        self._client = ServiceClient("scoring", base_url, timeout_s)
+
+    async def grade(self, request: GradeRequest) -> GradeResponse:
+        """Raises :class:`shared.http_client.ServiceCallError` (422 names the bad item)."""
+        return await self._client.post("/v1/grade", request, GradeResponse)
+
+    async def consistency(self, request: ConsistencyRequest) -> ConsistencyResponse:
+        return await self._client.post("/v1/metrics/consistency", request, ConsistencyResponse)
+
+    async def position_bias(self, request: PositionBiasRequest) -> PositionBiasResponse:
+        return await self._client.post(
+            "/v1/metrics/position-bias", request, PositionBiasResponse
+        )

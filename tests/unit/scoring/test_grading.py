@@ -1,0 +1,148 @@
+"""Grading of factual (reference grader and judge verdicts), maths and choice answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.scoring.domain.grading import (
+    combine_votes,
+    grade_choice,
+    grade_factual_reference,
+    judge_messages,
+    parse_verdict,
+)
+from services.scoring.domain.math_grading import grade_math
+from shared.contracts.scoring import Gold, GradeItem, JudgeVote
+
+
+def factual(answer: str, answers: list[str], incorrect: list[str] | None = None) -> GradeItem:
+    return GradeItem(
+        question="q?", answer_text=answer, gold=Gold(answers=answers, incorrect_answers=incorrect)
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "label"),
+    [
+        ("Paris", ["Paris"], "correct"),
+        ("It is the city of Paris.", ["Paris"], "correct"),
+        ("paris, france", ["Paris, France"], "correct"),
+        ("La Città del Vaticano", ["città del vaticano"], "correct"),
+        ("Lyon", ["Paris"], "incorrect"),
+        ("Parisian", ["Paris"], "incorrect"),
+        ("I don't know.", ["Paris"], "not_attempted"),
+        ("Non lo so", ["Roma"], "not_attempted"),
+        ("I'm not sure, but I think it is Paris", ["Paris"], "correct"),
+        ("   ", ["Paris"], "invalid"),
+        ("George Washington Carver", ["George Washington"], "correct"),
+        ("Washington George", ["George Washington Carver"], "correct"),  # token F1 0.8
+        ("George", ["George Washington Carver"], "incorrect"),  # token F1 0.5
+    ],
+)
+def test_reference_grader(answer: str, gold: list[str], label: str) -> None:
+    assert grade_factual_reference(factual(answer, gold), 0.8).label == label
+
+
+def test_token_f1_threshold_is_a_match() -> None:
+    item = factual("Barack Hussein Obama the president", ["Barack Obama president"])
+    assert grade_factual_reference(item, 0.8).label == "correct"
+    assert grade_factual_reference(item, 0.95).label == "incorrect"
+
+
+def test_incorrect_answers_win_over_a_weak_match() -> None:
+    # TruthfulQA style: two weak (F1) matches: the higher F1 wins (0.78 against 0.59)
+    item = factual(
+        "Nothing in particular happens if you crack your knuckles",
+        ["Nothing in particular happens when you crack knuckles often"],
+        ["You get arthritis if you crack your knuckles"],
+    )
+    assert grade_factual_reference(item, 0.5).label == "correct"
+    # a containment match with an incorrect answer beats a weak match with the right one
+    contained = factual(
+        "Cracking them gives you arthritis.",
+        ["Cracking them gives you nothing"],
+        ["arthritis"],
+    )
+    assert grade_factual_reference(contained, 0.5).label == "incorrect"
+    wrong = factual(
+        "You will get arthritis if you crack your knuckles",
+        ["Nothing happens if you crack your knuckles"],
+        ["you get arthritis if you crack your knuckles"],
+    )
+    result = grade_factual_reference(wrong, 0.5)
+    assert result.label == "incorrect" and "incorrect answer" in result.reason
+
+
+@pytest.mark.parametrize(
+    ("reply", "gold", "label", "value"),
+    [
+        (r"So the answer is \boxed{\frac{1}{2}}.", "0.5", "correct", "0.5"),
+        (r"\boxed{3} first... finally \boxed{4}", "4", "correct", "4"),
+        ("She has 18 + 6 = 24 apples", "24", "correct", "24"),
+        ("The total is $1,234.", "1234", "correct", "1234"),
+        (r"\boxed{x^2 + 2x + 1}", "(x+1)^2", "correct", "x^2+2x+1"),
+        (r"\boxed{\sqrt{8}}", r"2\sqrt{2}", "correct", r"\sqrt{8}"),
+        (r"\boxed{17}", "18", "incorrect", "17"),
+        ("I cannot solve this.", "3", "invalid", None),
+    ],
+)
+def test_math_grading(reply: str, gold: str, label: str, value: str | None) -> None:
+    result = grade_math(reply, gold)
+    assert result.label == label
+    assert result.normalized_value == value
+
+
+@pytest.mark.parametrize(
+    ("reply", "options", "label", "parsed"),
+    [
+        ("B", ["x", "y"], "correct", "B"),
+        (" (b). ", ["x", "y"], "correct", "B"),
+        ("A", ["x", "y"], "incorrect", "A"),
+        ("C", ["x", "y"], "invalid", None),
+        ("C", ["x", "y", "z"], "incorrect", "C"),
+        ("The answer is B", ["x", "y"], "invalid", None),
+        ("A or B", None, "invalid", None),
+    ],
+)
+def test_choice_grading(reply: str, options: list[str] | None, label: str, parsed: str | None) -> None:
+    item = GradeItem(question="q", answer_text=reply, gold=Gold(correct_option="B"), options=options)
+    result = grade_choice(item)
+    assert (result.label, result.parsed) == (label, parsed)
+
+
+@pytest.mark.parametrize(
+    ("reply", "label"),
+    [
+        ("A", "correct"),
+        ("b.", "incorrect"),
+        ("C", "not_attempted"),
+        ("CORRECT", "correct"),
+        ("NOT_ATTEMPTED: it declines", "not_attempted"),
+        ("**INCORRECT**", "incorrect"),
+        ("Maybe", "invalid"),
+        ("D", "invalid"),
+    ],
+)
+def test_parse_verdict(reply: str, label: str) -> None:
+    assert parse_verdict(reply) == label
+
+
+def _votes(*labels: str) -> list[JudgeVote]:
+    return [JudgeVote(model=f"j{i}", label=label, raw=label) for i, label in enumerate(labels)]  # type: ignore[arg-type]
+
+
+def test_combine_votes_majority_and_ties() -> None:
+    assert combine_votes(_votes("correct", "correct", "incorrect")).label == "correct"
+    assert combine_votes(_votes("correct", "incorrect")).label == "incorrect"
+    assert combine_votes(_votes("correct", "not_attempted")).label == "not_attempted"
+    assert combine_votes(_votes("invalid", "correct")).label == "correct"
+    assert combine_votes(_votes("invalid")).label == "invalid"
+    assert len(combine_votes(_votes("correct", "correct")).votes or []) == 2
+
+
+def test_judge_prompt_shows_the_question_and_every_gold_answer() -> None:
+    item = factual("Lyon", ["Paris", "Paname"], ["Lyon"])
+    item = GradeItem(question="Capital of France?", answer_text="Lyon", gold=item.gold)
+    user = judge_messages(item)[1]["content"]
+    assert "Capital of France?" in user and "- Paris" in user and "- Paname" in user
+    assert "Known incorrect answers" in user and "Predicted answer: Lyon" in user
