@@ -3,7 +3,6 @@ stand-in servers (OpenAI-compatible, Gemini through google-genai, Ollama)."""
 
 from __future__ import annotations
 
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -203,8 +202,8 @@ async def test_batch_answers_in_order_and_one_failure_does_not_fail_it(gateway_u
 
 async def test_metrics_are_exported_without_per_question_labels(gateway_url: str) -> None:
     await GatewayClient(gateway_url).generate(ask("fake-gpt", "metrics please", cache=False))
-    with urllib.request.urlopen(f"{gateway_url}/metrics", timeout=5) as response:
-        text = response.read().decode()
+    async with get_session().get(f"{gateway_url}/metrics") as response:
+        text = await response.text()
     for name in [
         'steadfast_model_requests_total{backend="openai",outcome="ok",route="fake-gpt"}',
         'steadfast_model_request_duration_seconds_count{backend="openai",route="fake-gpt"}',
