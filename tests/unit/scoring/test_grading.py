@@ -104,8 +104,12 @@ def test_math_grading(reply: str, gold: str, label: str, value: str | None) -> N
         ("A or B", None, "invalid", None),
     ],
 )
-def test_choice_grading(reply: str, options: list[str] | None, label: str, parsed: str | None) -> None:
-    item = GradeItem(question="q", answer_text=reply, gold=Gold(correct_option="B"), options=options)
+def test_choice_grading(
+    reply: str, options: list[str] | None, label: str, parsed: str | None
+) -> None:
+    item = GradeItem(
+        question="q", answer_text=reply, gold=Gold(correct_option="B"), options=options
+    )
     result = grade_choice(item)
     assert (result.label, result.parsed) == (label, parsed)
 

@@ -1,0 +1,175 @@
+"""The scoring service as the evaluator uses it: a real scoring process called through
+``ScoringClient``, its LLM judges reached through a real gateway process whose upstream is the
+OpenAI-compatible stand-in."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shared.clients.scoring import ScoringClient
+from shared.contracts.scoring import (
+    ConsistencyOptions,
+    ConsistencyRequest,
+    Gold,
+    GradeItem,
+    GradeRequest,
+    PositionBiasRequest,
+)
+from shared.http_client import ServiceCallError, close_session
+from steadfast.supervisor import Supervisor, service_ports
+from tests.conftest import free_port_block
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.stand_in import last_user_text
+from tests.unit.scoring.records import pair, question
+
+
+def judge(body: dict[str, Any]) -> str:
+    """A stand-in grader: A when a gold answer occurs in the prediction, C for "don't know"."""
+    if body["model"] == "judge-bad":
+        return "Let me think about it."
+    prompt = last_user_text(body["messages"])
+    gold = re.findall(r"^- (.+)$", prompt.split("Predicted answer:")[0], re.MULTILINE)
+    predicted = prompt.split("Predicted answer:")[1].split("\n")[0].lower()
+    if "know" in predicted:
+        return "C"
+    return "A" if any(answer.lower() in predicted for answer in gold) else "B"
+
+
+@pytest.fixture(scope="module")
+def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, FakeOpenAIServer]]:
+    directory = tmp_path_factory.mktemp("scoring")
+    with FakeOpenAIServer(responder=judge) as fake:
+        routes = directory / "models.toml"
+        routes.write_text(
+            "".join(
+                f'[models.{name}]\nbackend = "openai"\nmodel = "{name}"\n'
+                f'base_url = "{fake.url}"\nmax_retries = 0\ntimeout_s = 10\n\n'
+                for name in ("judge-a", "judge-b", "judge-bad")
+            )
+        )
+        ports = service_ports(free_port_block(5))
+        supervisor = Supervisor(
+            ports=ports,
+            env={"STEADFAST_DATA_DIR": str(directory), "STEADFAST_MODELS_FILE": str(routes)},
+            services=("gateway", "scoring"),
+            log_dir=directory / "logs",
+        )
+        with supervisor:
+            ready = supervisor.wait_ready(90)
+            assert all(ready.values()), _logs(directory)
+            yield f"http://127.0.0.1:{ports['scoring']}", fake
+
+
+def _logs(directory: Path) -> str:
+    return "\n".join(
+        path.read_text()[-2000:] for path in sorted((directory / "logs").glob("*.log"))
+    )
+
+
+@pytest.fixture
+async def client(services: tuple[str, FakeOpenAIServer]) -> AsyncIterator[ScoringClient]:
+    yield ScoringClient(services[0], timeout_s=60)
+    await close_session()
+
+
+def _factual(answer: str) -> GradeItem:
+    return GradeItem(
+        question="What is the capital of France?",
+        answer_text=answer,
+        gold=Gold(answers=["Paris"]),
+    )
+
+
+async def test_llm_grader_votes_through_the_gateway(
+    client: ScoringClient, services: tuple[str, FakeOpenAIServer]
+) -> None:
+    fake = services[1]
+    start = fake.call_count
+    response = await client.grade(
+        GradeRequest(
+            task="factual",
+            grader="llm",
+            judge_models=["judge-a", "judge-b", "judge-bad"],
+            items=[_factual("It's Paris."), _factual("Lyon"), _factual("I don't know")],
+        )
+    )
+    assert [result.label for result in response.results] == [
+        "correct",
+        "incorrect",
+        "not_attempted",
+    ]
+    first = response.results[0]
+    assert [vote.label for vote in first.votes or []] == ["correct", "correct", "invalid"]
+    assert first.parsed == "it s paris"
+    calls = fake.calls[start:]
+    assert len(calls) == 9
+    # the grader always sees the original question
+    assert all("What is the capital of France?" in last_user_text(c["messages"]) for c in calls)
+    assert {call["temperature"] for call in calls} == {0.0}
+
+
+async def test_unknown_judge_route_is_a_problem(client: ScoringClient) -> None:
+    with pytest.raises(ServiceCallError) as caught:
+        await client.grade(
+            GradeRequest(
+                task="factual", grader="llm", judge_models=["nope"], items=[_factual("Paris")]
+            )
+        )
+    assert caught.value.status == 502
+    assert caught.value.problem.errors and caught.value.problem.errors[0].field == "items[0]"
+
+
+async def test_math_and_choice_grading(client: ScoringClient) -> None:
+    math = await client.grade(
+        GradeRequest(
+            task="math",
+            items=[
+                GradeItem(
+                    question="q", answer_text=r"\boxed{\frac{3}{4}}", gold=Gold(answer="0.75")
+                ),
+                GradeItem(question="q", answer_text="it is 12", gold=Gold(answer="13")),
+                GradeItem(question="q", answer_text="no idea", gold=Gold(answer="13")),
+            ],
+        )
+    )
+    assert [(r.label, r.normalized_value) for r in math.results] == [
+        ("correct", "0.75"),
+        ("incorrect", "12"),
+        ("invalid", None),
+    ]
+    choice = await client.grade(
+        GradeRequest(
+            task="choice",
+            items=[GradeItem(question="q", answer_text="b", gold=Gold(correct_option="B"))],
+        )
+    )
+    assert choice.results[0].label == "correct"
+
+
+async def test_bad_input_names_the_field(client: ScoringClient) -> None:
+    with pytest.raises(ServiceCallError) as caught:
+        await client.grade(
+            GradeRequest(task="math", items=[GradeItem(question="q", answer_text="1", gold=Gold())])
+        )
+    assert caught.value.status == 422
+    assert caught.value.problem.errors[0].field == "items[0].gold.answer"  # type: ignore[index]
+
+
+async def test_metrics_over_http(client: ScoringClient) -> None:
+    records = [*question("a", "C|CI"), *question("b", "I|CC")]
+    consistency = await client.consistency(
+        ConsistencyRequest(records=records, options=ConsistencyOptions(bootstrap=50, per_item=True))
+    )
+    assert consistency.models["m"]["A_orig"].value == 0.5
+    assert consistency.models["m"]["recovery_rate"].value == 1
+    assert consistency.items is not None and len(consistency.items) == 2
+    position = await client.position_bias(
+        PositionBiasRequest(records=[*pair("1", "A", "A"), *pair("2", "A", "B")])
+    )
+    assert position.models["m"]["PF"].value == -0.5
+    assert position.models["m"]["PC"].value == 0.5
