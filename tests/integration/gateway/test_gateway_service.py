@@ -201,7 +201,11 @@ async def test_batch_answers_in_order_and_one_failure_does_not_fail_it(gateway_u
 
 
 async def test_metrics_are_exported_without_per_question_labels(gateway_url: str) -> None:
-    await GatewayClient(gateway_url).generate(ask("fake-gpt", "metrics please", cache=False))
+    client = GatewayClient(gateway_url)
+    for _ in range(2):  # a miss, then a hit
+        await client.generate(ask("fake-gpt", "metrics please"))
+    with pytest.raises(ServiceCallError):
+        await client.generate(ask("fake-gpt", "limit-me"))
     async with get_session().get(f"{gateway_url}/metrics") as response:
         text = await response.text()
     for name in [
