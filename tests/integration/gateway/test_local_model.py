@@ -1,0 +1,81 @@
+"""The local backend with the real bundled 0.5B model (slow: assembles and loads ~0.5 GB)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from pathlib import Path
+
+import pytest
+
+from services.gateway.adapters.backends import BackendContext, create_backend
+from services.gateway.adapters.backends.local import LocalBackend
+from services.gateway.domain.gateway import ModelGateway
+from services.gateway.domain.routes import BUILTIN_ROUTES
+from shared.contracts.gateway import ChatMessage, GenerateRequest
+
+pytestmark = pytest.mark.slow
+
+
+def _listeners(port: int) -> list[str]:
+    """Local addresses (hex, as in /proc/net/tcp*) of the sockets listening on ``port``."""
+    found = []
+    for table in ("/proc/self/net/tcp", "/proc/self/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            address, port_hex = fields[1].rsplit(":", 1)
+            if fields[3] == "0A" and int(port_hex, 16) == port:  # 0A: LISTEN
+                found.append(address)
+    return found
+
+
+def ask(text: str, **params: object) -> GenerateRequest:
+    return GenerateRequest(
+        model="local-small",
+        messages=[ChatMessage(role="user", content=text)],
+        max_tokens=12,
+        **params,  # type: ignore[arg-type]
+    )
+
+
+async def test_local_small_answers_batches_and_listens_on_loopback_only(tmp_path: Path) -> None:
+    context = BackendContext(models_dir=tmp_path / "models")
+    gateway = ModelGateway(
+        {"local-small": BUILTIN_ROUTES["local-small"]},
+        backend_factory=lambda route: create_backend(route, context),
+    )
+    ticks: list[float] = []
+
+    async def ticker() -> None:
+        while True:
+            ticks.append(time.perf_counter())
+            await asyncio.sleep(0.02)
+
+    # the first request assembles and loads the model (llama.cpp holds the GIL while loading)
+    answer = await gateway.generate(
+        ask("What is the capital of France? Answer with one word.", top_logprobs=3)
+    )
+    beat = asyncio.create_task(ticker())
+    try:
+        concurrent = await asyncio.gather(
+            gateway.generate(ask("What is the capital of Italy? Answer with one word.")),
+            gateway.generate(ask("What is the capital of Japan? Answer with one word.")),
+        )
+    finally:
+        beat.cancel()
+    assert "Paris" in answer.text
+    assert answer.backend == "local" and answer.usage.output_tokens >= 1
+    assert answer.logprobs is not None and len(answer.logprobs) == 3
+    assert "Rome" in concurrent[0].text and "Tokyo" in concurrent[1].text
+    # inference ran off the event loop, which kept ticking
+    assert max(b - a for a, b in itertools.pairwise(ticks)) < 0.25
+
+    backend = gateway.backend(BUILTIN_ROUTES["local-small"])
+    assert isinstance(backend, LocalBackend)
+    address = backend.listening_address
+    assert address is not None and address.startswith("http://127.0.0.1:")
+    listeners = _listeners(int(address.rsplit(":", 1)[1]))
+    assert listeners == ["0100007F"]  # 127.0.0.1 only, no wildcard or IPv6 socket
+    assert (tmp_path / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf").is_file()
+    await gateway.close()
