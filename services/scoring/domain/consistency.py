@@ -109,6 +109,8 @@ class Questions:
     """Per-question arrays (one row per (model, question), sorted by model then item id)."""
 
     record_question: IntArray  # question row of each record
+    record_slot: IntArray  # question row * width + variant, of each record
+    width: int  # highest variant + 1
     model: IntArray
     item: IntArray
     original: IntArray  # label code of the original, MISSING when absent
@@ -126,51 +128,59 @@ class Questions:
     exclusion: IntArray  # index into EXCLUSIONS, MISSING when the question counts
 
 
-def _entropy(shares: FloatArray, axis: int = 1) -> FloatArray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(shares > 0, shares * np.log(np.where(shares > 0, shares, 1.0)), 0.0)
-    return np.asarray(0.0 - terms.sum(axis=axis), dtype=np.float64)
-
-
 def _normalized(entropy: FloatArray, k: IntArray) -> FloatArray:
     """entropy / ln k, 0 when k ≤ 1 (METHOD §1.4: divided by ln k as the study did)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(k > 1, entropy / np.log(np.maximum(k, 2)), 0.0)
 
 
-def _check_unique_variants(columns: ConsistencyColumns, question: IntArray) -> None:
-    slot, _ = cell_index(question, columns.variant, int(columns.variant.max()) + 1)
-    if int(slot.max()) + 1 == len(slot):
-        return
-    row = first_duplicate(question * (int(columns.variant.max()) + 1) + columns.variant)
-    raise ProblemError(
-        422,
-        "Duplicate record",
-        f"records[{row}] repeats the (item_id, model, variant) of an earlier record",
-        field=f"records[{row}]",
-    )
+def _check_unique_variants(question: IntArray, variant: IntArray, n_questions: int) -> IntArray:
+    """Each record's slot ``question * width + variant``; 422 naming a repeated one."""
+    width = int(variant.max()) + 1
+    slot = question * width + variant
+    if n_questions * width <= 8 * len(slot) + 1024:
+        repeated = bool(np.bincount(slot, minlength=n_questions * width).max() > 1)
+    else:
+        repeated = len(np.unique(slot)) < len(slot)
+    if repeated:
+        row = first_duplicate(slot)
+        raise ProblemError(
+            422,
+            "Duplicate record",
+            f"records[{row}] repeats the (item_id, model, variant) of an earlier record",
+            field=f"records[{row}]",
+        )
+    return slot
 
 
 def question_table(columns: ConsistencyColumns, drop_majority_ties: bool) -> Questions:
-    question, cells = cell_index(columns.model.codes, columns.item.codes, len(columns.item.names))
-    _check_unique_variants(columns, question)
+    n_items = len(columns.item.names)
+    question, cells = cell_index(columns.model.codes, columns.item.codes, n_items)
     n = len(cells)
-    label = columns.label.astype(np.int64)
+    slot = _check_unique_variants(question, columns.variant, n)
+    # one pass: per question, labels of the paraphrases (0..3) and of the original (4..7)
     is_original = columns.variant == 0
+    tally = np.bincount(question * 8 + is_original * 4 + columns.label, minlength=n * 8)
+    tally = tally.reshape(n, 8)
+    correct, incorrect, declined = tally[:, 0], tally[:, 1], tally[:, 2]
+    counts = tally[:, :VALID_LABELS]
     original = np.full(n, MISSING, dtype=np.int64)
-    original[question[is_original]] = label[is_original]
-    valid_paraphrase = ~is_original & (label != INVALID)
-    counts = np.bincount(
-        question[valid_paraphrase] * VALID_LABELS + label[valid_paraphrase],
-        minlength=n * VALID_LABELS,
-    ).reshape(n, VALID_LABELS)
-    k = counts.sum(axis=1)
-    top = counts.max(axis=1)
+    for code in (INVALID, 2, 1, CORRECT):
+        original[tally[:, 4 + code] > 0] = code
+    k = correct + incorrect + declined
+    top = np.maximum(np.maximum(correct, incorrect), declined)
+    safe_k = np.maximum(k, 1)
+    shares = [correct / safe_k, incorrect / safe_k, declined / safe_k]
     with np.errstate(divide="ignore", invalid="ignore"):
-        p = counts / np.maximum(k, 1)[:, None]
-    entropy = _entropy(p)
+        entropy = 0.0 - sum(
+            np.where(share > 0, share * np.log(np.where(share > 0, share, 1.0)), 0.0)
+            for share in shares
+        )
+    n_top = (correct == top).astype(np.int64) + (incorrect == top) + (declined == top)
+    tie = (n_top > 1) & (k > 0)
+    # the first maximum in the order correct > incorrect > not_attempted
+    majority = np.where(correct == top, CORRECT, np.where(incorrect == top, 1, 2))
     exclusion = np.full(n, MISSING, dtype=np.int64)
-    tie = ((counts == top[:, None]).sum(axis=1) > 1) & (k > 0)
     if drop_majority_ties:
         exclusion[tie] = EXCLUSIONS.index("tie")
     exclusion[k == 0] = EXCLUSIONS.index("no_valid_paraphrase")
@@ -178,21 +188,22 @@ def question_table(columns: ConsistencyColumns, drop_majority_ties: bool) -> Que
     exclusion[original == MISSING] = EXCLUSIONS.index("original_missing")
     return Questions(
         record_question=question,
-        model=cells // len(columns.item.names),
-        item=cells % len(columns.item.names),
+        record_slot=slot,
+        width=int(columns.variant.max()) + 1,
+        model=cells // n_items,
+        item=cells % n_items,
         original=original,
         counts=counts,
         k=k,
-        invalid=np.bincount(question[label == INVALID], minlength=n),
-        # argmax takes the first maximum: codes are ordered correct > incorrect > not_attempted
-        majority=counts.argmax(axis=1),
+        invalid=tally[:, INVALID] + tally[:, 4 + INVALID],
+        majority=majority,
         tie=tie,
-        p=p,
-        iid_mismatch=1.0 - (p**2).sum(axis=1),
-        mode_share=top / np.maximum(k, 1),
-        entropy=entropy,
-        normalized_entropy=_normalized(entropy, k),
-        distinct=(counts > 0).sum(axis=1),
+        p=np.column_stack(shares),
+        iid_mismatch=1.0 - (shares[0] ** 2 + shares[1] ** 2 + shares[2] ** 2),
+        mode_share=top / safe_k,
+        entropy=np.asarray(entropy, dtype=np.float64),
+        normalized_entropy=_normalized(np.asarray(entropy, dtype=np.float64), k),
+        distinct=(correct > 0).astype(np.int64) + (incorrect > 0) + (declined > 0),
         exclusion=exclusion,
     )
 
@@ -203,33 +214,40 @@ def metric_matrices(table: Questions, strict_threshold: float) -> tuple[FloatArr
     orig_correct = table.original == CORRECT
     orig_wrong = ~orig_correct
     majority_correct = table.majority == CORRECT
-    p_correct = table.p[:, CORRECT]
-    any_correct = table.counts[:, CORRECT] > 0
-    strict = table.counts[:, CORRECT] >= strict_threshold * table.k - _EPSILON
+    correct = table.counts[:, CORRECT]
+    any_correct = correct > 0
     conflict = table.mode_share < 1.0
-    ones = np.ones(len(used))
-    columns = [
-        (orig_correct, ones),
-        (p_correct, ones),
-        (majority_correct, ones),
-        (table.original != table.majority, ones),
-        (table.iid_mismatch, ones),
-        (table.mode_share, ones),
-        (table.normalized_entropy, ones),
-        (any_correct, ones),
-        (orig_correct | any_correct, ones),
-        (strict, ones),
-        (orig_correct & ~majority_correct, orig_correct),
-        (orig_wrong & majority_correct, orig_wrong),
-        (conflict, ones),
-        (conflict & orig_correct, orig_correct),
-        (conflict & orig_wrong, orig_wrong),
-        (any_correct & orig_wrong, orig_wrong),
+    numerators = [
+        orig_correct,
+        table.p[:, CORRECT],
+        majority_correct,
+        table.original != table.majority,
+        table.iid_mismatch,
+        table.mode_share,
+        table.normalized_entropy,
+        any_correct,
+        orig_correct | any_correct,
+        correct >= strict_threshold * table.k - _EPSILON,
+        orig_correct & ~majority_correct,
+        orig_wrong & majority_correct,
+        conflict,
+        conflict & orig_correct,
+        conflict & orig_wrong,
+        any_correct & orig_wrong,
     ]
-    numerators = np.column_stack([np.asarray(num, dtype=np.float64) for num, _ in columns])
-    denominators = np.column_stack([np.asarray(den, dtype=np.float64) for _, den in columns])
-    denominators *= used[:, None]
-    return numerators * (denominators > 0), denominators
+    # the denominator of a mean is every question that counts, of a conditional rate a subset
+    subsets = {"flip_rate": orig_correct, "recovery_rate": orig_wrong}
+    subsets["conflict_rate_given_orig_correct"] = orig_correct
+    subsets["conflict_rate_given_orig_not_correct"] = orig_wrong
+    subsets["A_any_given_orig_not_correct"] = orig_wrong
+    # column-major: each metric's column is written and summed contiguously
+    num = np.empty((len(used), len(METRIC_NAMES)), order="F")
+    den = np.empty((len(used), len(METRIC_NAMES)), order="F")
+    for index, (name, values) in enumerate(zip(METRIC_NAMES, numerators, strict=True)):
+        counted = used & subsets[name] if name in subsets else used
+        den[:, index] = counted
+        num[:, index] = np.where(counted, values, 0.0)
+    return num, den
 
 
 def model_rng(seed: int, model: str, salt: str = "") -> np.random.Generator:
@@ -245,10 +263,12 @@ def summarize(
     rng: np.random.Generator,
 ) -> dict[str, MetricValue]:
     """Ratio metrics over the rows given, with bootstrap intervals over the rows that count."""
-    counted = denominators.any(axis=1)
-    num, den = numerators[counted], denominators[counted]
-    totals_num, totals_den = num.sum(axis=0), den.sum(axis=0)
-    low, high = ratio_intervals(num, den, resamples, rng)
+    totals_num, totals_den = numerators.sum(axis=0), denominators.sum(axis=0)
+    if resamples:
+        counted = denominators.any(axis=1)
+        low, high = ratio_intervals(numerators[counted], denominators[counted], resamples, rng)
+    else:
+        low = high = np.full(len(names), np.nan)
     result = {}
     for index, name in enumerate(names):
         total = float(totals_den[index])
@@ -323,16 +343,26 @@ def _rate(numerator: float, denominator: float) -> MetricValue:
     )
 
 
-def _slot_accuracy(columns: ConsistencyColumns, table: Questions) -> dict[str, SlotAccuracy]:
-    """Accuracy of each paraphrase position j over the questions that count."""
+def _tally(keys: IntArray, rows: BoolArray, size: int) -> IntArray:
+    """``np.bincount(keys[rows], minlength=size)`` without copying the selected rows: the
+    others go to one extra bin that is dropped."""
+    return np.bincount(np.where(rows, keys, size), minlength=size + 1)[:size]
+
+
+def _counted_paraphrases(columns: ConsistencyColumns, table: Questions) -> BoolArray:
+    """Valid paraphrase answers of the questions that count."""
     counted = (table.exclusion == MISSING)[table.record_question]
-    rows = counted & (columns.variant > 0) & (columns.label != INVALID)
-    n_slots = int(columns.variant.max()) + 1
-    key = columns.model.codes[rows] * n_slots + columns.variant[rows]
-    size = len(columns.model.names) * n_slots
-    totals = np.bincount(key, minlength=size).reshape(-1, n_slots)
-    correct = np.bincount(key, weights=columns.label[rows] == CORRECT, minlength=size)
-    correct = correct.reshape(-1, n_slots)
+    return counted & (columns.variant > 0) & (columns.label != INVALID)
+
+
+def _slot_accuracy(
+    columns: ConsistencyColumns, table: Questions, rows: BoolArray
+) -> dict[str, SlotAccuracy]:
+    """Accuracy of each paraphrase position j over the questions that count."""
+    n_slots = table.width
+    key = (columns.model.codes * n_slots + columns.variant) * 2 + (columns.label == CORRECT)
+    tally = _tally(key, rows, len(columns.model.names) * n_slots * 2).reshape(-1, n_slots, 2)
+    correct, totals = tally[:, :, 1], tally[:, :, 0] + tally[:, :, 1]
     result = {}
     for m, model in enumerate(columns.model.names):
         by_slot = {
@@ -350,26 +380,24 @@ def _slot_accuracy(columns: ConsistencyColumns, table: Questions) -> dict[str, S
 
 
 def _flips_by(
-    columns: ConsistencyColumns, table: Questions, group: Coded | None
+    columns: ConsistencyColumns, table: Questions, group: Coded | None, rows: BoolArray
 ) -> dict[str, dict[str, GroupFlips]]:
     """Per model and paraphrase kind (or tone): flip rate and change rate of single paraphrases."""
     if group is None:
         return {}
-    counted = (table.exclusion == MISSING)[table.record_question]
-    rows = counted & (columns.variant > 0) & (columns.label != INVALID) & (group.codes >= 0)
-    original = table.original[table.record_question[rows]]
-    label = columns.label[rows]
+    original = table.original[table.record_question]
+    label = columns.label
     n_groups = len(group.names)
-    key = columns.model.codes[rows] * n_groups + group.codes[rows]
-    size = len(columns.model.names) * n_groups
-
-    def tally(weights: BoolArray | None) -> FloatArray:
-        counted = np.bincount(key, weights=weights, minlength=size)
-        return counted.astype(np.float64).reshape(-1, n_groups)
-
-    orig_correct = original == CORRECT
-    flips, flip_base = tally(orig_correct & (label != CORRECT)), tally(orig_correct)
-    changes, change_base = tally(label != original), tally(None)
+    # one tally of (model, group, original correct, paraphrase correct, paraphrase ≠ original)
+    state = (original == CORRECT) * 4 + (label == CORRECT) * 2 + (label != original)
+    key = (columns.model.codes * n_groups + group.codes) * 8 + state
+    size = len(columns.model.names) * n_groups * 8
+    tally = _tally(key, rows & (group.codes >= 0), size)
+    tally = tally.reshape(-1, n_groups, 2, 2, 2).astype(np.float64)
+    flip_base = tally[:, :, 1].sum(axis=(2, 3))
+    flips = tally[:, :, 1, 0].sum(axis=2)
+    change_base = tally.sum(axis=(2, 3, 4))
+    changes = tally[:, :, :, :, 1].sum(axis=(2, 3))
     return {
         model: {
             name: GroupFlips(
@@ -381,6 +409,33 @@ def _flips_by(
         }
         for m, model in enumerate(columns.model.names)
     }
+
+
+def _value_runs(
+    table: Questions, valid: BoolArray, value: IntArray
+) -> tuple[IntArray, IntArray, IntArray]:
+    """(question, value, count) of every distinct paraphrase value of every question, sorted by
+    question then value. Sorting each question's short row of values beats sorting every record
+    when the variants are dense; sparse variant numbers fall back to one global sort."""
+    n, width = len(table.model), table.width
+    paraphrase = valid & (table.record_slot % width > 0)
+    if n * width > 8 * len(value) + 1024 or width < 2:
+        keys, counts = np.unique(
+            table.record_question[paraphrase] * (int(value.max()) + 1) + value[paraphrase],
+            return_counts=True,
+        )
+        return keys // (int(value.max()) + 1), keys % (int(value.max()) + 1), counts
+    grid = np.full(n * width, MISSING, dtype=np.int64)
+    grid[table.record_slot[paraphrase]] = value[paraphrase]
+    rows = np.sort(grid.reshape(n, width)[:, 1:], axis=1)
+    flat = rows.ravel()
+    span = width - 1
+    starts_run = flat >= 0
+    starts_run[1:] &= (flat[1:] != flat[:-1]) | (np.arange(1, len(flat)) % span == 0)
+    first = np.flatnonzero(starts_run)
+    owner = first // span
+    last = np.minimum(np.r_[first[1:], len(flat)], (owner + 1) * span)
+    return owner, flat[first], last - first
 
 
 @dataclass(frozen=True)
@@ -411,9 +466,9 @@ def value_table(
     is_original = (columns.variant == 0) & (columns.label != INVALID) & (value >= 0)
     original = np.full(n, MISSING, dtype=np.int64)
     original[question[is_original]] = value[is_original]
-    rows = (columns.variant > 0) & (columns.label != INVALID) & (value >= 0)
-    keys, counts = np.unique(question[rows] * n_values + value[rows], return_counts=True)
-    owner = keys // n_values
+    valid = (columns.label != INVALID) & (value >= 0)
+    owner, run_value, counts = _value_runs(table, valid, value)
+    keys = owner * n_values + run_value
     k = np.bincount(owner, weights=counts, minlength=n).astype(np.int64)
     top = np.zeros(n, dtype=np.int64)
     if len(keys):
@@ -471,15 +526,16 @@ def consistency_metrics(
     table = question_table(columns, options.drop_majority_ties)
     matrices = metric_matrices(table, options.strict_threshold)
     values = value_table(columns, table, options.drop_majority_ties)
+    paraphrases = _counted_paraphrases(columns, table)
     return ConsistencyResponse(
         models=_per_model(columns, table, METRIC_NAMES, matrices, options),
         counts=_counts(columns, table),
-        slot_accuracy=_slot_accuracy(columns, table),
+        slot_accuracy=_slot_accuracy(columns, table, paraphrases),
         value_level=None
         if values is None
         else _per_model(columns, table, VALUE_METRIC_NAMES, value_matrices(values), options, "v"),
-        flips_by_kind=_flips_by(columns, table, columns.kind),
-        flips_by_tone=_flips_by(columns, table, columns.tone),
+        flips_by_kind=_flips_by(columns, table, columns.kind, paraphrases),
+        flips_by_tone=_flips_by(columns, table, columns.tone, paraphrases),
         settings=options,
         items=item_rows(columns, table, values) if options.per_item else None,
     )

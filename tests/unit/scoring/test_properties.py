@@ -141,3 +141,15 @@ def test_position_record_order_changes_nothing(records: list[PositionRecord], rn
     first = position.position_bias_metrics(position.columns_from_records(records), options)
     second = position.position_bias_metrics(position.columns_from_records(shuffled), options)
     assert msgspec.json.encode(first) == msgspec.json.encode(second)
+
+
+@settings(max_examples=30, deadline=None)
+@given(consistency_records())
+def test_sparse_variant_numbers_give_the_same_metrics(records: list[ConsistencyRecord]) -> None:
+    """Dense variant numbers take the per-question sort, sparse ones the global sort."""
+    sparse = [msgspec.structs.replace(record, variant=record.variant * 1000) for record in records]
+    dense_result = consistency_of(records)
+    sparse_result = consistency_of(sparse)
+    assert dense_result.models == sparse_result.models  # type: ignore[attr-defined]
+    assert dense_result.value_level == sparse_result.value_level  # type: ignore[attr-defined]
+    assert dense_result.items == sparse_result.items  # type: ignore[attr-defined]
