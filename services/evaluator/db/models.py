@@ -31,7 +31,9 @@ dataset_items = sa.Table(
     sa.Column(
         "dataset_id",
         sa.String(64),
-        sa.ForeignKey("evaluator_datasets.id", ondelete="CASCADE"),
+        sa.ForeignKey(
+            "evaluator_datasets.id", ondelete="CASCADE", name="fk_evaluator_dataset_items_dataset"
+        ),
         primary_key=True,
     ),
     sa.Column("position", sa.Integer, primary_key=True),
@@ -90,7 +92,9 @@ evaluation_items = sa.Table(
     sa.Column(
         "evaluation_id",
         sa.String(64),
-        sa.ForeignKey("evaluator_evaluations.id", ondelete="CASCADE"),
+        sa.ForeignKey(
+            "evaluator_evaluations.id", ondelete="CASCADE", name="fk_evaluator_items_evaluation"
+        ),
         nullable=False,
     ),
     sa.Column("position", sa.Integer, nullable=False),
@@ -98,7 +102,11 @@ evaluation_items = sa.Table(
     sa.Column("item", sa.JSON, nullable=False),
     #: pending | done | failed (the paraphrase stage)
     sa.Column("status", sa.String(16), nullable=False),
-    sa.Column("paraphrase_set_id", sa.String(64), sa.ForeignKey("evaluator_paraphrase_sets.id")),
+    sa.Column(
+        "paraphrase_set_id",
+        sa.String(64),
+        sa.ForeignKey("evaluator_paraphrase_sets.id", name="fk_evaluator_items_paraphrase_set"),
+    ),
     sa.Column("error", sa.Text),
     sa.Column("attempts", sa.Integer, nullable=False, default=0),
     sa.Column("next_attempt_at", sa.Float, nullable=False, default=0.0),
@@ -115,7 +123,9 @@ answers = sa.Table(
     sa.Column(
         "evaluation_id",
         sa.String(64),
-        sa.ForeignKey("evaluator_evaluations.id", ondelete="CASCADE"),
+        sa.ForeignKey(
+            "evaluator_evaluations.id", ondelete="CASCADE", name="fk_evaluator_answers_evaluation"
+        ),
         nullable=False,
     ),
     sa.Column("position", sa.Integer, nullable=False),

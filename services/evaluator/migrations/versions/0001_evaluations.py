@@ -37,7 +37,7 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(
             ["dataset_id"],
             ["evaluator_datasets.id"],
-            name="fk_evaluator_dataset_items_dataset_id_evaluator_datasets",
+            name="fk_evaluator_dataset_items_dataset",
             ondelete="CASCADE",
         ),
         sa.PrimaryKeyConstraint("dataset_id", "position", name="pk_evaluator_dataset_items"),
@@ -105,13 +105,13 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(
             ["evaluation_id"],
             ["evaluator_evaluations.id"],
-            name="fk_evaluator_evaluation_items_evaluation_id_evaluator_evaluations",
+            name="fk_evaluator_items_evaluation",
             ondelete="CASCADE",
         ),
         sa.ForeignKeyConstraint(
             ["paraphrase_set_id"],
             ["evaluator_paraphrase_sets.id"],
-            name="fk_evaluator_evaluation_items_paraphrase_set_id_evaluator_paraphrase_sets",
+            name="fk_evaluator_items_paraphrase_set",
         ),
         sa.PrimaryKeyConstraint("id", name="pk_evaluator_evaluation_items"),
         sa.UniqueConstraint(
@@ -147,7 +147,7 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(
             ["evaluation_id"],
             ["evaluator_evaluations.id"],
-            name="fk_evaluator_answers_evaluation_id_evaluator_evaluations",
+            name="fk_evaluator_answers_evaluation",
             ondelete="CASCADE",
         ),
         sa.PrimaryKeyConstraint("id", name="pk_evaluator_answers"),

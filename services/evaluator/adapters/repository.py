@@ -1,0 +1,821 @@
+"""Evaluations, their items, answers and paraphrase sets in the database.
+
+Work is shared through row leases: a worker claims rows by writing its name and a lease expiry
+(``FOR UPDATE SKIP LOCKED`` on PostgreSQL so concurrent workers never claim the same row; on
+SQLite, where one process owns the file, an in-process lock serialises claims). A result is
+written only by the lease holder, so a variant is never stored twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import RowMapping
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from services.evaluator.db.models import answers, evaluation_items, evaluations, paraphrase_sets
+from services.evaluator.domain.pipeline import ParaphraseSet, item_id
+from services.evaluator.domain.results import AnswerRecord
+from shared.contracts.evaluator import EvaluationItem, EvaluationSettings, ItemError
+from shared.contracts.perturb import Paraphrase
+
+ACTIVE = ("queued", "running")
+TERMINAL = ("succeeded", "failed", "cancelled")
+OPEN_ANSWER = ("pending", "answered")
+
+
+class IdempotencyConflict(Exception):
+    """The Idempotency-Key was used before with a different request."""
+
+
+@dataclass
+class EvaluationRow:
+    id: str
+    name: str | None
+    status: str
+    task: str
+    models: list[str]
+    k: int
+    dataset_id: str | None
+    item_count: int
+    settings: EvaluationSettings
+    request_hash: str
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    message: str | None
+    results: dict[str, Any] | None
+
+
+@dataclass
+class ItemRow:
+    row_id: int
+    position: int
+    item_id: str
+    item: EvaluationItem
+    status: str
+    paraphrase_set_id: str | None
+    error: str | None
+    attempts: int
+
+
+@dataclass
+class AnswerRow:
+    row_id: int
+    record: AnswerRecord
+    attempts: int
+
+
+@dataclass
+class StoredAnswer:
+    row_id: int
+    text: str
+    value: str | None
+    cached: bool
+    #: graded at once when the item has no gold answer (nothing to grade against)
+    final: bool
+
+
+@dataclass
+class StoredGrade:
+    row_id: int
+    label: str
+
+
+@dataclass
+class Failure:
+    row_id: int
+    reason: str
+    stage: str
+    #: None: give up; else retry at this time
+    retry_at: float | None
+
+
+def _evaluation(row: RowMapping) -> EvaluationRow:
+    return EvaluationRow(
+        id=row["id"],
+        name=row["name"],
+        status=row["status"],
+        task=row["task"],
+        models=list(row["models"]),
+        k=row["k"],
+        dataset_id=row["dataset_id"],
+        item_count=row["item_count"],
+        settings=msgspec.convert(row["settings"], EvaluationSettings),
+        request_hash=row["request_hash"],
+        created_at=row["created_at"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        message=row["message"],
+        results=row["results"],
+    )
+
+
+def _item(row: RowMapping) -> ItemRow:
+    return ItemRow(
+        row_id=row["id"],
+        position=row["position"],
+        item_id=row["item_id"],
+        item=msgspec.convert(row["item"], EvaluationItem),
+        status=row["status"],
+        paraphrase_set_id=row["paraphrase_set_id"],
+        error=row["error"],
+        attempts=row["attempts"],
+    )
+
+
+def _answer_record(row: RowMapping) -> AnswerRecord:
+    return AnswerRecord(
+        position=row["position"],
+        model=row["model"],
+        variant=row["variant"],
+        prompt=row["prompt"],
+        status=row["status"],
+        text=row["text"],
+        label=row["label"],
+        value=row["value"],
+        error=row["error"],
+        error_stage=row["error_stage"],
+    )
+
+
+def _paraphrase_set(row: RowMapping) -> ParaphraseSet:
+    return ParaphraseSet(
+        id=row["id"],
+        question=row["question"],
+        generator=row["generator"],
+        k=row["k"],
+        seed=row["seed"],
+        prompt_version=row["prompt_version"],
+        semantic_check=row["semantic_check"],
+        complete=row["complete"],
+        incomplete_reason=row["incomplete_reason"],
+        candidates_generated=row["candidates_generated"],
+        paraphrases=msgspec.convert(row["paraphrases"], list[Paraphrase]),
+        rejected=list(row["rejected"]),
+    )
+
+
+def _answer_rows(
+    evaluation_id: str, position: int, models: list[str], prompts: list[tuple[int, str]]
+) -> list[dict[str, Any]]:
+    return [
+        {
+            "evaluation_id": evaluation_id,
+            "position": position,
+            "model": model,
+            "variant": variant,
+            "prompt": prompt,
+            "status": "pending",
+            "attempts": 0,
+            "next_attempt_at": 0.0,
+        }
+        for variant, prompt in prompts
+        for model in models
+    ]
+
+
+def _set_values(paraphrase_set: ParaphraseSet) -> dict[str, Any]:
+    return {
+        "id": paraphrase_set.id,
+        "question": paraphrase_set.question,
+        "generator": paraphrase_set.generator,
+        "k": paraphrase_set.k,
+        "seed": paraphrase_set.seed,
+        "prompt_version": paraphrase_set.prompt_version,
+        "semantic_check": paraphrase_set.semantic_check,
+        "complete": paraphrase_set.complete,
+        "incomplete_reason": paraphrase_set.incomplete_reason,
+        "candidates_generated": paraphrase_set.candidates_generated,
+        "paraphrases": msgspec.to_builtins(paraphrase_set.paraphrases),
+        "rejected": paraphrase_set.rejected,
+        "created_at": time.time(),
+    }
+
+
+class EvaluationStore:
+    def __init__(self, engine: AsyncEngine, *, lease_s: float = 30.0) -> None:
+        self.engine = engine
+        self.lease_s = lease_s
+        self.sqlite = engine.dialect.name == "sqlite"
+        self._claim_lock = asyncio.Lock()
+
+    # ---- jobs ---------------------------------------------------------------------------
+
+    async def create(
+        self,
+        *,
+        settings: EvaluationSettings,
+        items: list[EvaluationItem],
+        models: list[str],
+        request_hash: str,
+        name: str | None = None,
+        dataset_id: str | None = None,
+        idempotency_key: str | None = None,
+        reuse_sets: dict[str, ParaphraseSet] | None = None,
+    ) -> tuple[EvaluationRow, bool]:
+        """Create a queued job; returns (job, created). An Idempotency-Key seen before returns
+        the earlier job (or raises :class:`IdempotencyConflict` for a different request)."""
+        if idempotency_key:
+            existing = await self.by_idempotency_key(idempotency_key)
+            if existing is not None:
+                return self._same_request(existing, request_hash), False
+        evaluation_id = f"ev-{uuid.uuid4().hex[:20]}"
+        try:
+            async with self.engine.begin() as connection:
+                await connection.execute(
+                    evaluations.insert().values(
+                        id=evaluation_id,
+                        name=name,
+                        status="queued",
+                        task=settings.task,
+                        models=models,
+                        k=settings.k,
+                        dataset_id=dataset_id,
+                        item_count=len(items),
+                        settings=msgspec.to_builtins(settings),
+                        idempotency_key=idempotency_key,
+                        request_hash=request_hash,
+                        created_at=time.time(),
+                    )
+                )
+                await self._insert_items(connection, evaluation_id, items, models, reuse_sets or {})
+        except IntegrityError:
+            existing = await self.by_idempotency_key(idempotency_key) if idempotency_key else None
+            if existing is None:
+                raise
+            return self._same_request(existing, request_hash), False
+        created = await self.get(evaluation_id)
+        assert created is not None
+        return created, True
+
+    @staticmethod
+    def _same_request(existing: EvaluationRow, request_hash: str) -> EvaluationRow:
+        if existing.request_hash != request_hash:
+            raise IdempotencyConflict(existing.id)
+        return existing
+
+    async def _insert_items(
+        self,
+        connection: AsyncConnection,
+        evaluation_id: str,
+        items: list[EvaluationItem],
+        models: list[str],
+        reuse_sets: dict[str, ParaphraseSet],
+    ) -> None:
+        item_rows: list[dict[str, Any]] = []
+        answer_rows: list[dict[str, Any]] = []
+        for position, item in enumerate(items):
+            reused = reuse_sets.get(item.question)
+            item_rows.append(
+                {
+                    "evaluation_id": evaluation_id,
+                    "position": position,
+                    "item_id": item_id(item, position),
+                    "item": msgspec.to_builtins(item),
+                    "status": "done" if reused else "pending",
+                    "paraphrase_set_id": reused.id if reused else None,
+                    "attempts": 0,
+                    "next_attempt_at": 0.0,
+                }
+            )
+            prompts = [(0, item.question)]
+            if reused:
+                prompts += [(i + 1, p.text) for i, p in enumerate(reused.paraphrases)]
+            answer_rows += _answer_rows(evaluation_id, position, models, prompts)
+        for chunk in _chunks(item_rows, 500):
+            await connection.execute(evaluation_items.insert(), chunk)
+        for chunk in _chunks(answer_rows, 1000):
+            await connection.execute(answers.insert(), chunk)
+
+    async def by_idempotency_key(self, key: str) -> EvaluationRow | None:
+        async with self.engine.connect() as connection:
+            row = (
+                (
+                    await connection.execute(
+                        sa.select(evaluations).where(evaluations.c.idempotency_key == key)
+                    )
+                )
+                .mappings()
+                .first()
+            )
+        return _evaluation(row) if row else None
+
+    async def get(self, evaluation_id: str) -> EvaluationRow | None:
+        async with self.engine.connect() as connection:
+            row = (
+                (
+                    await connection.execute(
+                        sa.select(evaluations).where(evaluations.c.id == evaluation_id)
+                    )
+                )
+                .mappings()
+                .first()
+            )
+        return _evaluation(row) if row else None
+
+    async def status_of(self, evaluation_id: str) -> str | None:
+        async with self.engine.connect() as connection:
+            result = await connection.execute(
+                sa.select(evaluations.c.status).where(evaluations.c.id == evaluation_id)
+            )
+            return result.scalar_one_or_none()
+
+    async def list_page(
+        self,
+        *,
+        status: str | None = None,
+        task: str | None = None,
+        model: str | None = None,
+        dataset_id: str | None = None,
+        limit: int = 20,
+        offset: int = 0,
+    ) -> tuple[list[EvaluationRow], int]:
+        conditions = []
+        if status:
+            conditions.append(evaluations.c.status == status)
+        if task:
+            conditions.append(evaluations.c.task == task)
+        if dataset_id:
+            conditions.append(evaluations.c.dataset_id == dataset_id)
+        query = sa.select(evaluations).where(*conditions).order_by(evaluations.c.created_at.desc())
+        async with self.engine.connect() as connection:
+            rows = [_evaluation(row) for row in (await connection.execute(query)).mappings()]
+        if model:  # models are a JSON list: filter here, portable across dialects
+            rows = [row for row in rows if model in row.models]
+        return rows[offset : offset + limit], len(rows)
+
+    async def active(self, limit: int) -> list[str]:
+        query = (
+            sa.select(evaluations.c.id)
+            .where(evaluations.c.status.in_(ACTIVE))
+            .order_by(evaluations.c.created_at)
+            .limit(limit)
+        )
+        async with self.engine.connect() as connection:
+            return list((await connection.execute(query)).scalars())
+
+    async def mark_running(self, evaluation_id: str) -> None:
+        async with self.engine.begin() as connection:
+            await connection.execute(
+                evaluations.update()
+                .where(evaluations.c.id == evaluation_id, evaluations.c.status == "queued")
+                .values(status="running", started_at=time.time())
+            )
+
+    async def cancel(self, evaluation_id: str) -> bool:
+        """Cancel a queued or running job; False when it had already finished."""
+        async with self.engine.begin() as connection:
+            result = await connection.execute(
+                evaluations.update()
+                .where(evaluations.c.id == evaluation_id, evaluations.c.status.in_(ACTIVE))
+                .values(status="cancelled", finished_at=time.time(), message="cancelled")
+            )
+        return bool(result.rowcount)
+
+    async def lease_evaluation(self, evaluation_id: str, owner: str) -> bool:
+        """Take the job's own lease (to finalise it); only one worker holds it at a time."""
+        now = time.time()
+        async with self.engine.begin() as connection:
+            result = await connection.execute(
+                evaluations.update()
+                .where(
+                    evaluations.c.id == evaluation_id,
+                    evaluations.c.status == "running",
+                    sa.or_(
+                        evaluations.c.lease_until.is_(None),
+                        evaluations.c.lease_until < now,
+                        evaluations.c.lease_owner == owner,
+                    ),
+                )
+                .values(lease_owner=owner, lease_until=now + self.lease_s)
+            )
+        return bool(result.rowcount)
+
+    async def release_evaluation(self, evaluation_id: str, owner: str) -> None:
+        async with self.engine.begin() as connection:
+            await connection.execute(
+                evaluations.update()
+                .where(evaluations.c.id == evaluation_id, evaluations.c.lease_owner == owner)
+                .values(lease_owner=None, lease_until=None)
+            )
+
+    async def finish(
+        self, evaluation_id: str, owner: str, status: str, results: Any, message: str | None
+    ) -> bool:
+        async with self.engine.begin() as connection:
+            result = await connection.execute(
+                evaluations.update()
+                .where(
+                    evaluations.c.id == evaluation_id,
+                    evaluations.c.status == "running",
+                    evaluations.c.lease_owner == owner,
+                )
+                .values(
+                    status=status,
+                    results=msgspec.to_builtins(results),
+                    message=message,
+                    finished_at=time.time(),
+                    lease_owner=None,
+                    lease_until=None,
+                )
+            )
+        return bool(result.rowcount)
+
+    async def release_all_leases(self) -> None:
+        """At start-up on SQLite (one process owns the file): leases of a killed run are void."""
+        async with self.engine.begin() as connection:
+            for table in (evaluations, evaluation_items, answers):
+                await connection.execute(
+                    table.update()
+                    .where(table.c.lease_owner.is_not(None))
+                    .values(lease_owner=None, lease_until=None)
+                )
+
+    # ---- claiming work ------------------------------------------------------------------
+
+    async def _claim(
+        self, table: sa.Table, conditions: list[Any], order: Sequence[Any], owner: str, n: int
+    ) -> list[RowMapping]:
+        now = time.time()
+        claimable = [
+            *conditions,
+            table.c.next_attempt_at <= now,
+            sa.or_(table.c.lease_until.is_(None), table.c.lease_until < now),
+        ]
+        select_ids = (
+            sa.select(table.c.id)
+            .where(*claimable)
+            .order_by(*order)
+            .limit(n)
+            .with_for_update(skip_locked=True)
+        )
+        async with self._claim_lock, self.engine.begin() as connection:
+            ids = list((await connection.execute(select_ids)).scalars())
+            if not ids:
+                return []
+            await connection.execute(
+                table.update()
+                .where(table.c.id.in_(ids))
+                .values(lease_owner=owner, lease_until=now + self.lease_s)
+            )
+            rows = (
+                await connection.execute(sa.select(table).where(table.c.id.in_(ids)))
+            ).mappings()
+            return list(rows)
+
+    async def claim_items(self, evaluation_id: str, owner: str, n: int) -> list[ItemRow]:
+        rows = await self._claim(
+            evaluation_items,
+            [
+                evaluation_items.c.evaluation_id == evaluation_id,
+                evaluation_items.c.status == "pending",
+            ],
+            [evaluation_items.c.position],
+            owner,
+            n,
+        )
+        return [_item(row) for row in rows]
+
+    async def claim_answers(self, evaluation_id: str, owner: str, n: int) -> list[AnswerRow]:
+        rows = await self._claim(
+            answers,
+            [answers.c.evaluation_id == evaluation_id, answers.c.status.in_(OPEN_ANSWER)],
+            [answers.c.position, answers.c.variant, answers.c.model],
+            owner,
+            n,
+        )
+        return [AnswerRow(row["id"], _answer_record(row), row["attempts"]) for row in rows]
+
+    async def renew(self, table_name: str, ids: Iterable[int], owner: str) -> None:
+        table = {"answers": answers, "items": evaluation_items}[table_name]
+        async with self.engine.begin() as connection:
+            await connection.execute(
+                table.update()
+                .where(table.c.id.in_(list(ids)), table.c.lease_owner == owner)
+                .values(lease_until=time.time() + self.lease_s)
+            )
+
+    async def has_open_work(self, evaluation_id: str) -> bool:
+        async with self.engine.connect() as connection:
+            items_open = await connection.execute(
+                sa.select(evaluation_items.c.id)
+                .where(
+                    evaluation_items.c.evaluation_id == evaluation_id,
+                    evaluation_items.c.status == "pending",
+                )
+                .limit(1)
+            )
+            if items_open.first() is not None:
+                return True
+            answers_open = await connection.execute(
+                sa.select(answers.c.id)
+                .where(answers.c.evaluation_id == evaluation_id, answers.c.status.in_(OPEN_ANSWER))
+                .limit(1)
+            )
+            return answers_open.first() is not None
+
+    # ---- results of work ----------------------------------------------------------------
+
+    async def complete_item(
+        self,
+        evaluation_id: str,
+        item: ItemRow,
+        owner: str,
+        paraphrase_set: ParaphraseSet,
+        models: list[str],
+        note: str | None,
+    ) -> bool:
+        """Store the item's paraphrase set and queue its paraphrases for answering."""
+        async with self.engine.begin() as connection:
+            await self._save_set(connection, paraphrase_set)
+            updated = await connection.execute(
+                evaluation_items.update()
+                .where(
+                    evaluation_items.c.id == item.row_id,
+                    evaluation_items.c.lease_owner == owner,
+                    evaluation_items.c.status == "pending",
+                )
+                .values(
+                    status="done",
+                    paraphrase_set_id=paraphrase_set.id,
+                    error=note,
+                    lease_owner=None,
+                    lease_until=None,
+                )
+            )
+            if not updated.rowcount:
+                return False
+            prompts = [(i + 1, p.text) for i, p in enumerate(paraphrase_set.paraphrases)]
+            rows = _answer_rows(evaluation_id, item.position, models, prompts)
+            if rows:
+                await connection.execute(answers.insert(), rows)
+        return True
+
+    async def _save_set(self, connection: AsyncConnection, paraphrase_set: ParaphraseSet) -> None:
+        """Insert, or replace a set regenerated with the same settings (same id)."""
+        values = _set_values(paraphrase_set)
+        insert = sqlite_insert if self.sqlite else postgresql_insert
+        statement = insert(paraphrase_sets).values(**values)
+        statement = statement.on_conflict_do_update(
+            index_elements=[paraphrase_sets.c.id],
+            set_={key: statement.excluded[key] for key in values if key != "id"},
+        )
+        await connection.execute(statement)
+
+    async def fail_item(self, item: ItemRow, owner: str, failure: Failure) -> None:
+        values: dict[str, Any] = {
+            "error": failure.reason,
+            "attempts": item.attempts + 1,
+            "lease_owner": None,
+            "lease_until": None,
+        }
+        if failure.retry_at is None:
+            values["status"] = "failed"
+        else:
+            values["next_attempt_at"] = failure.retry_at
+        async with self.engine.begin() as connection:
+            await connection.execute(
+                evaluation_items.update()
+                .where(
+                    evaluation_items.c.id == item.row_id, evaluation_items.c.lease_owner == owner
+                )
+                .values(**values)
+            )
+
+    async def store_answers(self, owner: str, stored: list[StoredAnswer]) -> None:
+        """Persist answers as they arrive; the ones still to be graded stay leased."""
+        now = time.time()
+        params = [
+            {
+                "row_id": answer.row_id,
+                "owner": owner,
+                "text": answer.text,
+                "value": answer.value,
+                "cached": answer.cached,
+                "new_status": "graded" if answer.final else "answered",
+                "answered_at": now,
+                "new_owner": None if answer.final else owner,
+            }
+            for answer in stored
+        ]
+        statement = (
+            answers.update()
+            .where(
+                answers.c.id == sa.bindparam("row_id"),
+                answers.c.lease_owner == sa.bindparam("owner"),
+                answers.c.status == "pending",
+            )
+            .values(
+                text=sa.bindparam("text"),
+                value=sa.bindparam("value"),
+                cached=sa.bindparam("cached"),
+                status=sa.bindparam("new_status"),
+                answered_at=sa.bindparam("answered_at"),
+                lease_owner=sa.bindparam("new_owner"),
+                error=None,
+            )
+        )
+        await self._executemany(statement, params)
+
+    async def store_grades(self, owner: str, grades: list[StoredGrade]) -> None:
+        params = [{"row_id": g.row_id, "owner": owner, "label": g.label} for g in grades]
+        statement = (
+            answers.update()
+            .where(
+                answers.c.id == sa.bindparam("row_id"),
+                answers.c.lease_owner == sa.bindparam("owner"),
+                answers.c.status == "answered",
+            )
+            .values(
+                label=sa.bindparam("label"),
+                status="graded",
+                error=None,
+                lease_owner=None,
+                lease_until=None,
+            )
+        )
+        await self._executemany(statement, params)
+
+    async def fail_answers(
+        self, owner: str, failures: list[Failure], rows: dict[int, AnswerRow]
+    ) -> None:
+        """Record failed attempts: retried later at ``retry_at``, or given up (``failed``)."""
+        params = [
+            {
+                "row_id": f.row_id,
+                "owner": owner,
+                "error": f.reason,
+                "error_stage": f.stage,
+                "attempts": rows[f.row_id].attempts + 1,
+                "next_attempt_at": f.retry_at or 0.0,
+                "new_status": "failed" if f.retry_at is None else rows[f.row_id].record.status,
+            }
+            for f in failures
+        ]
+        statement = (
+            answers.update()
+            .where(
+                answers.c.id == sa.bindparam("row_id"),
+                answers.c.lease_owner == sa.bindparam("owner"),
+            )
+            .values(
+                error=sa.bindparam("error"),
+                error_stage=sa.bindparam("error_stage"),
+                attempts=sa.bindparam("attempts"),
+                next_attempt_at=sa.bindparam("next_attempt_at"),
+                status=sa.bindparam("new_status"),
+                lease_owner=None,
+                lease_until=None,
+            )
+        )
+        await self._executemany(statement, params)
+
+    async def release_answers(self, ids: Iterable[int], owner: str) -> None:
+        async with self.engine.begin() as connection:
+            await connection.execute(
+                answers.update()
+                .where(answers.c.id.in_(list(ids)), answers.c.lease_owner == owner)
+                .values(lease_owner=None, lease_until=None)
+            )
+
+    async def _executemany(self, statement: Any, params: list[dict[str, Any]]) -> None:
+        if params:
+            async with self.engine.begin() as connection:
+                await connection.execute(statement, params)
+
+    # ---- reading results ----------------------------------------------------------------
+
+    async def items(
+        self, evaluation_id: str, offset: int = 0, limit: int | None = None
+    ) -> list[ItemRow]:
+        query = (
+            sa.select(evaluation_items)
+            .where(evaluation_items.c.evaluation_id == evaluation_id)
+            .order_by(evaluation_items.c.position)
+            .offset(offset)
+        )
+        if limit is not None:
+            query = query.limit(limit)
+        async with self.engine.connect() as connection:
+            return [_item(row) for row in (await connection.execute(query)).mappings()]
+
+    async def answers_of(
+        self, evaluation_id: str, positions: Sequence[int] | None = None
+    ) -> list[AnswerRecord]:
+        query = sa.select(answers).where(answers.c.evaluation_id == evaluation_id)
+        if positions is not None:
+            query = query.where(answers.c.position.in_(list(positions)))
+        query = query.order_by(answers.c.position, answers.c.variant, answers.c.model)
+        async with self.engine.connect() as connection:
+            return [_answer_record(row) for row in (await connection.execute(query)).mappings()]
+
+    async def paraphrase_sets(self, ids: Iterable[str]) -> dict[str, ParaphraseSet]:
+        wanted = sorted(set(ids))
+        if not wanted:
+            return {}
+        async with self.engine.connect() as connection:
+            rows = (
+                await connection.execute(
+                    sa.select(paraphrase_sets).where(paraphrase_sets.c.id.in_(wanted))
+                )
+            ).mappings()
+            return {row["id"]: _paraphrase_set(row) for row in rows}
+
+    async def sets_by_question(self, evaluation_id: str) -> dict[str, ParaphraseSet]:
+        """The paraphrase sets an earlier evaluation generated, keyed by question text."""
+        rows = await self.items(evaluation_id)
+        sets = await self.paraphrase_sets(r.paraphrase_set_id for r in rows if r.paraphrase_set_id)
+        return {
+            row.item.question: sets[row.paraphrase_set_id]
+            for row in rows
+            if row.paraphrase_set_id in sets
+        }
+
+    async def progress_counts(self, evaluation_id: str) -> dict[str, dict[str, int]]:
+        """``{"items": {status: n}, "answers": {status: n}, "graded_with_label": {...}}``."""
+        async with self.engine.connect() as connection:
+            item_counts = await connection.execute(
+                sa.select(evaluation_items.c.status, sa.func.count())
+                .where(evaluation_items.c.evaluation_id == evaluation_id)
+                .group_by(evaluation_items.c.status)
+            )
+            answer_counts = await connection.execute(
+                sa.select(answers.c.status, answers.c.error_stage, sa.func.count())
+                .where(answers.c.evaluation_id == evaluation_id)
+                .group_by(answers.c.status, answers.c.error_stage)
+            )
+            labelled = await connection.execute(
+                sa.select(sa.func.count()).where(
+                    answers.c.evaluation_id == evaluation_id, answers.c.label.is_not(None)
+                )
+            )
+            counts: dict[str, dict[str, int]] = {
+                "items": {status: n for status, n in item_counts},
+                "answers": {},
+                "labelled": {"n": int(labelled.scalar_one())},
+            }
+            for status, stage, n in answer_counts:
+                key = f"failed_{stage or 'answer'}" if status == "failed" else status
+                counts["answers"][key] = counts["answers"].get(key, 0) + n
+        return counts
+
+    async def errors(self, evaluation_id: str, limit: int) -> tuple[list[ItemError], int]:
+        async with self.engine.connect() as connection:
+            item_errors = (
+                await connection.execute(
+                    sa.select(evaluation_items.c.item_id, evaluation_items.c.error)
+                    .where(
+                        evaluation_items.c.evaluation_id == evaluation_id,
+                        evaluation_items.c.error.is_not(None),
+                    )
+                    .order_by(evaluation_items.c.position)
+                )
+            ).all()
+            answer_errors = (
+                await connection.execute(
+                    sa.select(
+                        evaluation_items.c.item_id,
+                        answers.c.model,
+                        answers.c.variant,
+                        answers.c.error,
+                        answers.c.error_stage,
+                    )
+                    .join(
+                        evaluation_items,
+                        sa.and_(
+                            evaluation_items.c.evaluation_id == answers.c.evaluation_id,
+                            evaluation_items.c.position == answers.c.position,
+                        ),
+                    )
+                    .where(answers.c.evaluation_id == evaluation_id, answers.c.status == "failed")
+                    .order_by(answers.c.position, answers.c.variant)
+                )
+            ).all()
+        errors = [ItemError(item_id=i, stage="paraphrase", reason=e) for i, e in item_errors]
+        errors += [
+            ItemError(
+                item_id=i,
+                stage="grade" if stage == "grade" else "answer",
+                reason=error or "failed",
+                model=model,
+                variant=variant,
+            )
+            for i, model, variant, error, stage in answer_errors
+        ]
+        return errors[:limit], len(errors)
+
+
+def _chunks(rows: list[dict[str, Any]], size: int) -> Iterable[list[dict[str, Any]]]:
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]

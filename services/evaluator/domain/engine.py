@@ -1,0 +1,372 @@
+"""The job engine: works on persisted evaluations through row leases until they are finished.
+
+Every evaluator process runs one :class:`JobRunner`; each active job gets paraphrase lanes (one
+item at a time: perturb → verify) and answer lanes (batches of variants: gateway → scoring).
+Each answer is stored when it arrives, so a restarted process continues where the killed one
+stopped; several processes on one PostgreSQL split a job because each row is leased to one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.evaluator.adapters.repository import (
+    AnswerRow,
+    EvaluationRow,
+    EvaluationStore,
+    Failure,
+    ItemRow,
+    StoredAnswer,
+    StoredGrade,
+)
+from services.evaluator.domain.pipeline import (
+    Generated,
+    ParaphraseSet,
+    RetryPolicy,
+    Upstream,
+    UpstreamError,
+    answer_request,
+    answer_value,
+    consistency_request,
+    gold_of,
+    grade_request,
+    incomplete_note,
+    paraphrase_request,
+    to_paraphrase_set,
+)
+from services.evaluator.domain.report import build_results, consistency_records
+from services.evaluator.domain.results import AnswerRecord
+from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
+from shared.contracts.gateway import GenerateRequest
+from shared.contracts.scoring import Gold
+
+logger = logging.getLogger(__name__)
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    paraphrase_lanes: int = 4
+    answer_lanes: int = 4
+    answer_batch: int = 16
+    poll_s: float = 0.5
+    max_jobs: int = 2
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+
+class JobContext:
+    """What the lanes of one job share: its settings and its items, loaded once."""
+
+    def __init__(self, evaluation: EvaluationRow, items: list[ItemRow]) -> None:
+        self.id = evaluation.id
+        self.settings: EvaluationSettings = evaluation.settings
+        self.models = evaluation.models
+        self.items: dict[int, EvaluationItem] = {row.position: row.item for row in items}
+        self.golds: dict[int, Gold | None] = {
+            row.position: gold_of(self.settings.task, row.item) for row in items
+        }
+        self._active = True
+        self._checked_at = 0.0
+
+
+class JobEngine:
+    def __init__(
+        self,
+        store: EvaluationStore,
+        upstream: Upstream,
+        settings: EngineSettings | None = None,
+        owner: str | None = None,
+    ) -> None:
+        self.store = store
+        self.upstream = upstream
+        self.settings = settings or EngineSettings()
+        self.owner = owner or worker_name()
+
+    async def run(self, evaluation_id: str) -> None:
+        """Work on one job until nothing is left to claim, then finalise it (if no one else
+        does)."""
+        evaluation = await self.store.get(evaluation_id)
+        if evaluation is None or evaluation.status not in ("queued", "running"):
+            return
+        await self.store.mark_running(evaluation_id)
+        context = JobContext(evaluation, await self.store.items(evaluation_id))
+        async with asyncio.TaskGroup() as lanes:  # a crashing lane stops its siblings
+            for _ in range(self.settings.paraphrase_lanes):
+                lanes.create_task(self._paraphrase_lane(context))
+            for _ in range(self.settings.answer_lanes):
+                lanes.create_task(self._answer_lane(context))
+        if await self._active(context, force=True):
+            await self._finalise(context)
+
+    async def _active(self, context: JobContext, force: bool = False) -> bool:
+        """Whether the job still runs (not cancelled); looked up at most twice a second."""
+        now = time.monotonic()
+        if force or now - context._checked_at > 0.5:
+            context._active = await self.store.status_of(context.id) == "running"
+            context._checked_at = now
+        return context._active
+
+    async def _idle(self, context: JobContext) -> bool:
+        """Nothing to claim now: wait (others hold leases, or back-off) or report done."""
+        if not await self.store.has_open_work(context.id):
+            return True
+        await asyncio.sleep(self.settings.poll_s)
+        return False
+
+    # ---- paraphrase stage --------------------------------------------------------------
+
+    async def _paraphrase_lane(self, context: JobContext) -> None:
+        while await self._active(context):
+            rows = await self.store.claim_items(context.id, self.owner, 1)
+            if not rows:
+                pending = await self._items_pending(context)
+                if not pending:
+                    return
+                await asyncio.sleep(self.settings.poll_s)
+                continue
+            for row in rows:
+                await self._paraphrase(context, row)
+
+    async def _items_pending(self, context: JobContext) -> bool:
+        counts = await self.store.progress_counts(context.id)
+        return counts["items"].get("pending", 0) > 0
+
+    async def _paraphrase(self, context: JobContext, row: ItemRow) -> None:
+        request = paraphrase_request(context.settings, row.item.question)
+        try:
+            async with self._leased("items", [row.row_id]):
+                response = await self.upstream.paraphrase(request)
+        except UpstreamError as error:
+            await self.store.fail_item(
+                row, self.owner, self._failure(row.row_id, row.attempts, error, "paraphrase")
+            )
+            return
+        paraphrase_set = to_paraphrase_set(request, response)
+        await self.store.complete_item(
+            context.id,
+            row,
+            self.owner,
+            paraphrase_set,
+            context.models,
+            incomplete_note(paraphrase_set),
+        )
+
+    # ---- answer and grade stages -------------------------------------------------------
+
+    async def _answer_lane(self, context: JobContext) -> None:
+        while await self._active(context):
+            rows = await self.store.claim_answers(
+                context.id, self.owner, self.settings.answer_batch
+            )
+            if rows:
+                async with self._leased("answers", [row.row_id for row in rows]):
+                    await self._answer_and_grade(context, rows)
+            elif await self._idle(context):
+                return
+
+    async def _answer_and_grade(self, context: JobContext, rows: list[AnswerRow]) -> None:
+        by_id = {row.row_id: row for row in rows}
+        to_answer = [row for row in rows if row.record.status == "pending"]
+        to_grade = [row for row in rows if row.record.status == "answered"]
+        if to_answer:
+            to_grade += await self._answer(context, to_answer, by_id)
+        if to_grade:
+            await self._grade(context, to_grade, by_id)
+
+    async def _answer(
+        self, context: JobContext, rows: list[AnswerRow], by_id: dict[int, AnswerRow]
+    ) -> list[AnswerRow]:
+        """Ask the models; store each answer; return the answered rows that need grading."""
+        requests = [
+            answer_request(
+                context.settings,
+                context.items[row.record.position],
+                row.record.model,
+                row.record.prompt,
+            )
+            for row in rows
+        ]
+        outcomes = await self._generate(requests)
+        stored: list[StoredAnswer] = []
+        failures: list[Failure] = []
+        to_grade: list[AnswerRow] = []
+        for row, outcome in zip(rows, outcomes, strict=True):
+            if outcome.text is None:
+                failures.append(self._failure(row.row_id, row.attempts, outcome.error, "answer"))
+                continue
+            item = context.items[row.record.position]
+            needs_grade = context.golds[row.record.position] is not None
+            value = answer_value(context.settings.task, item, outcome.text)
+            stored.append(
+                StoredAnswer(row.row_id, outcome.text, value, outcome.cached, not needs_grade)
+            )
+            if needs_grade:
+                row.record.text, row.record.value, row.record.status = (
+                    outcome.text,
+                    value,
+                    "answered",
+                )
+                to_grade.append(row)
+        await self.store.store_answers(self.owner, stored)
+        await self.store.fail_answers(self.owner, failures, by_id)
+        return to_grade
+
+    async def _generate(self, requests: list[GenerateRequest]) -> list[Generated]:
+        try:
+            return await self.upstream.generate_batch(requests)
+        except UpstreamError as error:
+            return [Generated(error=error) for _ in requests]
+
+    async def _grade(
+        self, context: JobContext, rows: list[AnswerRow], by_id: dict[int, AnswerRow]
+    ) -> None:
+        graded = []
+        for row in rows:
+            gold = context.golds[row.record.position]
+            assert gold is not None and row.record.text is not None
+            graded.append((context.items[row.record.position], gold, row.record.text))
+        try:
+            results = await self.upstream.grade(grade_request(context.settings, graded))
+        except UpstreamError as error:
+            failures = [self._failure(row.row_id, row.attempts, error, "grade") for row in rows]
+            await self.store.fail_answers(self.owner, failures, by_id)
+            return
+        grades = [
+            StoredGrade(row.row_id, result.label) for row, result in zip(rows, results, strict=True)
+        ]
+        await self.store.store_grades(self.owner, grades)
+
+    def _failure(
+        self, row_id: int, attempts: int, error: UpstreamError | None, stage: str
+    ) -> Failure:
+        error = error or UpstreamError("no result", retryable=True)
+        made = attempts + 1
+        give_up = self.settings.retry.exhausted(made, error)
+        retry_at = None if give_up else time.time() + self.settings.retry.delay(made)
+        reason = error.reason if not give_up else f"{error.reason} (after {made} attempts)"
+        return Failure(row_id=row_id, reason=reason, stage=stage, retry_at=retry_at)
+
+    @contextlib.asynccontextmanager
+    async def _leased(self, table: str, ids: Iterable[int]) -> AsyncIterator[None]:
+        """Renew the leases of rows being worked on, so a slow model call keeps them."""
+        ids = list(ids)
+
+        async def renew() -> None:
+            while True:
+                await asyncio.sleep(self.store.lease_s / 3)
+                await self.store.renew(table, ids, self.owner)
+
+        task = asyncio.create_task(renew())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    # ---- finalise ----------------------------------------------------------------------
+
+    async def _finalise(self, context: JobContext) -> None:
+        if not await self.store.lease_evaluation(context.id, self.owner):
+            return
+        try:
+            if await self.store.has_open_work(context.id):
+                return
+            results, message = await self._results(context)
+            status = "succeeded" if results is not None else "failed"
+            await self.store.finish(context.id, self.owner, status, results, message)
+        finally:
+            await self.store.release_evaluation(context.id, self.owner)
+
+    async def _results(self, context: JobContext) -> tuple[Any, str | None]:
+        items = await self.store.items(context.id)
+        answers = await self.store.answers_of(context.id)
+        sets = await self.store.paraphrase_sets(
+            r.paraphrase_set_id for r in items if r.paraphrase_set_id
+        )
+        metrics, metrics_error = await self._metrics(context, items, answers, sets)
+        if metrics_error:
+            return None, f"metrics could not be computed: {metrics_error}"
+        results = build_results(context.settings, context.models, items, sets, answers, metrics)
+        _, error_count = await self.store.errors(context.id, 0)
+        message = f"finished with {error_count} recorded failures" if error_count else None
+        return results, message
+
+    async def _metrics(
+        self,
+        context: JobContext,
+        items: list[ItemRow],
+        answers: list[AnswerRecord],
+        sets: dict[str, ParaphraseSet],
+    ) -> tuple[dict[str, Any] | None, str | None]:
+        records = consistency_records(items, answers, sets)
+        if not records:
+            return None, None
+        request = consistency_request(context.settings, records)
+        for attempt in range(1, self.settings.retry.max_attempts + 1):
+            try:
+                return await self.upstream.consistency(request), None
+            except UpstreamError as error:
+                if self.settings.retry.exhausted(attempt, error):
+                    return None, error.reason
+                await asyncio.sleep(self.settings.retry.delay(attempt))
+        return None, "no attempt made"
+
+
+class JobRunner:
+    """Polls for active jobs and runs each in a task; one per evaluator process."""
+
+    def __init__(self, engine: JobEngine) -> None:
+        self.engine = engine
+        self._running: dict[str, asyncio.Task[None]] = {}
+        self._loop_task: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+
+    def start(self) -> None:
+        self._loop_task = asyncio.create_task(self._loop())
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def stop(self) -> None:
+        tasks = [t for t in (self._loop_task, *self._running.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self._start_jobs()
+            except Exception:
+                logger.exception("job runner poll failed")
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.engine.settings.poll_s)
+
+    async def _start_jobs(self) -> None:
+        for job_id in await self.engine.store.active(self.engine.settings.max_jobs):
+            if job_id not in self._running:
+                task = asyncio.create_task(self._run(job_id))
+                self._running[job_id] = task
+
+    async def _run(self, job_id: str) -> None:
+        try:
+            await self.engine.run(job_id)
+        except Exception:
+            logger.exception("evaluation %s: worker error (will be retried)", job_id)
+            await asyncio.sleep(self.engine.settings.poll_s)
+        finally:
+            self._running.pop(job_id, None)

@@ -1,0 +1,207 @@
+"""The steps of one evaluation, independent of where their results are kept.
+
+An evaluation item goes through: paraphrase (perturb + verify) → answer every variant (gateway)
+→ grade the answers (scoring) → metrics (scoring). The services are reached through the
+:class:`Upstream` port so that the job engine and the synchronous endpoint share these steps,
+and tests can substitute in-process stand-ins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import msgspec
+
+from services.evaluator.domain.prompts import answer_messages
+from shared.answers import answer_key
+from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
+from shared.contracts.gateway import GenerateRequest
+from shared.contracts.perturb import Paraphrase, ParaphraseRequest, ParaphraseResponse
+from shared.contracts.scoring import (
+    ConsistencyOptions,
+    ConsistencyRecord,
+    ConsistencyRequest,
+    Gold,
+    GradeItem,
+    GradeRequest,
+    GradeResult,
+)
+from shared.contracts.verify import Task
+
+DEFAULT_MAX_TOKENS: dict[str, int] = {"factual": 128, "math": 768, "choice": 8}
+
+
+class UpstreamError(Exception):
+    """A call to another service failed; ``retryable`` says whether trying again may help."""
+
+    def __init__(self, reason: str, *, retryable: bool = True) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retryable = retryable
+
+
+@dataclass(frozen=True)
+class Generated:
+    """The outcome of one answer request: ``text`` or ``error``."""
+
+    text: str | None = None
+    error: UpstreamError | None = None
+    cached: bool = False
+
+
+class Upstream(Protocol):
+    async def paraphrase(self, request: ParaphraseRequest) -> ParaphraseResponse: ...
+
+    async def generate_batch(self, requests: list[GenerateRequest]) -> list[Generated]: ...
+
+    async def grade(self, request: GradeRequest) -> list[GradeResult]: ...
+
+    async def consistency(self, request: ConsistencyRequest) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int = 3
+    base_delay_s: float = 0.5
+    max_delay_s: float = 30.0
+
+    def delay(self, attempt: int) -> float:
+        """Back-off before attempt ``attempt + 1`` (``attempt`` ≥ 1 attempts made)."""
+        return float(min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1)))
+
+    def exhausted(self, attempts: int, error: UpstreamError) -> bool:
+        return not error.retryable or attempts >= self.max_attempts
+
+
+@dataclass
+class ParaphraseSet:
+    """A verified paraphrase set with its provenance (METHOD.md §1.1)."""
+
+    id: str
+    question: str
+    generator: str
+    k: int
+    seed: int | None
+    prompt_version: str
+    semantic_check: str
+    complete: bool
+    incomplete_reason: str | None
+    candidates_generated: int
+    paraphrases: list[Paraphrase]
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+
+
+def item_id(item: EvaluationItem, position: int) -> str:
+    return item.id or f"item-{position + 1}"
+
+
+def models_of(settings: EvaluationSettings) -> list[str]:
+    models = list(settings.models or [])
+    if settings.model and settings.model not in models:
+        models.insert(0, settings.model)
+    return models
+
+
+def gold_of(task: Task, item: EvaluationItem) -> Gold | None:
+    """The grader's gold answer, or None when the item has none."""
+    answers = list(item.answers or [])
+    if task == "factual" and item.answer and item.answer not in answers:
+        answers.append(item.answer)
+    gold = Gold(
+        answers=answers or None,
+        incorrect_answers=item.incorrect_answers,
+        answer=item.answer if task == "math" else None,
+        correct_option=item.correct_option if task == "choice" else None,
+    )
+    has_gold = gold.answers or gold.answer or gold.correct_option
+    return gold if has_gold else None
+
+
+def paraphrase_request(settings: EvaluationSettings, question: str) -> ParaphraseRequest:
+    return ParaphraseRequest(
+        question=question,
+        k=settings.k,
+        generator=settings.generator,
+        seed=settings.seed,
+        task=settings.task,
+        verify=settings.verify,
+    )
+
+
+def paraphrase_set_id(request: ParaphraseRequest) -> str:
+    """Deterministic id: the same question and generation settings give the same set id."""
+    digest = hashlib.sha256(msgspec.json.encode(request)).hexdigest()
+    return f"ps-{digest[:24]}"
+
+
+def to_paraphrase_set(request: ParaphraseRequest, response: ParaphraseResponse) -> ParaphraseSet:
+    return ParaphraseSet(
+        id=paraphrase_set_id(request),
+        question=request.question,
+        generator=request.generator,
+        k=request.k,
+        seed=request.seed,
+        prompt_version=response.prompt_version,
+        semantic_check=response.semantic_check,
+        complete=response.complete and len(response.accepted) >= request.k,
+        incomplete_reason=response.incomplete_reason,
+        candidates_generated=response.candidates_generated,
+        paraphrases=response.accepted[: request.k],
+        rejected=[msgspec.to_builtins(candidate) for candidate in response.rejected],
+    )
+
+
+def incomplete_note(paraphrase_set: ParaphraseSet) -> str | None:
+    if paraphrase_set.complete:
+        return None
+    got = len(paraphrase_set.paraphrases)
+    reason = paraphrase_set.incomplete_reason or "fewer candidates passed verification"
+    return f"paraphrase set incomplete: {got} of {paraphrase_set.k} accepted ({reason})"
+
+
+def answer_request(
+    settings: EvaluationSettings, item: EvaluationItem, model: str, question: str
+) -> GenerateRequest:
+    return GenerateRequest(
+        model=model,
+        messages=answer_messages(settings.task, question, item, settings.system_prompt),
+        temperature=0.0,
+        max_tokens=settings.max_tokens or DEFAULT_MAX_TOKENS[settings.task],
+    )
+
+
+def answer_value(task: Task, item: EvaluationItem, text: str) -> str | None:
+    """The normalised answer that agreement and value-level metrics compare."""
+    return answer_key(task, text, len(item.options or []) or 26)
+
+
+def grade_request(
+    settings: EvaluationSettings, graded: list[tuple[EvaluationItem, Gold, str]]
+) -> GradeRequest:
+    """Grade answers against the gold; the grader always sees the original question."""
+    request = GradeRequest(
+        task=settings.task,
+        grader=settings.grader,
+        items=[
+            GradeItem(question=item.question, answer_text=text, gold=gold, options=item.options)
+            for item, gold, text in graded
+        ],
+    )
+    if settings.judge_models:
+        request.judge_models = list(settings.judge_models)
+    return request
+
+
+def consistency_request(
+    settings: EvaluationSettings, records: list[ConsistencyRecord]
+) -> ConsistencyRequest:
+    options = ConsistencyOptions(
+        drop_majority_ties=settings.metrics.drop_majority_ties,
+        strict_threshold=settings.metrics.strict_threshold,
+        bootstrap=settings.metrics.bootstrap,
+        seed=settings.seed,
+        per_item=True,
+    )
+    return ConsistencyRequest(records=records, options=options)

@@ -1,0 +1,124 @@
+"""The results of an evaluation: metric records for scoring, per-item results, summaries."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from services.evaluator.domain.pipeline import ParaphraseSet
+from services.evaluator.domain.results import (
+    AnswerRecord,
+    assemble_item,
+    model_summaries,
+    per_item_metrics,
+)
+from shared.contracts.evaluator import EvaluationSettings, ItemResult, ModelSummary
+from shared.contracts.scoring import ConsistencyRecord
+
+if TYPE_CHECKING:
+    from services.evaluator.adapters.repository import ItemRow
+
+
+class StoredResults(msgspec.Struct, kw_only=True):
+    """What a finished job keeps beside its answers (the ``results`` column)."""
+
+    models: list[ModelSummary]
+    item_metrics: dict[str, dict[str, dict[str, Any]]]
+    semantic_check: str | None = None
+
+
+def consistency_records(
+    items: Sequence[ItemRow], answers: Sequence[AnswerRecord], sets: dict[str, ParaphraseSet]
+) -> list[ConsistencyRecord]:
+    """One record per graded answer with a label (METHOD §1.4's unit: question × model)."""
+    by_position = {row.position: row for row in items}
+    records = []
+    for answer in answers:
+        if answer.label is None or answer.status != "graded":
+            continue
+        row = by_position[answer.position]
+        kind = tone = None
+        paraphrase_set = sets.get(row.paraphrase_set_id or "")
+        if answer.variant > 0 and paraphrase_set is not None:
+            paraphrase = paraphrase_set.paraphrases[answer.variant - 1]
+            kind, tone = paraphrase.kind, paraphrase.tone
+        records.append(
+            ConsistencyRecord(
+                item_id=row.item_id,
+                model=answer.model,
+                variant=answer.variant,
+                label=answer.label,  # type: ignore[arg-type]
+                value=answer.value,
+                kind=kind or ("original" if answer.variant == 0 else None),
+                tone=tone,
+            )
+        )
+    return records
+
+
+def item_results(
+    models: list[str],
+    items: Sequence[ItemRow],
+    sets: dict[str, ParaphraseSet],
+    answers: Sequence[AnswerRecord],
+    item_metrics: dict[str, dict[str, dict[str, Any]]] | None = None,
+) -> list[ItemResult]:
+    by_position: dict[int, list[AnswerRecord]] = defaultdict(list)
+    for answer in answers:
+        by_position[answer.position].append(answer)
+    return [
+        assemble_item(
+            item_key=row.item_id,
+            item=row.item,
+            models=models,
+            paraphrase_set=sets.get(row.paraphrase_set_id or ""),
+            answers=by_position[row.position],
+            item_metrics=(item_metrics or {}).get(row.item_id),
+            paraphrase_error=row.error,
+            paraphrase_pending=row.status == "pending",
+        )
+        for row in items
+    ]
+
+
+def summarise(
+    models: list[str], results: list[ItemResult], metrics: dict[str, Any] | None
+) -> list[ModelSummary]:
+    counts: dict[str, tuple[int, int]] = {}
+    agreements: dict[str, list[float]] = defaultdict(list)
+    for model in models:
+        answered = failed = 0
+        for result in results:
+            for entry in result.models:
+                if entry.model != model:
+                    continue
+                answered += entry.answered
+                failed += entry.failed
+                if entry.agreement is not None:
+                    agreements[model].append(entry.agreement)
+        counts[model] = (answered, failed)
+    return model_summaries(models, metrics, counts, agreements)
+
+
+def semantic_check_of(sets: dict[str, ParaphraseSet]) -> str | None:
+    checks = sorted({s.semantic_check for s in sets.values() if s.semantic_check})
+    return ", ".join(checks) or None
+
+
+def build_results(
+    settings: EvaluationSettings,
+    models: list[str],
+    items: Sequence[ItemRow],
+    sets: dict[str, ParaphraseSet],
+    answers: Sequence[AnswerRecord],
+    metrics: dict[str, Any] | None,
+) -> StoredResults:
+    results = item_results(models, items, sets, answers)
+    return StoredResults(
+        models=summarise(models, results, metrics),
+        item_metrics=per_item_metrics(metrics),
+        semantic_check=semantic_check_of(sets),
+    )

@@ -1,0 +1,247 @@
+"""Turn stored answers into per-item results and per-model summaries."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from services.evaluator.domain.pipeline import ParaphraseSet
+from shared.contracts.evaluator import (
+    EvaluationItem,
+    ItemError,
+    ItemModelResult,
+    ItemResult,
+    ItemStatus,
+    ModelSummary,
+    ParaphraseProvenance,
+    Variant,
+    VariantAnswer,
+)
+from shared.contracts.scoring import MetricValue
+
+#: METHOD.md §1.4 per-model metrics, under exactly these names
+METRIC_NAMES = (
+    "A_orig",
+    "A_expected",
+    "A_majority",
+    "mismatch_rate",
+    "iid_mismatch",
+    "mode_share",
+    "normalized_entropy",
+    "A_any",
+    "A_any_incl_orig",
+    "A_strict",
+    "flip_rate",
+    "recovery_rate",
+    "conflict_rate",
+    "conflict_rate_given_orig_correct",
+    "conflict_rate_given_orig_not_correct",
+    "A_any_given_orig_not_correct",
+)
+
+TERMINAL_ANSWER = frozenset({"graded", "failed"})
+
+
+@dataclass
+class AnswerRecord:
+    position: int
+    model: str
+    variant: int
+    prompt: str
+    status: str
+    text: str | None = None
+    label: str | None = None
+    value: str | None = None
+    error: str | None = None
+    error_stage: str | None = None
+
+
+@dataclass
+class Majority:
+    value: str | None
+    text: str | None
+    agreement: float | None
+
+
+def majority_of(answers: list[AnswerRecord]) -> Majority:
+    """Majority answer value over the answered variants; a tie goes to the original's value,
+    else to the value seen first. Agreement = share of answered variants with that value."""
+    answered = sorted((a for a in answers if a.text is not None), key=lambda a: a.variant)
+    counts = Counter(a.value for a in answered if a.value is not None)
+    if not counts:
+        return Majority(None, None, None)
+    best = max(counts.values())
+    tied = [value for value in counts if counts[value] == best]
+    original = next((a.value for a in answered if a.variant == 0), None)
+    value = original if original in tied else tied[0]
+    text = next(a.text for a in answered if a.value == value)
+    return Majority(value, text, best / len(answered))
+
+
+def _variants(item: EvaluationItem, paraphrase_set: ParaphraseSet | None) -> list[Variant]:
+    variants = [Variant(index=0, text=item.question, kind="original")]
+    for index, paraphrase in enumerate(paraphrase_set.paraphrases if paraphrase_set else []):
+        variants.append(
+            Variant(
+                index=index + 1,
+                text=paraphrase.text,
+                kind=paraphrase.kind,
+                tone=paraphrase.tone,
+                hint=paraphrase.hint,
+            )
+        )
+    return variants
+
+
+def _model_result(
+    model: str, answers: list[AnswerRecord], metrics: dict[str, Any] | None
+) -> ItemModelResult:
+    majority = majority_of(answers)
+    original = next((a for a in answers if a.variant == 0), None)
+    return ItemModelResult(
+        model=model,
+        original_answer=original.text if original else None,
+        original_label=original.label if original else None,  # type: ignore[arg-type]
+        majority_answer=majority.text,
+        agreement=majority.agreement,
+        answered=sum(1 for a in answers if a.text is not None),
+        failed=sum(1 for a in answers if a.status == "failed"),
+        metrics=metrics,
+    )
+
+
+def _answer_errors(item_key: str, answers: list[AnswerRecord]) -> list[ItemError]:
+    return [
+        ItemError(
+            item_id=item_key,
+            stage="grade" if a.error_stage == "grade" else "answer",
+            reason=a.error or "failed",
+            model=a.model,
+            variant=a.variant,
+        )
+        for a in answers
+        if a.status == "failed"
+    ]
+
+
+def provenance_of(paraphrase_set: ParaphraseSet) -> ParaphraseProvenance:
+    return ParaphraseProvenance(
+        set_id=paraphrase_set.id,
+        generator=paraphrase_set.generator,
+        prompt_version=paraphrase_set.prompt_version,
+        seed=paraphrase_set.seed,
+        semantic_check=paraphrase_set.semantic_check,
+        complete=paraphrase_set.complete,
+        incomplete_reason=paraphrase_set.incomplete_reason,
+        candidates_generated=paraphrase_set.candidates_generated,
+        rejected=len(paraphrase_set.rejected),
+    )
+
+
+def assemble_item(
+    *,
+    item_key: str,
+    item: EvaluationItem,
+    models: list[str],
+    paraphrase_set: ParaphraseSet | None,
+    answers: list[AnswerRecord],
+    item_metrics: dict[str, dict[str, Any]] | None = None,
+    paraphrase_error: str | None = None,
+    paraphrase_pending: bool = False,
+) -> ItemResult:
+    variants = _variants(item, paraphrase_set)
+    by_variant = {variant.index: variant for variant in variants}
+    by_model: dict[str, list[AnswerRecord]] = defaultdict(list)
+    for answer in sorted(answers, key=lambda a: (a.variant, models.index(a.model))):
+        by_model[answer.model].append(answer)
+        variant = by_variant.get(answer.variant)
+        if variant is not None:
+            variant.answers.append(
+                VariantAnswer(
+                    model=answer.model,
+                    text=answer.text,
+                    label=answer.label,  # type: ignore[arg-type]
+                    value=answer.value,
+                    error=answer.error if answer.status == "failed" else None,
+                )
+            )
+    errors = _answer_errors(item_key, answers)
+    if paraphrase_error:
+        errors.insert(0, ItemError(item_id=item_key, stage="paraphrase", reason=paraphrase_error))
+    pending = paraphrase_pending or any(a.status not in TERMINAL_ANSWER for a in answers)
+    answered = any(a.text is not None for a in answers)
+    status: ItemStatus = (
+        "pending" if pending else "failed" if not answered else "partial" if errors else "complete"
+    )
+    return ItemResult(
+        id=item_key,
+        question=item.question,
+        status=status,
+        variants=variants,
+        models=[
+            _model_result(model, by_model[model], (item_metrics or {}).get(model))
+            for model in models
+        ],
+        paraphrases=provenance_of(paraphrase_set) if paraphrase_set else None,
+        errors=errors,
+    )
+
+
+def _metric_value(raw: Any) -> MetricValue | None:
+    if isinstance(raw, dict) and "value" in raw and "n" in raw:
+        try:
+            return msgspec.convert(raw, MetricValue)
+        except msgspec.ValidationError:
+            return None
+    return None
+
+
+def model_summaries(
+    models: list[str],
+    metrics_response: dict[str, Any] | None,
+    counts: dict[str, tuple[int, int]],
+    agreements: dict[str, list[float]],
+) -> list[ModelSummary]:
+    """Per model: the METHOD §1.4 metrics from scoring, answered/failed counts, mean agreement.
+
+    ``counts[model]`` is (answered, failed); ``agreements[model]`` the per-item agreements."""
+    per_model: dict[str, Any] = (metrics_response or {}).get("models") or {}
+    summaries = []
+    for model in models:
+        raw = per_model.get(model) or {}
+        metrics: dict[str, MetricValue] = {}
+        extra: dict[str, Any] = {}
+        for name, value in raw.items():
+            metric = _metric_value(value) if name in METRIC_NAMES else None
+            if metric is not None:
+                metrics[name] = metric
+            else:
+                extra[name] = value
+        values = agreements.get(model) or []
+        answered, failed = counts.get(model, (0, 0))
+        summaries.append(
+            ModelSummary(
+                model=model,
+                metrics=metrics,
+                extra=extra,
+                answered=answered,
+                failed=failed,
+                mean_agreement=sum(values) / len(values) if values else None,
+            )
+        )
+    return summaries
+
+
+def per_item_metrics(metrics_response: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """``{item_id: {model: {metric: value}}}`` from scoring's per-question output."""
+    result: dict[str, dict[str, Any]] = defaultdict(dict)
+    rows = (metrics_response or {}).get("items") or (metrics_response or {}).get("per_item") or []
+    for row in rows if isinstance(rows, list) else []:
+        if not isinstance(row, dict) or "item_id" not in row or "model" not in row:
+            continue
+        values = {key: value for key, value in row.items() if key not in ("item_id", "model")}
+        result[str(row["item_id"])][str(row["model"])] = values
+    return dict(result)

@@ -1,0 +1,104 @@
+"""In-process stand-ins for the services the evaluator calls (the ``Upstream`` port)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from services.evaluator.domain.pipeline import Generated, UpstreamError
+from shared.contracts.gateway import GenerateRequest
+from shared.contracts.perturb import Paraphrase, ParaphraseRequest, ParaphraseResponse
+from shared.contracts.scoring import ConsistencyRequest, GradeRequest, GradeResult
+
+Answerer = Callable[[str, str], str | None]
+
+
+def question_of(request: GenerateRequest) -> str:
+    content = request.messages[-1].content
+    return content.rsplit("Question: ", 1)[-1]
+
+
+class StandInUpstream:
+    """Paraphrases are "<question> (variant j)"; ``answerer(model, question)`` gives the answer
+    text, or None to fail the call. Completed calls are counted per (model, question)."""
+
+    def __init__(
+        self, answerer: Answerer, *, latency_s: float = 0.0, hang_after: int | None = None
+    ) -> None:
+        self.answerer = answerer
+        self.latency_s = latency_s
+        #: after this many answers every call hangs, as if the worker had died mid-call
+        self.hang_after = hang_after
+        self.answered: Counter[tuple[str, str]] = Counter()
+        self.paraphrased: Counter[str] = Counter()
+        self.grade_calls = 0
+
+    async def paraphrase(self, request: ParaphraseRequest) -> ParaphraseResponse:
+        await asyncio.sleep(self.latency_s)
+        self.paraphrased[request.question] += 1
+        accepted = [
+            Paraphrase(
+                text=f"{request.question} (variant {j})",
+                kind="plain" if j % 2 else "toned",
+                tone=None if j % 2 else "formal",
+                generator=request.generator,
+                seed=request.seed,
+                prompt_version="stand-in",
+            )
+            for j in range(1, request.k + 1)
+        ]
+        return ParaphraseResponse(
+            question=request.question,
+            accepted=accepted,
+            rejected=[],
+            candidates_generated=request.k,
+            rounds=1,
+            elapsed_s=0.0,
+            complete=True,
+            prompt_version="stand-in",
+            semantic_check="embedding",
+        )
+
+    async def generate_batch(self, requests: list[GenerateRequest]) -> list[Generated]:
+        await asyncio.sleep(self.latency_s)
+        if self.hang_after is not None and sum(self.answered.values()) >= self.hang_after:
+            await asyncio.Event().wait()
+        outcomes = []
+        for request in requests:
+            question = question_of(request)
+            text = self.answerer(request.model, question)
+            if text is None:
+                outcomes.append(Generated(error=UpstreamError("upstream_error: stand-in 500")))
+            else:
+                self.answered[(request.model, question)] += 1
+                outcomes.append(Generated(text=text))
+        return outcomes
+
+    async def grade(self, request: GradeRequest) -> list[GradeResult]:
+        self.grade_calls += 1
+        results = []
+        for item in request.items:
+            gold = (item.gold.answers or [item.gold.answer or ""])[0]
+            label = "correct" if item.answer_text.strip().lower() == gold.lower() else "incorrect"
+            results.append(GradeResult(label=label, parsed=item.answer_text, reason="stand-in"))
+        return results
+
+    async def consistency(self, request: ConsistencyRequest) -> dict[str, Any]:
+        """Only A_orig (enough to check what reaches scoring); the real formulas are scoring's."""
+        originals: dict[str, list[int]] = {}
+        for record in request.records:
+            if record.variant == 0:
+                originals.setdefault(record.model, []).append(int(record.label == "correct"))
+        return {
+            "models": {
+                model: {"A_orig": {"value": sum(v) / len(v), "n": len(v)}}
+                for model, v in originals.items()
+            },
+            "items": [
+                {"item_id": r.item_id, "model": r.model, "match": True}
+                for r in request.records
+                if r.variant == 0
+            ],
+        }

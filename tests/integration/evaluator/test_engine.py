@@ -1,0 +1,213 @@
+"""The job engine on SQLite and PostgreSQL, with in-process stand-ins for the other services."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+
+from services.evaluator.adapters.repository import EvaluationStore, IdempotencyConflict
+from services.evaluator.domain.engine import EngineSettings, JobEngine
+from services.evaluator.domain.pipeline import RetryPolicy
+from services.evaluator.domain.report import StoredResults
+from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
+from shared.db import create_engine, migrate
+from tests.integration.evaluator.stand_ins import StandInUpstream
+
+FAST = EngineSettings(
+    paraphrase_lanes=2,
+    answer_lanes=3,
+    answer_batch=4,
+    poll_s=0.05,
+    retry=RetryPolicy(max_attempts=2, base_delay_s=0.01),
+)
+
+
+@pytest.fixture
+async def store(database_url: str) -> AsyncIterator[EvaluationStore]:
+    engine = create_engine(database_url)
+    await migrate(engine, "evaluator")
+    yield EvaluationStore(engine, lease_s=1.0)
+    await engine.dispose()
+
+
+async def until(condition: Callable[[], bool], timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached"
+        await asyncio.sleep(0.01)
+
+
+def items(n: int) -> list[EvaluationItem]:
+    return [EvaluationItem(id=f"q{i}", question=f"What is {i}?", answer=str(i)) for i in range(n)]
+
+
+def answer_right(model: str, question: str) -> str:
+    return question.split()[2].rstrip("?")
+
+
+def flaky_on_paraphrases(model: str, question: str) -> str:
+    """Right on the original; wrong on every odd paraphrase."""
+    right = answer_right(model, question)
+    if "(variant" in question and int(question.rsplit(" ", 1)[-1].rstrip(")")) % 2:
+        return "wrong"
+    return right
+
+
+async def create(store: EvaluationStore, n: int = 4, k: int = 3, **kwargs: object) -> str:
+    settings = EvaluationSettings(models=["m1", "m2"], k=k)
+    job, created = await store.create(
+        settings=settings,
+        items=items(n),
+        models=["m1", "m2"],
+        request_hash="h",
+        **kwargs,  # type: ignore[arg-type]
+    )
+    assert created
+    return job.id
+
+
+async def test_job_answers_every_variant_once_and_finishes(store: EvaluationStore) -> None:
+    upstream = StandInUpstream(
+        lambda m, q: answer_right(m, q) if m == "m1" else flaky_on_paraphrases(m, q)
+    )
+    job_id = await create(store, n=4, k=3)
+    await JobEngine(store, upstream, FAST).run(job_id)
+
+    job = await store.get(job_id)
+    assert job is not None and job.status == "succeeded", job and job.message
+    assert sorted(upstream.answered.values()) == [1] * (4 * 4 * 2)
+    answers = await store.answers_of(job_id)
+    assert len(answers) == 4 * 4 * 2
+    assert all(a.status == "graded" for a in answers)
+    m2_paraphrase_labels = [a.label for a in answers if a.model == "m2" and a.variant > 0]
+    assert m2_paraphrase_labels.count("incorrect") == 4 * 2  # variants 1 and 3 of each item
+    results = StoredResults(**job.results) if isinstance(job.results, dict) else None
+    assert results is not None
+    summaries = {s["model"]: s for s in job.results["models"]}  # type: ignore[index]
+    assert summaries["m1"]["metrics"]["A_orig"]["value"] == 1.0
+    assert summaries["m1"]["mean_agreement"] == 1.0
+    assert summaries["m2"]["mean_agreement"] == pytest.approx(0.5)
+    assert job.results["item_metrics"]["q0"]["m1"] == {"match": True}  # type: ignore[index]
+
+
+async def test_failing_model_is_recorded_per_item_and_job_still_finishes(
+    store: EvaluationStore,
+) -> None:
+    upstream = StandInUpstream(lambda m, q: None if m == "m2" else answer_right(m, q))
+    job_id = await create(store, n=2, k=2)
+    await JobEngine(store, upstream, FAST).run(job_id)
+
+    job = await store.get(job_id)
+    assert job is not None and job.status == "succeeded"
+    assert job.message == "finished with 6 recorded failures"
+    errors, total = await store.errors(job_id, 100)
+    assert total == 6
+    assert {(e.model, e.stage) for e in errors} == {("m2", "answer")}
+    assert all("after 2 attempts" in e.reason and "stand-in 500" in e.reason for e in errors)
+
+
+async def test_killed_worker_resumes_without_asking_again(store: EvaluationStore) -> None:
+    upstream = StandInUpstream(answer_right, latency_s=0.02, hang_after=10)
+    job_id = await create(store, n=6, k=3)
+    first = asyncio.create_task(JobEngine(store, upstream, FAST, owner="first").run(job_id))
+    await until(lambda: sum(upstream.answered.values()) >= 10)
+    await asyncio.sleep(0.2)  # every lane is now stuck in a model call
+    first.cancel()  # the worker dies; its leases stay behind
+    await asyncio.gather(first, return_exceptions=True)
+    stored_before = {(a.model, a.prompt) for a in await store.answers_of(job_id) if a.text}
+    assert 0 < len(stored_before) < 6 * 4 * 2
+    calls_before = dict(upstream.answered)
+
+    # a new process: the dead one's connections are gone
+    await store.engine.dispose()
+    store = EvaluationStore(create_engine(store.engine.url.render_as_string(False)), lease_s=1.0)
+    if store.sqlite:
+        await store.release_all_leases()
+    else:
+        await asyncio.sleep(store.lease_s)  # leases of the dead worker expire
+    upstream.hang_after = None
+    await JobEngine(store, upstream, FAST, owner="second").run(job_id)
+
+    job = await store.get(job_id)
+    assert job is not None and job.status == "succeeded"
+    stored = {(a.model, a.prompt) for a in await store.answers_of(job_id) if a.text is not None}
+    assert len(stored) == 6 * 4 * 2
+    for key in stored_before:
+        assert upstream.answered[key] == calls_before[key], f"{key} was asked for again"
+    # only answers that were in flight when the worker died may be asked twice
+    repeated = sum(upstream.answered.values()) - 6 * 4 * 2
+    assert repeated <= FAST.answer_lanes * FAST.answer_batch
+    await store.engine.dispose()
+
+
+async def test_two_workers_split_a_job_without_duplicates(database_url: str) -> None:
+    if database_url.startswith("sqlite"):
+        pytest.skip("on SQLite one process owns the database")
+    engines = [create_engine(database_url) for _ in range(2)]
+    await migrate(engines[0], "evaluator")
+    stores = [EvaluationStore(engine, lease_s=5.0) for engine in engines]
+    upstream = StandInUpstream(answer_right, latency_s=0.01)
+    job_id = await create(stores[0], n=10, k=3)
+    workers = [JobEngine(s, upstream, FAST, owner=f"w{i}") for i, s in enumerate(stores)]
+    await asyncio.gather(*(worker.run(job_id) for worker in workers))
+    job = await stores[0].get(job_id)
+    assert job is not None and job.status == "succeeded"
+    assert sum(upstream.answered.values()) == 10 * 4 * 2
+    assert max(upstream.answered.values()) == 1
+    for engine in engines:
+        await engine.dispose()
+
+
+async def test_cancel_stops_the_work(store: EvaluationStore) -> None:
+    upstream = StandInUpstream(answer_right, latency_s=0.05)
+    job_id = await create(store, n=20, k=3)
+    worker = asyncio.create_task(JobEngine(store, upstream, FAST).run(job_id))
+    await until(lambda: bool(upstream.answered))
+    assert await store.cancel(job_id)
+    await asyncio.wait_for(worker, 5)
+    answered = sum(upstream.answered.values())
+    assert answered < 20 * 4 * 2
+    job = await store.get(job_id)
+    assert job is not None and job.status == "cancelled"
+    assert not await store.cancel(job_id)
+
+
+async def test_idempotency_key_returns_the_same_job(store: EvaluationStore) -> None:
+    settings = EvaluationSettings(model="m1", k=2)
+    first, created = await store.create(
+        settings=settings, items=items(2), models=["m1"], request_hash="a", idempotency_key="key-1"
+    )
+    again, created_again = await store.create(
+        settings=settings, items=items(2), models=["m1"], request_hash="a", idempotency_key="key-1"
+    )
+    assert created and not created_again and again.id == first.id
+    with pytest.raises(IdempotencyConflict):
+        await store.create(
+            settings=settings,
+            items=items(3),
+            models=["m1"],
+            request_hash="b",
+            idempotency_key="key-1",
+        )
+
+
+async def test_reused_paraphrase_sets_are_not_generated_again(store: EvaluationStore) -> None:
+    upstream = StandInUpstream(answer_right)
+    first = await create(store, n=3, k=2)
+    await JobEngine(store, upstream, FAST).run(first)
+    assert sum(upstream.paraphrased.values()) == 3
+    reuse = await store.sets_by_question(first)
+    assert len(reuse) == 3
+    second = await create(store, n=3, k=2, reuse_sets=reuse)
+    started = time.monotonic()
+    await JobEngine(store, upstream, FAST).run(second)
+    assert time.monotonic() - started < 10
+    assert sum(upstream.paraphrased.values()) == 3
+    first_prompts = {a.prompt for a in await store.answers_of(first)}
+    second_prompts = {a.prompt for a in await store.answers_of(second)}
+    assert first_prompts == second_prompts
+    job = await store.get(second)
+    assert job is not None and job.status == "succeeded"
