@@ -9,6 +9,7 @@ from services.scoring.adapters.judges import GatewayJudges
 from services.scoring.adapters.math_pool import MathPool
 from services.scoring.controllers.grading import GradeController
 from services.scoring.controllers.metrics import MetricsController
+from services.scoring.controllers.reports import ReportController
 from services.scoring.settings import ScoringSettings, get_settings
 from shared.app import create_service_app
 from shared.clients.gateway import GatewayClient
@@ -27,7 +28,7 @@ def create_app(settings: ScoringSettings | None = None) -> Litestar:
     return create_service_app(
         service=SERVICE,
         settings=settings,
-        route_handlers=[GradeController, MetricsController],
+        route_handlers=[GradeController, MetricsController, ReportController],
         uses_database=False,
         calls=["gateway"],
         on_shutdown=[close_math_pool],

@@ -223,3 +223,71 @@ class PositionBiasResponse(Contract, kw_only=True):
     #: ``{model: {letter: recall}}``: accuracy when the correct option stands at that letter
     recall_by_position: dict[str, dict[str, MetricValue]]
     settings: PositionBiasOptions
+
+
+# --- reports -------------------------------------------------------------------------------
+
+ReportFormat = Literal["json", "html", "csv"]
+SettingValue = str | int | float | bool | None
+
+
+class ReportVariant(Contract, kw_only=True):
+    """One wording of a question: 0 is the original, 1..k the paraphrases."""
+
+    index: Annotated[int, msgspec.Meta(ge=0)]
+    text: str
+    #: "original", "plain" or "toned"
+    kind: str | None = None
+    tone: str | None = None
+
+
+class ReportAnswer(Contract, kw_only=True):
+    model: str
+    variant: Annotated[int, msgspec.Meta(ge=0)]
+    text: str | None = None
+    label: Label | None = None
+    value: str | None = None
+    #: why there is no answer (the model call failed, ...)
+    error: str | None = None
+
+
+class ReportItem(Contract, kw_only=True):
+    item_id: str
+    question: str
+    gold: list[str] = msgspec.field(default_factory=list)
+    variants: list[ReportVariant] = msgspec.field(default_factory=list)
+    answers: list[ReportAnswer] = msgspec.field(default_factory=list)
+
+
+class ReportFailure(Contract, kw_only=True):
+    item_id: str
+    stage: str
+    reason: str
+    model: str | None = None
+    variant: int | None = None
+
+
+class Report(Contract, kw_only=True):
+    """The report document: what the evaluator hands to ``POST /v1/reports/render``.
+
+    Metrics come as the scoring service computed them (``consistency`` with ``per_item`` for the
+    agreement distribution and the worst items; ``position_bias``); ``items`` carry the wordings
+    and every model's answers; ``settings`` are the settings the run used."""
+
+    title: str = "Steadfast report"
+    generated_at: str | None = None
+    task: Task | None = None
+    dataset: str | None = None
+    settings: dict[str, SettingValue] = msgspec.field(default_factory=dict)
+    consistency: ConsistencyResponse | None = None
+    position_bias: PositionBiasResponse | None = None
+    items: list[ReportItem] = msgspec.field(default_factory=list)
+    failures: list[ReportFailure] = msgspec.field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
+
+
+class ReportRenderRequest(Contract, kw_only=True):
+    report: Report
+    format: ReportFormat = "html"
+    #: how many of the least consistent items the HTML shows side by side
+    worst_items: Annotated[int, msgspec.Meta(ge=0, le=500)] = 12

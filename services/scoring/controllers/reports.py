@@ -1,0 +1,37 @@
+"""``POST /v1/reports/render`` and ``GET /v1/reports/schema``."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import msgspec
+from litestar import Controller, Response, get, post
+from litestar.params import JSONBody
+
+from services.scoring.domain.report import MEDIA_TYPES, render
+from shared.contracts.scoring import Report, ReportRenderRequest
+
+
+class ReportController(Controller):
+    path = "/v1/reports"
+    tags = ["reports"]  # noqa: RUF012
+
+    @post(
+        "/render",
+        operation_id="renderReport",
+        summary="Render a report document as JSON, CSV of per-item rows, or one HTML file",
+        status_code=200,
+        response_description="the rendered document (application/json, text/csv or text/html)",
+    )
+    async def render_report(self, data: JSONBody[ReportRenderRequest]) -> Response[str]:
+        document = await asyncio.to_thread(render, data.report, data.format, data.worst_items)
+        return Response(document, media_type=MEDIA_TYPES[data.format])
+
+    @get(
+        "/schema",
+        operation_id="getReportSchema",
+        summary="JSON Schema of the report document",
+    )
+    async def report_schema(self) -> dict[str, Any]:
+        return msgspec.json.schema(Report)
