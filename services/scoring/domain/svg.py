@@ -260,19 +260,14 @@ def diverging(
         if point.low is not None and point.high is not None:
             lx, hx = _scale(point.low, domain, x0, x1), _scale(point.high, domain, x0, x1)
             body.append(
-                f'<line x1="{lx:.1f}" y1="{y + 8}" x2="{hx:.1f}" y2="{y + 8}" class="whisker dark"/>'
+                f'<line x1="{lx:.1f}" y1="{y + 8}" x2="{hx:.1f}" y2="{y + 8}" '
+                'class="whisker dark"/>'
             )
-        anchor = "start" if point.value >= 0 else "end"
-        shift = 6 if point.value >= 0 else -6
-        body.append(
-            _text(
-                max(x, centre) + shift if point.value >= 0 else min(x, centre) + shift,
-                y + 12,
-                f"{point.value:+.2f}",
-                anchor,
-                "value",
-            )
-        )
+        text = f"{point.value:+.2f}"
+        if point.value >= 0:
+            body.append(_text(max(x, centre) + 6, y + 12, text, "start", "value"))
+        else:
+            body.append(_text(min(x, centre) - 6, y + 12, text, "end", "value"))
     body.append(
         f'<line x1="{centre:.1f}" y1="{TOP}" x2="{centre:.1f}" y2="{height - 22}" class="centre"/>'
     )
