@@ -16,6 +16,7 @@ Identifier = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 VariantKind = Literal["original", "plain", "toned"]
 ReportFormat = Literal["json", "html", "csv"]
+ItemStatus = Literal["pending", "complete", "partial", "failed"]
 
 
 class EvaluationItem(Contract, kw_only=True):
@@ -34,6 +35,8 @@ class EvaluationItem(Contract, kw_only=True):
     correct_option: Letter | None = None
     #: a passage the question is about (reading comprehension); not paraphrased
     context: Annotated[str, msgspec.Meta(max_length=50000)] | None = None
+    #: this item's task, when an evaluation mixes tasks (default: the evaluation's)
+    task: Task | None = None
 
 
 class MetricSettings(Contract, kw_only=True):
@@ -58,6 +61,9 @@ class EvaluationSettings(Contract, kw_only=True):
     generator: ModelName = "local"
     #: seed of the paraphrase generator (a fixed seed makes a re-run cost no model calls)
     seed: int = 0
+    #: paraphrase generation budget per question (METHOD §1.1: 120 candidates, 75 s)
+    max_candidates: Annotated[int, msgspec.Meta(ge=1, le=2000)] = 120
+    time_budget_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 75.0
     verify: VerifySettings = msgspec.field(default_factory=VerifySettings)
     grader: Literal["reference", "llm"] = "reference"
     judge_models: list[ModelName] | None = None
@@ -142,7 +148,7 @@ class ParaphraseProvenance(Contract, kw_only=True):
 class ItemResult(Contract, kw_only=True):
     id: str
     question: str
-    status: Literal["pending", "complete", "partial", "failed"]
+    status: ItemStatus
     variants: list[Variant]
     models: list[ItemModelResult]
     paraphrases: ParaphraseProvenance | None = None

@@ -38,7 +38,7 @@ from services.evaluator.domain.pipeline import (
     answer_value,
     consistency_request,
     gold_of,
-    grade_request,
+    grade_all,
     incomplete_note,
     paraphrase_request,
     to_paraphrase_set,
@@ -144,7 +144,7 @@ class JobEngine:
         return counts["items"].get("pending", 0) > 0
 
     async def _paraphrase(self, context: JobContext, row: ItemRow) -> None:
-        request = paraphrase_request(context.settings, row.item.question)
+        request = paraphrase_request(context.settings, row.item)
         try:
             async with self._leased("items", [row.row_id]):
                 response = await self.upstream.paraphrase(request)
@@ -208,7 +208,7 @@ class JobEngine:
                 continue
             item = context.items[row.record.position]
             needs_grade = context.golds[row.record.position] is not None
-            value = answer_value(context.settings.task, item, outcome.text)
+            value = answer_value(context.settings, item, outcome.text)
             stored.append(
                 StoredAnswer(row.row_id, outcome.text, value, outcome.cached, not needs_grade)
             )
@@ -238,7 +238,7 @@ class JobEngine:
             assert gold is not None and row.record.text is not None
             graded.append((context.items[row.record.position], gold, row.record.text))
         try:
-            results = await self.upstream.grade(grade_request(context.settings, graded))
+            results = await grade_all(self.upstream, context.settings, graded)
         except UpstreamError as error:
             failures = [self._failure(row.row_id, row.attempts, error, "grade") for row in rows]
             await self.store.fail_answers(self.owner, failures, by_id)

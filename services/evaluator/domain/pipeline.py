@@ -104,8 +104,13 @@ def models_of(settings: EvaluationSettings) -> list[str]:
     return models
 
 
+def task_of(settings: EvaluationSettings, item: EvaluationItem) -> Task:
+    return item.task or settings.task
+
+
 def gold_of(task: Task, item: EvaluationItem) -> Gold | None:
     """The grader's gold answer, or None when the item has none."""
+    task = item.task or task
     answers = list(item.answers or [])
     if task == "factual" and item.answer and item.answer not in answers:
         answers.append(item.answer)
@@ -119,14 +124,16 @@ def gold_of(task: Task, item: EvaluationItem) -> Gold | None:
     return gold if has_gold else None
 
 
-def paraphrase_request(settings: EvaluationSettings, question: str) -> ParaphraseRequest:
+def paraphrase_request(settings: EvaluationSettings, item: EvaluationItem) -> ParaphraseRequest:
     return ParaphraseRequest(
-        question=question,
+        question=item.question,
         k=settings.k,
         generator=settings.generator,
         seed=settings.seed,
-        task=settings.task,
+        task=task_of(settings, item),
         verify=settings.verify,
+        max_candidates=settings.max_candidates,
+        time_budget_s=settings.time_budget_s,
     )
 
 
@@ -164,25 +171,52 @@ def incomplete_note(paraphrase_set: ParaphraseSet) -> str | None:
 def answer_request(
     settings: EvaluationSettings, item: EvaluationItem, model: str, question: str
 ) -> GenerateRequest:
+    task = task_of(settings, item)
     return GenerateRequest(
         model=model,
-        messages=answer_messages(settings.task, question, item, settings.system_prompt),
+        messages=answer_messages(task, question, item, settings.system_prompt),
         temperature=0.0,
-        max_tokens=settings.max_tokens or DEFAULT_MAX_TOKENS[settings.task],
+        max_tokens=settings.max_tokens or DEFAULT_MAX_TOKENS[task],
     )
 
 
-def answer_value(task: Task, item: EvaluationItem, text: str) -> str | None:
+def answer_value(settings: EvaluationSettings, item: EvaluationItem, text: str) -> str | None:
     """The normalised answer that agreement and value-level metrics compare."""
-    return answer_key(task, text, len(item.options or []) or 26)
+    return answer_key(task_of(settings, item), text, len(item.options or []) or 26)
+
+
+def grade_requests(
+    settings: EvaluationSettings, graded: list[tuple[EvaluationItem, Gold, str]]
+) -> list[tuple[list[int], GradeRequest]]:
+    """One grade request per task among ``graded``, with the indices of its answers."""
+    by_task: dict[Task, list[int]] = {}
+    for index, (item, _, _) in enumerate(graded):
+        by_task.setdefault(task_of(settings, item), []).append(index)
+    return [
+        (indices, grade_request(settings, task, [graded[i] for i in indices]))
+        for task, indices in by_task.items()
+    ]
+
+
+async def grade_all(
+    upstream: Upstream,
+    settings: EvaluationSettings,
+    graded: list[tuple[EvaluationItem, Gold, str]],
+) -> list[GradeResult]:
+    """Grade answers of any task mix; results in the order of ``graded``."""
+    results: list[GradeResult | None] = [None] * len(graded)
+    for indices, request in grade_requests(settings, graded):
+        for index, result in zip(indices, await upstream.grade(request), strict=True):
+            results[index] = result
+    return [result for result in results if result is not None]
 
 
 def grade_request(
-    settings: EvaluationSettings, graded: list[tuple[EvaluationItem, Gold, str]]
+    settings: EvaluationSettings, task: Task, graded: list[tuple[EvaluationItem, Gold, str]]
 ) -> GradeRequest:
     """Grade answers against the gold; the grader always sees the original question."""
     request = GradeRequest(
-        task=settings.task,
+        task=task,
         grader=settings.grader,
         items=[
             GradeItem(question=item.question, answer_text=text, gold=gold, options=item.options)

@@ -28,6 +28,8 @@ class StoredResults(msgspec.Struct, kw_only=True):
     models: list[ModelSummary]
     item_metrics: dict[str, dict[str, dict[str, Any]]]
     semantic_check: str | None = None
+    #: the scoring service's whole consistency response, for the report
+    consistency: dict[str, Any] | None = None
 
 
 def consistency_records(
@@ -121,4 +123,5 @@ def build_results(
         models=summarise(models, results, metrics),
         item_metrics=per_item_metrics(metrics),
         semantic_check=semantic_check_of(sets),
+        consistency=metrics,
     )

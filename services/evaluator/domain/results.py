@@ -43,6 +43,8 @@ METRIC_NAMES = (
 )
 
 TERMINAL_ANSWER = frozenset({"graded", "failed"})
+#: parts of scoring's consistency response that are keyed by model
+PER_MODEL_SECTIONS = ("counts", "slot_accuracy", "value_level", "flips_by_kind", "flips_by_tone")
 
 
 @dataclass
@@ -220,6 +222,10 @@ def model_summaries(
                 metrics[name] = metric
             else:
                 extra[name] = value
+        for section in PER_MODEL_SECTIONS:
+            part = (metrics_response or {}).get(section)
+            if isinstance(part, dict) and part.get(model) is not None:
+                extra[section] = part[model]
         values = agreements.get(model) or []
         answered, failed = counts.get(model, (0, 0))
         summaries.append(

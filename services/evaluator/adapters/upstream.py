@@ -1,0 +1,81 @@
+"""The :class:`Upstream` port over HTTP: perturb, gateway and scoring through their clients."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from services.evaluator.domain.pipeline import Generated, UpstreamError
+from shared.clients.gateway import GatewayClient
+from shared.clients.perturb import PerturbClient
+from shared.clients.scoring import ScoringClient
+from shared.contracts.base import Problem
+from shared.contracts.gateway import GenerateRequest
+from shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
+from shared.contracts.scoring import ConsistencyRequest, GradeRequest, GradeResult
+from shared.http_client import ServiceCallError
+from shared.settings import ServiceSettings
+
+#: gateway outcomes worth another attempt later (the gateway already retried them itself)
+RETRYABLE_OUTCOMES = frozenset({"rate_limited", "timeout", "upstream_error", "unavailable"})
+
+
+def describe(problem: Problem) -> str:
+    head = problem.outcome or problem.title
+    return f"{head}: {problem.detail}" if problem.detail else head
+
+
+def _retryable(status: int | None, problem: Problem) -> bool:
+    if problem.outcome is not None:
+        return problem.outcome in RETRYABLE_OUTCOMES
+    return status is None or status >= 500 or status == 429
+
+
+def upstream_error(error: ServiceCallError) -> UpstreamError:
+    reason = f"{error.service}: {describe(error.problem)}"
+    return UpstreamError(reason, retryable=_retryable(error.status, error.problem))
+
+
+class HttpUpstream:
+    def __init__(self, settings: ServiceSettings) -> None:
+        timeout = settings.call_timeout_s
+        self.gateway = GatewayClient(settings.service_url("gateway"), timeout)
+        self.perturb = PerturbClient(settings.service_url("perturb"), timeout)
+        self.scoring = ScoringClient(settings.service_url("scoring"), timeout)
+
+    async def paraphrase(self, request: ParaphraseRequest) -> ParaphraseResponse:
+        try:
+            return await self.perturb.paraphrases(request)
+        except ServiceCallError as error:
+            raise upstream_error(error) from error
+
+    async def generate_batch(self, requests: list[GenerateRequest]) -> list[Generated]:
+        try:
+            response = await self.gateway.generate_batch(requests)
+        except ServiceCallError as error:
+            raise upstream_error(error) from error
+        outcomes = []
+        for item in response.results:
+            if item.result is not None:
+                outcomes.append(Generated(text=item.result.text, cached=item.result.cached))
+            else:
+                problem = item.error or Problem(title="no result", status=502)
+                retryable = _retryable(problem.status, problem)
+                failure = UpstreamError(f"gateway: {describe(problem)}", retryable=retryable)
+                outcomes.append(Generated(error=failure))
+        return outcomes
+
+    async def grade(self, request: GradeRequest) -> list[GradeResult]:
+        try:
+            return (await self.scoring.grade(request)).results
+        except ServiceCallError as error:
+            raise upstream_error(error) from error
+
+    async def consistency(self, request: ConsistencyRequest) -> dict[str, Any]:
+        try:
+            response = await self.scoring.consistency(request)
+        except ServiceCallError as error:
+            raise upstream_error(error) from error
+        result: dict[str, Any] = msgspec.to_builtins(response)
+        return result

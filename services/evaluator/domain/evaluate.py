@@ -1,0 +1,194 @@
+"""``POST /v1/evaluate``: a few questions evaluated in one request, nothing persisted."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from services.evaluator.domain.pipeline import (
+    Generated,
+    ParaphraseSet,
+    RetryPolicy,
+    Upstream,
+    UpstreamError,
+    answer_request,
+    answer_value,
+    consistency_request,
+    gold_of,
+    grade_all,
+    incomplete_note,
+    item_id,
+    models_of,
+    paraphrase_request,
+    to_paraphrase_set,
+)
+from services.evaluator.domain.report import semantic_check_of, summarise
+from services.evaluator.domain.results import AnswerRecord, assemble_item, per_item_metrics
+from shared.contracts.evaluator import EvaluateRequest, EvaluateResponse
+from shared.contracts.scoring import ConsistencyRecord
+
+T = TypeVar("T")
+ANSWER_BATCH = 16
+
+
+def variant_count(request: EvaluateRequest) -> int:
+    """Model calls the request needs for answers: items × (1 + k) × models."""
+    return len(request.items) * (1 + request.k) * max(1, len(models_of(request)))
+
+
+async def with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy) -> T:
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return await call()
+        except UpstreamError as error:
+            if policy.exhausted(attempt, error):
+                raise UpstreamError(
+                    f"{error.reason} (after {attempt} attempts)", retryable=False
+                ) from error
+            await asyncio.sleep(policy.delay(attempt))
+
+
+@dataclass
+class _Run:
+    request: EvaluateRequest
+    upstream: Upstream
+    retry: RetryPolicy
+
+    async def paraphrase(self, position: int) -> tuple[ParaphraseSet | None, str | None]:
+        item = self.request.items[position]
+        request = paraphrase_request(self.request, item)
+        try:
+            response = await with_retries(lambda: self.upstream.paraphrase(request), self.retry)
+        except UpstreamError as error:
+            return None, error.reason
+        paraphrase_set = to_paraphrase_set(request, response)
+        return paraphrase_set, incomplete_note(paraphrase_set)
+
+    async def answer(self, records: list[AnswerRecord]) -> None:
+        """Fill ``text``/``value`` (or ``error``) of each record; retries failed calls."""
+        todo = records
+        for attempt in range(1, self.retry.max_attempts + 1):
+            outcomes = await self._generate(todo)
+            retry_later = []
+            for record, outcome in zip(todo, outcomes, strict=True):
+                item = self.request.items[record.position]
+                if outcome.text is not None:
+                    record.text, record.status = outcome.text, "answered"
+                    record.value = answer_value(self.request, item, outcome.text)
+                    continue
+                error = outcome.error or UpstreamError("no result")
+                if self.retry.exhausted(attempt, error):
+                    record.status, record.error_stage = "failed", "answer"
+                    record.error = f"{error.reason} (after {attempt} attempts)"
+                else:
+                    retry_later.append(record)
+            if not retry_later:
+                return
+            todo = retry_later
+            await asyncio.sleep(self.retry.delay(attempt))
+
+    async def _generate(self, records: list[AnswerRecord]) -> list[Generated]:
+        requests = [
+            answer_request(self.request, self.request.items[r.position], r.model, r.prompt)
+            for r in records
+        ]
+        chunks = [requests[i : i + ANSWER_BATCH] for i in range(0, len(requests), ANSWER_BATCH)]
+        results = await asyncio.gather(*(self._generate_chunk(chunk) for chunk in chunks))
+        return [outcome for chunk in results for outcome in chunk]
+
+    async def _generate_chunk(self, requests: list[Any]) -> list[Generated]:
+        try:
+            return await self.upstream.generate_batch(requests)
+        except UpstreamError as error:
+            return [Generated(error=error) for _ in requests]
+
+    async def grade(self, records: list[AnswerRecord]) -> None:
+        golds = {p: gold_of(self.request.task, item) for p, item in enumerate(self.request.items)}
+        gradable = [r for r in records if r.status == "answered" and golds[r.position]]
+        for record in records:
+            if record.status == "answered" and not golds[record.position]:
+                record.status = "graded"
+        if not gradable:
+            return
+        graded = [(self.request.items[r.position], golds[r.position], r.text) for r in gradable]
+        try:
+            results = await with_retries(
+                lambda: grade_all(self.upstream, self.request, graded),  # type: ignore[arg-type]
+                self.retry,
+            )
+        except UpstreamError as error:
+            for record in gradable:
+                record.status, record.error_stage, record.error = "failed", "grade", error.reason
+            return
+        for record, result in zip(gradable, results, strict=True):
+            record.label, record.status = result.label, "graded"
+
+    async def metrics(self, records: list[AnswerRecord]) -> dict[str, Any] | None:
+        consistency_records = [
+            ConsistencyRecord(
+                item_id=item_id(self.request.items[r.position], r.position),
+                model=r.model,
+                variant=r.variant,
+                label=r.label,  # type: ignore[arg-type]
+                value=r.value,
+            )
+            for r in records
+            if r.label is not None
+        ]
+        if not consistency_records:
+            return None
+        request = consistency_request(self.request, consistency_records)
+        return await with_retries(lambda: self.upstream.consistency(request), self.retry)
+
+
+async def evaluate_now(
+    request: EvaluateRequest, upstream: Upstream, retry: RetryPolicy | None = None
+) -> EvaluateResponse:
+    started = time.monotonic()
+    run = _Run(request, upstream, retry or RetryPolicy())
+    models = models_of(request)
+    positions = range(len(request.items))
+    paraphrased = await asyncio.gather(*(run.paraphrase(p) for p in positions))
+    records = []
+    for position, (paraphrase_set, _) in zip(positions, paraphrased, strict=True):
+        texts = [request.items[position].question]
+        texts += [p.text for p in (paraphrase_set.paraphrases if paraphrase_set else [])]
+        records += [
+            AnswerRecord(position=position, model=m, variant=v, prompt=t, status="pending")
+            for v, t in enumerate(texts)
+            for m in models
+        ]
+    await run.answer(records)
+    await run.grade(records)
+    metrics = await run.metrics(records)
+    by_item = per_item_metrics(metrics)
+    results = []
+    for position, (paraphrase_set, note) in zip(positions, paraphrased, strict=True):
+        item = request.items[position]
+        key = item_id(item, position)
+        results.append(
+            assemble_item(
+                item_key=key,
+                item=item,
+                models=models,
+                paraphrase_set=paraphrase_set,
+                answers=[r for r in records if r.position == position],
+                item_metrics=by_item.get(key),
+                paraphrase_error=note,
+            )
+        )
+    sets = {s.id: s for s, _ in paraphrased if s is not None}
+    return EvaluateResponse(
+        task=request.task,
+        k=request.k,
+        models=summarise(models, results, metrics),
+        items=results,
+        metric_settings=request.metrics,
+        semantic_check=semantic_check_of(sets),
+        elapsed_s=round(time.monotonic() - started, 3),
+    )
