@@ -1,0 +1,304 @@
+"""Verify stages on the labelled GSM-Plus pairs: accept rate of equivalent pairs, reject rate of
+meaning-changing ones, per stage, combined and per perturbation type.
+
+    python -m bench.equivalence                     # starts gateway + verify itself
+    python -m bench.equivalence --judge-per-type 12 --verify-url http://127.0.0.1:8003
+
+The embedding stage and the lexical baseline run on every pair; the judge (slow on a CPU) on a
+stratified subset: ``--judge-equivalent`` equivalent pairs and ``--judge-per-type`` pairs of each
+meaning-changing type, drawn with a fixed seed. Every check goes through the real verify service
+(and the judge through the real gateway).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shared.clients.verify import VerifyClient
+from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyStages, VerifyThresholds
+from steadfast.supervisor import Supervisor, service_ports
+
+REPO = Path(__file__).resolve().parents[2]
+PAIRS = REPO.parent / "shared" / "data" / "equivalence" / "gsmplus_pairs_dev.jsonl"
+EQUIVALENT_TYPE = "problem understanding"
+
+
+@dataclass
+class Pair:
+    id: str
+    original: str
+    candidate: str
+    equivalent: bool
+    type: str
+    overlap: float | None = None
+    cosine: float | None = None
+    p_yes: list[float | None] = field(default_factory=list)
+    replies: list[str] = field(default_factory=list)
+    judge_error: str | None = None
+
+    def judge_yes(self, threshold: float) -> bool:
+        """The stricter order decides; P(YES) where logprobs exist, else the reply."""
+        if self.judge_error or not self.replies:
+            return False
+        for p_yes, reply in zip(self.p_yes, self.replies, strict=True):
+            passed = p_yes >= threshold if p_yes is not None else reply.upper().startswith("Y")
+            if not passed:
+                return False
+        return True
+
+
+def load_pairs(path: Path) -> list[Pair]:
+    pairs = []
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        pairs.append(
+            Pair(
+                row["id"],
+                row["original"],
+                row["candidate"],
+                row["equivalent"],
+                row["perturbation_type"],
+            )
+        )
+    return pairs
+
+
+def stratified(pairs: list[Pair], equivalent: int, per_type: int, seed: int) -> list[Pair]:
+    by_type: dict[str, list[Pair]] = defaultdict(list)
+    for pair in pairs:
+        by_type[pair.type].append(pair)
+    rng = random.Random(seed)
+    chosen: list[Pair] = []
+    for kind, members in sorted(by_type.items()):
+        count = equivalent if kind == EQUIVALENT_TYPE else per_type
+        chosen.extend(rng.sample(members, min(count, len(members))))
+    return chosen
+
+
+def _grouped(pairs: Iterable[Pair]) -> dict[str, list[Pair]]:
+    groups: dict[str, list[Pair]] = defaultdict(list)
+    for pair in pairs:
+        groups[pair.original].append(pair)
+    return groups
+
+
+async def _verify_groups(
+    client: VerifyClient,
+    pairs: list[Pair],
+    make_request: Callable[[str, list[str]], VerifyRequest],
+    record: Callable[[Pair, CandidateVerdict], None],
+    concurrency: int,
+) -> None:
+    limit = asyncio.Semaphore(concurrency)
+    done = 0
+    groups = _grouped(pairs)
+
+    async def one(original: str, members: list[Pair]) -> None:
+        nonlocal done
+        async with limit:
+            response = await client.verify(make_request(original, [p.candidate for p in members]))
+        for pair, verdict in zip(members, response.results, strict=True):
+            record(pair, verdict)
+        done += len(members)
+        print(f"  {done}/{len(pairs)} pairs", file=sys.stderr, end="\r")
+
+    await asyncio.gather(*(one(original, members) for original, members in groups.items()))
+    print(file=sys.stderr)
+
+
+async def score_embedding_and_overlap(client: VerifyClient, pairs: list[Pair]) -> None:
+    def request(original: str, candidates: list[str]) -> VerifyRequest:
+        return VerifyRequest(
+            original=original,
+            candidates=candidates,
+            stages=VerifyStages(lexical=True, judge=False, semantic="embedding"),
+            thresholds=VerifyThresholds(overlap=1.0, embedding=-1.0),
+            explain_all=True,
+        )
+
+    def record(pair: Pair, verdict: CandidateVerdict) -> None:
+        pair.overlap, pair.cosine = verdict.overlap, verdict.semantic
+
+    await _verify_groups(client, pairs, request, record, concurrency=2)
+
+
+async def score_judge(
+    client: VerifyClient, pairs: list[Pair], model: str, concurrency: int
+) -> None:
+    def request(original: str, candidates: list[str]) -> VerifyRequest:
+        return VerifyRequest(
+            original=original,
+            candidates=candidates,
+            stages=VerifyStages(lexical=False, judge=True, semantic="off"),
+            thresholds=VerifyThresholds(judge_p_yes=0.0),
+            judge_model=model,
+            task="math",
+        )
+
+    def record(pair: Pair, verdict: CandidateVerdict) -> None:
+        votes = verdict.judge_votes or []
+        pair.p_yes = [vote.p_yes for vote in votes]
+        pair.replies = [vote.reply for vote in votes]
+        pair.judge_error = verdict.error
+
+    await _verify_groups(client, pairs, request, record, concurrency)
+
+
+# ----- reporting -----
+
+Rule = Callable[[Pair], bool]  # True: the pair is accepted as equivalent
+
+
+def rates(pairs: list[Pair], accepts: Rule) -> tuple[float, float, int, int]:
+    positives = [p for p in pairs if p.equivalent]
+    negatives = [p for p in pairs if not p.equivalent]
+    accept = sum(accepts(p) for p in positives) / max(1, len(positives))
+    reject = sum(not accepts(p) for p in negatives) / max(1, len(negatives))
+    return accept, reject, len(positives), len(negatives)
+
+
+def table(title: str, pairs: list[Pair], rules: dict[str, Rule]) -> str:
+    types = sorted({p.type for p in pairs if not p.equivalent})
+    header = ["rule", "n", "accept eq.", "reject non-eq.", *(t[:14] for t in types)]
+    lines = [f"\n{title}", " | ".join(header), " | ".join("---" for _ in header)]
+    for name, rule in rules.items():
+        accept, reject, n_pos, n_neg = rates(pairs, rule)
+        per_type = [
+            f"{sum(not rule(p) for p in pairs if p.type == t) / max(1, sum(p.type == t for p in pairs)):.0%}"
+            for t in types
+        ]
+        lines.append(
+            " | ".join([name, f"{n_pos}+{n_neg}", f"{accept:.1%}", f"{reject:.1%}", *per_type])
+        )
+    return "\n".join(lines)
+
+
+def best_threshold(pairs: list[Pair], score: Callable[[Pair], float], min_accept: float) -> float:
+    """The highest threshold that still accepts ``min_accept`` of the equivalent pairs."""
+    positives = sorted((score(p) for p in pairs if p.equivalent), reverse=True)
+    index = max(0, int(len(positives) * min_accept + 0.999999) - 1)
+    return positives[min(index, len(positives) - 1)]
+
+
+def report(pairs: list[Pair], judged: list[Pair], args: argparse.Namespace) -> str:
+    cos_t = args.embedding_threshold
+    cos_85 = best_threshold(pairs, lambda p: p.cosine or 0.0, 0.85)
+    out = [
+        f"pairs: {len(pairs)} ({sum(p.equivalent for p in pairs)} equivalent); judged subset: "
+        f"{len(judged)} ({sum(p.equivalent for p in judged)} equivalent), judge model "
+        f"{args.judge_model!r}, both orders, stricter verdict",
+        table(
+            "All pairs: lexical baseline and embedding stage (reject columns per type)",
+            pairs,
+            {
+                "accept all (baseline)": lambda p: True,
+                "lexical overlap < 0.8": lambda p: (p.overlap or 0) < 0.8,
+                f"embedding cos >= {cos_t}": lambda p: (p.cosine or 0) >= cos_t,
+                f"embedding cos >= {cos_85:.3f} (85% eq. kept)": lambda p: (
+                    (p.cosine or 0) >= cos_85
+                ),
+            },
+        ),
+    ]
+    if judged:
+        rules: dict[str, Rule] = {
+            f"embedding cos >= {cos_t}": lambda p: (p.cosine or 0) >= cos_t,
+            "judge (reply YES, both orders)": lambda p: p.judge_yes(0.5),
+        }
+        for t in args.p_yes_grid:
+            rules[f"judge P(yes) >= {t}"] = lambda p, t=t: p.judge_yes(t)
+        for t in args.p_yes_grid:
+            for c in args.cos_grid:
+                rules[f"judge P(yes) >= {t} + cos >= {c}"] = lambda p, t=t, c=c: (
+                    p.judge_yes(t) and (p.cosine or 0) >= c
+                )
+        out.append(table("Judged subset: judge, and judge + embedding together", judged, rules))
+        errors = [p for p in judged if p.judge_error]
+        logprobs = sum(all(v is not None for v in p.p_yes) and bool(p.p_yes) for p in judged)
+        out.append(
+            f"\njudge calls failed: {len(errors)}; pairs with P(yes): {logprobs}/{len(judged)}"
+        )
+    return "\n".join(out)
+
+
+async def run(args: argparse.Namespace) -> None:
+    pairs = load_pairs(Path(args.pairs))
+    if args.limit:
+        pairs = stratified(pairs, args.limit, args.limit, args.seed)
+    judged = stratified(pairs, args.judge_equivalent, args.judge_per_type, args.seed)
+    client = VerifyClient(args.verify_url, timeout_s=7200)
+    started = time.monotonic()
+    print(f"embedding + overlap on {len(pairs)} pairs", file=sys.stderr)
+    await score_embedding_and_overlap(client, pairs)
+    embedding_s = time.monotonic() - started
+    judge_s = 0.0
+    if judged and not args.no_judge:
+        print(f"judge on {len(judged)} pairs", file=sys.stderr)
+        started = time.monotonic()
+        await score_judge(client, judged, args.judge_model, args.concurrency)
+        judge_s = time.monotonic() - started
+    else:
+        judged = []
+    print(report(pairs, judged, args))
+    print(
+        f"\ntime: embedding+overlap {embedding_s:.1f} s for {len(pairs)} pairs; judge "
+        f"{judge_s:.1f} s for {len(judged)} pairs ({judge_s / max(1, len(judged)):.2f} s/pair)"
+    )
+    if args.save:
+        Path(args.save).write_text(
+            "\n".join(json.dumps(p.__dict__) for p in pairs if p in judged or True) + "\n"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--pairs", default=str(PAIRS))
+    parser.add_argument("--verify-url", default=None, help="use running services")
+    parser.add_argument("--judge-model", default="local")
+    parser.add_argument("--judge-equivalent", type=int, default=40)
+    parser.add_argument("--judge-per-type", type=int, default=12)
+    parser.add_argument("--no-judge", action="store_true")
+    parser.add_argument("--concurrency", type=int, default=2, help="verify calls in flight")
+    parser.add_argument("--embedding-threshold", type=float, default=VerifyThresholds().embedding)
+    parser.add_argument("--p-yes-grid", type=float, nargs="*", default=[0.3, 0.5])
+    parser.add_argument("--cos-grid", type=float, nargs="*", default=[0.7, 0.8, 0.85])
+    parser.add_argument("--limit", type=int, default=0, help="smoke run: pairs per type")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--save", default=None, help="write the scored pairs as JSON lines")
+    parser.add_argument("--data-dir", default=None, help="gateway data dir (model cache)")
+    args = parser.parse_args()
+    if args.verify_url:
+        asyncio.run(run(args))
+        return
+    from tests.conftest import free_port_block
+
+    ports = service_ports(free_port_block(5))
+    env = {"STEADFAST_LOG_LEVEL": "WARNING"}
+    if args.data_dir:
+        env["STEADFAST_DATA_DIR"] = args.data_dir
+    with (
+        tempfile.TemporaryDirectory() as logs,
+        Supervisor(
+            ports=ports, env=env, services=("gateway", "verify"), log_dir=Path(logs)
+        ) as supervisor,
+    ):
+        if not all(supervisor.wait_ready(120).values()):
+            sys.exit(f"services did not become ready; logs in {logs}")
+        args.verify_url = f"http://127.0.0.1:{ports['verify']}"
+        asyncio.run(run(args))
+
+
+if __name__ == "__main__":
+    main()
