@@ -111,6 +111,8 @@ class ServiceClient:
             detail = str(exc) or type(exc).__name__
             problem = Problem(title=f"{self.service} unreachable", status=503, detail=detail)
             raise ServiceCallError(self.service, None, problem, url) from exc
+        if response_type is bytes:  # a document that is not JSON (a rendered report)
+            return payload  # type: ignore[return-value]
         return msgspec.json.decode(payload, type=response_type)
 
     async def post(self, path: str, body: Any, response_type: type[T], **kwargs: Any) -> T:
