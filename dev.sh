@@ -39,6 +39,11 @@ case "${1:-}" in
     shift
     bootstrap
     bash scripts/ensure-postgres.sh
+    # headless Chromium opens the HTML report in a test
+    if ! command -v chromium >/dev/null; then
+      { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; } >&2 \
+        || echo "dev.sh: could not install chromium; the HTML report test will be skipped" >&2
+    fi
     export STEADFAST_TEST_POSTGRES_URL=${STEADFAST_TEST_POSTGRES_URL:-postgresql://postgres@127.0.0.1:5432/test}
     export STEADFAST_REQUIRE_POSTGRES=1
     echo "==> ruff" >&2

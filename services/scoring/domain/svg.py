@@ -26,10 +26,22 @@ class Series:
     color: str
 
 
+def clip(text: str, limit: int = 24) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _text(x: float, y: float, content: str, anchor: str = "start", css: str = "") -> str:
     return (
         f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" class="{css}">'
         f"{escape(content)}</text>"
+    )
+
+
+def _label(y: float, content: str) -> str:
+    """A row label, shortened to fit the label column; the full text is its tooltip."""
+    return (
+        f'<text x="{LABEL_WIDTH - 10}" y="{y:.1f}" text-anchor="end" class="label">'
+        f"<title>{escape(content)}</title>{escape(clip(content))}</text>"
     )
 
 
@@ -89,7 +101,7 @@ def dot_plot(
         top = TOP + index * band
         if index % 2 == 0:
             body.append(f'<rect x="0" y="{top}" width="{width}" height="{band}" class="band"/>')
-        body.append(_text(LABEL_WIDTH - 10, top + band / 2 + 4, label, "end", "label"))
+        body.append(_label(top + band / 2 + 4, label))
         for offset, (point, style) in enumerate(zip(points, series, strict=True)):
             if point.value is None:
                 continue
@@ -126,7 +138,7 @@ def bar_chart(
     body = _axis(x0, x1, TOP, height - 4, (0.0, 1.0))
     for index, (label, points) in enumerate(rows):
         top = TOP + index * band
-        body.append(_text(LABEL_WIDTH - 10, top + band / 2 + 4, label, "end", "label"))
+        body.append(_label(top + band / 2 + 4, label))
         for offset, (point, style) in enumerate(zip(points, series, strict=True)):
             y = top + 7 + offset * bar
             if point.value is None:
@@ -162,7 +174,7 @@ def stacked_bars(
     body = _axis(x0, x1, TOP, height - 4, (0.0, 1.0))
     for index, (label, shares) in enumerate(rows):
         y = TOP + index * ROW_HEIGHT + 6
-        body.append(_text(LABEL_WIDTH - 10, y + 13, label, "end", "label"))
+        body.append(_label(y + 13, label))
         start = 0.0
         for share, style in zip(shares, series, strict=True):
             if share <= 0:
@@ -203,10 +215,11 @@ def heatmap(
     body = []
     for column, name in enumerate(column_labels):
         x = LABEL_WIDTH + (column + 0.5) * cell_width
-        body.append(_text(x, TOP - 10, name, "middle", "axis"))
+        limit = max(6, int(cell_width / 7))
+        body.append(_text(x, TOP - 10, clip(name, limit), "middle", "axis"))
     for row, name in enumerate(row_labels):
         y = TOP + row * ROW_HEIGHT
-        body.append(_text(LABEL_WIDTH - 10, y + ROW_HEIGHT / 2 + 4, name, "end", "label"))
+        body.append(_label(y + ROW_HEIGHT / 2 + 4, name))
         for column, point in enumerate(cells[row]):
             x = LABEL_WIDTH + column * cell_width
             if point is None or point.value is None:
@@ -246,7 +259,7 @@ def diverging(
     centre = _scale(0.0, domain, x0, x1)
     for index, (label, point) in enumerate(rows):
         y = TOP + index * ROW_HEIGHT + 7
-        body.append(_text(LABEL_WIDTH - 10, y + 12, label, "end", "label"))
+        body.append(_label(y + 12, label))
         if point.value is None:
             body.append(_text(centre + 6, y + 12, "no complete pairs", "start", "note"))
             continue
