@@ -182,17 +182,26 @@ def main() -> None:
     records = records_of(columns, sample)
     convert_s, _ = timed(lambda: columns_from_records(records), args.repeat)
 
-    print(f"consistency metrics: {n:,} records = {args.questions:,} questions × {args.models} "
-          f"models × {args.variants} variants (median of {args.repeat})")
+    print(
+        f"consistency metrics: {n:,} records = {args.questions:,} questions × {args.models} "
+        f"models × {args.variants} variants (median of {args.repeat})"
+    )
     print(f"{'what':<58} {'seconds':>9} {'vs pandas':>10}")
     rows = [
         ("pandas group-by: 16 METHOD §1.4 metrics (baseline)", pandas_s, 1.0),
         ("numpy: the same 16 metrics (results checked equal)", numpy_s, pandas_s / numpy_s),
         ("numpy: whole response, no bootstrap", full_s, pandas_s / full_s),
-        (f"bootstrap alone ({args.bootstrap} resamples, every metric)", boot_total_s - full_s, None),
+        (
+            f"bootstrap alone ({args.bootstrap} resamples, every metric)",
+            boot_total_s - full_s,
+            None,
+        ),
         ("whole response with bootstrap", boot_total_s, None),
-        (f"records → columns (HTTP path), {sample:,} records scaled to {n:,}",
-         convert_s * n / sample, None),
+        (
+            f"records → columns (HTTP path), {sample:,} records scaled to {n:,}",
+            convert_s * n / sample,
+            None,
+        ),
     ]
     for label, seconds, ratio in rows:
         ratio_text = f"{ratio:>9.1f}×" if ratio is not None else f"{'':>10}"

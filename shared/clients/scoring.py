@@ -25,6 +25,4 @@ class ScoringClient:
         return await self._client.post("/v1/metrics/consistency", request, ConsistencyResponse)
 
     async def position_bias(self, request: PositionBiasRequest) -> PositionBiasResponse:
-        return await self._client.post(
-            "/v1/metrics/position-bias", request, PositionBiasResponse
-        )
+        return await self._client.post("/v1/metrics/position-bias", request, PositionBiasResponse)

@@ -26,7 +26,7 @@ class Series:
     color: str
 
 
-def clip(text: str, limit: int = 24) -> str:
+def clip(text: str, limit: int = 21) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
