@@ -9,7 +9,7 @@ import msgspec
 from shared.contracts.base import Contract
 
 SemanticCheck = Literal["embedding", "nli", "off"]
-Stage = Literal["lexical", "judge", "semantic"]
+Stage = Literal["lexical", "numbers", "judge", "semantic"]
 Task = Literal["factual", "math", "choice"]
 
 Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
@@ -17,6 +17,9 @@ Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 
 class VerifyStages(Contract, kw_only=True):
     lexical: bool = True
+    #: not in METHOD.md: reject a candidate whose numbers differ from the original's (digits must
+    #: reappear, in digits or words); useful for maths, where the judge misses changed numbers
+    numbers: bool = False
     judge: bool = True
     semantic: SemanticCheck = "embedding"
 

@@ -1,4 +1,4 @@
-"""Runs the stages over the candidates, cheapest first: lexical, semantic, judge."""
+"""Runs the stages over the candidates, cheapest first: lexical, numbers, semantic, judge."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from services.verify.domain.judge import Judge, JudgeOutcome
 from services.verify.domain.lexical import max_overlap, overlap
+from services.verify.domain.numbers import quantity_difference
 from services.verify.domain.prompts import JUDGE_PROMPT_VERSION
 from services.verify.domain.semantic import SemanticStage
 from shared.contracts.verify import CandidateVerdict, Stage, VerifyRequest, VerifyResponse
@@ -55,6 +56,9 @@ async def verify(
     if request.stages.lexical:
         stages_run.append("lexical")
         _lexical(request, candidates)
+    if request.stages.numbers:
+        stages_run.append("numbers")
+        _numbers(request, candidates)
     if semantic is not None:
         stages_run.append("semantic")
         await _semantic(request, candidates, semantic)
@@ -87,6 +91,13 @@ def _lexical(request: VerifyRequest, candidates: list[_Candidate]) -> None:
             candidate.reject(
                 "lexical", f"overlap {candidate.overlap:.2f} >= {threshold} with an earlier text"
             )
+
+
+def _numbers(request: VerifyRequest, candidates: list[_Candidate]) -> None:
+    for candidate in _pending(request, candidates):
+        difference = quantity_difference(request.original, candidate.text)
+        if difference:
+            candidate.reject("numbers", f"numbers differ from the original: {difference}")
 
 
 async def _semantic(

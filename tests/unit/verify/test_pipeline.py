@@ -144,3 +144,20 @@ async def test_nli_uses_the_mean_of_both_directions() -> None:
     assert [r.accepted for r in result.results] == [True, False]
     assert ("Tom buys five more: apple total?", ORIGINAL) in nli.pairs
     assert (ORIGINAL, "Tom buys five more: apple total?") in nli.pairs
+
+
+async def test_the_optional_numbers_stage_rejects_changed_quantities() -> None:
+    request = VerifyRequest(
+        original="Ann has 3 pens and buys 4 more. How many pens does she have?",
+        candidates=[
+            "After buying four more pens, how many does Ann own if she had three?",
+            "Ann has 5 pens and buys 4 more. How many pens does she have?",
+            "Ann has some pens and buys 4 more. How many does she have?",
+        ],
+        stages=VerifyStages(lexical=False, numbers=True, judge=False, semantic="off"),
+    )
+    result = await verify(request, judge=None, semantic=None)
+    assert result.stages_run == ["numbers"]
+    assert [r.accepted for r in result.results] == [True, False, False]
+    assert result.results[1].reason == "numbers differ from the original: missing 3; added 5"
+    assert result.results[2].reason == "numbers differ from the original: missing 3"
