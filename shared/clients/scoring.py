@@ -9,6 +9,7 @@ from shared.contracts.scoring import (
     GradeResponse,
     PositionBiasRequest,
     PositionBiasResponse,
+    ReportRenderRequest,
 )
 from shared.http_client import ServiceClient
 
@@ -26,3 +27,7 @@ class ScoringClient:
 
     async def position_bias(self, request: PositionBiasRequest) -> PositionBiasResponse:
         return await self._client.post("/v1/metrics/position-bias", request, PositionBiasResponse)
+
+    async def render_report(self, request: ReportRenderRequest) -> bytes:
+        """The rendered document (UTF-8 JSON, CSV or HTML, as ``request.format`` asks)."""
+        return await self._client.post("/v1/reports/render", request, bytes)

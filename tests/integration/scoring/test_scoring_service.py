@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from shared.clients.scoring import ScoringClient
@@ -19,6 +20,9 @@ from shared.contracts.scoring import (
     GradeItem,
     GradeRequest,
     PositionBiasRequest,
+    Report,
+    ReportItem,
+    ReportRenderRequest,
 )
 from shared.http_client import ServiceCallError, close_session
 from steadfast.supervisor import Supervisor, service_ports
@@ -173,3 +177,19 @@ async def test_metrics_over_http(client: ScoringClient) -> None:
     )
     assert position.models["m"]["PF"].value == -0.5
     assert position.models["m"]["PC"].value == 0.5
+
+
+async def test_report_rendered_over_http(client: ScoringClient) -> None:
+    records = [*question("a", "C|CI"), *question("b", "I|CC")]
+    consistency = await client.consistency(
+        ConsistencyRequest(records=records, options=ConsistencyOptions(bootstrap=20, per_item=True))
+    )
+    report = Report(
+        title="T <b>",
+        consistency=consistency,
+        items=[ReportItem(item_id="a", question="Q?", answers=[])],
+    )
+    page = await client.render_report(ReportRenderRequest(report=report, format="html"))
+    assert page.startswith(b"<!DOCTYPE html>") and b"<title>T &lt;b&gt;</title>" in page
+    data = await client.render_report(ReportRenderRequest(report=report, format="json"))
+    assert msgspec.json.decode(data, type=Report) == report
