@@ -5,18 +5,75 @@ from __future__ import annotations
 from litestar import Litestar
 
 from services import evaluator as package
+from services.evaluator.adapters.datasets import DatasetStore
+from services.evaluator.adapters.repository import EvaluationStore
+from services.evaluator.adapters.upstream import HttpUpstream, Renderer
+from services.evaluator.controllers.datasets import DatasetController
+from services.evaluator.controllers.evaluations import EvaluateController, EvaluationController
+from services.evaluator.domain.engine import EngineSettings, JobEngine, JobRunner
+from services.evaluator.domain.evaluations import Evaluations
+from services.evaluator.domain.pipeline import RetryPolicy, Upstream
 from services.evaluator.settings import EvaluatorSettings, get_settings
 from shared.app import create_service_app
+from shared.db import Database
 
 SERVICE = "evaluator"
 
 
-def create_app(settings: EvaluatorSettings | None = None) -> Litestar:
+def engine_settings(settings: EvaluatorSettings) -> EngineSettings:
+    return EngineSettings(
+        paraphrase_lanes=settings.paraphrase_lanes,
+        answer_lanes=settings.answer_lanes,
+        answer_batch=settings.answer_batch,
+        poll_s=settings.poll_s,
+        max_jobs=settings.max_jobs,
+        retry=retry_policy(settings),
+    )
+
+
+def retry_policy(settings: EvaluatorSettings) -> RetryPolicy:
+    return RetryPolicy(max_attempts=settings.max_attempts, base_delay_s=settings.retry_base_s)
+
+
+def create_app(
+    settings: EvaluatorSettings | None = None,
+    upstream: Upstream | None = None,
+    renderer: Renderer | None = None,
+) -> Litestar:
+    """``upstream``/``renderer`` default to the real services over HTTP (tests pass others)."""
+    settings = settings or get_settings()
+    if upstream is None:
+        http = HttpUpstream(settings)
+        upstream, renderer = http, renderer or http.render
+
+    async def start_jobs(app: Litestar) -> None:
+        database: Database = app.state.database
+        store = EvaluationStore(database.engine, lease_s=settings.lease_s)
+        datasets = DatasetStore(database.engine)
+        await datasets.ensure_samples()
+        app.state.evaluations = Evaluations(store, datasets)
+        app.state.datasets = datasets
+        runner = JobRunner(JobEngine(store, upstream, engine_settings(settings)))
+        app.state.runner_wake = runner.wake
+        if settings.run_jobs:
+            if store.sqlite:  # one process owns an SQLite file: leases left behind are void
+                await store.release_all_leases()
+            runner.start()
+        app.state.runner = runner
+
+    async def stop_jobs(app: Litestar) -> None:
+        runner: JobRunner | None = app.state.get("runner")
+        if runner is not None:
+            await runner.stop()
+
     return create_service_app(
         service=SERVICE,
-        settings=settings or get_settings(),
-        route_handlers=[],
+        settings=settings,
+        route_handlers=[EvaluateController, EvaluationController, DatasetController],
         uses_database=True,
         calls=["gateway", "perturb", "verify", "scoring"],
+        on_startup=[start_jobs],
+        on_shutdown=[stop_jobs],
+        state={"upstream": upstream, "retry": retry_policy(settings), "renderer": renderer},
         description=package.__doc__ or "",
     )

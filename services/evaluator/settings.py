@@ -8,7 +8,25 @@ from shared.settings import ServiceSettings, load_settings
 
 
 class EvaluatorSettings(ServiceSettings, kw_only=True):
-    pass
+    #: run the job engine in this process (off: an API-only replica)
+    run_jobs: bool = True
+    #: how long a claimed row stays reserved without renewal (another worker takes it after)
+    lease_s: float = 30.0
+    #: concurrent paraphrase requests per job and process
+    paraphrase_lanes: int = 4
+    #: concurrent answer batches per job and process, and variants per batch
+    answer_lanes: int = 4
+    answer_batch: int = 16
+    #: jobs one process works on at the same time
+    max_jobs: int = 2
+    poll_s: float = 0.5
+    #: attempts per model call / paraphrase set / grading before it is recorded as failed
+    max_attempts: int = 3
+    retry_base_s: float = 1.0
+    #: ``POST /v1/evaluate`` answers at most this many variants (items × (1 + k) × models)
+    max_sync_variants: int = 240
+    #: dataset uploads larger than this get 413
+    max_upload_bytes: int = 50 * 1024 * 1024
 
 
 @cache

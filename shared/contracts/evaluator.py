@@ -149,6 +149,8 @@ class ItemResult(Contract, kw_only=True):
     id: str
     question: str
     status: ItemStatus
+    #: the acceptable answers (factual), final answer (math) or option letter (choice)
+    gold: list[str] = msgspec.field(default_factory=list)
     variants: list[Variant]
     models: list[ItemModelResult]
     paraphrases: ParaphraseProvenance | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -13,9 +14,18 @@ from shared.clients.scoring import ScoringClient
 from shared.contracts.base import Problem
 from shared.contracts.gateway import GenerateRequest
 from shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
-from shared.contracts.scoring import ConsistencyRequest, GradeRequest, GradeResult
-from shared.http_client import ServiceCallError
+from shared.contracts.scoring import (
+    ConsistencyRequest,
+    GradeRequest,
+    GradeResult,
+    Report,
+    ReportFormat,
+    ReportRenderRequest,
+)
+from shared.http_client import ServiceCallError, ServiceClient
 from shared.settings import ServiceSettings
+
+Renderer = Callable[[Report, ReportFormat], Awaitable[bytes]]
 
 #: gateway outcomes worth another attempt later (the gateway already retried them itself)
 RETRYABLE_OUTCOMES = frozenset({"rate_limited", "timeout", "upstream_error", "unavailable"})
@@ -43,6 +53,15 @@ class HttpUpstream:
         self.gateway = GatewayClient(settings.service_url("gateway"), timeout)
         self.perturb = PerturbClient(settings.service_url("perturb"), timeout)
         self.scoring = ScoringClient(settings.service_url("scoring"), timeout)
+        self._scoring_raw = ServiceClient("scoring", settings.service_url("scoring"), timeout)
+
+    async def render(self, report: Report, fmt: ReportFormat) -> bytes:
+        """The report rendered by the scoring service (HTML page or CSV)."""
+        request = ReportRenderRequest(report=report, format=fmt)
+        try:
+            return await self._scoring_raw.post("/v1/reports/render", request, bytes)
+        except ServiceCallError as error:
+            raise upstream_error(error) from error
 
     async def paraphrase(self, request: ParaphraseRequest) -> ParaphraseResponse:
         try:

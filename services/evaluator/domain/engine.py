@@ -93,6 +93,8 @@ class JobEngine:
         self.upstream = upstream
         self.settings = settings or EngineSettings()
         self.owner = owner or worker_name()
+        #: set when the process shuts down: lanes stop claiming and return
+        self.stopping = False
 
     async def run(self, evaluation_id: str) -> None:
         """Work on one job until nothing is left to claim, then finalise it (if no one else
@@ -112,6 +114,8 @@ class JobEngine:
 
     async def _active(self, context: JobContext, force: bool = False) -> bool:
         """Whether the job still runs (not cancelled); looked up at most twice a second."""
+        if self.stopping:
+            return False
         now = time.monotonic()
         if force or now - context._checked_at > 0.5:
             context._active = await self.store.status_of(context.id) == "running"
@@ -340,9 +344,14 @@ class JobRunner:
     def wake(self) -> None:
         self._wake.set()
 
-    async def stop(self) -> None:
+    async def stop(self, grace_s: float = 3.0) -> None:
+        """Let the lanes finish their current calls for ``grace_s``, then cancel them."""
+        self.engine.stopping = True
+        if self._loop_task is not None:
+            self._loop_task.cancel()
         tasks = [t for t in (self._loop_task, *self._running.values()) if t is not None]
-        for task in tasks:
+        _, pending = await asyncio.wait(tasks, timeout=grace_s)
+        for task in pending:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 

@@ -129,6 +129,15 @@ def _answer_errors(item_key: str, answers: list[AnswerRecord]) -> list[ItemError
     ]
 
 
+def gold_texts(item: EvaluationItem) -> list[str]:
+    gold = list(item.answers or [])
+    if item.answer and item.answer not in gold:
+        gold.append(item.answer)
+    if item.correct_option:
+        gold.append(item.correct_option)
+    return gold
+
+
 def provenance_of(paraphrase_set: ParaphraseSet) -> ParaphraseProvenance:
     return ParaphraseProvenance(
         set_id=paraphrase_set.id,
@@ -182,6 +191,7 @@ def assemble_item(
         id=item_key,
         question=item.question,
         status=status,
+        gold=gold_texts(item),
         variants=variants,
         models=[
             _model_result(model, by_model[model], (item_metrics or {}).get(model))

@@ -1,0 +1,136 @@
+"""Datasets and their items in the database; the built-in samples are loaded at start-up."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+import sqlalchemy as sa
+from sqlalchemy.engine import RowMapping
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from services.evaluator.db.models import dataset_items, datasets
+from services.evaluator.domain.datasets import SAMPLES, sample_items
+from shared.contracts.evaluator import DatasetInfo, EvaluationItem
+from shared.contracts.verify import Task
+
+
+def sample_id(name: str) -> str:
+    return f"sample-{name}"
+
+
+def iso(epoch: float | None) -> str | None:
+    return datetime.fromtimestamp(epoch, UTC).isoformat() if epoch is not None else None
+
+
+def _info(row: RowMapping) -> DatasetInfo:
+    return DatasetInfo(
+        id=row["id"],
+        name=row["name"],
+        task=row["task"],
+        item_count=row["item_count"],
+        builtin=row["builtin"],
+        source=row["source"],
+        license=row["license"],
+        created_at=iso(row["created_at"]),
+    )
+
+
+class DatasetStore:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    async def ensure_samples(self) -> None:
+        async with self.engine.connect() as connection:
+            present = set(
+                (
+                    await connection.execute(
+                        sa.select(datasets.c.id).where(datasets.c.builtin.is_(True))
+                    )
+                ).scalars()
+            )
+        for name, sample in SAMPLES.items():
+            if sample_id(name) not in present:
+                await self._insert(
+                    sample_id(name),
+                    name,
+                    sample.task,
+                    sample_items(name),
+                    builtin=True,
+                    source=sample.source,
+                    license=sample.license,
+                )
+
+    async def create(
+        self, name: str, task: Task, items: list[EvaluationItem], source: str | None
+    ) -> DatasetInfo:
+        dataset_id = f"ds-{uuid.uuid4().hex[:20]}"
+        await self._insert(
+            dataset_id, name, task, items, builtin=False, source=source, license=None
+        )
+        info = await self.get(dataset_id)
+        assert info is not None
+        return info
+
+    async def _insert(
+        self,
+        dataset_id: str,
+        name: str,
+        task: Task,
+        items: list[EvaluationItem],
+        *,
+        builtin: bool,
+        source: str | None,
+        license: str | None,
+    ) -> None:
+        rows: list[dict[str, Any]] = [
+            {"dataset_id": dataset_id, "position": i, "item": msgspec.to_builtins(item)}
+            for i, item in enumerate(items)
+        ]
+        async with self.engine.begin() as connection:
+            await connection.execute(
+                datasets.insert().values(
+                    id=dataset_id,
+                    name=name,
+                    task=task,
+                    item_count=len(items),
+                    builtin=builtin,
+                    source=source,
+                    license=license,
+                    created_at=time.time(),
+                )
+            )
+            for start in range(0, len(rows), 1000):
+                await connection.execute(dataset_items.insert(), rows[start : start + 1000])
+
+    async def all(self) -> list[DatasetInfo]:
+        query = sa.select(datasets).order_by(datasets.c.builtin.desc(), datasets.c.created_at)
+        async with self.engine.connect() as connection:
+            return [_info(row) for row in (await connection.execute(query)).mappings()]
+
+    async def get(self, dataset_id: str) -> DatasetInfo | None:
+        """By id, or a built-in sample by its name (``gsm8k``)."""
+        ids = [dataset_id, sample_id(dataset_id)]
+        async with self.engine.connect() as connection:
+            rows = await connection.execute(sa.select(datasets).where(datasets.c.id.in_(ids)))
+            found = {row["id"]: row for row in rows.mappings()}
+        row = found.get(dataset_id) or found.get(sample_id(dataset_id))
+        return _info(row) if row else None
+
+    async def items(
+        self, dataset_id: str, offset: int = 0, limit: int | None = None
+    ) -> list[EvaluationItem]:
+        query = (
+            sa.select(dataset_items.c.item)
+            .where(dataset_items.c.dataset_id == dataset_id)
+            .order_by(dataset_items.c.position)
+            .offset(offset)
+        )
+        if limit is not None:
+            query = query.limit(limit)
+        async with self.engine.connect() as connection:
+            rows = (await connection.execute(query)).scalars()
+            return [msgspec.convert(row, EvaluationItem) for row in rows]

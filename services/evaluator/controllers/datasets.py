@@ -1,0 +1,132 @@
+"""``/v1/datasets``: upload (JSONL, CSV, MMLU CSV, SQuAD JSON), list, items; built-in samples."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from litestar import Controller, Request, Response, get, post
+from litestar.datastructures import State
+from litestar.params import FromPath, FromQuery, Parameter
+from litestar.status_codes import HTTP_201_CREATED
+
+from services.evaluator.adapters.datasets import DatasetStore
+from services.evaluator.domain.datasets import (
+    DatasetFormat,
+    DatasetInvalid,
+    FieldMapping,
+    guess_format,
+    parse_dataset,
+)
+from services.evaluator.settings import EvaluatorSettings
+from shared.contracts.base import FieldError, Problem
+from shared.contracts.evaluator import DatasetInfo, DatasetItemPage, DatasetList
+from shared.contracts.verify import Task
+from shared.problems import ProblemError, problem_response
+
+#: the route admits large bodies; the configured limit is enforced while streaming
+UPLOAD_CEILING = 1024 * 1024 * 1024
+
+
+async def limited(chunks: AsyncIterator[bytes], limit: int) -> AsyncIterator[bytes]:
+    received = 0
+    async for chunk in chunks:
+        received += len(chunk)
+        if received > limit:
+            raise ProblemError(
+                413, "Request body too large", f"uploads are limited to {limit} bytes", field="body"
+            )
+        yield chunk
+
+
+def invalid_dataset(invalid: DatasetInvalid) -> Response[Any]:
+    errors = [
+        FieldError(field=f"line {e.line}: {e.field}", message=e.message) for e in invalid.errors
+    ]
+    more = f" (first {len(errors)} of {invalid.total} shown)" if invalid.total > len(errors) else ""
+    return problem_response(
+        Problem(
+            title="Invalid dataset",
+            status=422,
+            detail=f"{invalid.total} invalid records{more}: {invalid}",
+            errors=errors,
+        )
+    )
+
+
+class DatasetController(Controller):
+    path = "/v1/datasets"
+    tags = ["datasets"]  # noqa: RUF012
+
+    @post(
+        "",
+        operation_id="uploadDataset",
+        summary="Upload a dataset: JSONL or CSV with field mapping, MMLU CSV or SQuAD JSON",
+        status_code=HTTP_201_CREATED,
+        request_max_body_size=UPLOAD_CEILING,
+        responses={},
+    )
+    async def upload(
+        self,
+        request: Request[Any, Any, Any],
+        state: State,
+        name: Annotated[str, Parameter(min_length=1, max_length=200)],
+        task: FromQuery[Task] = "factual",
+        format: FromQuery[DatasetFormat | None] = None,
+        question_field: FromQuery[str | None] = None,
+        answer_field: FromQuery[str | None] = None,
+        answers_field: FromQuery[str | None] = None,
+        id_field: FromQuery[str | None] = None,
+        list_separator: Annotated[str, Parameter(min_length=1, max_length=5)] = ";",
+    ) -> Response[Any]:
+        settings: EvaluatorSettings = state.settings
+        fmt = format or guess_format(name, request.headers.get("content-type"))
+        mapping = FieldMapping(
+            question_field, answer_field, answers_field, id_field, list_separator
+        )
+        chunks = limited(request.stream(), settings.max_upload_bytes)
+        try:
+            items = await parse_dataset(chunks, fmt, task, mapping)
+        except DatasetInvalid as invalid:
+            return invalid_dataset(invalid)
+        datasets: DatasetStore = state.datasets
+        info = await datasets.create(
+            name, "choice" if fmt == "mmlu" else task, items, f"upload:{fmt}"
+        )
+        return Response(info, status_code=HTTP_201_CREATED)
+
+    @get("", operation_id="listDatasets", summary="Uploaded datasets and the built-in samples")
+    async def list_datasets(self, state: State) -> DatasetList:
+        datasets: DatasetStore = state.datasets
+        return DatasetList(datasets=await datasets.all())
+
+    @get(
+        "/{dataset_id:str}",
+        operation_id="getDataset",
+        summary="One dataset (by id, or a sample by name)",
+    )
+    async def get_dataset(self, dataset_id: FromPath[str], state: State) -> DatasetInfo:
+        return await _require(state, dataset_id)
+
+    @get("/{dataset_id:str}/items", operation_id="listDatasetItems", summary="Page through items")
+    async def items(
+        self,
+        dataset_id: FromPath[str],
+        state: State,
+        limit: Annotated[int, Parameter(ge=1, le=500)] = 50,
+        offset: Annotated[int, Parameter(ge=0)] = 0,
+    ) -> DatasetItemPage:
+        info = await _require(state, dataset_id)
+        datasets: DatasetStore = state.datasets
+        items = await datasets.items(info.id, offset, limit)
+        return DatasetItemPage(
+            dataset=info, items=items, total=info.item_count, limit=limit, offset=offset
+        )
+
+
+async def _require(state: State, dataset_id: str) -> DatasetInfo:
+    datasets: DatasetStore = state.datasets
+    info = await datasets.get(dataset_id)
+    if info is None:
+        raise ProblemError(404, "Not found", f"no dataset {dataset_id!r}", field="dataset_id")
+    return info

@@ -1,0 +1,167 @@
+"""``/v1/evaluate`` and ``/v1/evaluations``: thin handlers over the evaluation use cases."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Controller, Response, delete, get, post
+from litestar.datastructures import State
+from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Parameter
+from litestar.status_codes import HTTP_202_ACCEPTED
+
+from services.evaluator.domain.evaluate import evaluate_now, variant_count
+from services.evaluator.domain.evaluations import Evaluations, require_models
+from services.evaluator.domain.pipeline import UpstreamError
+from services.evaluator.settings import EvaluatorSettings
+from shared.contracts.evaluator import (
+    EvaluateRequest,
+    EvaluateResponse,
+    EvaluationAccepted,
+    EvaluationCreate,
+    EvaluationPage,
+    EvaluationReport,
+    EvaluationStatus,
+    ItemPage,
+    JobStatus,
+    ReportFormat,
+)
+from shared.contracts.verify import Task
+from shared.problems import ProblemError
+
+MEDIA_TYPES = {"json": "application/json", "html": "text/html; charset=utf-8", "csv": "text/csv"}
+
+
+class EvaluateController(Controller):
+    path = "/v1/evaluate"
+    tags = ["evaluations"]  # noqa: RUF012
+
+    @post(
+        "",
+        operation_id="evaluateNow",
+        summary="Evaluate a few questions in one request: paraphrase, answer, grade, score",
+        status_code=200,
+    )
+    async def evaluate(self, data: JSONBody[EvaluateRequest], state: State) -> EvaluateResponse:
+        settings: EvaluatorSettings = state.settings
+        require_models(data)
+        needed = variant_count(data)
+        if needed > settings.max_sync_variants:
+            raise ProblemError(
+                413,
+                "Request too large",
+                f"{needed} variants to answer (items × (1 + k) × models) exceed the synchronous "
+                f"limit of {settings.max_sync_variants}; submit a job to POST /v1/evaluations",
+                field="items",
+            )
+        try:
+            return await evaluate_now(data, state.upstream, state.retry)
+        except UpstreamError as error:
+            raise ProblemError(502, "Upstream failure", error.reason) from error
+
+
+class EvaluationController(Controller):
+    path = "/v1/evaluations"
+    tags = ["evaluations"]  # noqa: RUF012
+
+    @post(
+        "",
+        operation_id="createEvaluation",
+        summary="Submit an evaluation job (an Idempotency-Key header makes retries safe)",
+        status_code=HTTP_202_ACCEPTED,
+    )
+    async def create(
+        self,
+        data: JSONBody[EvaluationCreate],
+        state: State,
+        idempotency_key: Annotated[
+            str | None, HeaderParameter(name="Idempotency-Key", max_length=200, required=False)
+        ] = None,
+    ) -> Response[EvaluationAccepted]:
+        evaluations: Evaluations = state.evaluations
+        job, _ = await evaluations.submit(data, idempotency_key)
+        state.runner_wake()
+        return Response(
+            EvaluationAccepted(id=job.id, status=job.status),  # type: ignore[arg-type]
+            status_code=HTTP_202_ACCEPTED,
+            headers={"Location": f"/v1/evaluations/{job.id}"},
+        )
+
+    @get("", operation_id="listEvaluations", summary="List evaluations, newest first")
+    async def list_evaluations(
+        self,
+        state: State,
+        status: FromQuery[JobStatus | None] = None,
+        task: FromQuery[Task | None] = None,
+        model: FromQuery[str | None] = None,
+        dataset_id: FromQuery[str | None] = None,
+        limit: Annotated[int, Parameter(ge=1, le=200)] = 20,
+        offset: Annotated[int, Parameter(ge=0)] = 0,
+    ) -> EvaluationPage:
+        evaluations: Evaluations = state.evaluations
+        return await evaluations.page(
+            status=status,
+            task=task,
+            model=model,
+            dataset_id=dataset_id,
+            limit=limit,
+            offset=offset,
+        )
+
+    @get(
+        "/{evaluation_id:str}",
+        operation_id="getEvaluation",
+        summary="Status, progress per stage, timings and errors so far",
+    )
+    async def get_evaluation(self, evaluation_id: FromPath[str], state: State) -> EvaluationStatus:
+        evaluations: Evaluations = state.evaluations
+        return await evaluations.status(await evaluations.require(evaluation_id))
+
+    @delete(
+        "/{evaluation_id:str}",
+        operation_id="cancelEvaluation",
+        summary="Cancel a queued or running evaluation",
+        status_code=200,
+    )
+    async def cancel(self, evaluation_id: FromPath[str], state: State) -> EvaluationStatus:
+        evaluations: Evaluations = state.evaluations
+        return await evaluations.cancel(evaluation_id)
+
+    @get(
+        "/{evaluation_id:str}/items",
+        operation_id="listEvaluationItems",
+        summary="Per-item results: variants, every model's answers, agreement, metrics",
+    )
+    async def items(
+        self,
+        evaluation_id: FromPath[str],
+        state: State,
+        limit: Annotated[int, Parameter(ge=1, le=500)] = 50,
+        offset: Annotated[int, Parameter(ge=0)] = 0,
+    ) -> ItemPage:
+        evaluations: Evaluations = state.evaluations
+        evaluation = await evaluations.require(evaluation_id)
+        return await evaluations.items_page(evaluation, offset, limit)
+
+    @get(
+        "/{evaluation_id:str}/report",
+        operation_id="getEvaluationReport",
+        summary="The report as JSON, a self-contained HTML page, or CSV of per-item rows",
+        responses={},
+    )
+    async def report(
+        self, evaluation_id: FromPath[str], state: State, format: FromQuery[ReportFormat] = "json"
+    ) -> Response[Any]:
+        evaluations: Evaluations = state.evaluations
+        evaluation = await evaluations.require(evaluation_id)
+        if format == "json":
+            report: EvaluationReport = await evaluations.report(evaluation)
+            return Response(report, media_type=MEDIA_TYPES["json"])
+        document = await evaluations.report_document(evaluation)
+        try:
+            rendered = await state.renderer(document, format)
+        except UpstreamError as error:
+            raise ProblemError(502, "Report rendering failed", error.reason) from error
+        headers = {}
+        if format == "csv":
+            headers["Content-Disposition"] = f'attachment; filename="{evaluation_id}.csv"'
+        return Response(rendered, media_type=MEDIA_TYPES[format], headers=headers)

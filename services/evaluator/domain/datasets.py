@@ -1,0 +1,314 @@
+"""Reading datasets: JSONL and CSV uploads with field mapping, the formats of the public
+benchmarks (GSM8K, SimpleQA, TruthfulQA, MATH-500, MMLU, SQuAD), and the built-in samples."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import string
+from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, Literal
+
+import msgspec
+
+from shared.contracts.evaluator import EvaluationItem
+from shared.contracts.verify import Task
+
+DatasetFormat = Literal["jsonl", "csv", "mmlu", "squad"]
+MAX_ERRORS = 20
+
+QUESTION_FIELDS = ("question", "problem", "Question", "input", "prompt", "query")
+ANSWER_LIST_FIELDS = ("answers", "Correct Answers", "correct_answers", "aliases")
+ANSWER_FIELDS = ("answer", "Best Answer", "best_answer", "final_answer", "target", "Answer")
+INCORRECT_FIELDS = ("incorrect_answers", "Incorrect Answers")
+ID_FIELDS = ("id", "ID", "qid", "unique_id", "question_id")
+OPTION_FIELDS = ("choices", "options")
+CORRECT_OPTION_FIELDS = ("correct_option", "answer_index", "label")
+CONTEXT_FIELDS = ("context", "passage")
+_GSM8K_FINAL = re.compile(r"####\s*(.+?)\s*$")
+
+
+@dataclass
+class FieldMapping:
+    """Names of the source fields; None picks the first of the common names present."""
+
+    question: str | None = None
+    answer: str | None = None
+    answers: str | None = None
+    id: str | None = None
+    #: separator of answer lists given as one text ("a; b; c")
+    list_separator: str = ";"
+
+
+@dataclass
+class LineError:
+    line: int
+    field: str
+    message: str
+
+
+class DatasetInvalid(Exception):
+    """The upload has errors; each names its line and field."""
+
+    def __init__(self, errors: list[LineError], total: int | None = None) -> None:
+        self.errors = errors
+        self.total = total if total is not None else len(errors)
+        super().__init__("; ".join(f"line {e.line}: {e.field}: {e.message}" for e in errors))
+
+
+@dataclass
+class ParsedDataset:
+    items: list[EvaluationItem] = field(default_factory=list)
+    errors: list[LineError] = field(default_factory=list)
+    error_total: int = 0
+
+    def add_error(self, error: LineError) -> None:
+        self.error_total += 1
+        if len(self.errors) < MAX_ERRORS:
+            self.errors.append(error)
+
+    def result(self) -> list[EvaluationItem]:
+        if self.errors:
+            raise DatasetInvalid(self.errors, self.error_total)
+        if not self.items:
+            raise DatasetInvalid([LineError(0, "body", "the dataset has no items")])
+        return self.items
+
+
+def _pick(record: dict[str, Any], wanted: str | None, candidates: Iterable[str]) -> Any:
+    if wanted is not None:
+        return record.get(wanted)
+    for name in candidates:
+        if record.get(name) not in (None, ""):
+            return record[name]
+    return None
+
+
+def _text_list(value: Any, separator: str) -> list[str] | None:
+    if value in (None, ""):
+        return None
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if str(v).strip()]
+    text = str(value).strip()
+    if text.startswith("[") and text.endswith("]"):
+        try:
+            decoded = json.loads(text)
+            if isinstance(decoded, list):
+                return [str(v).strip() for v in decoded if str(v).strip()]
+        except json.JSONDecodeError:
+            pass
+    return [part.strip() for part in text.split(separator) if part.strip()]
+
+
+def _final_answer(task: Task, answer: Any) -> str | None:
+    if answer in (None, ""):
+        return None
+    text = str(answer).strip()
+    if task == "math":  # GSM8K gives the rationale ending in "#### 72"
+        match = _GSM8K_FINAL.search(text)
+        if match:
+            return match.group(1).replace(",", "")
+    return text
+
+
+def _correct_option(value: Any) -> str | None:
+    if value in (None, ""):
+        return None
+    if isinstance(value, int) or (isinstance(value, str) and value.isdigit()):
+        return string.ascii_uppercase[int(value)]
+    letter = str(value).strip().upper()
+    return letter if len(letter) == 1 and letter.isalpha() else None
+
+
+def record_to_item(
+    record: dict[str, Any], task: Task, mapping: FieldMapping, line: int
+) -> EvaluationItem:
+    """One source record as an item; raises :class:`DatasetInvalid` naming the line."""
+    question = _pick(record, mapping.question, QUESTION_FIELDS)
+    if not isinstance(question, str) or not question.strip():
+        name = mapping.question or "question"
+        raise DatasetInvalid([LineError(line, name, "missing or empty question")])
+    answers = _text_list(_pick(record, mapping.answers, ANSWER_LIST_FIELDS), mapping.list_separator)
+    answer = _final_answer(task, _pick(record, mapping.answer, ANSWER_FIELDS))
+    options = _pick(record, None, OPTION_FIELDS)
+    identifier = _pick(record, mapping.id, ID_FIELDS)
+    raw = {
+        "id": str(identifier) if identifier not in (None, "") else None,
+        "question": question.strip(),
+        "answers": answers,
+        "answer": answer,
+        "incorrect_answers": _text_list(_pick(record, None, INCORRECT_FIELDS), ";"),
+        "options": [str(o) for o in options] if isinstance(options, list) else None,
+        "correct_option": _correct_option(_pick(record, None, CORRECT_OPTION_FIELDS)),
+        "context": _pick(record, None, CONTEXT_FIELDS),
+        "task": record.get("task") or None,
+    }
+    try:
+        return msgspec.convert(raw, EvaluationItem)
+    except msgspec.ValidationError as exc:
+        raise DatasetInvalid([LineError(line, _field_of(exc), str(exc))]) from exc
+
+
+def _field_of(exc: msgspec.ValidationError) -> str:
+    match = re.search(r"at `\$\.?([^`]*)`", str(exc))
+    return match.group(1) if match else "record"
+
+
+async def lines_of(chunks: AsyncIterator[bytes]) -> AsyncIterator[tuple[int, str]]:
+    """Numbered text lines of a streamed body, as the chunks arrive."""
+    pending = b""
+    number = 0
+    async for chunk in chunks:
+        pending += chunk
+        *complete, pending = pending.split(b"\n")
+        for raw in complete:
+            number += 1
+            yield number, raw.decode("utf-8-sig" if number == 1 else "utf-8", "replace")
+    if pending:
+        yield number + 1, pending.decode("utf-8", "replace")
+
+
+async def parse_jsonl(
+    lines: AsyncIterator[tuple[int, str]], task: Task, mapping: FieldMapping
+) -> list[EvaluationItem]:
+    parsed = ParsedDataset()
+    async for number, line in lines:
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            parsed.add_error(LineError(number, "line", f"not valid JSON: {exc.msg}"))
+            continue
+        if not isinstance(record, dict):
+            parsed.add_error(LineError(number, "line", "expected a JSON object"))
+            continue
+        _add(parsed, record, task, mapping, number)
+    return parsed.result()
+
+
+def _add(
+    parsed: ParsedDataset, record: dict[str, Any], task: Task, mapping: FieldMapping, line: int
+) -> None:
+    try:
+        parsed.items.append(record_to_item(record, task, mapping, line))
+    except DatasetInvalid as invalid:
+        for error in invalid.errors:
+            parsed.add_error(error)
+
+
+async def _collect(lines: AsyncIterator[tuple[int, str]]) -> list[str]:
+    return [line async for _, line in lines]
+
+
+async def parse_csv(
+    lines: AsyncIterator[tuple[int, str]], task: Task, mapping: FieldMapping
+) -> list[EvaluationItem]:
+    parsed = ParsedDataset()
+    reader = csv.DictReader(io.StringIO("\n".join(await _collect(lines))))
+    if not reader.fieldnames:
+        raise DatasetInvalid([LineError(1, "header", "the CSV has no header row")])
+    for record in reader:
+        _add(parsed, dict(record), task, mapping, reader.line_num)
+    return parsed.result()
+
+
+async def parse_mmlu(lines: AsyncIterator[tuple[int, str]]) -> list[EvaluationItem]:
+    """MMLU's headerless CSV: question, A, B, C, D, answer letter."""
+    parsed = ParsedDataset()
+    reader = csv.reader(io.StringIO("\n".join(await _collect(lines))))
+    for row in reader:
+        if not row:
+            continue
+        if len(row) < 4:
+            parsed.add_error(
+                LineError(reader.line_num, "row", "expected question, options, answer")
+            )
+            continue
+        record = {"question": row[0], "choices": row[1:-1], "correct_option": row[-1]}
+        _add(parsed, record, "choice", FieldMapping(), reader.line_num)
+    return parsed.result()
+
+
+async def parse_squad(lines: AsyncIterator[tuple[int, str]]) -> list[EvaluationItem]:
+    """SQuAD v1.1 JSON (SQuAD-it): each question with its paragraph as context."""
+    try:
+        document = json.loads("\n".join(await _collect(lines)))
+    except json.JSONDecodeError as exc:
+        raise DatasetInvalid([LineError(exc.lineno, "body", f"not valid JSON: {exc.msg}")]) from exc
+    items = []
+    for article in document.get("data", []) if isinstance(document, dict) else []:
+        for paragraph in article.get("paragraphs", []):
+            for qa in paragraph.get("qas", []):
+                answers = list(dict.fromkeys(a["text"] for a in qa.get("answers", [])))
+                items.append(
+                    EvaluationItem(
+                        id=qa.get("id"),
+                        question=qa["question"],
+                        answers=answers or None,
+                        context=paragraph.get("context"),
+                    )
+                )
+    if not items:
+        raise DatasetInvalid([LineError(1, "data", "no questions found (expected SQuAD JSON)")])
+    return items
+
+
+async def parse_dataset(
+    chunks: AsyncIterator[bytes], fmt: DatasetFormat, task: Task, mapping: FieldMapping
+) -> list[EvaluationItem]:
+    lines = lines_of(chunks)
+    if fmt == "jsonl":
+        return await parse_jsonl(lines, task, mapping)
+    if fmt == "csv":
+        return await parse_csv(lines, task, mapping)
+    if fmt == "mmlu":
+        return await parse_mmlu(lines)
+    return await parse_squad(lines)
+
+
+def guess_format(filename: str | None, content_type: str | None) -> DatasetFormat:
+    name = (filename or "").lower()
+    if name.endswith(".csv") or (content_type or "").startswith("text/csv"):
+        return "csv"
+    if name.endswith(".json") and not name.endswith(".jsonl"):
+        return "squad"
+    return "jsonl"
+
+
+# ---- built-in samples ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sample:
+    name: str
+    task: Task
+    source: str
+    license: str
+
+
+SAMPLES: dict[str, Sample] = {
+    sample.name: sample
+    for sample in (
+        Sample("gsm8k", "math", "openai/grade-school-math, test split", "MIT"),
+        Sample("simpleqa", "factual", "openai/simple-evals, SimpleQA test set", "MIT"),
+        Sample("truthfulqa", "factual", "sylinrl/TruthfulQA, generation set", "Apache-2.0"),
+        Sample("math500", "math", "hendrycks/math via HuggingFaceH4 MATH-500", "MIT"),
+        Sample("mmlu", "choice", "hendrycks/test (MMLU), 2 per subject", "MIT"),
+        Sample("squad_it", "factual", "crux82/squad-it, test split", "CC BY-SA 4.0"),
+        Sample("demo", "factual", "mix of SimpleQA-style facts and GSM8K maths", "MIT"),
+    )
+}
+
+
+def sample_items(name: str) -> list[EvaluationItem]:
+    text = resources.files("services.evaluator.samples").joinpath(f"{name}.jsonl").read_text()
+    return [msgspec.json.decode(line, type=EvaluationItem) for line in text.splitlines() if line]
+
+
+def iter_sample_names() -> Iterator[str]:
+    return iter(SAMPLES)

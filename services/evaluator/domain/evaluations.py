@@ -1,0 +1,336 @@
+"""Use cases of ``/v1/evaluations``: submit, status, list, cancel, items, report."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import msgspec
+
+from services.evaluator.adapters.datasets import DatasetStore, iso
+from services.evaluator.adapters.repository import (
+    EvaluationRow,
+    EvaluationStore,
+    IdempotencyConflict,
+)
+from services.evaluator.domain.pipeline import ParaphraseSet, models_of
+from services.evaluator.domain.report import StoredResults, item_results
+from shared.contracts.evaluator import (
+    EvaluationCreate,
+    EvaluationItem,
+    EvaluationPage,
+    EvaluationProgress,
+    EvaluationReport,
+    EvaluationSettings,
+    EvaluationStatus,
+    EvaluationTimings,
+    ItemPage,
+    ItemResult,
+    StageProgress,
+)
+from shared.contracts.scoring import (
+    ConsistencyResponse,
+    Report,
+    ReportAnswer,
+    ReportFailure,
+    ReportItem,
+    ReportVariant,
+)
+from shared.problems import ProblemError
+
+STATUS_ERRORS = 20
+
+
+def request_hash(data: EvaluationCreate) -> str:
+    return hashlib.sha256(msgspec.json.encode(data)).hexdigest()
+
+
+def settings_of(data: EvaluationCreate) -> EvaluationSettings:
+    """The settings part of a create request (without items, dataset and name)."""
+    fields = {f: getattr(data, f) for f in EvaluationSettings.__struct_fields__}
+    return EvaluationSettings(**fields)
+
+
+def require_models(settings: EvaluationSettings) -> list[str]:
+    models = models_of(settings)
+    if not models:
+        raise ProblemError(400, "Invalid request", "give `model` or `models`", field="model")
+    return models
+
+
+@dataclass
+class Evaluations:
+    store: EvaluationStore
+    datasets: DatasetStore
+
+    async def submit(
+        self, data: EvaluationCreate, idempotency_key: str | None
+    ) -> tuple[EvaluationRow, bool]:
+        settings = settings_of(data)
+        models = require_models(settings)
+        items = await self._items(data)
+        reuse = await self._reusable_sets(data.reuse_paraphrases_from)
+        try:
+            return await self.store.create(
+                settings=settings,
+                items=items,
+                models=models,
+                request_hash=request_hash(data),
+                name=data.name,
+                dataset_id=data.dataset_id,
+                idempotency_key=idempotency_key,
+                reuse_sets=reuse,
+            )
+        except IdempotencyConflict as conflict:
+            raise ProblemError(
+                422,
+                "Idempotency-Key reused",
+                f"the key was used for evaluation {conflict} with a different request",
+                field="Idempotency-Key",
+            ) from conflict
+
+    async def _items(self, data: EvaluationCreate) -> list[EvaluationItem]:
+        if (data.items is None) == (data.dataset_id is None):
+            raise ProblemError(
+                400,
+                "Invalid request",
+                "give exactly one of `items` and `dataset_id`",
+                field="items",
+            )
+        if data.items is not None:
+            if not data.items:
+                raise ProblemError(400, "Invalid request", "`items` is empty", field="items")
+            return data.items[: data.limit] if data.limit else data.items
+        dataset = await self.datasets.get(data.dataset_id or "")
+        if dataset is None:
+            raise ProblemError(
+                404, "Not found", f"no dataset {data.dataset_id!r}", field="dataset_id"
+            )
+        data.dataset_id = dataset.id
+        return await self.datasets.items(dataset.id, limit=data.limit)
+
+    async def _reusable_sets(self, evaluation_id: str | None) -> dict[str, ParaphraseSet]:
+        if evaluation_id is None:
+            return {}
+        if await self.store.get(evaluation_id) is None:
+            raise ProblemError(
+                404,
+                "Not found",
+                f"no evaluation {evaluation_id!r}",
+                field="reuse_paraphrases_from",
+            )
+        return await self.store.sets_by_question(evaluation_id)
+
+    async def require(self, evaluation_id: str) -> EvaluationRow:
+        evaluation = await self.store.get(evaluation_id)
+        if evaluation is None:
+            raise ProblemError(404, "Not found", f"no evaluation {evaluation_id!r}", field="id")
+        return evaluation
+
+    async def status(self, evaluation: EvaluationRow) -> EvaluationStatus:
+        errors, error_count = await self.store.errors(evaluation.id, STATUS_ERRORS)
+        return EvaluationStatus(
+            id=evaluation.id,
+            status=evaluation.status,  # type: ignore[arg-type]
+            name=evaluation.name,
+            task=evaluation.task,  # type: ignore[arg-type]
+            models=evaluation.models,
+            k=evaluation.k,
+            dataset_id=evaluation.dataset_id,
+            item_count=evaluation.item_count,
+            progress=await self.progress(evaluation),
+            timings=timings(evaluation),
+            errors=errors,
+            error_count=error_count,
+            message=evaluation.message,
+        )
+
+    async def progress(self, evaluation: EvaluationRow) -> EvaluationProgress:
+        counts = await self.store.progress_counts(evaluation.id)
+        items, answers = counts["items"], counts["answers"]
+        pending_items = items.get("pending", 0)
+        with_text = answers.get("answered", 0) + answers.get("graded", 0)
+        with_text += answers.get("failed_grade", 0)
+        failed = answers.get("failed_answer", 0)
+        total = sum(answers.values()) + pending_items * evaluation.k * len(evaluation.models)
+        return EvaluationProgress(
+            paraphrase=StageProgress(
+                done=items.get("done", 0),
+                failed=items.get("failed", 0),
+                total=evaluation.item_count,
+            ),
+            answer=StageProgress(done=with_text, failed=failed, total=total),
+            grade=StageProgress(
+                done=answers.get("graded", 0),
+                failed=answers.get("failed_grade", 0),
+                total=with_text,
+            ),
+            fraction=round((with_text + failed) / total, 4) if total else 0.0,
+        )
+
+    async def page(
+        self,
+        *,
+        status: str | None,
+        task: str | None,
+        model: str | None,
+        dataset_id: str | None,
+        limit: int,
+        offset: int,
+    ) -> EvaluationPage:
+        rows, total = await self.store.list_page(
+            status=status, task=task, model=model, dataset_id=dataset_id, limit=limit, offset=offset
+        )
+        return EvaluationPage(
+            evaluations=[await self.status(row) for row in rows],
+            total=total,
+            limit=limit,
+            offset=offset,
+        )
+
+    async def cancel(self, evaluation_id: str) -> EvaluationStatus:
+        evaluation = await self.require(evaluation_id)
+        if not await self.store.cancel(evaluation_id):
+            raise ProblemError(
+                409,
+                "Conflict",
+                f"evaluation {evaluation_id} already {evaluation.status}",
+                field="id",
+            )
+        return await self.status(await self.require(evaluation_id))
+
+    async def item_results(
+        self, evaluation: EvaluationRow, offset: int = 0, limit: int | None = None
+    ) -> list[ItemResult]:
+        rows = await self.store.items(evaluation.id, offset, limit)
+        answers = await self.store.answers_of(evaluation.id, [row.position for row in rows])
+        sets = await self.store.paraphrase_sets(
+            row.paraphrase_set_id for row in rows if row.paraphrase_set_id
+        )
+        stored = stored_results(evaluation)
+        metrics = stored.item_metrics if stored else None
+        return item_results(evaluation.models, rows, sets, answers, metrics)
+
+    async def items_page(self, evaluation: EvaluationRow, offset: int, limit: int) -> ItemPage:
+        return ItemPage(
+            items=await self.item_results(evaluation, offset, limit),
+            total=evaluation.item_count,
+            limit=limit,
+            offset=offset,
+        )
+
+    async def report(self, evaluation: EvaluationRow) -> EvaluationReport:
+        stored = stored_results(evaluation)
+        errors, _ = await self.store.errors(evaluation.id, 10**9)
+        return EvaluationReport(
+            id=evaluation.id,
+            name=evaluation.name,
+            status=evaluation.status,  # type: ignore[arg-type]
+            task=evaluation.task,  # type: ignore[arg-type]
+            k=evaluation.k,
+            settings=evaluation.settings,
+            models=stored.models if stored else [],
+            items=await self.item_results(evaluation),
+            errors=errors,
+            timings=timings(evaluation),
+            semantic_check=stored.semantic_check if stored else None,
+            message=evaluation.message,
+        )
+
+    async def report_document(self, evaluation: EvaluationRow) -> Report:
+        """The document the scoring service renders as HTML or CSV."""
+        report = await self.report(evaluation)
+        stored = stored_results(evaluation)
+        consistency = None
+        if stored and stored.consistency:
+            try:
+                consistency = msgspec.convert(stored.consistency, ConsistencyResponse)
+            except msgspec.ValidationError:  # written by an older scoring service
+                consistency = None
+        return Report(
+            title=f"Steadfast evaluation {evaluation.name or evaluation.id}",
+            generated_at=datetime.now(UTC).isoformat(),
+            task=report.task,
+            dataset=evaluation.dataset_id,
+            settings=report_settings(evaluation),
+            consistency=consistency,
+            items=[report_item(item, evaluation) for item in report.items],
+            failures=[
+                ReportFailure(
+                    item_id=e.item_id,
+                    stage=e.stage,
+                    reason=e.reason,
+                    model=e.model,
+                    variant=e.variant,
+                )
+                for e in report.errors
+            ],
+            notes=report_notes(evaluation, report),
+        )
+
+
+def stored_results(evaluation: EvaluationRow) -> StoredResults | None:
+    if not evaluation.results:
+        return None
+    return msgspec.convert(evaluation.results, StoredResults)
+
+
+def timings(evaluation: EvaluationRow) -> EvaluationTimings:
+    end = evaluation.finished_at
+    elapsed = end - evaluation.started_at if end and evaluation.started_at else None
+    return EvaluationTimings(
+        created_at=iso(evaluation.created_at) or "",
+        started_at=iso(evaluation.started_at),
+        finished_at=iso(evaluation.finished_at),
+        elapsed_s=round(elapsed, 3) if elapsed is not None else None,
+    )
+
+
+def report_settings(evaluation: EvaluationRow) -> dict[str, str | int | float | bool | None]:
+    settings = evaluation.settings
+    return {
+        "models": ", ".join(evaluation.models),
+        "k": settings.k,
+        "generator": settings.generator,
+        "seed": settings.seed,
+        "grader": settings.grader,
+        "drop_majority_ties": settings.metrics.drop_majority_ties,
+        "strict_threshold": settings.metrics.strict_threshold,
+        "bootstrap": settings.metrics.bootstrap,
+        "semantic_check": settings.verify.stages.semantic,
+        "items": evaluation.item_count,
+    }
+
+
+def report_item(item: ItemResult, evaluation: EvaluationRow) -> ReportItem:
+    return ReportItem(
+        item_id=item.id,
+        question=item.question,
+        gold=item.gold,
+        variants=[
+            ReportVariant(index=v.index, text=v.text, kind=v.kind, tone=v.tone)
+            for v in item.variants
+        ],
+        answers=[
+            ReportAnswer(
+                model=a.model,
+                variant=v.index,
+                text=a.text,
+                label=a.label,
+                value=a.value,
+                error=a.error,
+            )
+            for v in item.variants
+            for a in v.answers
+        ],
+    )
+
+
+def report_notes(evaluation: EvaluationRow, report: EvaluationReport) -> list[str]:
+    notes = [f"status: {evaluation.status}"]
+    if evaluation.message:
+        notes.append(evaluation.message)
+    if report.semantic_check:
+        notes.append(f"semantic check of paraphrases: {report.semantic_check}")
+    return notes

@@ -1,0 +1,193 @@
+"""The evaluator's HTTP API in process (stand-in upstream), on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from litestar.testing import AsyncTestClient
+
+from services.evaluator.app import create_app
+from services.evaluator.settings import EvaluatorSettings
+from shared.contracts.scoring import Report, ReportFormat
+from tests.integration.evaluator.stand_ins import StandInUpstream
+
+
+def answer_right(model: str, question: str) -> str:
+    return question.split()[2].rstrip("?")
+
+
+async def render(report: Report, fmt: ReportFormat) -> bytes:
+    rows = [f"{item.item_id},{len(item.answers)}" for item in report.items]
+    return ("item_id,answers\n" + "\n".join(rows)).encode()
+
+
+@pytest.fixture
+async def client(database_url: str, tmp_path: Path) -> AsyncIterator[AsyncTestClient[Any]]:
+    settings = EvaluatorSettings(
+        database_url=database_url,
+        data_dir=str(tmp_path),
+        poll_s=0.05,
+        retry_base_s=0.01,
+        max_upload_bytes=20_000,
+        log_json=False,
+        log_level="WARNING",
+    )
+    app = create_app(settings, StandInUpstream(answer_right), render)
+    async with AsyncTestClient(app) as test_client:
+        yield test_client
+
+
+def job_body(n: int = 3, **extra: Any) -> dict[str, Any]:
+    items = [{"id": f"q{i}", "question": f"What is {i}?", "answer": str(i)} for i in range(n)]
+    return {"models": ["m1", "m2"], "k": 2, "items": items, **extra}
+
+
+async def wait_finished(client: AsyncTestClient[Any], job_id: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        status = (await client.get(f"/v1/evaluations/{job_id}")).json()
+        if status["status"] not in ("queued", "running"):
+            return dict(status)
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"evaluation {job_id} did not finish")
+
+
+async def test_job_lifecycle_items_and_reports(client: AsyncTestClient[Any]) -> None:
+    created = await client.post("/v1/evaluations", json=job_body(name="first"))
+    assert created.status_code == 202, created.text
+    job_id = created.json()["id"]
+    assert created.headers["location"] == f"/v1/evaluations/{job_id}"
+
+    status = await wait_finished(client, job_id)
+    assert status["status"] == "succeeded"
+    assert status["progress"]["answer"] == {"done": 18, "failed": 0, "total": 18}
+    assert status["progress"]["grade"]["done"] == 18
+    assert status["progress"]["fraction"] == 1.0
+
+    page = (await client.get(f"/v1/evaluations/{job_id}/items?limit=2&offset=1")).json()
+    assert page["total"] == 3 and [item["id"] for item in page["items"]] == ["q1", "q2"]
+    first = page["items"][0]
+    assert [v["index"] for v in first["variants"]] == [0, 1, 2]
+    assert first["models"][0]["agreement"] == 1.0
+    assert first["gold"] == ["1"]
+
+    report = (await client.get(f"/v1/evaluations/{job_id}/report")).json()
+    assert {m["model"] for m in report["models"]} == {"m1", "m2"}
+    assert report["models"][0]["metrics"]["A_orig"]["value"] == 1.0
+    csv = await client.get(f"/v1/evaluations/{job_id}/report?format=csv")
+    assert csv.status_code == 200 and csv.headers["content-type"].startswith("text/csv")
+    assert csv.text.splitlines()[1:] == ["q0,6", "q1,6", "q2,6"]
+    bad_format = await client.get(f"/v1/evaluations/{job_id}/report?format=pdf")
+    assert bad_format.status_code == 400 and "format" in bad_format.text
+
+    listed = (await client.get("/v1/evaluations?status=succeeded&model=m2")).json()
+    assert [e["id"] for e in listed["evaluations"]] == [job_id]
+    assert (await client.get("/v1/evaluations?status=running")).json()["total"] == 0
+
+
+async def test_idempotency_key(client: AsyncTestClient[Any]) -> None:
+    headers = {"Idempotency-Key": "abc"}
+    first = await client.post("/v1/evaluations", json=job_body(), headers=headers)
+    again = await client.post("/v1/evaluations", json=job_body(), headers=headers)
+    assert first.json()["id"] == again.json()["id"]
+    other = await client.post("/v1/evaluations", json=job_body(n=2), headers=headers)
+    assert other.status_code == 422
+    assert other.json()["errors"][0]["field"] == "Idempotency-Key"
+    assert (await client.get("/v1/evaluations")).json()["total"] == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "field"),
+    [
+        ({"items": [{"question": "q"}]}, 400, "model"),
+        ({"model": "m", "k": 0, "items": [{"question": "q"}]}, 400, "k"),
+        ({"model": "m", "items": [{"question": ""}]}, 400, "items[0].question"),
+        ({"model": "m", "dataset_id": "nope"}, 404, "dataset_id"),
+        ({"model": "m"}, 400, "items"),
+        (
+            {"model": "m", "items": [{"question": "q"}], "reuse_paraphrases_from": "x"},
+            404,
+            "reuse_paraphrases_from",
+        ),
+    ],
+)
+async def test_bad_submissions_name_the_field(
+    client: AsyncTestClient[Any], body: dict[str, Any], status: int, field: str
+) -> None:
+    response = await client.post("/v1/evaluations", json=body)
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    assert response.json()["errors"][0]["field"] == field
+
+
+async def test_cancel(client: AsyncTestClient[Any]) -> None:
+    job_id = (await client.post("/v1/evaluations", json=job_body(n=50))).json()["id"]
+    cancelled = await client.delete(f"/v1/evaluations/{job_id}")
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+    again = await client.delete(f"/v1/evaluations/{job_id}")
+    assert again.status_code == 409
+    assert (await client.delete("/v1/evaluations/missing")).status_code == 404
+
+
+async def test_synchronous_evaluate(client: AsyncTestClient[Any]) -> None:
+    body = {
+        "model": "m1",
+        "k": 2,
+        "items": [{"question": "What is 7?"}, {"question": "What is 8?", "answer": "8"}],
+    }
+    response = await client.post("/v1/evaluate", json=body)
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert [item["id"] for item in result["items"]] == ["item-1", "item-2"]
+    no_gold = result["items"][0]["models"][0]
+    assert no_gold["majority_answer"] == "7" and no_gold["agreement"] == 1.0
+    assert no_gold["original_label"] is None
+    assert result["items"][1]["models"][0]["original_label"] == "correct"
+    assert result["models"][0]["metrics"]["A_orig"]["value"] == 1.0
+
+    too_big = {"model": "m1", "k": 10, "items": [{"question": f"q{i}"} for i in range(30)]}
+    response = await client.post("/v1/evaluate", json=too_big)
+    assert response.status_code == 413
+    assert "/v1/evaluations" in response.json()["detail"]
+
+
+async def test_dataset_upload_and_samples(client: AsyncTestClient[Any]) -> None:
+    lines = [json.dumps({"problem": f"What is {i}?", "answer": str(i)}) for i in range(4)]
+    uploaded = await client.post("/v1/datasets?name=mine.jsonl", content="\n".join(lines).encode())
+    assert uploaded.status_code == 201, uploaded.text
+    dataset = uploaded.json()
+    assert dataset["item_count"] == 4 and dataset["builtin"] is False
+
+    csv_body = "Question,Best Answer,Correct Answers\nWhat is 1?,1,1; one\n"
+    uploaded_csv = await client.post("/v1/datasets?name=t.csv&format=csv", content=csv_body)
+    assert uploaded_csv.status_code == 201, uploaded_csv.text
+    items = (await client.get(f"/v1/datasets/{uploaded_csv.json()['id']}/items")).json()["items"]
+    assert items[0]["answers"] == ["1", "one"] and items[0]["answer"] == "1"
+
+    bad = "\n".join([lines[0], "{not json", json.dumps({"answer": "3"})])
+    rejected = await client.post("/v1/datasets?name=bad.jsonl", content=bad)
+    assert rejected.status_code == 422
+    fields = [e["field"] for e in rejected.json()["errors"]]
+    assert fields == ["line 2: line", "line 3: question"]
+
+    too_large = await client.post("/v1/datasets?name=big.jsonl", content=b"x" * 30_000)
+    assert too_large.status_code == 413
+
+    names = {d["name"] for d in (await client.get("/v1/datasets")).json()["datasets"]}
+    assert {"gsm8k", "simpleqa", "truthfulqa", "math500", "mmlu", "squad_it", "mine.jsonl"} <= names
+    sample = (await client.get("/v1/datasets/gsm8k")).json()
+    assert sample["builtin"] and sample["license"] == "MIT" and sample["item_count"] <= 200
+
+    job = await client.post(
+        "/v1/evaluations", json={"model": "m1", "k": 1, "dataset_id": dataset["id"], "limit": 2}
+    )
+    assert job.status_code == 202
+    status = await wait_finished(client, job.json()["id"])
+    assert status["item_count"] == 2 and status["status"] == "succeeded"
+    assert status["dataset_id"] == dataset["id"]
