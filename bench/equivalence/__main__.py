@@ -26,6 +26,7 @@ from pathlib import Path
 
 from shared.clients.verify import VerifyClient
 from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyStages, VerifyThresholds
+from shared.http_client import close_session
 from steadfast.supervisor import Supervisor, service_ports
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,6 +42,7 @@ class Pair:
     equivalent: bool
     type: str
     overlap: float | None = None
+    numbers_differ: bool = False
     cosine: float | None = None
     p_yes: list[float | None] = field(default_factory=list)
     replies: list[str] = field(default_factory=list)
@@ -121,13 +123,14 @@ async def score_embedding_and_overlap(client: VerifyClient, pairs: list[Pair]) -
         return VerifyRequest(
             original=original,
             candidates=candidates,
-            stages=VerifyStages(lexical=True, judge=False, semantic="embedding"),
+            stages=VerifyStages(lexical=True, numbers=True, judge=False, semantic="embedding"),
             thresholds=VerifyThresholds(overlap=1.0, embedding=-1.0),
             explain_all=True,
         )
 
     def record(pair: Pair, verdict: CandidateVerdict) -> None:
         pair.overlap, pair.cosine = verdict.overlap, verdict.semantic
+        pair.numbers_differ = verdict.deciding_stage == "numbers"
 
     await _verify_groups(client, pairs, request, record, concurrency=2)
 
@@ -160,7 +163,8 @@ Rule = Callable[[Pair], bool]  # True: the pair is accepted as equivalent
 
 
 def rates(pairs: list[Pair], accepts: Rule) -> tuple[float, float, int, int]:
-    positives = [p for p in pairs if p.equivalent]
+    """Accept rate of the equivalent pairs (or of all, when none is), reject rate of the others."""
+    positives = [p for p in pairs if p.equivalent] or pairs
     negatives = [p for p in pairs if not p.equivalent]
     accept = sum(accepts(p) for p in positives) / max(1, len(positives))
     reject = sum(not accepts(p) for p in negatives) / max(1, len(negatives))
@@ -173,10 +177,7 @@ def table(title: str, pairs: list[Pair], rules: dict[str, Rule]) -> str:
     lines = [f"\n{title}", " | ".join(header), " | ".join("---" for _ in header)]
     for name, rule in rules.items():
         accept, reject, n_pos, n_neg = rates(pairs, rule)
-        per_type = [
-            f"{sum(not rule(p) for p in pairs if p.type == t) / max(1, sum(p.type == t for p in pairs)):.0%}"
-            for t in types
-        ]
+        per_type = [f"{1 - rates([p for p in pairs if p.type == t], rule)[0]:.0%}" for t in types]
         lines.append(
             " | ".join([name, f"{n_pos}+{n_neg}", f"{accept:.1%}", f"{reject:.1%}", *per_type])
         )
@@ -190,44 +191,62 @@ def best_threshold(pairs: list[Pair], score: Callable[[Pair], float], min_accept
     return positives[min(index, len(positives) - 1)]
 
 
+def cosine_at(threshold: float) -> Rule:
+    return lambda pair: (pair.cosine or 0.0) >= threshold
+
+
+def judge_at(threshold: float) -> Rule:
+    return lambda pair: pair.judge_yes(threshold)
+
+
+def numbers_kept(pair: Pair) -> bool:
+    return not pair.numbers_differ
+
+
+def lexically_new(pair: Pair) -> bool:
+    return (pair.overlap or 0.0) < 0.8
+
+
+def all_of(*rules: Rule) -> Rule:
+    return lambda pair: all(rule(pair) for rule in rules)
+
+
 def report(pairs: list[Pair], judged: list[Pair], args: argparse.Namespace) -> str:
     cos_t = args.embedding_threshold
     cos_85 = best_threshold(pairs, lambda p: p.cosine or 0.0, 0.85)
+    everything: dict[str, Rule] = {
+        "accept all (baseline)": lambda _: True,
+        "lexical overlap < 0.8": lexically_new,
+        f"embedding cos >= {cos_t}": cosine_at(cos_t),
+        f"embedding cos >= {cos_85:.3f} (85% eq. kept)": cosine_at(cos_85),
+        "numbers stage (opt-in)": numbers_kept,
+        f"numbers + cos >= {cos_t}": all_of(numbers_kept, cosine_at(cos_t)),
+    }
     out = [
         f"pairs: {len(pairs)} ({sum(p.equivalent for p in pairs)} equivalent); judged subset: "
         f"{len(judged)} ({sum(p.equivalent for p in judged)} equivalent), judge model "
         f"{args.judge_model!r}, both orders, stricter verdict",
-        table(
-            "All pairs: lexical baseline and embedding stage (reject columns per type)",
-            pairs,
-            {
-                "accept all (baseline)": lambda p: True,
-                "lexical overlap < 0.8": lambda p: (p.overlap or 0) < 0.8,
-                f"embedding cos >= {cos_t}": lambda p: (p.cosine or 0) >= cos_t,
-                f"embedding cos >= {cos_85:.3f} (85% eq. kept)": lambda p: (
-                    (p.cosine or 0) >= cos_85
-                ),
-            },
-        ),
+        table("All pairs: cheap stages (reject rate per type)", pairs, everything),
     ]
-    if judged:
-        rules: dict[str, Rule] = {
-            f"embedding cos >= {cos_t}": lambda p: (p.cosine or 0) >= cos_t,
-            "judge (reply YES, both orders)": lambda p: p.judge_yes(0.5),
-        }
-        for t in args.p_yes_grid:
-            rules[f"judge P(yes) >= {t}"] = lambda p, t=t: p.judge_yes(t)
-        for t in args.p_yes_grid:
-            for c in args.cos_grid:
-                rules[f"judge P(yes) >= {t} + cos >= {c}"] = lambda p, t=t, c=c: (
-                    p.judge_yes(t) and (p.cosine or 0) >= c
-                )
-        out.append(table("Judged subset: judge, and judge + embedding together", judged, rules))
-        errors = [p for p in judged if p.judge_error]
-        logprobs = sum(all(v is not None for v in p.p_yes) and bool(p.p_yes) for p in judged)
-        out.append(
-            f"\njudge calls failed: {len(errors)}; pairs with P(yes): {logprobs}/{len(judged)}"
+    if not judged:
+        return "\n".join(out)
+    rules: dict[str, Rule] = {
+        f"embedding cos >= {cos_t}": cosine_at(cos_t),
+        "numbers stage (opt-in)": numbers_kept,
+    }
+    for t in args.p_yes_grid:
+        rules[f"judge P(yes) >= {t}"] = judge_at(t)
+    for t in args.p_yes_grid:
+        for c in args.cos_grid:
+            rules[f"judge P(yes) >= {t} + cos >= {c}"] = all_of(judge_at(t), cosine_at(c))
+    for t in args.p_yes_grid:
+        rules[f"numbers + judge >= {t} + cos >= {cos_t}"] = all_of(
+            numbers_kept, judge_at(t), cosine_at(cos_t)
         )
+    out.append(table("Judged subset: judge, judge + embedding, + numbers", judged, rules))
+    errors = sum(bool(p.judge_error) for p in judged)
+    with_p = sum(bool(p.p_yes) and all(v is not None for v in p.p_yes) for p in judged)
+    out.append(f"\njudge calls failed: {errors}; pairs with P(yes): {with_p}/{len(judged)}")
     return "\n".join(out)
 
 
@@ -255,9 +274,9 @@ async def run(args: argparse.Namespace) -> None:
         f"{judge_s:.1f} s for {len(judged)} pairs ({judge_s / max(1, len(judged)):.2f} s/pair)"
     )
     if args.save:
-        Path(args.save).write_text(
-            "\n".join(json.dumps(p.__dict__) for p in pairs if p in judged or True) + "\n"
-        )
+        lines = [json.dumps(p.__dict__) for p in pairs]
+        await asyncio.to_thread(Path(args.save).write_text, "\n".join(lines) + "\n")
+    await close_session()
 
 
 def main() -> None:
@@ -272,8 +291,8 @@ def main() -> None:
     parser.add_argument("--no-judge", action="store_true")
     parser.add_argument("--concurrency", type=int, default=2, help="verify calls in flight")
     parser.add_argument("--embedding-threshold", type=float, default=VerifyThresholds().embedding)
-    parser.add_argument("--p-yes-grid", type=float, nargs="*", default=[0.3, 0.5])
-    parser.add_argument("--cos-grid", type=float, nargs="*", default=[0.7, 0.8, 0.85])
+    parser.add_argument("--p-yes-grid", type=float, nargs="*", default=[0.5, 0.6, 0.7, 0.8])
+    parser.add_argument("--cos-grid", type=float, nargs="*", default=[0.8, 0.85])
     parser.add_argument("--limit", type=int, default=0, help="smoke run: pairs per type")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--save", default=None, help="write the scored pairs as JSON lines")

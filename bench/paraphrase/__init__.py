@@ -1,0 +1,1 @@
+"""Paraphrase generation with the local model: yield, cost and time per question."""

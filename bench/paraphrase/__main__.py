@@ -1,0 +1,153 @@
+"""Paraphrase generation on GSM8K and SimpleQA questions through the real perturb service.
+
+    python -m bench.paraphrase                       # starts gateway, verify and perturb itself
+    python -m bench.paraphrase --questions 5 --k 5 --perturb-url http://127.0.0.1:8002
+
+Prints, per data set: accepted paraphrases per question, complete sets, candidates generated per
+accepted paraphrase, seconds per question, and where the rejected candidates were stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from shared.clients.perturb import PerturbClient
+from shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
+from shared.contracts.verify import Task, VerifyOptions
+from shared.http_client import close_session
+from steadfast.supervisor import Supervisor, service_ports
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO.parent / "shared" / "data" / "fixtures"
+DATASETS: dict[str, tuple[str, Task]] = {
+    "gsm8k": ("math_gsm8k_test.jsonl", "math"),
+    "simpleqa": ("factual_simpleqa.jsonl", "factual"),
+}
+
+
+def questions(name: str, count: int) -> list[str]:
+    lines = (FIXTURES / DATASETS[name][0]).read_text().splitlines()[:count]
+    return [json.loads(line)["question"] for line in lines]
+
+
+async def run_dataset(
+    client: PerturbClient, name: str, args: argparse.Namespace
+) -> list[ParaphraseResponse]:
+    results = []
+    for index, question in enumerate(questions(name, args.questions)):
+        request = ParaphraseRequest(
+            question=question,
+            k=args.k,
+            generator=args.generator,
+            time_budget_s=args.time_budget,
+            seed=index,
+            task=DATASETS[name][1],
+            verify=VerifyOptions(),
+        )
+        result = await client.paraphrases(request)
+        results.append(result)
+        print(
+            f"  {name} {index + 1}/{args.questions}: {len(result.accepted)}/{args.k} accepted, "
+            f"{result.candidates_generated} candidates, {result.elapsed_s:.0f} s",
+            file=sys.stderr,
+        )
+    return results
+
+
+def row(name: str, results: list[ParaphraseResponse], k: int) -> str:
+    accepted = [len(r.accepted) for r in results]
+    verified = sum(len(r.accepted) + len(r.surplus) for r in results)
+    generated = sum(r.candidates_generated for r in results)
+    seconds = [r.elapsed_s for r in results]
+    complete = sum(r.complete for r in results)
+    return " | ".join(
+        [
+            name,
+            str(len(results)),
+            f"{statistics.mean(accepted):.1f} / {k}",
+            f"{complete}/{len(results)}",
+            f"{generated / max(1, verified):.1f}",
+            f"{statistics.mean(seconds):.0f} (median {statistics.median(seconds):.0f})",
+            f"{statistics.mean(r.rounds for r in results):.1f}",
+        ]
+    )
+
+
+def rejection_summary(results: list[ParaphraseResponse]) -> str:
+    stages = Counter(candidate.stage for r in results for candidate in r.rejected)
+    failures = sum(len(r.generation_failures) for r in results)
+    reasons = Counter(
+        (r.incomplete_reason or "").split(" with ")[0] for r in results if not r.complete
+    )
+    return (
+        f"rejected by stage: {dict(stages)}; failed/cancelled model calls: {failures}; "
+        f"incomplete because: {dict(reasons)}"
+    )
+
+
+async def run(args: argparse.Namespace) -> None:
+    client = PerturbClient(args.perturb_url, timeout_s=3600)
+    table = [
+        "dataset | questions | accepted per question | complete | candidates per verified "
+        "paraphrase | seconds per question | rounds",
+        "--- | --- | --- | --- | --- | --- | ---",
+    ]
+    notes = []
+    for name in args.datasets:
+        results = await run_dataset(client, name, args)
+        table.append(row(name, results, args.k))
+        notes.append(f"{name}: {rejection_summary(results)}")
+        for result in results[: args.show]:
+            notes.append(f"  Q: {result.question[:100]}")
+            notes.extend(f"    [{p.kind}/{p.tone or p.hint}] {p.text}" for p in result.accepted)
+    await close_session()
+    print(
+        f"generator {args.generator!r}, judge = generator, both orders; k={args.k}, time budget "
+        f"{args.time_budget:g} s per question"
+    )
+    print("\n".join(table))
+    print("\n".join(notes))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--perturb-url", default=None, help="use running services")
+    parser.add_argument("--generator", default="local")
+    parser.add_argument("--questions", type=int, default=20, help="per data set")
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--time-budget", type=float, default=75.0)
+    parser.add_argument("--datasets", nargs="*", default=list(DATASETS), choices=list(DATASETS))
+    parser.add_argument("--show", type=int, default=1, help="questions whose paraphrases to print")
+    parser.add_argument("--data-dir", default=None, help="gateway data dir (model cache)")
+    args = parser.parse_args()
+    if args.perturb_url:
+        asyncio.run(run(args))
+        return
+    from tests.conftest import free_port_block
+
+    ports = service_ports(free_port_block(5))
+    env = {"STEADFAST_LOG_LEVEL": "WARNING"}
+    if args.data_dir:
+        env["STEADFAST_DATA_DIR"] = args.data_dir
+    services = ("gateway", "verify", "perturb")
+    with (
+        tempfile.TemporaryDirectory() as logs,
+        Supervisor(ports=ports, env=env, services=services, log_dir=Path(logs)) as supervisor,
+    ):
+        if not all(supervisor.wait_ready(120).values()):
+            sys.exit(f"services did not become ready; logs in {logs}")
+        args.perturb_url = f"http://127.0.0.1:{ports['perturb']}"
+        asyncio.run(run(args))
+
+
+if __name__ == "__main__":
+    main()
