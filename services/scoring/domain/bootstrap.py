@@ -30,9 +30,9 @@ def bootstrap_ratios(
     sums = []
     for start in range(0, resamples, block):
         size = min(block, resamples - start)
-        drawn = rng.integers(0, n_rows, size=(size, n_rows))
-        offsets = (np.arange(size) * n_rows)[:, None]
-        weights = np.bincount((drawn + offsets).ravel(), minlength=size * n_rows)
+        drawn = rng.integers(0, n_rows, size=(size, n_rows), dtype=np.int64)
+        drawn += (np.arange(size) * n_rows)[:, None]
+        weights = np.bincount(drawn.ravel(), minlength=size * n_rows)
         sums.append(weights.reshape(size, n_rows).astype(np.float64) @ stacked)
     totals = np.vstack(sums)
     num, den = totals[:, :n_metrics], totals[:, n_metrics:]

@@ -411,31 +411,87 @@ def _flips_by(
     }
 
 
-def _value_runs(
-    table: Questions, valid: BoolArray, value: IntArray
-) -> tuple[IntArray, IntArray, IntArray]:
-    """(question, value, count) of every distinct paraphrase value of every question, sorted by
-    question then value. Sorting each question's short row of values beats sorting every record
-    when the variants are dense; sparse variant numbers fall back to one global sort."""
+@dataclass(frozen=True)
+class ValueCounts:
+    """Per question, over its valid paraphrase values: how many (k), the largest count (top),
+    Σ count² , Σ count·ln count, how many distinct values, how many values reach ``top``, and the
+    count of the original's value."""
+
+    k: IntArray
+    top: IntArray
+    sum_squares: FloatArray
+    sum_count_log: FloatArray
+    distinct: IntArray
+    at_top: IntArray
+    original: IntArray
+
+
+#: widest paraphrase row counted cell by cell; wider (or sparse) variant numbers sort instead
+_MAX_GRID_WIDTH = 64
+
+
+_LOG = np.log(np.maximum(np.arange(_MAX_GRID_WIDTH + 1), 1))
+_INVERSE = 1.0 / np.maximum(np.arange(_MAX_GRID_WIDTH + 1), 1)
+
+
+def _value_counts_grid(
+    table: Questions, paraphrase: BoolArray, value: IntArray, original: IntArray
+) -> ValueCounts:
+    """Each question's paraphrase values as one short row; every cell counts its equals."""
     n, width = len(table.model), table.width
-    paraphrase = valid & (table.record_slot % width > 0)
-    if n * width > 8 * len(value) + 1024 or width < 2:
-        keys, counts = np.unique(
-            table.record_question[paraphrase] * (int(value.max()) + 1) + value[paraphrase],
-            return_counts=True,
-        )
-        return keys // (int(value.max()) + 1), keys % (int(value.max()) + 1), counts
     grid = np.full(n * width, MISSING, dtype=np.int64)
     grid[table.record_slot[paraphrase]] = value[paraphrase]
-    rows = np.sort(grid.reshape(n, width)[:, 1:], axis=1)
-    flat = rows.ravel()
-    span = width - 1
-    starts_run = flat >= 0
-    starts_run[1:] &= (flat[1:] != flat[:-1]) | (np.arange(1, len(flat)) % span == 0)
-    first = np.flatnonzero(starts_run)
-    owner = first // span
-    last = np.minimum(np.r_[first[1:], len(flat)], (owner + 1) * span)
-    return owner, flat[first], last - first
+    rows = grid.reshape(n, width)[:, 1:]
+    present = rows >= 0
+    equals = np.zeros(rows.shape, dtype=np.int8)
+    for column in range(width - 1):
+        equals += rows == rows[:, column : column + 1]
+    equals *= present
+    top = equals.max(axis=1).astype(np.int64) if width > 1 else np.zeros(n, dtype=np.int64)
+    # a value seen c times has c cells, each counting c: Σ_cells c = Σ_values c², etc.
+    return ValueCounts(
+        k=present.sum(axis=1),
+        top=top,
+        sum_squares=equals.sum(axis=1, dtype=np.float64),
+        sum_count_log=_LOG[equals].sum(axis=1),
+        distinct=np.rint((_INVERSE[equals] * present).sum(axis=1)).astype(np.int64),
+        at_top=np.rint((equals == top[:, None]).sum(axis=1) / np.maximum(top, 1)).astype(np.int64),
+        original=((rows == original[:, None]) & (original >= 0)[:, None]).sum(axis=1),
+    )
+
+
+def _value_counts_sorted(
+    table: Questions, paraphrase: BoolArray, value: IntArray, original: IntArray
+) -> ValueCounts:
+    """The same from one sort of (question, value) keys, for wide or sparse variant numbers."""
+    n = len(table.model)
+    n_values = int(value.max()) + 1
+    keys, counts = np.unique(
+        table.record_question[paraphrase] * n_values + value[paraphrase], return_counts=True
+    )
+    owner = keys // n_values
+    top = np.zeros(n, dtype=np.int64)
+    original_count = np.zeros(n, dtype=np.int64)
+    if len(keys):
+        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        top[owner[starts]] = np.maximum.reduceat(counts, starts)
+        target = np.arange(n) * n_values + original
+        position = np.minimum(np.searchsorted(keys, target), len(keys) - 1)
+        hit = (original >= 0) & (keys[position] == target)
+        original_count[hit] = counts[position[hit]]
+
+    def per_question(weights: NDArray[np.generic] | None) -> FloatArray:
+        return np.bincount(owner, weights=weights, minlength=n).astype(np.float64)
+
+    return ValueCounts(
+        k=per_question(counts).astype(np.int64),
+        top=top,
+        sum_squares=per_question(counts**2),
+        sum_count_log=per_question(counts * np.log(counts)),
+        distinct=per_question(None).astype(np.int64),
+        at_top=per_question(counts == top[owner]).astype(np.int64),
+        original=original_count,
+    )
 
 
 @dataclass(frozen=True)
@@ -461,45 +517,34 @@ def value_table(
     when it is among the tied (so the original then matches)."""
     if columns.value is None:
         return None
-    n, n_values = len(table.model), len(columns.value.names)
-    question, value = table.record_question, columns.value.codes
-    is_original = (columns.variant == 0) & (columns.label != INVALID) & (value >= 0)
-    original = np.full(n, MISSING, dtype=np.int64)
-    original[question[is_original]] = value[is_original]
+    n, value = len(table.model), columns.value.codes
     valid = (columns.label != INVALID) & (value >= 0)
-    owner, run_value, counts = _value_runs(table, valid, value)
-    keys = owner * n_values + run_value
-    k = np.bincount(owner, weights=counts, minlength=n).astype(np.int64)
-    top = np.zeros(n, dtype=np.int64)
-    if len(keys):
-        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-        top[owner[starts]] = np.maximum.reduceat(counts, starts)
-    target = np.arange(n) * n_values + original
-    original_count = np.zeros(n, dtype=np.int64)
-    if len(keys):
-        position = np.minimum(np.searchsorted(keys, target), len(keys) - 1)
-        hit = (original >= 0) & (keys[position] == target)
-        original_count[hit] = counts[position[hit]]
-    safe_k = np.maximum(k, 1)
-    shares = counts / safe_k[owner]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = -shares * np.log(shares)
-    entropy = np.bincount(owner, weights=terms, minlength=n).astype(np.float64)
-    tie = np.bincount(owner, weights=counts == top[owner], minlength=n) > 1
+    is_original = valid & (columns.variant == 0)
+    original = np.full(n, MISSING, dtype=np.int64)
+    original[table.record_question[is_original]] = value[is_original]
+    paraphrase = valid & (columns.variant > 0)
+    dense = n * table.width <= 8 * len(value) + 1024 and table.width <= _MAX_GRID_WIDTH
+    count = (_value_counts_grid if dense else _value_counts_sorted)(
+        table, paraphrase, value, original
+    )
+    safe_k = np.maximum(count.k, 1)
+    # entropy = −Σ (c/k) ln(c/k) = ln k − Σ c ln c / k
+    entropy = np.where(count.k > 0, np.log(safe_k) - count.sum_count_log / safe_k, 0.0)
+    tie = count.at_top > 1
     label_skip = (table.exclusion != MISSING) & (table.exclusion != EXCLUSIONS.index("tie"))
-    used = ~label_skip & (original >= 0) & (k > 0)
+    used = ~label_skip & (original >= 0) & (count.k > 0)
     if drop_majority_ties:
         used &= ~tie
     return ValueQuestions(
         original=original,
-        k=k,
-        top=top,
-        match=(original_count == top) & (k > 0),
+        k=count.k,
+        top=count.top,
+        match=(count.original == count.top) & (count.k > 0),
         tie=tie,
-        mode_share=top / safe_k,
-        iid_mismatch=1.0 - np.bincount(owner, weights=counts**2, minlength=n) / safe_k**2,
-        normalized_entropy=_normalized(entropy, k),
-        distinct=np.bincount(owner, minlength=n),
+        mode_share=count.top / safe_k,
+        iid_mismatch=1.0 - count.sum_squares / safe_k**2,
+        normalized_entropy=_normalized(np.maximum(entropy, 0.0), count.k),
+        distinct=count.distinct,
         used=used,
     )
 
@@ -524,16 +569,30 @@ def consistency_metrics(
 ) -> ConsistencyResponse:
     """Every METHOD §1.4 metric per model, with counts and 95% bootstrap intervals."""
     table = question_table(columns, options.drop_majority_ties)
-    matrices = metric_matrices(table, options.strict_threshold)
+    numerators, denominators = metric_matrices(table, options.strict_threshold)
     values = value_table(columns, table, options.drop_majority_ties)
+    names: tuple[str, ...] = METRIC_NAMES
+    if values is not None:
+        # one bootstrap for both families: the same resamples of each model's questions
+        value_num, value_den = value_matrices(values)
+        numerators = np.hstack([numerators, value_num])
+        denominators = np.hstack([denominators, value_den])
+        names = METRIC_NAMES + VALUE_METRIC_NAMES
+    per_model = _per_model(columns, table, names, (numerators, denominators), options)
     paraphrases = _counted_paraphrases(columns, table)
     return ConsistencyResponse(
-        models=_per_model(columns, table, METRIC_NAMES, matrices, options),
+        models={
+            model: {name: metrics[name] for name in METRIC_NAMES}
+            for model, metrics in per_model.items()
+        },
         counts=_counts(columns, table),
         slot_accuracy=_slot_accuracy(columns, table, paraphrases),
         value_level=None
         if values is None
-        else _per_model(columns, table, VALUE_METRIC_NAMES, value_matrices(values), options, "v"),
+        else {
+            model: {name: metrics[name] for name in VALUE_METRIC_NAMES}
+            for model, metrics in per_model.items()
+        },
         flips_by_kind=_flips_by(columns, table, columns.kind, paraphrases),
         flips_by_tone=_flips_by(columns, table, columns.tone, paraphrases),
         settings=options,
