@@ -11,6 +11,7 @@ from litestar.params import JSONBody
 from services.perturb.domain.distractors import DistractorWriter
 from services.perturb.domain.paraphrasing import (
     ParaphraseBuilder,
+    RequestError,
     UnknownRouteError,
     VerifyRejectedError,
 )
@@ -99,8 +100,8 @@ async def _build(builder: ParaphraseBuilder, request: ParaphraseRequest) -> Para
         raise ProblemError(422, "Empty question", "question must not be blank", field="question")
     try:
         return await builder.build(request)
-    except UnknownRouteError as error:
-        raise ProblemError(422, "Unknown model route", str(error), field=error.field) from error
+    except RequestError as error:
+        raise ProblemError(422, error.title, str(error), field=error.field) from error
     except VerifyRejectedError as error:
         problem = error.error.problem
         field = problem.errors[0].field if problem.errors else None

@@ -39,12 +39,20 @@ class Verifier(Protocol):
     async def verify(self, request: VerifyRequest) -> VerifyResponse: ...
 
 
-class UnknownRouteError(Exception):
-    """The gateway has no route of the requested name."""
+class RequestError(Exception):
+    """The request cannot be served as asked; ``field`` names the culprit."""
+
+    title = "Invalid request"
 
     def __init__(self, field: str, detail: str) -> None:
         super().__init__(detail)
         self.field = field
+
+
+class UnknownRouteError(RequestError):
+    """The gateway has no route of the requested name."""
+
+    title = "Unknown model route"
 
 
 class VerifyRejectedError(Exception):
@@ -129,6 +137,8 @@ class ParaphraseBuilder:
         self._verifier = verifier
 
     async def build(self, request: ParaphraseRequest) -> ParaphraseResponse:
+        if request.plain_per_round + request.toned_per_round == 0:
+            raise RequestError("plain_per_round", "a round must ask for at least one candidate")
         started = time.monotonic()
         deadline = started + request.time_budget_s
         seed = request.seed if request.seed is not None else random.randrange(2**31)

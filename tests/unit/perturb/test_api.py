@@ -83,6 +83,12 @@ def test_distractors(client: TestClient[Any]) -> None:
         ("/v1/paraphrases", {"question": "Q?", "plain_share": 2}, 400, "plain_share"),
         (
             "/v1/paraphrases",
+            {"question": "Q?", "plain_per_round": 0, "toned_per_round": 0},
+            422,
+            "plain_per_round",
+        ),
+        (
+            "/v1/paraphrases",
             {"question": "Q?", "verify": {"thresholds": {"nli": -1}}},
             400,
             "verify.thresholds.nli",
