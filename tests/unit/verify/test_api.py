@@ -40,7 +40,7 @@ def test_verify_reports_every_candidate_and_the_checks_that_ran(client: TestClie
     payload = response.json()
     assert payload["semantic_check"] == "embedding"
     assert payload["judge_model"] == "local"
-    assert payload["judge_prompt_version"] == "judge-v1"
+    assert payload["judge_prompt_version"] == "judge-v2"
     first, second = payload["results"]
     assert first["accepted"] is False and first["deciding_stage"] == "lexical"
     assert second["accepted"] is True and second["judge_verdict"] == "yes"
