@@ -193,10 +193,13 @@ def _check_equal(
             assert (value is None and other is None) or abs(value - other) < 1e-9, (model, name)
 
 
-def timed(function: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    """Best of ``repeat`` runs: the machine is shared, the minimum is the least disturbed."""
-    times, result = [], None
-    for _ in range(repeat):
+def timed(function: Callable[[], Any], repeat: int, budget_s: float = 2.0) -> tuple[float, Any]:
+    """Best of at least ``repeat`` runs, repeated until ``budget_s`` has passed (like timeit's
+    autorange): the machine is shared, and the minimum is the least disturbed run."""
+    times: list[float] = []
+    result = None
+    started = time.perf_counter()
+    while len(times) < repeat or time.perf_counter() - started < budget_s:
         start = time.perf_counter()
         result = function()
         times.append(time.perf_counter() - start)
@@ -245,14 +248,14 @@ def main() -> None:
     pandas_full_s, pandas_full = timed(lambda: pandas_with_values(frame, names), args.repeat)
     _check_equal(full_result, pandas_full)
     with_bootstrap = ConsistencyOptions(bootstrap=args.bootstrap)
-    boot_total_s, _ = timed(lambda: consistency_metrics(columns, with_bootstrap), 1)
+    boot_total_s, _ = timed(lambda: consistency_metrics(columns, with_bootstrap), 1, 0.0)
     sample = min(n, 100_000)
     records = records_of(columns, sample)
     convert_s, _ = timed(lambda: columns_from_records(records), args.repeat)
 
     print(
         f"consistency metrics: {n:,} records = {args.questions:,} questions × {args.models} "
-        f"models × {args.variants} variants (best of {args.repeat})"
+        f"models × {args.variants} variants (best of ≥ {args.repeat} runs and ≥ 2 s each)"
     )
     print(f"{'what':<58} {'seconds':>9} {'vs pandas':>10}")
     rows = [

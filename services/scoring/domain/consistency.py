@@ -439,7 +439,8 @@ def _value_counts_grid(
 ) -> ValueCounts:
     """Each question's paraphrase values as one short row; every cell counts its equals."""
     n, width = len(table.model), table.width
-    grid = np.full(n * width, MISSING, dtype=np.int64)
+    # value codes index the distinct values of one request: int32 holds them
+    grid = np.full(n * width, MISSING, dtype=np.int32)
     grid[table.record_slot[paraphrase]] = value[paraphrase]
     rows = grid.reshape(n, width)[:, 1:]
     present = rows >= 0
