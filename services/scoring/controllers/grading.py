@@ -7,6 +7,7 @@ from litestar.datastructures import State
 from litestar.params import JSONBody
 
 from services.scoring.domain.grade import grade
+from services.scoring.metrics import count_grades
 from shared.contracts.scoring import GradeRequest, GradeResponse
 
 
@@ -21,4 +22,6 @@ class GradeController(Controller):
         status_code=200,
     )
     async def grade_answers(self, data: JSONBody[GradeRequest], state: State) -> GradeResponse:
-        return await grade(data, math=state.math_pool, judges=state.judges)
+        response = await grade(data, math=state.math_pool, judges=state.judges)
+        count_grades(data, response)
+        return response

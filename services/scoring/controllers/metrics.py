@@ -8,6 +8,7 @@ from litestar import Controller, post
 from litestar.params import JSONBody
 
 from services.scoring.domain import consistency, position
+from services.scoring.metrics import METRIC_RECORDS
 from shared.contracts.scoring import (
     ConsistencyRequest,
     ConsistencyResponse,
@@ -37,7 +38,9 @@ class MetricsController(Controller):
         status_code=200,
     )
     async def consistency_metrics(self, data: JSONBody[ConsistencyRequest]) -> ConsistencyResponse:
-        return await asyncio.to_thread(_consistency, data)
+        response = await asyncio.to_thread(_consistency, data)
+        METRIC_RECORDS.labels("consistency").inc(len(data.records))
+        return response
 
     @post(
         "/position-bias",
@@ -48,4 +51,6 @@ class MetricsController(Controller):
     async def position_bias_metrics(
         self, data: JSONBody[PositionBiasRequest]
     ) -> PositionBiasResponse:
-        return await asyncio.to_thread(_position, data)
+        response = await asyncio.to_thread(_position, data)
+        METRIC_RECORDS.labels("position_bias").inc(len(data.records))
+        return response

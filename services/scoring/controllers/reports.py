@@ -10,6 +10,7 @@ from litestar import Controller, Response, get, post
 from litestar.params import JSONBody
 
 from services.scoring.domain.report import MEDIA_TYPES, render
+from services.scoring.metrics import REPORTS_RENDERED
 from shared.contracts.scoring import Report, ReportRenderRequest
 
 
@@ -26,6 +27,7 @@ class ReportController(Controller):
     )
     async def render_report(self, data: JSONBody[ReportRenderRequest]) -> Response[str]:
         document = await asyncio.to_thread(render, data.report, data.format, data.worst_items)
+        REPORTS_RENDERED.labels(data.format).inc()
         return Response(document, media_type=MEDIA_TYPES[data.format])
 
     @get(

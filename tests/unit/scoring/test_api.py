@@ -79,3 +79,22 @@ def test_reference_grading_in_process(client: TestClient[Any]) -> None:
     response = client.post("/v1/grade", json=body)
     assert response.status_code == 200
     assert [r["label"] for r in response.json()["results"]] == ["correct", "not_attempted"]
+
+
+def test_prometheus_counts_graded_answers(client: TestClient[Any]) -> None:
+    def graded() -> float:
+        text = client.get("/metrics").text
+        pattern = (
+            "steadfast_scoring_answers_graded_total"
+            '{grader="reference",label="correct",task="choice"}'
+        )
+        line = next((line for line in text.splitlines() if line.startswith(pattern)), None)
+        return float(line.split()[-1]) if line else 0.0
+
+    before = graded()
+    body = {
+        "task": "choice",
+        "items": [{"question": "q", "answer_text": "A", "gold": {"correct_option": "A"}}] * 3,
+    }
+    assert client.post("/v1/grade", json=body).status_code == 200
+    assert graded() == before + 3
