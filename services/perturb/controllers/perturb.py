@@ -8,6 +8,7 @@ from litestar import Controller, post
 from litestar.datastructures import State
 from litestar.params import JSONBody
 
+from services.perturb import metrics
 from services.perturb.domain.distractors import DistractorWriter
 from services.perturb.domain.paraphrasing import (
     ParaphraseBuilder,
@@ -99,7 +100,7 @@ async def _build(builder: ParaphraseBuilder, request: ParaphraseRequest) -> Para
     if not request.question.strip():
         raise ProblemError(422, "Empty question", "question must not be blank", field="question")
     try:
-        return await builder.build(request)
+        response = await builder.build(request)
     except RequestError as error:
         raise ProblemError(422, error.title, str(error), field=error.field) from error
     except VerifyRejectedError as error:
@@ -111,6 +112,8 @@ async def _build(builder: ParaphraseBuilder, request: ParaphraseRequest) -> Para
             problem.detail or problem.title,
             field=f"verify.{field}" if field else "verify",
         ) from error
+    metrics.record(response)
+    return response
 
 
 def _item_problem(error: ProblemError, index: int) -> Problem:

@@ -25,6 +25,7 @@ from shared.contracts.perturb import (
     ParaphraseRequest,
     ParaphraseResponse,
     RejectedCandidate,
+    RejectionStage,
     Tone,
 )
 from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
@@ -350,14 +351,14 @@ class ParaphraseBuilder:
 def _rejected(
     text: str,
     spec: CandidateSpec,
-    stage: str,
+    stage: RejectionStage,
     reason: str,
     scores: CandidateScores | None = None,
 ) -> RejectedCandidate:
     return RejectedCandidate(
         text=text,
         kind=spec.kind,
-        stage=stage,  # type: ignore[arg-type]
+        stage=stage,
         reason=reason,
         tone=spec.tone,
         hint=spec.hint,

@@ -6,6 +6,7 @@ from litestar import Controller, post
 from litestar.datastructures import State
 from litestar.params import JSONBody
 
+from services.verify import metrics
 from services.verify.domain.judge import Judge, UnknownModelError
 from services.verify.domain.pipeline import verify
 from services.verify.domain.semantic import EmbeddingCheck, NliCheck, SemanticStage
@@ -32,9 +33,11 @@ class VerifyController(Controller):
             )
         judge = _judge(data, state) if data.stages.judge else None
         try:
-            return await verify(data, judge=judge, semantic=_semantic(data, state))
+            response = await verify(data, judge=judge, semantic=_semantic(data, state))
         except UnknownModelError as exc:
             raise ProblemError(422, "Unknown judge model", str(exc), field="judge_model") from exc
+        metrics.record(response)
+        return response
 
 
 def _judge(data: VerifyRequest, state: State) -> Judge:

@@ -9,7 +9,13 @@ from services.verify.domain.lexical import max_overlap, overlap
 from services.verify.domain.numbers import quantity_difference
 from services.verify.domain.prompts import JUDGE_PROMPT_VERSION
 from services.verify.domain.semantic import SemanticStage
-from shared.contracts.verify import CandidateVerdict, Stage, VerifyRequest, VerifyResponse
+from shared.contracts.verify import (
+    CandidateVerdict,
+    SemanticCheck,
+    Stage,
+    VerifyRequest,
+    VerifyResponse,
+)
 from shared.http_client import ServiceCallError
 
 
@@ -28,7 +34,7 @@ class _Candidate:
         if self.rejected_by is None:
             self.rejected_by, self.reason, self.error = stage, reason, error
 
-    def verdict(self, semantic_name: str | None) -> CandidateVerdict:
+    def verdict(self, semantic_name: SemanticCheck | None) -> CandidateVerdict:
         judge = self.judge
         return CandidateVerdict(
             text=self.text,
@@ -40,7 +46,7 @@ class _Candidate:
             judge_p_yes=judge.p_yes if judge else None,
             judge_votes=judge.votes if judge else None,
             semantic=self.semantic,
-            semantic_check=semantic_name if self.semantic is not None else None,  # type: ignore[arg-type]
+            semantic_check=semantic_name if self.semantic is not None else None,
             error=self.error,
         )
 

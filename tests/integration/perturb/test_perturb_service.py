@@ -15,7 +15,7 @@ from shared.contracts.perturb import (
     PermutationRequest,
 )
 from shared.contracts.verify import VerifyOptions, VerifyThresholds
-from shared.http_client import ServiceCallError
+from shared.http_client import ServiceCallError, get_session
 from tests.integration.perturb.stack import ITALIAN, ITALIAN_REWORDING, QUESTION, running_stack
 
 VERIFY = VerifyOptions(thresholds=VerifyThresholds(embedding=0.5))
@@ -62,6 +62,10 @@ async def test_paraphrases_are_generated_verified_and_recorded(
     assert accounted == result.candidates_generated
     generator_calls = [c for c in upstream.calls if "You rewrite" in c["messages"][0]["content"]]
     assert len(generator_calls) == result.candidates_generated
+    async with get_session().get(f"{stack[0]['perturb']}/metrics") as response:
+        metrics = await response.text()
+    assert 'steadfast_paraphrase_candidates_total{outcome="accepted"} 4.0' in metrics
+    assert 'steadfast_paraphrase_sets_total{complete="true"}' in metrics
 
 
 async def test_an_italian_question_is_paraphrased_in_italian(

@@ -10,7 +10,7 @@ import pytest
 
 from shared.clients.verify import VerifyClient
 from shared.contracts.verify import VerifyRequest, VerifyStages, VerifyThresholds
-from shared.http_client import ServiceCallError
+from shared.http_client import ServiceCallError, get_session
 from tests.integration.perturb.stack import QUESTION, REWORDINGS, running_stack
 
 
@@ -44,6 +44,10 @@ async def test_three_stages_through_the_gateway(stack: tuple[dict[str, str], Any
     # two judge calls for each of the two candidates that reached the judge
     assert upstream.call_count == 4
     assert all(call["temperature"] == 0 for call in upstream.calls)
+    async with get_session().get(f"{urls['verify']}/metrics") as metrics_response:
+        metrics = await metrics_response.text()
+    for decision in ("accepted", "lexical", "judge", "semantic"):
+        assert f'steadfast_verify_candidates_total{{decision="{decision}"}}' in metrics
 
 
 async def test_an_instruction_inside_a_candidate_does_not_escape_its_field(
