@@ -70,7 +70,7 @@ class ConsistencyRecord(Contract, kw_only=True):
     item_id: Annotated[str, msgspec.Meta(min_length=1)]
     model: Annotated[str, msgspec.Meta(min_length=1)]
     #: 0 = the original question, 1..k = paraphrases
-    variant: Annotated[int, msgspec.Meta(ge=0)]
+    variant: Annotated[int, msgspec.Meta(ge=0, le=1_000_000_000)]
     label: Label
     #: normalised answer value, for value-level metrics
     value: str | None = None

@@ -359,16 +359,20 @@ def _slot_accuracy(
     columns: ConsistencyColumns, table: Questions, rows: BoolArray
 ) -> dict[str, SlotAccuracy]:
     """Accuracy of each paraphrase position j over the questions that count."""
-    n_slots = table.width
-    key = (columns.model.codes * n_slots + columns.variant) * 2 + (columns.label == CORRECT)
+    if table.width <= len(columns) + 1:
+        slots, position = np.arange(table.width), columns.variant
+    else:  # sparse variant numbers: count by their distinct values
+        slots, position = np.unique(columns.variant, return_inverse=True)
+    n_slots = len(slots)
+    key = (columns.model.codes * n_slots + position) * 2 + (columns.label == CORRECT)
     tally = _tally(key, rows, len(columns.model.names) * n_slots * 2).reshape(-1, n_slots, 2)
     correct, totals = tally[:, :, 1], tally[:, :, 0] + tally[:, :, 1]
     result = {}
     for m, model in enumerate(columns.model.names):
         by_slot = {
-            str(slot): _rate(float(correct[m, slot]), float(totals[m, slot]))
-            for slot in range(1, n_slots)
-            if totals[m, slot] > 0
+            str(slots[j]): _rate(float(correct[m, j]), float(totals[m, j]))
+            for j in range(n_slots)
+            if slots[j] > 0 and totals[m, j] > 0
         }
         values = [metric.value for metric in by_slot.values() if metric.value is not None]
         result[model] = SlotAccuracy(

@@ -209,3 +209,12 @@ def test_duplicate_variant_is_rejected_naming_the_record() -> None:
     with pytest.raises(ProblemError) as caught:
         run(records)
     assert caught.value.status == 422 and caught.value.field == "records[3]"
+
+
+def test_sparse_variant_numbers_count_by_their_value() -> None:
+    records = [
+        ConsistencyRecord(item_id="a", model="m", variant=variant, label=label)  # type: ignore[arg-type]
+        for variant, label in ((0, "correct"), (5, "correct"), (900_000_000, "incorrect"))
+    ]
+    slots = run(records).slot_accuracy["m"].by_slot
+    assert {name: metric.value for name, metric in slots.items()} == {"5": 1.0, "900000000": 0.0}
