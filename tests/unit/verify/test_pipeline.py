@@ -161,3 +161,18 @@ async def test_the_optional_numbers_stage_rejects_changed_quantities() -> None:
     assert [r.accepted for r in result.results] == [True, False, False]
     assert result.results[1].reason == "numbers differ from the original: missing 3; added 5"
     assert result.results[2].reason == "numbers differ from the original: missing 3"
+
+
+class _BrokenNli:
+    async def entailment(self, pairs: list[tuple[str, str]]) -> list[float]:
+        raise ValueError("NLI endpoint gave no entailment label: ['LABEL_0']")
+
+
+async def test_a_failing_semantic_check_rejects_with_its_reason() -> None:
+    request = _request(["Tom buys five more: apple total?"], stages=VerifyStages(semantic="nli"))
+    gateway = _judge_yes_unless("never")
+    result = await verify(request, judge=Judge(gateway, "local"), semantic=NliCheck(_BrokenNli()))
+    (verdict,) = result.results
+    assert not verdict.accepted and verdict.deciding_stage == "semantic"
+    assert verdict.error and "no entailment label" in verdict.error
+    assert gateway.requests == []  # stopped before the judge
