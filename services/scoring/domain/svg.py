@@ -150,6 +150,7 @@ def bar_chart(
                 f'fill="{style.color}" rx="2"><title>{escape(label)} · {escape(style.name)}: '
                 f"{percent(point.value)}</title></rect>"
             )
+            end = x
             if point.low is not None and point.high is not None:
                 lx = _scale(point.low, (0.0, 1.0), x0, x1)
                 hx = _scale(point.high, (0.0, 1.0), x0, x1)
@@ -158,7 +159,8 @@ def bar_chart(
                     f'<line x1="{lx:.1f}" y1="{middle}" x2="{hx:.1f}" y2="{middle}" '
                     'class="whisker dark"/>'
                 )
-            body.append(_text(x + 6, y + bar - 4, percent(point.value), "start", "value"))
+                end = max(x, hx)
+            body.append(_text(end + 6, y + bar - 4, percent(point.value), "start", "value"))
     return _svg(width, height, body, title)
 
 
@@ -270,17 +272,19 @@ def diverging(
             f'height="16" fill="{color}" rx="2"><title>{escape(label)}: PF '
             f"{point.value:+.3f}</title></rect>"
         )
+        left, right = min(x, centre), max(x, centre)
         if point.low is not None and point.high is not None:
             lx, hx = _scale(point.low, domain, x0, x1), _scale(point.high, domain, x0, x1)
             body.append(
                 f'<line x1="{lx:.1f}" y1="{y + 8}" x2="{hx:.1f}" y2="{y + 8}" '
                 'class="whisker dark"/>'
             )
+            left, right = min(left, lx), max(right, hx)
         text = f"{point.value:+.2f}"
         if point.value >= 0:
-            body.append(_text(max(x, centre) + 6, y + 12, text, "start", "value"))
+            body.append(_text(right + 6, y + 12, text, "start", "value"))
         else:
-            body.append(_text(min(x, centre) - 6, y + 12, text, "end", "value"))
+            body.append(_text(left - 6, y + 12, text, "end", "value"))
     body.append(
         f'<line x1="{centre:.1f}" y1="{TOP}" x2="{centre:.1f}" y2="{height - 22}" class="centre"/>'
     )
