@@ -41,3 +41,14 @@ MODEL_INFLIGHT = Gauge(
     "Upstream calls in progress.",
     ["route"],
 )
+
+
+class RouteMetrics:
+    """A route's metric children, bound once (``labels()`` costs a lock and a lookup)."""
+
+    def __init__(self, route: str, backend: str) -> None:
+        self.inflight = MODEL_INFLIGHT.labels(route)
+        self.duration = MODEL_REQUEST_DURATION.labels(route, backend)
+        self.ok = MODEL_REQUESTS.labels(route, backend, "ok")
+        self.input_tokens = MODEL_TOKENS.labels(route, "input")
+        self.output_tokens = MODEL_TOKENS.labels(route, "output")

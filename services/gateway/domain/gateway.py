@@ -34,6 +34,7 @@ class _Lane:
 
     backend: Backend
     limiter: RouteLimiter
+    metrics: metrics.RouteMetrics
 
 
 @dataclass
@@ -133,6 +134,7 @@ class ModelGateway:
             lane = _Lane(
                 backend=self._backend_factory(route),
                 limiter=RouteLimiter(route.max_concurrency, route.requests_per_minute),
+                metrics=metrics.RouteMetrics(route.name, route.backend),
             )
             self._lanes[route.name] = lane
         return lane
@@ -155,9 +157,9 @@ class ModelGateway:
                 attempts.waited_s += delay
                 await asyncio.sleep(delay)
                 continue
-            self._count(route, "ok")
-            metrics.MODEL_TOKENS.labels(route.name, "input").inc(completion.input_tokens)
-            metrics.MODEL_TOKENS.labels(route.name, "output").inc(completion.output_tokens)
+            lane.metrics.ok.inc()
+            lane.metrics.input_tokens.inc(completion.input_tokens)
+            lane.metrics.output_tokens.inc(completion.output_tokens)
             return completion
 
     def _retry_delay(
@@ -191,21 +193,20 @@ class ModelGateway:
             async with lane.limiter.slot(remaining) as waited:
                 attempts.waited_s += waited
                 attempts.count += 1
-                return await self._upstream(route, lane.backend, request, deadline)
+                return await self._upstream(route, lane, request, deadline)
         except SlotWaitExceeded as exc:
             error = BackendError("timeout", f"waited for a free slot: {exc}")
             raise self._failed(route, error, attempts.count) from exc
 
     async def _upstream(
-        self, route: Route, backend: Backend, request: GenerateRequest, deadline: float
+        self, route: Route, lane: _Lane, request: GenerateRequest, deadline: float
     ) -> Completion:
         timeout_s = min(route.timeout_s, deadline - time.perf_counter())
-        inflight = metrics.MODEL_INFLIGHT.labels(route.name)
-        inflight.inc()
+        lane.metrics.inflight.inc()
         began = time.perf_counter()
         try:
             async with asyncio.timeout(timeout_s):
-                completion = await backend.complete(request, timeout_s)
+                completion = await lane.backend.complete(request, timeout_s)
         except TimeoutError as exc:
             raise BackendError("timeout", f"no answer within {timeout_s:.3g} s") from exc
         except BackendError:
@@ -216,9 +217,8 @@ class ModelGateway:
             )
             raise BackendError("bad_response", f"{type(exc).__name__}: {exc}") from exc
         finally:
-            inflight.dec()
-            elapsed = time.perf_counter() - began
-            metrics.MODEL_REQUEST_DURATION.labels(route.name, route.backend).observe(elapsed)
+            lane.metrics.inflight.dec()
+            lane.metrics.duration.observe(time.perf_counter() - began)
         if completion.finish_reason == "content_filter":
             raise BackendError("refused", "the backend's safety filter blocked the answer")
         return completion

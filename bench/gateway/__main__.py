@@ -1,0 +1,322 @@
+"""Gateway overhead and throughput against a zero-latency OpenAI-compatible stand-in, measured in
+one run directly, through the gateway (cache off) and through the LiteLLM proxy; then the local
+backend's tokens/s at 1 and 4 concurrent requests.
+
+    python -m bench.gateway [--seconds 3] [--concurrency 1 16 64] [--local-route local-small]
+                            [--skip-litellm] [--skip-local]
+
+CPU placement on a 2-core machine: the stand-in and this load generator share core 0; the
+gateway, and then LiteLLM, each get core 1 alone (``sched_setaffinity``). LiteLLM
+(``litellm[proxy]``, one worker, no cache, no database) runs from its own virtualenv
+(``$STEADFAST_LITELLM_VENV``, default ``~/.cache/steadfast/litellm-venv``; created with pip on
+first use), so it never enters the project's dependencies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+
+REPO = Path(__file__).resolve().parents[2]
+LOAD_CORE, PROXY_CORE = 0, 1
+LITELLM_VENV = Path(
+    os.environ.get("STEADFAST_LITELLM_VENV", Path.home() / ".cache/steadfast/litellm-venv")
+)
+QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
+
+
+@dataclass
+class Cell:
+    target: str
+    concurrency: int
+    requests: int
+    errors: int
+    seconds: float
+    latencies: list[float]
+
+    @property
+    def rps(self) -> float:
+        return self.requests / self.seconds
+
+    def percentile(self, q: float) -> float:
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def pin(pid: int, core: int) -> None:
+    if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > core:
+        os.sched_setaffinity(pid, {core})
+
+
+def wait_http(
+    url: str, timeout_s: float = 120.0, process: subprocess.Popen[bytes] | None = None
+) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"process for {url} exited with {process.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"{url} did not come up within {timeout_s} s")
+
+
+@contextmanager
+def process(command: list[str], health_url: str, core: int, **kwargs: object) -> Iterator[None]:
+    log_path = Path(tempfile.gettempdir()) / f"bench-gateway-{Path(command[0]).name}-{core}.log"
+    with log_path.open("ab") as log:
+        child = subprocess.Popen(command, stdout=log, stderr=log, cwd=REPO, **kwargs)  # type: ignore[call-overload]
+    try:
+        pin(child.pid, core)
+        wait_http(health_url, process=child)
+        yield
+    finally:
+        child.terminate()
+        try:
+            child.wait(10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+
+
+def stand_in(port: int) -> Iterator[None]:
+    command = [sys.executable, "-m", "tests.fakes.openai_server", "--port", str(port)]
+    return process(command, f"http://127.0.0.1:{port}/v1/models", LOAD_CORE)
+
+
+def gateway(port: int, upstream: str, data_dir: Path) -> Iterator[None]:
+    routes = data_dir / "models.toml"
+    routes.write_text(
+        f'[models.bench]\nbackend = "openai"\nmodel = "fake-model"\nbase_url = "{upstream}"\n'
+        "max_concurrency = 512\n"
+    )
+    env = {
+        **os.environ,
+        "STEADFAST_DATA_DIR": str(data_dir),
+        "STEADFAST_MODELS_FILE": str(routes),
+        "STEADFAST_GATEWAY_PORT": str(port),
+    }
+    command = [sys.executable, "-m", "uvicorn", "--factory", "services.gateway.app:create_app",
+               "--host", "127.0.0.1", "--port", str(port), "--no-access-log"]  # fmt: skip
+    return process(command, f"http://127.0.0.1:{port}/readyz", PROXY_CORE, env=env)
+
+
+def ensure_litellm() -> Path | None:
+    binary = LITELLM_VENV / "bin" / "litellm"
+    if binary.exists():
+        return binary
+    print(f"installing litellm[proxy] into {LITELLM_VENV} (once) ...", flush=True)
+    try:
+        subprocess.run([sys.executable, "-m", "venv", str(LITELLM_VENV)], check=True)
+        pip = [str(LITELLM_VENV / "bin" / "pip"), "install", "-q", "litellm[proxy]"]
+        subprocess.run(pip, check=True)
+    except (subprocess.CalledProcessError, OSError) as exc:
+        print(f"LiteLLM could not be installed: {exc}")
+        return None
+    return binary if binary.exists() else None
+
+
+def litellm(binary: Path, port: int, upstream: str, work: Path) -> Iterator[None]:
+    config = work / "litellm.yaml"
+    config.write_text(
+        "model_list:\n"
+        "  - model_name: bench\n"
+        "    litellm_params:\n"
+        "      model: openai/fake-model\n"
+        f"      api_base: {upstream}\n"
+        "      api_key: not-used\n"
+        "litellm_settings:\n"
+        "  cache: false\n"
+        "  telemetry: false\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env.update({"LITELLM_LOG": "ERROR", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                "NO_DOCS": "True", "DISABLE_SCHEMA_UPDATE": "True"})  # fmt: skip
+    command = [str(binary), "--config", str(config), "--host", "127.0.0.1",
+               "--port", str(port), "--num_workers", "1"]  # fmt: skip
+    return process(command, f"http://127.0.0.1:{port}/health/liveliness", PROXY_CORE, env=env)
+
+
+async def load(url: str, body: dict[str, object], concurrency: int, seconds: float) -> Cell:
+    """``concurrency`` closed-loop clients for ``seconds`` (after a short warm-up)."""
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    latencies: list[float] = []
+    errors = 0
+    async with aiohttp.ClientSession(connector=connector) as session:
+
+        async def client(until: float, record: bool) -> None:
+            nonlocal errors
+            while time.perf_counter() < until:
+                began = time.perf_counter()
+                async with session.post(url, json=body) as response:
+                    await response.read()
+                    ok = response.status == 200
+                if record:
+                    latencies.append(time.perf_counter() - began)
+                    errors += not ok
+
+        warm = time.perf_counter() + min(1.0, seconds / 3)
+        await asyncio.gather(*(client(warm, False) for _ in range(concurrency)))
+        started = time.perf_counter()
+        await asyncio.gather(*(client(started + seconds, True) for _ in range(concurrency)))
+        elapsed = time.perf_counter() - started
+    return Cell("", concurrency, len(latencies), errors, elapsed, latencies)
+
+
+def measure(
+    target: str, url: str, body: dict[str, object], levels: list[int], seconds: float
+) -> list[Cell]:
+    cells = []
+    for concurrency in levels:
+        cell = asyncio.run(load(url, body, concurrency, seconds))
+        cell.target = target
+        cells.append(cell)
+        print(f"  {target:<8} c={concurrency:<3} {cell.rps:8.0f} req/s", flush=True)
+    return cells
+
+
+def print_http_table(cells: list[Cell]) -> None:
+    print()
+    print(f"{'target':<9}{'conc':>5}{'requests':>10}{'errors':>8}{'req/s':>10}"
+          f"{'p50 ms':>9}{'p99 ms':>9}")  # fmt: skip
+    for cell in cells:
+        p50, p99 = cell.percentile(0.5), cell.percentile(0.99)
+        print(f"{cell.target:<9}{cell.concurrency:>5}{cell.requests:>10}{cell.errors:>8}"
+              f"{cell.rps:>10.0f}{p50:>9.2f}{p99:>9.2f}")  # fmt: skip
+    by = {(c.target, c.concurrency): c for c in cells}
+    print()
+    print(f"{'vs direct':<18}{'conc':>5}{'added p50 ms':>14}{'added p99 ms':>14}{'RPS ratio':>11}")
+    for (target, concurrency), cell in by.items():
+        direct = by.get(("direct", concurrency))
+        if target == "direct" or direct is None:
+            continue
+        print(f"{target:<18}{concurrency:>5}"
+              f"{cell.percentile(0.5) - direct.percentile(0.5):>14.2f}"
+              f"{cell.percentile(0.99) - direct.percentile(0.99):>14.2f}"
+              f"{cell.rps / direct.rps:>11.2f}")  # fmt: skip
+    for concurrency in sorted({c.concurrency for c in cells}):
+        ours, theirs = by.get(("gateway", concurrency)), by.get(("litellm", concurrency))
+        if ours and theirs:
+            print(f"gateway / litellm throughput at c={concurrency}: "
+                  f"{ours.rps / theirs.rps:.1f}x")  # fmt: skip
+
+
+async def local_tokens_per_second(route_name: str, concurrency: int, max_tokens: int) -> float:
+    from services.gateway.adapters.backends import BackendContext, create_backend
+    from services.gateway.domain.gateway import ModelGateway
+    from services.gateway.domain.routes import BUILTIN_ROUTES
+    from services.gateway.settings import get_settings
+    from shared.contracts.gateway import ChatMessage, GenerateRequest
+
+    context = BackendContext(models_dir=get_settings().resolved_data_dir() / "models")
+    route = BUILTIN_ROUTES[route_name]
+    model_gateway = ModelGateway(
+        {route.name: route}, backend_factory=lambda r: create_backend(r, context)
+    )
+
+    def request(index: int) -> GenerateRequest:
+        prompt = f"Count from {index * 100} to {index * 100 + 200}, separated by commas."
+        return GenerateRequest(
+            model=route.name,
+            messages=[ChatMessage(role="user", content=prompt)],
+            max_tokens=max_tokens,
+            cache=False,
+        )
+
+    await model_gateway.generate(request(99))  # load the model, warm up
+    started = time.perf_counter()
+    responses = await asyncio.gather(
+        *(model_gateway.generate(request(i)) for i in range(concurrency))
+    )
+    elapsed = time.perf_counter() - started
+    await model_gateway.close()
+    return sum(r.usage.output_tokens for r in responses) / elapsed
+
+
+def print_local_table(route: str, max_tokens: int) -> None:
+    print()
+    print(f"local backend ({route}, {max_tokens} tokens per request, n_parallel slots)")
+    results: dict[int, float] = {}
+    for concurrency in (1, 4):
+        results[concurrency] = asyncio.run(local_tokens_per_second(route, concurrency, max_tokens))
+    print(f"{'concurrent requests':<22}{'tokens/s':>10}{'vs 1':>8}")
+    for concurrency, rate in results.items():
+        print(f"{concurrency:<22}{rate:>10.1f}{rate / results[1]:>8.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
+    parser.add_argument("--local-route", default="local-small")
+    parser.add_argument("--local-tokens", type=int, default=64)
+    parser.add_argument("--skip-litellm", action="store_true")
+    parser.add_argument("--skip-local", action="store_true")
+    args = parser.parse_args()
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:
+        pass
+    pin(0, LOAD_CORE)
+    cells: list[Cell] = []
+    chat = {"model": "fake-model", "messages": QUESTION}
+    with tempfile.TemporaryDirectory() as work_dir:
+        work = Path(work_dir)
+        upstream_port = free_port()
+        upstream = f"http://127.0.0.1:{upstream_port}/v1"
+        with stand_in(upstream_port):
+            print("direct (stand-in)", flush=True)
+            cells += measure(
+                "direct", f"{upstream}/chat/completions", chat, args.concurrency, args.seconds
+            )
+            port = free_port()
+            with gateway(port, upstream, work):
+                print("gateway (cache off)", flush=True)
+                body = {"model": "bench", "messages": QUESTION, "cache": False}
+                cells += measure("gateway", f"http://127.0.0.1:{port}/v1/generate", body,
+                                 args.concurrency, args.seconds)  # fmt: skip
+            binary = None if args.skip_litellm else ensure_litellm()
+            if binary is not None:
+                port = free_port()
+                try:
+                    with litellm(binary, port, upstream, work):
+                        print("litellm proxy", flush=True)
+                        body = {"model": "bench", "messages": QUESTION}
+                        cells += measure("litellm", f"http://127.0.0.1:{port}/chat/completions",
+                                         body, args.concurrency, args.seconds)  # fmt: skip
+                except RuntimeError as exc:
+                    print(f"LiteLLM did not run: {exc}")
+            elif not args.skip_litellm:
+                print("LiteLLM not available: no comparison row")
+    print_http_table(cells)
+    if not args.skip_local:
+        if hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))  # the model gets every core
+        print_local_table(args.local_route, args.local_tokens)
+
+
+if __name__ == "__main__":
+    main()
