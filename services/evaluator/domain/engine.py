@@ -45,6 +45,7 @@ from services.evaluator.domain.pipeline import (
 )
 from services.evaluator.domain.report import build_results, consistency_records
 from services.evaluator.domain.results import AnswerRecord
+from services.evaluator.metrics import ANSWERS_STORED, EVALUATIONS_FINISHED, PARAPHRASE_SETS
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
 from shared.contracts.gateway import GenerateRequest
 from shared.contracts.scoring import Gold
@@ -153,11 +154,12 @@ class JobEngine:
             async with self._leased("items", [row.row_id]):
                 response = await self.upstream.paraphrase(request)
         except UpstreamError as error:
-            await self.store.fail_item(
-                row, self.owner, self._failure(row.row_id, row.attempts, error, "paraphrase")
-            )
+            failure = self._failure(row.row_id, row.attempts, error, "paraphrase")
+            await self.store.fail_item(row, self.owner, failure)
+            PARAPHRASE_SETS.labels("retried" if failure.retry_at else "failed").inc()
             return
         paraphrase_set = to_paraphrase_set(request, response)
+        PARAPHRASE_SETS.labels("complete" if paraphrase_set.complete else "incomplete").inc()
         await self.store.complete_item(
             context.id,
             row,
@@ -225,6 +227,9 @@ class JobEngine:
                 to_grade.append(row)
         await self.store.store_answers(self.owner, stored)
         await self.store.fail_answers(self.owner, failures, by_id)
+        ANSWERS_STORED.labels("answered").inc(len(stored))
+        for failure in failures:
+            ANSWERS_STORED.labels("retried" if failure.retry_at else "failed").inc()
         return to_grade
 
     async def _generate(self, requests: list[GenerateRequest]) -> list[Generated]:
@@ -290,7 +295,8 @@ class JobEngine:
                 return
             results, message = await self._results(context)
             status = "succeeded" if results is not None else "failed"
-            await self.store.finish(context.id, self.owner, status, results, message)
+            if await self.store.finish(context.id, self.owner, status, results, message):
+                EVALUATIONS_FINISHED.labels(status).inc()
         finally:
             await self.store.release_evaluation(context.id, self.owner)
 

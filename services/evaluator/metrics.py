@@ -1,0 +1,21 @@
+"""Prometheus metrics of the evaluation engine (no per-evaluation or per-question labels)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter
+
+ANSWERS_STORED = Counter(
+    "steadfast_evaluation_answers_total",
+    "Variant answers this process stored, by outcome (answered, failed, retried).",
+    ["outcome"],
+)
+PARAPHRASE_SETS = Counter(
+    "steadfast_evaluation_paraphrase_sets_total",
+    "Paraphrase sets this process generated, by outcome (complete, incomplete, failed, retried).",
+    ["outcome"],
+)
+EVALUATIONS_FINISHED = Counter(
+    "steadfast_evaluations_finished_total",
+    "Evaluations this process finalised, by final status.",
+    ["status"],
+)

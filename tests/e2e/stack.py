@@ -1,0 +1,193 @@
+"""The five real services in front of the stand-in OpenAI-compatible model server.
+
+The stand-in plays three roles, told apart by the prompt: the paraphraser (returns a distinct
+rewording "Rephrased #n: <question>"), the judge (always YES) and the models under test. The
+questions are "Item i: what is the code word for item i?" with gold answer "alpha-i"; how each
+model answers is fixed per item (see :func:`answer`), so every metric can be computed by hand.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from services.evaluator.domain.prompts import FACTUAL_INSTRUCTION
+from steadfast.supervisor import Supervisor, service_ports
+from tests.fakes.openai_server import FakeOpenAIServer, Reply
+
+ITEM = re.compile(r"Item (\d+):")
+YES = Reply(text="YES", top_logprobs=[("YES", -0.01), ("NO", -5.0)])
+ROUTES = """
+[models.steady]
+backend = "openai"
+model = "steady-model"
+base_url = "{url}"
+max_concurrency = {concurrency}
+max_retries = 1
+retry_base_s = 0.01
+
+[models.shaky]
+backend = "openai"
+model = "shaky-model"
+base_url = "{url}"
+max_concurrency = {concurrency}
+max_retries = 1
+retry_base_s = 0.01
+
+[models.writer]
+backend = "openai"
+model = "writer-model"
+base_url = "{url}"
+max_concurrency = {concurrency}
+max_retries = 1
+retry_base_s = 0.01
+"""
+
+
+def items(n: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"item-{i}",
+            "question": f"Item {i}: what is the code word for item {i}?",
+            "answers": [f"alpha-{i}"],
+        }
+        for i in range(n)
+    ]
+
+
+def answer(model: str, item: int, paraphrased: bool) -> str:
+    """steady: always right. shaky, by item: 0-4 right only on the original; 5-9 right only on
+    paraphrases; 10-14 always right; 15-19 always wrong."""
+    right, wrong = f"alpha-{item}", "omega"
+    if model == "steady-model":
+        return right
+    band = item // 5
+    if band == 0:
+        return wrong if paraphrased else right
+    if band == 1:
+        return right if paraphrased else wrong
+    return right if band == 2 else wrong
+
+
+class TinyWorld:
+    def __init__(self) -> None:
+        self._counter = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> Reply | str:
+        messages = body["messages"]
+        system = messages[0]["content"] if messages[0]["role"] == "system" else ""
+        user = messages[-1]["content"]
+        if "<question_a>" in system or "<question_a>" in user:
+            return YES
+        if "rewrite" in system.lower():
+            question = user.split("Question:", 1)[-1].split("\n", 1)[0].strip()
+            with self._lock:
+                return f"Rephrased #{next(self._counter)}: {question}"
+        match = ITEM.search(user)
+        if match is None:
+            return "unknown"
+        return answer(body["model"], int(match.group(1)), "Rephrased #" in user)
+
+
+def is_answer_call(body: dict[str, Any]) -> bool:
+    first = body["messages"][0]
+    return first["role"] == "user" and first["content"].startswith(FACTUAL_INSTRUCTION)
+
+
+@dataclass
+class Stack:
+    urls: dict[str, str]
+    upstream: FakeOpenAIServer
+    ports: dict[str, int]
+    env: dict[str, str]
+    supervisor: Supervisor
+    tmp: Path
+
+    @property
+    def evaluator(self) -> str:
+        return self.urls["evaluator"]
+
+    def answer_calls(self) -> list[dict[str, Any]]:
+        return [body for body in self.upstream.calls if is_answer_call(body)]
+
+
+def stack_env(tmp: Path, routes: Path, database_url: str | None) -> dict[str, str]:
+    env = {
+        "STEADFAST_DATA_DIR": str(tmp / "data"),
+        "STEADFAST_MODELS_FILE": str(routes),
+        "STEADFAST_VERIFY_DEFAULT_JUDGE_MODEL": "writer",
+        "STEADFAST_EVALUATOR_LEASE_S": "3",
+        "STEADFAST_EVALUATOR_POLL_S": "0.2",
+        "STEADFAST_EVALUATOR_RETRY_BASE_S": "0.1",
+        "STEADFAST_LOG_LEVEL": "WARNING",
+    }
+    if database_url and not database_url.startswith("sqlite"):
+        env["DATABASE_URL"] = database_url
+    return env
+
+
+@contextmanager
+def running_stack(
+    tmp: Path,
+    base_port: int,
+    database_url: str | None = None,
+    *,
+    latency_s: float = 0.0,
+    concurrency: int = 16,
+) -> Iterator[Stack]:
+    with FakeOpenAIServer(responder=TinyWorld(), latency_s=latency_s) as upstream:
+        routes = tmp / "models.toml"
+        routes.write_text(ROUTES.format(url=upstream.url, concurrency=concurrency))
+        ports = service_ports(base_port)
+        env = stack_env(tmp, routes, database_url)
+        supervisor = Supervisor(ports=ports, env=env, log_dir=tmp / "logs")
+        with supervisor:
+            ready = supervisor.wait_ready(120)
+            assert all(ready.values()), ready
+            urls = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
+            yield Stack(urls, upstream, ports, env, supervisor, tmp)
+
+
+def job(n: int = 20, k: int = 5, **extra: Any) -> dict[str, Any]:
+    return {
+        "models": ["steady", "shaky"],
+        "k": k,
+        "generator": "writer",
+        "items": items(n),
+        # the stand-in's rewordings differ only by their prefix: the lexical filter would reject
+        # them, and the embedding check is verify's to test, not the evaluator's
+        "verify": {"stages": {"lexical": False, "judge": True, "semantic": "off"}},
+        "metrics": {"bootstrap": 50},
+        **extra,
+    }
+
+
+def wait_finished(url: str, job_id: str, timeout_s: float = 180.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    status: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        status = httpx.get(f"{url}/v1/evaluations/{job_id}", timeout=10).json()
+        if status["status"] not in ("queued", "running"):
+            return status
+        time.sleep(0.2)
+    raise AssertionError(f"evaluation {job_id} did not finish: {status}")
+
+
+def wait_progress(url: str, job_id: str, answered: int, timeout_s: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status = httpx.get(f"{url}/v1/evaluations/{job_id}", timeout=10).json()
+        if status["progress"]["answer"]["done"] >= answered:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"evaluation {job_id} made no progress")
