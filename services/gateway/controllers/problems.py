@@ -67,7 +67,7 @@ GATEWAY_EXCEPTION_HANDLERS: dict[Any, Any] = {GatewayError: gateway_error_respon
 
 #: OpenAPI documentation of the error answers of a generate call
 GENERATE_ERROR_RESPONSES: dict[int, ResponseSpec] = {
-    status: ResponseSpec(data_container=Problem, description=description)
+    status: ResponseSpec(data_container=Problem, description=description, generate_examples=False)
     for status, description in {
         404: "Unknown model route",
         422: "Parameter unsupported by the route's backend, or the answer was refused",
