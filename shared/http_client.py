@@ -92,7 +92,8 @@ class ServiceClient:
         timeout_s: float | None = None,
     ) -> T:
         url = f"{self.base_url}{path}"
-        data = None if body is None else msgspec.json.encode(body)
+        # bytes go as they are (an uploaded file); anything else is encoded as JSON
+        data = body if body is None or isinstance(body, bytes) else msgspec.json.encode(body)
         timeout = aiohttp.ClientTimeout(total=timeout_s or self.timeout_s)
         try:
             async with get_session().request(

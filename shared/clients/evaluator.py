@@ -1,0 +1,78 @@
+"""Client of the evaluator, the public API (used by the CLI and by other applications)."""
+
+from __future__ import annotations
+
+from shared.contracts.evaluator import (
+    DatasetInfo,
+    DatasetList,
+    EvaluateRequest,
+    EvaluateResponse,
+    EvaluationAccepted,
+    EvaluationCreate,
+    EvaluationPage,
+    EvaluationReport,
+    EvaluationStatus,
+    ItemPage,
+    ReportFormat,
+)
+from shared.http_client import ServiceClient
+
+
+class EvaluatorClient:
+    def __init__(self, base_url: str, timeout_s: float = 600.0) -> None:
+        self._client = ServiceClient("evaluator", base_url, timeout_s)
+
+    async def evaluate(self, request: EvaluateRequest) -> EvaluateResponse:
+        return await self._client.post("/v1/evaluate", request, EvaluateResponse)
+
+    async def create_evaluation(
+        self, request: EvaluationCreate, idempotency_key: str | None = None
+    ) -> EvaluationAccepted:
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        return await self._client.post(
+            "/v1/evaluations", request, EvaluationAccepted, headers=headers
+        )
+
+    async def evaluation(self, evaluation_id: str) -> EvaluationStatus:
+        return await self._client.get(f"/v1/evaluations/{evaluation_id}", EvaluationStatus)
+
+    async def evaluations(self, limit: int = 20, offset: int = 0) -> EvaluationPage:
+        params = {"limit": str(limit), "offset": str(offset)}
+        return await self._client.get("/v1/evaluations", EvaluationPage, params=params)
+
+    async def cancel(self, evaluation_id: str) -> EvaluationStatus:
+        return await self._client.request(
+            "DELETE", f"/v1/evaluations/{evaluation_id}", EvaluationStatus
+        )
+
+    async def items(self, evaluation_id: str, limit: int = 50, offset: int = 0) -> ItemPage:
+        params = {"limit": str(limit), "offset": str(offset)}
+        return await self._client.get(
+            f"/v1/evaluations/{evaluation_id}/items", ItemPage, params=params
+        )
+
+    async def report(self, evaluation_id: str) -> EvaluationReport:
+        return await self._client.get(f"/v1/evaluations/{evaluation_id}/report", EvaluationReport)
+
+    async def rendered_report(self, evaluation_id: str, fmt: ReportFormat) -> bytes:
+        """The report as a document: ``html`` (self-contained page) or ``csv``."""
+        return await self._client.get(
+            f"/v1/evaluations/{evaluation_id}/report", bytes, params={"format": fmt}
+        )
+
+    async def upload_dataset(
+        self, content: bytes, name: str, *, task: str = "factual", fmt: str | None = None
+    ) -> DatasetInfo:
+        params = {"name": name, "task": task}
+        if fmt:
+            params["format"] = fmt
+        return await self._client.request(
+            "POST",
+            "/v1/datasets",
+            DatasetInfo,
+            content,
+            params=params,
+        )
+
+    async def datasets(self) -> DatasetList:
+        return await self._client.get("/v1/datasets", DatasetList)
