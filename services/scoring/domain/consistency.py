@@ -439,14 +439,17 @@ _INVERSE = 1.0 / np.maximum(np.arange(_MAX_GRID_WIDTH + 1), 1)
 
 
 def _value_counts_grid(
-    table: Questions, paraphrase: BoolArray, value: IntArray, original: IntArray
-) -> ValueCounts:
-    """Each question's paraphrase values as one short row; every cell counts its equals."""
+    table: Questions, variant: IntArray, usable: IntArray
+) -> tuple[ValueCounts, IntArray]:
+    """Each question's values as one short row (the original first); every paraphrase cell
+    counts its equals."""
     n, width = len(table.model), table.width
     # value codes index the distinct values of one request: int32 holds them
-    grid = np.full(n * width, MISSING, dtype=np.int32)
-    grid[table.record_slot[paraphrase]] = value[paraphrase]
-    rows = grid.reshape(n, width)[:, 1:]
+    flat = np.full(n * width, MISSING, dtype=np.int32)
+    flat[table.record_slot] = usable
+    grid = flat.reshape(n, width)
+    original = grid[:, 0].astype(np.int64)
+    rows = grid[:, 1:]
     present = rows >= 0
     equals = np.zeros(rows.shape, dtype=np.int8)
     for column in range(width - 1):
@@ -454,7 +457,7 @@ def _value_counts_grid(
     equals *= present
     top = equals.max(axis=1).astype(np.int64) if width > 1 else np.zeros(n, dtype=np.int64)
     # a value seen c times has c cells, each counting c: Σ_cells c = Σ_values c², etc.
-    return ValueCounts(
+    counts = ValueCounts(
         k=present.sum(axis=1),
         top=top,
         sum_squares=equals.sum(axis=1, dtype=np.float64),
@@ -463,13 +466,19 @@ def _value_counts_grid(
         at_top=np.rint((equals == top[:, None]).sum(axis=1) / np.maximum(top, 1)).astype(np.int64),
         original=((rows == original[:, None]) & (original >= 0)[:, None]).sum(axis=1),
     )
+    return counts, original
 
 
 def _value_counts_sorted(
-    table: Questions, paraphrase: BoolArray, value: IntArray, original: IntArray
-) -> ValueCounts:
+    table: Questions, variant: IntArray, usable: IntArray
+) -> tuple[ValueCounts, IntArray]:
     """The same from one sort of (question, value) keys, for wide or sparse variant numbers."""
     n = len(table.model)
+    is_original = (variant == 0) & (usable >= 0)
+    original = np.full(n, MISSING, dtype=np.int64)
+    original[table.record_question[is_original]] = usable[is_original]
+    paraphrase = (variant > 0) & (usable >= 0)
+    value = usable
     n_values = int(value.max()) + 1
     keys, counts = np.unique(
         table.record_question[paraphrase] * n_values + value[paraphrase], return_counts=True
@@ -496,7 +505,7 @@ def _value_counts_sorted(
         distinct=per_question(None).astype(np.int64),
         at_top=per_question(counts == top[owner]).astype(np.int64),
         original=original_count,
-    )
+    ), original
 
 
 @dataclass(frozen=True)
@@ -523,14 +532,11 @@ def value_table(
     if columns.value is None:
         return None
     n, value = len(table.model), columns.value.codes
-    valid = (columns.label != INVALID) & (value >= 0)
-    is_original = valid & (columns.variant == 0)
-    original = np.full(n, MISSING, dtype=np.int64)
-    original[table.record_question[is_original]] = value[is_original]
-    paraphrase = valid & (columns.variant > 0)
+    # the value of an invalid answer takes no part
+    usable = np.where(columns.label != INVALID, value, MISSING)
     dense = n * table.width <= 8 * len(value) + 1024 and table.width <= _MAX_GRID_WIDTH
-    count = (_value_counts_grid if dense else _value_counts_sorted)(
-        table, paraphrase, value, original
+    count, original = (_value_counts_grid if dense else _value_counts_sorted)(
+        table, columns.variant, usable
     )
     safe_k = np.maximum(count.k, 1)
     # entropy = −Σ (c/k) ln(c/k) = ln k − Σ c ln c / k
