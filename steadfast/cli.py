@@ -11,6 +11,7 @@ from pathlib import Path
 from types import FrameType
 
 from shared.settings import SERVICE_NAMES
+from steadfast.evaluate import add_commands as add_evaluation_commands
 from steadfast.supervisor import Supervisor, readiness, service_ports
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -135,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     openapi.add_argument("--out", default=str(REPO_ROOT / "openapi"))
     openapi.add_argument("--check", action="store_true", help="fail when documents drifted")
     openapi.set_defaults(handler=command_openapi)
+
+    add_evaluation_commands(commands)
     return parser
 
 

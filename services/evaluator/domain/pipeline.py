@@ -30,7 +30,7 @@ from shared.contracts.scoring import (
 )
 from shared.contracts.verify import Task
 
-DEFAULT_MAX_TOKENS: dict[str, int] = {"factual": 128, "math": 768, "choice": 8}
+DEFAULT_MAX_TOKENS: dict[str, int] = {"factual": 128, "math": 512, "choice": 8}
 
 
 class UpstreamError(Exception):

@@ -1,0 +1,351 @@
+"""``steadfast evaluate``, ``steadfast report`` and ``steadfast demo``: submit evaluations to the
+evaluator (starting the services when none is running), show progress, print summaries."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import sys
+import time
+import uuid
+import webbrowser
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TextIO
+
+from shared.clients.evaluator import EvaluatorClient
+from shared.contracts.evaluator import (
+    EvaluationCreate,
+    EvaluationReport,
+    EvaluationStatus,
+    MetricSettings,
+    StageProgress,
+)
+from shared.contracts.verify import VerifySettings, VerifyStages
+from shared.http_client import ServiceCallError, close_session
+from shared.settings import ServiceSettings, default_data_dir
+from steadfast.supervisor import Supervisor, readiness, service_ports
+
+SUMMARY_METRICS = (
+    "A_orig",
+    "A_expected",
+    "A_majority",
+    "A_any",
+    "A_strict",
+    "flip_rate",
+    "conflict_rate",
+)
+TERMINAL = ("succeeded", "failed", "cancelled")
+DEMO_DATASET = "demo"
+
+
+# ---- output ----------------------------------------------------------------------------------
+
+
+def bar(stage: StageProgress, width: int = 16) -> str:
+    finished = stage.done + stage.failed
+    share = finished / stage.total if stage.total else 0.0
+    filled = round(share * width)
+    failed = f" ({stage.failed} failed)" if stage.failed else ""
+    return f"[{'#' * filled}{'.' * (width - filled)}] {finished}/{stage.total}{failed}"
+
+
+def progress_line(status: EvaluationStatus) -> str:
+    progress = status.progress
+    return (
+        f"{status.status:<9} paraphrase {bar(progress.paraphrase, 10)}  "
+        f"answer {bar(progress.answer)}  grade {bar(progress.grade, 10)}"
+    )
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def summary_table(report: EvaluationReport) -> str:
+    header = ["model", *SUMMARY_METRICS, "agreement", "answered", "failed"]
+    rows = [header]
+    for summary in report.models:
+        cells = [summary.model]
+        for name in SUMMARY_METRICS:
+            metric = summary.metrics.get(name)
+            cells.append(f"{_percent(metric.value)} (n={metric.n})" if metric else "-")
+        cells += [_percent(summary.mean_agreement), str(summary.answered), str(summary.failed)]
+        rows.append(cells)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+        for row in rows
+    ]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def print_outcome(report: EvaluationReport, out: TextIO = sys.stdout) -> None:
+    print(f"\nevaluation {report.id}: {report.status}", file=out)
+    if report.message:
+        print(f"note: {report.message}", file=out)
+    print(summary_table(report), file=out)
+    if report.semantic_check:
+        print(f"paraphrases verified with: {report.semantic_check}", file=out)
+    gaps = [
+        (s.model, s.metrics.get("A_any"), s.metrics.get("A_strict"))
+        for s in report.models
+        if s.metrics.get("A_any") and s.metrics.get("A_strict")
+    ]
+    for model, any_, strict in gaps:
+        if any_ and strict and any_.value is not None and strict.value is not None:
+            gap = 100 * (any_.value - strict.value)
+            print(
+                f"{model}: right on at least one wording {_percent(any_.value)}, on every "
+                f"wording {_percent(strict.value)} — a gap of {gap:.1f} points",
+                file=out,
+            )
+    for error in report.errors[:10]:
+        where = f" {error.model} variant {error.variant}" if error.model else ""
+        print(f"  failed: {error.item_id}{where} ({error.stage}): {error.reason}", file=out)
+    if len(report.errors) > 10:
+        print(f"  ... and {len(report.errors) - 10} more failures", file=out)
+
+
+# ---- services --------------------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def evaluator_url(args: argparse.Namespace) -> AsyncIterator[str]:
+    """The URL of a running evaluator, or of services started for this command (and stopped
+    after it)."""
+    ports = service_ports(args.base_port)
+    url = args.url or ServiceSettings().service_url("evaluator")
+    if args.base_port is not None:
+        url = f"http://127.0.0.1:{ports['evaluator']}"
+    if not getattr(args, "start", False) and readiness(url, timeout_s=1.0)[0]:
+        yield url
+        return
+    log_dir = default_data_dir() / "logs"
+    print(f"starting the services (logs in {log_dir}) ...", flush=True)
+    supervisor = Supervisor(ports=ports, log_dir=log_dir)
+    try:
+        supervisor.start()
+        ready = await asyncio.to_thread(supervisor.wait_ready, args.start_timeout)
+        if not all(ready.values()):
+            failing = ", ".join(name for name, ok in ready.items() if not ok)
+            raise SystemExit(f"services not ready after {args.start_timeout:.0f} s: {failing}")
+        yield f"http://127.0.0.1:{ports['evaluator']}"
+    finally:
+        print("stopping the services ...", flush=True)
+        await asyncio.to_thread(supervisor.stop)
+
+
+async def follow(client: EvaluatorClient, evaluation_id: str, out: TextIO = sys.stdout) -> str:
+    """Show progress until the evaluation finishes; returns its final status."""
+    interactive = out.isatty()
+    last_line, last_print = "", 0.0
+    while True:
+        status = await client.evaluation(evaluation_id)
+        line = progress_line(status)
+        now = time.monotonic()
+        if interactive:
+            print(f"\r{line}", end="", file=out, flush=True)
+        elif line != last_line and (now - last_print > 5 or status.status in TERMINAL):
+            print(line, file=out, flush=True)
+            last_print = now
+        last_line = line
+        if status.status in TERMINAL:
+            if interactive:
+                print(file=out)
+            return status.status
+        await asyncio.sleep(0.5)
+
+
+# ---- commands --------------------------------------------------------------------------------
+
+
+def evaluation_request(args: argparse.Namespace, dataset_id: str) -> EvaluationCreate:
+    verify = VerifySettings(stages=VerifyStages(semantic=args.semantic))
+    return EvaluationCreate(
+        name=args.name,
+        dataset_id=dataset_id,
+        limit=args.limit,
+        models=args.model,
+        task=args.task,
+        k=args.k,
+        generator=args.generator,
+        grader=args.grader,
+        verify=verify,
+        max_tokens=args.max_tokens,
+        time_budget_s=args.time_budget,
+        metrics=MetricSettings(strict_threshold=args.strict_threshold),
+    )
+
+
+async def _dataset_id(client: EvaluatorClient, args: argparse.Namespace) -> str:
+    if args.dataset:
+        return str(args.dataset)
+    path = Path(args.file)
+    content = await asyncio.to_thread(path.read_bytes)
+    info = await client.upload_dataset(content, path.name, task=args.task, fmt=args.format)
+    print(f"uploaded {path} as dataset {info.id} ({info.item_count} items)")
+    return info.id
+
+
+async def _evaluate(args: argparse.Namespace) -> int:
+    async with evaluator_url(args) as url:
+        client = EvaluatorClient(url)
+        dataset_id = await _dataset_id(client, args)
+        accepted = await client.create_evaluation(
+            evaluation_request(args, dataset_id), idempotency_key=uuid.uuid4().hex
+        )
+        print(f"evaluation {accepted.id} submitted to {url}")
+        if not args.wait:
+            return 0
+        final = await follow(client, accepted.id)
+        print_outcome(await client.report(accepted.id))
+        if args.html:
+            await write_html(client, accepted.id, Path(args.html))
+        return 0 if final == "succeeded" else 1
+
+
+def save(path: Path, content: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    return path.resolve()
+
+
+async def write_html(client: EvaluatorClient, evaluation_id: str, path: Path) -> Path:
+    document = await client.rendered_report(evaluation_id, "html")
+    written = await asyncio.to_thread(save, path, document)
+    print(f"HTML report: {written}")
+    return written
+
+
+async def _report(args: argparse.Namespace) -> int:
+    url = args.url or ServiceSettings().service_url("evaluator")
+    if args.base_port is not None:
+        url = f"http://127.0.0.1:{service_ports(args.base_port)['evaluator']}"
+    client = EvaluatorClient(url)
+    print_outcome(await client.report(args.id))
+    if args.csv:
+        content = await client.rendered_report(args.id, "csv")
+        print(f"CSV report: {await asyncio.to_thread(save, Path(args.csv), content)}")
+    if args.html or args.open:
+        path = await write_html(client, args.id, Path(args.html or f"{args.id}.html"))
+        if args.open:
+            webbrowser.open(path.as_uri())
+    return 0
+
+
+async def _demo(args: argparse.Namespace) -> int:
+    args.start = True  # the demo always runs on services of its own, with the embedded defaults
+    args.model = args.model or ["local"]
+    async with evaluator_url(args) as url:
+        client = EvaluatorClient(url)
+        request = EvaluationCreate(
+            name="demo",
+            dataset_id=DEMO_DATASET,
+            limit=args.limit,
+            models=args.model,
+            k=args.k,
+            generator=args.generator,
+            time_budget_s=args.time_budget,
+            max_candidates=args.max_candidates,
+            max_tokens=args.max_tokens,
+            metrics=MetricSettings(bootstrap=200),
+        )
+        accepted = await client.create_evaluation(request)
+        print(
+            f"evaluating the bundled demo sample (factual and maths questions) on "
+            f"{', '.join(args.model)} with k={args.k} paraphrases each ..."
+        )
+        started = time.monotonic()
+        final = await follow(client, accepted.id)
+        report = await client.report(accepted.id)
+        path = Path(args.html) if args.html else default_data_dir() / "reports" / "demo.html"
+        await write_html(client, accepted.id, path)
+        print_outcome(report)
+        print(f"finished in {time.monotonic() - started:.0f} s")
+        return 0 if final == "succeeded" else 1
+
+
+def run(coroutine_function: object, args: argparse.Namespace) -> int:
+    async def main() -> int:
+        try:
+            return await coroutine_function(args)  # type: ignore[operator]
+        except ServiceCallError as error:
+            detail = error.problem.detail or error.problem.title
+            print(f"error: {error.service} answered {error.status}: {detail}", file=sys.stderr)
+            return 1
+        finally:
+            await close_session()
+
+    return asyncio.run(main())
+
+
+def command_evaluate(args: argparse.Namespace) -> int:
+    if not args.file and not args.dataset:
+        raise SystemExit("give a FILE or --dataset NAME")
+    return run(_evaluate, args)
+
+
+def command_report(args: argparse.Namespace) -> int:
+    return run(_report, args)
+
+
+def command_demo(args: argparse.Namespace) -> int:
+    return run(_demo, args)
+
+
+# ---- argument parsing ------------------------------------------------------------------------
+
+
+def _connection(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--url", default=None, help="evaluator URL (default: STEADFAST_EVALUATOR_URL)")
+    sub.add_argument("--base-port", type=int, default=None, help="first port of the services")
+    sub.add_argument("--start-timeout", type=float, default=180.0)
+
+
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    evaluate = commands.add_parser(
+        "evaluate", help="evaluate a dataset file or a stored dataset (starts the services if none)"
+    )
+    evaluate.add_argument("file", nargs="?", help="JSONL, CSV, MMLU CSV or SQuAD JSON file")
+    evaluate.add_argument("--dataset", help="a stored dataset id or a sample name (gsm8k, ...)")
+    evaluate.add_argument("--model", action="append", required=True, help="gateway route; repeat")
+    evaluate.add_argument("--k", type=int, default=5, help="paraphrases per question")
+    evaluate.add_argument("--task", choices=["factual", "math", "choice"], default="factual")
+    evaluate.add_argument("--format", choices=["jsonl", "csv", "mmlu", "squad"], default=None)
+    evaluate.add_argument("--limit", type=int, default=None, help="only the first N items")
+    evaluate.add_argument("--name", default=None)
+    evaluate.add_argument("--generator", default="local", help="route writing the paraphrases")
+    evaluate.add_argument("--grader", choices=["reference", "llm"], default="reference")
+    evaluate.add_argument("--semantic", choices=["embedding", "nli", "off"], default="embedding")
+    evaluate.add_argument("--max-tokens", type=int, default=None)
+    evaluate.add_argument("--time-budget", type=float, default=75.0, help="s per paraphrase set")
+    evaluate.add_argument("--strict-threshold", type=float, default=1.0)
+    evaluate.add_argument("--wait", action="store_true", help="follow progress, print the summary")
+    evaluate.add_argument("--html", default=None, help="with --wait: write the HTML report here")
+    _connection(evaluate)
+    evaluate.set_defaults(handler=command_evaluate)
+
+    report = commands.add_parser("report", help="print an evaluation's summary; write its report")
+    report.add_argument("id")
+    report.add_argument("--html", default=None, help="write the HTML report to this path")
+    report.add_argument("--csv", default=None, help="write the per-item CSV to this path")
+    report.add_argument("--open", action="store_true", help="open the HTML report in a browser")
+    _connection(report)
+    report.set_defaults(handler=command_report)
+
+    demo = commands.add_parser(
+        "demo", help="the main job: start the services, evaluate the bundled sample locally"
+    )
+    demo.add_argument("--model", action="append", default=None, help="route (default: local)")
+    demo.add_argument("--k", type=int, default=3)
+    demo.add_argument("--limit", type=int, default=None)
+    demo.add_argument("--generator", default="local")
+    demo.add_argument("--time-budget", type=float, default=40.0)
+    demo.add_argument("--max-candidates", type=int, default=12)
+    demo.add_argument("--max-tokens", type=int, default=None)
+    demo.add_argument("--html", default=None, help="where to write the HTML report")
+    _connection(demo)
+    demo.set_defaults(handler=command_demo)
