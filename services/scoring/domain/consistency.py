@@ -1,18 +1,13 @@
-"""Paraphrase-consistency metrics of METHOD.md §1.4, vectorised with numpy.
-
-Unit: one (question, model). o = label of the original (variant 0), p_c = share of the valid
-paraphrase labels equal to c. ``invalid`` answers are left out of p_c and k and counted; a question
-whose original is invalid (or missing) or that has no valid paraphrase is skipped and counted.
-"""
+"""Per-model paraphrase-consistency metrics of METHOD.md §1.4 with 95% bootstrap intervals
+over questions, plus the per-slot accuracy range, flips by paraphrase kind/tone, counts and the
+per-question rows. The per-question values come from :mod:`.questions` and :mod:`.values`."""
 
 from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
 from services.scoring.domain.bootstrap import ratio_intervals
 from services.scoring.domain.columns import (
@@ -22,14 +17,21 @@ from services.scoring.domain.columns import (
     VALID_LABELS,
     Coded,
     IntArray,
-    cell_index,
-    first_duplicate,
-    label_codes,
     segment_starts,
 )
+from services.scoring.domain.questions import (
+    EXCLUSIONS,
+    MISSING,
+    BoolArray,
+    ConsistencyColumns,
+    FloatArray,
+    Questions,
+    columns_from_records,
+    question_table,
+)
+from services.scoring.domain.values import ValueQuestions, value_matrices, value_table
 from shared.contracts.scoring import (
     ConsistencyOptions,
-    ConsistencyRecord,
     ConsistencyResponse,
     GroupFlips,
     ItemConsistency,
@@ -39,10 +41,16 @@ from shared.contracts.scoring import (
     ModelMetrics,
     SlotAccuracy,
 )
-from shared.problems import ProblemError
 
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
+__all__ = [
+    "METRIC_NAMES",
+    "VALUE_METRIC_NAMES",
+    "ConsistencyColumns",
+    "columns_from_records",
+    "consistency_metrics",
+    "metric_matrices",
+    "question_table",
+]
 
 #: METHOD §1.4 per-model metrics, in report order
 METRIC_NAMES = (
@@ -71,141 +79,7 @@ VALUE_METRIC_NAMES = (
     "value_conflict_rate",
     "value_distinct",
 )
-EXCLUSIONS = ("original_missing", "original_invalid", "no_valid_paraphrase", "tie")
-MISSING = -1
 _EPSILON = 1e-9
-
-
-@dataclass(frozen=True)
-class ConsistencyColumns:
-    """The records as columns; ``model``/``item``/``value``/``kind``/``tone`` are codes."""
-
-    model: Coded
-    item: Coded
-    variant: IntArray
-    label: NDArray[np.int8]
-    value: Coded | None = None
-    kind: Coded | None = None
-    tone: Coded | None = None
-
-    def __len__(self) -> int:
-        return len(self.variant)
-
-
-def columns_from_records(records: Sequence[ConsistencyRecord]) -> ConsistencyColumns:
-    return ConsistencyColumns(
-        model=Coded.of([record.model for record in records]),
-        item=Coded.of([record.item_id for record in records]),
-        variant=np.fromiter((r.variant for r in records), dtype=np.int64, count=len(records)),
-        label=label_codes(record.label for record in records),
-        value=Coded.optional([record.value for record in records]),
-        kind=Coded.optional([record.kind for record in records]),
-        tone=Coded.optional([record.tone for record in records]),
-    )
-
-
-@dataclass(frozen=True)
-class Questions:
-    """Per-question arrays (one row per (model, question), sorted by model then item id)."""
-
-    record_question: IntArray  # question row of each record
-    record_slot: IntArray  # question row * width + variant, of each record
-    width: int  # highest variant + 1
-    model: IntArray
-    item: IntArray
-    original: IntArray  # label code of the original, MISSING when absent
-    counts: IntArray  # (questions × 3) valid paraphrase labels by code
-    k: IntArray
-    invalid: IntArray  # invalid answers, original included
-    majority: IntArray
-    tie: BoolArray
-    p: FloatArray
-    iid_mismatch: FloatArray
-    mode_share: FloatArray
-    entropy: FloatArray
-    normalized_entropy: FloatArray
-    distinct: IntArray
-    exclusion: IntArray  # index into EXCLUSIONS, MISSING when the question counts
-
-
-def _normalized(entropy: FloatArray, k: IntArray) -> FloatArray:
-    """entropy / ln k, 0 when k ≤ 1 (METHOD §1.4: divided by ln k as the study did)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(k > 1, entropy / np.log(np.maximum(k, 2)), 0.0)
-
-
-def _check_unique_variants(question: IntArray, variant: IntArray, n_questions: int) -> IntArray:
-    """Each record's slot ``question * width + variant``; 422 naming a repeated one."""
-    width = int(variant.max()) + 1
-    slot = question * width + variant
-    if n_questions * width <= 8 * len(slot) + 1024:
-        repeated = bool(np.bincount(slot, minlength=n_questions * width).max() > 1)
-    else:
-        repeated = len(np.unique(slot)) < len(slot)
-    if repeated:
-        row = first_duplicate(slot)
-        raise ProblemError(
-            422,
-            "Duplicate record",
-            f"records[{row}] repeats the (item_id, model, variant) of an earlier record",
-            field=f"records[{row}]",
-        )
-    return slot
-
-
-def question_table(columns: ConsistencyColumns, drop_majority_ties: bool) -> Questions:
-    n_items = len(columns.item.names)
-    question, cells = cell_index(columns.model.codes, columns.item.codes, n_items)
-    n = len(cells)
-    slot = _check_unique_variants(question, columns.variant, n)
-    # one pass: per question, labels of the paraphrases (0..3) and of the original (4..7)
-    is_original = columns.variant == 0
-    tally = np.bincount(question * 8 + is_original * 4 + columns.label, minlength=n * 8)
-    tally = tally.reshape(n, 8)
-    correct, incorrect, declined = tally[:, 0], tally[:, 1], tally[:, 2]
-    counts = tally[:, :VALID_LABELS]
-    original = np.full(n, MISSING, dtype=np.int64)
-    for code in (INVALID, 2, 1, CORRECT):
-        original[tally[:, 4 + code] > 0] = code
-    k = correct + incorrect + declined
-    top = np.maximum(np.maximum(correct, incorrect), declined)
-    safe_k = np.maximum(k, 1)
-    shares = [correct / safe_k, incorrect / safe_k, declined / safe_k]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        entropy = 0.0 - sum(
-            np.where(share > 0, share * np.log(np.where(share > 0, share, 1.0)), 0.0)
-            for share in shares
-        )
-    n_top = (correct == top).astype(np.int64) + (incorrect == top) + (declined == top)
-    tie = (n_top > 1) & (k > 0)
-    # the first maximum in the order correct > incorrect > not_attempted
-    majority = np.where(correct == top, CORRECT, np.where(incorrect == top, 1, 2))
-    exclusion = np.full(n, MISSING, dtype=np.int64)
-    if drop_majority_ties:
-        exclusion[tie] = EXCLUSIONS.index("tie")
-    exclusion[k == 0] = EXCLUSIONS.index("no_valid_paraphrase")
-    exclusion[original == INVALID] = EXCLUSIONS.index("original_invalid")
-    exclusion[original == MISSING] = EXCLUSIONS.index("original_missing")
-    return Questions(
-        record_question=question,
-        record_slot=slot,
-        width=int(columns.variant.max()) + 1,
-        model=cells // n_items,
-        item=cells % n_items,
-        original=original,
-        counts=counts,
-        k=k,
-        invalid=tally[:, INVALID] + tally[:, 4 + INVALID],
-        majority=majority,
-        tie=tie,
-        p=np.column_stack(shares),
-        iid_mismatch=1.0 - (shares[0] ** 2 + shares[1] ** 2 + shares[2] ** 2),
-        mode_share=top / safe_k,
-        entropy=np.asarray(entropy, dtype=np.float64),
-        normalized_entropy=_normalized(np.asarray(entropy, dtype=np.float64), k),
-        distinct=(correct > 0).astype(np.int64) + (incorrect > 0) + (declined > 0),
-        exclusion=exclusion,
-    )
 
 
 def metric_matrices(table: Questions, strict_threshold: float) -> tuple[FloatArray, FloatArray]:
@@ -413,166 +287,6 @@ def _flips_by(
         }
         for m, model in enumerate(columns.model.names)
     }
-
-
-@dataclass(frozen=True)
-class ValueCounts:
-    """Per question, over its valid paraphrase values: how many (k), the largest count (top),
-    Σ count² , Σ count·ln count, how many distinct values, how many values reach ``top``, and the
-    count of the original's value."""
-
-    k: IntArray
-    top: IntArray
-    sum_squares: FloatArray
-    sum_count_log: FloatArray
-    distinct: IntArray
-    at_top: IntArray
-    original: IntArray
-
-
-#: widest paraphrase row counted cell by cell; wider (or sparse) variant numbers sort instead
-_MAX_GRID_WIDTH = 64
-
-
-_LOG = np.log(np.maximum(np.arange(_MAX_GRID_WIDTH + 1), 1))
-_INVERSE = 1.0 / np.maximum(np.arange(_MAX_GRID_WIDTH + 1), 1)
-
-
-def _value_counts_grid(
-    table: Questions, variant: IntArray, usable: IntArray
-) -> tuple[ValueCounts, IntArray]:
-    """Each question's values as one short row (the original first); every paraphrase cell
-    counts its equals."""
-    n, width = len(table.model), table.width
-    # value codes index the distinct values of one request: int32 holds them
-    flat = np.full(n * width, MISSING, dtype=np.int32)
-    flat[table.record_slot] = usable
-    grid = flat.reshape(n, width)
-    original = grid[:, 0].astype(np.int64)
-    rows = grid[:, 1:]
-    present = rows >= 0
-    equals = np.zeros(rows.shape, dtype=np.int8)
-    for column in range(width - 1):
-        equals += rows == rows[:, column : column + 1]
-    equals *= present
-    top = equals.max(axis=1).astype(np.int64) if width > 1 else np.zeros(n, dtype=np.int64)
-    # a value seen c times has c cells, each counting c: Σ_cells c = Σ_values c², etc.
-    counts = ValueCounts(
-        k=present.sum(axis=1),
-        top=top,
-        sum_squares=equals.sum(axis=1, dtype=np.float64),
-        sum_count_log=_LOG[equals].sum(axis=1),
-        distinct=np.rint((_INVERSE[equals] * present).sum(axis=1)).astype(np.int64),
-        at_top=np.rint((equals == top[:, None]).sum(axis=1) / np.maximum(top, 1)).astype(np.int64),
-        original=((rows == original[:, None]) & (original >= 0)[:, None]).sum(axis=1),
-    )
-    return counts, original
-
-
-def _value_counts_sorted(
-    table: Questions, variant: IntArray, usable: IntArray
-) -> tuple[ValueCounts, IntArray]:
-    """The same from one sort of (question, value) keys, for wide or sparse variant numbers."""
-    n = len(table.model)
-    is_original = (variant == 0) & (usable >= 0)
-    original = np.full(n, MISSING, dtype=np.int64)
-    original[table.record_question[is_original]] = usable[is_original]
-    paraphrase = (variant > 0) & (usable >= 0)
-    value = usable
-    n_values = int(value.max()) + 1
-    keys, counts = np.unique(
-        table.record_question[paraphrase] * n_values + value[paraphrase], return_counts=True
-    )
-    owner = keys // n_values
-    top = np.zeros(n, dtype=np.int64)
-    original_count = np.zeros(n, dtype=np.int64)
-    if len(keys):
-        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-        top[owner[starts]] = np.maximum.reduceat(counts, starts)
-        target = np.arange(n) * n_values + original
-        position = np.minimum(np.searchsorted(keys, target), len(keys) - 1)
-        hit = (original >= 0) & (keys[position] == target)
-        original_count[hit] = counts[position[hit]]
-
-    def per_question(weights: NDArray[np.generic] | None) -> FloatArray:
-        return np.bincount(owner, weights=weights, minlength=n).astype(np.float64)
-
-    return ValueCounts(
-        k=per_question(counts).astype(np.int64),
-        top=top,
-        sum_squares=per_question(counts**2),
-        sum_count_log=per_question(counts * np.log(counts)),
-        distinct=per_question(None).astype(np.int64),
-        at_top=per_question(counts == top[owner]).astype(np.int64),
-        original=original_count,
-    ), original
-
-
-@dataclass(frozen=True)
-class ValueQuestions:
-    """Per-question value-level arrays (same rows as :class:`Questions`)."""
-
-    original: IntArray  # value code of the original, MISSING when absent
-    k: IntArray
-    top: IntArray
-    match: BoolArray
-    tie: BoolArray
-    mode_share: FloatArray
-    iid_mismatch: FloatArray
-    normalized_entropy: FloatArray
-    distinct: IntArray
-    used: BoolArray
-
-
-def value_table(
-    columns: ConsistencyColumns, table: Questions, drop_majority_ties: bool
-) -> ValueQuestions | None:
-    """The same formulas on normalised answer values; a value tie goes to the original's value
-    when it is among the tied (so the original then matches)."""
-    if columns.value is None:
-        return None
-    n, value = len(table.model), columns.value.codes
-    # the value of an invalid answer takes no part
-    usable = np.where(columns.label != INVALID, value, MISSING)
-    dense = n * table.width <= 8 * len(value) + 1024 and table.width <= _MAX_GRID_WIDTH
-    count, original = (_value_counts_grid if dense else _value_counts_sorted)(
-        table, columns.variant, usable
-    )
-    safe_k = np.maximum(count.k, 1)
-    # entropy = −Σ (c/k) ln(c/k) = ln k − Σ c ln c / k
-    entropy = np.where(count.k > 0, np.log(safe_k) - count.sum_count_log / safe_k, 0.0)
-    tie = count.at_top > 1
-    label_skip = (table.exclusion != MISSING) & (table.exclusion != EXCLUSIONS.index("tie"))
-    used = ~label_skip & (original >= 0) & (count.k > 0)
-    if drop_majority_ties:
-        used &= ~tie
-    return ValueQuestions(
-        original=original,
-        k=count.k,
-        top=count.top,
-        match=(count.original == count.top) & (count.k > 0),
-        tie=tie,
-        mode_share=count.top / safe_k,
-        iid_mismatch=1.0 - count.sum_squares / safe_k**2,
-        normalized_entropy=_normalized(np.maximum(entropy, 0.0), count.k),
-        distinct=count.distinct,
-        used=used,
-    )
-
-
-def value_matrices(values: ValueQuestions) -> tuple[FloatArray, FloatArray]:
-    numerators = np.column_stack(
-        [
-            ~values.match,
-            values.iid_mismatch,
-            values.mode_share,
-            values.normalized_entropy,
-            values.mode_share < 1.0,
-            values.distinct,
-        ]
-    ).astype(np.float64)
-    denominators = np.repeat(values.used.astype(np.float64)[:, None], numerators.shape[1], axis=1)
-    return numerators * values.used[:, None], denominators
 
 
 def consistency_metrics(
