@@ -112,8 +112,15 @@ def print_outcome(report: EvaluationReport, out: TextIO = sys.stdout) -> None:
 # ---- services --------------------------------------------------------------------------------
 
 
+#: the demo runs on one 2-core machine: one paraphrase set at a time keeps the local model's
+#: slots for the candidates of that set instead of spreading them over several questions
+DEMO_ENVIRONMENT = {"STEADFAST_EVALUATOR_PARAPHRASE_LANES": "1"}
+
+
 @contextlib.asynccontextmanager
-async def evaluator_url(args: argparse.Namespace) -> AsyncIterator[str]:
+async def evaluator_url(
+    args: argparse.Namespace, env: dict[str, str] | None = None
+) -> AsyncIterator[str]:
     """The URL of a running evaluator, or of services started for this command (and stopped
     after it)."""
     ports = service_ports(args.base_port)
@@ -125,7 +132,7 @@ async def evaluator_url(args: argparse.Namespace) -> AsyncIterator[str]:
         return
     log_dir = default_data_dir() / "logs"
     print(f"starting the services (logs in {log_dir}) ...", flush=True)
-    supervisor = Supervisor(ports=ports, log_dir=log_dir)
+    supervisor = Supervisor(ports=ports, log_dir=log_dir, env=env)
     try:
         supervisor.start()
         ready = await asyncio.to_thread(supervisor.wait_ready, args.start_timeout)
@@ -239,7 +246,7 @@ async def _report(args: argparse.Namespace) -> int:
 async def _demo(args: argparse.Namespace) -> int:
     args.start = True  # the demo always runs on services of its own, with the embedded defaults
     args.model = args.model or ["local"]
-    async with evaluator_url(args) as url:
+    async with evaluator_url(args, DEMO_ENVIRONMENT) as url:
         client = EvaluatorClient(url)
         request = EvaluationCreate(
             name="demo",
@@ -250,6 +257,8 @@ async def _demo(args: argparse.Namespace) -> int:
             generator=args.generator,
             time_budget_s=args.time_budget,
             max_candidates=args.max_candidates,
+            plain_per_round=args.per_round - args.per_round // 3,
+            toned_per_round=args.per_round // 3,
             max_tokens=args.max_tokens,
             metrics=MetricSettings(bootstrap=200),
         )
@@ -279,7 +288,11 @@ def run(coroutine_function: object, args: argparse.Namespace) -> int:
         finally:
             await close_session()
 
-    return asyncio.run(main())
+    try:
+        return asyncio.run(main())
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
 
 
 def command_evaluate(args: argparse.Namespace) -> int:
@@ -344,7 +357,8 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     demo.add_argument("--limit", type=int, default=None)
     demo.add_argument("--generator", default="local")
     demo.add_argument("--time-budget", type=float, default=40.0)
-    demo.add_argument("--max-candidates", type=int, default=12)
+    demo.add_argument("--max-candidates", type=int, default=18)
+    demo.add_argument("--per-round", type=int, default=6, help="candidates per generation round")
     demo.add_argument("--max-tokens", type=int, default=None)
     demo.add_argument("--html", default=None, help="where to write the HTML report")
     _connection(demo)

@@ -134,6 +134,8 @@ def paraphrase_request(settings: EvaluationSettings, item: EvaluationItem) -> Pa
         verify=settings.verify,
         max_candidates=settings.max_candidates,
         time_budget_s=settings.time_budget_s,
+        plain_per_round=settings.plain_per_round,
+        toned_per_round=settings.toned_per_round,
     )
 
 

@@ -1,0 +1,139 @@
+"""Dataset parsing: field mapping, line-numbered errors, benchmark formats, built-in samples."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from services.evaluator.domain.datasets import (
+    SAMPLES,
+    DatasetInvalid,
+    FieldMapping,
+    guess_format,
+    lines_of,
+    parse_dataset,
+    sample_items,
+)
+
+DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
+
+
+async def chunked(data: bytes, size: int = 7) -> AsyncIterator[bytes]:
+    for start in range(0, len(data), size):
+        yield data[start : start + size]
+
+
+async def parse(data: str, fmt: str = "jsonl", task: str = "factual", **mapping: str) -> list:
+    return await parse_dataset(chunked(data.encode()), fmt, task, FieldMapping(**mapping))  # type: ignore[arg-type]
+
+
+async def test_lines_survive_any_chunking() -> None:
+    text = "first\nsecond line\n\nlast"
+    for size in (1, 3, 100):
+        lines = [line async for line in lines_of(chunked(text.encode(), size))]
+        assert lines == [(1, "first"), (2, "second line"), (3, ""), (4, "last")]
+
+
+async def test_jsonl_common_shapes_are_mapped() -> None:
+    rows = [
+        {"question": "Q1", "answers": ["a", "b"], "id": 7},
+        {"problem": "Q2", "answer": "x"},
+        {"Question": "Q3", "Best Answer": "best", "Correct Answers": "c1; c2"},
+    ]
+    items = await parse("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert [i.question for i in items] == ["Q1", "Q2", "Q3"]
+    assert items[0].id == "7" and items[0].answers == ["a", "b"]
+    assert items[1].answer == "x"
+    assert items[2].answers == ["c1", "c2"] and items[2].answer == "best"
+
+
+async def test_explicit_field_mapping() -> None:
+    items = await parse(
+        json.dumps({"prompt_text": "Q", "gold": "42"}), question="prompt_text", answer="gold"
+    )
+    assert items[0].question == "Q" and items[0].answer == "42"
+
+
+async def test_gsm8k_rationale_gives_the_final_number() -> None:
+    line = json.dumps({"question": "Q", "answer": "so 1,200 + 3 = 1,203\n#### 1,203"})
+    assert (await parse(line, task="math"))[0].answer == "1203"
+
+
+async def test_errors_name_line_and_field() -> None:
+    text = "\n".join(
+        [
+            json.dumps({"question": "ok"}),
+            "{broken",
+            json.dumps({"answer": "1"}),
+            "[1, 2]",
+            json.dumps({"question": "q", "correct_option": "AB", "options": ["x"]}),
+        ]
+    )
+    with pytest.raises(DatasetInvalid) as caught:
+        await parse(text)
+    fields = [(e.line, e.field) for e in caught.value.errors]
+    assert fields == [(2, "line"), (3, "question"), (4, "line"), (5, "options")]
+
+
+async def test_csv_with_quoted_multiline_field_reports_the_right_line() -> None:
+    text = 'question,answer\n"multi\nline question",1\n,2\n'
+    with pytest.raises(DatasetInvalid) as caught:
+        await parse(text, fmt="csv")
+    assert [(e.line, e.field) for e in caught.value.errors] == [(4, "question")]
+
+
+async def test_empty_upload_is_invalid() -> None:
+    with pytest.raises(DatasetInvalid):
+        await parse("\n\n")
+
+
+@pytest.mark.parametrize(
+    ("relative", "fmt", "task", "count"),
+    [
+        ("gsm8k/test.jsonl", "jsonl", "math", 1319),
+        ("simpleqa/simple_qa_test_set.csv", "csv", "factual", 4326),
+        ("truthfulqa/TruthfulQA.csv", "csv", "factual", 817),
+        ("math500/MATH_500_test.csv", "csv", "math", 500),
+        ("mmlu/test/anatomy_test.csv", "mmlu", "choice", 135),
+        ("squad_it/SQuAD_it-test.json", "squad", "factual", 7609),
+    ],
+)
+async def test_full_benchmark_files_import(relative: str, fmt: str, task: str, count: int) -> None:
+    path = DATA / relative
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    items = await parse_dataset(chunked(path.read_bytes(), 65536), fmt, task, FieldMapping())  # type: ignore[arg-type]
+    assert len(items) == count
+    first = items[0]
+    assert first.question
+    if fmt == "mmlu":
+        assert first.options and len(first.options) == 4 and first.correct_option in "ABCD"
+    elif fmt == "squad":
+        assert first.context and first.answers
+    elif task == "math":
+        assert first.answer
+    else:
+        assert first.answers or first.answer
+
+
+def test_samples_are_small_and_licensed() -> None:
+    licences = (
+        Path(__file__).resolve().parents[3] / "services/evaluator/samples/LICENSES.md"
+    ).read_text()
+    for name, sample in SAMPLES.items():
+        items = sample_items(name)
+        assert 0 < len(items) <= 200, name
+        assert sample.license
+        assert f"`{name}.jsonl`" in licences
+    demo_tasks = {item.task for item in sample_items("demo")}
+    assert demo_tasks == {"factual", "math"}
+
+
+def test_format_guess() -> None:
+    assert guess_format("x.csv", None) == "csv"
+    assert guess_format("x.json", None) == "squad"
+    assert guess_format("x.jsonl", None) == "jsonl"
+    assert guess_format(None, "text/csv") == "csv"
