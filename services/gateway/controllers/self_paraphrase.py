@@ -42,6 +42,7 @@ class SelfParaphraseController(Controller):
             temperature=data.temperature or 0.0,
             max_tokens=data.max_tokens,
             seed=data.seed,
+            cache=data.cache,
         )
         run = await proxy_service(state).run(data.strategy, _question(data), settings, data)
         return _response(run, data.model)

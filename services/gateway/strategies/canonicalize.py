@@ -16,16 +16,17 @@ REWRITE_TEMPERATURE = 0.7
 DEFAULT_SEED = 0
 
 
-async def rewrite(model: MeteredGateway, question: str, route: str, seed: int | None) -> str:
+async def rewrite(model: MeteredGateway, question: str, settings: AnswerSettings) -> str:
     request = GenerateRequest(
-        model=route,
+        model=settings.route,
         messages=[
             ChatMessage(role="system", content=prompts.CANONICALIZE_SYSTEM),
             ChatMessage(role="user", content=question),
         ],
         temperature=REWRITE_TEMPERATURE,
-        seed=DEFAULT_SEED if seed is None else seed,
+        seed=DEFAULT_SEED if settings.seed is None else settings.seed,
         sample_index=0,
+        cache=settings.cache,
     )
     return prompts.rewrite_line((await model.generate(request)).text)
 
@@ -35,7 +36,7 @@ async def canonicalize(
 ) -> StrategyResult:
     notes: list[str] = []
     try:
-        wording = await rewrite(model, question.text, settings.route, settings.seed)
+        wording = await rewrite(model, question.text, settings)
     except GenerationFailed as failure:
         wording = ""
         notes.append(f"the rewrite failed ({failure.outcome}: {failure.detail})")

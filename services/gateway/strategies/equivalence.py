@@ -19,7 +19,7 @@ class Merge:
 
 
 async def merge_equivalent(
-    model: MeteredGateway, judge: str, question: str, answers: dict[str, str]
+    model: MeteredGateway, judge: str, question: str, answers: dict[str, str], cache: bool = True
 ) -> Merge:
     """``answers`` maps each distinct key to a representative answer, in variant order; each key
     joins the first earlier group the judge calls equivalent."""
@@ -28,7 +28,7 @@ async def merge_equivalent(
     for key, answer in answers.items():
         merge.group_of[key] = key
         for leader in leaders:
-            if await _same(model, judge, question, answers[leader], answer, merge.notes):
+            if await _same(model, judge, question, (answers[leader], answer), cache, merge.notes):
                 merge.group_of[key] = leader
                 break
         else:
@@ -37,8 +37,14 @@ async def merge_equivalent(
 
 
 async def _same(
-    model: MeteredGateway, judge: str, question: str, first: str, second: str, notes: list[str]
+    model: MeteredGateway,
+    judge: str,
+    question: str,
+    pair: tuple[str, str],
+    cache: bool,
+    notes: list[str],
 ) -> bool:
+    first, second = pair
     request = GenerateRequest(
         model=judge,
         messages=[
@@ -51,6 +57,7 @@ async def _same(
             ),
         ],
         max_tokens=3,
+        cache=cache,
     )
     try:
         reply = await model.generate(request)

@@ -47,7 +47,9 @@ async def paraphrase_vote(
     notes = [*written.notes, *_failure_notes(replies)]
     if options.grouping == "judge":
         judge = options.judge_model or settings.route
-        ballots.keys = await _judge_keys(model, judge, question.text, ballots, notes)
+        ballots.keys = await _judge_keys(
+            model, judge, question.text, ballots, notes, settings.cache
+        )
     vote = tally(ballots.keys)
     chosen = _chosen_index(ballots, vote)
     if vote.winner is None:
@@ -148,13 +150,18 @@ def _failure_notes(replies: list[Reply]) -> list[str]:
 
 
 async def _judge_keys(
-    model: MeteredGateway, judge: str, question: str, ballots: Ballots, notes: list[str]
+    model: MeteredGateway,
+    judge: str,
+    question: str,
+    ballots: Ballots,
+    notes: list[str],
+    cache: bool,
 ) -> list[str | None]:
     representatives: dict[str, str] = {}
     for key, reading in zip(ballots.keys, ballots.readings, strict=True):
         if key is not None and reading is not None and reading.answer is not None:
             representatives.setdefault(key, reading.answer)
-    merge = await merge_equivalent(model, judge, question, representatives)
+    merge = await merge_equivalent(model, judge, question, representatives, cache)
     notes.extend(merge.notes)
     return [merge.group_of.get(key, key) if key is not None else None for key in ballots.keys]
 

@@ -9,6 +9,7 @@ from typing import Protocol
 from services.gateway.domain.errors import GenerationFailed
 from services.gateway.strategies import prompts
 from services.gateway.strategies.metering import MeteredGateway
+from services.gateway.strategies.question import AnswerSettings
 from shared.contracts.gateway import ChatMessage, GenerateRequest
 from shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
 from shared.contracts.verify import Task, VerifyOptions, VerifyStages
@@ -35,18 +36,19 @@ class ModelParaphraser:
     """The answering model writes the paraphrases (sampled at a fixed seed: reproducible)."""
 
     model: MeteredGateway
-    route: str
-    seed: int | None = None
+    settings: AnswerSettings
 
     async def paraphrase(self, question: str, k: int) -> Paraphrases:
+        seed = self.settings.seed
         request = GenerateRequest(
-            model=self.route,
+            model=self.settings.route,
             messages=[
                 ChatMessage(role="system", content=prompts.PARAPHRASE_SYSTEM.format(n=k)),
                 ChatMessage(role="user", content=prompts.PARAPHRASE_USER.format(question=question)),
             ],
             temperature=PARAPHRASE_TEMPERATURE,
-            seed=DEFAULT_SEED if self.seed is None else self.seed,
+            seed=DEFAULT_SEED if seed is None else seed,
+            cache=self.settings.cache,
         )
         try:
             reply = await self.model.generate(request)

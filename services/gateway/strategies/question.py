@@ -41,6 +41,7 @@ class AnswerSettings:
     max_tokens: int | None = None
     stop: list[str] | None = field(default=None)
     seed: int | None = None
+    cache: bool = True
 
     def request(
         self, messages: list[ChatMessage], temperature: float | None = None
@@ -52,4 +53,5 @@ class AnswerSettings:
             max_tokens=self.max_tokens,
             stop=self.stop,
             seed=self.seed,
+            cache=self.cache,
         )

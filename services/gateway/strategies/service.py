@@ -107,7 +107,7 @@ class SelfParaphraseService:
         self, meter: MeteredGateway, settings: AnswerSettings, options: StrategyOptions
     ) -> Paraphraser:
         if options.generator is None and options.verify is False:
-            return ModelParaphraser(meter, settings.route, settings.seed)
+            return ModelParaphraser(meter, settings)
         if self.perturb is None:
             raise ValueError("paraphrases by a generator or verified ones need the perturb service")
         return PerturbParaphraser(

@@ -305,3 +305,10 @@ def test_the_model_name_selects_strategy_and_route(
 def test_paraphrase_lines_are_cleaned_and_deduplicated() -> None:
     reply = 'Sure:\n1. "Alpha one?"\n- alpha one\n\n2) Beta two\n* How many legs do 3 spiders have?'
     assert prompts.paraphrase_lines(reply, QUESTION, 5) == ["Alpha one?", "Beta two"]
+
+
+@pytest.mark.parametrize("strategy", ["paraphrase-vote", "canonicalize", "single-prompt"])
+async def test_cache_off_reaches_every_model_call(strategy: StrategyName) -> None:
+    model = WordingModel(lambda _: "Paris")
+    await run(model, strategy, settings=AnswerSettings(route="fake", cache=False), k=2)
+    assert model.requests and not any(request.cache for request in model.requests)
