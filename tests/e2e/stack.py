@@ -144,10 +144,12 @@ def running_stack(
     *,
     latency_s: float = 0.0,
     concurrency: int = 16,
+    extra_routes: str = "",
 ) -> Iterator[Stack]:
     with FakeOpenAIServer(responder=TinyWorld(), latency_s=latency_s) as upstream:
         routes = tmp / "models.toml"
-        routes.write_text(ROUTES.format(url=upstream.url, concurrency=concurrency))
+        text = ROUTES + extra_routes
+        routes.write_text(text.format(url=upstream.url, concurrency=concurrency))
         ports = service_ports(base_port)
         env = stack_env(tmp, routes, database_url)
         supervisor = Supervisor(ports=ports, env=env, log_dir=tmp / "logs")

@@ -1,0 +1,147 @@
+"""End-to-end evaluation throughput through the five real services against a stand-in model.
+
+    python -m bench.pipeline [--items 200] [--k 10] [--latency-ms 50] [--concurrency 32]
+                             [--database-url postgresql://...]
+
+Every route of the gateway points at one stand-in OpenAI-compatible server that answers after
+``--latency-ms`` and has ``--concurrency`` slots per route. Three runs of 2 models × items × k:
+
+1. full pipeline: paraphrase generation (perturb), judge verification (verify), answers
+   (gateway), grading and metrics (scoring), persisted by the evaluator;
+2. answers only: the paraphrase sets of run 1 reused, two fresh models answer every variant;
+3. repeated run: run 1 again with identical settings — the gateway cache must answer it all.
+
+The ideal time of a run is the busiest route's upstream calls × latency / concurrency (routes
+have their own slots and run in parallel); efficiency = ideal / wall time (target ≥ 0.85). The
+repeated run must make zero upstream calls and be ≥ 20× faster than run 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.conftest import free_port_block
+from tests.e2e.stack import job, running_stack, wait_finished
+
+ROUTE_OF = {
+    "steady-model": "steady",
+    "shaky-model": "shaky",
+    "writer-model": "writer",
+    "steady2-model": "steady2",
+    "shaky2-model": "shaky2",
+}
+EXTRA_ROUTES = """
+[models.steady2]
+backend = "openai"
+model = "steady-model"
+base_url = "{url}"
+max_concurrency = {concurrency}
+
+[models.shaky2]
+backend = "openai"
+model = "shaky-model"
+base_url = "{url}"
+max_concurrency = {concurrency}
+"""
+
+
+@dataclass
+class Run:
+    name: str
+    seconds: float
+    calls: Counter[str]
+    status: str
+
+    def ideal(self, latency_s: float, concurrency: int) -> float:
+        busiest = max(self.calls.values(), default=0)
+        return busiest * latency_s / concurrency
+
+
+def run_once(
+    url: str, body: dict[str, Any], stack: Any, name: str, routes_calls: Counter[str]
+) -> tuple[Run, str]:
+    before = len(stack.upstream.calls)
+    started = time.monotonic()
+    response = httpx.post(f"{url}/v1/evaluations", json=body, timeout=60)
+    response.raise_for_status()
+    status = wait_finished(url, response.json()["id"], timeout_s=3600)
+    seconds = time.monotonic() - started
+    calls: Counter[str] = Counter()
+    for call in stack.upstream.calls[before:]:
+        calls[call["model"]] += 1
+    routes_calls.update(calls)
+    return Run(name, seconds, calls, status["status"]), str(response.json()["id"])
+
+
+def table(runs: list[Run], latency_s: float, concurrency: int) -> str:
+    header = f"{'run':<34}{'status':<11}{'upstream calls':>15}{'busiest route':>15}"
+    header += f"{'wall s':>9}{'ideal s':>9}{'efficiency':>12}"
+    lines = [header, "-" * len(header)]
+    for run in runs:
+        ideal = run.ideal(latency_s, concurrency)
+        efficiency = f"{ideal / run.seconds:.2f}" if ideal else "-"
+        lines.append(
+            f"{run.name:<34}{run.status:<11}{sum(run.calls.values()):>15}"
+            f"{max(run.calls.values(), default=0):>15}{run.seconds:>9.2f}{ideal:>9.2f}"
+            f"{efficiency:>12}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.pipeline", description=__doc__)
+    parser.add_argument("--items", type=int, default=200)
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--database-url", default=None, help="default: SQLite files")
+    args = parser.parse_args(argv)
+    latency = args.latency_ms / 1000
+    with tempfile.TemporaryDirectory() as directory:
+        tmp = Path(directory)
+        with running_stack(
+            tmp,
+            free_port_block(5),
+            args.database_url,
+            latency_s=latency,
+            concurrency=args.concurrency,
+            extra_routes=EXTRA_ROUTES,
+        ) as stack:
+            url = stack.evaluator
+            total: Counter[str] = Counter()
+            body = job(args.items, args.k)
+            full, first_id = run_once(url, body, stack, "1 full pipeline", total)
+            reuse = job(
+                args.items, args.k, models=["steady2", "shaky2"], reuse_paraphrases_from=first_id
+            )
+            answers, _ = run_once(url, reuse, stack, "2 answers only (sets reused)", total)
+            repeated, _ = run_once(url, body, stack, "3 repeated run 1 (cached)", total)
+    runs = [full, answers, repeated]
+    print(
+        f"\n2 models × {args.items} items × k={args.k}; stand-in latency {args.latency_ms:g} ms, "
+        f"{args.concurrency} slots per route\n"
+    )
+    print(table(runs, latency, args.concurrency))
+    speedup = full.seconds / repeated.seconds if repeated.seconds else float("inf")
+    print(
+        f"\nrepeated run: {sum(repeated.calls.values())} upstream calls, "
+        f"{speedup:.1f}× faster than run 1 (targets: 0 calls, ≥ 20×)"
+    )
+    for run in runs[:2]:
+        efficiency = run.ideal(latency, args.concurrency) / run.seconds
+        verdict = "meets" if efficiency >= 0.85 else "misses"
+        print(f"{run.name}: efficiency {efficiency:.2f} {verdict} the 0.85 target")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
