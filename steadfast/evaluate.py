@@ -170,7 +170,9 @@ async def follow(client: EvaluatorClient, evaluation_id: str, out: TextIO = sys.
 
 
 def evaluation_request(args: argparse.Namespace, dataset_id: str) -> EvaluationCreate:
-    verify = VerifySettings(stages=VerifyStages(semantic=args.semantic))
+    verify = VerifySettings(
+        stages=VerifyStages(lexical=not args.no_lexical, semantic=args.semantic)
+    )
     return EvaluationCreate(
         name=args.name,
         dataset_id=dataset_id,
@@ -333,6 +335,9 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     evaluate.add_argument("--generator", default="local", help="route writing the paraphrases")
     evaluate.add_argument("--grader", choices=["reference", "llm"], default="reference")
     evaluate.add_argument("--semantic", choices=["embedding", "nli", "off"], default="embedding")
+    evaluate.add_argument(
+        "--no-lexical", action="store_true", help="skip the lexical-overlap filter"
+    )
     evaluate.add_argument("--max-tokens", type=int, default=None)
     evaluate.add_argument("--time-budget", type=float, default=75.0, help="s per paraphrase set")
     evaluate.add_argument("--strict-threshold", type=float, default=1.0)

@@ -125,7 +125,7 @@ class ItemModelResult(Contract, kw_only=True):
     answered: int = 0
     failed: int = 0
     #: per-question metrics of METHOD §1.4 (when gold answers were given)
-    metrics: dict[str, float | int | bool | str | None] | None = None
+    metrics: dict[str, Any] | None = None
 
 
 class ItemError(Contract, kw_only=True):

@@ -1,0 +1,68 @@
+"""``steadfast evaluate`` and ``steadfast report`` against the five real services."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.e2e.stack import items, running_stack
+
+
+def steadfast(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "steadfast.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_evaluate_file_then_report(tmp_path: Path, port_block: int) -> None:
+    dataset = tmp_path / "questions.jsonl"
+    dataset.write_text("\n".join(json.dumps(item) for item in items(6)) + "\n")
+    with running_stack(tmp_path, port_block) as stack:
+        env = {**stack.env, "PATH": "/usr/bin:/bin"}
+        ports = ["--base-port", str(port_block)]
+        done = steadfast(
+            "evaluate",
+            str(dataset),
+            "--model",
+            "steady",
+            "--model",
+            "shaky",
+            "--k",
+            "2",
+            "--generator",
+            "writer",
+            "--no-lexical",
+            "--semantic",
+            "off",
+            "--wait",
+            "--html",
+            str(tmp_path / "report.html"),
+            *ports,
+            env=env,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        out = done.stdout
+        assert "uploaded" in out and "6 items" in out
+        assert "succeeded" in out and "A_strict" in out
+        # shaky: items 0-4 right only on the original, item 5 right only on paraphrases
+        shaky = next(line for line in out.splitlines() if line.startswith("shaky"))
+        assert "83.3% (n=6)" in shaky  # A_orig: items 0-4 of 6
+        assert (tmp_path / "report.html").read_text().lstrip().lower().startswith("<!doctype html")
+        evaluation_id = out.split("evaluation ", 1)[1].split()[0]
+
+        report = steadfast(
+            "report", evaluation_id, "--csv", str(tmp_path / "r.csv"), *ports, env=env
+        )
+        assert report.returncode == 0, report.stderr
+        assert evaluation_id in report.stdout and "steady" in report.stdout
+        assert "item-5" in (tmp_path / "r.csv").read_text()
+
+        missing = steadfast("report", "nope", *ports, env=env)
+        assert missing.returncode == 1 and "404" in missing.stderr
