@@ -53,6 +53,8 @@ def cell_index(first: IntArray, second: IntArray, n_second: int) -> tuple[IntArr
     if n_cells <= 8 * len(cells) + 1024:
         present = np.zeros(n_cells, dtype=bool)
         present[cells] = True
+        if present.all():  # every pair occurs: the cells are the ids already
+            return cells, np.arange(n_cells)
         dense = np.cumsum(present) - 1
         return dense[cells], np.flatnonzero(present)
     unique, inverse = np.unique(cells, return_inverse=True)

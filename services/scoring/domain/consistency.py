@@ -110,17 +110,18 @@ def metric_matrices(table: Questions, strict_threshold: float) -> tuple[FloatArr
         any_correct & orig_wrong,
     ]
     # the denominator of a mean is every question that counts, of a conditional rate a subset
-    subsets = {"flip_rate": orig_correct, "recovery_rate": orig_wrong}
-    subsets["conflict_rate_given_orig_correct"] = orig_correct
-    subsets["conflict_rate_given_orig_not_correct"] = orig_wrong
-    subsets["A_any_given_orig_not_correct"] = orig_wrong
+    counted_correct, counted_wrong = used & orig_correct, used & orig_wrong
+    subsets = {"flip_rate": counted_correct, "recovery_rate": counted_wrong}
+    subsets["conflict_rate_given_orig_correct"] = counted_correct
+    subsets["conflict_rate_given_orig_not_correct"] = counted_wrong
+    subsets["A_any_given_orig_not_correct"] = counted_wrong
     # column-major: each metric's column is written and summed contiguously
     num = np.empty((len(used), len(METRIC_NAMES)), order="F")
     den = np.empty((len(used), len(METRIC_NAMES)), order="F")
     for index, (name, values) in enumerate(zip(METRIC_NAMES, numerators, strict=True)):
-        counted = used & subsets[name] if name in subsets else used
-        den[:, index] = counted
-        num[:, index] = np.where(counted, values, 0.0)
+        den[:, index] = subsets.get(name, used)
+        num[:, index] = values
+    num *= den
     return num, den
 
 

@@ -91,39 +91,57 @@ def normalize_entropy(entropy: FloatArray, k: IntArray) -> FloatArray:
         return np.where(k > 1, entropy / np.log(np.maximum(k, 2)), 0.0)
 
 
-def _check_unique_variants(question: IntArray, variant: IntArray, n_questions: int) -> IntArray:
-    """Each record's slot ``question * width + variant``; 422 naming a repeated one."""
-    width = int(variant.max()) + 1
-    slot = question * width + variant
-    if n_questions * width <= 8 * len(slot) + 1024:
-        repeated = bool(np.bincount(slot, minlength=n_questions * width).max() > 1)
-    else:
-        repeated = len(np.unique(slot)) < len(slot)
-    if repeated:
-        row = first_duplicate(slot)
-        raise ProblemError(
-            422,
-            "Duplicate record",
-            f"records[{row}] repeats the (item_id, model, variant) of an earlier record",
-            field=f"records[{row}]",
-        )
-    return slot
+_ABSENT = 4  # label code of an empty cell of the label grid
+
+
+def _duplicate(slot: IntArray) -> ProblemError:
+    row = first_duplicate(slot)
+    return ProblemError(
+        422,
+        "Duplicate record",
+        f"records[{row}] repeats the (item_id, model, variant) of an earlier record",
+        field=f"records[{row}]",
+    )
+
+
+def _label_tally(
+    question: IntArray, columns: ConsistencyColumns, n: int
+) -> tuple[IntArray, IntArray, IntArray]:
+    """Each record's slot ``question * width + variant`` (422 on a repeated one), and per
+    question the counts of the paraphrase labels (correct, incorrect, not_attempted, invalid)
+    and the original's label (MISSING when absent)."""
+    width = int(columns.variant.max()) + 1
+    slot = question * width + columns.variant
+    if n * width <= 8 * len(slot) + 1024:
+        # dense variant numbers: one small int8 grid, one row per question, the original first
+        grid = np.full(n * width, _ABSENT, dtype=np.int8)
+        grid[slot] = columns.label
+        if np.count_nonzero(grid != _ABSENT) != len(slot):
+            raise _duplicate(slot)
+        rows = grid.reshape(n, width)
+        keys = rows[:, 1:] + (np.arange(n) * 5)[:, None]
+        paraphrases = np.bincount(keys.ravel(), minlength=n * 5).reshape(n, 5)[:, :4]
+        original = rows[:, 0].astype(np.int64)
+        original[original == _ABSENT] = MISSING
+        return slot, paraphrases, original
+    if len(np.unique(slot)) < len(slot):
+        raise _duplicate(slot)
+    is_original = columns.variant == 0
+    tally = np.bincount(question * 8 + is_original * 4 + columns.label, minlength=n * 8)
+    tally = tally.reshape(n, 8)
+    original = np.full(n, MISSING, dtype=np.int64)
+    for code in (INVALID, 2, 1, CORRECT):
+        original[tally[:, 4 + code] > 0] = code
+    return slot, tally[:, :4], original
 
 
 def question_table(columns: ConsistencyColumns, drop_majority_ties: bool) -> Questions:
     n_items = len(columns.item.names)
     question, cells = cell_index(columns.model.codes, columns.item.codes, n_items)
     n = len(cells)
-    slot = _check_unique_variants(question, columns.variant, n)
-    # one pass: per question, labels of the paraphrases (0..3) and of the original (4..7)
-    is_original = columns.variant == 0
-    tally = np.bincount(question * 8 + is_original * 4 + columns.label, minlength=n * 8)
-    tally = tally.reshape(n, 8)
+    slot, tally, original = _label_tally(question, columns, n)
     correct, incorrect, declined = tally[:, 0], tally[:, 1], tally[:, 2]
     counts = tally[:, :VALID_LABELS]
-    original = np.full(n, MISSING, dtype=np.int64)
-    for code in (INVALID, 2, 1, CORRECT):
-        original[tally[:, 4 + code] > 0] = code
     k = correct + incorrect + declined
     top = np.maximum(np.maximum(correct, incorrect), declined)
     safe_k = np.maximum(k, 1)
@@ -152,7 +170,7 @@ def question_table(columns: ConsistencyColumns, drop_majority_ties: bool) -> Que
         original=original,
         counts=counts,
         k=k,
-        invalid=tally[:, INVALID] + tally[:, 4 + INVALID],
+        invalid=tally[:, INVALID] + (original == INVALID),
         majority=majority,
         tie=tie,
         p=np.column_stack(shares),
