@@ -1,0 +1,235 @@
+"""Writes deploy/grafana/steadfast-dashboard.json: `python deploy/grafana/build_dashboard.py`.
+
+Kept as code so every panel has the same shape; tests/unit/test_deploy.py checks that every
+metric a panel queries is one the services export.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+RATE = "[$__rate_interval]"
+
+PANELS: list[tuple[str, str, list[tuple[str, str]]]] = [
+    # (title, unit, [(legend, PromQL)])
+    (
+        "HTTP requests/s by service",
+        "reqps",
+        [
+            ("{{app_name}}", f"sum by (app_name) (rate(steadfast_http_requests_total{RATE}))"),
+        ],
+    ),
+    (
+        "HTTP p95 latency by service",
+        "s",
+        [
+            (
+                "{{app_name}}",
+                "histogram_quantile(0.95, sum by (le, app_name) "
+                f"(rate(steadfast_http_request_duration_seconds_bucket{RATE})))",
+            ),
+        ],
+    ),
+    (
+        "HTTP 5xx/s by service",
+        "reqps",
+        [
+            (
+                "{{app_name}}",
+                "sum by (app_name) "
+                f'(rate(steadfast_http_requests_total{{status_code=~"5.."}}{RATE}))',
+            ),
+        ],
+    ),
+    (
+        "Model calls/s by route and outcome",
+        "reqps",
+        [
+            (
+                "{{route}} {{outcome}}",
+                f"sum by (route, outcome) (rate(steadfast_model_requests_total{RATE}))",
+            ),
+        ],
+    ),
+    (
+        "Model call p50 / p95 by route",
+        "s",
+        [
+            (
+                "p50 {{route}}",
+                "histogram_quantile(0.5, sum by (le, route) "
+                f"(rate(steadfast_model_request_duration_seconds_bucket{RATE})))",
+            ),
+            (
+                "p95 {{route}}",
+                "histogram_quantile(0.95, sum by (le, route) "
+                f"(rate(steadfast_model_request_duration_seconds_bucket{RATE})))",
+            ),
+        ],
+    ),
+    (
+        "Gateway overhead p99",
+        "s",
+        [
+            (
+                "p99",
+                "histogram_quantile(0.99, sum by (le) "
+                f"(rate(steadfast_gateway_overhead_seconds_bucket{RATE})))",
+            ),
+        ],
+    ),
+    (
+        "Response cache hit ratio",
+        "percentunit",
+        [
+            (
+                "hit ratio",
+                f'sum(rate(steadfast_model_cache_requests_total{{result="hit"}}{RATE})) / '
+                f"sum(rate(steadfast_model_cache_requests_total{RATE}))",
+            ),
+        ],
+    ),
+    (
+        "Model retries/s by reason",
+        "reqps",
+        [
+            (
+                "{{route}} {{reason}}",
+                f"sum by (route, reason) (rate(steadfast_model_retries_total{RATE}))",
+            ),
+        ],
+    ),
+    (
+        "Tokens/s by route",
+        "short",
+        [
+            (
+                "{{route}} {{direction}}",
+                f"sum by (route, direction) (rate(steadfast_model_tokens_total{RATE}))",
+            ),
+        ],
+    ),
+    (
+        "Model calls in flight",
+        "short",
+        [
+            ("{{route}}", "sum by (route) (steadfast_model_inflight_requests)"),
+        ],
+    ),
+    (
+        "Proxy requests/s by strategy",
+        "reqps",
+        [
+            (
+                "{{strategy}} {{outcome}}",
+                f"sum by (strategy, outcome) (rate(steadfast_proxy_requests_total{RATE}))",
+            ),
+        ],
+    ),
+    (
+        "Proxy answer agreement (median) and upstream calls per request",
+        "short",
+        [
+            (
+                "agreement p50",
+                "histogram_quantile(0.5, sum by (le) "
+                f"(rate(steadfast_proxy_agreement_ratio_bucket{RATE})))",
+            ),
+            (
+                "upstream calls / request",
+                f"sum(rate(steadfast_proxy_upstream_calls_per_request_sum{RATE})) / "
+                f"sum(rate(steadfast_proxy_upstream_calls_per_request_count{RATE}))",
+            ),
+        ],
+    ),
+    (
+        "Paraphrase sets/min (complete or not)",
+        "short",
+        [
+            (
+                "complete={{complete}}",
+                f"60 * sum by (complete) (rate(steadfast_paraphrase_sets_total{RATE}))",
+            ),
+        ],
+    ),
+    (
+        "Paraphrase candidates/s by outcome",
+        "short",
+        [
+            (
+                "{{outcome}}",
+                f"sum by (outcome) (rate(steadfast_paraphrase_candidates_total{RATE}))",
+            ),
+            (
+                "verify: {{decision}}",
+                f"sum by (decision) (rate(steadfast_verify_candidates_total{RATE}))",
+            ),
+        ],
+    ),
+    (
+        "Evaluation answers/s by outcome",
+        "short",
+        [
+            ("{{outcome}}", f"sum by (outcome) (rate(steadfast_evaluation_answers_total{RATE}))"),
+        ],
+    ),
+    (
+        "Evaluations finished by status (last hour)",
+        "short",
+        [
+            ("{{status}}", "sum by (status) (increase(steadfast_evaluations_finished_total[1h]))"),
+        ],
+    ),
+    (
+        "Answers graded/s by label",
+        "short",
+        [
+            (
+                "{{task}} {{label}}",
+                f"sum by (task, label) (rate(steadfast_scoring_answers_graded_total{RATE}))",
+            ),
+        ],
+    ),
+    (
+        "Running builds",
+        "short",
+        [
+            ("{{service}} {{version}}", "sum by (service, version) (steadfast_build_info)"),
+        ],
+    ),
+]
+
+
+def panel(index: int, title: str, unit: str, targets: list[tuple[str, str]]) -> dict[str, Any]:
+    return {
+        "id": index + 1,
+        "type": "timeseries",
+        "title": title,
+        "datasource": {"type": "prometheus", "uid": "prometheus"},
+        "gridPos": {"h": 8, "w": 12, "x": 12 * (index % 2), "y": 8 * (index // 2)},
+        "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
+        "targets": [
+            {"refId": chr(ord("A") + position), "expr": expr, "legendFormat": legend}
+            for position, (legend, expr) in enumerate(targets)
+        ],
+    }
+
+
+def dashboard() -> dict[str, Any]:
+    return {
+        "uid": "steadfast",
+        "title": "Steadfast",
+        "tags": ["steadfast"],
+        "schemaVersion": 39,
+        "time": {"from": "now-6h", "to": "now"},
+        "refresh": "30s",
+        "panels": [panel(i, *spec) for i, spec in enumerate(PANELS)],
+    }
+
+
+if __name__ == "__main__":
+    path = Path(__file__).with_name("steadfast-dashboard.json")
+    path.write_text(json.dumps(dashboard(), indent=2) + "\n")
+    print(f"wrote {path}")

@@ -1,0 +1,79 @@
+"""The deploy/ files stay true to the code: dashboards and alerts query metrics that exist."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import runpy
+from pathlib import Path
+
+import pytest
+import yaml
+from litestar.testing import TestClient
+from prometheus_client import REGISTRY, generate_latest
+
+from shared.settings import SERVICE_NAMES
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+METRIC_NAME = re.compile(r"\bsteadfast_[a-z_]+")
+HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
+
+
+def exported_metric_names() -> set[str]:
+    """Every metric family the five services register, after one request through each app."""
+    for service in SERVICE_NAMES:
+        app = importlib.import_module(f"services.{service}.app").create_app()
+        with TestClient(app) as client:
+            client.get("/healthz")
+    text = generate_latest(REGISTRY).decode()
+    return set(re.findall(r"^# TYPE (\S+) ", text, flags=re.MULTILINE))
+
+
+def queried_metric_names(expressions: list[str]) -> set[str]:
+    names = set()
+    for expression in expressions:
+        for name in METRIC_NAME.findall(expression):
+            for suffix in HISTOGRAM_SUFFIXES:
+                if name.endswith(suffix):
+                    name = name.removesuffix(suffix)
+            names.add(name)
+    return names
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("STEADFAST_DATA_DIR", str(tmp_path_factory.mktemp("data")))
+        return exported_metric_names()
+
+
+def test_dashboard_is_generated_from_its_builder() -> None:
+    builder = runpy.run_path(str(DEPLOY / "grafana" / "build_dashboard.py"))
+    committed = json.loads((DEPLOY / "grafana" / "steadfast-dashboard.json").read_text())
+    assert committed == builder["dashboard"](), "run python deploy/grafana/build_dashboard.py"
+
+
+def test_dashboard_queries_only_exported_metrics(exported: set[str]) -> None:
+    dashboard = json.loads((DEPLOY / "grafana" / "steadfast-dashboard.json").read_text())
+    expressions = [target["expr"] for panel in dashboard["panels"] for target in panel["targets"]]
+    queried = queried_metric_names(expressions)
+    assert len(queried) >= 15
+    assert queried - exported == set()
+
+
+def test_alert_rules_query_only_exported_metrics(exported: set[str]) -> None:
+    rules = yaml.safe_load((DEPLOY / "prometheus" / "alerts.yml").read_text())
+    expressions = [rule["expr"] for group in rules["groups"] for rule in group["rules"]]
+    assert queried_metric_names(expressions) - exported == set()
+
+
+@pytest.mark.parametrize("service", SERVICE_NAMES)
+def test_kubernetes_deployment_probes_health_endpoints(service: str) -> None:
+    documents = list(yaml.safe_load_all((DEPLOY / "k8s" / f"{service}.yaml").read_text()))
+    kinds = {document["kind"]: document for document in documents}
+    assert set(kinds) == {"Deployment", "Service", "HorizontalPodAutoscaler"}
+    container = kinds["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["args"] == [service]
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
