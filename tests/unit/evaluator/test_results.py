@@ -1,0 +1,122 @@
+"""Majority answer and agreement, gold answers, item assembly, answer prompts."""
+
+from __future__ import annotations
+
+from services.evaluator.domain.pipeline import (
+    RetryPolicy,
+    UpstreamError,
+    answer_request,
+    gold_of,
+    grade_requests,
+    models_of,
+)
+from services.evaluator.domain.results import AnswerRecord, assemble_item, majority_of
+from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
+from shared.contracts.scoring import Gold
+
+
+def answer(
+    variant: int, text: str | None, value: str | None, status: str = "graded"
+) -> AnswerRecord:
+    return AnswerRecord(0, "m", variant, f"v{variant}", status, text=text, value=value)
+
+
+def test_majority_and_agreement() -> None:
+    answers = [answer(0, "Paris.", "paris"), answer(1, "paris", "paris"), answer(2, "Lyon", "lyon")]
+    majority = majority_of(answers)
+    assert majority.value == "paris" and majority.text == "Paris."
+    assert majority.agreement == 2 / 3
+
+
+def test_tie_goes_to_the_original_else_first_seen() -> None:
+    tied = [answer(0, "b", "b"), answer(1, "a", "a"), answer(2, "b", "b"), answer(3, "a", "a")]
+    assert majority_of(tied).value == "b"
+    original_alone = [answer(0, "c", "c"), answer(1, "a", "a"), answer(2, "b", "b")]
+    assert majority_of(original_alone).value == "c"
+    without_original = [answer(1, "a", "a"), answer(2, "b", "b")]
+    assert majority_of(without_original).value == "a"
+
+
+def test_unparseable_and_failed_answers() -> None:
+    answers = [
+        answer(0, "no idea what", None),
+        answer(1, "42", "42"),
+        answer(2, None, None, status="failed"),
+    ]
+    majority = majority_of(answers)
+    assert majority.value == "42"
+    assert majority.agreement == 1 / 2  # of the two answered variants
+    assert majority_of([answer(0, None, None, status="failed")]).agreement is None
+
+
+def test_gold_by_task() -> None:
+    item = EvaluationItem(question="q", answer="7", answers=["seven"])
+    assert gold_of("factual", item) == Gold(answers=["seven", "7"])
+    assert gold_of("math", item) == Gold(answers=["seven"], answer="7")
+    assert gold_of("factual", EvaluationItem(question="q")) is None
+    choice = EvaluationItem(question="q", options=["a", "b"], correct_option="B", task="choice")
+    assert gold_of("factual", choice) == Gold(correct_option="B")
+
+
+def test_models_and_mixed_task_grading() -> None:
+    settings = EvaluationSettings(model="a", models=["b", "a"])
+    assert models_of(settings) == ["b", "a"]
+    assert models_of(EvaluationSettings(model="a", models=["b"])) == ["a", "b"]
+    fact = EvaluationItem(question="q1", answers=["x"])
+    maths = EvaluationItem(question="q2", answer="3", task="math")
+    graded = [
+        (fact, Gold(answers=["x"]), "x"),
+        (maths, Gold(answer="3"), "3"),
+        (fact, Gold(answers=["x"]), "y"),
+    ]
+    requests = grade_requests(EvaluationSettings(model="m"), graded)
+    assert [(indices, request.task) for indices, request in requests] == [
+        ([0, 2], "factual"),
+        ([1], "math"),
+    ]
+
+
+def test_answer_prompts_follow_the_method() -> None:
+    settings = EvaluationSettings(model="m", system_prompt="Be brief.")
+    maths = EvaluationItem(question="1+1?", task="math")
+    request = answer_request(settings, maths, "m", "What is one plus one?")
+    assert request.temperature == 0 and request.messages[0].role == "system"
+    assert "\\boxed{}" in request.messages[1].content
+    assert request.messages[1].content.endswith("What is one plus one?")
+    choice = EvaluationItem(question="Pick", options=["red", "blue"], correct_option="A")
+    text = (
+        answer_request(EvaluationSettings(model="m", task="choice"), choice, "m", "Pick")
+        .messages[0]
+        .content
+    )
+    assert "A. red\nB. blue" in text
+    factual = answer_request(EvaluationSettings(model="m"), EvaluationItem(question="q"), "m", "q")
+    assert "I don't know" in factual.messages[0].content
+
+
+def test_item_assembly_reports_failures_and_status() -> None:
+    item = EvaluationItem(id="x", question="q", answers=["a"])
+    answers = [
+        AnswerRecord(0, "m", 0, "q", "graded", text="a", label="correct", value="a"),
+        AnswerRecord(0, "m", 1, "q1", "failed", error="gateway: timeout (after 3 attempts)"),
+    ]
+    result = assemble_item(
+        item_key="x",
+        item=item,
+        models=["m"],
+        paraphrase_set=None,
+        answers=answers,
+        paraphrase_error="paraphrase set incomplete: 1 of 3 accepted",
+    )
+    assert result.status == "partial"
+    assert [e.stage for e in result.errors] == ["paraphrase", "answer"]
+    assert result.models[0].original_label == "correct" and result.models[0].failed == 1
+    assert result.gold == ["a"]
+
+
+def test_retry_policy() -> None:
+    policy = RetryPolicy(max_attempts=3, base_delay_s=0.5)
+    assert [policy.delay(n) for n in (1, 2, 3)] == [0.5, 1.0, 2.0]
+    assert not policy.exhausted(2, UpstreamError("x"))
+    assert policy.exhausted(3, UpstreamError("x"))
+    assert policy.exhausted(1, UpstreamError("bad request", retryable=False))
