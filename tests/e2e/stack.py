@@ -43,6 +43,13 @@ max_concurrency = {concurrency}
 max_retries = 1
 retry_base_s = 0.01
 
+[models.broken]
+backend = "openai"
+model = "broken-model"
+base_url = "http://127.0.0.1:9/v1"
+max_retries = 0
+timeout_s = 2
+
 [models.writer]
 backend = "openai"
 model = "writer-model"

@@ -196,3 +196,22 @@ def answers_stored(url: str) -> int:
         if line.startswith('steadfast_evaluation_answers_total{outcome="answered"'):
             return int(float(line.rsplit(" ", 1)[1]))
     return 0
+
+
+def test_a_failing_model_is_recorded_per_item_and_the_job_finishes(
+    tmp_path: Path, port_block: int
+) -> None:
+    with running_stack(tmp_path, port_block) as stack:
+        body = job(3, 2, models=["steady", "broken"])
+        job_id = submit(stack.evaluator, body)
+        status = wait_finished(stack.evaluator, job_id)
+        assert status["status"] == "succeeded"
+        assert status["error_count"] == 3 * 3
+        assert status["message"] == "finished with 9 recorded failures"
+        assert status["progress"]["answer"]["failed"] == 9
+        report = report_of(stack.evaluator, job_id)
+        errors = report["errors"]
+        assert {(e["model"], e["stage"]) for e in errors} == {("broken", "answer")}
+        assert all("gateway" in e["reason"] and "attempts" in e["reason"] for e in errors)
+        assert metrics_of(report)["steady"]["A_orig"] == 1.0
+        assert report["items"][0]["status"] == "partial"
