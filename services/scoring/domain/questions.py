@@ -66,7 +66,6 @@ class Questions:
     """Per-question arrays (one row per (model, question), sorted by model then item id)."""
 
     record_question: IntArray  # question row of each record
-    record_slot: IntArray  # question row * width + variant, of each record
     width: int  # highest variant + 1
     model: IntArray
     item: IntArray
@@ -106,24 +105,23 @@ def _duplicate(slot: IntArray) -> ProblemError:
 
 def _label_tally(
     question: IntArray, columns: ConsistencyColumns, n: int
-) -> tuple[IntArray, IntArray, IntArray]:
-    """Each record's slot ``question * width + variant`` (422 on a repeated one), and per
-    question the counts of the paraphrase labels (correct, incorrect, not_attempted, invalid)
-    and the original's label (MISSING when absent)."""
+) -> tuple[IntArray, IntArray]:
+    """Per question, the counts of the paraphrase labels (correct, incorrect, not_attempted,
+    invalid) and the original's label (MISSING when absent); 422 on a repeated variant."""
     width = int(columns.variant.max()) + 1
-    slot = question * width + columns.variant
-    if n * width <= 8 * len(slot) + 1024:
-        # dense variant numbers: one small int8 grid, one row per question, the original first
-        grid = np.full(n * width, _ABSENT, dtype=np.int8)
-        grid[slot] = columns.label
-        if np.count_nonzero(grid != _ABSENT) != len(slot):
+    if n * width <= 8 * len(question) + 1024:
+        # dense variant numbers: one int8 (variant × question) grid, the originals first
+        slot = columns.variant * n + question
+        flat = np.full(n * width, _ABSENT, dtype=np.int8)
+        flat[slot] = columns.label
+        if np.count_nonzero(flat != _ABSENT) != len(slot):
             raise _duplicate(slot)
-        rows = grid.reshape(n, width)
-        keys = rows[:, 1:] + (np.arange(n) * 5)[:, None]
-        paraphrases = np.bincount(keys.ravel(), minlength=n * 5).reshape(n, 5)[:, :4]
-        original = rows[:, 0].astype(np.int64)
+        grid = flat.reshape(width, n)
+        paraphrases = np.column_stack([(grid[1:] == code).sum(axis=0) for code in range(4)])
+        original = grid[0].astype(np.int64)
         original[original == _ABSENT] = MISSING
-        return slot, paraphrases, original
+        return paraphrases, original
+    slot = question * width + columns.variant
     if len(np.unique(slot)) < len(slot):
         raise _duplicate(slot)
     is_original = columns.variant == 0
@@ -132,14 +130,14 @@ def _label_tally(
     original = np.full(n, MISSING, dtype=np.int64)
     for code in (INVALID, 2, 1, CORRECT):
         original[tally[:, 4 + code] > 0] = code
-    return slot, tally[:, :4], original
+    return tally[:, :4], original
 
 
 def question_table(columns: ConsistencyColumns, drop_majority_ties: bool) -> Questions:
     n_items = len(columns.item.names)
     question, cells = cell_index(columns.model.codes, columns.item.codes, n_items)
     n = len(cells)
-    slot, tally, original = _label_tally(question, columns, n)
+    tally, original = _label_tally(question, columns, n)
     correct, incorrect, declined = tally[:, 0], tally[:, 1], tally[:, 2]
     counts = tally[:, :VALID_LABELS]
     k = correct + incorrect + declined
@@ -163,7 +161,6 @@ def question_table(columns: ConsistencyColumns, drop_majority_ties: bool) -> Que
     exclusion[original == MISSING] = EXCLUSIONS.index("original_missing")
     return Questions(
         record_question=question,
-        record_slot=slot,
         width=int(columns.variant.max()) + 1,
         model=cells // n_items,
         item=cells % n_items,

@@ -40,36 +40,38 @@ _MAX_GRID_WIDTH = 64
 
 
 _LOG = np.log(np.maximum(np.arange(_MAX_GRID_WIDTH + 1), 1))
-_INVERSE = 1.0 / np.maximum(np.arange(_MAX_GRID_WIDTH + 1), 1)
+#: 1 / count for a present cell, 0 for an empty one (count 0)
+_INVERSE_PRESENT = np.r_[0.0, 1.0 / np.arange(1, _MAX_GRID_WIDTH + 1)]
 
 
 def _value_counts_grid(
     table: Questions, variant: IntArray, usable: IntArray
 ) -> tuple[ValueCounts, IntArray]:
-    """Each question's values as one short row (the original first); every paraphrase cell
-    counts its equals."""
+    """The values in a (variant × question) grid, the originals in its first row; every
+    paraphrase cell counts its equals. Variant-major, so each step is one contiguous pass over
+    all questions."""
     n, width = len(table.model), table.width
     # value codes index the distinct values of one request: int32 holds them
     flat = np.full(n * width, MISSING, dtype=np.int32)
-    flat[table.record_slot] = usable
-    grid = flat.reshape(n, width)
-    original = grid[:, 0].astype(np.int64)
-    rows = grid[:, 1:]
+    flat[variant * n + table.record_question] = usable
+    grid = flat.reshape(width, n)
+    original = grid[0].astype(np.int64)
+    rows = grid[1:]
     present = rows >= 0
     equals = np.zeros(rows.shape, dtype=np.int8)
-    for column in range(width - 1):
-        equals += rows == rows[:, column : column + 1]
+    for row in rows:
+        equals += rows == row
     equals *= present
-    top = equals.max(axis=1).astype(np.int64) if width > 1 else np.zeros(n, dtype=np.int64)
+    top = equals.max(axis=0).astype(np.int64) if width > 1 else np.zeros(n, dtype=np.int64)
     # a value seen c times has c cells, each counting c: Σ_cells c = Σ_values c², etc.
     counts = ValueCounts(
-        k=present.sum(axis=1),
+        k=present.sum(axis=0),
         top=top,
-        sum_squares=equals.sum(axis=1, dtype=np.float64),
-        sum_count_log=_LOG[equals].sum(axis=1),
-        distinct=np.rint((_INVERSE[equals] * present).sum(axis=1)).astype(np.int64),
-        at_top=np.rint((equals == top[:, None]).sum(axis=1) / np.maximum(top, 1)).astype(np.int64),
-        original=((rows == original[:, None]) & (original >= 0)[:, None]).sum(axis=1),
+        sum_squares=equals.sum(axis=0, dtype=np.float64),
+        sum_count_log=_LOG[equals].sum(axis=0),
+        distinct=np.rint(_INVERSE_PRESENT[equals].sum(axis=0)).astype(np.int64),
+        at_top=np.rint((equals == top).sum(axis=0) / np.maximum(top, 1)).astype(np.int64),
+        original=((rows == original) & (original >= 0)).sum(axis=0),
     )
     return counts, original
 
