@@ -54,6 +54,14 @@ max_concurrency = {concurrency}
 """
 
 
+#: an operator's settings for a remote model API (the defaults suit one local model)
+TUNING = {
+    "STEADFAST_EVALUATOR_PARAPHRASE_LANES": "8",
+    "STEADFAST_EVALUATOR_ANSWER_LANES": "8",
+    "STEADFAST_EVALUATOR_ANSWER_BATCH": "16",
+}
+
+
 @dataclass
 class Run:
     name: str
@@ -131,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.concurrency} slots per route\n"
     )
     print(table(runs, latency, args.concurrency))
+    print("evaluator settings: " + ", ".join(f"{k}={v}" for k, v in TUNING.items()))
     speedup = full.seconds / repeated.seconds if repeated.seconds else float("inf")
     print(
         f"\nrepeated run: {sum(repeated.calls.values())} upstream calls, "

@@ -15,7 +15,7 @@ class EvaluatorSettings(ServiceSettings, kw_only=True):
     #: concurrent paraphrase requests per job and process
     paraphrase_lanes: int = 4
     #: concurrent answer batches per job and process, and variants per batch
-    answer_lanes: int = 4
+    answer_lanes: int = 8
     answer_batch: int = 16
     #: jobs one process works on at the same time
     max_jobs: int = 2

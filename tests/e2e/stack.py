@@ -152,13 +152,14 @@ def running_stack(
     latency_s: float = 0.0,
     concurrency: int = 16,
     extra_routes: str = "",
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[Stack]:
     with FakeOpenAIServer(responder=TinyWorld(), latency_s=latency_s) as upstream:
         routes = tmp / "models.toml"
         text = ROUTES + extra_routes
         routes.write_text(text.format(url=upstream.url, concurrency=concurrency))
         ports = service_ports(base_port)
-        env = stack_env(tmp, routes, database_url)
+        env = {**stack_env(tmp, routes, database_url), **(extra_env or {})}
         supervisor = Supervisor(ports=ports, env=env, log_dir=tmp / "logs")
         with supervisor:
             ready = supervisor.wait_ready(120)

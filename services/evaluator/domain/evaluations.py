@@ -14,7 +14,12 @@ from services.evaluator.adapters.repository import (
     EvaluationStore,
     IdempotencyConflict,
 )
-from services.evaluator.domain.pipeline import ParaphraseSet, models_of
+from services.evaluator.domain.pipeline import (
+    ParaphraseSet,
+    models_of,
+    paraphrase_request,
+    paraphrase_set_id,
+)
 from services.evaluator.domain.report import StoredResults, item_results
 from shared.contracts.evaluator import (
     EvaluationCreate,
@@ -70,7 +75,8 @@ class Evaluations:
         settings = settings_of(data)
         models = require_models(settings)
         items = await self._items(data)
-        reuse = await self._reusable_sets(data.reuse_paraphrases_from)
+        reuse = await self._stored_sets(settings, items)
+        reuse.update(await self._reusable_sets(data.reuse_paraphrases_from))
         try:
             return await self.store.create(
                 settings=settings,
@@ -109,6 +115,15 @@ class Evaluations:
             )
         data.dataset_id = dataset.id
         return await self.datasets.items(dataset.id, limit=data.limit)
+
+    async def _stored_sets(
+        self, settings: EvaluationSettings, items: list[EvaluationItem]
+    ) -> dict[str, ParaphraseSet]:
+        """Complete sets generated earlier with exactly these settings (same seed): a re-run
+        would get the same set from the gateway's cache, so it is taken from the database."""
+        ids = {paraphrase_set_id(paraphrase_request(settings, item)) for item in items}
+        stored = await self.store.paraphrase_sets(ids)
+        return {s.question: s for s in stored.values() if s.complete}
 
     async def _reusable_sets(self, evaluation_id: str | None) -> dict[str, ParaphraseSet]:
         if evaluation_id is None:
