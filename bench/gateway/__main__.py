@@ -17,13 +17,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,7 @@ LITELLM_VENV = Path(
     os.environ.get("STEADFAST_LITELLM_VENV", Path.home() / ".cache/steadfast/litellm-venv")
 )
 QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
+LITELLM_KEY = f"sk-{secrets.token_hex(32)}"
 
 
 @dataclass
@@ -45,10 +47,16 @@ class Cell:
     errors: int
     seconds: float
     latencies: list[float]
+    #: CPU seconds the measured server process (tree) used during the cell
+    server_cpu_s: float = 0.0
 
     @property
     def rps(self) -> float:
         return self.requests / self.seconds
+
+    @property
+    def cpu_ms_per_request(self) -> float:
+        return self.server_cpu_s / max(1, self.requests) * 1000
 
     def percentile(self, q: float) -> float:
         ordered = sorted(self.latencies)
@@ -83,15 +91,36 @@ def wait_http(
     raise RuntimeError(f"{url} did not come up within {timeout_s} s")
 
 
+def process_tree_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` and its live descendants (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, tuple[int, float]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            stats[int(entry.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
+    family, total, frontier = {pid}, 0.0, [pid]
+    while frontier:
+        parent = frontier.pop()
+        total += stats.get(parent, (0, 0.0))[1]
+        children = [child for child, (ppid, _) in stats.items() if ppid == parent]
+        family.update(children)
+        frontier.extend(children)
+    return total
+
+
 @contextmanager
-def process(command: list[str], health_url: str, core: int, **kwargs: object) -> Iterator[None]:
+def process(command: list[str], health_url: str, core: int, **kwargs: object) -> Iterator[int]:
     log_path = Path(tempfile.gettempdir()) / f"bench-gateway-{Path(command[0]).name}-{core}.log"
     with log_path.open("ab") as log:
         child = subprocess.Popen(command, stdout=log, stderr=log, cwd=REPO, **kwargs)  # type: ignore[call-overload]
     try:
         pin(child.pid, core)
         wait_http(health_url, process=child)
-        yield
+        yield child.pid
     finally:
         child.terminate()
         try:
@@ -100,12 +129,12 @@ def process(command: list[str], health_url: str, core: int, **kwargs: object) ->
             child.kill()
 
 
-def stand_in(port: int) -> Iterator[None]:
+def stand_in(port: int) -> AbstractContextManager[int]:
     command = [sys.executable, "-m", "tests.fakes.openai_server", "--port", str(port)]
     return process(command, f"http://127.0.0.1:{port}/v1/models", LOAD_CORE)
 
 
-def gateway(port: int, upstream: str, data_dir: Path) -> Iterator[None]:
+def gateway(port: int, upstream: str, data_dir: Path) -> AbstractContextManager[int]:
     routes = data_dir / "models.toml"
     routes.write_text(
         f'[models.bench]\nbackend = "openai"\nmodel = "fake-model"\nbase_url = "{upstream}"\n'
@@ -137,7 +166,7 @@ def ensure_litellm() -> Path | None:
     return binary if binary.exists() else None
 
 
-def litellm(binary: Path, port: int, upstream: str, work: Path) -> Iterator[None]:
+def litellm(binary: Path, port: int, upstream: str, work: Path) -> AbstractContextManager[int]:
     config = work / "litellm.yaml"
     config.write_text(
         "model_list:\n"
@@ -151,14 +180,28 @@ def litellm(binary: Path, port: int, upstream: str, work: Path) -> Iterator[None
         "  telemetry: false\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    env.update({"LITELLM_LOG": "ERROR", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-                "NO_DOCS": "True", "DISABLE_SCHEMA_UPDATE": "True"})  # fmt: skip
+    env.update(
+        {
+            "LITELLM_MASTER_KEY": LITELLM_KEY,
+            "LITELLM_LOG": "ERROR",
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "NO_DOCS": "True",
+            "DISABLE_SCHEMA_UPDATE": "True",
+        }
+    )
     command = [str(binary), "--config", str(config), "--host", "127.0.0.1",
                "--port", str(port), "--num_workers", "1"]  # fmt: skip
     return process(command, f"http://127.0.0.1:{port}/health/liveliness", PROXY_CORE, env=env)
 
 
-async def load(url: str, body: dict[str, object], concurrency: int, seconds: float) -> Cell:
+async def load(
+    url: str,
+    body: dict[str, object],
+    concurrency: int,
+    seconds: float,
+    headers: dict[str, str] | None = None,
+    server_pid: int | None = None,
+) -> Cell:
     """``concurrency`` closed-loop clients for ``seconds`` (after a short warm-up)."""
     connector = aiohttp.TCPConnector(limit=concurrency)
     latencies: list[float] = []
@@ -169,7 +212,7 @@ async def load(url: str, body: dict[str, object], concurrency: int, seconds: flo
             nonlocal errors
             while time.perf_counter() < until:
                 began = time.perf_counter()
-                async with session.post(url, json=body) as response:
+                async with session.post(url, json=body, headers=headers) as response:
                     await response.read()
                     ok = response.status == 200
                 if record:
@@ -178,18 +221,26 @@ async def load(url: str, body: dict[str, object], concurrency: int, seconds: flo
 
         warm = time.perf_counter() + min(1.0, seconds / 3)
         await asyncio.gather(*(client(warm, False) for _ in range(concurrency)))
+        cpu_before = process_tree_cpu_s(server_pid) if server_pid else 0.0
         started = time.perf_counter()
         await asyncio.gather(*(client(started + seconds, True) for _ in range(concurrency)))
         elapsed = time.perf_counter() - started
-    return Cell("", concurrency, len(latencies), errors, elapsed, latencies)
+        cpu = process_tree_cpu_s(server_pid) - cpu_before if server_pid else 0.0
+    return Cell("", concurrency, len(latencies), errors, elapsed, latencies, cpu)
 
 
 def measure(
-    target: str, url: str, body: dict[str, object], levels: list[int], seconds: float
+    target: str,
+    url: str,
+    body: dict[str, object],
+    levels: list[int],
+    seconds: float,
+    headers: dict[str, str] | None = None,
+    server_pid: int | None = None,
 ) -> list[Cell]:
     cells = []
     for concurrency in levels:
-        cell = asyncio.run(load(url, body, concurrency, seconds))
+        cell = asyncio.run(load(url, body, concurrency, seconds, headers, server_pid))
         cell.target = target
         cells.append(cell)
         print(f"  {target:<8} c={concurrency:<3} {cell.rps:8.0f} req/s", flush=True)
@@ -199,11 +250,12 @@ def measure(
 def print_http_table(cells: list[Cell]) -> None:
     print()
     print(f"{'target':<9}{'conc':>5}{'requests':>10}{'errors':>8}{'req/s':>10}"
-          f"{'p50 ms':>9}{'p99 ms':>9}")  # fmt: skip
+          f"{'p50 ms':>9}{'p99 ms':>9}{'server CPU ms/req':>19}")  # fmt: skip
     for cell in cells:
         p50, p99 = cell.percentile(0.5), cell.percentile(0.99)
+        cpu = cell.cpu_ms_per_request
         print(f"{cell.target:<9}{cell.concurrency:>5}{cell.requests:>10}{cell.errors:>8}"
-              f"{cell.rps:>10.0f}{p50:>9.2f}{p99:>9.2f}")  # fmt: skip
+              f"{cell.rps:>10.0f}{p50:>9.2f}{p99:>9.2f}{cpu:>19.3f}")  # fmt: skip
     by = {(c.target, c.concurrency): c for c in cells}
     print()
     print(f"{'vs direct':<18}{'conc':>5}{'added p50 ms':>14}{'added p99 ms':>14}{'RPS ratio':>11}")
@@ -218,8 +270,9 @@ def print_http_table(cells: list[Cell]) -> None:
     for concurrency in sorted({c.concurrency for c in cells}):
         ours, theirs = by.get(("gateway", concurrency)), by.get(("litellm", concurrency))
         if ours and theirs:
-            print(f"gateway / litellm throughput at c={concurrency}: "
-                  f"{ours.rps / theirs.rps:.1f}x")  # fmt: skip
+            cpu_ratio = theirs.cpu_ms_per_request / max(ours.cpu_ms_per_request, 1e-9)
+            print(f"gateway vs litellm at c={concurrency}: {ours.rps / theirs.rps:.1f}x the "
+                  f"requests/s, {cpu_ratio:.1f}x less server CPU per request")  # fmt: skip
 
 
 async def local_tokens_per_second(route_name: str, concurrency: int, max_tokens: int) -> float:
@@ -287,26 +340,28 @@ def main() -> None:
         work = Path(work_dir)
         upstream_port = free_port()
         upstream = f"http://127.0.0.1:{upstream_port}/v1"
-        with stand_in(upstream_port):
+        with stand_in(upstream_port) as upstream_pid:
             print("direct (stand-in)", flush=True)
-            cells += measure(
-                "direct", f"{upstream}/chat/completions", chat, args.concurrency, args.seconds
-            )
+            cells += measure("direct", f"{upstream}/chat/completions", chat, args.concurrency,
+                             args.seconds, server_pid=upstream_pid)  # fmt: skip
             port = free_port()
-            with gateway(port, upstream, work):
+            with gateway(port, upstream, work) as gateway_pid:
                 print("gateway (cache off)", flush=True)
                 body = {"model": "bench", "messages": QUESTION, "cache": False}
-                cells += measure("gateway", f"http://127.0.0.1:{port}/v1/generate", body,
-                                 args.concurrency, args.seconds)  # fmt: skip
+                url = f"http://127.0.0.1:{port}/v1/generate"
+                cells += measure("gateway", url, body, args.concurrency, args.seconds,
+                                 server_pid=gateway_pid)  # fmt: skip
             binary = None if args.skip_litellm else ensure_litellm()
             if binary is not None:
                 port = free_port()
                 try:
-                    with litellm(binary, port, upstream, work):
+                    with litellm(binary, port, upstream, work) as litellm_pid:
                         print("litellm proxy", flush=True)
                         body = {"model": "bench", "messages": QUESTION}
+                        auth = {"Authorization": f"Bearer {LITELLM_KEY}"}
                         cells += measure("litellm", f"http://127.0.0.1:{port}/chat/completions",
-                                         body, args.concurrency, args.seconds)  # fmt: skip
+                                         body, args.concurrency, args.seconds, auth,
+                                         litellm_pid)  # fmt: skip
                 except RuntimeError as exc:
                     print(f"LiteLLM did not run: {exc}")
             elif not args.skip_litellm:

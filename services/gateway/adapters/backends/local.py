@@ -67,6 +67,7 @@ class LocalBackend:
         params.n_parallel = self.route.n_parallel
         params.cpuparams.n_threads = self.route.threads
         params.cpuparams_batch.n_threads = self.route.threads
+        params.verbosity = 1  # errors only: llama.cpp logs every slot and token timing to stderr
         # llama.cpp opens an unauthenticated HTTP listener: loopback only
         params.hostnames = [LOOPBACK]
         server = xllamacpp.Server(params)
