@@ -43,6 +43,13 @@ def finish_reason(value: object) -> FinishReason:
         return "stop"
     if text in ("length", "max_tokens"):
         return "length"
-    if text in ("content_filter", "safety", "blocklist", "prohibited_content", "spii"):
+    if text in (
+        "content_filter",
+        "safety",
+        "blocklist",
+        "prohibited_content",
+        "spii",
+        "recitation",
+    ):
         return "content_filter"
     return "unknown"

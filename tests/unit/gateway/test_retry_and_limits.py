@@ -67,3 +67,26 @@ async def test_requests_per_minute_spaces_requests() -> None:
         async with limiter.slot(timeout_s=5):
             pass
     assert time.perf_counter() - started >= 0.18
+
+
+def test_retry_after_forms() -> None:
+    from email.utils import formatdate
+
+    from services.gateway.adapters.backends.http_errors import error_for_status, retry_after_s
+
+    assert retry_after_s({"Retry-After": "3"}) == 3.0
+    assert retry_after_s({"retry-after-ms": "250", "Retry-After": "9"}) == 0.25
+    in_a_minute = retry_after_s({"Retry-After": formatdate(time.time() + 60, usegmt=True)})
+    assert in_a_minute is not None and 55 <= in_a_minute <= 61
+    assert retry_after_s({"Retry-After": "soon"}) is None
+    assert retry_after_s({}) is None
+    limited = error_for_status(429, "slow down", {"Retry-After": "2"})
+    assert (limited.outcome, limited.retry_after_s, limited.retryable) == (
+        "rate_limited",
+        2.0,
+        True,
+    )
+    assert error_for_status(503, "", {}).retryable
+    assert not error_for_status(400, "bad", {}).retryable
+    assert error_for_status(400, '{"code": "content_policy_violation"}', {}).outcome == "refused"
+    assert error_for_status(401, "no key", {}).outcome == "unavailable"
