@@ -30,6 +30,8 @@ class Backend(Protocol):
 
     name: str
     supports_logprobs: bool
+    #: False where a timed-out attempt keeps running (local inference): a retry would pile up
+    retry_timeouts: bool
 
     async def complete(self, request: GenerateRequest, timeout_s: float) -> Completion: ...
 

@@ -37,15 +37,19 @@ class BackendError(Exception):
         *,
         status: int | None = None,
         retry_after_s: float | None = None,
+        retryable: bool | None = None,
     ) -> None:
         super().__init__(f"{outcome}: {detail}")
         self.outcome: Outcome = outcome
         self.detail = detail
         self.status = status
         self.retry_after_s = retry_after_s
+        self._retryable = retryable
 
     @property
     def retryable(self) -> bool:
+        if self._retryable is not None:
+            return self._retryable
         if self.outcome in RETRYABLE_OUTCOMES:
             return True
         return self.outcome == "upstream_error" and (self.status is None or self.status >= 500)

@@ -208,7 +208,11 @@ class ModelGateway:
             async with asyncio.timeout(timeout_s):
                 completion = await lane.backend.complete(request, timeout_s)
         except TimeoutError as exc:
-            raise BackendError("timeout", f"no answer within {timeout_s:.3g} s") from exc
+            raise BackendError(
+                "timeout",
+                f"no answer within {timeout_s:.3g} s",
+                retryable=getattr(lane.backend, "retry_timeouts", True),
+            ) from exc
         except BackendError:
             raise
         except Exception as exc:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import time
 
+import msgspec
 import pytest
 
 from services.gateway.domain.errors import GenerationFailed
+from services.gateway.domain.gateway import ModelGateway
+from services.gateway.domain.routes import Route
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.unit.gateway.conftest import ask, gateway_for, route_to
 
@@ -63,3 +66,28 @@ async def test_requests_per_minute_paces_the_upstream() -> None:
         elapsed = time.perf_counter() - started
         await gateway.close()
     assert elapsed == pytest.approx(0.3, abs=0.15)
+
+
+async def test_a_timed_out_local_attempt_is_not_piled_up_by_retries() -> None:
+    class StuckLocal:
+        """A local backend whose inference outlives the attempt timeout."""
+
+        name, supports_logprobs, retry_timeouts = "local", False, False
+        calls = 0
+
+        async def complete(self, request: object, timeout_s: float) -> object:
+            StuckLocal.calls += 1
+            await asyncio.sleep(10)
+            raise AssertionError("not reached")
+
+        async def close(self) -> None:
+            pass
+
+    route = msgspec.convert(
+        {"name": "r", "backend": "local", "model": "smollm2-135m-instruct", "timeout_s": 0.1},
+        type=Route,
+    )
+    gateway = ModelGateway({"r": route}, backend_factory=lambda _: StuckLocal())  # type: ignore[arg-type,return-value]
+    with pytest.raises(GenerationFailed) as failure:
+        await gateway.generate(ask())
+    assert (failure.value.outcome, failure.value.attempts, StuckLocal.calls) == ("timeout", 1, 1)

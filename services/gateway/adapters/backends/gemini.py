@@ -22,6 +22,7 @@ from shared.contracts.gateway import GenerateRequest
 class GeminiBackend:
     name = "gemini"
     supports_logprobs = False
+    retry_timeouts = True
 
     def __init__(self, route: Route, _: BackendContext | None = None) -> None:
         self.route = route

@@ -36,6 +36,7 @@ LOOPBACK = "127.0.0.1"
 class LocalBackend:
     name = "local"
     supports_logprobs = True
+    retry_timeouts = False
 
     def __init__(self, route: Route, context: BackendContext) -> None:
         self.route = route

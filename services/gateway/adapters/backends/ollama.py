@@ -49,6 +49,7 @@ def chat_body(model: str, request: GenerateRequest) -> dict[str, Any]:
 class OllamaBackend:
     name = "ollama"
     supports_logprobs = False
+    retry_timeouts = True
 
     def __init__(self, route: Route, _: BackendContext | None = None) -> None:
         self.route = route

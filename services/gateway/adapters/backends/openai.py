@@ -130,6 +130,7 @@ def api_key(route: Route) -> str | None:
 class OpenAIBackend:
     name = "openai"
     supports_logprobs = True
+    retry_timeouts = True
 
     def __init__(self, route: Route, _: BackendContext | None = None) -> None:
         self.route = route
