@@ -21,6 +21,10 @@ def create_app(settings: ScoringSettings | None = None) -> Litestar:
     settings = settings or get_settings()
     math_pool = MathPool(settings.math_workers, settings.math_timeout_s)
 
+    async def warm_up_math_pool(_: Litestar) -> None:
+        if settings.math_warm_up:
+            math_pool.warm_up()
+
     async def close_math_pool(_: Litestar) -> None:
         math_pool.close()
 
@@ -31,6 +35,7 @@ def create_app(settings: ScoringSettings | None = None) -> Litestar:
         route_handlers=[GradeController, MetricsController, ReportController],
         uses_database=False,
         calls=["gateway"],
+        on_startup=[warm_up_math_pool],
         on_shutdown=[close_math_pool],
         state={
             "math_pool": math_pool,

@@ -11,7 +11,9 @@ class ScoringSettings(ServiceSettings, kw_only=True):
     #: metric requests carry every answer record of an evaluation
     max_body_bytes: int = 64 * 1024 * 1024
     #: worker processes grading maths answers with math-verify
-    math_workers: int = 1
+    math_workers: int = 2
+    #: start them at start-up rather than on the first maths request
+    math_warm_up: bool = True
     #: math-verify's parse and verify timeouts, per answer
     math_timeout_s: int = 5
     #: tokens a judge may spend on its one-letter verdict

@@ -44,6 +44,12 @@ class MathPool:
             raise ProblemError(503, "Maths grader unavailable", f"worker died: {exc}") from exc
         return [result for chunk in done for result in chunk]
 
+    def warm_up(self) -> None:
+        """Start the workers (they import sympy and math-verify, ~1–2 s) before the first
+        request needs them; the result is not awaited."""
+        for _ in range(self.workers):
+            self._pool().submit(grade_math_batch, [("1", "1")], self.timeout_s)
+
     def close(self) -> None:
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)

@@ -14,7 +14,7 @@ from services.scoring.settings import ScoringSettings
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[TestClient[Any]]:
-    with TestClient(create_app(ScoringSettings(log_json=False))) as test_client:
+    with TestClient(create_app(ScoringSettings(log_json=False, math_warm_up=False))) as test_client:
         yield test_client
 
 

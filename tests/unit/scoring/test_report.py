@@ -97,7 +97,7 @@ def test_empty_report_still_renders() -> None:
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[TestClient[Any]]:
-    with TestClient(create_app(ScoringSettings(log_json=False))) as test_client:
+    with TestClient(create_app(ScoringSettings(log_json=False, math_warm_up=False))) as test_client:
         yield test_client
 
 
