@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import time
@@ -62,7 +63,8 @@ class ModelGateway:
     :class:`UnknownRoute` (no such route), :class:`UnsupportedParameter` (the backend cannot do
     what was asked, e.g. ``top_logprobs``) or :class:`GenerationFailed` (typed ``outcome``,
     ``detail``, ``attempts``, ``retry_after_s``) once retries and the route's deadline are spent.
-    Cache hits cost no upstream call and come back with ``cached=True``.
+    Cache hits cost no upstream call and come back with ``cached=True``; so do identical
+    cacheable requests that arrive while the first is still on its way upstream (they share it).
     """
 
     def __init__(
@@ -80,6 +82,8 @@ class ModelGateway:
         self._backend_factory = backend_factory
         self._rng = rng or random.Random()
         self._lanes: dict[str, _Lane] = {}
+        #: upstream calls of cacheable requests in progress, by cache key
+        self._pending: dict[str, asyncio.Future[tuple[Completion, int]]] = {}
 
     def route(self, name: str) -> Route:
         try:
@@ -107,20 +111,23 @@ class ModelGateway:
                 "top_logprobs",
                 f"route {route.name!r} (backend {route.backend}) cannot return logprobs",
             )
-        key = cache_key(route, request) if request.cache and self._cache is not None else None
-        if key is not None:
-            cached = await self._cache_get(key)
-            if cached is not None:
-                return self._response(route, cached, started, cached=True, attempts=0)
-        attempts = _Attempts()
-        completion = await self._call_with_retries(route, lane, request, started, attempts)
-        if key is not None and is_cacheable(completion):
-            await self._cache_put(key, route, completion)
-        response = self._response(route, completion, started, cached=False, attempts=attempts.count)
-        metrics.GATEWAY_OVERHEAD.observe(
-            max(0.0, response.latency_s - attempts.upstream_s - attempts.waited_s)
-        )
-        return response
+        if not request.cache or self._cache is None:
+            completion, attempts = await self._call(route, lane, request, started, key=None)
+            return self._response(route, completion, started, cached=False, attempts=attempts)
+        key = cache_key(route, request)
+        cached = await self._cache_get(key)
+        if cached is not None:
+            return self._response(route, cached, started, cached=True, attempts=0)
+        pending = self._pending.get(key)
+        if pending is not None:  # an identical request is already on its way upstream
+            completion, _ = await asyncio.shield(pending)
+            return self._response(route, completion, started, cached=True, attempts=0)
+        # a task of its own, so the answer is stored even if this caller goes away
+        task = asyncio.ensure_future(self._call(route, lane, request, started, key))
+        self._pending[key] = task
+        task.add_done_callback(functools.partial(self._settled, key))
+        completion, attempts = await asyncio.shield(task)
+        return self._response(route, completion, started, cached=False, attempts=attempts)
 
     async def close(self) -> None:
         lanes, self._lanes = list(self._lanes.values()), {}
@@ -128,6 +135,23 @@ class ModelGateway:
             await lane.backend.close()
 
     # ----- internals -----
+    async def _call(
+        self, route: Route, lane: _Lane, request: GenerateRequest, started: float, key: str | None
+    ) -> tuple[Completion, int]:
+        """The upstream call with its retries; stores a cacheable answer under ``key``."""
+        attempts = _Attempts()
+        completion = await self._call_with_retries(route, lane, request, started, attempts)
+        if key is not None and is_cacheable(completion):
+            await self._cache_put(key, route, completion)
+        in_gateway = time.perf_counter() - started - attempts.upstream_s - attempts.waited_s
+        metrics.GATEWAY_OVERHEAD.observe(max(0.0, in_gateway))
+        return completion, attempts.count
+
+    def _settled(self, key: str, task: asyncio.Future[tuple[Completion, int]]) -> None:
+        self._pending.pop(key, None)
+        if not task.cancelled():
+            task.exception()  # retrieved: a failure nobody waited for is not logged as lost
+
     def _lane(self, route: Route) -> _Lane:
         lane = self._lanes.get(route.name)
         if lane is None:
@@ -193,13 +217,18 @@ class ModelGateway:
             async with lane.limiter.slot(remaining) as waited:
                 attempts.waited_s += waited
                 attempts.count += 1
-                return await self._upstream(route, lane, request, deadline)
+                return await self._upstream(route, lane, request, deadline, attempts)
         except SlotWaitExceeded as exc:
             error = BackendError("timeout", f"waited for a free slot: {exc}")
             raise self._failed(route, error, attempts.count) from exc
 
     async def _upstream(
-        self, route: Route, lane: _Lane, request: GenerateRequest, deadline: float
+        self,
+        route: Route,
+        lane: _Lane,
+        request: GenerateRequest,
+        deadline: float,
+        attempts: _Attempts,
     ) -> Completion:
         timeout_s = min(route.timeout_s, deadline - time.perf_counter())
         lane.metrics.inflight.inc()
@@ -222,7 +251,9 @@ class ModelGateway:
             raise BackendError("bad_response", f"{type(exc).__name__}: {exc}") from exc
         finally:
             lane.metrics.inflight.dec()
-            lane.metrics.duration.observe(time.perf_counter() - began)
+            elapsed = time.perf_counter() - began
+            attempts.upstream_s += elapsed
+            lane.metrics.duration.observe(elapsed)
         if completion.finish_reason == "content_filter":
             raise BackendError("refused", "the backend's safety filter blocked the answer")
         return completion

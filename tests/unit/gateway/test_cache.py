@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -132,3 +133,32 @@ def test_key_covers_the_route_and_its_backend_model(fake: FakeOpenAIServer) -> N
     }
     assert len(keys) == 4
     assert cache_key(base, ask(cache=False)) == cache_key(base, request)  # not output-affecting
+
+
+async def test_identical_concurrent_requests_share_one_upstream_call(
+    cache: SqlResponseCache,
+) -> None:
+    with FakeOpenAIServer(latency_s=0.2) as slow:
+        gateway = gateway_for(route_to("openai", slow), cache=cache)
+        responses = await asyncio.gather(*(gateway.generate(ask()) for _ in range(4)))
+        assert slow.call_count == 1
+        assert sorted(r.cached for r in responses) == [False, True, True, True]
+        assert {r.text for r in responses} == {"echo: What is the capital of France?"}
+        slow.enqueue(Fault.error(400))
+        failures = await asyncio.gather(
+            *(gateway.generate(ask("other")) for _ in range(3)), return_exceptions=True
+        )
+        await gateway.close()
+    assert slow.call_count == 2
+    assert all(isinstance(f, GenerationFailed) and f.outcome == "upstream_error" for f in failures)
+
+
+async def test_a_caller_going_away_does_not_lose_the_answer(cache: SqlResponseCache) -> None:
+    with FakeOpenAIServer(latency_s=0.2) as slow:
+        gateway = gateway_for(route_to("openai", slow), cache=cache)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(gateway.generate(ask()), 0.05)
+        await asyncio.sleep(0.4)
+        response = await gateway.generate(ask())
+        await gateway.close()
+    assert response.cached is True and slow.call_count == 1

@@ -204,3 +204,17 @@ async def test_missing_api_key_is_unavailable_and_keys_never_leak(
         response = await gateway.generate(ask())
         await gateway.close()
     assert "sk-very-secret" not in repr(response)
+
+
+async def test_overhead_metric_leaves_out_the_upstream_time() -> None:
+    def total(suffix: str) -> float:
+        return REGISTRY.get_sample_value(f"steadfast_gateway_overhead_seconds_{suffix}") or 0.0
+
+    count, seconds = total("count"), total("sum")
+    with FakeOpenAIServer(latency_s=0.2) as fake:
+        gateway = gateway_for(route_to("openai", fake))
+        response = await gateway.generate(ask())
+        await gateway.close()
+    assert response.latency_s >= 0.2
+    assert total("count") == count + 1
+    assert total("sum") - seconds < 0.05
