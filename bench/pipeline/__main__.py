@@ -19,6 +19,7 @@ repeated run must make zero upstream calls and be ≥ 20× faster than run 1.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -62,12 +63,25 @@ TUNING = {
 }
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_snapshot(stack: Any) -> dict[str, float]:
+    snapshot = {proc.name: cpu_seconds(proc.process.pid) for proc in stack.supervisor.processes}
+    snapshot["stand-in + bench"] = cpu_seconds(os.getpid())
+    return snapshot
+
+
 @dataclass
 class Run:
     name: str
     seconds: float
     calls: Counter[str]
     status: str
+    cpu: dict[str, float]
 
     def ideal(self, latency_s: float, concurrency: int) -> float:
         busiest = max(self.calls.values(), default=0)
@@ -78,16 +92,18 @@ def run_once(
     url: str, body: dict[str, Any], stack: Any, name: str, routes_calls: Counter[str]
 ) -> tuple[Run, str]:
     before = len(stack.upstream.calls)
+    cpu_before = cpu_snapshot(stack)
     started = time.monotonic()
     response = httpx.post(f"{url}/v1/evaluations", json=body, timeout=60)
     response.raise_for_status()
     status = wait_finished(url, response.json()["id"], timeout_s=3600)
     seconds = time.monotonic() - started
+    cpu = {name: used - cpu_before[name] for name, used in cpu_snapshot(stack).items()}
     calls: Counter[str] = Counter()
     for call in stack.upstream.calls[before:]:
         calls[call["model"]] += 1
     routes_calls.update(calls)
-    return Run(name, seconds, calls, status["status"]), str(response.json()["id"])
+    return Run(name, seconds, calls, status["status"], cpu), str(response.json()["id"])
 
 
 def table(runs: list[Run], latency_s: float, concurrency: int) -> str:
@@ -102,6 +118,15 @@ def table(runs: list[Run], latency_s: float, concurrency: int) -> str:
             f"{max(run.calls.values(), default=0):>15}{run.seconds:>9.2f}{ideal:>9.2f}"
             f"{efficiency:>12}"
         )
+    return "\n".join(lines)
+
+
+def cpu_table(runs: list[Run]) -> str:
+    names = list(runs[0].cpu)
+    header = f"{'CPU seconds':<34}" + "".join(f"{name:>18}" for name in names)
+    lines = [header, "-" * len(header)]
+    for run in runs:
+        lines.append(f"{run.name:<34}" + "".join(f"{run.cpu[name]:>18.2f}" for name in names))
     return "\n".join(lines)
 
 
@@ -140,6 +165,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(table(runs, latency, args.concurrency))
     print("evaluator settings: " + ", ".join(f"{k}={v}" for k, v in TUNING.items()))
+    print(
+        f"\n{cpu_table(runs)}\n(machine: {os.cpu_count()} cores, load average at the end "
+        f"{os.getloadavg()[0]:.1f})"
+    )
     speedup = full.seconds / repeated.seconds if repeated.seconds else float("inf")
     print(
         f"\nrepeated run: {sum(repeated.calls.values())} upstream calls, "
