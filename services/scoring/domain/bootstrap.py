@@ -7,11 +7,18 @@ question was drawn, so every metric of every resample is one matrix product.
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 from numpy.typing import NDArray
 
 #: resamples drawn per block, to bound memory (block × questions weights)
 _BLOCK_CELLS = 4_000_000
+
+
+def model_rng(seed: int, model: str, salt: str = "") -> np.random.Generator:
+    """One stream per (seed, model name, salt), independent of the other models present."""
+    return np.random.default_rng([seed & 0xFFFFFFFF, zlib.crc32(f"{salt}|{model}".encode())])
 
 
 def bootstrap_ratios(

@@ -4,12 +4,11 @@ per-question rows. The per-question values come from :mod:`.questions` and :mod:
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 
 import numpy as np
 
-from services.scoring.domain.bootstrap import ratio_intervals
+from services.scoring.domain.bootstrap import model_rng, ratio_intervals
 from services.scoring.domain.columns import (
     CORRECT,
     INVALID,
@@ -123,11 +122,6 @@ def metric_matrices(table: Questions, strict_threshold: float) -> tuple[FloatArr
         num[:, index] = values
     num *= den
     return num, den
-
-
-def model_rng(seed: int, model: str, salt: str = "") -> np.random.Generator:
-    """One stream per (seed, model name, salt), independent of the other models present."""
-    return np.random.default_rng([seed & 0xFFFFFFFF, zlib.crc32(f"{salt}|{model}".encode())])
 
 
 def summarize(

@@ -22,9 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from services.scoring.domain.bootstrap import bootstrap_ratios, percentile_intervals
+from services.scoring.domain.bootstrap import (
+    bootstrap_ratios,
+    model_rng,
+    percentile_intervals,
+)
 from services.scoring.domain.columns import Coded, IntArray, cell_index, first_duplicate
-from services.scoring.domain.consistency import model_rng
 from shared.contracts.scoring import (
     MetricValue,
     ModelMetrics,
