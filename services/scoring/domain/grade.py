@@ -13,7 +13,7 @@ from services.scoring.domain.grading import (
     judge_messages,
     parse_verdict,
 )
-from shared.answers import normalize_factual
+from shared.answers import answer_key, normalize_factual
 from shared.contracts.base import Problem
 from shared.contracts.scoring import GradeRequest, GradeResponse, GradeResult, JudgeVote
 from shared.problems import ProblemError
@@ -83,7 +83,11 @@ async def grade_with_judges(request: GradeRequest, judges: Judges) -> list[Grade
             votes.append(JudgeVote(model=model, label=parse_verdict(reply), raw=reply))
         verdict = combine_votes(votes)
         results.append(
-            msgspec.structs.replace(verdict, parsed=normalize_factual(item.answer_text) or None)
+            msgspec.structs.replace(
+                verdict,
+                parsed=normalize_factual(item.answer_text) or None,
+                normalized_value=answer_key("factual", item.answer_text),
+            )
         )
     return results
 

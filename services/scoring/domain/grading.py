@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from shared.answers import (
+    answer_key,
     contains_phrase,
     is_abstention,
     normalize_factual,
@@ -66,28 +67,34 @@ def grade_factual_reference(item: GradeItem, f1_threshold: float) -> GradeResult
     An abstention is ``not_attempted`` unless the answer still contains an acceptable answer
     ("I'm not sure, but it is Paris"). When ``incorrect_answers`` are given the stronger match
     wins (exact > containment > token F1, then the higher F1): a match with an incorrect answer
-    beats a weak (token-F1 only) match with an acceptable one, and a tie goes to incorrect."""
+    beats a weak (token-F1 only) match with an acceptable one, and a tie goes to incorrect.
+    An answer without a single word is ``invalid``."""
+    parsed = normalize_factual(item.answer_text) or None
+    if parsed is None:
+        return GradeResult(label="invalid", parsed=None, reason="the answer has no words")
+    label, reason = _reference_verdict(item, f1_threshold)
+    return GradeResult(
+        label=label,
+        parsed=parsed,
+        reason=reason,
+        normalized_value=answer_key("factual", item.answer_text),
+    )
+
+
+def _reference_verdict(item: GradeItem, f1_threshold: float) -> tuple[Label, str]:
     text = item.answer_text
-    parsed = normalize_factual(text) or None
-    if not text.strip():
-        return GradeResult(label="invalid", parsed=None, reason="empty answer")
     right = best_match(text, item.gold.answers or [], f1_threshold)
     wrong = best_match(text, item.gold.incorrect_answers or [], f1_threshold)
     if is_abstention(text) and right.strength < Strength.CONTAINS:
-        return GradeResult(label="not_attempted", parsed=parsed, reason="the answer abstains")
+        return "not_attempted", "the answer abstains"
     if wrong.strength and wrong.key >= right.key:
-        return GradeResult(
-            label="incorrect",
-            parsed=parsed,
-            reason=f"matches the incorrect answer {wrong.reference!r} ({wrong.strength.name})",
+        return (
+            "incorrect",
+            f"matches the incorrect answer {wrong.reference!r} ({wrong.strength.name})",
         )
     if right.strength:
-        return GradeResult(
-            label="correct",
-            parsed=parsed,
-            reason=f"matches {right.reference!r} ({right.strength.name}, F1 {right.f1:.2f})",
-        )
-    return GradeResult(label="incorrect", parsed=parsed, reason="no acceptable answer matches")
+        return "correct", f"matches {right.reference!r} ({right.strength.name}, F1 {right.f1:.2f})"
+    return "incorrect", "no acceptable answer matches"
 
 
 def grade_choice(item: GradeItem) -> GradeResult:

@@ -109,7 +109,8 @@ async def test_llm_grader_votes_through_the_gateway(
     ]
     first = response.results[0]
     assert [vote.label for vote in first.votes or []] == ["correct", "correct", "invalid"]
-    assert first.parsed == "it s paris"
+    assert first.parsed == "it s paris" and first.normalized_value == "it s paris"
+    assert response.results[2].normalized_value == "<abstain>"
     calls = fake.calls[start:]
     assert len(calls) == 9
     # the grader always sees the original question

@@ -12,6 +12,7 @@ from services.scoring.domain.grading import (
     parse_verdict,
 )
 from services.scoring.domain.math_grading import grade_math
+from shared.answers import ABSTENTION_KEY
 from shared.contracts.scoring import Gold, GradeItem, JudgeVote
 
 
@@ -34,6 +35,7 @@ def factual(answer: str, answers: list[str], incorrect: list[str] | None = None)
         ("Non lo so", ["Roma"], "not_attempted"),
         ("I'm not sure, but I think it is Paris", ["Paris"], "correct"),
         ("   ", ["Paris"], "invalid"),
+        ("?!", ["Paris"], "invalid"),
         ("George Washington Carver", ["George Washington"], "correct"),
         ("Washington George", ["George Washington Carver"], "correct"),  # token F1 0.8
         ("George", ["George Washington Carver"], "incorrect"),  # token F1 0.5
@@ -41,6 +43,14 @@ def factual(answer: str, answers: list[str], incorrect: list[str] | None = None)
 )
 def test_reference_grader(answer: str, gold: list[str], label: str) -> None:
     assert grade_factual_reference(factual(answer, gold), 0.8).label == label
+
+
+def test_reference_grader_keeps_the_grouping_key() -> None:
+    assert grade_factual_reference(factual("The Eiffel Tower!", ["x"]), 0.8).normalized_value == (
+        "eiffel tower"
+    )
+    abstained = grade_factual_reference(factual("I don't know", ["x"]), 0.8)
+    assert abstained.normalized_value == ABSTENTION_KEY
 
 
 def test_token_f1_threshold_is_a_match() -> None:
