@@ -8,7 +8,7 @@ from __future__ import annotations
 from shared.contracts.gateway import ChatMessage
 from shared.contracts.perturb import Tone
 
-PARAPHRASE_PROMPT_VERSION = "paraphrase-v1"
+PARAPHRASE_PROMPT_VERSION = "paraphrase-v2"
 DISTRACTOR_PROMPT_VERSION = "distractor-v1"
 
 #: METHOD.md §1.1: one is chosen at random for each plain candidate
@@ -34,43 +34,48 @@ TONES: dict[Tone, str] = {
 }
 
 _PARAPHRASE_SYSTEM = (
-    "You rewrite questions. Reword the question without changing its meaning, intent or "
-    "sentiment: keep every number, name, fact and constraint, add nothing, drop nothing, and do "
-    "not answer or solve it. Use different wording and structure, and make it sound natural. "
-    "Write in the same language as the question. Reply with exactly one line: the rewritten "
-    "question, nothing else."
+    "You paraphrase questions. Given a question, write a new question that asks exactly the "
+    "same thing in different words and structure: keep every number, name, fact and condition, "
+    "add nothing, drop nothing, keep the intent and sentiment, and sound natural. Never answer "
+    "or solve the question. Follow the style instruction. Write in the language of the "
+    "question. Reply with the rewritten question only, on one line."
 )
 
-# short examples teach the small local model the format; they are generic on purpose
+# short examples teach the small local model the format; they are generic on purpose, and one is
+# not in English so the model keeps the question's language
 _PARAPHRASE_EXAMPLES: tuple[tuple[str, str], ...] = (
     (
-        "Question: How many legs does a spider have?\nInstruction: use synonyms for content "
-        "words where safe",
+        "Question to rewrite: How many legs does a spider have?\n"
+        "Style: use synonyms for content words where safe",
         "What number of legs do spiders possess?",
     ),
     (
-        "Question: Tom has 3 apples and buys 5 more. How many apples does he have now?\n"
-        'Instruction: tone polite (courteous, "please" if natural)',
+        "Question to rewrite: Tom has 3 apples and buys 5 more. How many apples does he have "
+        'now?\nStyle: polite tone (courteous, "please" if natural)',
         "Tom starts with 3 apples and then buys 5 more; could you please tell me how many "
         "apples he has now?",
+    ),
+    (
+        "Question to rewrite: Qual è la capitale della Francia?\nStyle: vary syntax or the opening",
+        "Quale città è la capitale della Francia?",
     ),
 )
 
 
 def _language_line(language: str | None) -> str:
-    return f"\nThe question is in {language}; write the rewrite in {language}." if language else ""
+    return f"\nWrite the rewritten question in {language}." if language else ""
 
 
 def paraphrase_messages(
     question: str, *, hint: str | None, tone: Tone | None, language: str | None
 ) -> list[ChatMessage]:
     """Messages asking for one candidate; exactly one of ``hint`` and ``tone`` is given."""
-    instruction = f"tone {tone} ({TONES[tone]})" if tone else str(hint)
+    style = f"{tone} tone ({TONES[tone]})" if tone else str(hint)
     messages = [ChatMessage(role="system", content=_PARAPHRASE_SYSTEM)]
     for user, assistant in _PARAPHRASE_EXAMPLES:
         messages.append(ChatMessage(role="user", content=user))
         messages.append(ChatMessage(role="assistant", content=assistant))
-    content = f"Question: {question}\nInstruction: {instruction}{_language_line(language)}"
+    content = f"Question to rewrite: {question}\nStyle: {style}{_language_line(language)}"
     messages.append(ChatMessage(role="user", content=content))
     return messages
 

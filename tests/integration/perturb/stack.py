@@ -48,7 +48,7 @@ class TinyModel:
         user = body["messages"][-1]["content"]
         if "<question_a>" in system:
             return self.judge(user)
-        if "You rewrite questions" in system:
+        if "You paraphrase questions" in system:
             if "Italian" in user:
                 return ITALIAN_REWORDING
             with self._lock:

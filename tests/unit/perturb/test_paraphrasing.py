@@ -25,14 +25,14 @@ QUESTION = "How many apples does Tom have after buying five more?"
 
 
 def _instruction(request: GenerateRequest) -> str:
-    match = re.search(r"Instruction: (.*)", user_text(request))
+    match = re.search(r"Style: (.*)", user_text(request))
     assert match
     return match.group(1)
 
 
 def _distinct(request: GenerateRequest) -> str:
     """A different candidate for every request, naming its kind."""
-    kind = "toned" if _instruction(request).startswith("tone ") else "plain"
+    kind = "toned" if " tone (" in _instruction(request) else "plain"
     return f"{kind} rewording number {request.sample_index}"
 
 
@@ -102,7 +102,7 @@ async def test_a_round_asks_only_for_the_kind_still_missing() -> None:
     assert result.complete and result.rounds == 2
     second_round = gateway.requests[22:]
     assert len(second_round) == 8
-    assert all(_instruction(r).startswith("tone ") for r in second_round)
+    assert all(" tone (" in _instruction(r) for r in second_round)
     assert [p.kind for p in result.accepted] == ["plain"] * 7 + ["toned"] * 3
 
 
@@ -224,7 +224,7 @@ async def test_an_italian_question_is_paraphrased_in_italian() -> None:
         ParaphraseRequest(question="Quanti anni aveva Garibaldi quando è morto?", k=2)
     )
     assert result.language == "it"
-    assert all("write the rewrite in Italian" in user_text(r) for r in gateway.requests)
+    assert all("Write the rewritten question in Italian." in user_text(r) for r in gateway.requests)
     english, gateway_en, _ = _builder()
     await english.build(ParaphraseRequest(question=QUESTION, k=2))
-    assert not any("write the rewrite in" in user_text(r) for r in gateway_en.requests)
+    assert not any("Write the rewritten question in" in user_text(r) for r in gateway_en.requests)
