@@ -31,9 +31,15 @@ from services.scoring.domain.consistency import (
     metric_matrices,
     question_table,
 )
-from shared.contracts.scoring import ConsistencyOptions, ConsistencyRecord
+from services.scoring.domain.position import PositionColumns, position_bias_metrics
+from shared.contracts.scoring import (
+    ConsistencyOptions,
+    ConsistencyRecord,
+    Label,
+    PositionBiasOptions,
+)
 
-LABELS = ["correct", "incorrect", "not_attempted", "invalid"]
+LABELS: list[Label] = ["correct", "incorrect", "not_attempted", "invalid"]
 
 
 def synthetic(questions: int, models: int, variants: int, seed: int = 0) -> ConsistencyColumns:
@@ -57,6 +63,26 @@ def synthetic(questions: int, models: int, variants: int, seed: int = 0) -> Cons
         label=label[order].astype(np.int8),
         value=Coded([str(v) for v in range(questions * 4)], value[order]),
         kind=Coded(["plain", "toned"], np.where(variant[order] == 0, -1, kind[order])),
+    )
+
+
+def position_columns(models: int, items: int, seed: int = 1) -> PositionColumns:
+    """Both passes of ``items`` two-option items per model, in three conditions; 2% invalid."""
+    rng = np.random.default_rng(seed)
+    n = models * items * 2
+    model = np.repeat(np.arange(models), items * 2)
+    item = np.tile(np.repeat(np.arange(items), 2), models)
+    correct = np.tile([0, 1], models * items)
+    choice = np.where(rng.random(n) < 0.7, correct, rng.integers(0, 2, n))
+    choice[rng.random(n) < 0.02] = -1
+    condition = item % 3
+    return PositionColumns(
+        model=Coded([f"model-{m:02d}" for m in range(models)], model),
+        item=Coded([f"i{i:06d}" for i in range(items)], item),
+        condition=Coded(["high", "low", "medium"], condition),
+        correct=correct,
+        choice=choice,
+        n_options=np.full(n, 2),
     )
 
 
@@ -192,7 +218,10 @@ def _check_equal(
     for model, metrics in theirs.items():
         for name, value in metrics.items():
             other = ours[model][name]
-            assert (value is None and other is None) or abs(value - other) < 1e-9, (model, name)
+            if value is None or other is None:
+                assert value is None and other is None, (model, name)
+            else:
+                assert abs(value - other) < 1e-9, (model, name)
 
 
 @dataclass(frozen=True)
@@ -230,7 +259,7 @@ def records_of(columns: ConsistencyColumns, count: int) -> list[ConsistencyRecor
             item_id=columns.item.names[columns.item.codes[i]],
             model=columns.model.names[columns.model.codes[i]],
             variant=int(columns.variant[i]),
-            label=LABELS[columns.label[i]],  # type: ignore[arg-type]
+            label=LABELS[columns.label[i]],
             value=columns.value.names[columns.value.codes[i]],
         )
         for i in range(count)
@@ -266,6 +295,10 @@ def main() -> None:
     _check_equal(full_result, pandas_full)
     with_bootstrap = ConsistencyOptions(bootstrap=args.bootstrap)
     boot_total_s, _ = timed(lambda: consistency_metrics(columns, with_bootstrap), 1, 0.0)
+    replies = position_columns(args.models, args.questions * args.variants // 2)
+    position_s, _ = timed(
+        lambda: position_bias_metrics(replies, PositionBiasOptions(bootstrap=0)), args.repeat
+    )
     sample = min(n, 100_000)
     records = records_of(columns, sample)
     convert_s, _ = timed(lambda: columns_from_records(records), args.repeat)
@@ -287,6 +320,11 @@ def main() -> None:
             None,
         ),
         ("whole response with bootstrap", boot_total_s, None),
+        (
+            f"position bias: {len(replies):,} replies, per model and condition, no bootstrap",
+            position_s,
+            None,
+        ),
         (
             f"records → columns (HTTP path; {sample:,} scaled to {n:,})",
             convert_s.scaled(n / sample),
