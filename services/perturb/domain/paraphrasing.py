@@ -132,6 +132,40 @@ def plan_round(
     return specs
 
 
+@dataclass
+class _Run:
+    """The state of building one set."""
+
+    request: ParaphraseRequest
+    started: float
+    seed: int
+    language: str | None
+    progress: _Progress
+    rng: random.Random = field(init=False)
+    semantic_check: str = ""
+    judge_version: str | None = None
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+        self.semantic_check = self.request.verify.stages.semantic
+
+    @property
+    def deadline(self) -> float:
+        return self.started + self.request.time_budget_s
+
+    @classmethod
+    def start(cls, request: ParaphraseRequest) -> _Run:
+        k, shares = request.k, (request.plain_share, request.toned_share)
+        progress = _Progress(k, *targets(k, *shares), seen=[request.question])
+        return cls(
+            request=request,
+            started=time.monotonic(),
+            seed=request.seed if request.seed is not None else random.randrange(2**31),
+            language=request.language or detect_language(request.question),
+            progress=progress,
+        )
+
+
 class ParaphraseBuilder:
     def __init__(self, generator: Generator, verifier: Verifier) -> None:
         self._generator = generator
@@ -140,62 +174,33 @@ class ParaphraseBuilder:
     async def build(self, request: ParaphraseRequest) -> ParaphraseResponse:
         if request.plain_per_round + request.toned_per_round == 0:
             raise RequestError("plain_per_round", "a round must ask for at least one candidate")
-        started = time.monotonic()
-        deadline = started + request.time_budget_s
-        seed = request.seed if request.seed is not None else random.randrange(2**31)
-        rng = random.Random(seed)
-        language = request.language or detect_language(request.question)
-        progress = _Progress(
-            request.k, *targets(request.k, request.plain_share, request.toned_share)
-        )
-        progress.seen.append(request.question)
+        run = _Run.start(request)
         reason: str | None = None
-        semantic_check, judge_version = request.verify.stages.semantic, None
-        while len(progress.selection()) < request.k:
-            reason = self._stop_reason(request, progress, deadline)
+        while len(run.progress.selection()) < request.k:
+            reason = self._stop_reason(request, run.progress, run.deadline)
+            reason = reason or await self._round(run)
             if reason:
                 break
-            specs = plan_round(request, progress, rng, seed)
-            progress.rounds += 1
-            progress.requested += len(specs)
-            generated = await self._generate_round(request, specs, language, deadline, progress)
-            candidates = self._screen(generated, progress)
-            if candidates:
-                verdicts = await self._verify(request, candidates, progress)
-                if verdicts is None:
-                    reason = "verification failed: " + progress.failures[-1]
-                    break
-                semantic_check = verdicts.semantic_check
-                judge_version = verdicts.judge_prompt_version
-                self._sort(request, candidates, verdicts.results, progress, seed)
-            if (
-                not generated
-                and len(specs) > 0
-                and progress.failures
-                and time.monotonic() < deadline
-            ):
-                reason = "generator failed on every request of a round: " + progress.failures[-1]
-                break
-        selection = progress.selection()
-        complete = len(selection) >= request.k
-        return ParaphraseResponse(
-            question=request.question,
-            accepted=selection,
-            rejected=progress.rejected,
-            surplus=progress.surplus(),
-            candidates_generated=progress.generated,
-            rounds=progress.rounds,
-            elapsed_s=round(time.monotonic() - started, 3),
-            complete=complete,
-            incomplete_reason=None if complete else reason,
-            generation_failures=progress.failures,
-            seed=seed,
-            generator=request.generator,
-            prompt_version=PARAPHRASE_PROMPT_VERSION,
-            judge_prompt_version=judge_version,
-            semantic_check=semantic_check,
-            language=language,
-        )
+        return _response(run, reason)
+
+    async def _round(self, run: _Run) -> str | None:
+        """One round of generation and verification; a reason to stop, if there is one."""
+        request, progress = run.request, run.progress
+        specs = plan_round(request, progress, run.rng, run.seed)
+        progress.rounds += 1
+        progress.requested += len(specs)
+        generated = await self._generate_round(request, specs, run.language, run.deadline, progress)
+        candidates = self._screen(generated, progress)
+        if candidates:
+            verdicts = await self._verify(request, candidates, progress)
+            if verdicts is None:
+                return "verification failed: " + progress.failures[-1]
+            run.semantic_check = verdicts.semantic_check
+            run.judge_version = verdicts.judge_prompt_version
+            self._sort(request, candidates, verdicts.results, progress)
+        if not generated and progress.failures and time.monotonic() < run.deadline:
+            return "generator failed on every request of a round: " + progress.failures[-1]
+        return None
 
     @staticmethod
     def _stop_reason(
@@ -319,7 +324,6 @@ class ParaphraseBuilder:
         candidates: list[tuple[CandidateSpec, str]],
         verdicts: list[CandidateVerdict],
         progress: _Progress,
-        seed: int,
     ) -> None:
         for (spec, text), verdict in zip(candidates, verdicts, strict=True):
             scores = CandidateScores(
@@ -346,6 +350,29 @@ class ParaphraseBuilder:
                 prompt_version=PARAPHRASE_PROMPT_VERSION,
             )
             (progress.plain if spec.kind == "plain" else progress.toned).append(paraphrase)
+
+
+def _response(run: _Run, reason: str | None) -> ParaphraseResponse:
+    selection = run.progress.selection()
+    complete = len(selection) >= run.request.k
+    return ParaphraseResponse(
+        question=run.request.question,
+        accepted=selection,
+        rejected=run.progress.rejected,
+        surplus=run.progress.surplus(),
+        candidates_generated=run.progress.generated,
+        rounds=run.progress.rounds,
+        elapsed_s=round(time.monotonic() - run.started, 3),
+        complete=complete,
+        incomplete_reason=None if complete else reason,
+        generation_failures=run.progress.failures,
+        seed=run.seed,
+        generator=run.request.generator,
+        prompt_version=PARAPHRASE_PROMPT_VERSION,
+        judge_prompt_version=run.judge_version,
+        semantic_check=run.semantic_check,
+        language=run.language,
+    )
 
 
 def _rejected(
