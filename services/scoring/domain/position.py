@@ -129,7 +129,9 @@ def unit_table(columns: PositionColumns) -> Units:
     choice_at = np.full(n_units * width, MISSING, dtype=np.int64)
     choice_at[slots] = columns.choice
     n_options = np.zeros(n_units, dtype=np.int64)
-    np.maximum.at(n_options, unit, columns.n_options)
+    # the largest option count given for a unit: write the counts in increasing order
+    for count in np.flatnonzero(np.bincount(columns.n_options)):
+        n_options[unit[columns.n_options == count]] = count
     group_of_unit = cells // n_items
     return Units(
         model=group_of_unit // n_conditions,
