@@ -153,3 +153,37 @@ def test_sparse_variant_numbers_give_the_same_metrics(records: list[ConsistencyR
     assert dense_result.models == sparse_result.models  # type: ignore[attr-defined]
     assert dense_result.value_level == sparse_result.value_level  # type: ignore[attr-defined]
     assert dense_result.items == sparse_result.items  # type: ignore[attr-defined]
+
+
+@st.composite
+def permutation_records(draw: st.DrawFn) -> list[PositionRecord]:
+    """Items with k = 3 options, one record per cyclic permutation (some missing)."""
+    records: list[PositionRecord] = []
+    for item in range(draw(st.integers(1, 10))):
+        for index in range(draw(st.integers(1, 3))):
+            records.append(
+                PositionRecord(
+                    item_id=str(item),
+                    model="m",
+                    order=str(index),
+                    choice=draw(st.sampled_from(["A", "B", "C", None])),
+                    correct="ABC"[index],
+                    n_options=3,
+                )
+            )
+    return records
+
+
+@settings(max_examples=60, deadline=None)
+@given(permutation_records())
+def test_k_option_bounds(records: list[PositionRecord]) -> None:
+    metrics = position.position_bias_metrics(
+        position.columns_from_records(records), PositionBiasOptions(bootstrap=0)
+    ).models["m"]
+    pf, pc, fluctuation = (metrics[n].value for n in ("PF", "PC", "fluctuation_rate"))
+    if pf is not None:
+        assert pc is not None and abs(pf) <= 1 - pc + EPS
+    if fluctuation is not None:
+        assert 0 <= fluctuation <= 1
+    spread = metrics["recall_std"].value
+    assert spread is None or 0 <= spread <= 0.5 + EPS
