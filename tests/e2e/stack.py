@@ -25,6 +25,7 @@ from steadfast.supervisor import Supervisor, service_ports
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 
 ITEM = re.compile(r"Item (\d+):")
+REWRITE = re.compile(r"Question(?: to rewrite)?:\s*([^\n]*)")
 YES = Reply(text="YES", top_logprobs=[("YES", -0.01), ("NO", -5.0)])
 ROUTES = """
 [models.steady]
@@ -96,8 +97,9 @@ class TinyWorld:
         user = messages[-1]["content"]
         if "<question_a>" in system or "<question_a>" in user:
             return YES
-        if "rewrite" in system.lower():
-            question = user.split("Question:", 1)[-1].split("\n", 1)[0].strip()
+        if "paraphrase" in system.lower() or "rewrit" in system.lower():
+            match = REWRITE.search(user)
+            question = match.group(1).strip() if match else user
             with self._lock:
                 return f"Rephrased #{next(self._counter)}: {question}"
         match = ITEM.search(user)

@@ -24,7 +24,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from services.evaluator.db.models import answers, evaluation_items, evaluations, paraphrase_sets
-from services.evaluator.domain.pipeline import ParaphraseSet, item_id
+from services.evaluator.domain.pipeline import (
+    ParaphraseSet,
+    answer_request,
+    item_id,
+    request_key,
+)
 from services.evaluator.domain.results import AnswerRecord
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings, ItemError
 from shared.contracts.perturb import Paraphrase
@@ -89,7 +94,8 @@ class StoredAnswer:
 @dataclass
 class StoredGrade:
     row_id: int
-    label: str
+    #: None for an item without gold answers (nothing to grade against)
+    label: str | None
 
 
 @dataclass
@@ -167,7 +173,12 @@ def _paraphrase_set(row: RowMapping) -> ParaphraseSet:
 
 
 def _answer_rows(
-    evaluation_id: str, position: int, models: list[str], prompts: list[tuple[int, str]]
+    evaluation_id: str,
+    position: int,
+    models: list[str],
+    prompts: list[tuple[int, str]],
+    settings: EvaluationSettings,
+    item: EvaluationItem,
 ) -> list[dict[str, Any]]:
     return [
         {
@@ -176,6 +187,7 @@ def _answer_rows(
             "model": model,
             "variant": variant,
             "prompt": prompt,
+            "request_key": request_key(answer_request(settings, item, model, prompt)),
             "status": "pending",
             "attempts": 0,
             "next_attempt_at": 0.0,
@@ -249,7 +261,9 @@ class EvaluationStore:
                         created_at=time.time(),
                     )
                 )
-                await self._insert_items(connection, evaluation_id, items, models, reuse_sets or {})
+                await self._insert_items(
+                    connection, evaluation_id, items, models, settings, reuse_sets or {}
+                )
         except IntegrityError:
             existing = await self.by_idempotency_key(idempotency_key) if idempotency_key else None
             if existing is None:
@@ -271,6 +285,7 @@ class EvaluationStore:
         evaluation_id: str,
         items: list[EvaluationItem],
         models: list[str],
+        settings: EvaluationSettings,
         reuse_sets: dict[str, ParaphraseSet],
     ) -> None:
         item_rows: list[dict[str, Any]] = []
@@ -292,11 +307,12 @@ class EvaluationStore:
             prompts = [(0, item.question)]
             if reused:
                 prompts += [(i + 1, p.text) for i, p in enumerate(reused.paraphrases)]
-            answer_rows += _answer_rows(evaluation_id, position, models, prompts)
+            answer_rows += _answer_rows(evaluation_id, position, models, prompts, settings, item)
         for chunk in _chunks(item_rows, 500):
             await connection.execute(evaluation_items.insert(), chunk)
         for chunk in _chunks(answer_rows, 1000):
             await connection.execute(answers.insert(), chunk)
+        await self._reuse_answers(connection, evaluation_id)
 
     async def by_idempotency_key(self, key: str) -> EvaluationRow | None:
         async with self.engine.connect() as connection:
@@ -534,6 +550,7 @@ class EvaluationStore:
         owner: str,
         paraphrase_set: ParaphraseSet,
         models: list[str],
+        settings: EvaluationSettings,
         note: str | None,
     ) -> bool:
         """Store the item's paraphrase set and queue its paraphrases for answering."""
@@ -557,10 +574,45 @@ class EvaluationStore:
             if not updated.rowcount:
                 return False
             prompts = [(i + 1, p.text) for i, p in enumerate(paraphrase_set.paraphrases)]
-            rows = _answer_rows(evaluation_id, item.position, models, prompts)
+            rows = _answer_rows(evaluation_id, item.position, models, prompts, settings, item.item)
             if rows:
                 await connection.execute(answers.insert(), rows)
+                await self._reuse_answers(connection, evaluation_id, item.position)
         return True
+
+    async def _reuse_answers(
+        self, connection: AsyncConnection, evaluation_id: str, position: int | None = None
+    ) -> None:
+        """Pending answers whose exact request was answered before take that answer (the
+        gateway would serve it from its cache anyway); they still go through grading."""
+        earlier = answers.alias("earlier")
+        match = sa.and_(
+            earlier.c.request_key == answers.c.request_key,
+            earlier.c.text.is_not(None),
+            earlier.c.evaluation_id != evaluation_id,
+        )
+
+        def first(column: sa.Column[Any]) -> Any:
+            return sa.select(column).where(match).order_by(earlier.c.id).limit(1).scalar_subquery()
+
+        conditions = [
+            answers.c.evaluation_id == evaluation_id,
+            answers.c.status == "pending",
+            sa.exists().where(match),
+        ]
+        if position is not None:
+            conditions.append(answers.c.position == position)
+        await connection.execute(
+            answers.update()
+            .where(*conditions)
+            .values(
+                text=first(earlier.c.text),
+                value=first(earlier.c.value),
+                cached=True,
+                status="answered",
+                answered_at=time.time(),
+            )
+        )
 
     async def _save_set(self, connection: AsyncConnection, paraphrase_set: ParaphraseSet) -> None:
         """Insert, or replace a set regenerated with the same settings (same id)."""

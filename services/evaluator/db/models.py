@@ -133,6 +133,8 @@ answers = sa.Table(
     #: 0 = the original question, 1..k = paraphrases
     sa.Column("variant", sa.Integer, nullable=False),
     sa.Column("prompt", sa.Text, nullable=False),
+    #: sha256 of the exact model request: an identical request is answered from a stored answer
+    sa.Column("request_key", sa.String(64), index=True),
     #: pending | answered | graded | failed
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("text", sa.Text),

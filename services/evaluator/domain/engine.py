@@ -80,6 +80,8 @@ class JobContext:
         }
         self._active = True
         self._checked_at = 0.0
+        #: set when this process queued new variants, so idle answer lanes wake at once
+        self.work_added = asyncio.Event()
 
 
 class JobEngine:
@@ -127,7 +129,9 @@ class JobEngine:
         """Nothing to claim now: wait (others hold leases, or back-off) or report done."""
         if not await self.store.has_open_work(context.id):
             return True
-        await asyncio.sleep(self.settings.poll_s)
+        context.work_added.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(context.work_added.wait(), self.settings.poll_s)
         return False
 
     # ---- paraphrase stage --------------------------------------------------------------
@@ -166,8 +170,10 @@ class JobEngine:
             self.owner,
             paraphrase_set,
             context.models,
+            context.settings,
             incomplete_note(paraphrase_set),
         )
+        context.work_added.set()
 
     # ---- answer and grade stages -------------------------------------------------------
 
@@ -241,20 +247,26 @@ class JobEngine:
     async def _grade(
         self, context: JobContext, rows: list[AnswerRow], by_id: dict[int, AnswerRow]
     ) -> None:
+        ungraded = [row for row in rows if context.golds[row.record.position] is None]
+        rows = [row for row in rows if context.golds[row.record.position] is not None]
+        grades = [StoredGrade(row.row_id, None) for row in ungraded]
         graded = []
         for row in rows:
             gold = context.golds[row.record.position]
             assert gold is not None and row.record.text is not None
             graded.append((context.items[row.record.position], gold, row.record.text))
-        try:
-            results = await grade_all(self.upstream, context.settings, graded)
-        except UpstreamError as error:
-            failures = [self._failure(row.row_id, row.attempts, error, "grade") for row in rows]
-            await self.store.fail_answers(self.owner, failures, by_id)
-            return
-        grades = [
-            StoredGrade(row.row_id, result.label) for row, result in zip(rows, results, strict=True)
-        ]
+        if graded:
+            try:
+                results = await grade_all(self.upstream, context.settings, graded)
+            except UpstreamError as error:
+                failures = [self._failure(row.row_id, row.attempts, error, "grade") for row in rows]
+                await self.store.fail_answers(self.owner, failures, by_id)
+                rows = []
+                results = []
+            grades += [
+                StoredGrade(row.row_id, result.label)
+                for row, result in zip(rows, results, strict=True)
+            ]
         await self.store.store_grades(self.owner, grades)
 
     def _failure(

@@ -182,6 +182,11 @@ def answer_request(
     )
 
 
+def request_key(request: GenerateRequest) -> str:
+    """Identifies a model request exactly (route, messages, every output-affecting parameter)."""
+    return hashlib.sha256(msgspec.json.encode(request)).hexdigest()
+
+
 def answer_value(settings: EvaluationSettings, item: EvaluationItem, text: str) -> str | None:
     """The normalised answer that agreement and value-level metrics compare."""
     return answer_key(task_of(settings, item), text, len(item.options or []) or 26)

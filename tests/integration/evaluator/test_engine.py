@@ -201,11 +201,15 @@ async def test_reused_paraphrase_sets_are_not_generated_again(store: EvaluationS
     assert sum(upstream.paraphrased.values()) == 3
     reuse = await store.sets_by_question(first)
     assert len(reuse) == 3
+    answered = sum(upstream.answered.values())
     second = await create(store, n=3, k=2, reuse_sets=reuse)
     started = time.monotonic()
     await JobEngine(store, upstream, FAST).run(second)
     assert time.monotonic() - started < 10
     assert sum(upstream.paraphrased.values()) == 3
+    # identical requests are answered from the stored answers (and still graded)
+    assert sum(upstream.answered.values()) == answered
+    assert all(a.label == "correct" for a in await store.answers_of(second))
     first_prompts = {a.prompt for a in await store.answers_of(first)}
     second_prompts = {a.prompt for a in await store.answers_of(second)}
     assert first_prompts == second_prompts
