@@ -270,7 +270,11 @@ async def _demo(args: argparse.Namespace) -> int:
             f"{', '.join(args.model)} with k={args.k} paraphrases each ..."
         )
         started = time.monotonic()
-        final = await follow(client, accepted.id)
+        try:
+            final = await follow(client, accepted.id)
+        except asyncio.CancelledError:  # Ctrl-C: the demo's job must not hold the queue later
+            await client.cancel(accepted.id)
+            raise
         report = await client.report(accepted.id)
         path = Path(args.html) if args.html else default_data_dir() / "reports" / "demo.html"
         await write_html(client, accepted.id, path)
