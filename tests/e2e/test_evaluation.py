@@ -215,3 +215,13 @@ def test_a_failing_model_is_recorded_per_item_and_the_job_finishes(
         assert all("gateway" in e["reason"] and "attempts" in e["reason"] for e in errors)
         assert metrics_of(report)["steady"]["A_orig"] == 1.0
         assert report["items"][0]["status"] == "partial"
+
+        # the synchronous endpoint through the same services: a consistency-scored answer
+        sync = job(2, 3, models=["shaky"])
+        sync["items"] = [{"question": q["question"]} for q in sync.pop("items")]
+        answered = httpx.post(f"{stack.evaluator}/v1/evaluate", json=sync, timeout=60)
+        assert answered.status_code == 200, answered.text
+        first = answered.json()["items"][0]["models"][0]
+        # item 0: right on the original, wrong on the 3 paraphrases, no gold given
+        assert first["majority_answer"] == "omega" and first["agreement"] == 0.75
+        assert first["original_answer"] == "alpha-0" and first["original_label"] is None
