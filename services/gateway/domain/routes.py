@@ -48,7 +48,9 @@ class Route(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, frozen=Tru
     # local backend only
     n_parallel: Annotated[int, msgspec.Meta(ge=1, le=64)] = 4
     n_ctx: Annotated[int, msgspec.Meta(ge=256)] = 8192
-    threads: Annotated[int, msgspec.Meta(ge=1, le=256)] = 2
+    #: llama.cpp threads; default: all cores but one. Threads of one model synchronise many times
+    #: per token, so a thread that must share its core with other work stalls all of them.
+    threads: Annotated[int, msgspec.Meta(ge=1, le=256)] | None = None
 
     def resolved_base_url(self) -> str | None:
         return self.base_url or DEFAULT_BASE_URLS.get(self.backend)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -66,8 +67,9 @@ class LocalBackend:
         params.model.path = str(path)
         params.n_ctx = self.route.n_ctx
         params.n_parallel = self.route.n_parallel
-        params.cpuparams.n_threads = self.route.threads
-        params.cpuparams_batch.n_threads = self.route.threads
+        threads = self.route.threads or max(1, (os.cpu_count() or 2) - 1)
+        params.cpuparams.n_threads = threads
+        params.cpuparams_batch.n_threads = threads
         params.verbosity = 1  # errors only: llama.cpp logs every slot and token timing to stderr
         # llama.cpp opens an unauthenticated HTTP listener: loopback only
         params.hostnames = [LOOPBACK]
