@@ -262,6 +262,8 @@ async def _demo(args: argparse.Namespace) -> int:
             plain_per_round=args.per_round - args.per_round // 3,
             toned_per_round=args.per_round // 3,
             max_tokens=args.max_tokens,
+            # one judge call per candidate instead of two halves the verification time on CPU
+            verify=VerifySettings(bidirectional=False),
             metrics=MetricSettings(bootstrap=200),
         )
         accepted = await client.create_evaluation(request)
@@ -365,7 +367,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     demo.add_argument("--k", type=int, default=3)
     demo.add_argument("--limit", type=int, default=None)
     demo.add_argument("--generator", default="local")
-    demo.add_argument("--time-budget", type=float, default=40.0)
+    demo.add_argument("--time-budget", type=float, default=45.0, help="s per paraphrase set")
     demo.add_argument("--max-candidates", type=int, default=18)
     demo.add_argument("--per-round", type=int, default=6, help="candidates per generation round")
     demo.add_argument("--max-tokens", type=int, default=None)
