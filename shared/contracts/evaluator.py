@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from shared.contracts.base import Contract
+from shared.contracts.perturb import CandidateScores
 from shared.contracts.scoring import Label, Letter, MetricValue
 from shared.contracts.verify import Share, Task, VerifySettings
 
@@ -110,6 +111,8 @@ class Variant(Contract, kw_only=True):
     kind: VariantKind
     tone: str | None = None
     hint: str | None = None
+    #: the verification scores the paraphrase passed with (overlap, judge, semantic)
+    scores: CandidateScores | None = None
     answers: list[VariantAnswer] = msgspec.field(default_factory=list)
 
 

@@ -93,6 +93,7 @@ def _variants(item: EvaluationItem, paraphrase_set: ParaphraseSet | None) -> lis
                 kind=paraphrase.kind,
                 tone=paraphrase.tone,
                 hint=paraphrase.hint,
+                scores=paraphrase.scores,
             )
         )
     return variants
