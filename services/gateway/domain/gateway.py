@@ -8,7 +8,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from services.gateway import metrics
 from services.gateway.domain.backend import Backend, Completion
@@ -45,7 +45,6 @@ class _Attempts:
     count: int = 0
     upstream_s: float = 0.0
     waited_s: float = 0.0
-    last_error: BackendError | None = field(default=None)
 
 
 def _default_backend_factory() -> BackendFactory:
