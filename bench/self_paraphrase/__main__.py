@@ -1,0 +1,316 @@
+"""Which self-paraphrase strategy buys how much reliability for how much cost (METHOD.md §1.5).
+
+    python -m bench.self_paraphrase                      # 10 GSM8K + 10 SimpleQA items, local-small
+    python -m bench.self_paraphrase --model local --math 20 --factual 20 --k 5 --flip-k 5
+
+Starts the gateway and scoring services (a fresh response cache, and every call made with the
+cache off, so each strategy pays for its own calls; the local model files are reused from the
+default data directory). Each item of the bundled GSM8K and SimpleQA samples is answered by a
+plain single call (the baseline) and by every strategy through ``POST /v1/self-paraphrase``, the
+answers are graded by scoring's reference grader, and one table is printed per dataset and
+strategy: accuracy, flip rate, model calls, latency and tokens per request.
+
+Flip rate (``--flip-k K``, 0 to skip): K paraphrases of each item, written once by the model
+with the proxy's own paraphrase prompt and shared by every strategy, are answered by each
+strategy; flip_rate = #(original correct ∧ majority not correct) / #(original correct) comes
+from scoring's ``/v1/metrics/consistency`` (METHOD.md §1.4).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from services.evaluator.domain.prompts import FACTUAL_INSTRUCTION, MATH_INSTRUCTION
+from services.gateway.strategies.prompts import PARAPHRASE_SYSTEM, PARAPHRASE_USER, paraphrase_lines
+from shared.clients.gateway import GatewayClient
+from shared.clients.scoring import ScoringClient
+from shared.contracts.gateway import ChatMessage, GenerateRequest
+from shared.contracts.proxy import SelfParaphraseRequest, SelfParaphraseResponse
+from shared.contracts.scoring import (
+    ConsistencyOptions,
+    ConsistencyRecord,
+    ConsistencyRequest,
+    Gold,
+    GradeItem,
+    GradeRequest,
+    Label,
+)
+from shared.contracts.verify import Task
+from shared.http_client import ServiceCallError, ServiceClient, close_session
+from shared.settings import default_data_dir
+from steadfast.supervisor import Supervisor, service_ports
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO.parent / "shared" / "data" / "fixtures"
+DATASETS: dict[str, tuple[Task, str]] = {
+    "gsm8k": ("math", "math_gsm8k_test.jsonl"),
+    "simpleqa": ("factual", "factual_simpleqa.jsonl"),
+}
+INSTRUCTIONS: dict[Task, str] = {"math": MATH_INSTRUCTION, "factual": FACTUAL_INSTRUCTION}
+PLAIN = "plain"
+STRATEGIES = (PLAIN, "single-prompt", "canonicalize", "paraphrase-vote")
+
+
+@dataclass
+class Item:
+    id: str
+    dataset: str
+    task: Task
+    question: str
+    gold: Gold
+    paraphrases: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Answer:
+    """One request's answer (the text that is graded) and its cost."""
+
+    text: str
+    calls: int
+    latency_s: float
+    tokens: int
+    label: Label | None = None
+    error: str | None = None
+
+
+def load_items(dataset: str, count: int) -> list[Item]:
+    task, file_name = DATASETS[dataset]
+    items: list[Item] = []
+    with (FIXTURES / file_name).open(encoding="utf-8") as lines:
+        for line in lines:
+            if len(items) == count:
+                break
+            record = json.loads(line)
+            gold = (
+                Gold(answer=record["answer"]) if task == "math" else Gold(answers=record["answers"])
+            )
+            items.append(Item(record["id"], dataset, task, record["question"], gold))
+    return items
+
+
+@dataclass
+class Bench:
+    model: str
+    k: int
+    max_tokens: int
+    gateway: GatewayClient
+    proxy: ServiceClient
+    scoring: ScoringClient
+    limit: asyncio.Semaphore
+
+    def messages(self, item: Item, wording: str) -> list[ChatMessage]:
+        return [
+            ChatMessage(role="system", content=INSTRUCTIONS[item.task]),
+            ChatMessage(role="user", content=wording),
+        ]
+
+    async def answer(self, strategy: str, item: Item, wording: str) -> Answer:
+        async with self.limit:
+            started = time.perf_counter()
+            try:
+                if strategy == PLAIN:
+                    return await self._plain(item, wording, started)
+                return await self._strategy(strategy, item, wording, started)
+            except ServiceCallError as failure:
+                elapsed = time.perf_counter() - started
+                return Answer("", 0, elapsed, 0, label="invalid", error=str(failure))
+
+    async def _plain(self, item: Item, wording: str, started: float) -> Answer:
+        request = GenerateRequest(
+            model=self.model,
+            messages=self.messages(item, wording),
+            max_tokens=self.max_tokens,
+            cache=False,
+        )
+        response = await self.gateway.generate(request)
+        tokens = response.usage.input_tokens + response.usage.output_tokens
+        return Answer(response.text, 1, time.perf_counter() - started, tokens)
+
+    async def _strategy(self, strategy: str, item: Item, wording: str, started: float) -> Answer:
+        request = SelfParaphraseRequest(
+            model=self.model,
+            messages=self.messages(item, wording),
+            strategy=strategy,  # type: ignore[arg-type]
+            k=self.k,
+            task=item.task,
+            max_tokens=self.max_tokens,
+            cache=False,
+        )
+        response = await self.proxy.post("/v1/self-paraphrase", request, SelfParaphraseResponse)
+        tokens = response.usage.input_tokens + response.usage.output_tokens
+        graded = response.answer if response.answer is not None else response.text
+        return Answer(graded, response.calls, time.perf_counter() - started, tokens)
+
+    async def paraphrase(self, item: Item, k: int) -> None:
+        """The item's paraphrases for the flip rate: one call, the proxy's own prompt."""
+        request = GenerateRequest(
+            model=self.model,
+            messages=[
+                ChatMessage(role="system", content=PARAPHRASE_SYSTEM.format(n=k)),
+                ChatMessage(role="user", content=PARAPHRASE_USER.format(question=item.question)),
+            ],
+            temperature=0.7,
+            seed=0,
+            max_tokens=self.max_tokens,
+        )
+        async with self.limit:
+            reply = await self.gateway.generate(request)
+        item.paraphrases = paraphrase_lines(reply.text, item.question, k)
+
+    async def grade(self, item: Item, answers: list[Answer]) -> None:
+        pending = [answer for answer in answers if answer.label is None]
+        if not pending:
+            return
+        request = GradeRequest(
+            task=item.task,
+            items=[
+                GradeItem(question=item.question, answer_text=answer.text, gold=item.gold)
+                for answer in pending
+            ],
+        )
+        results = (await self.scoring.grade(request)).results
+        for answer, result in zip(pending, results, strict=True):
+            answer.label = result.label
+
+
+@dataclass
+class Row:
+    dataset: str
+    strategy: str
+    originals: list[Answer]
+    flip: tuple[float | None, int] | None = None
+
+
+async def run_strategy(bench: Bench, strategy: str, items: list[Item], flip_k: int) -> Row:
+    """Every item's original and (with ``flip_k``) paraphrases answered by ``strategy``."""
+
+    async def one(item: Item) -> list[Answer]:
+        wordings = [item.question, *item.paraphrases[:flip_k]]
+        answers = await asyncio.gather(*(bench.answer(strategy, item, w) for w in wordings))
+        await bench.grade(item, list(answers))
+        return list(answers)
+
+    per_item = await asyncio.gather(*(one(item) for item in items))
+    row = Row(items[0].dataset, strategy, [answers[0] for answers in per_item])
+    if flip_k:
+        row.flip = await flip_rate(bench, strategy, items, per_item)
+    return row
+
+
+async def flip_rate(
+    bench: Bench, strategy: str, items: list[Item], per_item: list[list[Answer]]
+) -> tuple[float | None, int]:
+    records = [
+        ConsistencyRecord(item_id=item.id, model=strategy, variant=index, label=answer.label)
+        for item, answers in zip(items, per_item, strict=True)
+        for index, answer in enumerate(answers)
+        if answer.label is not None
+    ]
+    request = ConsistencyRequest(records=records, options=ConsistencyOptions(bootstrap=0))
+    metric = (await bench.scoring.consistency(request)).models[strategy]["flip_rate"]
+    return metric.value, metric.n
+
+
+def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float) -> None:
+    header = (
+        f"{'dataset':<9} {'strategy':<16} {'n':>3} {'accuracy':>9} {'flip rate':>12} "
+        f"{'calls/req':>9} {'latency s/req':>13} {'p50 s':>7} {'tokens/req':>10} {'errors':>6}"
+    )
+    print(
+        f"\nmodel={args.model} k={args.k} max_tokens={args.max_tokens} flip_k={args.flip_k} "
+        f"concurrency={args.concurrency}  (wall {wall_s:.0f} s)"
+    )
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        answers = row.originals
+        correct = sum(answer.label == "correct" for answer in answers)
+        flip = "n/a"
+        if row.flip is not None:
+            value, n = row.flip
+            flip = f"{value:.2f} ({n})" if value is not None else f"null ({n})"
+        latencies = [answer.latency_s for answer in answers]
+        print(
+            f"{row.dataset:<9} {row.strategy:<16} {len(answers):>3} "
+            f"{correct / len(answers):>9.2f} {flip:>12} "
+            f"{statistics.mean(a.calls for a in answers):>9.1f} "
+            f"{statistics.mean(latencies):>13.1f} {statistics.median(latencies):>7.1f} "
+            f"{statistics.mean(a.tokens for a in answers):>10.0f} "
+            f"{sum(a.error is not None for a in answers):>6}"
+        )
+    print(
+        "accuracy: reference grader on the original question; flip rate (n = originals correct): "
+        "share of those whose majority over the paraphrases is not correct; latency is wall time "
+        "per request from the client, under the stated concurrency."
+    )
+
+
+async def run(args: argparse.Namespace, gateway_url: str, scoring_url: str) -> None:
+    bench = Bench(
+        model=args.model,
+        k=args.k,
+        max_tokens=args.max_tokens,
+        gateway=GatewayClient(gateway_url, timeout_s=3600),
+        proxy=ServiceClient("gateway", gateway_url, timeout_s=3600),
+        scoring=ScoringClient(scoring_url),
+        limit=asyncio.Semaphore(args.concurrency),
+    )
+    started = time.perf_counter()
+    rows = []
+    for dataset, count in (("gsm8k", args.math), ("simpleqa", args.factual)):
+        items = load_items(dataset, count)
+        if not items:
+            continue
+        if args.flip_k:
+            await asyncio.gather(*(bench.paraphrase(item, args.flip_k) for item in items))
+        for strategy in args.strategies:
+            rows.append(await run_strategy(bench, strategy, items, args.flip_k))
+            print(
+                f"  {dataset} {strategy}: done at {time.perf_counter() - started:.0f} s", flush=True
+            )
+    await close_session()
+    print_table(rows, args, time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", default="local-small", help="gateway route")
+    parser.add_argument("--math", type=int, default=10, help="GSM8K items (of 100)")
+    parser.add_argument("--factual", type=int, default=10, help="SimpleQA items (of 100)")
+    parser.add_argument("--k", type=int, default=3, help="paraphrases of paraphrase-vote etc.")
+    parser.add_argument("--flip-k", type=int, default=0, help="paraphrases per item for flip rate")
+    parser.add_argument("--max-tokens", type=int, default=384)
+    parser.add_argument("--concurrency", type=int, default=2, help="requests in flight")
+    parser.add_argument("--strategies", nargs="*", default=list(STRATEGIES), choices=STRATEGIES)
+    parser.add_argument("--gateway-url", default=None, help="use running services instead")
+    parser.add_argument("--scoring-url", default=None)
+    args = parser.parse_args()
+    if args.gateway_url and args.scoring_url:
+        asyncio.run(run(args, args.gateway_url, args.scoring_url))
+        return
+    from tests.conftest import free_port_block
+
+    ports = service_ports(free_port_block(5))
+    with tempfile.TemporaryDirectory() as directory:
+        data = Path(directory)
+        # the assembled model files are reused; the response cache starts empty
+        (data / "models").symlink_to(default_data_dir() / "models", target_is_directory=True)
+        env = {"STEADFAST_DATA_DIR": str(data), "STEADFAST_LOG_LEVEL": "WARNING"}
+        services = ("gateway", "scoring")
+        with Supervisor(ports=ports, env=env, services=services, log_dir=data / "logs") as sup:
+            if not all(sup.wait_ready(120).values()):
+                sys.exit(f"services did not become ready; logs in {data / 'logs'}")
+            urls = {name: f"http://127.0.0.1:{ports[name]}" for name in services}
+            asyncio.run(run(args, urls["gateway"], urls["scoring"]))
+
+
+if __name__ == "__main__":
+    main()
