@@ -29,6 +29,8 @@ class Scenario:
     """What the stand-in model says: paraphrases per question, answers per wording."""
 
     paraphrases: dict[str, list[str]] = field(default_factory=dict)
+    #: candidates the perturb service's generator gets, one a call, in turn
+    perturb_candidates: dict[str, list[str]] = field(default_factory=dict)
     answers: dict[str, str] = field(default_factory=dict)
     failing: set[str] = field(default_factory=set)
     default: str = "I don't know"
@@ -40,6 +42,11 @@ class Scenario:
         if system.startswith("You write paraphrases"):
             wordings = self.paraphrases.get(question.removeprefix("Question: "), [])
             return "\n".join(f"{index}. {text}" for index, text in enumerate(wordings, 1))
+        if system.startswith("You paraphrase questions"):  # the perturb service's generator
+            original = question.split("\n")[0].removeprefix("Question to rewrite: ")
+            candidates = self.perturb_candidates[original]
+            candidates.append(candidates.pop(0))
+            return candidates[-1]
         return self.answers.get(question, self.default)
 
     def fault(self, body: dict[str, Any]) -> Fault | None:
@@ -81,11 +88,11 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
         supervisor = Supervisor(
             ports=ports,
             env={"STEADFAST_DATA_DIR": str(directory), "STEADFAST_MODELS_FILE": str(routes)},
-            services=("gateway",),
+            services=("gateway", "perturb", "verify"),
             log_dir=directory / "logs",
         )
         with supervisor:
-            assert supervisor.wait_ready(60)["gateway"], _log(directory)
+            assert all(supervisor.wait_ready(90).values()), _log(directory)
             yield Proxy(f"http://127.0.0.1:{ports['gateway']}", fake, scenario)
 
 
@@ -343,3 +350,27 @@ def test_self_paraphrase_endpoint_and_metrics(proxy: Proxy) -> None:
     assert 'steadfast_proxy_requests_total{outcome="ok",strategy="paraphrase-vote"}' in metrics
     assert "steadfast_proxy_agreement_ratio_bucket" in metrics
     assert "steadfast_proxy_upstream_calls_per_request_count" in metrics
+
+
+def test_a_generator_route_gets_the_paraphrases_from_the_perturb_service(proxy: Proxy) -> None:
+    question = "How many wheels do 4 tricycles have?"
+    written = ["What is the wheel count of four tricycles?", "Four tricycles: how many wheels?"]
+    proxy.scenario.perturb_candidates[question] = list(written)
+    proxy.scenario.answers.update(
+        {question: "\\boxed{12}", written[0]: "\\boxed{12}", written[1]: "\\boxed{16}"}
+    )
+    start = proxy.fake.call_count
+    completion = proxy.client().chat.completions.create(
+        model=VOTE,
+        messages=[{"role": "user", "content": question}],
+        extra_body={"steadfast": {"k": 2, "task": "math", "generator": "fake"}},
+    )
+    info = completion.model_extra["steadfast"]  # type: ignore[index]
+    assert sorted(variant["question"] for variant in info["variants"][1:]) == sorted(written)
+    assert info["answer"] == "12" and info["agreement"] == pytest.approx(2 / 3)
+    generated = [
+        call
+        for call in proxy.calls_since(start)
+        if call["messages"][0]["content"].startswith("You paraphrase questions")
+    ]
+    assert generated, "perturb's generator calls reached the upstream model through the gateway"
