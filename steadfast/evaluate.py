@@ -112,9 +112,14 @@ def print_outcome(report: EvaluationReport, out: TextIO = sys.stdout) -> None:
 # ---- services --------------------------------------------------------------------------------
 
 
-#: the demo runs on one 2-core machine: one paraphrase set at a time keeps the local model's
-#: slots for the candidates of that set instead of spreading them over several questions
-DEMO_ENVIRONMENT = {"STEADFAST_EVALUATOR_PARAPHRASE_LANES": "1"}
+#: the demo runs one local model on a 2-core machine: one paraphrase set at a time, and at most
+#: two answers in flight, leave the model's other slots to the candidates of that set (which
+#: have a time budget) instead of queueing them behind long maths answers
+DEMO_ENVIRONMENT = {
+    "STEADFAST_EVALUATOR_PARAPHRASE_LANES": "1",
+    "STEADFAST_EVALUATOR_ANSWER_LANES": "1",
+    "STEADFAST_EVALUATOR_ANSWER_BATCH": "2",
+}
 
 
 @contextlib.asynccontextmanager
