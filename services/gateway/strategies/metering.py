@@ -28,5 +28,9 @@ class MeteredGateway:
         return response
 
     @property
+    def upstream_calls(self) -> int:
+        return self.calls - self.cached_calls
+
+    @property
     def usage(self) -> Usage:
         return Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens)

@@ -69,10 +69,11 @@ class SelfParaphraseService:
         try:
             result = await self._dispatch(strategy, meter, question, settings, options)
         except GatewayError:
-            metrics.record(strategy, "failed", meter.calls)
+            metrics.record(strategy, "failed", meter.upstream_calls)
             raise
         degraded = bool(result.notes) or result.failed_variants > 0
-        metrics.record(strategy, "degraded" if degraded else "ok", meter.calls, result.agreement)
+        outcome = "degraded" if degraded else "ok"
+        metrics.record(strategy, outcome, meter.upstream_calls, result.agreement)
         return Run(result=result, meter=meter, latency_s=time.perf_counter() - started)
 
     async def passthrough(self, settings: AnswerSettings, question: Question) -> Passthrough:
@@ -85,7 +86,7 @@ class SelfParaphraseService:
         except GatewayError:
             metrics.record(PASSTHROUGH, "failed", 1)
             raise
-        metrics.record(PASSTHROUGH, "ok", 1)
+        metrics.record(PASSTHROUGH, "ok", 0 if response.cached else 1)
         return Passthrough(response=response, latency_s=time.perf_counter() - started)
 
     def _dispatch(
