@@ -388,8 +388,10 @@ def main() -> None:
     global PINNING
     PINNING = not args.no_pin
     pin(0, LOAD_CORE)
+    print(f"cores: {os.cpu_count()}, load average before: {os.getloadavg()[0]:.1f}")
     if not args.skip_http:
         print_http_table(run_http(args))
+        print(f"load average after the HTTP runs: {os.getloadavg()[0]:.1f}")
     if not args.skip_local:
         if hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))  # the model gets every core
