@@ -7,6 +7,7 @@ from litestar.datastructures import State
 from litestar.params import JSONBody
 
 from services.verify import metrics
+from services.verify.adapters.embedder import EmbedderError
 from services.verify.domain.judge import Judge, UnknownModelError
 from services.verify.domain.pipeline import verify
 from services.verify.domain.semantic import EmbeddingCheck, NliCheck, SemanticStage
@@ -36,6 +37,8 @@ class VerifyController(Controller):
             response = await verify(data, judge=judge, semantic=_semantic(data, state))
         except UnknownModelError as exc:
             raise ProblemError(422, "Unknown judge model", str(exc), field="judge_model") from exc
+        except EmbedderError as exc:
+            raise ProblemError(503, "Embedder unavailable", str(exc)) from exc
         metrics.record(response)
         return response
 
