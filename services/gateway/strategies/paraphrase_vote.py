@@ -45,6 +45,8 @@ async def paraphrase_vote(
     replies = await answer_all(model, question, wordings, settings, options.task, early)
     ballots = read_ballots(replies, options.task, settings.route)
     notes = [*written.notes, *_failure_notes(replies)]
+    if options.early_stop and not early:
+        notes.append("early stop is not used with judge grouping: every variant was answered")
     if options.grouping == "judge":
         judge = options.judge_model or settings.route
         ballots.keys = await _judge_keys(
@@ -53,7 +55,7 @@ async def paraphrase_vote(
     vote = tally(ballots.keys)
     chosen = _chosen_index(ballots, vote)
     if vote.winner is None:
-        notes.append("no variant gave a parseable answer: the original's reply is returned")
+        notes.append("no variant gave a parseable answer: the first answered one is returned")
     reply = replies[chosen]
     assert isinstance(reply, GenerateResponse)
     reading = ballots.readings[chosen]
