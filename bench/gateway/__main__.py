@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
+import msgspec
 
 REPO = Path(__file__).resolve().parents[2]
 LOAD_CORE, PROXY_CORE = 0, 1
@@ -280,9 +281,14 @@ def print_http_table(cells: list[Cell]) -> None:
 
 
 async def local_tokens_per_second(
-    route_name: str, levels: tuple[int, ...], max_tokens: int, rounds: int = 2
-) -> dict[int, float]:
-    """Output tokens per second of ``n`` concurrent requests, for each ``n`` in ``levels``."""
+    route_name: str,
+    levels: tuple[int, ...],
+    max_tokens: int,
+    threads: int | None = None,
+    rounds: int = 2,
+) -> dict[int, tuple[float, float]]:
+    """Output tokens per second of ``n`` concurrent requests, for each ``n`` in ``levels``: per
+    wall-clock second and per CPU second of this process (the model runs in it)."""
     from services.gateway.adapters.backends import BackendContext, create_backend
     from services.gateway.domain.gateway import ModelGateway
     from services.gateway.domain.routes import BUILTIN_ROUTES
@@ -290,7 +296,7 @@ async def local_tokens_per_second(
     from shared.contracts.gateway import ChatMessage, GenerateRequest
 
     context = BackendContext(models_dir=get_settings().resolved_data_dir() / "models")
-    route = BUILTIN_ROUTES[route_name]
+    route = msgspec.structs.replace(BUILTIN_ROUTES[route_name], threads=threads)
     model_gateway = ModelGateway(
         {route.name: route}, backend_factory=lambda r: create_backend(r, context)
     )
@@ -305,29 +311,34 @@ async def local_tokens_per_second(
         )
 
     await model_gateway.generate(request(99))  # assemble and load the model, warm up
-    rates: dict[int, float] = {}
+    rates: dict[int, tuple[float, float]] = {}
     for round_number in range(rounds):  # alternate the levels; keep each one's best round
         for level in levels:
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             responses = await asyncio.gather(
                 *(model_gateway.generate(request(100 * round_number + 10 * level + i))
                   for i in range(level))
             )  # fmt: skip
             elapsed = time.perf_counter() - started
-            rate = sum(r.usage.output_tokens for r in responses) / elapsed
-            rates[level] = max(rates.get(level, 0.0), rate)
+            cpu = time.process_time() - cpu_started
+            tokens = sum(r.usage.output_tokens for r in responses)
+            best = rates.get(level, (0.0, 0.0))
+            rates[level] = (max(best[0], tokens / elapsed), max(best[1], tokens / cpu))
     await model_gateway.close()
     return rates
 
 
-def print_local_table(route: str, max_tokens: int) -> None:
+def print_local_table(route: str, max_tokens: int, threads: int | None) -> None:
     print()
     print(f"local backend ({route}, {max_tokens} tokens per request, n_parallel slots, "
-          "best of 2 rounds)")  # fmt: skip
-    results = asyncio.run(local_tokens_per_second(route, (1, 4), max_tokens))
-    print(f"{'concurrent requests':<22}{'tokens/s':>10}{'vs 1':>8}")
-    for concurrency, rate in results.items():
-        print(f"{concurrency:<22}{rate:>10.1f}{rate / results[1]:>8.2f}")
+          f"threads {threads or 'default'}, best of 2 rounds)")  # fmt: skip
+    results = asyncio.run(local_tokens_per_second(route, (1, 4), max_tokens, threads))
+    print(f"{'concurrent requests':<22}{'tokens/s':>10}{'vs 1':>8}"
+          f"{'tokens/CPU-s':>14}{'vs 1':>8}")  # fmt: skip
+    single, single_cpu = results[1]
+    for concurrency, (rate, per_cpu) in results.items():
+        print(f"{concurrency:<22}{rate:>10.1f}{rate / single:>8.2f}"
+              f"{per_cpu:>14.1f}{per_cpu / single_cpu:>8.2f}")  # fmt: skip
 
 
 def run_http(args: argparse.Namespace) -> list[Cell]:
@@ -372,6 +383,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
     parser.add_argument("--local-route", default="local-small")
     parser.add_argument("--local-tokens", type=int, default=64)
+    parser.add_argument("--local-threads", type=int, help="default: the route's (cores - 1)")
     parser.add_argument("--skip-litellm", action="store_true")
     parser.add_argument("--skip-local", action="store_true")
     parser.add_argument("--skip-http", action="store_true", help="only the local backend")
@@ -395,7 +407,7 @@ def main() -> None:
     if not args.skip_local:
         if hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))  # the model gets every core
-        print_local_table(args.local_route, args.local_tokens)
+        print_local_table(args.local_route, args.local_tokens, args.local_threads)
 
 
 if __name__ == "__main__":
