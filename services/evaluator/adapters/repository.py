@@ -522,7 +522,7 @@ class EvaluationStore:
                 .values(lease_until=time.time() + self.lease_s)
             )
 
-    async def has_open_work(self, evaluation_id: str) -> bool:
+    async def has_pending_items(self, evaluation_id: str) -> bool:
         async with self.engine.connect() as connection:
             items_open = await connection.execute(
                 sa.select(evaluation_items.c.id)
@@ -532,8 +532,12 @@ class EvaluationStore:
                 )
                 .limit(1)
             )
-            if items_open.first() is not None:
-                return True
+            return items_open.first() is not None
+
+    async def has_open_work(self, evaluation_id: str) -> bool:
+        if await self.has_pending_items(evaluation_id):
+            return True
+        async with self.engine.connect() as connection:
             answers_open = await connection.execute(
                 sa.select(answers.c.id)
                 .where(answers.c.evaluation_id == evaluation_id, answers.c.status.in_(OPEN_ANSWER))

@@ -140,17 +140,12 @@ class JobEngine:
         while await self._active(context):
             rows = await self.store.claim_items(context.id, self.owner, 1)
             if not rows:
-                pending = await self._items_pending(context)
-                if not pending:
+                if not await self.store.has_pending_items(context.id):
                     return
                 await asyncio.sleep(self.settings.poll_s)
                 continue
             for row in rows:
                 await self._paraphrase(context, row)
-
-    async def _items_pending(self, context: JobContext) -> bool:
-        counts = await self.store.progress_counts(context.id)
-        return counts["items"].get("pending", 0) > 0
 
     async def _paraphrase(self, context: JobContext, row: ItemRow) -> None:
         request = paraphrase_request(context.settings, row.item)
