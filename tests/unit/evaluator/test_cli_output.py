@@ -1,0 +1,91 @@
+"""The CLI's progress line and summary table."""
+
+from __future__ import annotations
+
+import io
+
+from shared.contracts.evaluator import (
+    EvaluationProgress,
+    EvaluationReport,
+    EvaluationSettings,
+    EvaluationStatus,
+    EvaluationTimings,
+    ItemError,
+    ModelSummary,
+    StageProgress,
+)
+from shared.contracts.scoring import MetricValue
+from steadfast.evaluate import print_outcome, progress_line, summary_table
+
+TIMINGS = EvaluationTimings(created_at="2026-11-30T00:00:00+00:00")
+
+
+def report() -> EvaluationReport:
+    metrics = {
+        "A_orig": MetricValue(value=0.5, n=20),
+        "A_any": MetricValue(value=0.75, n=20),
+        "A_strict": MetricValue(value=0.25, n=20),
+        "flip_rate": MetricValue(value=None, n=0),
+    }
+    return EvaluationReport(
+        id="ev-1",
+        name=None,
+        status="succeeded",
+        task="factual",
+        k=5,
+        settings=EvaluationSettings(model="local"),
+        models=[
+            ModelSummary(model="local", metrics=metrics, answered=119, failed=1, mean_agreement=0.9)
+        ],
+        items=[],
+        errors=[
+            ItemError(
+                item_id="q3", stage="answer", reason="gateway: timeout", model="local", variant=2
+            )
+        ],
+        timings=TIMINGS,
+        message="finished with 1 recorded failures",
+    )
+
+
+def test_summary_table_shows_values_counts_and_gaps() -> None:
+    table = summary_table(report())
+    header, rule, row = table.splitlines()
+    assert header.split()[:6] == [
+        "model",
+        "A_orig",
+        "A_expected",
+        "A_majority",
+        "A_any",
+        "A_strict",
+    ]
+    assert set(rule) <= {"-", " "}
+    assert "50.0% (n=20)" in row and "75.0% (n=20)" in row and "25.0% (n=20)" in row
+    assert "- (n=0)" in row and row.split()[-3:] == ["90.0%", "119", "1"]
+
+    out = io.StringIO()
+    print_outcome(report(), out)
+    text = out.getvalue()
+    assert "a gap of 50.0 points" in text
+    assert "failed: q3 local variant 2 (answer): gateway: timeout" in text
+
+
+def test_progress_line() -> None:
+    status = EvaluationStatus(
+        id="ev-1",
+        status="running",
+        task="factual",
+        models=["local"],
+        k=3,
+        item_count=8,
+        progress=EvaluationProgress(
+            paraphrase=StageProgress(done=4, total=8),
+            answer=StageProgress(done=10, failed=2, total=32),
+            grade=StageProgress(done=10, total=10),
+        ),
+        timings=TIMINGS,
+    )
+    line = progress_line(status)
+    assert "paraphrase [#####.....] 4/8" in line
+    assert "answer [######..........] 12/32 (2 failed)" in line
+    assert "grade [##########] 10/10" in line
