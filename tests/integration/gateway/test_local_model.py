@@ -69,7 +69,7 @@ async def test_local_small_answers_batches_and_listens_on_loopback_only(tmp_path
     assert answer.logprobs is not None and len(answer.logprobs) == 3
     assert "Rome" in concurrent[0].text and "Tokyo" in concurrent[1].text
     # inference ran off the event loop, which kept ticking
-    assert max(b - a for a, b in itertools.pairwise(ticks)) < 0.25
+    assert max(b - a for a, b in itertools.pairwise(ticks)) < 0.5
 
     backend = gateway.backend(BUILTIN_ROUTES["local-small"])
     assert isinstance(backend, LocalBackend)

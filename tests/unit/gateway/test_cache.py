@@ -138,7 +138,7 @@ def test_key_covers_the_route_and_its_backend_model(fake: FakeOpenAIServer) -> N
 async def test_identical_concurrent_requests_share_one_upstream_call(
     cache: SqlResponseCache,
 ) -> None:
-    with FakeOpenAIServer(latency_s=0.2) as slow:
+    with FakeOpenAIServer(latency_s=0.5) as slow:
         gateway = gateway_for(route_to("openai", slow), cache=cache)
         responses = await asyncio.gather(*(gateway.generate(ask()) for _ in range(4)))
         assert slow.call_count == 1
