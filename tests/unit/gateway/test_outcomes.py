@@ -155,7 +155,7 @@ async def test_retry_after_beyond_the_deadline_fails_at_once() -> None:
         with pytest.raises(GenerationFailed) as failure:
             await gateway.generate(ask())
         await gateway.close()
-    assert time.perf_counter() - started < 0.5
+    assert time.perf_counter() - started < 2.0  # not 30 s
     assert (failure.value.outcome, failure.value.attempts) == ("rate_limited", 1)
     assert failure.value.retry_after_s == 30
     assert "deadline" in failure.value.detail
@@ -217,4 +217,4 @@ async def test_overhead_metric_leaves_out_the_upstream_time() -> None:
         await gateway.close()
     assert response.latency_s >= 0.2
     assert total("count") == count + 1
-    assert total("sum") - seconds < 0.05
+    assert total("sum") - seconds < 0.15  # the 0.2 s upstream wait is not in it
