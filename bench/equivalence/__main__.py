@@ -100,8 +100,11 @@ async def _verify_groups(
     make_request: Callable[[str, list[str]], VerifyRequest],
     record: Callable[[Pair, CandidateVerdict], None],
     concurrency: int,
-) -> None:
+    budget_s: float | None = None,
+) -> list[Pair]:
+    """Verify the pairs grouped by original; the pairs whose group finished within the budget."""
     limit = asyncio.Semaphore(concurrency)
+    finished: list[Pair] = []
     done = 0
     groups = _grouped(pairs)
 
@@ -111,11 +114,20 @@ async def _verify_groups(
             response = await client.verify(make_request(original, [p.candidate for p in members]))
         for pair, verdict in zip(members, response.results, strict=True):
             record(pair, verdict)
+        finished.extend(members)
         done += len(members)
         print(f"  {done}/{len(pairs)} pairs", file=sys.stderr, end="\r")
 
-    await asyncio.gather(*(one(original, members) for original, members in groups.items()))
+    tasks = [asyncio.create_task(one(original, members)) for original, members in groups.items()]
+    _, pending = await asyncio.wait(tasks, timeout=budget_s)
+    for task in pending:
+        task.cancel()
+    for task in tasks:
+        error = None if task.cancelled() else task.exception()
+        if error is not None:
+            raise error
     print(file=sys.stderr)
+    return finished
 
 
 async def score_embedding_and_overlap(client: VerifyClient, pairs: list[Pair]) -> None:
@@ -136,8 +148,8 @@ async def score_embedding_and_overlap(client: VerifyClient, pairs: list[Pair]) -
 
 
 async def score_judge(
-    client: VerifyClient, pairs: list[Pair], model: str, concurrency: int
-) -> None:
+    client: VerifyClient, pairs: list[Pair], model: str, concurrency: int, budget_s: float | None
+) -> list[Pair]:
     def request(original: str, candidates: list[str]) -> VerifyRequest:
         return VerifyRequest(
             original=original,
@@ -154,7 +166,7 @@ async def score_judge(
         pair.replies = [vote.reply for vote in votes]
         pair.judge_error = verdict.error
 
-    await _verify_groups(client, pairs, request, record, concurrency)
+    return await _verify_groups(client, pairs, request, record, concurrency, budget_s)
 
 
 # ----- reporting -----
@@ -264,7 +276,9 @@ async def run(args: argparse.Namespace) -> None:
     if judged and not args.no_judge:
         print(f"judge on {len(judged)} pairs", file=sys.stderr)
         started = time.monotonic()
-        await score_judge(client, judged, args.judge_model, args.concurrency)
+        judged = await score_judge(
+            client, judged, args.judge_model, args.concurrency, args.judge_budget_s
+        )
         judge_s = time.monotonic() - started
     else:
         judged = []
@@ -289,6 +303,12 @@ def main() -> None:
     parser.add_argument("--judge-equivalent", type=int, default=40)
     parser.add_argument("--judge-per-type", type=int, default=12)
     parser.add_argument("--no-judge", action="store_true")
+    parser.add_argument(
+        "--judge-budget-s",
+        type=float,
+        default=None,
+        help="stop judging after this long; report the pairs judged by then",
+    )
     parser.add_argument("--concurrency", type=int, default=2, help="verify calls in flight")
     parser.add_argument("--embedding-threshold", type=float, default=VerifyThresholds().embedding)
     parser.add_argument("--p-yes-grid", type=float, nargs="*", default=[0.5, 0.6, 0.7, 0.8])
