@@ -135,6 +135,7 @@ async def evaluator_url(
     if not getattr(args, "start", False) and readiness(url, timeout_s=1.0)[0]:
         yield url
         return
+    args.started_services = True
     log_dir = default_data_dir() / "logs"
     print(f"starting the services (logs in {log_dir}) ...", flush=True)
     supervisor = Supervisor(ports=ports, log_dir=log_dir, env=env)
@@ -212,7 +213,7 @@ async def _evaluate(args: argparse.Namespace) -> int:
             evaluation_request(args, dataset_id), idempotency_key=uuid.uuid4().hex
         )
         print(f"evaluation {accepted.id} submitted to {url}")
-        if not args.wait:
+        if not args.wait and not getattr(args, "started_services", False):
             return 0
         final = await follow(client, accepted.id)
         print_outcome(await client.report(accepted.id))
@@ -352,7 +353,11 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     evaluate.add_argument("--max-tokens", type=int, default=None)
     evaluate.add_argument("--time-budget", type=float, default=75.0, help="s per paraphrase set")
     evaluate.add_argument("--strict-threshold", type=float, default=1.0)
-    evaluate.add_argument("--wait", action="store_true", help="follow progress, print the summary")
+    evaluate.add_argument(
+        "--wait",
+        action="store_true",
+        help="follow progress, print the summary (always, when this command started the services)",
+    )
     evaluate.add_argument("--html", default=None, help="with --wait: write the HTML report here")
     _connection(evaluate)
     evaluate.set_defaults(handler=command_evaluate)
