@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import sys
 import time
 import uuid
@@ -109,6 +110,12 @@ def print_outcome(report: EvaluationReport, out: TextIO = sys.stdout) -> None:
         print(f"  ... and {len(report.errors) - 10} more failures", file=out)
 
 
+def data_dir() -> Path:
+    """Where the services keep their files: ``STEADFAST_DATA_DIR`` or the per-user default."""
+    configured = os.environ.get("STEADFAST_DATA_DIR")
+    return Path(configured) if configured else default_data_dir()
+
+
 # ---- services --------------------------------------------------------------------------------
 
 
@@ -136,7 +143,7 @@ async def evaluator_url(
         yield url
         return
     args.started_services = True
-    log_dir = default_data_dir() / "logs"
+    log_dir = data_dir() / "logs"
     print(f"starting the services (logs in {log_dir}) ...", flush=True)
     supervisor = Supervisor(ports=ports, log_dir=log_dir, env=env)
     try:
@@ -284,7 +291,7 @@ async def _demo(args: argparse.Namespace) -> int:
             await client.cancel(accepted.id)
             raise
         report = await client.report(accepted.id)
-        path = Path(args.html) if args.html else default_data_dir() / "reports" / "demo.html"
+        path = Path(args.html) if args.html else data_dir() / "reports" / "demo.html"
         await write_html(client, accepted.id, path)
         print_outcome(report)
         print(f"finished in {time.monotonic() - started:.0f} s")

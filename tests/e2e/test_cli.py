@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.e2e.stack import items, running_stack
+from steadfast.supervisor import readiness
+from tests.e2e.stack import ROUTES, TinyWorld, items, running_stack, stack_env
+from tests.fakes.openai_server import FakeOpenAIServer
 
 
 def steadfast(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -66,3 +69,34 @@ def test_evaluate_file_then_report(tmp_path: Path, port_block: int) -> None:
 
         missing = steadfast("report", "nope", *ports, env=env)
         assert missing.returncode == 1 and "404" in missing.stderr
+
+
+def test_evaluate_starts_and_stops_the_services_when_none_run(
+    tmp_path: Path, port_block: int
+) -> None:
+    dataset = tmp_path / "questions.jsonl"
+    dataset.write_text("\n".join(json.dumps(item) for item in items(2)) + "\n")
+    with FakeOpenAIServer(responder=TinyWorld()) as upstream:
+        routes = tmp_path / "models.toml"
+        routes.write_text(ROUTES.format(url=upstream.url, concurrency=8))
+        env = {**os.environ, **stack_env(tmp_path, routes, None)}
+        done = steadfast(
+            "evaluate",
+            str(dataset),
+            "--model",
+            "steady",
+            "--k",
+            "2",
+            "--generator",
+            "writer",
+            "--no-lexical",
+            "--semantic",
+            "off",
+            "--base-port",
+            str(port_block),
+            env=env,
+        )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "starting the services" in done.stdout and "stopping the services" in done.stdout
+    assert "succeeded" in done.stdout and "100.0% (n=2)" in done.stdout
+    assert not readiness(f"http://127.0.0.1:{port_block}", timeout_s=1.0)[0]
