@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from services.evaluator.domain.prompts import FACTUAL_INSTRUCTION, MATH_INSTRUCTION
-from services.gateway.strategies.prompts import PARAPHRASE_SYSTEM, PARAPHRASE_USER, paraphrase_lines
+from services.gateway.strategies.prompts import paraphrase_lines, paraphrase_messages
 from shared.clients.gateway import GatewayClient
 from shared.clients.scoring import ScoringClient
 from shared.contracts.gateway import ChatMessage, GenerateRequest
@@ -153,10 +153,7 @@ class Bench:
         """The item's paraphrases for the flip rate: one call, the proxy's own prompt."""
         request = GenerateRequest(
             model=self.model,
-            messages=[
-                ChatMessage(role="system", content=PARAPHRASE_SYSTEM.format(n=k)),
-                ChatMessage(role="user", content=PARAPHRASE_USER.format(question=item.question)),
-            ],
+            messages=paraphrase_messages(item.question, k),
             temperature=0.7,
             seed=0,
             max_tokens=self.max_tokens,

@@ -9,7 +9,7 @@ from services.gateway.strategies.extraction import infer_task, read_answer
 from services.gateway.strategies.metering import MeteredGateway
 from services.gateway.strategies.question import AnswerSettings, Question
 from services.gateway.strategies.result import StrategyResult
-from shared.contracts.gateway import ChatMessage, GenerateRequest
+from shared.contracts.gateway import GenerateRequest
 from shared.contracts.proxy import StrategyOptions, Variant
 
 REWRITE_TEMPERATURE = 0.7
@@ -19,10 +19,7 @@ DEFAULT_SEED = 0
 async def rewrite(model: MeteredGateway, question: str, settings: AnswerSettings) -> str:
     request = GenerateRequest(
         model=settings.route,
-        messages=[
-            ChatMessage(role="system", content=prompts.CANONICALIZE_SYSTEM),
-            ChatMessage(role="user", content=question),
-        ],
+        messages=prompts.canonicalize_messages(question),
         temperature=REWRITE_TEMPERATURE,
         seed=DEFAULT_SEED if settings.seed is None else settings.seed,
         sample_index=0,

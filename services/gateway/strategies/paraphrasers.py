@@ -10,7 +10,7 @@ from services.gateway.domain.errors import GenerationFailed
 from services.gateway.strategies import prompts
 from services.gateway.strategies.metering import MeteredGateway
 from services.gateway.strategies.question import AnswerSettings
-from shared.contracts.gateway import ChatMessage, GenerateRequest
+from shared.contracts.gateway import GenerateRequest
 from shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
 from shared.contracts.verify import Task, VerifyOptions, VerifyStages
 from shared.http_client import ServiceCallError
@@ -42,10 +42,7 @@ class ModelParaphraser:
         seed = self.settings.seed
         request = GenerateRequest(
             model=self.settings.route,
-            messages=[
-                ChatMessage(role="system", content=prompts.PARAPHRASE_SYSTEM.format(n=k)),
-                ChatMessage(role="user", content=prompts.PARAPHRASE_USER.format(question=question)),
-            ],
+            messages=prompts.paraphrase_messages(question, k),
             temperature=PARAPHRASE_TEMPERATURE,
             seed=DEFAULT_SEED if seed is None else seed,
             cache=self.settings.cache,

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 
-PROMPT_VERSION = "self-paraphrase/1"
+from shared.contracts.gateway import ChatMessage
+
+PROMPT_VERSION = "self-paraphrase/2"
 
 SINGLE_PROMPT = """\
 Before you answer, restate the question below in {n} different ways that keep its exact \
@@ -17,15 +19,34 @@ Question: {question}"""
 
 CANONICALIZE_SYSTEM = """\
 Rewrite the user's question into a neutral, standard form: plain and precise wording, the same \
-meaning and intent, every number, name and condition kept, nothing added, nothing answered. \
-Reply with the rewritten question only, on one line."""
+meaning and intent, every sentence, number, name and condition kept, nothing added. Do not \
+answer the question: reply with the rewritten question only, on one line."""
+
+CANONICALIZE_USER = "Question to rewrite: {question}"
+
+CANONICALIZE_EXAMPLE = (
+    "Question to rewrite: hey so who's the guy that won the 1998 chess olympiad for russia??",
+    "Who won the 1998 Chess Olympiad for Russia?",
+)
 
 PARAPHRASE_SYSTEM = """\
-You write paraphrases of a question. Each paraphrase keeps the exact meaning, intent and every \
-number, name and condition of the question, uses different wording and structure, and does not \
-answer it. Write exactly {n} paraphrases, one per line, nothing else."""
+You write paraphrases of a question. Each paraphrase is the whole question again, in different \
+words and structure: it restates every sentence, number, name and condition of the question, \
+keeps its exact meaning and intent, and leaves nothing out. Never solve or answer it. Write \
+exactly {n} paraphrases, one per line, nothing else."""
 
 PARAPHRASE_USER = "Question: {question}"
+
+#: one worked example (user, assistant): small models copy or solve the question without it
+PARAPHRASE_EXAMPLE = (
+    "Question: Tom has 3 apples. He buys 5 more and gives 2 to Ann. How many apples does he have "
+    "now?",
+    "Tom starts with 3 apples, buys another 5 and hands 2 of them to Ann; how many apples does he "
+    "have now?\n"
+    "After buying 5 more apples and giving 2 to Ann, how many apples does Tom have if he began "
+    "with 3?\n"
+    "Tom had 3 apples. Then he bought 5 and gave Ann 2. What is his number of apples now?",
+)
 
 EQUIVALENCE_SYSTEM = """\
 You compare two answers to the same question. Reply YES if they state the same answer (the same \
@@ -36,8 +57,32 @@ EQUIVALENCE_USER = "Question: {question}\nAnswer 1: {first}\nAnswer 2: {second}"
 _FINAL_ANSWER = re.compile(r"final answer\s*[:：]\s*", re.IGNORECASE)
 _RESTATEMENT = re.compile(r"^\W*restatement\s*\d*\s*[:：]\s*(?P<text>.+)$", re.IGNORECASE)
 _LIST_MARKER = re.compile(r"^(?:[-*•·]+|\(?\d+[.):]|paraphrase\s*\d*\s*:)\s*", re.IGNORECASE)
-_LABEL = re.compile(r"^(?:rewritten|standard|canonical|neutral)?\s*(?:question|form)\s*:\s*", re.I)
+_LABEL = re.compile(
+    r"^(?:rewritten|standard|canonical|neutral)?\s*(?:question(?: to rewrite)?|form)\s*:\s*", re.I
+)
 _QUOTES = {'"': '"', "'": "'", "“": "”", "«": "»", "‘": "’"}
+
+
+def paraphrase_messages(question: str, k: int) -> list[ChatMessage]:
+    """Asks the model for ``k`` paraphrases of ``question``, one per line."""
+    example_question, example_reply = PARAPHRASE_EXAMPLE
+    return [
+        ChatMessage(role="system", content=PARAPHRASE_SYSTEM.format(n=k)),
+        ChatMessage(role="user", content=example_question),
+        ChatMessage(role="assistant", content=example_reply),
+        ChatMessage(role="user", content=PARAPHRASE_USER.format(question=question)),
+    ]
+
+
+def canonicalize_messages(question: str) -> list[ChatMessage]:
+    """Asks the model for the question in a neutral standard form, on one line."""
+    example_question, example_reply = CANONICALIZE_EXAMPLE
+    return [
+        ChatMessage(role="system", content=CANONICALIZE_SYSTEM),
+        ChatMessage(role="user", content=example_question),
+        ChatMessage(role="assistant", content=example_reply),
+        ChatMessage(role="user", content=CANONICALIZE_USER.format(question=question)),
+    ]
 
 
 def final_answer(reply: str) -> str:

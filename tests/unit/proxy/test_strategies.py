@@ -312,3 +312,15 @@ async def test_cache_off_reaches_every_model_call(strategy: StrategyName) -> Non
     model = WordingModel(lambda _: "Paris")
     await run(model, strategy, settings=AnswerSettings(route="fake", cache=False), k=2)
     assert model.requests and not any(request.cache for request in model.requests)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Question to rewrite: Who won in 1998?",
+        "Rewritten question: Who won in 1998?\nThe answer is Kasparov.",
+        '"Who won in 1998?"',
+    ],
+)
+def test_the_rewrite_is_the_first_line_without_its_label(reply: str) -> None:
+    assert prompts.rewrite_line(reply) == "Who won in 1998?"
