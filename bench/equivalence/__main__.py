@@ -130,21 +130,33 @@ async def _verify_groups(
     return finished
 
 
-async def score_embedding_and_overlap(client: VerifyClient, pairs: list[Pair]) -> None:
-    def request(original: str, candidates: list[str]) -> VerifyRequest:
+async def score_cheap_stages(client: VerifyClient, pairs: list[Pair]) -> None:
+    """Overlap and cosine of every pair, then (alone, so no other stage decides) numbers."""
+
+    def scores(original: str, candidates: list[str]) -> VerifyRequest:
         return VerifyRequest(
             original=original,
             candidates=candidates,
-            stages=VerifyStages(lexical=True, numbers=True, judge=False, semantic="embedding"),
+            stages=VerifyStages(lexical=True, judge=False, semantic="embedding"),
             thresholds=VerifyThresholds(overlap=1.0, embedding=-1.0),
             explain_all=True,
         )
 
-    def record(pair: Pair, verdict: CandidateVerdict) -> None:
+    def record_scores(pair: Pair, verdict: CandidateVerdict) -> None:
         pair.overlap, pair.cosine = verdict.overlap, verdict.semantic
+
+    def numbers(original: str, candidates: list[str]) -> VerifyRequest:
+        return VerifyRequest(
+            original=original,
+            candidates=candidates,
+            stages=VerifyStages(lexical=False, numbers=True, judge=False, semantic="off"),
+        )
+
+    def record_numbers(pair: Pair, verdict: CandidateVerdict) -> None:
         pair.numbers_differ = verdict.deciding_stage == "numbers"
 
-    await _verify_groups(client, pairs, request, record, concurrency=2)
+    await _verify_groups(client, pairs, scores, record_scores, concurrency=2)
+    await _verify_groups(client, pairs, numbers, record_numbers, concurrency=2)
 
 
 async def score_judge(
@@ -270,7 +282,7 @@ async def run(args: argparse.Namespace) -> None:
     client = VerifyClient(args.verify_url, timeout_s=7200)
     started = time.monotonic()
     print(f"embedding + overlap on {len(pairs)} pairs", file=sys.stderr)
-    await score_embedding_and_overlap(client, pairs)
+    await score_cheap_stages(client, pairs)
     embedding_s = time.monotonic() - started
     judge_s = 0.0
     if judged and not args.no_judge:
@@ -311,8 +323,8 @@ def main() -> None:
     )
     parser.add_argument("--concurrency", type=int, default=2, help="verify calls in flight")
     parser.add_argument("--embedding-threshold", type=float, default=VerifyThresholds().embedding)
-    parser.add_argument("--p-yes-grid", type=float, nargs="*", default=[0.5, 0.6, 0.7, 0.8])
-    parser.add_argument("--cos-grid", type=float, nargs="*", default=[0.8, 0.85])
+    parser.add_argument("--p-yes-grid", type=float, nargs="*", default=[0.3, 0.4, 0.5, 0.6])
+    parser.add_argument("--cos-grid", type=float, nargs="*", default=[0.8])
     parser.add_argument("--limit", type=int, default=0, help="smoke run: pairs per type")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--save", default=None, help="write the scored pairs as JSON lines")
