@@ -77,6 +77,8 @@ class Answer:
     calls: int
     latency_s: float
     tokens: int
+    agreement: float | None = None
+    item_id: str = ""
     label: Label | None = None
     error: str | None = None
 
@@ -100,7 +102,7 @@ def load_items(dataset: str, count: int) -> list[Item]:
 class Bench:
     model: str
     k: int
-    max_tokens: int
+    max_tokens: dict[Task, int]
     gateway: GatewayClient
     proxy: ServiceClient
     scoring: ScoringClient
@@ -127,7 +129,7 @@ class Bench:
         request = GenerateRequest(
             model=self.model,
             messages=self.messages(item, wording),
-            max_tokens=self.max_tokens,
+            max_tokens=self.max_tokens[item.task],
             cache=False,
         )
         response = await self.gateway.generate(request)
@@ -141,13 +143,14 @@ class Bench:
             strategy=strategy,  # type: ignore[arg-type]
             k=self.k,
             task=item.task,
-            max_tokens=self.max_tokens,
+            max_tokens=self.max_tokens[item.task],
             cache=False,
         )
         response = await self.proxy.post("/v1/self-paraphrase", request, SelfParaphraseResponse)
         tokens = response.usage.input_tokens + response.usage.output_tokens
         graded = response.answer if response.answer is not None else response.text
-        return Answer(graded, response.calls, time.perf_counter() - started, tokens)
+        elapsed = time.perf_counter() - started
+        return Answer(graded, response.calls, elapsed, tokens, agreement=response.agreement)
 
     async def paraphrase(self, item: Item, k: int) -> None:
         """The item's paraphrases for the flip rate: one call, the proxy's own prompt."""
@@ -156,7 +159,7 @@ class Bench:
             messages=paraphrase_messages(item.question, k),
             temperature=0.7,
             seed=0,
-            max_tokens=self.max_tokens,
+            max_tokens=self.max_tokens["math"],
         )
         async with self.limit:
             reply = await self.gateway.generate(request)
@@ -192,6 +195,8 @@ async def run_strategy(bench: Bench, strategy: str, items: list[Item], flip_k: i
     async def one(item: Item) -> list[Answer]:
         wordings = [item.question, *item.paraphrases[:flip_k]]
         answers = await asyncio.gather(*(bench.answer(strategy, item, w) for w in wordings))
+        for answer in answers:
+            answer.item_id = item.id
         await bench.grade(item, list(answers))
         return list(answers)
 
@@ -219,10 +224,12 @@ async def flip_rate(
 def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float) -> None:
     header = (
         f"{'dataset':<9} {'strategy':<16} {'n':>3} {'accuracy':>9} {'flip rate':>12} "
-        f"{'calls/req':>9} {'latency s/req':>13} {'p50 s':>7} {'tokens/req':>10} {'errors':>6}"
+        f"{'agreement':>9} {'calls/req':>9} {'latency s/req':>13} {'p50 s':>7} "
+        f"{'tokens/req':>10} {'errors':>6}"
     )
     print(
-        f"\nmodel={args.model} k={args.k} max_tokens={args.max_tokens} flip_k={args.flip_k} "
+        f"\nmodel={args.model} k={args.k} max_tokens={args.math_tokens}/{args.factual_tokens} "
+        f"(math/factual) flip_k={args.flip_k} "
         f"concurrency={args.concurrency}  (wall {wall_s:.0f} s)"
     )
     print(header)
@@ -235,9 +242,11 @@ def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float) -> Non
             value, n = row.flip
             flip = f"{value:.2f} ({n})" if value is not None else f"null ({n})"
         latencies = [answer.latency_s for answer in answers]
+        agreements = [a.agreement for a in answers if a.agreement is not None]
+        agreement = f"{statistics.mean(agreements):.2f}" if agreements else "-"
         print(
             f"{row.dataset:<9} {row.strategy:<16} {len(answers):>3} "
-            f"{correct / len(answers):>9.2f} {flip:>12} "
+            f"{correct / len(answers):>9.2f} {flip:>12} {agreement:>9} "
             f"{statistics.mean(a.calls for a in answers):>9.1f} "
             f"{statistics.mean(latencies):>13.1f} {statistics.median(latencies):>7.1f} "
             f"{statistics.mean(a.tokens for a in answers):>10.0f} "
@@ -246,7 +255,8 @@ def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float) -> Non
     print(
         "accuracy: reference grader on the original question; flip rate (n = originals correct): "
         "share of those whose majority over the paraphrases is not correct; latency is wall time "
-        "per request from the client, under the stated concurrency."
+        "per request from the client, under the stated concurrency; agreement: the strategy's "
+        "consistency score (paraphrase-vote: the majority's share of the variants)."
     )
 
 
@@ -254,7 +264,7 @@ async def run(args: argparse.Namespace, gateway_url: str, scoring_url: str) -> N
     bench = Bench(
         model=args.model,
         k=args.k,
-        max_tokens=args.max_tokens,
+        max_tokens={"math": args.math_tokens, "factual": args.factual_tokens},
         gateway=GatewayClient(gateway_url, timeout_s=3600),
         proxy=ServiceClient("gateway", gateway_url, timeout_s=3600),
         scoring=ScoringClient(scoring_url),
@@ -275,6 +285,16 @@ async def run(args: argparse.Namespace, gateway_url: str, scoring_url: str) -> N
             )
     await close_session()
     print_table(rows, args, time.perf_counter() - started)
+    if args.save:
+        save(rows, Path(args.save))
+
+
+def save(rows: list[Row], path: Path) -> None:
+    with path.open("w", encoding="utf-8") as out:
+        for row in rows:
+            for answer in row.originals:
+                record = {"dataset": row.dataset, "strategy": row.strategy, **vars(answer)}
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 def main() -> None:
@@ -284,7 +304,9 @@ def main() -> None:
     parser.add_argument("--factual", type=int, default=10, help="SimpleQA items (of 100)")
     parser.add_argument("--k", type=int, default=3, help="paraphrases of paraphrase-vote etc.")
     parser.add_argument("--flip-k", type=int, default=0, help="paraphrases per item for flip rate")
-    parser.add_argument("--max-tokens", type=int, default=384)
+    parser.add_argument("--math-tokens", type=int, default=512, help="max_tokens, maths")
+    parser.add_argument("--factual-tokens", type=int, default=128, help="max_tokens, factual")
+    parser.add_argument("--save", default=None, help="write every graded answer as JSON lines")
     parser.add_argument("--concurrency", type=int, default=2, help="requests in flight")
     parser.add_argument("--strategies", nargs="*", default=list(STRATEGIES), choices=STRATEGIES)
     parser.add_argument("--gateway-url", default=None, help="use running services instead")
