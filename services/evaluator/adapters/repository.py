@@ -189,6 +189,10 @@ def _answer_rows(
             "prompt": prompt,
             "request_key": request_key(answer_request(settings, item, model, prompt)),
             "status": "pending",
+            "text": None,
+            "value": None,
+            "cached": None,
+            "answered_at": None,
             "attempts": 0,
             "next_attempt_at": 0.0,
         }
@@ -311,8 +315,7 @@ class EvaluationStore:
         for chunk in _chunks(item_rows, 500):
             await connection.execute(evaluation_items.insert(), chunk)
         for chunk in _chunks(answer_rows, 1000):
-            await connection.execute(answers.insert(), chunk)
-        await self._reuse_answers(connection, evaluation_id)
+            await self._insert_answers(connection, evaluation_id, chunk)
 
     async def by_idempotency_key(self, key: str) -> EvaluationRow | None:
         async with self.engine.connect() as connection:
@@ -580,43 +583,33 @@ class EvaluationStore:
             prompts = [(i + 1, p.text) for i, p in enumerate(paraphrase_set.paraphrases)]
             rows = _answer_rows(evaluation_id, item.position, models, prompts, settings, item.item)
             if rows:
-                await connection.execute(answers.insert(), rows)
-                await self._reuse_answers(connection, evaluation_id, item.position)
+                await self._insert_answers(connection, evaluation_id, rows)
         return True
 
-    async def _reuse_answers(
-        self, connection: AsyncConnection, evaluation_id: str, position: int | None = None
+    async def _insert_answers(
+        self, connection: AsyncConnection, evaluation_id: str, rows: list[dict[str, Any]]
     ) -> None:
-        """Pending answers whose exact request was answered before take that answer (the
-        gateway would serve it from its cache anyway); they still go through grading."""
-        earlier = answers.alias("earlier")
-        match = sa.and_(
-            earlier.c.request_key == answers.c.request_key,
-            earlier.c.text.is_not(None),
-            earlier.c.evaluation_id != evaluation_id,
-        )
-
-        def first(column: sa.Column[Any]) -> Any:
-            return sa.select(column).where(match).order_by(earlier.c.id).limit(1).scalar_subquery()
-
-        conditions = [
-            answers.c.evaluation_id == evaluation_id,
-            answers.c.status == "pending",
-            sa.exists().where(match),
-        ]
-        if position is not None:
-            conditions.append(answers.c.position == position)
-        await connection.execute(
-            answers.update()
-            .where(*conditions)
-            .values(
-                text=first(earlier.c.text),
-                value=first(earlier.c.value),
-                cached=True,
-                status="answered",
-                answered_at=time.time(),
+        """Insert pending answers; those whose exact request was answered before take that
+        answer at once (the gateway would serve it from its cache anyway) and go on to grading."""
+        keys = sorted({row["request_key"] for row in rows})
+        known = await connection.execute(
+            sa.select(answers.c.request_key, answers.c.text, answers.c.value)
+            .where(
+                answers.c.request_key.in_(keys),
+                answers.c.text.is_not(None),
+                answers.c.evaluation_id != evaluation_id,
             )
+            .order_by(answers.c.id)
         )
+        earlier: dict[str, tuple[str, str | None]] = {}
+        for key, text, value in known:
+            earlier.setdefault(key, (text, value))
+        now = time.time()
+        for row in rows:
+            if row["request_key"] in earlier:
+                text, value = earlier[row["request_key"]]
+                row.update(text=text, value=value, cached=True, status="answered", answered_at=now)
+        await connection.execute(answers.insert(), rows)
 
     async def _save_set(self, connection: AsyncConnection, paraphrase_set: ParaphraseSet) -> None:
         """Insert, or replace a set regenerated with the same settings (same id)."""

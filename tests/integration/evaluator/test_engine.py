@@ -215,3 +215,23 @@ async def test_reused_paraphrase_sets_are_not_generated_again(store: EvaluationS
     assert first_prompts == second_prompts
     job = await store.get(second)
     assert job is not None and job.status == "succeeded"
+
+
+async def test_a_rerun_with_one_new_item_asks_only_for_the_new_variants(
+    store: EvaluationStore,
+) -> None:
+    upstream = StandInUpstream(answer_right)
+    first = await create(store, n=2, k=2)
+    await JobEngine(store, upstream, FAST).run(first)
+    assert sum(upstream.answered.values()) == 2 * 3 * 2
+    settings = EvaluationSettings(models=["m1", "m2"], k=2)
+    reuse = await store.sets_by_question(first)
+    second, _ = await store.create(
+        settings=settings, items=items(3), models=["m1", "m2"], request_hash="h2", reuse_sets=reuse
+    )
+    await JobEngine(store, upstream, FAST).run(second.id)
+    # only the new item's original and paraphrases, for both models
+    assert sum(upstream.answered.values()) == 2 * 3 * 2 + 3 * 2
+    assert max(upstream.answered.values()) == 1
+    answers = await store.answers_of(second.id)
+    assert len(answers) == 3 * 3 * 2 and all(a.label == "correct" for a in answers)
