@@ -47,6 +47,8 @@ async def run_dataset(
             k=args.k,
             generator=args.generator,
             time_budget_s=args.time_budget,
+            plain_per_round=args.plain_per_round,
+            toned_per_round=args.toned_per_round,
             seed=index,
             task=DATASETS[name][1],
             verify=VerifyOptions(),
@@ -110,7 +112,8 @@ async def run(args: argparse.Namespace) -> None:
     await close_session()
     print(
         f"generator {args.generator!r}, judge = generator, both orders; k={args.k}, time budget "
-        f"{args.time_budget:g} s per question"
+        f"{args.time_budget:g} s per question, {args.plain_per_round} plain + "
+        f"{args.toned_per_round} toned candidates per round"
     )
     print("\n".join(table))
     print("\n".join(notes))
@@ -125,6 +128,8 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=20, help="per data set")
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--time-budget", type=float, default=75.0)
+    parser.add_argument("--plain-per-round", type=int, default=14)
+    parser.add_argument("--toned-per-round", type=int, default=8)
     parser.add_argument("--datasets", nargs="*", default=list(DATASETS), choices=list(DATASETS))
     parser.add_argument("--show", type=int, default=1, help="questions whose paraphrases to print")
     parser.add_argument("--data-dir", default=None, help="gateway data dir (model cache)")
