@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from services.evaluator.domain.prompts import FACTUAL_INSTRUCTION, MATH_INSTRUCTION
+from services.gateway.domain.routes import BUILTIN_ROUTES
 from services.gateway.strategies.prompts import paraphrase_lines, paraphrase_messages
 from shared.clients.gateway import GatewayClient
 from shared.clients.scoring import ScoringClient
@@ -297,6 +298,23 @@ def save(rows: list[Row], path: Path) -> None:
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
+def routes_file(directory: Path, timeout_s: float) -> Path:
+    """The built-in local routes with a per-call timeout that fits a busy CPU."""
+    lines = []
+    for name, route in BUILTIN_ROUTES.items():
+        lines += [
+            f"[models.{name}]",
+            f'backend = "{route.backend}"',
+            f'model = "{route.model}"',
+            f"timeout_s = {timeout_s}",
+            f"deadline_s = {timeout_s * 2}",
+            "",
+        ]
+    path = directory / "models.toml"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="local-small", help="gateway route")
@@ -309,6 +327,9 @@ def main() -> None:
     parser.add_argument("--save", default=None, help="write every graded answer as JSON lines")
     parser.add_argument("--concurrency", type=int, default=2, help="requests in flight")
     parser.add_argument("--strategies", nargs="*", default=list(STRATEGIES), choices=STRATEGIES)
+    parser.add_argument(
+        "--timeout-s", type=float, default=900.0, help="per-call timeout of the local routes"
+    )
     parser.add_argument("--gateway-url", default=None, help="use running services instead")
     parser.add_argument("--scoring-url", default=None)
     args = parser.parse_args()
@@ -322,7 +343,11 @@ def main() -> None:
         data = Path(directory)
         # the assembled model files are reused; the response cache starts empty
         (data / "models").symlink_to(default_data_dir() / "models", target_is_directory=True)
-        env = {"STEADFAST_DATA_DIR": str(data), "STEADFAST_LOG_LEVEL": "WARNING"}
+        env = {
+            "STEADFAST_DATA_DIR": str(data),
+            "STEADFAST_LOG_LEVEL": "WARNING",
+            "STEADFAST_MODELS_FILE": str(routes_file(data, args.timeout_s)),
+        }
         services = ("gateway", "scoring")
         with Supervisor(ports=ports, env=env, services=services, log_dir=data / "logs") as sup:
             if not all(sup.wait_ready(120).values()):
