@@ -91,6 +91,27 @@ class ConsistencyRequest(Contract, kw_only=True):
     options: ConsistencyOptions = msgspec.field(default_factory=ConsistencyOptions)
 
 
+#: METHOD.md §1.4 per-model consistency metrics, under exactly these names, in report order
+METRIC_NAMES = (
+    "A_orig",
+    "A_expected",
+    "A_majority",
+    "mismatch_rate",
+    "iid_mismatch",
+    "mode_share",
+    "normalized_entropy",
+    "A_any",
+    "A_any_incl_orig",
+    "A_strict",
+    "flip_rate",
+    "recovery_rate",
+    "conflict_rate",
+    "conflict_rate_given_orig_correct",
+    "conflict_rate_given_orig_not_correct",
+    "A_any_given_orig_not_correct",
+)
+
+
 class MetricValue(Contract, kw_only=True):
     """A per-model metric: its value (None when the denominator is 0), the count it is computed
     over (its denominator) and the 95% bootstrap interval over questions (None without one)."""

@@ -20,27 +20,7 @@ from shared.contracts.evaluator import (
     Variant,
     VariantAnswer,
 )
-from shared.contracts.scoring import MetricValue
-
-#: METHOD.md §1.4 per-model metrics, under exactly these names
-METRIC_NAMES = (
-    "A_orig",
-    "A_expected",
-    "A_majority",
-    "mismatch_rate",
-    "iid_mismatch",
-    "mode_share",
-    "normalized_entropy",
-    "A_any",
-    "A_any_incl_orig",
-    "A_strict",
-    "flip_rate",
-    "recovery_rate",
-    "conflict_rate",
-    "conflict_rate_given_orig_correct",
-    "conflict_rate_given_orig_not_correct",
-    "A_any_given_orig_not_correct",
-)
+from shared.contracts.scoring import METRIC_NAMES, MetricValue
 
 TERMINAL_ANSWER = frozenset({"graded", "failed"})
 #: parts of scoring's consistency response that are keyed by model

@@ -30,6 +30,7 @@ from services.scoring.domain.questions import (
 )
 from services.scoring.domain.values import ValueQuestions, value_matrices, value_table
 from shared.contracts.scoring import (
+    METRIC_NAMES,
     ConsistencyOptions,
     ConsistencyResponse,
     GroupFlips,
@@ -51,25 +52,6 @@ __all__ = [
     "question_table",
 ]
 
-#: METHOD §1.4 per-model metrics, in report order
-METRIC_NAMES = (
-    "A_orig",
-    "A_expected",
-    "A_majority",
-    "mismatch_rate",
-    "iid_mismatch",
-    "mode_share",
-    "normalized_entropy",
-    "A_any",
-    "A_any_incl_orig",
-    "A_strict",
-    "flip_rate",
-    "recovery_rate",
-    "conflict_rate",
-    "conflict_rate_given_orig_correct",
-    "conflict_rate_given_orig_not_correct",
-    "A_any_given_orig_not_correct",
-)
 VALUE_METRIC_NAMES = (
     "value_mismatch_rate",
     "value_iid_mismatch",
