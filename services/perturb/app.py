@@ -27,7 +27,9 @@ def create_app(settings: PerturbSettings | None = None) -> Litestar:
         uses_database=False,
         calls=["gateway", "verify"],
         state={
-            "paraphraser": ParaphraseBuilder(gateway, verifier),
+            "paraphraser": ParaphraseBuilder(
+                gateway, verifier, generation_concurrency=settings.generation_concurrency
+            ),
             "distractor_writer": DistractorWriter(gateway),
         },
         description=package.__doc__ or "",

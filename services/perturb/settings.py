@@ -10,6 +10,9 @@ from shared.settings import ServiceSettings, load_settings
 class PerturbSettings(ServiceSettings, kw_only=True):
     #: questions of one batch request built at the same time (the gateway limits model calls)
     batch_concurrency: int = 4
+    #: generation requests of one paraphrase set in flight at once (the bundled local model
+    #: serves 4 at a time; raise it for remote APIs)
+    generation_concurrency: int = 4
 
 
 @cache

@@ -167,9 +167,14 @@ class _Run:
 
 
 class ParaphraseBuilder:
-    def __init__(self, generator: Generator, verifier: Verifier) -> None:
+    def __init__(
+        self, generator: Generator, verifier: Verifier, *, generation_concurrency: int = 4
+    ) -> None:
         self._generator = generator
         self._verifier = verifier
+        # requests beyond this wait here, so those still waiting at the time budget are dropped
+        # before they reach the gateway instead of loading the model after the set is returned
+        self._generation_concurrency = generation_concurrency
 
     async def build(self, request: ParaphraseRequest) -> ParaphraseResponse:
         if request.plain_per_round + request.toned_per_round == 0:
@@ -221,9 +226,12 @@ class ParaphraseBuilder:
         deadline: float,
         progress: _Progress,
     ) -> list[tuple[CandidateSpec, str]]:
-        """Ask for every candidate at once; what has not come back by the deadline is dropped."""
+        """Ask for the round's candidates; what has not come back by the deadline is dropped."""
         name = language_name(language) if language and language != "en" else None
-        tasks = [asyncio.create_task(self._generate_one(request, spec, name)) for spec in specs]
+        limit = asyncio.Semaphore(self._generation_concurrency)
+        tasks = [
+            asyncio.create_task(self._generate_one(request, spec, name, limit)) for spec in specs
+        ]
         done, pending = await asyncio.wait(tasks, timeout=max(0.0, deadline - time.monotonic()))
         for task in pending:
             task.cancel()
@@ -231,39 +239,39 @@ class ParaphraseBuilder:
             progress.failures.append(
                 f"{len(pending)} generation request(s) cancelled at the time budget"
             )
-        results: list[tuple[CandidateSpec, str]] = []
-        for spec, task in zip(specs, tasks, strict=True):
-            if task not in done:
-                continue
-            error = task.exception()
-            if isinstance(error, ServiceCallError):
-                if error.status == 404:
-                    raise UnknownRouteError("generator", error.problem.detail or str(error))
-                outcome = error.problem.outcome or error.status or "unreachable"
-                progress.failures.append(f"generate ({outcome}): {error.problem.detail or error}")
-                continue
-            if error is not None:
+        finished = [(spec, task) for spec, task in zip(specs, tasks, strict=True) if task in done]
+        results = [(spec, task.result()) for spec, task in finished if task.exception() is None]
+        errors = [error for _, task in finished if (error := task.exception()) is not None]
+        for error in errors:
+            if not isinstance(error, ServiceCallError):
                 raise error
-            results.append((spec, task.result()))
+            if error.status == 404:
+                raise UnknownRouteError("generator", error.problem.detail or str(error))
+            outcome = error.problem.outcome or error.status or "unreachable"
+            progress.failures.append(f"generate ({outcome}): {error.problem.detail or error}")
         progress.generated += len(results)
         return results
 
     async def _generate_one(
-        self, request: ParaphraseRequest, spec: CandidateSpec, language: str | None
+        self,
+        request: ParaphraseRequest,
+        spec: CandidateSpec,
+        language: str | None,
+        limit: asyncio.Semaphore,
     ) -> str:
         messages = paraphrase_messages(
             request.question, hint=spec.hint, tone=spec.tone, language=language
         )
-        response = await self._generator.generate(
-            GenerateRequest(
-                model=request.generator,
-                messages=messages,
-                temperature=request.temperature,
-                max_tokens=min(1024, 64 + len(request.question) // 2),
-                seed=spec.seed,
-                sample_index=spec.sample_index,
-            )
+        generate = GenerateRequest(
+            model=request.generator,
+            messages=messages,
+            temperature=request.temperature,
+            max_tokens=min(1024, 64 + len(request.question) // 2),
+            seed=spec.seed,
+            sample_index=spec.sample_index,
         )
+        async with limit:
+            response = await self._generator.generate(generate)
         return response.text
 
     @staticmethod

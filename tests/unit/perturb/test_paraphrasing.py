@@ -117,9 +117,12 @@ async def test_the_candidate_cap_stops_with_a_reason() -> None:
 
 
 async def test_the_time_budget_stops_with_a_reason() -> None:
-    builder, _, _ = _builder(accept=lambda _: False, latency_s=0.1)
+    builder, _, _ = _builder(accept=lambda _: False, latency_s=0.02)
     started = time.monotonic()
-    result = await builder.build(ParaphraseRequest(question=QUESTION, k=3, time_budget_s=0.25))
+    request = ParaphraseRequest(
+        question=QUESTION, k=3, time_budget_s=0.25, plain_per_round=4, toned_per_round=2
+    )
+    result = await builder.build(request)
     elapsed = time.monotonic() - started
     assert not result.complete and result.accepted == []
     assert "time budget of 0.25 s" in (result.incomplete_reason or "")
@@ -129,11 +132,21 @@ async def test_the_time_budget_stops_with_a_reason() -> None:
 
 
 async def test_requests_still_running_at_the_budget_are_cancelled_and_counted() -> None:
-    builder, _, _ = _builder(latency_s=1.0)
+    builder, gateway, _ = _builder(latency_s=1.0)
     result = await builder.build(ParaphraseRequest(question=QUESTION, k=3, time_budget_s=0.2))
     assert not result.complete and result.candidates_generated == 0
-    assert any("cancelled at the time budget" in f for f in result.generation_failures)
+    assert "22 generation request(s) cancelled at the time budget" in result.generation_failures
     assert "time budget" in (result.incomplete_reason or "")
+    # only the first four were sent; the others were dropped before reaching the gateway
+    assert len(gateway.requests) == 4 and gateway.max_inflight == 4
+
+
+async def test_generation_concurrency_bounds_the_requests_in_flight() -> None:
+    gateway = FakeGateway(_distinct, latency_s=0.01)
+    builder = ParaphraseBuilder(gateway, FakeVerifier(), generation_concurrency=2)
+    result = await builder.build(ParaphraseRequest(question=QUESTION, k=3, seed=0))
+    assert result.complete and len(gateway.requests) == 22
+    assert gateway.max_inflight == 2
 
 
 async def test_a_seed_makes_hints_tones_and_sampling_reproducible() -> None:

@@ -44,11 +44,18 @@ class FakeGateway:
         self.responder = responder
         self.latency_s = latency_s
         self.requests: list[GenerateRequest] = []
+        self.inflight = 0
+        self.max_inflight = 0
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         self.requests.append(request)
-        if self.latency_s:
-            await asyncio.sleep(self.latency_s)
+        self.inflight += 1
+        self.max_inflight = max(self.max_inflight, self.inflight)
+        try:
+            if self.latency_s:
+                await asyncio.sleep(self.latency_s)
+        finally:
+            self.inflight -= 1
         reply = self.responder(request)
         if isinstance(reply, ServiceCallError):
             raise reply
