@@ -33,7 +33,7 @@ class DistractorWriter:
     async def write(self, request: DistractorRequest) -> DistractorResponse:
         seed = request.seed if request.seed is not None else random.randrange(2**31)
         code = request.language or detect_language(f"{request.context or ''} {request.question}")
-        language = language_name(code) if code and code != "en" else None
+        language = language_name(code)
         kept: list[str] = []
         failures: list[str] = []
         attempts = ATTEMPTS_PER_DISTRACTOR * request.n

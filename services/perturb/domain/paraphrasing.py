@@ -227,7 +227,7 @@ class ParaphraseBuilder:
         progress: _Progress,
     ) -> list[tuple[CandidateSpec, str]]:
         """Ask for the round's candidates; what has not come back by the deadline is dropped."""
-        name = language_name(language) if language and language != "en" else None
+        name = language_name(language)
         limit = asyncio.Semaphore(self._generation_concurrency)
         tasks = [
             asyncio.create_task(self._generate_one(request, spec, name, limit)) for spec in specs

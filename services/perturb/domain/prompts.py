@@ -8,7 +8,7 @@ from __future__ import annotations
 from shared.contracts.gateway import ChatMessage
 from shared.contracts.perturb import Tone
 
-PARAPHRASE_PROMPT_VERSION = "paraphrase-v2"
+PARAPHRASE_PROMPT_VERSION = "paraphrase-v3"
 DISTRACTOR_PROMPT_VERSION = "distractor-v1"
 
 #: METHOD.md §1.1: one is chosen at random for each plain candidate
@@ -36,13 +36,13 @@ TONES: dict[Tone, str] = {
 _PARAPHRASE_SYSTEM = (
     "You paraphrase questions. Given a question, write a new question that asks exactly the "
     "same thing in different words and structure: keep every number, name, fact and condition, "
-    "add nothing, drop nothing, keep the intent and sentiment, and sound natural. Never answer "
-    "or solve the question. Follow the style instruction. Write in the language of the "
-    "question. Reply with the rewritten question only, on one line."
+    "add nothing, drop nothing, keep the intent and sentiment, and sound natural. When the "
+    "question has several sentences, rewrite all of them, not only the last. Never answer or "
+    "solve the question. Follow the style instruction. Write in the language of the question. "
+    "Reply with the rewritten question only, on one line."
 )
 
-# short examples teach the small local model the format; they are generic on purpose, and one is
-# not in English so the model keeps the question's language
+# short examples teach the small local model the format; they are generic on purpose
 _PARAPHRASE_EXAMPLES: tuple[tuple[str, str], ...] = (
     (
         "Question to rewrite: How many legs does a spider have?\n"
@@ -54,10 +54,6 @@ _PARAPHRASE_EXAMPLES: tuple[tuple[str, str], ...] = (
         'now?\nStyle: polite tone (courteous, "please" if natural)',
         "Tom starts with 3 apples and then buys 5 more; could you please tell me how many "
         "apples he has now?",
-    ),
-    (
-        "Question to rewrite: Qual è la capitale della Francia?\nStyle: vary syntax or the opening",
-        "Quale città è la capitale della Francia?",
     ),
 )
 
