@@ -86,6 +86,9 @@ class _Progress:
     generated: int = 0
     requested: int = 0
     rounds: int = 0
+    #: model calls of the current round that failed, or were cancelled at the time budget
+    failed_calls: int = 0
+    cancelled_calls: int = 0
 
     def selection(self) -> list[Paraphrase]:
         return (self.plain[: self.plain_target] + self.toned)[: self.k]
@@ -194,6 +197,7 @@ class ParaphraseBuilder:
         specs = plan_round(request, progress, run.rng, run.seed)
         progress.rounds += 1
         progress.requested += len(specs)
+        progress.failed_calls = progress.cancelled_calls = 0
         generated = await self._generate_round(request, specs, run.language, run.deadline, progress)
         candidates = self._screen(generated, progress)
         if candidates:
@@ -203,7 +207,7 @@ class ParaphraseBuilder:
             run.semantic_check = verdicts.semantic_check
             run.judge_version = verdicts.judge_prompt_version
             self._sort(request, candidates, verdicts.results, progress)
-        if not generated and progress.failures and time.monotonic() < run.deadline:
+        if not generated and progress.failed_calls and not progress.cancelled_calls:
             return "generator failed on every request of a round: " + progress.failures[-1]
         return None
 
@@ -235,6 +239,7 @@ class ParaphraseBuilder:
         done, pending = await asyncio.wait(tasks, timeout=max(0.0, deadline - time.monotonic()))
         for task in pending:
             task.cancel()
+        progress.cancelled_calls = len(pending)
         if pending:
             progress.failures.append(
                 f"{len(pending)} generation request(s) cancelled at the time budget"
@@ -249,6 +254,7 @@ class ParaphraseBuilder:
                 raise UnknownRouteError("generator", error.problem.detail or str(error))
             outcome = error.problem.outcome or error.status or "unreachable"
             progress.failures.append(f"generate ({outcome}): {error.problem.detail or error}")
+            progress.failed_calls += 1
         progress.generated += len(results)
         return results
 
