@@ -6,6 +6,7 @@ import asyncio
 
 from litestar import Controller, get, post
 from litestar.datastructures import State
+from litestar.params import JSONBody
 
 from services.gateway.controllers.problems import (
     GATEWAY_EXCEPTION_HANDLERS,
@@ -38,7 +39,7 @@ class GenerateController(Controller):
         status_code=200,
         responses=GENERATE_ERROR_RESPONSES,
     )
-    async def generate(self, data: GenerateRequest, state: State) -> GenerateResponse:
+    async def generate(self, data: JSONBody[GenerateRequest], state: State) -> GenerateResponse:
         gateway: ModelGateway = state.model_gateway
         return await gateway.generate(data)
 
@@ -49,7 +50,7 @@ class GenerateController(Controller):
         status_code=200,
     )
     async def generate_batch(
-        self, data: GenerateBatchRequest, state: State
+        self, data: JSONBody[GenerateBatchRequest], state: State
     ) -> GenerateBatchResponse:
         gateway: ModelGateway = state.model_gateway
         items = await asyncio.gather(*(_batch_item(gateway, item) for item in data.requests))

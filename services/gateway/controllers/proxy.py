@@ -13,6 +13,7 @@ from litestar import Controller, Request, Response, post
 from litestar.datastructures import State
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import ResponseSpec
+from litestar.params import JSONBody
 from litestar.response import Stream
 
 from services.gateway.controllers.problems import problem_for
@@ -71,7 +72,7 @@ class ChatCompletionsController(Controller):
         },
     )
     async def create_chat_completion(
-        self, data: ChatCompletionRequest, state: State
+        self, data: JSONBody[ChatCompletionRequest], state: State
     ) -> Response[ChatCompletion]:
         completion = await _complete(data, state)
         if data.stream:

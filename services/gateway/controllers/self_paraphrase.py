@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from litestar import Controller, post
 from litestar.datastructures import State
+from litestar.params import JSONBody
 
 from services.gateway.controllers.problems import (
     GATEWAY_EXCEPTION_HANDLERS,
@@ -35,7 +36,7 @@ class SelfParaphraseController(Controller):
         responses=GENERATE_ERROR_RESPONSES,
     )
     async def self_paraphrase(
-        self, data: SelfParaphraseRequest, state: State
+        self, data: JSONBody[SelfParaphraseRequest], state: State
     ) -> SelfParaphraseResponse:
         settings = AnswerSettings(
             route=data.model,
