@@ -60,9 +60,15 @@ def _validation_errors(extra: Any) -> list[FieldError]:
         if not isinstance(entry, dict):
             continue
         message = str(entry.get("message", "invalid value"))
-        field = field_from_message(message) or entry.get("key") or "body"
-        if field == "data":  # litestar's name for the whole body
-            field = "body"
+        key = entry.get("key")
+        if key == "data":  # litestar's name for the whole body
+            key = None
+        field = field_from_message(message)
+        if field is None:
+            field = key or "body"
+        elif key and _NAMED_FIELD.search(message) and not field.startswith(f"{key}."):
+            # litestar keeps the path of a missing/unknown field in the key, not the message
+            field = f"{key}.{field}"
         errors.append(
             FieldError(field=str(field), message=message, source=str(entry.get("source", "body")))
         )

@@ -85,6 +85,15 @@ def test_missing_and_unknown_fields(client: TestClient) -> None:  # type: ignore
     assert unknown.json()["errors"][0]["field"] == "kk"
 
 
+def test_nested_missing_and_unknown_fields_keep_their_path(client: TestClient) -> None:  # type: ignore[type-arg]
+    unknown = client.post("/v1/echo", json={"question": "q", "items": [{"k": 1, "extra": 2}]})
+    assert unknown.status_code == 400
+    assert unknown.json()["errors"][0]["field"] == "items[0].extra"
+    missing = client.post("/v1/echo", json={"question": "q", "items": [{"k": 1}, {}]})
+    assert missing.status_code == 400
+    assert missing.json()["errors"][0]["field"] == "items[1].k"
+
+
 def test_body_over_limit_is_413(client: TestClient) -> None:  # type: ignore[type-arg]
     response = client.post("/v1/echo", json={"question": "x" * 4000})
     assert response.status_code == 413
