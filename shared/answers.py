@@ -197,11 +197,14 @@ _SIMPLE_LATEX_FRACTION = re.compile(r"^(-?)\\frac\{(-?\d+)\}\{(-?\d+)\}$")
 _SHORT_LATEX_FRACTION = re.compile(r"^(-?)\\frac(\d)(\d)$")
 _PLAIN_NUMBER = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)$")
 _PLAIN_FRACTION = re.compile(r"^([-+]?\d+)/([-+]?\d+)$")
+_FRAC_VARIANT = re.compile(r"\\[dt]frac")
+_SPACES = re.compile(r"\s+")
+_LONE_LETTER = re.compile(r"\(([A-Za-z])\)")
 
 
 def _clean_latex(value: str) -> str:
     text = value.strip()
-    text = re.sub(r"\\[dt]frac", r"\\frac", text)
+    text = _FRAC_VARIANT.sub(r"\\frac", text)
     text = _TEXT_COMMAND.sub(lambda match: match.group(1), text)
     text = _LATEX_DROPPED.sub("", text)
     text = text.replace("\\{", "{").replace("\\}", "}")
@@ -210,7 +213,7 @@ def _clean_latex(value: str) -> str:
     if assignment:
         text = assignment.group("value")
     text = _THOUSANDS.sub("", text)
-    return re.sub(r"\s+", "", text).rstrip(".")
+    return _SPACES.sub("", text).rstrip(".")
 
 
 def _as_fraction(text: str) -> Fraction | None:
@@ -255,7 +258,7 @@ def normalize_math_value(answer: str) -> str | None:
     fraction = _as_fraction(cleaned)
     if fraction is not None:
         return format_fraction(fraction)
-    lone_letter = re.fullmatch(r"\(([A-Za-z])\)", cleaned)
+    lone_letter = _LONE_LETTER.fullmatch(cleaned)
     return lone_letter.group(1) if lone_letter else cleaned
 
 

@@ -13,7 +13,6 @@ from services.perturb.domain.distractors import DistractorWriter
 from services.perturb.domain.paraphrasing import (
     ParaphraseBuilder,
     RequestError,
-    UnknownRouteError,
     VerifyRejectedError,
 )
 from services.perturb.domain.permutations import permute
@@ -83,8 +82,8 @@ class PerturbController(Controller):
                 raise ProblemError(422, f"Empty {name}", f"{name} must not be blank", field=name)
         try:
             return await writer.write(data)
-        except UnknownRouteError as error:
-            raise ProblemError(422, "Unknown model route", str(error), field=error.field) from error
+        except RequestError as error:
+            raise ProblemError(422, error.title, str(error), field=error.field) from error
 
     @post(
         "/permutations",

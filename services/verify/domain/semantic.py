@@ -21,10 +21,6 @@ class EntailmentModel(Protocol):
         ...
 
 
-class SemanticUnavailableError(Exception):
-    """The requested check has no model configured."""
-
-
 class SemanticStage(Protocol):
     name: SemanticCheck
 
