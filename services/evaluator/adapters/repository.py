@@ -368,6 +368,12 @@ class EvaluationStore:
         if dataset_id:
             conditions.append(evaluations.c.dataset_id == dataset_id)
         query = sa.select(evaluations).where(*conditions).order_by(evaluations.c.created_at.desc())
+        if not model:  # page in the database rather than loading every job (and its results)
+            count = sa.select(sa.func.count()).select_from(evaluations).where(*conditions)
+            async with self.engine.connect() as connection:
+                total = (await connection.execute(count)).scalar_one()
+                page = await connection.execute(query.limit(limit).offset(offset))
+                return [_evaluation(row) for row in page.mappings()], total
         async with self.engine.connect() as connection:
             rows = [_evaluation(row) for row in (await connection.execute(query)).mappings()]
         if model:  # models are a JSON list: filter here, portable across dialects
@@ -729,14 +735,6 @@ class EvaluationStore:
             )
         )
         await self._executemany(statement, params)
-
-    async def release_answers(self, ids: Iterable[int], owner: str) -> None:
-        async with self.engine.begin() as connection:
-            await connection.execute(
-                answers.update()
-                .where(answers.c.id.in_(list(ids)), answers.c.lease_owner == owner)
-                .values(lease_owner=None, lease_until=None)
-            )
 
     async def _executemany(self, statement: Any, params: list[dict[str, Any]]) -> None:
         if params:

@@ -22,7 +22,7 @@ from shared.contracts.scoring import (
     ReportFormat,
     ReportRenderRequest,
 )
-from shared.http_client import ServiceCallError, ServiceClient
+from shared.http_client import ServiceCallError
 from shared.settings import ServiceSettings
 
 Renderer = Callable[[Report, ReportFormat], Awaitable[bytes]]
@@ -53,13 +53,12 @@ class HttpUpstream:
         self.gateway = GatewayClient(settings.service_url("gateway"), timeout)
         self.perturb = PerturbClient(settings.service_url("perturb"), timeout)
         self.scoring = ScoringClient(settings.service_url("scoring"), timeout)
-        self._scoring_raw = ServiceClient("scoring", settings.service_url("scoring"), timeout)
 
     async def render(self, report: Report, fmt: ReportFormat) -> bytes:
         """The report rendered by the scoring service (HTML page or CSV)."""
         request = ReportRenderRequest(report=report, format=fmt)
         try:
-            return await self._scoring_raw.post("/v1/reports/render", request, bytes)
+            return await self.scoring.render_report(request)
         except ServiceCallError as error:
             raise upstream_error(error) from error
 

@@ -8,7 +8,7 @@ import io
 import json
 import re
 import string
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Literal
@@ -308,7 +308,3 @@ SAMPLES: dict[str, Sample] = {
 def sample_items(name: str) -> list[EvaluationItem]:
     text = resources.files("services.evaluator.samples").joinpath(f"{name}.jsonl").read_text()
     return [msgspec.json.decode(line, type=EvaluationItem) for line in text.splitlines() if line]
-
-
-def iter_sample_names() -> Iterator[str]:
-    return iter(SAMPLES)
