@@ -6,7 +6,7 @@ import random
 
 from services.perturb.domain.cleaning import clean_candidate
 from services.perturb.domain.language import detect_language, language_name
-from services.perturb.domain.paraphrasing import Generator, UnknownRouteError
+from services.perturb.domain.paraphrasing import Generator, unknown_route
 from services.perturb.domain.prompts import DISTRACTOR_PROMPT_VERSION, distractor_messages
 from shared.answers import contains_phrase, normalize_factual
 from shared.contracts.gateway import GenerateRequest
@@ -43,10 +43,8 @@ class DistractorWriter:
             try:
                 text = await self._ask(request, kept, language, seed, attempt)
             except ServiceCallError as error:
-                if error.status == 404:
-                    raise UnknownRouteError(
-                        "generator", error.problem.detail or str(error)
-                    ) from error
+                if (route_error := unknown_route(error)) is not None:
+                    raise route_error from error
                 failures.append(f"{error.problem.outcome or error.status}: {error.problem.detail}")
                 continue
             if acceptable(text, request.correct_answer, kept):

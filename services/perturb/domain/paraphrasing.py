@@ -56,6 +56,13 @@ class UnknownRouteError(RequestError):
     title = "Unknown model route"
 
 
+def unknown_route(error: ServiceCallError) -> UnknownRouteError | None:
+    """The gateway's 404 (no such route) as an error of the request's ``generator``."""
+    if error.status != 404:
+        return None
+    return UnknownRouteError("generator", error.problem.detail or str(error))
+
+
 class VerifyRejectedError(Exception):
     """The verify service refused the request (4xx): the caller's verify settings are wrong."""
 
@@ -250,8 +257,8 @@ class ParaphraseBuilder:
         for error in errors:
             if not isinstance(error, ServiceCallError):
                 raise error
-            if error.status == 404:
-                raise UnknownRouteError("generator", error.problem.detail or str(error))
+            if (route_error := unknown_route(error)) is not None:
+                raise route_error from error
             outcome = error.problem.outcome or error.status or "unreachable"
             progress.failures.append(f"generate ({outcome}): {error.problem.detail or error}")
             progress.failed_calls += 1
