@@ -30,15 +30,6 @@ _REGISTRY: dict[str, str | BackendFactory] = {
 }
 
 
-def register_backend(name: str, factory: str | BackendFactory) -> None:
-    """Add a backend: a factory, or ``"module:attribute"`` to import on first use."""
-    _REGISTRY[name] = factory
-
-
-def backend_names() -> list[str]:
-    return sorted(_REGISTRY)
-
-
 def create_backend(route: Route, context: BackendContext) -> Backend:
     try:
         entry = _REGISTRY[route.backend]

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import aiohttp
 import msgspec
 
 from services.gateway.adapters.backends import BackendContext
-from services.gateway.adapters.backends.http_errors import error_for_status, error_for_transport
+from services.gateway.adapters.backends.http_backend import HttpBackend
 from services.gateway.domain.backend import Completion, finish_reason
 from services.gateway.domain.errors import BackendError
 from services.gateway.domain.routes import Route
@@ -46,41 +45,18 @@ def chat_body(model: str, request: GenerateRequest) -> dict[str, Any]:
     }
 
 
-class OllamaBackend:
+class OllamaBackend(HttpBackend):
     name = "ollama"
     supports_logprobs = False
     retry_timeouts = True
 
     def __init__(self, route: Route, _: BackendContext | None = None) -> None:
-        self.route = route
-        self.url = f"{(route.resolved_base_url() or '').rstrip('/')}/api/chat"
-        self._session: aiohttp.ClientSession | None = None
-
-    def _client(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=max(self.route.max_concurrency, 16))
-            self._session = aiohttp.ClientSession(connector=connector)
-        return self._session
+        super().__init__(route, f"{(route.resolved_base_url() or '').rstrip('/')}/api/chat")
 
     async def complete(self, request: GenerateRequest, timeout_s: float) -> Completion:
         body = msgspec.json.encode(chat_body(self.route.model, request))
-        timeout = aiohttp.ClientTimeout(total=timeout_s)
-        headers = {"Content-Type": "application/json"}
-        try:
-            async with self._client().post(
-                self.url, data=body, headers=headers, timeout=timeout
-            ) as response:
-                payload = await response.read()
-                if response.status >= 400:
-                    text = payload.decode("utf-8", "replace")
-                    raise error_for_status(response.status, text, response.headers)
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise error_for_transport(exc) from exc
+        payload = await self._post(body, {"Content-Type": "application/json"}, timeout_s)
         return _completion(payload)
-
-    async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
 
 
 def _completion(payload: bytes) -> Completion:

@@ -1,0 +1,44 @@
+"""What the HTTP backends share: one pooled session per route and a JSON POST."""
+
+from __future__ import annotations
+
+import aiohttp
+
+from services.gateway.adapters.backends.http_errors import error_for_status, error_for_transport
+from services.gateway.domain.routes import Route
+
+
+class HttpBackend:
+    """A backend that POSTs JSON to ``url``; non-2xx answers and transport errors are typed."""
+
+    def __init__(self, route: Route, url: str) -> None:
+        self.route = route
+        self.url = url
+        self._session: aiohttp.ClientSession | None = None
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(
+                limit=max(self.route.max_concurrency, 16), keepalive_timeout=30
+            )
+            self._session = aiohttp.ClientSession(connector=connector)
+        return self._session
+
+    async def _post(self, body: bytes, headers: dict[str, str], timeout_s: float) -> bytes:
+        """The answer's body; raises :class:`BackendError` for non-2xx and transport errors."""
+        timeout = aiohttp.ClientTimeout(total=timeout_s)
+        try:
+            async with self._client().post(
+                self.url, data=body, headers=headers, timeout=timeout
+            ) as response:
+                payload = await response.read()
+                if response.status >= 400:
+                    text = payload.decode("utf-8", "replace")
+                    raise error_for_status(response.status, text, response.headers)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise error_for_transport(exc) from exc
+        return payload
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
