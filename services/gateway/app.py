@@ -13,7 +13,9 @@ from services.gateway.controllers.self_paraphrase import SelfParaphraseControlle
 from services.gateway.domain.gateway import ModelGateway
 from services.gateway.domain.routes import load_routes
 from services.gateway.settings import GatewaySettings, get_settings
+from services.gateway.strategies.service import SelfParaphraseService
 from shared.app import create_service_app
+from shared.clients.perturb import PerturbClient
 
 SERVICE = "gateway"
 
@@ -26,6 +28,9 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
         load_routes(settings.models_file),
         backend_factory=lambda route: create_backend(route, context),
     )
+
+    perturb_url = settings.service_url("perturb")
+    self_paraphrase = SelfParaphraseService(gateway, perturb=lambda: PerturbClient(perturb_url))
 
     async def attach_cache(app: Litestar) -> None:
         gateway.use_cache(SqlResponseCache(app.state.database))
@@ -41,6 +46,6 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
         calls=[],
         on_startup=[attach_cache],
         on_shutdown=[close_backends],
-        state={"model_gateway": gateway},
+        state={"model_gateway": gateway, "self_paraphrase": self_paraphrase},
         description=package.__doc__ or "",
     )

@@ -54,12 +54,16 @@ def problem_for(exc: GatewayError) -> Problem:
     return Problem(title="Gateway error", status=500, detail=str(exc))
 
 
+def retry_after_headers(problem: Problem) -> dict[str, str] | None:
+    """``Retry-After`` (whole seconds, at least 1) when the problem carries a wait."""
+    if problem.retry_after_s is None:
+        return None
+    return {"Retry-After": str(max(1, round(problem.retry_after_s)))}
+
+
 def gateway_error_response(_: Request[Any, Any, Any], exc: GatewayError) -> Response[Any]:
     problem = problem_for(exc)
-    headers = None
-    if problem.retry_after_s is not None:
-        headers = {"Retry-After": str(max(1, round(problem.retry_after_s)))}
-    return problem_response(problem, headers=headers)
+    return problem_response(problem, headers=retry_after_headers(problem))
 
 
 #: exception handlers for controllers that call ``ModelGateway``

@@ -16,7 +16,7 @@ from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
 from litestar.response import Stream
 
-from services.gateway.controllers.problems import problem_for
+from services.gateway.controllers.problems import problem_for, retry_after_headers
 from services.gateway.controllers.self_paraphrase import proxy_service
 from services.gateway.domain.errors import GatewayError, UnknownRoute
 from services.gateway.strategies import openai_format
@@ -137,9 +137,7 @@ def _invalid(exc: ValidationException) -> Response[Any]:
 
 def _gateway_error(exc: GatewayError) -> Response[Any]:
     problem = problem_for(exc)
-    headers = None
-    if problem.retry_after_s is not None:
-        headers = {"Retry-After": str(max(1, round(problem.retry_after_s)))}
+    headers = retry_after_headers(problem)
     code = "model_not_found" if isinstance(exc, UnknownRoute) else problem.outcome
     param = "model" if isinstance(exc, UnknownRoute) else None
     return _error(problem.status, problem.detail or problem.title, param, code, headers)

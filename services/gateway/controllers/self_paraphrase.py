@@ -13,14 +13,14 @@ from services.gateway.controllers.problems import (
 from services.gateway.strategies.prompts import PROMPT_VERSION
 from services.gateway.strategies.question import AnswerSettings, Question
 from services.gateway.strategies.service import Run, SelfParaphraseService
-from shared.clients.perturb import PerturbClient
 from shared.contracts.proxy import SelfParaphraseRequest, SelfParaphraseResponse
 from shared.problems import ProblemError
 
 
 def proxy_service(state: State) -> SelfParaphraseService:
-    perturb_url = state.settings.service_url("perturb")
-    return SelfParaphraseService(state.model_gateway, perturb=lambda: PerturbClient(perturb_url))
+    """The service built at start-up (see ``create_app``)."""
+    service: SelfParaphraseService = state.self_paraphrase
+    return service
 
 
 class SelfParaphraseController(Controller):

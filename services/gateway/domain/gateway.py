@@ -47,14 +47,6 @@ class _Attempts:
     waited_s: float = 0.0
 
 
-def _default_backend_factory() -> BackendFactory:
-    from services.gateway.adapters.backends import BackendContext, create_backend
-    from services.gateway.settings import get_settings
-
-    context = BackendContext(models_dir=get_settings().resolved_data_dir() / "models")
-    return lambda route: create_backend(route, context)
-
-
 class ModelGateway:
     """Routes generate requests to backends, with cache, per-route limits and retries.
 
@@ -70,12 +62,10 @@ class ModelGateway:
         self,
         routes: Mapping[str, Route],
         *,
+        backend_factory: BackendFactory,
         cache: ResponseCache | None = None,
-        backend_factory: BackendFactory | None = None,
         rng: random.Random | None = None,
     ) -> None:
-        if backend_factory is None:
-            backend_factory = _default_backend_factory()
         self.routes: dict[str, Route] = dict(routes)
         self._cache = cache
         self._backend_factory = backend_factory
