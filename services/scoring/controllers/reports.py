@@ -13,6 +13,9 @@ from services.scoring.domain.report import MEDIA_TYPES, render
 from services.scoring.metrics import REPORTS_RENDERED
 from shared.contracts.scoring import Report, ReportRenderRequest
 
+#: the document's JSON Schema, built once (it only depends on the ``Report`` type)
+REPORT_SCHEMA: dict[str, Any] = msgspec.json.schema(Report)
+
 
 class ReportController(Controller):
     path = "/v1/reports"
@@ -36,4 +39,4 @@ class ReportController(Controller):
         summary="JSON Schema of the report document",
     )
     async def report_schema(self) -> dict[str, Any]:
-        return msgspec.json.schema(Report)
+        return REPORT_SCHEMA
