@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import sys
 import time
 import uuid
@@ -25,7 +24,7 @@ from shared.contracts.evaluator import (
 )
 from shared.contracts.verify import VerifySettings, VerifyStages
 from shared.http_client import ServiceCallError, close_session
-from shared.settings import ServiceSettings, default_data_dir
+from shared.settings import ServiceSettings, load_settings
 from steadfast.supervisor import Supervisor, readiness, service_ports
 
 SUMMARY_METRICS = (
@@ -110,10 +109,22 @@ def print_outcome(report: EvaluationReport, out: TextIO = sys.stdout) -> None:
         print(f"  ... and {len(report.errors) - 10} more failures", file=out)
 
 
+def environment_settings() -> ServiceSettings:
+    """The settings every service shares, read from the environment as the services read them
+    (``STEADFAST_EVALUATOR_URL``, ``STEADFAST_DATA_DIR``, ...)."""
+    return load_settings("cli", ServiceSettings)
+
+
 def data_dir() -> Path:
     """Where the services keep their files: ``STEADFAST_DATA_DIR`` or the per-user default."""
-    configured = os.environ.get("STEADFAST_DATA_DIR")
-    return Path(configured) if configured else default_data_dir()
+    return environment_settings().resolved_data_dir()
+
+
+def evaluator_address(args: argparse.Namespace) -> str:
+    """``--base-port``, else ``--url``, else ``STEADFAST_EVALUATOR_URL`` or the default port."""
+    if args.base_port is not None:
+        return f"http://127.0.0.1:{service_ports(args.base_port)['evaluator']}"
+    return str(args.url or environment_settings().service_url("evaluator"))
 
 
 # ---- services --------------------------------------------------------------------------------
@@ -136,9 +147,7 @@ async def evaluator_url(
     """The URL of a running evaluator, or of services started for this command (and stopped
     after it)."""
     ports = service_ports(args.base_port)
-    url = args.url or ServiceSettings().service_url("evaluator")
-    if args.base_port is not None:
-        url = f"http://127.0.0.1:{ports['evaluator']}"
+    url = evaluator_address(args)
     if not getattr(args, "start", False) and readiness(url, timeout_s=1.0)[0]:
         yield url
         return
@@ -243,10 +252,7 @@ async def write_html(client: EvaluatorClient, evaluation_id: str, path: Path) ->
 
 
 async def _report(args: argparse.Namespace) -> int:
-    url = args.url or ServiceSettings().service_url("evaluator")
-    if args.base_port is not None:
-        url = f"http://127.0.0.1:{service_ports(args.base_port)['evaluator']}"
-    client = EvaluatorClient(url)
+    client = EvaluatorClient(evaluator_address(args))
     print_outcome(await client.report(args.id))
     if args.csv:
         content = await client.rendered_report(args.id, "csv")

@@ -42,6 +42,7 @@ from services.evaluator.domain.pipeline import (
     incomplete_note,
     paraphrase_request,
     to_paraphrase_set,
+    with_retries,
 )
 from services.evaluator.domain.report import build_results, consistency_records
 from services.evaluator.domain.results import AnswerRecord
@@ -332,14 +333,12 @@ class JobEngine:
         if not records:
             return None, None
         request = consistency_request(context.settings, records)
-        for attempt in range(1, self.settings.retry.max_attempts + 1):
-            try:
-                return await self.upstream.consistency(request), None
-            except UpstreamError as error:
-                if self.settings.retry.exhausted(attempt, error):
-                    return None, error.reason
-                await asyncio.sleep(self.settings.retry.delay(attempt))
-        return None, "no attempt made"
+        try:
+            return await with_retries(
+                lambda: self.upstream.consistency(request), self.settings.retry
+            ), None
+        except UpstreamError as error:
+            return None, error.reason
 
 
 class JobRunner:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from services.evaluator.domain.pipeline import (
     Generated,
@@ -24,33 +23,19 @@ from services.evaluator.domain.pipeline import (
     models_of,
     paraphrase_request,
     to_paraphrase_set,
+    with_retries,
 )
 from services.evaluator.domain.report import semantic_check_of, summarise
 from services.evaluator.domain.results import AnswerRecord, assemble_item, per_item_metrics
 from shared.contracts.evaluator import EvaluateRequest, EvaluateResponse
 from shared.contracts.scoring import ConsistencyRecord
 
-T = TypeVar("T")
 ANSWER_BATCH = 16
 
 
 def variant_count(request: EvaluateRequest) -> int:
     """Model calls the request needs for answers: items × (1 + k) × models."""
     return len(request.items) * (1 + request.k) * max(1, len(models_of(request)))
-
-
-async def with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy) -> T:
-    attempt = 0
-    while True:
-        attempt += 1
-        try:
-            return await call()
-        except UpstreamError as error:
-            if policy.exhausted(attempt, error):
-                raise UpstreamError(
-                    f"{error.reason} (after {attempt} attempts)", retryable=False
-                ) from error
-            await asyncio.sleep(policy.delay(attempt))
 
 
 @dataclass

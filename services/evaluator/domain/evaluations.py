@@ -270,7 +270,7 @@ class Evaluations:
             dataset=evaluation.dataset_id,
             settings=report_settings(evaluation),
             consistency=consistency,
-            items=[report_item(item, evaluation) for item in report.items],
+            items=[report_item(item) for item in report.items],
             failures=[
                 ReportFailure(
                     item_id=e.item_id,
@@ -318,7 +318,7 @@ def report_settings(evaluation: EvaluationRow) -> dict[str, str | int | float | 
     }
 
 
-def report_item(item: ItemResult, evaluation: EvaluationRow) -> ReportItem:
+def report_item(item: ItemResult) -> ReportItem:
     return ReportItem(
         item_id=item.id,
         question=item.question,

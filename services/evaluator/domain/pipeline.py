@@ -8,9 +8,11 @@ and tests can substitute in-process stand-ins.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
@@ -29,6 +31,8 @@ from shared.contracts.scoring import (
     GradeResult,
 )
 from shared.contracts.verify import Task
+
+T = TypeVar("T")
 
 DEFAULT_MAX_TOKENS: dict[str, int] = {"factual": 128, "math": 512, "choice": 8}
 
@@ -73,6 +77,21 @@ class RetryPolicy:
 
     def exhausted(self, attempts: int, error: UpstreamError) -> bool:
         return not error.retryable or attempts >= self.max_attempts
+
+
+async def with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy) -> T:
+    """``call()`` until it succeeds or ``policy`` gives up (then its last error, not retryable)."""
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return await call()
+        except UpstreamError as error:
+            if policy.exhausted(attempt, error):
+                raise UpstreamError(
+                    f"{error.reason} (after {attempt} attempts)", retryable=False
+                ) from error
+            await asyncio.sleep(policy.delay(attempt))
 
 
 @dataclass
