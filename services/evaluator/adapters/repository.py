@@ -818,15 +818,32 @@ class EvaluationStore:
         return counts
 
     async def errors(self, evaluation_id: str, limit: int) -> tuple[list[ItemError], int]:
+        """The first ``limit`` failures (paraphrase stage first, then answers) and their count;
+        only those shown are read, so a status poll of a job with many failures stays cheap."""
+        item_where = sa.and_(
+            evaluation_items.c.evaluation_id == evaluation_id,
+            evaluation_items.c.error.is_not(None),
+        )
+        answer_where = sa.and_(
+            answers.c.evaluation_id == evaluation_id, answers.c.status == "failed"
+        )
         async with self.engine.connect() as connection:
+            item_count = (
+                await connection.execute(
+                    sa.select(sa.func.count()).select_from(evaluation_items).where(item_where)
+                )
+            ).scalar_one()
+            answer_count = (
+                await connection.execute(
+                    sa.select(sa.func.count()).select_from(answers).where(answer_where)
+                )
+            ).scalar_one()
             item_errors = (
                 await connection.execute(
                     sa.select(evaluation_items.c.item_id, evaluation_items.c.error)
-                    .where(
-                        evaluation_items.c.evaluation_id == evaluation_id,
-                        evaluation_items.c.error.is_not(None),
-                    )
+                    .where(item_where)
                     .order_by(evaluation_items.c.position)
+                    .limit(limit)
                 )
             ).all()
             answer_errors = (
@@ -845,8 +862,9 @@ class EvaluationStore:
                             evaluation_items.c.position == answers.c.position,
                         ),
                     )
-                    .where(answers.c.evaluation_id == evaluation_id, answers.c.status == "failed")
+                    .where(answer_where)
                     .order_by(answers.c.position, answers.c.variant)
+                    .limit(max(0, limit - len(item_errors)))
                 )
             ).all()
         errors = [ItemError(item_id=i, stage="paraphrase", reason=e) for i, e in item_errors]
@@ -860,7 +878,7 @@ class EvaluationStore:
             )
             for i, model, variant, error, stage in answer_errors
         ]
-        return errors[:limit], len(errors)
+        return errors, item_count + answer_count
 
 
 def _chunks(rows: list[dict[str, Any]], size: int) -> Iterable[list[dict[str, Any]]]:

@@ -107,6 +107,8 @@ async def test_failing_model_is_recorded_per_item_and_job_still_finishes(
     assert total == 6
     assert {(e.model, e.stage) for e in errors} == {("m2", "answer")}
     assert all("after 2 attempts" in e.reason and "stand-in 500" in e.reason for e in errors)
+    first_two, total = await store.errors(job_id, 2)
+    assert total == 6 and first_two == errors[:2]
 
 
 async def test_killed_worker_resumes_without_asking_again(store: EvaluationStore) -> None:
