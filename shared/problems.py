@@ -54,7 +54,8 @@ def problem_response(problem: Problem, headers: dict[str, str] | None = None) ->
     )
 
 
-def _validation_errors(extra: Any) -> list[FieldError]:
+def validation_errors(extra: Any) -> list[FieldError]:
+    """The field errors of a Litestar ``ValidationException.extra``, each with its full path."""
     errors: list[FieldError] = []
     for entry in extra if isinstance(extra, list) else []:
         if not isinstance(entry, dict):
@@ -76,7 +77,7 @@ def _validation_errors(extra: Any) -> list[FieldError]:
 
 
 def handle_validation(_: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:
-    errors = _validation_errors(exc.extra)
+    errors = validation_errors(exc.extra)
     detail = exc.detail
     if not errors:
         errors = [FieldError(field=field_from_message(detail) or "body", message=detail)]
@@ -97,7 +98,7 @@ def handle_http(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
                 errors=[FieldError(field="body", message=exc.detail)],
             )
         )
-    errors = _validation_errors(exc.extra) or None
+    errors = validation_errors(exc.extra) or None
     problem = Problem(
         title=_title_for(exc.status_code, exc.detail),
         status=exc.status_code,

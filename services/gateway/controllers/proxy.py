@@ -27,7 +27,7 @@ from shared.contracts.proxy import (
     OpenAIError,
     StrategyOptions,
 )
-from shared.problems import ProblemError, field_from_message
+from shared.problems import ProblemError, field_from_message, validation_errors
 
 logger = logging.getLogger(__name__)
 
@@ -126,13 +126,12 @@ def _error(
 
 
 def _invalid(exc: ValidationException) -> Response[Any]:
-    entries = [entry for entry in exc.extra or [] if isinstance(entry, dict)]
-    if not entries:
+    errors = validation_errors(exc.extra)
+    if not errors:
         return _error(400, exc.detail, field_from_message(exc.detail))
-    message = "; ".join(str(entry.get("message", "invalid value")) for entry in entries)
-    first = entries[0]
-    param = field_from_message(str(first.get("message", ""))) or first.get("key")
-    return _error(400, message, None if param == "data" else param)
+    message = "; ".join(error.message for error in errors)
+    param = errors[0].field
+    return _error(400, message, None if param == "body" else param)
 
 
 def _gateway_error(exc: GatewayError) -> Response[Any]:
