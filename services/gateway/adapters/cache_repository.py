@@ -1,8 +1,15 @@
-"""The response cache in the gateway's database (SQLite or PostgreSQL)."""
+"""The response cache in the gateway's database (SQLite or PostgreSQL).
+
+Lookups and stores are coalesced: the requests that arrive while one query runs share the next
+(one ``IN`` lookup, one multi-row insert), so the cache costs a few round-trips per batch of
+concurrent requests rather than a transaction each. A store is still awaited before the answer
+goes back, so an answer that was returned is in the database.
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import msgspec
 import sqlalchemy as sa
@@ -11,6 +18,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from services.gateway.db.models import response_cache
 from services.gateway.domain.backend import Completion
 from services.gateway.domain.routes import Route
+from shared.batching import Coalescer
 from shared.contracts.gateway import FinishReason, TokenAlternative
 from shared.db import Database
 
@@ -23,25 +31,20 @@ class _Stored(msgspec.Struct):
     logprobs: list[TokenAlternative] | None = None
 
 
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder(_Stored).decode
+
+
 class SqlResponseCache:
     def __init__(self, database: Database) -> None:
         self._database = database
-        self._insert = postgresql.insert if database.dialect == "postgresql" else sqlite.insert
+        insert = postgresql.insert if database.dialect == "postgresql" else sqlite.insert
+        self._insert = insert(response_cache).on_conflict_do_nothing(index_elements=["key"])
+        self._lookups: Coalescer[str, Completion | None] = Coalescer(self._get_many)
+        self._stores: Coalescer[dict[str, object], None] = Coalescer(self._put_many)
 
     async def get(self, key: str) -> Completion | None:
-        query = sa.select(response_cache.c.payload).where(response_cache.c.key == key)
-        async with self._database.engine.connect() as connection:
-            payload = (await connection.execute(query)).scalar_one_or_none()
-        if payload is None:
-            return None
-        stored = msgspec.json.decode(payload, type=_Stored)
-        return Completion(
-            text=stored.text,
-            finish_reason=stored.finish_reason,
-            input_tokens=stored.input_tokens,
-            output_tokens=stored.output_tokens,
-            logprobs=stored.logprobs,
-        )
+        return await self._lookups.submit(key)
 
     async def put(self, key: str, route: Route, completion: Completion) -> None:
         stored = _Stored(
@@ -51,16 +54,39 @@ class SqlResponseCache:
             output_tokens=completion.output_tokens,
             logprobs=completion.logprobs,
         )
-        statement = (
-            self._insert(response_cache)
-            .values(
-                key=key,
-                route=route.name,
-                model=route.model,
-                payload=msgspec.json.encode(stored).decode(),
-                created_at=time.time(),
-            )
-            .on_conflict_do_nothing(index_elements=["key"])
+        row = {
+            "key": key,
+            "route": route.name,
+            "model": route.model,
+            "payload": _encode(stored).decode(),
+            "created_at": time.time(),
+        }
+        await self._stores.submit(row)
+
+    async def close(self) -> None:
+        """Finish the stores in flight (at shutdown)."""
+        await self._stores.drain()
+
+    async def _get_many(self, keys: list[str]) -> list[Completion | None]:
+        query = sa.select(response_cache.c.key, response_cache.c.payload).where(
+            response_cache.c.key.in_(set(keys))
         )
+        async with self._database.engine.connect() as connection:
+            found = dict((await connection.execute(query)).tuples().all())
+        return [_completion(found[key]) if key in found else None for key in keys]
+
+    async def _put_many(self, rows: list[dict[str, object]]) -> Sequence[None]:
         async with self._database.engine.begin() as connection:
-            await connection.execute(statement)
+            await connection.execute(self._insert, rows)
+        return [None] * len(rows)
+
+
+def _completion(payload: str) -> Completion:
+    stored = _decode(payload)
+    return Completion(
+        text=stored.text,
+        finish_reason=stored.finish_reason,
+        input_tokens=stored.input_tokens,
+        output_tokens=stored.output_tokens,
+        logprobs=stored.logprobs,
+    )

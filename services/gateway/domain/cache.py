@@ -47,3 +47,6 @@ class ResponseCache(Protocol):
     async def get(self, key: str) -> Completion | None: ...
 
     async def put(self, key: str, route: Route, completion: Completion) -> None: ...
+
+    async def close(self) -> None:
+        """Finish the stores in flight."""

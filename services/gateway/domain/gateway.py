@@ -119,6 +119,8 @@ class ModelGateway:
         return self._response(route, completion, started, cached=False, attempts=attempts)
 
     async def close(self) -> None:
+        if self._cache is not None:
+            await self._cache.close()
         lanes, self._lanes = list(self._lanes.values()), {}
         for lane in lanes:
             await lane.backend.close()

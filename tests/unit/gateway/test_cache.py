@@ -162,3 +162,16 @@ async def test_a_caller_going_away_does_not_lose_the_answer(cache: SqlResponseCa
         response = await gateway.generate(ask())
         await gateway.close()
     assert response.cached is True and slow.call_count == 1
+
+
+async def test_concurrent_distinct_requests_are_each_stored_and_found(
+    gateway: ModelGateway, fake: FakeOpenAIServer
+) -> None:
+    """Lookups and stores of concurrent requests are coalesced into shared queries; every
+    answer must still land under its own key."""
+    questions = [f"Question number {i}?" for i in range(60)]
+    first = await asyncio.gather(*(gateway.generate(ask(question)) for question in questions))
+    assert fake.call_count == 60 and not any(response.cached for response in first)
+    again = await asyncio.gather(*(gateway.generate(ask(question)) for question in questions))
+    assert fake.call_count == 60 and all(response.cached for response in again)
+    assert [response.text for response in again] == [response.text for response in first]
