@@ -60,6 +60,7 @@ TUNING = {
     "STEADFAST_EVALUATOR_PARAPHRASE_LANES": "8",
     "STEADFAST_EVALUATOR_ANSWER_LANES": "8",
     "STEADFAST_EVALUATOR_ANSWER_BATCH": "32",
+    "STEADFAST_PERTURB_GENERATION_CONCURRENCY": "8",
 }
 
 
@@ -148,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             latency_s=latency,
             concurrency=args.concurrency,
             extra_routes=EXTRA_ROUTES,
+            extra_env=TUNING,
         ) as stack:
             url = stack.evaluator
             total: Counter[str] = Counter()

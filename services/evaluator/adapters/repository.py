@@ -478,26 +478,24 @@ class EvaluationStore:
             table.c.next_attempt_at <= now,
             sa.or_(table.c.lease_until.is_(None), table.c.lease_until < now),
         ]
-        select_ids = (
+        chosen = (
             sa.select(table.c.id)
             .where(*claimable)
             .order_by(*order)
             .limit(n)
             .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
+        # one statement: pick and lease (PostgreSQL skips rows another evaluator is leasing)
+        claim = (
+            table.update()
+            .where(table.c.id.in_(chosen))
+            .values(lease_owner=owner, lease_until=now + self.lease_s)
+            .returning(*table.c)
         )
         async with self._claim_lock, self.engine.begin() as connection:
-            ids = list((await connection.execute(select_ids)).scalars())
-            if not ids:
-                return []
-            await connection.execute(
-                table.update()
-                .where(table.c.id.in_(ids))
-                .values(lease_owner=owner, lease_until=now + self.lease_s)
-            )
-            rows = (
-                await connection.execute(sa.select(table).where(table.c.id.in_(ids)))
-            ).mappings()
-            return list(rows)
+            rows = list((await connection.execute(claim)).mappings())
+        return sorted(rows, key=lambda row: tuple(row[column.key] for column in order))
 
     async def claim_items(self, evaluation_id: str, owner: str, n: int) -> list[ItemRow]:
         rows = await self._claim(

@@ -9,6 +9,7 @@ stopped; several processes on one PostgreSQL split a job because each row is lea
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import os
@@ -68,6 +69,38 @@ class EngineSettings:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
 
 
+class WorkSignal:
+    """Wakes one idle lane per piece of new work: an event would wake every lane to race for
+    one set of variants, and all but one would go back to sleep after a wasted claim."""
+
+    def __init__(self) -> None:
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._unclaimed = 0  # notifications no lane was waiting for
+
+    def notify(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self._unclaimed += 1
+
+    async def wait(self, timeout_s: float) -> None:
+        """Return when notified, or after ``timeout_s`` (lanes also poll the database)."""
+        if self._unclaimed:
+            self._unclaimed -= 1
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await asyncio.wait_for(waiter, timeout_s)
+        except TimeoutError:
+            pass
+        finally:
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
+
+
 class JobContext:
     """What the lanes of one job share: its settings and its items, loaded once."""
 
@@ -81,8 +114,8 @@ class JobContext:
         }
         self._active = True
         self._checked_at = 0.0
-        #: set when this process queued new variants, so idle answer lanes wake at once
-        self.work_added = asyncio.Event()
+        #: signalled when this process queued new variants, so an idle answer lane wakes at once
+        self.work_added = WorkSignal()
 
 
 class JobEngine:
@@ -130,9 +163,7 @@ class JobEngine:
         """Nothing to claim now: wait (others hold leases, or back-off) or report done."""
         if not await self.store.has_open_work(context.id):
             return True
-        context.work_added.clear()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(context.work_added.wait(), self.settings.poll_s)
+        await context.work_added.wait(self.settings.poll_s)
         return False
 
     # ---- paraphrase stage --------------------------------------------------------------
@@ -169,7 +200,7 @@ class JobEngine:
             context.settings,
             incomplete_note(paraphrase_set),
         )
-        context.work_added.set()
+        context.work_added.notify()
 
     # ---- answer and grade stages -------------------------------------------------------
 
