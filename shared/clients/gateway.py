@@ -2,23 +2,43 @@
 
 from __future__ import annotations
 
+import asyncio
+
+from shared.batching import TickBatcher
+from shared.contracts.base import Problem
 from shared.contracts.gateway import (
+    GenerateBatchItem,
     GenerateBatchRequest,
     GenerateBatchResponse,
     GenerateRequest,
     GenerateResponse,
     ModelList,
 )
-from shared.http_client import ServiceClient
+from shared.http_client import ServiceCallError, ServiceClient
+
+Outcome = GenerateResponse | ServiceCallError
+
+#: requests per coalesced batch (the gateway accepts up to 1,000)
+MAX_COALESCED = 256
 
 
 class GatewayClient:
+    """``generate`` calls made concurrently (in one event-loop tick, e.g. under ``gather``) go
+    to the gateway as one ``/v1/generate/batch`` request; a lone call goes as itself. Each
+    caller still gets its own answer or its own :class:`ServiceCallError`, as if sent alone."""
+
     def __init__(self, base_url: str, timeout_s: float = 600.0) -> None:
         self._client = ServiceClient("gateway", base_url, timeout_s)
+        self._batcher: TickBatcher[GenerateRequest, Outcome] = TickBatcher(
+            self._generate_coalesced, max_batch=MAX_COALESCED
+        )
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         """Raises :class:`shared.http_client.ServiceCallError`; its ``problem.outcome`` is typed."""
-        return await self._client.post("/v1/generate", request, GenerateResponse)
+        outcome = await self._batcher.submit(request)
+        if isinstance(outcome, ServiceCallError):
+            raise outcome
+        return outcome
 
     async def generate_batch(self, requests: list[GenerateRequest]) -> GenerateBatchResponse:
         return await self._client.post(
@@ -27,3 +47,30 @@ class GatewayClient:
 
     async def models(self) -> ModelList:
         return await self._client.get("/v1/models", ModelList)
+
+    async def _generate_one(self, request: GenerateRequest) -> Outcome:
+        try:
+            return await self._client.post("/v1/generate", request, GenerateResponse)
+        except ServiceCallError as error:
+            return error
+
+    async def _generate_coalesced(self, requests: list[GenerateRequest]) -> list[Outcome]:
+        if len(requests) == 1:
+            return [await self._generate_one(requests[0])]
+        try:
+            batch = await self.generate_batch(requests)
+        except ServiceCallError as error:
+            if error.status is not None and 400 <= error.status < 500:
+                # one request of the batch is invalid: send each alone, so each caller gets
+                # the answer or the problem that names its own fields
+                return list(await asyncio.gather(*map(self._generate_one, requests)))
+            return [error] * len(requests)
+        url = f"{self._client.base_url}/v1/generate/batch"
+        return [_outcome(item, url) for item in batch.results]
+
+
+def _outcome(item: GenerateBatchItem, url: str) -> Outcome:
+    if item.result is not None:
+        return item.result
+    problem = item.error or Problem(title="The gateway gave neither result nor error", status=502)
+    return ServiceCallError("gateway", problem.status, problem, url)

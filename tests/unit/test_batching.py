@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from shared.batching import Coalescer
+from shared.batching import Coalescer, TickBatcher
 
 
 class Recorder:
@@ -82,3 +82,34 @@ async def test_a_handler_giving_the_wrong_number_of_results_is_an_error() -> Non
     coalescer = Coalescer(short)
     with pytest.raises(RuntimeError, match="1 results for 2"):
         await asyncio.gather(coalescer.submit("a"), coalescer.submit("b"))
+
+
+async def test_tick_batcher_sends_one_ticks_submissions_together() -> None:
+    handler = Recorder()
+    batcher = TickBatcher(handler, max_batch=4)
+    results = await asyncio.gather(*(batcher.submit(f"x{i}") for i in range(6)))
+    assert results == [f"X{i}" for i in range(6)]
+    assert handler.batches == [["x0", "x1", "x2", "x3"], ["x4", "x5"]]
+
+
+async def test_tick_batcher_does_not_hold_a_batch_behind_a_slow_one() -> None:
+    class SlowFirst:
+        def __init__(self) -> None:
+            self.started: list[list[str]] = []
+            self.release = asyncio.Event()
+
+        async def __call__(self, items: list[str]) -> list[str]:
+            self.started.append(items)
+            if items == ["slow"]:
+                await self.release.wait()
+            return items
+
+    handler = SlowFirst()
+    batcher = TickBatcher(handler)
+    slow = asyncio.ensure_future(batcher.submit("slow"))
+    await asyncio.sleep(0.01)
+    assert await asyncio.wait_for(batcher.submit("fast"), 1.0) == "fast"
+    assert not slow.done()
+    handler.release.set()
+    assert await slow == "slow"
+    await batcher.drain()

@@ -3,6 +3,7 @@ stand-in servers (OpenAI-compatible, Gemini through google-genai, Ollama)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 from shared.clients.gateway import GatewayClient
-from shared.contracts.gateway import ChatMessage, GenerateRequest
+from shared.contracts.gateway import ChatMessage, GenerateRequest, GenerateResponse
 from shared.http_client import ServiceCallError, get_session
 from steadfast.supervisor import Supervisor, service_ports
 from tests.conftest import free_port_block
@@ -251,3 +252,55 @@ async def test_the_cache_persists_across_restarts(
             supervisor.stop()
         assert response.cached is (run == 1)
         assert openai.call_count == calls + (1 if run == 0 else 0)
+
+
+def _batch_posts(gateway_url: str, text: str) -> float:
+    """Requests the gateway counted on ``/v1/generate/batch``, from its /metrics text."""
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith("steadfast_http_requests_total{") and "/v1/generate/batch" in line:
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+async def test_concurrent_generate_calls_travel_as_one_batch_with_their_own_outcomes(
+    gateway_url: str,
+) -> None:
+    client = GatewayClient(gateway_url)
+    async with get_session().get(f"{gateway_url}/metrics") as response:
+        before = _batch_posts(gateway_url, await response.text())
+    outcomes = await asyncio.gather(
+        client.generate(ask("fake-gpt", "coalesced one")),
+        client.generate(ask("fake-gpt", "fail-me")),
+        client.generate(ask("gpt-99", "unknown route")),
+        client.generate(ask("fake-gemini", "no logprobs here", top_logprobs=2)),
+        client.generate(ask("fake-ollama", "coalesced two")),
+        return_exceptions=True,
+    )
+    async with get_session().get(f"{gateway_url}/metrics") as response:
+        after = _batch_posts(gateway_url, await response.text())
+    assert after - before == 1  # five calls, one HTTP request
+    first, failed, unknown, unsupported, last = outcomes
+    assert isinstance(first, GenerateResponse) and first.text == "echo: coalesced one"
+    assert isinstance(last, GenerateResponse) and last.text == "Ollama says hi"
+    # each caller gets the error it would have got alone
+    assert isinstance(failed, ServiceCallError) and failed.status == 502
+    assert failed.problem.outcome == "upstream_error"
+    assert isinstance(unknown, ServiceCallError) and unknown.status == 404
+    assert "gpt-99" in (unknown.problem.detail or "")
+    assert isinstance(unsupported, ServiceCallError) and unsupported.status == 422
+    assert unsupported.problem.errors and unsupported.problem.errors[0].field == "top_logprobs"
+
+
+async def test_an_invalid_request_among_concurrent_ones_fails_alone(gateway_url: str) -> None:
+    """The gateway refuses a whole batch with one invalid request (400): the client then sends
+    each alone, so only the invalid one fails, with the problem naming its own field."""
+    client = GatewayClient(gateway_url)
+    valid, invalid = await asyncio.gather(
+        client.generate(ask("fake-gpt", "still answered")),
+        client.generate(ask("fake-gpt", "too hot", temperature=9.0)),
+        return_exceptions=True,
+    )
+    assert isinstance(valid, GenerateResponse) and valid.text == "echo: still answered"
+    assert isinstance(invalid, ServiceCallError) and invalid.status == 400
+    assert invalid.problem.errors and invalid.problem.errors[0].field == "temperature"
