@@ -35,3 +35,11 @@ async def test_wait_returns_after_the_timeout_without_a_notification() -> None:
     assert time.monotonic() - started >= 0.05
     signal.notify()  # the timed-out lane is no longer waiting: the next wait takes it
     await asyncio.wait_for(signal.wait(5.0), 0.5)
+
+
+async def test_notify_all_wakes_every_waiting_lane() -> None:
+    signal = WorkSignal()
+    lanes = [asyncio.create_task(signal.wait(5.0)) for _ in range(3)]
+    await asyncio.sleep(0)
+    signal.notify_all()
+    await asyncio.wait_for(asyncio.gather(*lanes), 0.5)
