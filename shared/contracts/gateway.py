@@ -25,7 +25,17 @@ class ChatMessage(Contract, kw_only=True):
 class GenerateRequest(Contract, kw_only=True):
     """One chat completion by a named route. Greedy (temperature 0) by default."""
 
-    model: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+    model: Annotated[
+        str,
+        msgspec.Meta(
+            min_length=1,
+            max_length=200,
+            description=(
+                "a route of GET /v1/models, or '<strategy>:<route>' (single-prompt, "
+                "canonicalize, paraphrase-vote) to answer with that self-paraphrase strategy"
+            ),
+        ),
+    ]
     messages: Annotated[list[ChatMessage], msgspec.Meta(min_length=1)]
     temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] = 0.0
     max_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None

@@ -16,6 +16,7 @@ from services.gateway.controllers.problems import (
 from services.gateway.domain.errors import GatewayError
 from services.gateway.domain.gateway import ModelGateway
 from services.gateway.domain.routes import Route
+from services.gateway.strategies.generate import StrategyGateway
 from shared.contracts.gateway import (
     GenerateBatchItem,
     GenerateBatchRequest,
@@ -24,6 +25,15 @@ from shared.contracts.gateway import (
     GenerateResponse,
     ModelList,
     ModelRoute,
+)
+
+#: how ``model`` names what answers
+MODEL_NAMES = (
+    "`model` is a route of `GET /v1/models`, or `<strategy>:<route>` (single-prompt, "
+    "canonicalize, paraphrase-vote): the last user message is then the question (earlier "
+    "messages are context), the strategy answers it with its default options (k=5) and `text` "
+    "is its final reply, `route` the full name, `usage` summed over every model call, `cached` "
+    "true only when no call went upstream. A strategy model cannot return `top_logprobs`."
 )
 
 
@@ -36,23 +46,24 @@ class GenerateController(Controller):
         "/generate",
         operation_id="generateCompletion",
         summary="One chat completion by a named route (cached, limited, retried)",
+        description=MODEL_NAMES,
         status_code=200,
         responses=GENERATE_ERROR_RESPONSES,
     )
     async def generate(self, data: JSONBody[GenerateRequest], state: State) -> GenerateResponse:
-        gateway: ModelGateway = state.model_gateway
-        return await gateway.generate(data)
+        return await _strategy_gateway(state).generate(data)
 
     @post(
         "/generate/batch",
         operation_id="generateCompletionBatch",
         summary="Many generate requests, answered in order, each with its result or its error",
+        description=MODEL_NAMES,
         status_code=200,
     )
     async def generate_batch(
         self, data: JSONBody[GenerateBatchRequest], state: State
     ) -> GenerateBatchResponse:
-        gateway: ModelGateway = state.model_gateway
+        gateway = _strategy_gateway(state)
         items = await asyncio.gather(*(_batch_item(gateway, item) for item in data.requests))
         return GenerateBatchResponse(results=list(items))
 
@@ -62,7 +73,11 @@ class GenerateController(Controller):
         return ModelList(models=[_listed(gateway, route) for route in gateway.routes.values()])
 
 
-async def _batch_item(gateway: ModelGateway, request: GenerateRequest) -> GenerateBatchItem:
+def _strategy_gateway(state: State) -> StrategyGateway:
+    return StrategyGateway(state.model_gateway, state.self_paraphrase)
+
+
+async def _batch_item(gateway: StrategyGateway, request: GenerateRequest) -> GenerateBatchItem:
     try:
         return GenerateBatchItem(result=await gateway.generate(request))
     except GatewayError as exc:

@@ -13,6 +13,7 @@ from services.gateway.domain.errors import (
     UnknownRoute,
     UnsupportedParameter,
 )
+from services.gateway.strategies.generate import InvalidQuestion
 from shared.contracts.base import FieldError, Problem
 from shared.problems import problem_response
 
@@ -39,6 +40,13 @@ def problem_for(exc: GatewayError) -> Problem:
         return Problem(
             title="Unsupported parameter",
             status=422,
+            detail=exc.detail,
+            errors=[FieldError(field=exc.field, message=exc.detail)],
+        )
+    if isinstance(exc, InvalidQuestion):
+        return Problem(
+            title="Invalid request",
+            status=400,
             detail=exc.detail,
             errors=[FieldError(field=exc.field, message=exc.detail)],
         )
@@ -73,7 +81,8 @@ GATEWAY_EXCEPTION_HANDLERS: dict[Any, Any] = {GatewayError: gateway_error_respon
 GENERATE_ERROR_RESPONSES: dict[int, ResponseSpec] = {
     status: ResponseSpec(data_container=Problem, description=description, generate_examples=False)
     for status, description in {
-        404: "Unknown model route",
+        400: "Invalid request (a strategy model needs a user message: the question)",
+        404: "Unknown model route or strategy route",
         422: "Parameter unsupported by the route's backend, or the answer was refused",
         429: "Rate limited upstream after every retry (Retry-After set)",
         502: "Upstream error or malformed upstream answer",

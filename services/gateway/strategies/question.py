@@ -42,6 +42,8 @@ class AnswerSettings:
     stop: list[str] | None = field(default=None)
     seed: int | None = None
     cache: bool = True
+    #: distinguishes repeated samples of the same request (part of the gateway's cache key)
+    sample_index: int = 0
 
     def request(
         self, messages: list[ChatMessage], temperature: float | None = None
@@ -54,4 +56,5 @@ class AnswerSettings:
             stop=self.stop,
             seed=self.seed,
             cache=self.cache,
+            sample_index=self.sample_index,
         )

@@ -16,6 +16,9 @@ import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
 from services.gateway.strategies.prompts import SINGLE_PROMPT
+from shared.clients.gateway import GatewayClient
+from shared.contracts.gateway import ChatMessage, GenerateRequest
+from shared.http_client import ServiceCallError
 from steadfast.supervisor import Supervisor, service_ports
 from tests.conftest import free_port_block
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -374,3 +377,101 @@ def test_a_generator_route_gets_the_paraphrases_from_the_perturb_service(proxy: 
         if call["messages"][0]["content"].startswith("You paraphrase questions")
     ]
     assert generated, "perturb's generator calls reached the upstream model through the gateway"
+
+
+def _ask(model: str, question: str, **extra: Any) -> GenerateRequest:
+    context = ChatMessage(role="system", content="Answer with a boxed number.")
+    return GenerateRequest(
+        model=model, messages=[context, ChatMessage(role="user", content=question)], **extra
+    )
+
+
+def _five_paraphrase_scenario(proxy: Proxy, question: str) -> None:
+    """The default k is 5: the original says 18, four of the five paraphrases say 24."""
+    paraphrases = [f"{question} (wording {index})" for index in range(5)]
+    proxy.scenario.paraphrases[question] = paraphrases
+    proxy.scenario.answers.update(
+        {
+            question: "Each has 6 legs, so \\boxed{18}.",
+            paraphrases[0]: "That makes 21, so \\boxed{21}",
+            paraphrases[1]: "8 legs each: \\boxed{24}",
+            paraphrases[2]: "\\boxed{24}",
+            paraphrases[3]: "3 x 8 = \\boxed{24}",
+            paraphrases[4]: "So \\boxed{24}",
+        }
+    )
+
+
+async def test_generate_with_a_strategy_model_returns_the_majority_answer(proxy: Proxy) -> None:
+    question = "How many legs do 3 spiders have, summed over all?"
+    _five_paraphrase_scenario(proxy, question)
+    client = GatewayClient(proxy.url)
+    start = proxy.fake.call_count
+    response = await client.generate(_ask(VOTE, question))
+    calls = proxy.calls_since(start)
+    assert response.text == "8 legs each: \\boxed{24}"
+    assert response.route == VOTE
+    assert (response.model, response.backend) == ("fake-model", "openai")
+    assert response.finish_reason == "stop" and response.cached is False
+    # one paraphrase call and six answers; the usage is summed over all of them
+    assert len(calls) == 7
+    assert response.usage.input_tokens == _prompt_tokens(calls)
+    assert response.usage.output_tokens == sum(count_words(text) for text in _replies(proxy, calls))
+    # the context message reached every answer call
+    answers = [call for call in calls if call["messages"][0]["content"].startswith("Answer with")]
+    assert len(answers) == 6
+    plain = await client.generate(_ask("fake", question))
+    assert plain.text == "Each has 6 legs, so \\boxed{18}." and plain.route == "fake"
+    start = proxy.fake.call_count
+    again = await client.generate(_ask(VOTE, question))
+    assert again.text == response.text and again.usage == response.usage
+    assert again.cached is True and proxy.fake.call_count == start
+
+
+def _replies(proxy: Proxy, calls: list[dict[str, Any]]) -> list[str]:
+    return [proxy.scenario.reply(call) for call in calls]
+
+
+async def test_a_batch_mixes_plain_and_strategy_routes_in_order(proxy: Proxy) -> None:
+    question = "How many legs do 3 spiders have, counted up?"
+    _five_paraphrase_scenario(proxy, question)
+    client = GatewayClient(proxy.url)
+    batch = await client.generate_batch(
+        [_ask("fake", question), _ask(VOTE, question), _ask("paraphrase-vote:nowhere", question)]
+    )
+    plain, voted, missing = batch.results
+    assert plain.result is not None and plain.result.text == "Each has 6 legs, so \\boxed{18}."
+    assert plain.result.route == "fake"
+    assert voted.result is not None and voted.result.text == "8 legs each: \\boxed{24}"
+    assert voted.result.route == VOTE
+    assert missing.result is None and missing.error is not None
+    assert missing.error.status == 404 and missing.error.errors[0].field == "model"
+
+
+@pytest.mark.parametrize("model", ["paraphrase-vote:nowhere", "no-such-strategy:fake"])
+async def test_an_unknown_strategy_route_is_a_404_naming_model(proxy: Proxy, model: str) -> None:
+    start = proxy.fake.call_count
+    with pytest.raises(ServiceCallError) as missing:
+        await GatewayClient(proxy.url).generate(_ask(model, "How many legs has a cat?"))
+    assert missing.value.status == 404
+    assert missing.value.problem.errors is not None
+    assert missing.value.problem.errors[0].field == "model"
+    assert model in (missing.value.problem.detail or "")
+    assert proxy.fake.call_count == start
+
+
+async def test_a_strategy_model_rejects_logprobs_and_needs_a_question(proxy: Proxy) -> None:
+    client = GatewayClient(proxy.url)
+    with pytest.raises(ServiceCallError) as logprobs:
+        await client.generate(_ask(VOTE, "How many legs has a dog?", top_logprobs=2))
+    assert logprobs.value.status == 422
+    assert logprobs.value.problem.errors is not None
+    assert logprobs.value.problem.errors[0].field == "top_logprobs"
+    only_system = GenerateRequest(
+        model=VOTE, messages=[ChatMessage(role="system", content="Be brief.")]
+    )
+    with pytest.raises(ServiceCallError) as no_question:
+        await client.generate(only_system)
+    assert no_question.value.status == 400
+    assert no_question.value.problem.errors is not None
+    assert no_question.value.problem.errors[0].field == "messages"

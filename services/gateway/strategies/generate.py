@@ -1,0 +1,83 @@
+"""``/v1/generate`` with a ``"<strategy>:<route>"`` model: the request's messages are the question
+(its last user message; the others are context), the strategy answers it with its default options,
+and its final reply comes back as an ordinary :class:`GenerateResponse` — so anything that calls
+the gateway (the evaluator, say) can use a strategy like any model route."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from services.gateway.domain.errors import GatewayError, UnknownRoute, UnsupportedParameter
+from services.gateway.domain.gateway import ModelGateway
+from services.gateway.strategies.question import AnswerSettings, Question
+from services.gateway.strategies.service import Run, SelfParaphraseService, split_model
+from shared.contracts.gateway import GenerateRequest, GenerateResponse
+from shared.contracts.proxy import StrategyOptions
+
+
+class InvalidQuestion(GatewayError):
+    """The request has no question a strategy could answer (no user message)."""
+
+    def __init__(self, field: str, detail: str) -> None:
+        super().__init__(detail)
+        self.field = field
+        self.detail = detail
+
+
+@dataclass
+class StrategyGateway:
+    """``generate`` of the gateway, for plain routes and ``"<strategy>:<route>"`` names alike."""
+
+    gateway: ModelGateway
+    service: SelfParaphraseService
+
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        strategy, route_name = split_model(request.model)
+        if strategy is None:
+            return await self.gateway.generate(request)
+        if route_name not in self.gateway.routes:
+            raise UnknownRoute(request.model, sorted(self.gateway.routes))
+        if request.top_logprobs is not None:
+            raise UnsupportedParameter(
+                "top_logprobs", f"strategy model {request.model!r} cannot return logprobs"
+            )
+        try:
+            question = Question.from_messages(request.messages)
+        except ValueError as exc:
+            raise InvalidQuestion("messages", str(exc)) from exc
+        run = await self.service.run(
+            strategy, question, answer_settings(request, route_name), StrategyOptions()
+        )
+        return strategy_response(run, request.model, self.gateway, route_name)
+
+
+def answer_settings(request: GenerateRequest, route: str) -> AnswerSettings:
+    """The decoding of the strategy's calls, as the chat-completions proxy takes it."""
+    return AnswerSettings(
+        route=route,
+        temperature=request.temperature or 0.0,
+        max_tokens=request.max_tokens,
+        stop=request.stop,
+        seed=request.seed,
+        cache=request.cache,
+        sample_index=request.sample_index,
+    )
+
+
+def strategy_response(
+    run: Run, model: str, gateway: ModelGateway, route_name: str
+) -> GenerateResponse:
+    """The strategy's final reply (what the proxy shows as the message), usage summed over every
+    call, ``cached`` only when no call went upstream."""
+    route = gateway.route(route_name)
+    return GenerateResponse(
+        text=run.result.content,
+        model=route.model,
+        backend=route.backend,
+        route=model,
+        finish_reason="stop",
+        usage=run.meter.usage,
+        latency_s=round(run.latency_s, 6),
+        cached=run.meter.upstream_calls == 0,
+        attempts=run.meter.upstream_calls,
+    )
