@@ -1,0 +1,135 @@
+"""A self-paraphrase strategy evaluated like any model: the five real services in front of a
+stand-in model whose answer depends on the question's wording.
+
+The stand-in gets every item wrong when asked in the evaluator's original wording and right in
+any rewording (the evaluator's paraphrases "Rephrased #n: ..." and the strategy's own "Reworded
+n: ..."), so the plain route flips between wordings while ``paraphrase-vote`` outvotes the
+original wording and is right and consistent everywhere."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from steadfast.supervisor import Supervisor, service_ports
+from tests.conftest import free_port_block
+from tests.e2e.stack import YES, items, stack_env, wait_finished
+from tests.fakes.openai_server import FakeOpenAIServer, Reply
+
+ITEM = re.compile(r"Item (\d+):")
+REWRITE = re.compile(r"Question(?: to rewrite)?:\s*([^\n]*)")
+PLAIN, VOTE = "fake", "paraphrase-vote:fake"
+N, K = 3, 2
+ROUTES = """
+[models.fake]
+backend = "openai"
+model = "fake-model"
+base_url = "{url}"
+max_retries = 1
+retry_base_s = 0.01
+
+[models.writer]
+backend = "openai"
+model = "writer-model"
+base_url = "{url}"
+max_retries = 1
+retry_base_s = 0.01
+"""
+
+
+class WordingWorld:
+    """Judge (always YES), the evaluator's paraphraser, the strategy's paraphraser (five
+    rewordings) and the model under test (right only on a reworded question)."""
+
+    def __init__(self) -> None:
+        self._counter = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> Reply | str:
+        messages = body["messages"]
+        system = messages[0]["content"] if messages[0]["role"] == "system" else ""
+        user = messages[-1]["content"]
+        if "<question_a>" in system or "<question_a>" in user:
+            return YES
+        match = ITEM.search(user)
+        item = match.group(1) if match else "?"
+        question = f"Item {item}: what is the code word for item {item}?"
+        if system.startswith("You write paraphrases"):  # the strategy's own paraphrases
+            return "\n".join(f"{j}. Reworded {j}: {question}" for j in range(1, 6))
+        if "paraphrase" in system.lower() or "rewrit" in system.lower():
+            found = REWRITE.search(user)
+            with self._lock:
+                return f"Rephrased #{next(self._counter)}: {found.group(1) if found else user}"
+        if match is None:
+            return "unknown"
+        reworded = "Rephrased #" in user or "Reworded " in user
+        return f"alpha-{item}" if reworded else "omega"
+
+
+def job(models: list[str]) -> dict[str, Any]:
+    return {
+        "models": models,
+        "k": K,
+        "generator": "writer",
+        "items": items(N),
+        "verify": {"stages": {"lexical": False, "judge": True, "semantic": "off"}},
+        "metrics": {"bootstrap": 20},
+    }
+
+
+def submit(url: str, body: dict[str, Any]) -> str:
+    response = httpx.post(f"{url}/v1/evaluations", json=body, timeout=30)
+    assert response.status_code == 202, response.text
+    return str(response.json()["id"])
+
+
+def report_metrics(url: str, job_id: str) -> dict[str, dict[str, Any]]:
+    response = httpx.get(f"{url}/v1/evaluations/{job_id}/report", timeout=60)
+    assert response.status_code == 200, response.text
+    return {
+        summary["model"]: {name: value["value"] for name, value in summary["metrics"].items()}
+        for summary in response.json()["models"]
+    }
+
+
+def test_a_strategy_model_is_evaluated_like_any_model(tmp_path: Path) -> None:
+    with FakeOpenAIServer(responder=WordingWorld()) as upstream:
+        routes = tmp_path / "models.toml"
+        routes.write_text(ROUTES.format(url=upstream.url))
+        ports = service_ports(free_port_block(5))
+        env = stack_env(tmp_path, routes, None)
+        with Supervisor(ports=ports, env=env, log_dir=tmp_path / "logs") as supervisor:
+            ready = supervisor.wait_ready(120)
+            assert all(ready.values()), ready
+            url = f"http://127.0.0.1:{ports['evaluator']}"
+
+            # the plain route alone first: its answers are stored for reuse
+            first = submit(url, job([PLAIN]))
+            assert wait_finished(url, first)["status"] == "succeeded"
+
+            second = submit(url, job([PLAIN, VOTE]))
+            status = wait_finished(url, second)
+            assert status["status"] == "succeeded", status
+            assert status["models"] == [PLAIN, VOTE]
+            assert status["progress"]["answer"]["done"] == 2 * N * (1 + K)
+
+            metrics = report_metrics(url, second)
+            assert set(metrics) == {PLAIN, VOTE}
+            # the plain route: wrong on every original wording, right on every paraphrase
+            assert metrics[PLAIN]["A_orig"] == 0.0
+            assert metrics[PLAIN]["mismatch_rate"] == pytest.approx(1.0)
+            # the strategy outvotes the original wording (its answers are its own, never the
+            # plain route's stored ones): right and consistent everywhere
+            assert metrics[VOTE]["A_orig"] == pytest.approx(1.0)
+            assert metrics[VOTE]["mismatch_rate"] == 0.0
+            assert metrics[VOTE]["flip_rate"] == 0.0
+
+            items_page = httpx.get(f"{url}/v1/evaluations/{second}/items", timeout=30).json()
+            first_item = items_page["items"][0]
+            assert [entry["model"] for entry in first_item["models"]] == [PLAIN, VOTE]
