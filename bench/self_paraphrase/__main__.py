@@ -3,17 +3,20 @@
     python -m bench.self_paraphrase                      # 10 GSM8K + 10 SimpleQA items, local-small
     python -m bench.self_paraphrase --model local --math 20 --factual 20 --k 5 --flip-k 5
 
-Starts the gateway and scoring services (a fresh response cache, and every call made with the
-cache off, so each strategy pays for its own calls; the local model files are reused from the
-default data directory). Each item of the bundled GSM8K and SimpleQA samples is answered by a
-plain single call (the baseline) and by every strategy through ``POST /v1/self-paraphrase``, the
-answers are graded by scoring's reference grader, and one table is printed per dataset and
-strategy: accuracy, flip rate, model calls, latency and tokens per request.
+Starts the whole stack (gateway, perturb, verify, scoring, evaluator; a fresh response cache,
+the local model files reused from the default data directory). Each item of the bundled GSM8K
+and SimpleQA samples is answered by a plain single call (the baseline) and by every strategy
+through ``POST /v1/self-paraphrase``, every call made with the cache off so each strategy pays
+for its own calls; the answers are graded by scoring's reference grader, and one table is printed
+per dataset and strategy: accuracy, flip rate, model calls, latency and tokens per request.
 
-Flip rate (``--flip-k K``, 0 to skip): K paraphrases of each item, written once by the model
-with the proxy's own paraphrase prompt and shared by every strategy, are answered by each
-strategy; flip_rate = #(original correct ∧ majority not correct) / #(original correct) comes
-from scoring's ``/v1/metrics/consistency`` (METHOD.md §1.4).
+Flip rate (``--flip-k K``, 0 to skip) comes from the evaluator, which evaluates a strategy like
+any model (the gateway answers ``"<strategy>:<route>"`` names with the strategy, default options,
+k=5): one evaluation per dataset with models = the plain route and ``<strategy>:<route>`` for each
+strategy, K paraphrases per item written by the model through the perturb service (lexical
+filter — and, for maths, the numbers check — only: no judge, no embedding check), shared by every
+model; flip_rate = #(original correct ∧ majority not correct) / #(original correct) as the
+evaluator's report gives it (METHOD.md §1.4).
 """
 
 from __future__ import annotations
@@ -25,26 +28,20 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from services.evaluator.domain.prompts import FACTUAL_INSTRUCTION, MATH_INSTRUCTION
 from services.gateway.domain.routes import BUILTIN_ROUTES
-from services.gateway.strategies.prompts import paraphrase_lines, paraphrase_messages
+from shared.clients.evaluator import EvaluatorClient
 from shared.clients.gateway import GatewayClient
 from shared.clients.scoring import ScoringClient
+from shared.contracts.evaluator import EvaluationCreate, EvaluationItem, MetricSettings
 from shared.contracts.gateway import ChatMessage, GenerateRequest
 from shared.contracts.proxy import SelfParaphraseRequest, SelfParaphraseResponse
-from shared.contracts.scoring import (
-    ConsistencyOptions,
-    ConsistencyRecord,
-    ConsistencyRequest,
-    Gold,
-    GradeItem,
-    GradeRequest,
-    Label,
-)
-from shared.contracts.verify import Task
+from shared.contracts.scoring import Gold, GradeItem, GradeRequest, Label
+from shared.contracts.verify import Task, VerifyOptions, VerifyStages
 from shared.http_client import ServiceCallError, ServiceClient, close_session
 from shared.settings import default_data_dir
 from steadfast.supervisor import Supervisor, service_ports
@@ -58,6 +55,8 @@ DATASETS: dict[str, tuple[Task, str]] = {
 INSTRUCTIONS: dict[Task, str] = {"math": MATH_INSTRUCTION, "factual": FACTUAL_INSTRUCTION}
 PLAIN = "plain"
 STRATEGIES = (PLAIN, "single-prompt", "canonicalize", "paraphrase-vote")
+#: the whole stack: the evaluator computes the flip rate
+SERVICES = ("gateway", "perturb", "verify", "scoring", "evaluator")
 
 
 @dataclass
@@ -67,7 +66,6 @@ class Item:
     task: Task
     question: str
     gold: Gold
-    paraphrases: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -153,19 +151,6 @@ class Bench:
         elapsed = time.perf_counter() - started
         return Answer(graded, response.calls, elapsed, tokens, agreement=response.agreement)
 
-    async def paraphrase(self, item: Item, k: int) -> None:
-        """The item's paraphrases for the flip rate: one call, the proxy's own prompt."""
-        request = GenerateRequest(
-            model=self.model,
-            messages=paraphrase_messages(item.question, k),
-            temperature=0.7,
-            seed=0,
-            max_tokens=self.max_tokens["math"],
-        )
-        async with self.limit:
-            reply = await self.gateway.generate(request)
-        item.paraphrases = paraphrase_lines(reply.text, item.question, k)
-
     async def grade(self, item: Item, answers: list[Answer]) -> None:
         pending = [answer for answer in answers if answer.label is None]
         if not pending:
@@ -190,36 +175,86 @@ class Row:
     flip: tuple[float | None, int] | None = None
 
 
-async def run_strategy(bench: Bench, strategy: str, items: list[Item], flip_k: int) -> Row:
-    """Every item's original and (with ``flip_k``) paraphrases answered by ``strategy``."""
+async def run_strategy(bench: Bench, strategy: str, items: list[Item]) -> Row:
+    """Every item's original question answered by ``strategy``."""
 
-    async def one(item: Item) -> list[Answer]:
-        wordings = [item.question, *item.paraphrases[:flip_k]]
-        answers = await asyncio.gather(*(bench.answer(strategy, item, w) for w in wordings))
-        for answer in answers:
-            answer.item_id = item.id
-        await bench.grade(item, list(answers))
-        return list(answers)
+    async def one(item: Item) -> Answer:
+        answer = await bench.answer(strategy, item, item.question)
+        answer.item_id = item.id
+        await bench.grade(item, [answer])
+        return answer
 
-    per_item = await asyncio.gather(*(one(item) for item in items))
-    row = Row(items[0].dataset, strategy, [answers[0] for answers in per_item])
-    if flip_k:
-        row.flip = await flip_rate(bench, strategy, items, per_item)
-    return row
+    originals = await asyncio.gather(*(one(item) for item in items))
+    return Row(items[0].dataset, strategy, list(originals))
 
 
-async def flip_rate(
-    bench: Bench, strategy: str, items: list[Item], per_item: list[list[Answer]]
-) -> tuple[float | None, int]:
-    records = [
-        ConsistencyRecord(item_id=item.id, model=strategy, variant=index, label=answer.label)
-        for item, answers in zip(items, per_item, strict=True)
-        for index, answer in enumerate(answers)
-        if answer.label is not None
-    ]
-    request = ConsistencyRequest(records=records, options=ConsistencyOptions(bootstrap=0))
-    metric = (await bench.scoring.consistency(request)).models[strategy]["flip_rate"]
-    return metric.value, metric.n
+def model_name(strategy: str, route: str) -> str:
+    """The gateway model that answers as ``strategy``: the route, or ``<strategy>:<route>``."""
+    return route if strategy == PLAIN else f"{strategy}:{route}"
+
+
+def evaluation_of(
+    items: list[Item], route: str, strategies: list[str], args: argparse.Namespace
+) -> EvaluationCreate:
+    """One evaluation of a dataset: the plain route and every strategy on the same paraphrases."""
+    task = items[0].task
+    models = [route, *(model_name(s, route) for s in strategies if s != PLAIN)]
+    return EvaluationCreate(
+        name=f"bench.self_paraphrase {items[0].dataset}",
+        models=models,
+        task=task,
+        k=args.flip_k,
+        generator=route,
+        seed=0,
+        max_candidates=4 * args.flip_k,
+        time_budget_s=args.paraphrase_budget_s,
+        plain_per_round=min(64, 2 * args.flip_k),
+        toned_per_round=0,
+        verify=VerifyOptions(
+            stages=VerifyStages(lexical=True, numbers=task == "math", judge=False, semantic="off")
+        ),
+        metrics=MetricSettings(bootstrap=0),
+        max_tokens=args.math_tokens if task == "math" else args.factual_tokens,
+        items=[
+            EvaluationItem(id=item.id, question=item.question, **gold_fields(item.gold))
+            for item in items
+        ],
+    )
+
+
+def gold_fields(gold: Gold) -> dict[str, Any]:
+    """The item's gold as the evaluator takes it (maths: ``answer``, factual: ``answers``)."""
+    return {"answer": gold.answer, "answers": gold.answers}
+
+
+async def flip_rates(
+    evaluator: EvaluatorClient, evaluation: EvaluationCreate, timeout_s: float
+) -> dict[str, tuple[float | None, int]]:
+    """``{model: (flip rate, originals correct)}`` from the evaluator's report."""
+    accepted = await evaluator.create_evaluation(evaluation)
+    deadline = time.monotonic() + timeout_s
+    status = await evaluator.evaluation(accepted.id)
+    while status.status in ("queued", "running"):
+        if time.monotonic() > deadline:
+            await evaluator.cancel(accepted.id)
+            raise RuntimeError(f"evaluation {accepted.id} did not finish in {timeout_s:.0f} s")
+        await asyncio.sleep(1.0)
+        status = await evaluator.evaluation(accepted.id)
+    if status.status != "succeeded":
+        print(f"  evaluation {accepted.id} {status.status}: {status.message}", file=sys.stderr)
+    for error in status.errors:
+        print(f"  evaluation error: {error}", file=sys.stderr)
+    try:
+        report = await evaluator.report(accepted.id)
+    except ServiceCallError as failure:
+        print(f"  evaluation {accepted.id}: no report ({failure})", file=sys.stderr)
+        return {}
+    flips: dict[str, tuple[float | None, int]] = {}
+    for summary in report.models:
+        metric = summary.metrics.get("flip_rate")
+        if metric is not None:
+            flips[summary.model] = (metric.value, metric.n)
+    return flips
 
 
 def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float) -> None:
@@ -254,14 +289,17 @@ def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float) -> Non
             f"{sum(a.error is not None for a in answers):>6}"
         )
     print(
-        "accuracy: reference grader on the original question; flip rate (n = originals correct): "
-        "share of those whose majority over the paraphrases is not correct; latency is wall time "
+        "accuracy: reference grader on the original question; flip rate (n = originals correct), "
+        "by the evaluator (strategies with their default options, k=5): share of those whose "
+        "majority over the paraphrases is not correct; latency is wall time "
         "per request from the client, under the stated concurrency; agreement: the strategy's "
         "consistency score (paraphrase-vote: the majority's share of the variants)."
     )
 
 
-async def run(args: argparse.Namespace, gateway_url: str, scoring_url: str) -> None:
+async def run(
+    args: argparse.Namespace, gateway_url: str, scoring_url: str, evaluator_url: str | None
+) -> None:
     bench = Bench(
         model=args.model,
         k=args.k,
@@ -277,13 +315,24 @@ async def run(args: argparse.Namespace, gateway_url: str, scoring_url: str) -> N
         items = load_items(dataset, count)
         if not items:
             continue
-        if args.flip_k:
-            await asyncio.gather(*(bench.paraphrase(item, args.flip_k) for item in items))
+        dataset_rows = []
         for strategy in args.strategies:
-            rows.append(await run_strategy(bench, strategy, items, args.flip_k))
+            dataset_rows.append(await run_strategy(bench, strategy, items))
             print(
                 f"  {dataset} {strategy}: done at {time.perf_counter() - started:.0f} s", flush=True
             )
+        if args.flip_k and evaluator_url:
+            evaluator = EvaluatorClient(evaluator_url, timeout_s=60)
+            evaluation = evaluation_of(items, args.model, args.strategies, args)
+            flips = await flip_rates(evaluator, evaluation, args.evaluation_timeout_s)
+            for row in dataset_rows:
+                row.flip = flips.get(model_name(row.strategy, args.model), (None, 0))
+            print(
+                f"  {dataset} flip rates (evaluator): done at "
+                f"{time.perf_counter() - started:.0f} s",
+                flush=True,
+            )
+        rows += dataset_rows
     await close_session()
     print_table(rows, args, time.perf_counter() - started)
     if args.save:
@@ -321,7 +370,15 @@ def main() -> None:
     parser.add_argument("--math", type=int, default=10, help="GSM8K items (of 100)")
     parser.add_argument("--factual", type=int, default=10, help="SimpleQA items (of 100)")
     parser.add_argument("--k", type=int, default=3, help="paraphrases of paraphrase-vote etc.")
-    parser.add_argument("--flip-k", type=int, default=0, help="paraphrases per item for flip rate")
+    parser.add_argument(
+        "--flip-k", type=int, default=0, help="paraphrases per item for the flip rate (evaluator)"
+    )
+    parser.add_argument(
+        "--paraphrase-budget-s", type=float, default=120.0, help="paraphrase time per item"
+    )
+    parser.add_argument(
+        "--evaluation-timeout-s", type=float, default=7200.0, help="per flip-rate evaluation"
+    )
     parser.add_argument("--math-tokens", type=int, default=512, help="max_tokens, maths")
     parser.add_argument("--factual-tokens", type=int, default=128, help="max_tokens, factual")
     parser.add_argument("--save", default=None, help="write every graded answer as JSON lines")
@@ -332,9 +389,12 @@ def main() -> None:
     )
     parser.add_argument("--gateway-url", default=None, help="use running services instead")
     parser.add_argument("--scoring-url", default=None)
+    parser.add_argument("--evaluator-url", default=None, help="needed for --flip-k")
     args = parser.parse_args()
     if args.gateway_url and args.scoring_url:
-        asyncio.run(run(args, args.gateway_url, args.scoring_url))
+        if args.flip_k and not args.evaluator_url:
+            parser.error("--flip-k with running services needs --evaluator-url")
+        asyncio.run(run(args, args.gateway_url, args.scoring_url, args.evaluator_url))
         return
     from tests.conftest import free_port_block
 
@@ -347,13 +407,18 @@ def main() -> None:
             "STEADFAST_DATA_DIR": str(data),
             "STEADFAST_LOG_LEVEL": "WARNING",
             "STEADFAST_MODELS_FILE": str(routes_file(data, args.timeout_s)),
+            # a strategy answer is several local-model calls: the evaluator waits for them
+            "STEADFAST_CALL_TIMEOUT_S": str(args.timeout_s * 4),
+            "STEADFAST_EVALUATOR_ANSWER_LANES": str(args.concurrency),
+            "STEADFAST_EVALUATOR_ANSWER_BATCH": "4",
+            "STEADFAST_EVALUATOR_PARAPHRASE_LANES": str(args.concurrency),
         }
-        services = ("gateway", "scoring")
+        services = SERVICES if args.flip_k else ("gateway", "scoring")
         with Supervisor(ports=ports, env=env, services=services, log_dir=data / "logs") as sup:
             if not all(sup.wait_ready(120).values()):
                 sys.exit(f"services did not become ready; logs in {data / 'logs'}")
             urls = {name: f"http://127.0.0.1:{ports[name]}" for name in services}
-            asyncio.run(run(args, urls["gateway"], urls["scoring"]))
+            asyncio.run(run(args, urls["gateway"], urls["scoring"], urls.get("evaluator")))
 
 
 if __name__ == "__main__":
