@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+import signal
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from services.gateway.adapters.backends import BackendContext, create_backend
@@ -14,6 +17,8 @@ from services.gateway.adapters.backends.local import LocalBackend
 from services.gateway.domain.gateway import ModelGateway
 from services.gateway.domain.routes import BUILTIN_ROUTES
 from shared.contracts.gateway import ChatMessage, GenerateRequest
+from steadfast.supervisor import Supervisor, service_ports
+from tests.conftest import free_port_block
 
 pytestmark = pytest.mark.slow
 
@@ -79,3 +84,49 @@ async def test_local_small_answers_batches_and_listens_on_loopback_only(tmp_path
     assert listeners == ["0100007F"]  # 127.0.0.1 only, no wildcard or IPv6 socket
     assert (tmp_path / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf").is_file()
     await gateway.close()
+
+
+def test_a_gateway_busy_with_local_generations_stops_promptly_on_sigterm(tmp_path: Path) -> None:
+    """llama.cpp cannot cancel a generation: the gateway must still exit on SIGTERM without
+    waiting for the model to finish the requests its callers abandoned."""
+    supervisor = Supervisor(
+        ports=service_ports(free_port_block(5)),
+        env={"STEADFAST_DATA_DIR": str(tmp_path)},
+        services=("gateway",),
+        log_dir=tmp_path / "logs",
+    )
+    supervisor.start()
+    process = supervisor.processes[0]
+    try:
+        assert supervisor.wait_ready(60)["gateway"]
+        long_request = {
+            "model": "local-tiny",
+            "messages": [{"role": "user", "content": "Write every number from 1 to 5000."}],
+            "max_tokens": 4000,
+            "cache": False,
+        }
+        for _ in range(4):  # abandoned at once: each keeps a llama.cpp slot busy for minutes
+            with contextlib.suppress(httpx.TimeoutException):
+                httpx.post(f"{process.url}/v1/generate", json=long_request, timeout=0.5)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not _busy(process.url):
+            time.sleep(0.5)
+        assert _busy(process.url), "the local generations never started"
+        stopping = time.monotonic()
+        process.process.send_signal(signal.SIGTERM)
+        exit_code = process.process.wait(timeout=30)
+        assert time.monotonic() - stopping < 9  # uvicorn's 5 s grace, then out
+        assert exit_code in (0, -signal.SIGTERM)  # uvicorn re-raises the signal it handled
+    finally:
+        supervisor.stop()
+
+
+def _busy(url: str) -> str:
+    """The gateway's in-flight gauge lines for local-tiny with a non-zero value."""
+    metrics = httpx.get(f"{url}/metrics", timeout=5).text
+    return "\n".join(
+        line
+        for line in metrics.splitlines()
+        if line.startswith('steadfast_model_inflight_requests{route="local-tiny"}')
+        and not line.endswith(" 0.0")
+    )
