@@ -9,6 +9,7 @@ goes back, so an answer that was returned is in the database.
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import msgspec
@@ -31,6 +32,9 @@ class _Stored(msgspec.Struct):
     logprobs: list[TokenAlternative] | None = None
 
 
+#: answers stored by this process that lookups also find in memory
+RECENT_STORES = 4096
+
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder(_Stored).decode
 
@@ -42,9 +46,14 @@ class SqlResponseCache:
         self._insert = insert(response_cache).on_conflict_do_nothing(index_elements=["key"])
         self._lookups: Coalescer[str, Completion | None] = Coalescer(self._get_many)
         self._stores: Coalescer[dict[str, object], None] = Coalescer(self._put_many)
+        self._recent: OrderedDict[str, Completion] = OrderedDict()
 
     async def get(self, key: str) -> Completion | None:
-        return await self._lookups.submit(key)
+        recent = self._recent.get(key)
+        if recent is not None:
+            return recent
+        found = await self._lookups.submit(key)
+        return found if found is not None else self._recent.get(key)
 
     async def put(self, key: str, route: Route, completion: Completion) -> None:
         stored = _Stored(
@@ -61,7 +70,14 @@ class SqlResponseCache:
             "payload": _encode(stored).decode(),
             "created_at": time.time(),
         }
+        self._remember(key, completion)  # before the write: a lookup racing it must see it
         await self._stores.submit(row)
+
+    def _remember(self, key: str, completion: Completion) -> None:
+        self._recent[key] = completion
+        self._recent.move_to_end(key)
+        while len(self._recent) > RECENT_STORES:
+            self._recent.popitem(last=False)
 
     async def close(self) -> None:
         """Finish the stores in flight (at shutdown)."""

@@ -10,6 +10,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from services.gateway.adapters.cache_repository import SqlResponseCache
+from services.gateway.domain.backend import Completion
 from services.gateway.domain.cache import cache_key
 from services.gateway.domain.errors import GenerationFailed
 from services.gateway.domain.gateway import ModelGateway
@@ -175,3 +176,29 @@ async def test_concurrent_distinct_requests_are_each_stored_and_found(
     again = await asyncio.gather(*(gateway.generate(ask(question)) for question in questions))
     assert fake.call_count == 60 and all(response.cached for response in again)
     assert [response.text for response in again] == [response.text for response in first]
+
+
+async def test_a_lookup_racing_a_store_of_its_key_still_finds_it(
+    cache: SqlResponseCache, fake: FakeOpenAIServer
+) -> None:
+    """A lookup whose query ran before the store committed must not report a miss once the
+    store is done: the gateway no longer tracks that call as in flight and would ask again."""
+    route = route_to("openai", fake)
+    completion = Completion(text="Paris", finish_reason="stop", input_tokens=3, output_tokens=1)
+    query_ran = asyncio.Event()
+    release = asyncio.Event()
+    real_get_many = cache._get_many
+
+    async def slow_lookup(keys: list[str]) -> list[Completion | None]:
+        found = await real_get_many(keys)  # runs before the store: nothing there yet
+        query_ran.set()
+        await release.wait()
+        return found
+
+    cache._lookups._handler = slow_lookup  # the batched lookup, slowed after its query ran
+    lookup = asyncio.ensure_future(cache.get("k" * 64))
+    await asyncio.wait_for(query_ran.wait(), 10)
+    await cache.put("k" * 64, route, completion)
+    release.set()
+    found = await asyncio.wait_for(lookup, 10)
+    assert found is not None and found.text == "Paris"
