@@ -69,10 +69,6 @@ class EngineSettings:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
 
 
-#: an idle answer lane polls the database at most every this many ``poll_s``
-IDLE_POLL_LIMIT = 8
-
-
 class WorkSignal:
     """Wakes one idle lane per piece of new work: an event would wake every lane to race for
     one set of variants, and all but one would go back to sleep after a wasted claim."""
@@ -169,12 +165,12 @@ class JobEngine:
             context._checked_at = now
         return context._active
 
-    async def _idle(self, context: JobContext, wait_s: float) -> bool:
+    async def _idle(self, context: JobContext) -> bool:
         """Nothing to claim now: wait (others hold leases, or back-off) or report done."""
         if not await self.store.has_open_work(context.id):
             context.work_added.notify_all()  # the other idle lanes are done too
             return True
-        await context.work_added.wait(wait_s)
+        await context.work_added.wait(self.settings.poll_s)
         return False
 
     # ---- paraphrase stage --------------------------------------------------------------
@@ -216,21 +212,17 @@ class JobEngine:
     # ---- answer and grade stages -------------------------------------------------------
 
     async def _answer_lane(self, context: JobContext) -> None:
-        # variants this process queues wake a lane at once; the database poll (for work of
-        # other evaluators, retries, expired leases) backs off while the lane stays idle
-        wait_s = self.settings.poll_s
+        # variants this process queues wake a lane at once; the others poll the database
+        # every poll_s (work of other evaluators, retries, expired leases)
         while await self._active(context):
             rows = await self.store.claim_answers(
                 context.id, self.owner, self.settings.answer_batch
             )
             if rows:
-                wait_s = self.settings.poll_s
                 async with self._leased("answers", [row.row_id for row in rows]):
                     await self._answer_and_grade(context, rows)
-            elif await self._idle(context, wait_s):
+            elif await self._idle(context):
                 return
-            else:
-                wait_s = min(2 * wait_s, IDLE_POLL_LIMIT * self.settings.poll_s)
 
     async def _answer_and_grade(self, context: JobContext, rows: list[AnswerRow]) -> None:
         by_id = {row.row_id: row for row in rows}
