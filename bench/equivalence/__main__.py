@@ -3,6 +3,8 @@ meaning-changing ones, per stage, combined and per perturbation type.
 
     python -m bench.equivalence                     # starts gateway + verify itself
     python -m bench.equivalence --judge-per-type 12 --verify-url http://127.0.0.1:8003
+    python -m bench.equivalence --judge-equivalent 1000 --judge-per-type 1000 \
+        --judged bench/equivalence/judged-local.jsonl --judge-budget-s 3600   # all, over runs
 
 The embedding stage and the lexical baseline run on every pair; the judge (slow on a CPU) on a
 stratified subset: ``--judge-equivalent`` equivalent pairs and ``--judge-per-type`` pairs of each
@@ -23,7 +25,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from services.verify.domain.prompts import JUDGE_PROMPT_VERSION
 from shared.clients.verify import VerifyClient
 from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyStages, VerifyThresholds
 from shared.http_client import close_session
@@ -57,6 +61,37 @@ class Pair:
             if not passed:
                 return False
         return True
+
+
+def verdict_key(model: str) -> str:
+    """Recorded verdicts count only for the same judge model and judge prompt."""
+    return f"{model}|{JUDGE_PROMPT_VERSION}"
+
+
+def load_verdicts(path: Path, model: str) -> dict[str, dict[str, Any]]:
+    """Judge verdicts recorded by earlier runs (``--judged``), by pair id."""
+    if not path.exists():
+        return {}
+    wanted = verdict_key(model)
+    rows = (json.loads(line) for line in path.read_text().splitlines() if line.strip())
+    return {row["id"]: row for row in rows if row["judge"] == wanted and not row["judge_error"]}
+
+
+def append_verdicts(path: Path, model: str, pairs: Iterable[Pair]) -> None:
+    rows = [
+        json.dumps(
+            {
+                "id": pair.id,
+                "judge": verdict_key(model),
+                "p_yes": pair.p_yes,
+                "replies": pair.replies,
+                "judge_error": pair.judge_error,
+            }
+        )
+        for pair in pairs
+    ]
+    with path.open("a") as out:
+        out.writelines(row + "\n" for row in rows)
 
 
 def load_pairs(path: Path) -> list[Pair]:
@@ -285,19 +320,30 @@ async def run(args: argparse.Namespace) -> None:
     await score_cheap_stages(client, pairs)
     embedding_s = time.monotonic() - started
     judge_s = 0.0
+    fresh: list[Pair] = []
     if judged and not args.no_judge:
-        print(f"judge on {len(judged)} pairs", file=sys.stderr)
+        recorded = load_verdicts(Path(args.judged), args.judge_model) if args.judged else {}
+        earlier = [pair for pair in judged if pair.id in recorded]
+        for pair in earlier:
+            pair.p_yes, pair.replies = recorded[pair.id]["p_yes"], recorded[pair.id]["replies"]
+        to_judge = [pair for pair in judged if pair.id not in recorded]
+        print(f"judge on {len(to_judge)} pairs ({len(earlier)} recorded)", file=sys.stderr)
         started = time.monotonic()
-        judged = await score_judge(
-            client, judged, args.judge_model, args.concurrency, args.judge_budget_s
-        )
+        if to_judge:
+            fresh = await score_judge(
+                client, to_judge, args.judge_model, args.concurrency, args.judge_budget_s
+            )
         judge_s = time.monotonic() - started
+        if args.judged:
+            append_verdicts(Path(args.judged), args.judge_model, fresh)
+        judged = earlier + fresh
     else:
         judged = []
     print(report(pairs, judged, args))
     print(
         f"\ntime: embedding+overlap {embedding_s:.1f} s for {len(pairs)} pairs; judge "
-        f"{judge_s:.1f} s for {len(judged)} pairs ({judge_s / max(1, len(judged)):.2f} s/pair)"
+        f"{judge_s:.1f} s for {len(fresh)} pairs judged in this run "
+        f"({judge_s / max(1, len(fresh)):.2f} s/pair)"
     )
     if args.save:
         lines = [json.dumps(p.__dict__) for p in pairs]
@@ -328,6 +374,13 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="smoke run: pairs per type")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--save", default=None, help="write the scored pairs as JSON lines")
+    parser.add_argument(
+        "--judged",
+        default=None,
+        help="JSON lines of judge verdicts: pairs recorded there (same judge model and prompt "
+        "version) are not asked again, and this run's verdicts are appended, so the judge can "
+        "cover the whole file over several runs",
+    )
     parser.add_argument("--data-dir", default=None, help="gateway data dir (model cache)")
     args = parser.parse_args()
     if args.verify_url:
