@@ -28,6 +28,15 @@ OUTCOME_STATUS: dict[str, int] = {
 }
 
 
+def _field_problem(title: str, status: int, field: str, detail: str) -> Problem:
+    return Problem(
+        title=title,
+        status=status,
+        detail=detail,
+        errors=[FieldError(field=field, message=detail)],
+    )
+
+
 def problem_for(exc: GatewayError) -> Problem:
     if isinstance(exc, UnknownRoute):
         return Problem(
@@ -37,19 +46,9 @@ def problem_for(exc: GatewayError) -> Problem:
             errors=[FieldError(field="model", message=str(exc))],
         )
     if isinstance(exc, UnsupportedParameter):
-        return Problem(
-            title="Unsupported parameter",
-            status=422,
-            detail=exc.detail,
-            errors=[FieldError(field=exc.field, message=exc.detail)],
-        )
+        return _field_problem("Unsupported parameter", 422, exc.field, exc.detail)
     if isinstance(exc, InvalidQuestion):
-        return Problem(
-            title="Invalid request",
-            status=400,
-            detail=exc.detail,
-            errors=[FieldError(field=exc.field, message=exc.detail)],
-        )
+        return _field_problem("Invalid request", 400, exc.field, exc.detail)
     if isinstance(exc, GenerationFailed):
         return Problem(
             title=f"Model call failed: {exc.outcome}",
