@@ -51,6 +51,8 @@ class MathPool:
             self._pool().submit(grade_math_batch, [("1", "1")], self.timeout_s)
 
     def close(self) -> None:
+        """Stop the workers and wait for them: uvicorn ends the process by re-raising the
+        stop signal, so no exit hook would tell idle workers (and their forkserver) to leave."""
         if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None

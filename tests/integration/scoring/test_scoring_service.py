@@ -5,10 +5,12 @@ OpenAI-compatible stand-in."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import msgspec
 import pytest
 
@@ -194,3 +196,46 @@ async def test_report_rendered_over_http(client: ScoringClient) -> None:
     assert page.startswith(b"<!DOCTYPE html>") and b"<title>T &lt;b&gt;</title>" in page
     data = await client.render_report(ReportRenderRequest(report=report, format="json"))
     assert msgspec.json.decode(data, type=Report) == report
+
+
+def _process_group(pgid: int) -> list[int]:
+    """Live processes of a process group (the supervisor starts each service in its own)."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(stat.parent.name))
+    return members
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_stopping_scoring_leaves_no_maths_workers_behind(tmp_path: Path) -> None:
+    ports = service_ports(free_port_block(5))
+    supervisor = Supervisor(
+        ports=ports,
+        env={"STEADFAST_DATA_DIR": str(tmp_path)},
+        services=("gateway", "scoring"),  # scoring is ready once its gateway is
+        log_dir=tmp_path / "logs",
+    )
+    with supervisor:
+        assert all(supervisor.wait_ready(90).values()), _logs(tmp_path)
+        (scoring,) = (p.process.pid for p in supervisor.processes if p.name == "scoring")
+        response = httpx.post(
+            f"http://127.0.0.1:{ports['scoring']}/v1/grade",
+            json={
+                "task": "math",
+                "items": [{"question": "2 + 2?", "answer_text": "x = 4", "gold": {"answer": "4"}}],
+            },
+            timeout=60,
+        )
+        assert response.json()["results"][0]["label"] == "correct"
+        # the scoring process, the forkserver and its maths workers
+        assert len(_process_group(scoring)) >= 3
+    # the forkserver leaves once the last process holding its pipe has gone: give it a moment
+    deadline = time.monotonic() + 5
+    while _process_group(scoring) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _process_group(scoring) == []
