@@ -136,8 +136,12 @@ async def _verify_groups(
     record: Callable[[Pair, CandidateVerdict], None],
     concurrency: int,
     budget_s: float | None = None,
+    on_finished: Callable[[list[Pair]], None] | None = None,
 ) -> list[Pair]:
-    """Verify the pairs grouped by original; the pairs whose group finished within the budget."""
+    """Verify the pairs grouped by original; the pairs whose group finished within the budget.
+
+    ``on_finished`` sees each group as soon as it is done, so a run stopped midway keeps them.
+    """
     limit = asyncio.Semaphore(concurrency)
     finished: list[Pair] = []
     done = 0
@@ -150,6 +154,8 @@ async def _verify_groups(
         for pair, verdict in zip(members, response.results, strict=True):
             record(pair, verdict)
         finished.extend(members)
+        if on_finished is not None:
+            on_finished(members)
         done += len(members)
         print(f"  {done}/{len(pairs)} pairs", file=sys.stderr, end="\r")
 
@@ -195,7 +201,12 @@ async def score_cheap_stages(client: VerifyClient, pairs: list[Pair]) -> None:
 
 
 async def score_judge(
-    client: VerifyClient, pairs: list[Pair], model: str, concurrency: int, budget_s: float | None
+    client: VerifyClient,
+    pairs: list[Pair],
+    model: str,
+    concurrency: int,
+    budget_s: float | None,
+    on_finished: Callable[[list[Pair]], None] | None = None,
 ) -> list[Pair]:
     def request(original: str, candidates: list[str]) -> VerifyRequest:
         return VerifyRequest(
@@ -213,7 +224,9 @@ async def score_judge(
         pair.replies = [vote.reply for vote in votes]
         pair.judge_error = verdict.error
 
-    return await _verify_groups(client, pairs, request, record, concurrency, budget_s)
+    return await _verify_groups(
+        client, pairs, request, record, concurrency, budget_s, on_finished
+    )
 
 
 # ----- reporting -----
@@ -329,13 +342,19 @@ async def run(args: argparse.Namespace) -> None:
         to_judge = [pair for pair in judged if pair.id not in recorded]
         print(f"judge on {len(to_judge)} pairs ({len(earlier)} recorded)", file=sys.stderr)
         started = time.monotonic()
+        def record_verdicts(group: list[Pair]) -> None:
+            append_verdicts(Path(args.judged), args.judge_model, group)
+
         if to_judge:
             fresh = await score_judge(
-                client, to_judge, args.judge_model, args.concurrency, args.judge_budget_s
+                client,
+                to_judge,
+                args.judge_model,
+                args.concurrency,
+                args.judge_budget_s,
+                record_verdicts if args.judged else None,
             )
         judge_s = time.monotonic() - started
-        if args.judged:
-            append_verdicts(Path(args.judged), args.judge_model, fresh)
         judged = earlier + fresh
     else:
         judged = []
