@@ -224,9 +224,7 @@ async def score_judge(
         pair.replies = [vote.reply for vote in votes]
         pair.judge_error = verdict.error
 
-    return await _verify_groups(
-        client, pairs, request, record, concurrency, budget_s, on_finished
-    )
+    return await _verify_groups(client, pairs, request, record, concurrency, budget_s, on_finished)
 
 
 # ----- reporting -----
@@ -342,6 +340,7 @@ async def run(args: argparse.Namespace) -> None:
         to_judge = [pair for pair in judged if pair.id not in recorded]
         print(f"judge on {len(to_judge)} pairs ({len(earlier)} recorded)", file=sys.stderr)
         started = time.monotonic()
+
         def record_verdicts(group: list[Pair]) -> None:
             append_verdicts(Path(args.judged), args.judge_model, group)
 
