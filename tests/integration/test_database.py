@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
-from sqlalchemy import inspect
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import MetaData, inspect
 
 from shared.db import Database, resolve_database_url, version_table
 
@@ -21,6 +24,28 @@ async def test_migrations_run_and_are_idempotent(database_url: str) -> None:
             assert version_table(service) in tables
         finally:
             await database.dispose()
+
+
+async def test_migrations_build_exactly_the_tables_the_code_defines(database_url: str) -> None:
+    for service in ("gateway", "evaluator"):
+        metadata: MetaData = importlib.import_module(f"services.{service}.db.models").metadata
+
+        def own(name: str | None, kind: str, _: object, service: str = service) -> bool:
+            # the services share one database here; the version tables are alembic's
+            return kind != "table" or bool(name and name.startswith(f"{service}_"))
+
+        database = Database(service, database_url)
+        try:
+            await database.migrate()
+            async with database.engine.connect() as connection:
+                drift = await connection.run_sync(
+                    lambda sync, metadata=metadata, own=own: compare_metadata(
+                        MigrationContext.configure(sync, opts={"include_name": own}), metadata
+                    )
+                )
+        finally:
+            await database.dispose()
+        assert drift == [], f"{service}: migrations and models differ: {drift}"
 
 
 def test_default_url_is_sqlite_file_in_data_dir(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,7 @@ from services.evaluator.db.models import answers, evaluation_items, evaluations,
 from services.evaluator.domain.pipeline import (
     ParaphraseSet,
     answer_request,
+    grade_key,
     item_id,
     request_key,
 )
@@ -96,6 +97,8 @@ class StoredGrade:
     row_id: int
     #: None for an item without gold answers (nothing to grade against)
     label: str | None
+    #: identifies the grading, so an identical one later takes this label (see ``grade_key``)
+    grade_key: str | None = None
 
 
 @dataclass
@@ -172,6 +175,14 @@ def _paraphrase_set(row: RowMapping) -> ParaphraseSet:
     )
 
 
+#: the grade key of an answer text to the item at a position (None: no gold answer)
+GradeKeys = Callable[[int, str], "str | None"]
+
+
+def _grade_keys(settings: EvaluationSettings, items: dict[int, EvaluationItem]) -> GradeKeys:
+    return lambda position, text: grade_key(settings, items[position], text)
+
+
 def _answer_rows(
     evaluation_id: str,
     position: int,
@@ -193,6 +204,8 @@ def _answer_rows(
             "value": None,
             "cached": None,
             "answered_at": None,
+            "label": None,
+            "grade_key": None,
             "attempts": 0,
             "next_attempt_at": 0.0,
         }
@@ -315,7 +328,9 @@ class EvaluationStore:
         for chunk in _chunks(item_rows, 500):
             await connection.execute(evaluation_items.insert(), chunk)
         for chunk in _chunks(answer_rows, 1000):
-            await self._insert_answers(connection, evaluation_id, chunk)
+            await self._insert_answers(
+                connection, evaluation_id, chunk, _grade_keys(settings, dict(enumerate(items)))
+            )
 
     async def by_idempotency_key(self, key: str) -> EvaluationRow | None:
         async with self.engine.connect() as connection:
@@ -587,14 +602,27 @@ class EvaluationStore:
             prompts = [(i + 1, p.text) for i, p in enumerate(paraphrase_set.paraphrases)]
             rows = _answer_rows(evaluation_id, item.position, models, prompts, settings, item.item)
             if rows:
-                await self._insert_answers(connection, evaluation_id, rows)
+                grade_keys = _grade_keys(settings, {item.position: item.item})
+                await self._insert_answers(connection, evaluation_id, rows, grade_keys)
         return True
 
     async def _insert_answers(
-        self, connection: AsyncConnection, evaluation_id: str, rows: list[dict[str, Any]]
+        self,
+        connection: AsyncConnection,
+        evaluation_id: str,
+        rows: list[dict[str, Any]],
+        grade_key_of: GradeKeys,
     ) -> None:
         """Insert pending answers; those whose exact request was answered before take that
-        answer at once (the gateway would serve it from its cache anyway) and go on to grading."""
+        answer at once (the gateway would serve it from its cache anyway), and its label too
+        when the same answer was graded the same way before (or is final: no gold answer)."""
+        await self._reuse_answers(connection, evaluation_id, rows)
+        await self._reuse_grades(connection, rows, grade_key_of)
+        await connection.execute(answers.insert(), rows)
+
+    async def _reuse_answers(
+        self, connection: AsyncConnection, evaluation_id: str, rows: list[dict[str, Any]]
+    ) -> None:
         keys = sorted({row["request_key"] for row in rows})
         known = await connection.execute(
             sa.select(answers.c.request_key, answers.c.text, answers.c.value)
@@ -613,7 +641,30 @@ class EvaluationStore:
             if row["request_key"] in earlier:
                 text, value = earlier[row["request_key"]]
                 row.update(text=text, value=value, cached=True, status="answered", answered_at=now)
-        await connection.execute(answers.insert(), rows)
+
+    @staticmethod
+    async def _reuse_grades(
+        connection: AsyncConnection, rows: list[dict[str, Any]], grade_key_of: GradeKeys
+    ) -> None:
+        answered = [row for row in rows if row["status"] == "answered"]
+        for row in answered:
+            row["grade_key"] = grade_key_of(row["position"], row["text"])
+            if row["grade_key"] is None:  # no gold answer: nothing to grade
+                row.update(status="graded", label=None)
+        keys = sorted({row["grade_key"] for row in answered if row["grade_key"] is not None})
+        if not keys:
+            return
+        known = await connection.execute(
+            sa.select(answers.c.grade_key, answers.c.label).where(
+                answers.c.grade_key.in_(keys),
+                answers.c.status == "graded",
+                answers.c.label.is_not(None),
+            )
+        )
+        labels = {key: label for key, label in known}
+        for row in answered:
+            if row.get("grade_key") in labels:
+                row.update(status="graded", label=labels[row["grade_key"]])
 
     async def _save_set(self, connection: AsyncConnection, paraphrase_set: ParaphraseSet) -> None:
         """Insert, or replace a set regenerated with the same settings (same id)."""
@@ -682,7 +733,10 @@ class EvaluationStore:
         await self._executemany(statement, params)
 
     async def store_grades(self, owner: str, grades: list[StoredGrade]) -> None:
-        params = [{"row_id": g.row_id, "owner": owner, "label": g.label} for g in grades]
+        params = [
+            {"row_id": g.row_id, "owner": owner, "label": g.label, "grade_key": g.grade_key}
+            for g in grades
+        ]
         statement = (
             answers.update()
             .where(
@@ -692,6 +746,7 @@ class EvaluationStore:
             )
             .values(
                 label=sa.bindparam("label"),
+                grade_key=sa.bindparam("grade_key"),
                 status="graded",
                 error=None,
                 lease_owner=None,

@@ -148,6 +148,8 @@ answers = sa.Table(
     sa.Column("lease_until", sa.Float),
     sa.Column("cached", sa.Boolean),
     sa.Column("answered_at", sa.Float),
+    #: sha256 of the exact grading (see ``grade_key``): a graded answer's label is reused
+    sa.Column("grade_key", sa.String(64), index=True),
     sa.UniqueConstraint("evaluation_id", "position", "model", "variant"),
     sa.Index("ix_evaluator_answers_claim", "evaluation_id", "status"),
 )

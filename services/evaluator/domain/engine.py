@@ -40,6 +40,7 @@ from services.evaluator.domain.pipeline import (
     consistency_request,
     gold_of,
     grade_all,
+    grade_key,
     incomplete_note,
     paraphrase_request,
     to_paraphrase_set,
@@ -297,11 +298,10 @@ class JobEngine:
             except UpstreamError as error:
                 failures = [self._failure(row.row_id, row.attempts, error, "grade") for row in rows]
                 await self.store.fail_answers(self.owner, failures, by_id)
-                rows = []
-                results = []
+                rows, results, graded = [], [], []
             grades += [
-                StoredGrade(row.row_id, result.label)
-                for row, result in zip(rows, results, strict=True)
+                StoredGrade(row.row_id, result.label, grade_key(context.settings, item, text))
+                for row, result, (item, _, text) in zip(rows, results, graded, strict=True)
             ]
         await self.store.store_grades(self.owner, grades)
 

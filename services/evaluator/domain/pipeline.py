@@ -206,6 +206,17 @@ def request_key(request: GenerateRequest) -> str:
     return hashlib.sha256(msgspec.json.encode(request)).hexdigest()
 
 
+def grade_key(settings: EvaluationSettings, item: EvaluationItem, text: str) -> str | None:
+    """Identifies a grading exactly (grader, judges, question, gold, answer text): an answer
+    graded once under this key takes the same label again. None: nothing to grade against."""
+    task = task_of(settings, item)
+    gold = gold_of(task, item)
+    if gold is None:
+        return None
+    request = grade_request(settings, task, [(item, gold, text)])
+    return hashlib.sha256(msgspec.json.encode(request)).hexdigest()
+
+
 def answer_value(settings: EvaluationSettings, item: EvaluationItem, text: str) -> str | None:
     """The normalised answer that agreement and value-level metrics compare."""
     return answer_key(task_of(settings, item), text, len(item.options or []) or 26)

@@ -203,20 +203,53 @@ async def test_reused_paraphrase_sets_are_not_generated_again(store: EvaluationS
     assert sum(upstream.paraphrased.values()) == 3
     reuse = await store.sets_by_question(first)
     assert len(reuse) == 3
-    answered = sum(upstream.answered.values())
+    answered, grade_calls = sum(upstream.answered.values()), upstream.grade_calls
     second = await create(store, n=3, k=2, reuse_sets=reuse)
     started = time.monotonic()
     await JobEngine(store, upstream, FAST).run(second)
     assert time.monotonic() - started < 10
     assert sum(upstream.paraphrased.values()) == 3
-    # identical requests are answered from the stored answers (and still graded)
+    # identical requests are answered from the stored answers, identical gradings take the
+    # stored labels
     assert sum(upstream.answered.values()) == answered
+    assert upstream.grade_calls == grade_calls
     assert all(a.label == "correct" for a in await store.answers_of(second))
     first_prompts = {a.prompt for a in await store.answers_of(first)}
     second_prompts = {a.prompt for a in await store.answers_of(second)}
     assert first_prompts == second_prompts
     job = await store.get(second)
     assert job is not None and job.status == "succeeded"
+
+
+async def test_a_stored_answer_is_graded_again_against_a_different_gold_answer(
+    store: EvaluationStore,
+) -> None:
+    upstream = StandInUpstream(answer_right)
+    first = await create(store, n=2, k=2)
+    await JobEngine(store, upstream, FAST).run(first)
+    answered, grade_calls = sum(upstream.answered.values()), upstream.grade_calls
+    settings = EvaluationSettings(models=["m1", "m2"], k=2)
+    reuse = await store.sets_by_question(first)
+    wrong_gold = [EvaluationItem(id=i.id, question=i.question, answer="7") for i in items(2)]
+    no_gold = [EvaluationItem(id=i.id, question=i.question) for i in items(2)]
+    second, _ = await store.create(
+        settings=settings,
+        items=wrong_gold,
+        models=["m1", "m2"],
+        request_hash="h2",
+        reuse_sets=reuse,
+    )
+    third, _ = await store.create(
+        settings=settings, items=no_gold, models=["m1", "m2"], request_hash="h3", reuse_sets=reuse
+    )
+    # without a gold answer a stored answer is final at once: nothing to grade against
+    assert {a.status for a in await store.answers_of(third.id)} == {"graded"}
+    for job in (second, third):
+        await JobEngine(store, upstream, FAST).run(job.id)
+    assert sum(upstream.answered.values()) == answered
+    assert upstream.grade_calls > grade_calls
+    assert {a.label for a in await store.answers_of(second.id)} == {"incorrect"}
+    assert {a.label for a in await store.answers_of(third.id)} == {None}
 
 
 async def test_a_rerun_with_one_new_item_asks_only_for_the_new_variants(
