@@ -184,11 +184,16 @@ def job(n: int = 20, k: int = 5, **extra: Any) -> dict[str, Any]:
     }
 
 
+#: one client for all polling: ``httpx.get`` builds a TLS context per call (tens of ms of CPU,
+#: holding the GIL that the in-process stand-in upstream needs)
+POLLING = httpx.Client(timeout=10)
+
+
 def wait_finished(url: str, job_id: str, timeout_s: float = 180.0) -> dict[str, Any]:
     deadline = time.monotonic() + timeout_s
     status: dict[str, Any] = {}
     while time.monotonic() < deadline:
-        status = httpx.get(f"{url}/v1/evaluations/{job_id}", timeout=10).json()
+        status = POLLING.get(f"{url}/v1/evaluations/{job_id}").json()
         if status["status"] not in ("queued", "running"):
             return status
         time.sleep(0.2)
@@ -198,7 +203,7 @@ def wait_finished(url: str, job_id: str, timeout_s: float = 180.0) -> dict[str, 
 def wait_progress(url: str, job_id: str, answered: int, timeout_s: float = 120.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        status = httpx.get(f"{url}/v1/evaluations/{job_id}", timeout=10).json()
+        status = POLLING.get(f"{url}/v1/evaluations/{job_id}").json()
         if status["progress"]["answer"]["done"] >= answered:
             return
         time.sleep(0.05)
