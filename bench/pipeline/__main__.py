@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import free_port_block
 from tests.e2e.stack import job, running_stack
@@ -82,6 +83,22 @@ def cpu_snapshot(stack: Any) -> dict[str, float]:
     return snapshot
 
 
+def upstream_seconds(gateway: str) -> dict[str, tuple[float, float]]:
+    """Per route: (seconds, attempts) of upstream calls so far, as the gateway timed them."""
+    text = CLIENT.get(f"{gateway}/metrics").text
+    totals: dict[str, list[float]] = {}
+    for family in text_string_to_metric_families(text):
+        if family.name != "steadfast_model_request_duration_seconds":
+            continue
+        for sample in family.samples:
+            route = totals.setdefault(sample.labels["route"], [0.0, 0.0])
+            if sample.name.endswith("_sum"):
+                route[0] += sample.value
+            elif sample.name.endswith("_count"):
+                route[1] += sample.value
+    return {route: (seconds, count) for route, (seconds, count) in totals.items()}
+
+
 @dataclass
 class Run:
     name: str
@@ -89,6 +106,8 @@ class Run:
     calls: Counter[str]
     status: str
     cpu: dict[str, float]
+    #: mean seconds per upstream call as the gateway saw it, by route
+    observed_latency: dict[str, float]
 
     def ideal(self, latency_s: float, concurrency: int) -> float:
         busiest = max(self.calls.values(), default=0)
@@ -111,17 +130,24 @@ def run_once(
 ) -> tuple[Run, str]:
     before = len(stack.upstream.calls)
     cpu_before = cpu_snapshot(stack)
+    latency_before = upstream_seconds(stack.urls["gateway"])
     started = time.monotonic()
     response = CLIENT.post(f"{url}/v1/evaluations", json=body, timeout=60)
     response.raise_for_status()
     status = wait_finished(url, response.json()["id"], started)
     seconds = time.monotonic() - started
     cpu = {name: used - cpu_before[name] for name, used in cpu_snapshot(stack).items()}
+    observed = {}
+    for route, (total_s, count) in upstream_seconds(stack.urls["gateway"]).items():
+        earlier_s, earlier_count = latency_before.get(route, (0.0, 0.0))
+        if count > earlier_count:
+            observed[route] = (total_s - earlier_s) / (count - earlier_count)
     calls: Counter[str] = Counter()
     for call in stack.upstream.calls[before:]:
         calls[call["model"]] += 1
     routes_calls.update(calls)
-    return Run(name, seconds, calls, status["status"], cpu), str(response.json()["id"])
+    run = Run(name, seconds, calls, status["status"], cpu, observed)
+    return run, str(response.json()["id"])
 
 
 def table(runs: list[Run], latency_s: float, concurrency: int) -> str:
@@ -136,6 +162,14 @@ def table(runs: list[Run], latency_s: float, concurrency: int) -> str:
             f"{max(run.calls.values(), default=0):>15}{run.seconds:>9.2f}{ideal:>9.2f}"
             f"{efficiency:>12}"
         )
+    return "\n".join(lines)
+
+
+def latency_lines(runs: list[Run], latency_s: float) -> str:
+    lines = [f"upstream latency per call as the gateway saw it (stand-in: {latency_s * 1000:g} ms)"]
+    for run in runs:
+        seen = ", ".join(f"{route} {s * 1000:.0f} ms" for route, s in run.observed_latency.items())
+        lines.append(f"  {run.name:<32}{seen or '-'}")
     return "\n".join(lines)
 
 
@@ -184,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(table(runs, latency, args.concurrency))
     print("evaluator settings: " + ", ".join(f"{k}={v}" for k, v in TUNING.items()))
+    print("\n" + latency_lines(runs, latency))
     print(
         f"\n{cpu_table(runs)}\n(machine: {os.cpu_count()} cores, load average at the end "
         f"{os.getloadavg()[0]:.1f})"
