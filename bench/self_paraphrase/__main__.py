@@ -2,6 +2,9 @@
 
     python -m bench.self_paraphrase                      # 10 GSM8K + 10 SimpleQA items, local-small
     python -m bench.self_paraphrase --model local --math 20 --factual 20 --k 5 --flip-k 5
+    # the asked size on a small CPU, over as many runs as it takes:
+    python -m bench.self_paraphrase --math 100 --factual 100 --k 5 --flip-k 5 \
+        --record bench/self_paraphrase/recorded.jsonl --state-dir ~/.cache/steadfast-bench-sp
 
 Starts the whole stack (gateway, perturb, verify, scoring, evaluator; a fresh response cache,
 the local model files reused from the default data directory). Each item of the bundled GSM8K
@@ -28,7 +31,7 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +100,34 @@ def load_items(dataset: str, count: int) -> list[Item]:
     return items
 
 
+class Record:
+    """Graded answers kept across runs (``--record``): an answer recorded under the same model,
+    strategy, k and max_tokens is not asked for again, so the full size can be measured over
+    several runs. Failed requests are not recorded (a later run retries them)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.answers: dict[str, Answer] = {}
+        if path is not None and path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    key = row.pop("key")
+                    self.answers[key] = Answer(**row)
+
+    @staticmethod
+    def key(bench: Bench, strategy: str, item: Item) -> str:
+        k = 0 if strategy == PLAIN else bench.k
+        return f"{bench.model}|{strategy}|k={k}|max_tokens={bench.max_tokens[item.task]}|{item.id}"
+
+    def add(self, key: str, answer: Answer) -> None:
+        if self.path is None or answer.error is not None:
+            return
+        self.answers[key] = answer
+        with self.path.open("a", encoding="utf-8") as out:
+            out.write(json.dumps({"key": key, **vars(answer)}, ensure_ascii=False) + "\n")
+
+
 @dataclass
 class Bench:
     model: str
@@ -106,6 +137,7 @@ class Bench:
     proxy: ServiceClient
     scoring: ScoringClient
     limit: asyncio.Semaphore
+    record: Record = field(default_factory=lambda: Record(None))
 
     def messages(self, item: Item, wording: str) -> list[ChatMessage]:
         return [
@@ -179,9 +211,14 @@ async def run_strategy(bench: Bench, strategy: str, items: list[Item]) -> Row:
     """Every item's original question answered by ``strategy``."""
 
     async def one(item: Item) -> Answer:
+        key = Record.key(bench, strategy, item)
+        recorded = bench.record.answers.get(key)
+        if recorded is not None:
+            return recorded
         answer = await bench.answer(strategy, item, item.question)
         answer.item_id = item.id
         await bench.grade(item, [answer])
+        bench.record.add(key, answer)
         return answer
 
     originals = await asyncio.gather(*(one(item) for item in items))
@@ -231,6 +268,12 @@ async def flip_rates(
     evaluator: EvaluatorClient, evaluation: EvaluationCreate, timeout_s: float
 ) -> dict[str, tuple[float | None, int]]:
     """``{model: (flip rate, originals correct)}`` from the evaluator's report."""
+    # an evaluation a stopped run left behind (--state-dir) would compete for the model; its
+    # stored answers are what this one reuses
+    page = await evaluator.evaluations(limit=100)
+    for earlier in page.evaluations:
+        if earlier.name == evaluation.name and earlier.status in ("queued", "running"):
+            await evaluator.cancel(earlier.id)
     accepted = await evaluator.create_evaluation(evaluation)
     deadline = time.monotonic() + timeout_s
     status = await evaluator.evaluation(accepted.id)
@@ -308,6 +351,7 @@ async def run(
         proxy=ServiceClient("gateway", gateway_url, timeout_s=3600),
         scoring=ScoringClient(scoring_url),
         limit=asyncio.Semaphore(args.concurrency),
+        record=Record(Path(args.record) if args.record else None),
     )
     started = time.perf_counter()
     rows = []
@@ -382,6 +426,18 @@ def main() -> None:
     parser.add_argument("--math-tokens", type=int, default=512, help="max_tokens, maths")
     parser.add_argument("--factual-tokens", type=int, default=128, help="max_tokens, factual")
     parser.add_argument("--save", default=None, help="write every graded answer as JSON lines")
+    parser.add_argument(
+        "--record",
+        default=None,
+        help="JSON lines of graded answers kept across runs: recorded answers (same model, "
+        "strategy, k, max_tokens) are not asked again, this run's are appended",
+    )
+    parser.add_argument(
+        "--state-dir",
+        default=None,
+        help="the services' data directory (databases, response cache) instead of a temporary "
+        "one: an interrupted flip-rate evaluation's answers are reused by the next run",
+    )
     parser.add_argument("--concurrency", type=int, default=2, help="requests in flight")
     parser.add_argument("--strategies", nargs="*", default=list(STRATEGIES), choices=STRATEGIES)
     parser.add_argument(
@@ -400,9 +456,11 @@ def main() -> None:
 
     ports = service_ports(free_port_block(5))
     with tempfile.TemporaryDirectory() as directory:
-        data = Path(directory)
-        # the assembled model files are reused; the response cache starts empty
-        (data / "models").symlink_to(default_data_dir() / "models", target_is_directory=True)
+        data = Path(args.state_dir or directory)
+        data.mkdir(parents=True, exist_ok=True)
+        # the assembled model files are reused; the response cache starts empty (unless kept)
+        if not (data / "models").exists():
+            (data / "models").symlink_to(default_data_dir() / "models", target_is_directory=True)
         env = {
             "STEADFAST_DATA_DIR": str(data),
             "STEADFAST_LOG_LEVEL": "WARNING",
