@@ -391,7 +391,7 @@ def save(rows: list[Row], path: Path) -> None:
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-def routes_file(directory: Path, timeout_s: float) -> Path:
+def routes_file(directory: Path, timeout_s: float, threads: int | None) -> Path:
     """The built-in local routes with a per-call timeout that fits a busy CPU."""
     lines = []
     for name, route in BUILTIN_ROUTES.items():
@@ -401,6 +401,7 @@ def routes_file(directory: Path, timeout_s: float) -> Path:
             f'model = "{route.model}"',
             f"timeout_s = {timeout_s}",
             f"deadline_s = {timeout_s * 2}",
+            *([f"threads = {threads}"] if threads else []),
             "",
         ]
     path = directory / "models.toml"
@@ -443,6 +444,9 @@ def main() -> None:
     parser.add_argument(
         "--timeout-s", type=float, default=900.0, help="per-call timeout of the local routes"
     )
+    parser.add_argument(
+        "--threads", type=int, default=None, help="local model CPU threads (default: cores - 1)"
+    )
     parser.add_argument("--gateway-url", default=None, help="use running services instead")
     parser.add_argument("--scoring-url", default=None)
     parser.add_argument("--evaluator-url", default=None, help="needed for --flip-k")
@@ -464,7 +468,7 @@ def main() -> None:
         env = {
             "STEADFAST_DATA_DIR": str(data),
             "STEADFAST_LOG_LEVEL": "WARNING",
-            "STEADFAST_MODELS_FILE": str(routes_file(data, args.timeout_s)),
+            "STEADFAST_MODELS_FILE": str(routes_file(data, args.timeout_s, args.threads)),
             # a strategy answer is several local-model calls: the evaluator waits for them
             "STEADFAST_CALL_TIMEOUT_S": str(args.timeout_s * 4),
             "STEADFAST_EVALUATOR_ANSWER_LANES": str(args.concurrency),
