@@ -32,7 +32,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import free_port_block
-from tests.e2e.stack import job, running_stack
+from tests.e2e.stack import job, running_stack, wait_finished
 
 ROUTE_OF = {
     "steady-model": "steady",
@@ -114,15 +114,10 @@ class Run:
         return busiest * latency_s / concurrency
 
 
-def wait_finished(url: str, job_id: str, started: float) -> dict[str, Any]:
-    """Poll the job's status every 2% of the time it has taken so far (10–200 ms): the wall
-    time is then precise to about 2% without the polls loading the machine."""
-    while time.monotonic() - started < 3600:
-        status: dict[str, Any] = CLIENT.get(f"{url}/v1/evaluations/{job_id}").json()
-        if status["status"] not in ("queued", "running"):
-            return status
-        time.sleep(min(0.2, max(0.01, (time.monotonic() - started) / 50)))
-    raise TimeoutError(f"evaluation {job_id} did not finish within an hour")
+def poll_interval(elapsed_s: float) -> float:
+    """2% of the time waited so far (10–200 ms): the wall time is precise to about 2% without
+    the polls loading the machine."""
+    return min(0.2, max(0.01, elapsed_s / 50))
 
 
 def run_once(
@@ -134,7 +129,7 @@ def run_once(
     started = time.monotonic()
     response = CLIENT.post(f"{url}/v1/evaluations", json=body, timeout=60)
     response.raise_for_status()
-    status = wait_finished(url, response.json()["id"], started)
+    status = wait_finished(url, response.json()["id"], timeout_s=3600, interval=poll_interval)
     seconds = time.monotonic() - started
     cpu = {name: used - cpu_before[name] for name, used in cpu_snapshot(stack).items()}
     observed = {}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from litestar import Litestar
 
 from services import scoring as package
@@ -26,7 +28,7 @@ def create_app(settings: ScoringSettings | None = None) -> Litestar:
             math_pool.warm_up()
 
     async def close_math_pool(_: Litestar) -> None:
-        math_pool.close()
+        await asyncio.to_thread(math_pool.close)  # waits for a worker still grading
 
     gateway = GatewayClient(settings.service_url("gateway"), settings.call_timeout_s)
     return create_service_app(

@@ -12,7 +12,7 @@ import itertools
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,14 +189,20 @@ def job(n: int = 20, k: int = 5, **extra: Any) -> dict[str, Any]:
 POLLING = httpx.Client(timeout=10)
 
 
-def wait_finished(url: str, job_id: str, timeout_s: float = 180.0) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout_s
+def wait_finished(
+    url: str,
+    job_id: str,
+    timeout_s: float = 180.0,
+    interval: Callable[[float], float] = lambda _elapsed: 0.2,
+) -> dict[str, Any]:
+    """Poll until the job ends; ``interval(seconds waited so far)`` sets the pause between polls."""
+    started = time.monotonic()
     status: dict[str, Any] = {}
-    while time.monotonic() < deadline:
+    while time.monotonic() - started < timeout_s:
         status = POLLING.get(f"{url}/v1/evaluations/{job_id}").json()
         if status["status"] not in ("queued", "running"):
             return status
-        time.sleep(0.2)
+        time.sleep(interval(time.monotonic() - started))
     raise AssertionError(f"evaluation {job_id} did not finish: {status}")
 
 

@@ -327,10 +327,9 @@ class EvaluationStore:
             answer_rows += _answer_rows(evaluation_id, position, models, prompts, settings, item)
         for chunk in _chunks(item_rows, 500):
             await connection.execute(evaluation_items.insert(), chunk)
+        grade_keys = _grade_keys(settings, dict(enumerate(items)))
         for chunk in _chunks(answer_rows, 1000):
-            await self._insert_answers(
-                connection, evaluation_id, chunk, _grade_keys(settings, dict(enumerate(items)))
-            )
+            await self._insert_answers(connection, evaluation_id, chunk, grade_keys)
 
     async def by_idempotency_key(self, key: str) -> EvaluationRow | None:
         async with self.engine.connect() as connection:
@@ -663,7 +662,7 @@ class EvaluationStore:
         )
         labels = {key: label for key, label in known}
         for row in answered:
-            if row.get("grade_key") in labels:
+            if row["grade_key"] in labels:
                 row.update(status="graded", label=labels[row["grade_key"]])
 
     async def _save_set(self, connection: AsyncConnection, paraphrase_set: ParaphraseSet) -> None:

@@ -56,13 +56,20 @@ def flaky_on_paraphrases(model: str, question: str) -> str:
     return right
 
 
-async def create(store: EvaluationStore, n: int = 4, k: int = 3, **kwargs: object) -> str:
+async def create(
+    store: EvaluationStore,
+    n: int = 4,
+    k: int = 3,
+    questions: list[EvaluationItem] | None = None,
+    request_hash: str = "h",
+    **kwargs: object,
+) -> str:
     settings = EvaluationSettings(models=["m1", "m2"], k=k)
     job, created = await store.create(
         settings=settings,
-        items=items(n),
+        items=items(n) if questions is None else questions,
         models=["m1", "m2"],
-        request_hash="h",
+        request_hash=request_hash,
         **kwargs,  # type: ignore[arg-type]
     )
     assert created
@@ -228,28 +235,19 @@ async def test_a_stored_answer_is_graded_again_against_a_different_gold_answer(
     first = await create(store, n=2, k=2)
     await JobEngine(store, upstream, FAST).run(first)
     answered, grade_calls = sum(upstream.answered.values()), upstream.grade_calls
-    settings = EvaluationSettings(models=["m1", "m2"], k=2)
     reuse = await store.sets_by_question(first)
     wrong_gold = [EvaluationItem(id=i.id, question=i.question, answer="7") for i in items(2)]
     no_gold = [EvaluationItem(id=i.id, question=i.question) for i in items(2)]
-    second, _ = await store.create(
-        settings=settings,
-        items=wrong_gold,
-        models=["m1", "m2"],
-        request_hash="h2",
-        reuse_sets=reuse,
-    )
-    third, _ = await store.create(
-        settings=settings, items=no_gold, models=["m1", "m2"], request_hash="h3", reuse_sets=reuse
-    )
+    second = await create(store, k=2, questions=wrong_gold, request_hash="h2", reuse_sets=reuse)
+    third = await create(store, k=2, questions=no_gold, request_hash="h3", reuse_sets=reuse)
     # without a gold answer a stored answer is final at once: nothing to grade against
-    assert {a.status for a in await store.answers_of(third.id)} == {"graded"}
+    assert {a.status for a in await store.answers_of(third)} == {"graded"}
     for job in (second, third):
-        await JobEngine(store, upstream, FAST).run(job.id)
+        await JobEngine(store, upstream, FAST).run(job)
     assert sum(upstream.answered.values()) == answered
     assert upstream.grade_calls > grade_calls
-    assert {a.label for a in await store.answers_of(second.id)} == {"incorrect"}
-    assert {a.label for a in await store.answers_of(third.id)} == {None}
+    assert {a.label for a in await store.answers_of(second)} == {"incorrect"}
+    assert {a.label for a in await store.answers_of(third)} == {None}
 
 
 async def test_a_rerun_with_one_new_item_asks_only_for_the_new_variants(
