@@ -5,6 +5,9 @@
     # the asked size on a small CPU, over as many runs as it takes:
     python -m bench.self_paraphrase --math 100 --factual 100 --k 5 --flip-k 5 \
         --record bench/self_paraphrase/recorded.jsonl --state-dir ~/.cache/steadfast-bench-sp
+    # the table of what is recorded so far (no model calls)
+    python -m bench.self_paraphrase --math 100 --factual 100 --k 5 --report \
+        --record bench/self_paraphrase/recorded.jsonl
 
 Starts the whole stack (gateway, perturb, verify, scoring, evaluator; a fresh response cache,
 the local model files reused from the default data directory). Each item of the bundled GSM8K
@@ -37,6 +40,7 @@ from typing import Any
 
 from services.evaluator.domain.prompts import FACTUAL_INSTRUCTION, MATH_INSTRUCTION
 from services.gateway.domain.routes import BUILTIN_ROUTES
+from services.gateway.strategies.prompts import PROMPT_VERSION
 from shared.clients.evaluator import EvaluatorClient
 from shared.clients.gateway import GatewayClient
 from shared.clients.scoring import ScoringClient
@@ -117,8 +121,11 @@ class Record:
 
     @staticmethod
     def key(bench: Bench, strategy: str, item: Item) -> str:
+        """Model, strategy, k, max_tokens and, for a strategy, the version of its prompts."""
         k = 0 if strategy == PLAIN else bench.k
-        return f"{bench.model}|{strategy}|k={k}|max_tokens={bench.max_tokens[item.task]}|{item.id}"
+        prompts = "" if strategy == PLAIN else f"|prompts={PROMPT_VERSION}"
+        max_tokens = bench.max_tokens[item.task]
+        return f"{bench.model}|{strategy}|k={k}|max_tokens={max_tokens}{prompts}|{item.id}"
 
     def add(self, key: str, answer: Answer) -> None:
         if self.path is None or answer.error is not None:
@@ -225,6 +232,66 @@ async def run_strategy(bench: Bench, strategy: str, items: list[Item]) -> Row:
     return Row(items[0].dataset, strategy, list(originals))
 
 
+async def run_chunks(
+    bench: Bench, strategies: list[str], datasets: list[list[Item]], chunk: int, started: float
+) -> list[Row]:
+    """Every strategy on ``chunk`` items of each dataset, then on the next ``chunk``...: a run
+    stopped early (or a record, ``--report``) still compares the strategies on the same items
+    of every dataset."""
+    rows = {
+        (items[0].dataset, strategy): Row(items[0].dataset, strategy, [])
+        for items in datasets
+        for strategy in strategies
+    }
+    for start in range(0, max(len(items) for items in datasets), chunk):
+        for items in datasets:
+            part = items[start : start + chunk]
+            if not part:
+                continue
+            for strategy in strategies:
+                row = rows[items[0].dataset, strategy]
+                row.originals += (await run_strategy(bench, strategy, part)).originals
+            print(
+                f"  {items[0].dataset}: {start + len(part)} of {len(items)} items, every "
+                f"strategy, at {time.perf_counter() - started:.0f} s",
+                flush=True,
+            )
+    return list(rows.values())
+
+
+def recorded_rows(args: argparse.Namespace) -> list[Row]:
+    """The table's rows from the record alone (``--report``): per dataset, the items every
+    strategy has an answer for."""
+    record = Record(Path(args.record))
+    bench = Bench(
+        model=args.model,
+        k=args.k,
+        max_tokens={"math": args.math_tokens, "factual": args.factual_tokens},
+        gateway=None,  # type: ignore[arg-type]
+        proxy=None,  # type: ignore[arg-type]
+        scoring=None,  # type: ignore[arg-type]
+        limit=asyncio.Semaphore(1),
+        record=record,
+    )
+    rows: list[Row] = []
+    for dataset, count in (("gsm8k", args.math), ("simpleqa", args.factual)):
+        answered = {
+            strategy: {
+                item.id: record.answers[key]
+                for item in load_items(dataset, count)
+                if (key := Record.key(bench, strategy, item)) in record.answers
+            }
+            for strategy in args.strategies
+        }
+        common = set.intersection(*(set(by_item) for by_item in answered.values()))
+        if not common:
+            continue
+        order = [item.id for item in load_items(dataset, count) if item.id in common]
+        for strategy, by_item in answered.items():
+            rows.append(Row(dataset, strategy, [by_item[item_id] for item_id in order]))
+    return rows
+
+
 def model_name(strategy: str, route: str) -> str:
     """The gateway model that answers as ``strategy``: the route, or ``<strategy>:<route>``."""
     return route if strategy == PLAIN else f"{strategy}:{route}"
@@ -300,7 +367,7 @@ async def flip_rates(
     return flips
 
 
-def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float) -> None:
+def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float | None) -> None:
     header = (
         f"{'dataset':<9} {'strategy':<16} {'n':>3} {'accuracy':>9} {'flip rate':>12} "
         f"{'agreement':>9} {'calls/req':>9} {'latency s/req':>13} {'p50 s':>7} "
@@ -309,7 +376,8 @@ def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float) -> Non
     print(
         f"\nmodel={args.model} k={args.k} max_tokens={args.math_tokens}/{args.factual_tokens} "
         f"(math/factual) flip_k={args.flip_k} "
-        f"concurrency={args.concurrency}  (wall {wall_s:.0f} s)"
+        f"concurrency={args.concurrency}  "
+        + (f"(wall {wall_s:.0f} s)" if wall_s is not None else f"(from {args.record})")
     )
     print(header)
     print("-" * len(header))
@@ -354,29 +422,25 @@ async def run(
         record=Record(Path(args.record) if args.record else None),
     )
     started = time.perf_counter()
-    rows = []
-    for dataset, count in (("gsm8k", args.math), ("simpleqa", args.factual)):
-        items = load_items(dataset, count)
-        if not items:
-            continue
-        dataset_rows = []
-        for strategy in args.strategies:
-            dataset_rows.append(await run_strategy(bench, strategy, items))
-            print(
-                f"  {dataset} {strategy}: done at {time.perf_counter() - started:.0f} s", flush=True
-            )
-        if args.flip_k and evaluator_url:
-            evaluator = EvaluatorClient(evaluator_url, timeout_s=60)
+    datasets = [
+        items
+        for dataset, count in (("gsm8k", args.math), ("simpleqa", args.factual))
+        if (items := load_items(dataset, count))
+    ]
+    rows = await run_chunks(bench, args.strategies, datasets, args.chunk, started)
+    if args.flip_k and evaluator_url:
+        evaluator = EvaluatorClient(evaluator_url, timeout_s=60)
+        for items in datasets:
             evaluation = evaluation_of(items, args.model, args.strategies, args)
             flips = await flip_rates(evaluator, evaluation, args.evaluation_timeout_s)
-            for row in dataset_rows:
-                row.flip = flips.get(model_name(row.strategy, args.model), (None, 0))
+            for row in rows:
+                if row.dataset == items[0].dataset:
+                    row.flip = flips.get(model_name(row.strategy, args.model), (None, 0))
             print(
-                f"  {dataset} flip rates (evaluator): done at "
+                f"  {items[0].dataset} flip rates (evaluator): done at "
                 f"{time.perf_counter() - started:.0f} s",
                 flush=True,
             )
-        rows += dataset_rows
     await close_session()
     print_table(rows, args, time.perf_counter() - started)
     if args.save:
@@ -439,6 +503,15 @@ def main() -> None:
         help="the services' data directory (databases, response cache) instead of a temporary "
         "one: an interrupted flip-rate evaluation's answers are reused by the next run",
     )
+    parser.add_argument(
+        "--report",
+        action="store_true",
+        help="no model calls: print the table of the --record file over the items every "
+        "strategy has an answer for",
+    )
+    parser.add_argument(
+        "--chunk", type=int, default=10, help="items answered by every strategy before the next"
+    )
     parser.add_argument("--concurrency", type=int, default=2, help="requests in flight")
     parser.add_argument("--strategies", nargs="*", default=list(STRATEGIES), choices=STRATEGIES)
     parser.add_argument(
@@ -451,6 +524,11 @@ def main() -> None:
     parser.add_argument("--scoring-url", default=None)
     parser.add_argument("--evaluator-url", default=None, help="needed for --flip-k")
     args = parser.parse_args()
+    if args.report:
+        if not args.record:
+            parser.error("--report prints the table of a --record file: name it")
+        print_table(recorded_rows(args), args, None)
+        return
     if args.gateway_url and args.scoring_url:
         if args.flip_k and not args.evaluator_url:
             parser.error("--flip-k with running services needs --evaluator-url")
@@ -464,7 +542,9 @@ def main() -> None:
         data.mkdir(parents=True, exist_ok=True)
         # the assembled model files are reused; the response cache starts empty (unless kept)
         if not (data / "models").exists():
-            (data / "models").symlink_to(default_data_dir() / "models", target_is_directory=True)
+            shared_models = default_data_dir() / "models"
+            shared_models.mkdir(parents=True, exist_ok=True)  # a fresh machine has none yet
+            (data / "models").symlink_to(shared_models, target_is_directory=True)
         env = {
             "STEADFAST_DATA_DIR": str(data),
             "STEADFAST_LOG_LEVEL": "WARNING",

@@ -7,13 +7,15 @@ import re
 
 from shared.contracts.gateway import ChatMessage
 
-PROMPT_VERSION = "self-paraphrase/2"
+PROMPT_VERSION = "self-paraphrase/3"
 
 SINGLE_PROMPT = """\
-Before you answer, restate the question below in {n} different ways that keep its exact \
-meaning, one per line, each starting with "Restatement:". Then use the original question and \
-your restatements together to understand what is really asked, and answer it. Finish with one \
-last line of the form "Final answer: <your answer>".
+Answer the question below in three parts.
+1. Restate the question in {n} different ways that keep its exact meaning, one per line, each \
+starting with "Restatement:".
+2. Write "Working:", then use the original question and your restatements together to \
+understand exactly what is asked, and work the answer out step by step.
+3. Finish with one last line of the form "Final answer: <your answer>".
 
 Question: {question}"""
 

@@ -3,6 +3,8 @@ itself, reads the restatements with the original and gives one final answer."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from services.gateway.strategies import prompts
 from services.gateway.strategies.extraction import infer_task, read_answer
 from services.gateway.strategies.metering import MeteredGateway
@@ -15,6 +17,7 @@ async def single_prompt(
     model: MeteredGateway, question: Question, settings: AnswerSettings, options: StrategyOptions
 ) -> StrategyResult:
     prompt = prompts.SINGLE_PROMPT.format(n=options.k, question=question.text)
+    settings = with_restatement_allowance(settings, question.text, options.k)
     response = await model.generate(settings.request(question.messages_for(prompt)))
     final = prompts.final_answer(response.text)
     task = options.task or infer_task(final)
@@ -44,3 +47,12 @@ async def single_prompt(
         variants=[original, *written],
         notes=notes,
     )
+
+
+def with_restatement_allowance(settings: AnswerSettings, question: str, k: int) -> AnswerSettings:
+    """``max_tokens`` bounds the answer: the reply also holds ``k`` restatements of the question,
+    so they get their own allowance (about a token per four characters, plus the labels)."""
+    if settings.max_tokens is None:
+        return settings
+    allowance = k * (len(question) // 4 + 8)
+    return dataclasses.replace(settings, max_tokens=settings.max_tokens + allowance)

@@ -3,11 +3,21 @@ over several sessions."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 from pathlib import Path
 from typing import Any
 
-from bench.self_paraphrase.__main__ import Answer, Bench, Item, Record, run_strategy
+from bench.self_paraphrase.__main__ import (
+    Answer,
+    Bench,
+    Item,
+    Record,
+    load_items,
+    recorded_rows,
+    run_chunks,
+    run_strategy,
+)
 from shared.contracts.scoring import Gold
 
 
@@ -68,3 +78,62 @@ def test_other_settings_and_failures_are_asked_again(tmp_path: Path) -> None:
     retried = CountingBench(Record(path))
     asyncio.run(run_strategy(retried, "canonicalize", items(1)))
     assert retried.asked == ["canonicalize:q0"]
+
+
+def test_every_strategy_answers_a_chunk_of_each_dataset_before_the_next_chunk(
+    tmp_path: Path,
+) -> None:
+    bench = CountingBench(Record(tmp_path / "recorded.jsonl"))
+    facts = [Item(f"f{i}", "simpleqa", "factual", f"{i}?", Gold(answers=["x"])) for i in range(1)]
+    rows = asyncio.run(run_chunks(bench, ["plain", "canonicalize"], [items(3), facts], 2, 0.0))
+    assert bench.asked == [
+        "plain:q0",
+        "plain:q1",
+        "canonicalize:q0",
+        "canonicalize:q1",
+        "plain:f0",
+        "canonicalize:f0",
+        "plain:q2",
+        "canonicalize:q2",
+    ]
+    assert [(row.dataset, [a.item_id for a in row.originals]) for row in rows] == [
+        ("gsm8k", ["q0", "q1", "q2"]),
+        ("gsm8k", ["q0", "q1", "q2"]),
+        ("simpleqa", ["f0"]),
+        ("simpleqa", ["f0"]),
+    ]
+
+
+def test_a_changed_strategy_prompt_is_asked_again(tmp_path: Path, monkeypatch: Any) -> None:
+    path = tmp_path / "recorded.jsonl"
+    asyncio.run(run_strategy(CountingBench(Record(path)), "single-prompt", items(1)))
+    asyncio.run(run_strategy(CountingBench(Record(path)), "plain", items(1)))
+    monkeypatch.setattr("bench.self_paraphrase.__main__.PROMPT_VERSION", "self-paraphrase/next")
+    later = CountingBench(Record(path))
+    asyncio.run(run_strategy(later, "single-prompt", items(1)))
+    asyncio.run(run_strategy(later, "plain", items(1)))
+    assert later.asked == ["single-prompt:q0"]  # plain answers use no strategy prompt
+
+
+def test_the_report_compares_the_strategies_on_the_items_all_of_them_answered(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "recorded.jsonl"
+    bundled = load_items("gsm8k", 3)
+    bench = CountingBench(Record(path), k=5)
+    asyncio.run(run_strategy(bench, "plain", bundled))
+    asyncio.run(run_strategy(bench, "canonicalize", [bundled[0], bundled[2]]))
+    args = argparse.Namespace(
+        record=str(path),
+        model="local-small",
+        k=5,
+        math_tokens=512,
+        factual_tokens=128,
+        math=3,
+        factual=0,
+        strategies=["plain", "canonicalize"],
+    )
+    rows = recorded_rows(args)
+    assert [row.strategy for row in rows] == ["plain", "canonicalize"]
+    expected = [bundled[0].id, bundled[2].id]
+    assert [[a.item_id for a in row.originals] for row in rows] == [expected, expected]

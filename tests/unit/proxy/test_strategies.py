@@ -253,6 +253,20 @@ async def test_single_prompt_extracts_the_final_answer_and_keeps_the_reply() -> 
     assert "2 different ways" in _last_user(model.requests[0].messages)
 
 
+async def test_single_prompt_asks_for_working_and_gives_the_restatements_their_own_tokens() -> None:
+    model = WordingModel(
+        lambda _: "Restatement: Legs of 3 spiders?\nWorking: 3 × 8.\nFinal answer: 24"
+    )
+    await run(model, "single-prompt", settings=AnswerSettings(route="fake", max_tokens=100), k=4)
+    prompt = _last_user(model.requests[0].messages)
+    assert "Working:" in prompt and "step by step" in prompt
+    # the answer keeps its 100 tokens; each of the 4 restatements gets ~len/4 + 8 on top
+    assert model.requests[0].max_tokens == 100 + 4 * (len(QUESTION) // 4 + 8)
+    unbounded = WordingModel(lambda _: "Final answer: 24")
+    await run(unbounded, "single-prompt", k=4)
+    assert unbounded.requests[0].max_tokens is None
+
+
 async def test_a_generator_route_takes_the_paraphrases_from_perturb() -> None:
     asked: list[ParaphraseRequest] = []
 
