@@ -23,7 +23,13 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from services.evaluator.db.models import answers, evaluation_items, evaluations, paraphrase_sets
+from services.evaluator.db.models import (
+    OPEN_ANSWER_SQL,
+    answers,
+    evaluation_items,
+    evaluations,
+    paraphrase_sets,
+)
 from services.evaluator.domain.pipeline import (
     ParaphraseSet,
     answer_request,
@@ -37,7 +43,8 @@ from shared.contracts.perturb import Paraphrase
 
 ACTIVE = ("queued", "running")
 TERMINAL = ("succeeded", "failed", "cancelled")
-OPEN_ANSWER = ("pending", "answered")
+#: the open answers of ``answers`` (see OPEN_ANSWER_SQL: literal, for the partial index)
+OPEN_ANSWER = sa.text(f"evaluator_answers.{OPEN_ANSWER_SQL}")
 
 
 class IdempotencyConflict(Exception):
@@ -527,7 +534,7 @@ class EvaluationStore:
     async def claim_answers(self, evaluation_id: str, owner: str, n: int) -> list[AnswerRow]:
         rows = await self._claim(
             answers,
-            [answers.c.evaluation_id == evaluation_id, answers.c.status.in_(OPEN_ANSWER)],
+            [answers.c.evaluation_id == evaluation_id, OPEN_ANSWER],
             [answers.c.position, answers.c.variant, answers.c.model],
             owner,
             n,
@@ -561,7 +568,7 @@ class EvaluationStore:
         async with self.engine.connect() as connection:
             answers_open = await connection.execute(
                 sa.select(answers.c.id)
-                .where(answers.c.evaluation_id == evaluation_id, answers.c.status.in_(OPEN_ANSWER))
+                .where(answers.c.evaluation_id == evaluation_id, OPEN_ANSWER)
                 .limit(1)
             )
             return answers_open.first() is not None

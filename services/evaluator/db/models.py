@@ -12,6 +12,11 @@ from shared.db import new_metadata
 
 metadata = new_metadata()
 
+#: answers still to be answered or graded, as literal SQL: the partial index
+#: ``ix_evaluator_answers_open`` serves the claim query only when the query states this same
+#: condition (neither SQLite nor PostgreSQL can prove it from bound parameters)
+OPEN_ANSWER_SQL = "status IN ('pending', 'answered')"
+
 datasets = sa.Table(
     "evaluator_datasets",
     metadata,
@@ -152,4 +157,15 @@ answers = sa.Table(
     sa.Column("grade_key", sa.String(64), index=True),
     sa.UniqueConstraint("evaluation_id", "position", "model", "variant"),
     sa.Index("ix_evaluator_answers_claim", "evaluation_id", "status"),
+    # the claim's filter and order: without it a claim walks every answer of the evaluation,
+    # finished ones too (1 ms per claim at 4,400 answers on SQLite, growing with the job)
+    sa.Index(
+        "ix_evaluator_answers_open",
+        "evaluation_id",
+        "position",
+        "variant",
+        "model",
+        sqlite_where=sa.text(OPEN_ANSWER_SQL),
+        postgresql_where=sa.text(OPEN_ANSWER_SQL),
+    ),
 )

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from services.evaluator.adapters.repository import EvaluationStore, IdempotencyConflict
 from services.evaluator.domain.engine import EngineSettings, JobEngine
@@ -268,3 +270,31 @@ async def test_a_rerun_with_one_new_item_asks_only_for_the_new_variants(
     assert max(upstream.answered.values()) == 1
     answers = await store.answers_of(second.id)
     assert len(answers) == 3 * 3 * 2 and all(a.label == "correct" for a in answers)
+
+
+async def test_a_claim_reads_the_open_answers_index_not_every_answer(
+    store: EvaluationStore,
+) -> None:
+    job_id = await create(store, n=4, k=3)
+    await JobEngine(store, StandInUpstream(answer_right), FAST).run(job_id)
+    claims: list[tuple[str, Any]] = []
+
+    def capture(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
+        if statement.lstrip().upper().startswith("UPDATE EVALUATOR_ANSWERS"):
+            claims.append((statement, parameters))
+
+    sync_engine = store.engine.sync_engine
+    sa.event.listen(sync_engine, "before_cursor_execute", capture)
+    try:
+        assert await store.claim_answers(job_id, "w", 4) == []
+    finally:
+        sa.event.remove(sync_engine, "before_cursor_execute", capture)
+    (statement, parameters), *_ = claims
+    async with store.engine.connect() as connection:
+        if store.engine.dialect.name == "sqlite":
+            explain = f"EXPLAIN QUERY PLAN {statement}"
+        else:  # a tiny table is read sequentially unless told otherwise
+            await connection.exec_driver_sql("SET enable_seqscan = off")
+            explain = f"EXPLAIN {statement}"
+        plan = (await connection.exec_driver_sql(explain, tuple(parameters))).all()
+    assert "ix_evaluator_answers_open" in str(plan), plan
