@@ -133,7 +133,7 @@ def _evaluation(row: RowMapping) -> EvaluationRow:
         started_at=row["started_at"],
         finished_at=row["finished_at"],
         message=row["message"],
-        results=row["results"],
+        results=row.get("results"),
     )
 
 
@@ -388,7 +388,9 @@ class EvaluationStore:
             conditions.append(evaluations.c.task == task)
         if dataset_id:
             conditions.append(evaluations.c.dataset_id == dataset_id)
-        query = sa.select(evaluations).where(*conditions).order_by(evaluations.c.created_at.desc())
+        # a page shows statuses, not results: their JSON (large for big jobs) stays in the table
+        columns = [column for column in evaluations.c if column.key != "results"]
+        query = sa.select(*columns).where(*conditions).order_by(evaluations.c.created_at.desc())
         if not model:  # page in the database rather than loading every job (and its results)
             count = sa.select(sa.func.count()).select_from(evaluations).where(*conditions)
             async with self.engine.connect() as connection:
@@ -849,32 +851,58 @@ class EvaluationStore:
         }
 
     async def progress_counts(self, evaluation_id: str) -> dict[str, dict[str, int]]:
-        """``{"items": {status: n}, "answers": {status: n}, "graded_with_label": {...}}``."""
+        """``{"items": {status: n}, "answers": {status or failed_<stage>: n}}``."""
+        return (await self.progress_counts_of([evaluation_id]))[evaluation_id]
+
+    async def progress_counts_of(self, ids: list[str]) -> dict[str, dict[str, dict[str, int]]]:
+        """:meth:`progress_counts` of several evaluations in two queries (a list page)."""
+        counts: dict[str, dict[str, dict[str, int]]] = {
+            evaluation_id: {"items": {}, "answers": {}} for evaluation_id in ids
+        }
         async with self.engine.connect() as connection:
             item_counts = await connection.execute(
-                sa.select(evaluation_items.c.status, sa.func.count())
-                .where(evaluation_items.c.evaluation_id == evaluation_id)
-                .group_by(evaluation_items.c.status)
-            )
-            answer_counts = await connection.execute(
-                sa.select(answers.c.status, answers.c.error_stage, sa.func.count())
-                .where(answers.c.evaluation_id == evaluation_id)
-                .group_by(answers.c.status, answers.c.error_stage)
-            )
-            labelled = await connection.execute(
-                sa.select(sa.func.count()).where(
-                    answers.c.evaluation_id == evaluation_id, answers.c.label.is_not(None)
+                sa.select(
+                    evaluation_items.c.evaluation_id, evaluation_items.c.status, sa.func.count()
                 )
+                .where(evaluation_items.c.evaluation_id.in_(ids))
+                .group_by(evaluation_items.c.evaluation_id, evaluation_items.c.status)
             )
-            counts: dict[str, dict[str, int]] = {
-                "items": {status: n for status, n in item_counts},
-                "answers": {},
-                "labelled": {"n": int(labelled.scalar_one())},
-            }
-            for status, stage, n in answer_counts:
+            for evaluation_id, status, n in item_counts:
+                counts[evaluation_id]["items"][status] = n
+            answer_counts = await connection.execute(
+                sa.select(
+                    answers.c.evaluation_id,
+                    answers.c.status,
+                    answers.c.error_stage,
+                    sa.func.count(),
+                )
+                .where(answers.c.evaluation_id.in_(ids))
+                .group_by(answers.c.evaluation_id, answers.c.status, answers.c.error_stage)
+            )
+            for evaluation_id, status, stage, n in answer_counts:
                 key = f"failed_{stage or 'answer'}" if status == "failed" else status
-                counts["answers"][key] = counts["answers"].get(key, 0) + n
+                by_status = counts[evaluation_id]["answers"]
+                by_status[key] = by_status.get(key, 0) + n
         return counts
+
+    async def error_counts(self, ids: list[str]) -> dict[str, int]:
+        """Recorded failures (failed paraphrase sets and answers) per evaluation."""
+        totals = dict.fromkeys(ids, 0)
+        async with self.engine.connect() as connection:
+            for query in (
+                sa.select(evaluation_items.c.evaluation_id, sa.func.count())
+                .where(
+                    evaluation_items.c.evaluation_id.in_(ids),
+                    evaluation_items.c.error.is_not(None),
+                )
+                .group_by(evaluation_items.c.evaluation_id),
+                sa.select(answers.c.evaluation_id, sa.func.count())
+                .where(answers.c.evaluation_id.in_(ids), answers.c.status == "failed")
+                .group_by(answers.c.evaluation_id),
+            ):
+                for evaluation_id, n in await connection.execute(query):
+                    totals[evaluation_id] += n
+        return totals
 
     async def errors(self, evaluation_id: str, limit: int) -> tuple[list[ItemError], int]:
         """The first ``limit`` failures (paraphrase stage first, then answers) and their count;

@@ -30,6 +30,7 @@ from shared.contracts.evaluator import (
     EvaluationSettings,
     EvaluationStatus,
     EvaluationTimings,
+    ItemError,
     ItemPage,
     ItemResult,
     StageProgress,
@@ -143,8 +144,20 @@ class Evaluations:
             raise ProblemError(404, "Not found", f"no evaluation {evaluation_id!r}", field="id")
         return evaluation
 
-    async def status(self, evaluation: EvaluationRow) -> EvaluationStatus:
-        errors, error_count = await self.store.errors(evaluation.id, STATUS_ERRORS)
+    async def status(
+        self,
+        evaluation: EvaluationRow,
+        counts: dict[str, dict[str, int]] | None = None,
+        error_count: int | None = None,
+    ) -> EvaluationStatus:
+        """The job's status; ``counts`` and ``error_count`` when a list page read them already
+        (a job without failures then needs no query of its own)."""
+        if error_count == 0:
+            errors: list[ItemError] = []
+        else:
+            errors, error_count = await self.store.errors(evaluation.id, STATUS_ERRORS)
+        if counts is None:
+            counts = await self.store.progress_counts(evaluation.id)
         return EvaluationStatus(
             id=evaluation.id,
             status=evaluation.status,  # type: ignore[arg-type]
@@ -154,34 +167,11 @@ class Evaluations:
             k=evaluation.k,
             dataset_id=evaluation.dataset_id,
             item_count=evaluation.item_count,
-            progress=await self.progress(evaluation),
+            progress=progress(evaluation, counts),
             timings=timings(evaluation),
             errors=errors,
             error_count=error_count,
             message=evaluation.message,
-        )
-
-    async def progress(self, evaluation: EvaluationRow) -> EvaluationProgress:
-        counts = await self.store.progress_counts(evaluation.id)
-        items, answers = counts["items"], counts["answers"]
-        pending_items = items.get("pending", 0)
-        with_text = answers.get("answered", 0) + answers.get("graded", 0)
-        with_text += answers.get("failed_grade", 0)
-        failed = answers.get("failed_answer", 0)
-        total = sum(answers.values()) + pending_items * evaluation.k * len(evaluation.models)
-        return EvaluationProgress(
-            paraphrase=StageProgress(
-                done=items.get("done", 0),
-                failed=items.get("failed", 0),
-                total=evaluation.item_count,
-            ),
-            answer=StageProgress(done=with_text, failed=failed, total=total),
-            grade=StageProgress(
-                done=answers.get("graded", 0),
-                failed=answers.get("failed_grade", 0),
-                total=with_text,
-            ),
-            fraction=round((with_text + failed) / total, 4) if total else 0.0,
         )
 
     async def page(
@@ -197,8 +187,13 @@ class Evaluations:
         rows, total = await self.store.list_page(
             status=status, task=task, model=model, dataset_id=dataset_id, limit=limit, offset=offset
         )
+        ids = [row.id for row in rows]
+        counts = await self.store.progress_counts_of(ids)
+        error_counts = await self.store.error_counts(ids)
         return EvaluationPage(
-            evaluations=[await self.status(row) for row in rows],
+            evaluations=[
+                await self.status(row, counts[row.id], error_counts[row.id]) for row in rows
+            ],
             total=total,
             limit=limit,
             offset=offset,
@@ -349,3 +344,27 @@ def report_notes(evaluation: EvaluationRow, report: EvaluationReport) -> list[st
     if report.semantic_check:
         notes.append(f"semantic check of paraphrases: {report.semantic_check}")
     return notes
+
+
+def progress(evaluation: EvaluationRow, counts: dict[str, dict[str, int]]) -> EvaluationProgress:
+    """Per stage: done, failed and total, from the status counts of items and answers."""
+    items, answers = counts["items"], counts["answers"]
+    pending_items = items.get("pending", 0)
+    with_text = answers.get("answered", 0) + answers.get("graded", 0)
+    with_text += answers.get("failed_grade", 0)
+    failed = answers.get("failed_answer", 0)
+    total = sum(answers.values()) + pending_items * evaluation.k * len(evaluation.models)
+    return EvaluationProgress(
+        paraphrase=StageProgress(
+            done=items.get("done", 0),
+            failed=items.get("failed", 0),
+            total=evaluation.item_count,
+        ),
+        answer=StageProgress(done=with_text, failed=failed, total=total),
+        grade=StageProgress(
+            done=answers.get("graded", 0),
+            failed=answers.get("failed_grade", 0),
+            total=with_text,
+        ),
+        fraction=round((with_text + failed) / total, 4) if total else 0.0,
+    )

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from litestar.testing import AsyncTestClient
 
 from services.evaluator.app import create_app
@@ -18,8 +19,9 @@ from shared.contracts.scoring import Report, ReportFormat
 from tests.integration.evaluator.stand_ins import StandInUpstream
 
 
-def answer_right(model: str, question: str) -> str:
-    return question.split()[2].rstrip("?")
+def answer_right(model: str, question: str) -> str | None:
+    """The right answer; the model named "broken" fails every call."""
+    return None if model == "broken" else question.split()[2].rstrip("?")
 
 
 async def render(report: Report, fmt: ReportFormat) -> bytes:
@@ -89,6 +91,44 @@ async def test_job_lifecycle_items_and_reports(client: AsyncTestClient[Any]) -> 
     listed = (await client.get("/v1/evaluations?status=succeeded&model=m2")).json()
     assert [e["id"] for e in listed["evaluations"]] == [job_id]
     assert (await client.get("/v1/evaluations?status=running")).json()["total"] == 0
+
+
+async def test_a_list_page_shows_each_job_as_its_status_does_in_a_fixed_number_of_queries(
+    client: AsyncTestClient[Any],
+) -> None:
+    async def submit(count: int, **extra: Any) -> None:
+        for _ in range(count):
+            created = await client.post("/v1/evaluations", json=job_body(n=2, **extra))
+            await wait_finished(client, created.json()["id"])
+
+    statements: list[str] = []
+    engine = client.app.state.database.engine.sync_engine
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        statements.append(statement)
+
+    async def listed() -> tuple[list[dict[str, Any]], int]:
+        statements.clear()
+        sa.event.listen(engine, "before_cursor_execute", count)
+        try:
+            page = (await client.get("/v1/evaluations?limit=50")).json()
+        finally:
+            sa.event.remove(engine, "before_cursor_execute", count)
+        return page["evaluations"], len(statements)
+
+    await submit(1, models=["m1", "broken"])
+    await submit(2)
+    page, queries = await listed()
+    for entry in page:  # the same status, progress and errors as the job's own page
+        assert entry == (await client.get(f"/v1/evaluations/{entry['id']}")).json()
+    failing = [entry for entry in page if entry["models"] == ["m1", "broken"]]
+    assert failing[0]["error_count"] == len(failing[0]["errors"]) == 6
+    assert failing[0]["progress"]["answer"]["failed"] == 6
+
+    await submit(3)
+    page, more_queries = await listed()
+    assert len(page) == 6
+    assert more_queries <= queries, statements  # jobs without failures add no query
 
 
 async def test_idempotency_key(client: AsyncTestClient[Any]) -> None:
