@@ -16,6 +16,16 @@ POSTGRES_ADMIN_URL = os.environ.get(
 )
 
 
+@pytest.fixture(scope="session", autouse=True)
+async def _shared_http_session_closed() -> AsyncIterator[None]:
+    """Async tests share one event loop and, through it, shared.http_client's pooled session;
+    close it when the tests end (left to the interpreter's exit, aiohttp warns of it unclosed)."""
+    yield
+    from shared.http_client import close_session
+
+    await close_session()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
