@@ -105,7 +105,8 @@ async def test_a_list_page_shows_each_job_as_its_status_does_in_a_fixed_number_o
     engine = client.app.state.database.engine.sync_engine
 
     def count(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        statements.append(statement)
+        if "evaluator_evaluations.status IN" not in statement:  # the job runner's own polls
+            statements.append(statement)
 
     async def listed() -> tuple[list[dict[str, Any]], int]:
         statements.clear()
