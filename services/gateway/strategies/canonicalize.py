@@ -11,6 +11,7 @@ from services.gateway.strategies.question import AnswerSettings, Question
 from services.gateway.strategies.result import StrategyResult
 from shared.contracts.gateway import GenerateRequest
 from shared.contracts.proxy import StrategyOptions, Variant
+from shared.quantities import quantity_difference
 
 REWRITE_TEMPERATURE = 0.7
 DEFAULT_SEED = 0
@@ -39,6 +40,10 @@ async def canonicalize(
         notes.append(f"the rewrite failed ({failure.outcome}: {failure.detail})")
     if not wording:
         notes.append("answered the original question: no usable rewrite")
+        wording = question.text
+    elif lost := quantity_difference(question.text, wording):
+        # small models "standardise" a word problem into algebra, dropping its numbers
+        notes.append(f"answered the original question: the rewrite changed its numbers ({lost})")
         wording = question.text
     response = await model.generate(settings.request(question.messages_for(wording), 0.0))
     task = options.task or infer_task(response.text)

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 
 from services.verify.domain.judge import Judge, JudgeOutcome
 from services.verify.domain.lexical import max_overlap, overlap
-from services.verify.domain.numbers import quantity_difference
 from services.verify.domain.prompts import JUDGE_PROMPT_VERSION
 from services.verify.domain.semantic import SemanticStage
 from shared.contracts.verify import (
@@ -17,6 +16,7 @@ from shared.contracts.verify import (
     VerifyResponse,
 )
 from shared.http_client import ServiceCallError
+from shared.quantities import quantity_difference
 
 
 @dataclass

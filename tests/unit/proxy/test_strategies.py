@@ -128,6 +128,19 @@ async def test_canonicalize_answers_a_reproducible_rewrite_greedily() -> None:
     assert result.variants[0].source == "canonical" and result.variants[0].question == REWRITE
 
 
+async def test_canonicalize_answers_the_original_when_the_rewrite_changes_a_number() -> None:
+    seven = "How many legs do 7 spiders have?"  # the stand-in's rewrite speaks of three spiders
+    model = WordingModel(by_wording({seven: "56 legs"}, "24 legs"))
+    outcome = await run(model, "canonicalize", question=Question(text=seven), task="math")
+    _rewrite, answer = model.requests
+    assert _last_user(answer.messages) == seven
+    result = outcome.result
+    assert result.answer == "56" and result.variants[0].source == "original"
+    assert result.notes == [
+        "answered the original question: the rewrite changed its numbers (missing 7)"
+    ]
+
+
 async def test_a_tie_returns_the_original_answer() -> None:
     table: dict[str, str | GenerationFailed] = {
         QUESTION: "The capital is Paris.",

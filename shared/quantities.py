@@ -1,4 +1,5 @@
-"""Quantity check: a paraphrase keeps every number of the original and adds none.
+"""Quantity check: a rewording keeps every number of the original and adds none (verify's
+numbers stage, the gateway's canonicalize guard).
 
 Numbers are read as values, so "3", "three" and "3.0" agree, and "1,000" is one thousand.
 """

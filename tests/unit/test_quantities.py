@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from services.verify.domain.numbers import quantities, quantity_difference
+from shared.quantities import quantities, quantity_difference
 
 
 def test_quantities_read_digits_fractions_and_words() -> None:
