@@ -117,6 +117,10 @@ class Failure:
     retry_at: float | None
 
 
+def _evaluation_columns(results: bool) -> list[sa.Column[Any]]:
+    return [column for column in evaluations.c if results or column.key != "results"]
+
+
 def _evaluation(row: RowMapping) -> EvaluationRow:
     return EvaluationRow(
         id=row["id"],
@@ -351,17 +355,11 @@ class EvaluationStore:
             )
         return _evaluation(row) if row else None
 
-    async def get(self, evaluation_id: str) -> EvaluationRow | None:
+    async def get(self, evaluation_id: str, *, results: bool = False) -> EvaluationRow | None:
+        """The job; its results JSON (large for big jobs) only when asked for."""
+        query = sa.select(*_evaluation_columns(results)).where(evaluations.c.id == evaluation_id)
         async with self.engine.connect() as connection:
-            row = (
-                (
-                    await connection.execute(
-                        sa.select(evaluations).where(evaluations.c.id == evaluation_id)
-                    )
-                )
-                .mappings()
-                .first()
-            )
+            row = (await connection.execute(query)).mappings().first()
         return _evaluation(row) if row else None
 
     async def status_of(self, evaluation_id: str) -> str | None:
@@ -388,9 +386,12 @@ class EvaluationStore:
             conditions.append(evaluations.c.task == task)
         if dataset_id:
             conditions.append(evaluations.c.dataset_id == dataset_id)
-        # a page shows statuses, not results: their JSON (large for big jobs) stays in the table
-        columns = [column for column in evaluations.c if column.key != "results"]
-        query = sa.select(*columns).where(*conditions).order_by(evaluations.c.created_at.desc())
+        # a page shows statuses, not results
+        query = (
+            sa.select(*_evaluation_columns(results=False))
+            .where(*conditions)
+            .order_by(evaluations.c.created_at.desc())
+        )
         if not model:  # page in the database rather than loading every job (and its results)
             count = sa.select(sa.func.count()).select_from(evaluations).where(*conditions)
             async with self.engine.connect() as connection:

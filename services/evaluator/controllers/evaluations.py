@@ -139,7 +139,7 @@ class EvaluationController(Controller):
         offset: Annotated[int, Parameter(ge=0)] = 0,
     ) -> ItemPage:
         evaluations: Evaluations = state.evaluations
-        evaluation = await evaluations.require(evaluation_id)
+        evaluation = await evaluations.require(evaluation_id, results=True)
         return await evaluations.items_page(evaluation, offset, limit)
 
     @get(
@@ -152,7 +152,7 @@ class EvaluationController(Controller):
         self, evaluation_id: FromPath[str], state: State, format: FromQuery[ReportFormat] = "json"
     ) -> Response[Any]:
         evaluations: Evaluations = state.evaluations
-        evaluation = await evaluations.require(evaluation_id)
+        evaluation = await evaluations.require(evaluation_id, results=True)
         if format == "json":
             report: EvaluationReport = await evaluations.report(evaluation)
             return Response(report, media_type=MEDIA_TYPES["json"])

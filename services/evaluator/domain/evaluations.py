@@ -138,8 +138,9 @@ class Evaluations:
             )
         return await self.store.sets_by_question(evaluation_id)
 
-    async def require(self, evaluation_id: str) -> EvaluationRow:
-        evaluation = await self.store.get(evaluation_id)
+    async def require(self, evaluation_id: str, *, results: bool = False) -> EvaluationRow:
+        """The job or a 404; ``results`` for the item pages and reports, which show them."""
+        evaluation = await self.store.get(evaluation_id, results=results)
         if evaluation is None:
             raise ProblemError(404, "Not found", f"no evaluation {evaluation_id!r}", field="id")
         return evaluation

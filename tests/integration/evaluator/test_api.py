@@ -132,6 +132,32 @@ async def test_a_list_page_shows_each_job_as_its_status_does_in_a_fixed_number_o
     assert more_queries <= queries, statements  # jobs without failures add no query
 
 
+async def test_a_status_poll_leaves_the_stored_results_in_the_database(
+    client: AsyncTestClient[Any],
+) -> None:
+    created = await client.post("/v1/evaluations", json=job_body())
+    job_id = created.json()["id"]
+    await wait_finished(client, job_id)
+    selected: list[str] = []
+    engine = client.app.state.database.engine.sync_engine
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if statement.lstrip().upper().startswith("SELECT"):
+            selected.append(statement)
+
+    sa.event.listen(engine, "before_cursor_execute", record)
+    try:
+        status = (await client.get(f"/v1/evaluations/{job_id}")).json()
+        polled = list(selected)
+        report = (await client.get(f"/v1/evaluations/{job_id}/report")).json()
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", record)
+    assert status["status"] == "succeeded"
+    assert not any("evaluator_evaluations.results" in s for s in polled), polled
+    assert any("evaluator_evaluations.results" in s for s in selected[len(polled) :])
+    assert report["models"][0]["metrics"]["A_orig"]["value"] == 1.0  # read from the results
+
+
 async def test_idempotency_key(client: AsyncTestClient[Any]) -> None:
     headers = {"Idempotency-Key": "abc"}
     first = await client.post("/v1/evaluations", json=job_body(), headers=headers)

@@ -85,7 +85,7 @@ async def test_job_answers_every_variant_once_and_finishes(store: EvaluationStor
     job_id = await create(store, n=4, k=3)
     await JobEngine(store, upstream, FAST).run(job_id)
 
-    job = await store.get(job_id)
+    job = await store.get(job_id, results=True)
     assert job is not None and job.status == "succeeded", job and job.message
     assert sorted(upstream.answered.values()) == [1] * (4 * 4 * 2)
     answers = await store.answers_of(job_id)
