@@ -244,6 +244,7 @@ def repetition(args: argparse.Namespace) -> list[Run]:
             free_port_block(5),
             args.database_url,
             latency_s=latency,
+            latency_spread=args.latency_spread,
             concurrency=args.concurrency,
             extra_routes=EXTRA_ROUTES,
             extra_env=TUNING,
@@ -274,6 +275,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=200)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument(
+        "--latency-spread",
+        type=float,
+        default=0.5,
+        help="each stand-in answer waits latency × uniform(1 − s, 1 + s), the mean unchanged; "
+        "0: every answer after exactly the latency (answers then fall due in lock-step bursts)",
+    )
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--repeat", type=int, default=3, help="fresh-stack repetitions")
     parser.add_argument(
@@ -296,7 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     by_run_1 = sorted(repetitions, key=lambda runs: runs[0].seconds)
     runs = by_run_1[(len(by_run_1) - 1) // 2]
     print(
-        f"\n2 models × {args.items} items × k={args.k}; stand-in latency {args.latency_ms:g} ms, "
+        f"\n2 models × {args.items} items × k={args.k}; stand-in latency {args.latency_ms:g} ms"
+        + (f" ± {args.latency_spread:.0%} (uniform)" if args.latency_spread else "")
+        + ", "
         f"{args.concurrency} slots per route; the repetition with the median run 1 "
         f"of {args.repeat}\n"
     )

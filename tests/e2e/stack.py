@@ -152,11 +152,14 @@ def running_stack(
     database_url: str | None = None,
     *,
     latency_s: float = 0.0,
+    latency_spread: float = 0.0,
     concurrency: int = 16,
     extra_routes: str = "",
     extra_env: dict[str, str] | None = None,
 ) -> Iterator[Stack]:
-    with FakeOpenAIServer(responder=TinyWorld(), latency_s=latency_s) as upstream:
+    with FakeOpenAIServer(
+        responder=TinyWorld(), latency_s=latency_s, latency_spread=latency_spread
+    ) as upstream:
         routes = tmp / "models.toml"
         text = ROUTES + extra_routes
         routes.write_text(text.format(url=upstream.url, concurrency=concurrency))

@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import random
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -88,12 +89,17 @@ class StandInServer:
         responder: Responder | None = None,
         *,
         latency_s: float = 0.0,
+        latency_spread: float = 0.0,
         fault_for: FaultPicker | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
         self.responder = responder
         self.latency_s = latency_s
+        #: each answer waits latency_s × uniform(1 − spread, 1 + spread): the mean stays
+        #: latency_s, but answers no longer all fall due together as with a fixed latency
+        self.latency_spread = latency_spread
+        self._random = random.Random(0)
         self.fault_for = fault_for
         self.host = host
         self.port = port
@@ -164,10 +170,17 @@ class StandInServer:
             await self._wait_stopping(fault.seconds)
             return fault
         delayed = fault is not None and fault.kind == "delay"
-        delay = self.latency_s + (fault.seconds or 0.0 if delayed and fault else 0.0)
+        delay = self._latency() + (fault.seconds or 0.0 if delayed and fault else 0.0)
         if delay > 0:
             await asyncio.sleep(delay)
         return None if delayed else fault
+
+    def _latency(self) -> float:
+        if not self.latency_spread:
+            return self.latency_s
+        with self._lock:
+            factor = self._random.uniform(1 - self.latency_spread, 1 + self.latency_spread)
+        return self.latency_s * factor
 
     def reply_for(self, body: dict[str, Any], default: Callable[[dict[str, Any]], str]) -> Any:
         return self.responder(body) if self.responder is not None else default(body)
