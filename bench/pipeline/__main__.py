@@ -339,12 +339,12 @@ def main(argv: list[str] | None = None) -> int:
         f"\nrepeated run: at most {calls} upstream calls, {min(speedups):.1f}× to "
         f"{max(speedups):.1f}× faster than run 1 (targets: 0 calls, ≥ 20×)"
     )
-    for index, run in enumerate(runs[:2]):
-        median = statistics.median(
-            efficiency(reps[index], latency, args.concurrency) for reps in repetitions
-        )
-        verdict = "meets" if median >= 0.85 else "misses"
-        print(f"{run.name}: median efficiency {median:.2f} {verdict} the 0.85 target")
+    median = statistics.median(
+        efficiency(reps[0], latency, args.concurrency) for reps in repetitions
+    )
+    verdict = "meets" if median >= 0.85 else "misses"
+    print(f"{runs[0].name}: median efficiency {median:.2f} {verdict} the 0.85 target")
+    print(f"{runs[1].name}: a diagnostic of the answer stage alone (the target is run 1's)")
     return 0
 
 
