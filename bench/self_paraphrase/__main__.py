@@ -2,12 +2,13 @@
 
     python -m bench.self_paraphrase                      # 10 GSM8K + 10 SimpleQA items, local-small
     python -m bench.self_paraphrase --model local --math 20 --factual 20 --k 5 --flip-k 5
-    # the asked size on a small CPU, over as many runs as it takes:
-    python -m bench.self_paraphrase --math 100 --factual 100 --k 5 --flip-k 5 \
-        --record bench/self_paraphrase/recorded.jsonl --state-dir ~/.cache/steadfast-bench-sp
+    # the asked size on a small CPU, over as many runs as it takes (both records are kept:
+    # recorded-local.jsonl and recorded-local-flips.jsonl beside it)
+    python -m bench.self_paraphrase --model local --math 100 --factual 100 --k 5 --flip-k 5 \
+        --record bench/self_paraphrase/recorded-local.jsonl
     # the table of what is recorded so far (no model calls)
-    python -m bench.self_paraphrase --math 100 --factual 100 --k 5 --report \
-        --record bench/self_paraphrase/recorded.jsonl
+    python -m bench.self_paraphrase --model local --math 100 --factual 100 --k 5 --flip-k 5 \
+        --report --record bench/self_paraphrase/recorded-local.jsonl
 
 Starts the whole stack (gateway, perturb, verify, scoring, evaluator; a fresh response cache,
 the local model files reused from the default data directory). Each item of the bundled GSM8K
@@ -17,12 +18,7 @@ for its own calls; the answers are graded by scoring's reference grader, and one
 per dataset and strategy: accuracy, flip rate, model calls, latency and tokens per request.
 
 Flip rate (``--flip-k K``, 0 to skip) comes from the evaluator, which evaluates a strategy like
-any model (the gateway answers ``"<strategy>:<route>"`` names with the strategy, default options,
-k=5): one evaluation per dataset with models = the plain route and ``<strategy>:<route>`` for each
-strategy, K paraphrases per item written by the model through the perturb service (lexical
-filter — and, for maths, the numbers check — only: no judge, no embedding check), shared by every
-model; flip_rate = #(original correct ∧ majority not correct) / #(original correct) as the
-evaluator's report gives it (METHOD.md §1.4).
+any model, chunk by chunk after the accuracy part: see ``flips.py``.
 """
 
 from __future__ import annotations
@@ -36,43 +32,27 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from bench.self_paraphrase import flips
+from bench.self_paraphrase.flips import FlipRate, FlipRecord, FlipSettings
+from bench.self_paraphrase.items import PLAIN, STRATEGIES, Item, load_items
 from services.evaluator.domain.prompts import FACTUAL_INSTRUCTION, MATH_INSTRUCTION
 from services.gateway.domain.routes import BUILTIN_ROUTES
 from services.gateway.strategies.prompts import PROMPT_VERSION
 from shared.clients.evaluator import EvaluatorClient
 from shared.clients.gateway import GatewayClient
 from shared.clients.scoring import ScoringClient
-from shared.contracts.evaluator import EvaluationCreate, EvaluationItem, MetricSettings
 from shared.contracts.gateway import ChatMessage, GenerateRequest
 from shared.contracts.proxy import SelfParaphraseRequest, SelfParaphraseResponse
-from shared.contracts.scoring import Gold, GradeItem, GradeRequest, Label
-from shared.contracts.verify import Task, VerifyOptions, VerifyStages
+from shared.contracts.scoring import GradeItem, GradeRequest, Label
+from shared.contracts.verify import Task
 from shared.http_client import ServiceCallError, ServiceClient, close_session
 from shared.settings import default_data_dir
 from steadfast.supervisor import Supervisor, service_ports
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO.parent / "shared" / "data" / "fixtures"
-DATASETS: dict[str, tuple[Task, str]] = {
-    "gsm8k": ("math", "math_gsm8k_test.jsonl"),
-    "simpleqa": ("factual", "factual_simpleqa.jsonl"),
-}
 INSTRUCTIONS: dict[Task, str] = {"math": MATH_INSTRUCTION, "factual": FACTUAL_INSTRUCTION}
-PLAIN = "plain"
-STRATEGIES = (PLAIN, "single-prompt", "canonicalize", "paraphrase-vote")
 #: the whole stack: the evaluator computes the flip rate
 SERVICES = ("gateway", "perturb", "verify", "scoring", "evaluator")
-
-
-@dataclass
-class Item:
-    id: str
-    dataset: str
-    task: Task
-    question: str
-    gold: Gold
 
 
 @dataclass
@@ -87,21 +67,6 @@ class Answer:
     item_id: str = ""
     label: Label | None = None
     error: str | None = None
-
-
-def load_items(dataset: str, count: int) -> list[Item]:
-    task, file_name = DATASETS[dataset]
-    items: list[Item] = []
-    with (FIXTURES / file_name).open(encoding="utf-8") as lines:
-        for line in lines:
-            if len(items) == count:
-                break
-            record = json.loads(line)
-            gold = (
-                Gold(answer=record["answer"]) if task == "math" else Gold(answers=record["answers"])
-            )
-            items.append(Item(record["id"], dataset, task, record["question"], gold))
-    return items
 
 
 class Record:
@@ -211,7 +176,9 @@ class Row:
     dataset: str
     strategy: str
     originals: list[Answer]
-    flip: tuple[float | None, int] | None = None
+    flip: FlipRate | None = None
+    #: the items the flip rate is over (every strategy has them in the flip record)
+    flip_items: int = 0
 
 
 async def run_strategy(bench: Bench, strategy: str, items: list[Item]) -> Row:
@@ -259,6 +226,37 @@ async def run_chunks(
     return list(rows.values())
 
 
+def flip_settings(args: argparse.Namespace) -> FlipSettings:
+    return FlipSettings(
+        route=args.model,
+        strategies=tuple(args.strategies),
+        k=args.k,
+        flip_k=args.flip_k,
+        max_tokens={"math": args.math_tokens, "factual": args.factual_tokens},
+        paraphrase_budget_s=args.paraphrase_budget_s,
+    )
+
+
+def flip_record_path(args: argparse.Namespace) -> Path | None:
+    """``--flip-record``, or beside ``--record``: ``<name>-flips.jsonl``."""
+    if args.flip_record:
+        return Path(args.flip_record)
+    if args.record:
+        record = Path(args.record)
+        return record.with_name(f"{record.stem}-flips.jsonl")
+    return None
+
+
+def attach_flip_rates(
+    rows: list[Row], datasets: list[list[Item]], settings: FlipSettings, record: FlipRecord
+) -> None:
+    for items in datasets:
+        rates, item_count = flips.flip_rates(record, items, settings)
+        for row in rows:
+            if row.dataset == items[0].dataset:
+                row.flip, row.flip_items = rates.get(row.strategy), item_count
+
+
 def recorded_rows(args: argparse.Namespace) -> list[Row]:
     """The table's rows from the record alone (``--report``): per dataset, the items every
     strategy has an answer for."""
@@ -289,82 +287,11 @@ def recorded_rows(args: argparse.Namespace) -> list[Row]:
         order = [item.id for item in load_items(dataset, count) if item.id in common]
         for strategy, by_item in answered.items():
             rows.append(Row(dataset, strategy, [by_item[item_id] for item_id in order]))
+    if args.flip_k:
+        datasets = [load_items("gsm8k", args.math), load_items("simpleqa", args.factual)]
+        datasets = [items for items in datasets if items]
+        attach_flip_rates(rows, datasets, flip_settings(args), FlipRecord(flip_record_path(args)))
     return rows
-
-
-def model_name(strategy: str, route: str) -> str:
-    """The gateway model that answers as ``strategy``: the route, or ``<strategy>:<route>``."""
-    return route if strategy == PLAIN else f"{strategy}:{route}"
-
-
-def evaluation_of(
-    items: list[Item], route: str, strategies: list[str], args: argparse.Namespace
-) -> EvaluationCreate:
-    """One evaluation of a dataset: the plain route and every strategy on the same paraphrases."""
-    task = items[0].task
-    models = [route, *(model_name(s, route) for s in strategies if s != PLAIN)]
-    return EvaluationCreate(
-        name=f"bench.self_paraphrase {items[0].dataset}",
-        models=models,
-        task=task,
-        k=args.flip_k,
-        generator=route,
-        seed=0,
-        max_candidates=4 * args.flip_k,
-        time_budget_s=args.paraphrase_budget_s,
-        plain_per_round=min(64, 2 * args.flip_k),
-        toned_per_round=0,
-        verify=VerifyOptions(
-            stages=VerifyStages(lexical=True, numbers=task == "math", judge=False, semantic="off")
-        ),
-        metrics=MetricSettings(bootstrap=0),
-        max_tokens=args.math_tokens if task == "math" else args.factual_tokens,
-        items=[
-            EvaluationItem(id=item.id, question=item.question, **gold_fields(item.gold))
-            for item in items
-        ],
-    )
-
-
-def gold_fields(gold: Gold) -> dict[str, Any]:
-    """The item's gold as the evaluator takes it (maths: ``answer``, factual: ``answers``)."""
-    return {"answer": gold.answer, "answers": gold.answers}
-
-
-async def flip_rates(
-    evaluator: EvaluatorClient, evaluation: EvaluationCreate, timeout_s: float
-) -> dict[str, tuple[float | None, int]]:
-    """``{model: (flip rate, originals correct)}`` from the evaluator's report."""
-    # an evaluation a stopped run left behind (--state-dir) would compete for the model; its
-    # stored answers are what this one reuses
-    page = await evaluator.evaluations(limit=100)
-    for earlier in page.evaluations:
-        if earlier.name == evaluation.name and earlier.status in ("queued", "running"):
-            await evaluator.cancel(earlier.id)
-    accepted = await evaluator.create_evaluation(evaluation)
-    deadline = time.monotonic() + timeout_s
-    status = await evaluator.evaluation(accepted.id)
-    while status.status in ("queued", "running"):
-        if time.monotonic() > deadline:
-            await evaluator.cancel(accepted.id)
-            raise RuntimeError(f"evaluation {accepted.id} did not finish in {timeout_s:.0f} s")
-        await asyncio.sleep(1.0)
-        status = await evaluator.evaluation(accepted.id)
-    if status.status != "succeeded":
-        print(f"  evaluation {accepted.id} {status.status}: {status.message}", file=sys.stderr)
-    for error in status.errors:
-        print(f"  evaluation error: {error}", file=sys.stderr)
-    try:
-        report = await evaluator.report(accepted.id)
-    except ServiceCallError as failure:
-        print(f"  evaluation {accepted.id}: no report ({failure})", file=sys.stderr)
-        return {}
-    flips: dict[str, tuple[float | None, int]] = {}
-    for summary in report.models:
-        metric = summary.metrics.get("flip_rate")
-        if metric is not None:
-            flips[summary.model] = (metric.value, metric.n)
-    return flips
 
 
 def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float | None) -> None:
@@ -387,7 +314,8 @@ def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float | None)
         flip = "n/a"
         if row.flip is not None:
             value, n = row.flip
-            flip = f"{value:.2f} ({n})" if value is not None else f"null ({n})"
+            shown = f"{value:.2f}" if value is not None else "null"
+            flip = f"{shown} ({n}/{row.flip_items})"
         latencies = [answer.latency_s for answer in answers]
         agreements = [a.agreement for a in answers if a.agreement is not None]
         agreement = f"{statistics.mean(agreements):.2f}" if agreements else "-"
@@ -400,8 +328,9 @@ def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float | None)
             f"{sum(a.error is not None for a in answers):>6}"
         )
     print(
-        "accuracy: reference grader on the original question; flip rate (n = originals correct), "
-        "by the evaluator (strategies with their default options, k=5): share of those whose "
+        "accuracy: reference grader on the original question; flip rate (originals correct / "
+        "items, over the items every strategy has in the flip record), by the evaluator "
+        "(strategies with their default options, k=5): share of the originals correct whose "
         "majority over the paraphrases is not correct; latency is wall time "
         "per request from the client, under the stated concurrency; agreement: the strategy's "
         "consistency score (paraphrase-vote: the majority's share of the variants)."
@@ -430,17 +359,11 @@ async def run(
     rows = await run_chunks(bench, args.strategies, datasets, args.chunk, started)
     if args.flip_k and evaluator_url:
         evaluator = EvaluatorClient(evaluator_url, timeout_s=60)
-        for items in datasets:
-            evaluation = evaluation_of(items, args.model, args.strategies, args)
-            flips = await flip_rates(evaluator, evaluation, args.evaluation_timeout_s)
-            for row in rows:
-                if row.dataset == items[0].dataset:
-                    row.flip = flips.get(model_name(row.strategy, args.model), (None, 0))
-            print(
-                f"  {items[0].dataset} flip rates (evaluator): done at "
-                f"{time.perf_counter() - started:.0f} s",
-                flush=True,
-            )
+        settings, record = flip_settings(args), FlipRecord(flip_record_path(args))
+        await flips.measure(
+            evaluator, datasets, settings, record, args.chunk, args.evaluation_timeout_s, started
+        )
+        attach_flip_rates(rows, datasets, settings, record)
     await close_session()
     print_table(rows, args, time.perf_counter() - started)
     if args.save:
@@ -496,6 +419,12 @@ def main() -> None:
         default=None,
         help="JSON lines of graded answers kept across runs: recorded answers (same model, "
         "strategy, k, max_tokens) are not asked again, this run's are appended",
+    )
+    parser.add_argument(
+        "--flip-record",
+        default=None,
+        help="JSON lines of every (item, strategy)'s graded variants from the flip-rate "
+        "evaluations, kept across runs (default: beside --record, <name>-flips.jsonl)",
     )
     parser.add_argument(
         "--state-dir",

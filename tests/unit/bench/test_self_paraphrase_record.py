@@ -132,6 +132,7 @@ def test_the_report_compares_the_strategies_on_the_items_all_of_them_answered(
         math=3,
         factual=0,
         strategies=["plain", "canonicalize"],
+        flip_k=0,
     )
     rows = recorded_rows(args)
     assert [row.strategy for row in rows] == ["plain", "canonicalize"]

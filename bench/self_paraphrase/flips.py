@@ -1,0 +1,257 @@
+"""The flip rate of every strategy, measured through the evaluator in chunks kept across runs.
+
+One evaluation per chunk of items: models = the plain route and ``<strategy>:<route>`` for each
+strategy (the gateway answers those names with the strategy, default options), K paraphrases per
+item written by the model through the perturb service (lexical filter — and, for maths, the
+numbers check — only: no judge, no embedding check), the same paraphrases for every model. Each
+(item, model)'s graded variants are appended to the flip record, so the full size can be measured
+over many runs (a day of CPU here); the flip rate is METHOD.md §1.4's, computed by the scoring
+service's own code over the items every strategy has a record for:
+#(original correct ∧ majority not correct) / #(original correct).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from bench.self_paraphrase.items import PLAIN, Item, model_name
+from services.gateway.strategies.prompts import PROMPT_VERSION
+from services.scoring.domain.consistency import consistency_metrics
+from services.scoring.domain.questions import columns_from_records
+from shared.clients.evaluator import EvaluatorClient
+from shared.contracts.evaluator import (
+    EvaluationCreate,
+    EvaluationItem,
+    ItemResult,
+    MetricSettings,
+)
+from shared.contracts.scoring import ConsistencyOptions, ConsistencyRecord, Gold
+from shared.contracts.verify import Task, VerifyOptions, VerifyStages
+
+#: (flip rate or None when no original was correct, originals correct)
+FlipRate = tuple[float | None, int]
+
+
+@dataclass(frozen=True)
+class FlipSettings:
+    """What a recorded flip measurement depends on (part of every record key)."""
+
+    route: str
+    strategies: tuple[str, ...]
+    k: int
+    flip_k: int
+    max_tokens: dict[Task, int]
+    paraphrase_budget_s: float = 120.0
+
+    def key(self, strategy: str, item: Item) -> str:
+        k = 0 if strategy == PLAIN else self.k
+        prompts = "" if strategy == PLAIN else f"|prompts={PROMPT_VERSION}"
+        return (
+            f"{self.route}|{strategy}|k={k}|flip_k={self.flip_k}"
+            f"|max_tokens={self.max_tokens[item.task]}{prompts}|{item.id}"
+        )
+
+    def models(self) -> dict[str, str]:
+        """``{evaluator model name: strategy}``."""
+        return {model_name(strategy, self.route): strategy for strategy in self.strategies}
+
+
+class FlipRecord:
+    """Every (item, strategy)'s graded variants, one JSON line each, kept across runs."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.variants: dict[str, list[ConsistencyRecord]] = {}
+        if path is not None and path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    self.variants[row["key"]] = msgspec.convert(
+                        row["records"], list[ConsistencyRecord]
+                    )
+
+    def add(self, key: str, records: list[ConsistencyRecord]) -> None:
+        self.variants[key] = records
+        if self.path is not None:
+            line = {"key": key, "records": msgspec.to_builtins(records)}
+            with self.path.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+    def missing(self, settings: FlipSettings, items: Sequence[Item]) -> list[Item]:
+        return [
+            item
+            for item in items
+            if any(settings.key(s, item) not in self.variants for s in settings.strategies)
+        ]
+
+
+def evaluation_of(items: Sequence[Item], settings: FlipSettings) -> EvaluationCreate:
+    """One evaluation of a chunk: the plain route and every strategy on the same paraphrases."""
+    task = items[0].task
+    return EvaluationCreate(
+        name=f"bench.self_paraphrase {items[0].dataset}",
+        models=list(settings.models()),
+        task=task,
+        k=settings.flip_k,
+        generator=settings.route,
+        seed=0,
+        max_candidates=4 * settings.flip_k,
+        time_budget_s=settings.paraphrase_budget_s,
+        plain_per_round=min(64, 2 * settings.flip_k),
+        toned_per_round=0,
+        verify=VerifyOptions(
+            stages=VerifyStages(lexical=True, numbers=task == "math", judge=False, semantic="off")
+        ),
+        metrics=MetricSettings(bootstrap=0),
+        max_tokens=settings.max_tokens[task],
+        items=[
+            EvaluationItem(id=item.id, question=item.question, **gold_fields(item.gold))
+            for item in items
+        ],
+    )
+
+
+def gold_fields(gold: Gold) -> dict[str, Any]:
+    """The item's gold as the evaluator takes it (maths: ``answer``, factual: ``answers``)."""
+    return {"answer": gold.answer, "answers": gold.answers}
+
+
+def graded_variants(result: ItemResult, model: str) -> list[ConsistencyRecord] | None:
+    """One model's graded answers to one item's variants, as the evaluator gives them to the
+    scoring service; ``None`` when one of them failed (a later run asks again)."""
+    records = []
+    for variant in result.variants:
+        for answer in variant.answers:
+            if answer.model != model:
+                continue
+            if answer.label is None:
+                return None
+            records.append(
+                ConsistencyRecord(
+                    item_id=result.id,
+                    model=model,
+                    variant=variant.index,
+                    label=answer.label,
+                    value=answer.value,
+                    kind="original" if variant.index == 0 else variant.kind,
+                    tone=variant.tone,
+                )
+            )
+    return records or None
+
+
+async def evaluated_items(
+    evaluator: EvaluatorClient, evaluation: EvaluationCreate, timeout_s: float
+) -> list[ItemResult]:
+    """Run one evaluation to its end and return its per-item results."""
+    # an evaluation a stopped run left behind (--state-dir) would compete for the model; its
+    # stored answers are what this one reuses
+    page = await evaluator.evaluations(limit=100)
+    for earlier in page.evaluations:
+        if earlier.name == evaluation.name and earlier.status in ("queued", "running"):
+            await evaluator.cancel(earlier.id)
+    accepted = await evaluator.create_evaluation(evaluation)
+    deadline = time.monotonic() + timeout_s
+    status = await evaluator.evaluation(accepted.id)
+    while status.status in ("queued", "running"):
+        if time.monotonic() > deadline:
+            await evaluator.cancel(accepted.id)
+            raise RuntimeError(f"evaluation {accepted.id} did not finish in {timeout_s:.0f} s")
+        await asyncio.sleep(1.0)
+        status = await evaluator.evaluation(accepted.id)
+    if status.status != "succeeded":
+        print(f"  evaluation {accepted.id} {status.status}: {status.message}", file=sys.stderr)
+        return []
+    for error in status.errors:
+        print(f"  evaluation error: {error}", file=sys.stderr)
+    results: list[ItemResult] = []
+    while len(results) < status.item_count:
+        page_of_items = await evaluator.items(accepted.id, limit=50, offset=len(results))
+        if not page_of_items.items:
+            break
+        results += page_of_items.items
+    return results
+
+
+async def measure_chunk(
+    evaluator: EvaluatorClient,
+    items: Sequence[Item],
+    settings: FlipSettings,
+    record: FlipRecord,
+    timeout_s: float,
+) -> int:
+    """Evaluate the chunk's items that lack a record; record what came back; return how many
+    (item, strategy) pairs were recorded."""
+    missing = record.missing(settings, items)
+    if not missing:
+        return 0
+    by_id = {item.id: item for item in missing}
+    recorded = 0
+    for result in await evaluated_items(evaluator, evaluation_of(missing, settings), timeout_s):
+        for model, strategy in settings.models().items():
+            key = settings.key(strategy, by_id[result.id])
+            records = graded_variants(result, model)
+            if records is not None and key not in record.variants:
+                record.add(key, records)
+                recorded += 1
+    return recorded
+
+
+async def measure(
+    evaluator: EvaluatorClient,
+    datasets: Sequence[Sequence[Item]],
+    settings: FlipSettings,
+    record: FlipRecord,
+    chunk: int,
+    timeout_s: float,
+    started: float,
+) -> None:
+    """Chunk after chunk of each dataset, like the accuracy part: stopped at any point, the
+    strategies are compared on the same items."""
+    for start in range(0, max(len(items) for items in datasets), chunk):
+        for items in datasets:
+            part = items[start : start + chunk]
+            if not part:
+                continue
+            recorded = await measure_chunk(evaluator, part, settings, record, timeout_s)
+            print(
+                f"  {part[0].dataset} flip rates: items {start + 1}–{start + len(part)}, "
+                f"{recorded} answers sets recorded, at {time.perf_counter() - started:.0f} s",
+                flush=True,
+            )
+
+
+def flip_rates(
+    record: FlipRecord, items: Sequence[Item], settings: FlipSettings
+) -> tuple[dict[str, FlipRate], int]:
+    """``{strategy: flip rate}`` over the items every strategy has a record for (scoring's
+    METHOD §1.4 code, no bootstrap), and how many items that is."""
+    common = [
+        item
+        for item in items
+        if all(settings.key(s, item) in record.variants for s in settings.strategies)
+    ]
+    records = [
+        variant
+        for item in common
+        for strategy in settings.strategies
+        for variant in record.variants[settings.key(strategy, item)]
+    ]
+    if not records:
+        return {}, 0
+    metrics = consistency_metrics(columns_from_records(records), ConsistencyOptions(bootstrap=0))
+    rates: dict[str, FlipRate] = {}
+    for model, strategy in settings.models().items():
+        flip = metrics.models.get(model, {}).get("flip_rate")
+        if flip is not None:
+            rates[strategy] = (flip.value, flip.n)
+    return rates, len(common)

@@ -1,0 +1,182 @@
+"""The self-paraphrase bench's flip rates: measured chunk by chunk through the evaluator, kept in
+a record across runs, computed with the scoring service's METHOD §1.4 code."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.self_paraphrase.flips import (
+    FlipRecord,
+    FlipSettings,
+    flip_rates,
+    graded_variants,
+    measure,
+)
+from bench.self_paraphrase.items import Item
+from shared.contracts.evaluator import (
+    EvaluationAccepted,
+    EvaluationCreate,
+    EvaluationPage,
+    EvaluationProgress,
+    EvaluationStatus,
+    EvaluationTimings,
+    ItemModelResult,
+    ItemPage,
+    ItemResult,
+    StageProgress,
+    Variant,
+    VariantAnswer,
+)
+from shared.contracts.scoring import Gold
+
+SETTINGS = FlipSettings(
+    route="local",
+    strategies=("plain", "paraphrase-vote"),
+    k=5,
+    flip_k=2,
+    max_tokens={"math": 512, "factual": 128},
+)
+
+
+def items(n: int) -> list[Item]:
+    return [Item(f"q{i}", "gsm8k", "math", f"{i} + 1?", Gold(answer=str(i + 1))) for i in range(n)]
+
+
+def item_result(item_id: str, labels: dict[str, list[str | None]]) -> ItemResult:
+    """``labels``: per model, the label of the original then of each paraphrase."""
+    count = len(next(iter(labels.values())))
+    variants = [
+        Variant(
+            index=index,
+            text=f"wording {index}",
+            kind="original" if index == 0 else "plain",
+            answers=[
+                VariantAnswer(model=model, text="x", label=by_variant[index], value="x")  # type: ignore[arg-type]
+                for model, by_variant in labels.items()
+            ],
+        )
+        for index in range(count)
+    ]
+    models = [ItemModelResult(model=model) for model in labels]
+    return ItemResult(id=item_id, question="?", status="complete", variants=variants, models=models)
+
+
+def test_graded_variants_are_the_records_scoring_gets_and_none_when_one_failed() -> None:
+    result = item_result("q0", {"local": ["correct", "incorrect", "correct"]})
+    records = graded_variants(result, "local")
+    assert records is not None
+    assert [(r.variant, r.label, r.kind) for r in records] == [
+        (0, "correct", "original"),
+        (1, "incorrect", "plain"),
+        (2, "correct", "plain"),
+    ]
+    failed = item_result("q0", {"local": ["correct", None, "correct"]})
+    assert graded_variants(failed, "local") is None
+    assert graded_variants(result, "paraphrase-vote:local") is None
+
+
+def test_flip_rates_are_method_s_over_the_items_every_strategy_has(tmp_path: Path) -> None:
+    record = FlipRecord(tmp_path / "flips.jsonl")
+    q0, q1, q2 = items(3)
+    plain = {  # q0 flips (original right, majority wrong); q1 holds; q2: original wrong
+        "q0": ["correct", "incorrect", "incorrect"],
+        "q1": ["correct", "correct", "incorrect"],
+        "q2": ["incorrect", "correct", "correct"],
+    }
+    vote = {"q0": ["correct", "correct", "correct"], "q1": ["correct", "correct", "correct"]}
+    for item in (q0, q1, q2):
+        records = graded_variants(item_result(item.id, {"local": plain[item.id]}), "local")
+        assert records is not None
+        record.add(SETTINGS.key("plain", item), records)
+    for item in (q0, q1):  # q2 has no paraphrase-vote record yet: left out of both rates
+        result = item_result(item.id, {"paraphrase-vote:local": vote[item.id]})
+        records = graded_variants(result, "paraphrase-vote:local")
+        assert records is not None
+        record.add(SETTINGS.key("paraphrase-vote", item), records)
+
+    rates, item_count = flip_rates(FlipRecord(record.path), [q0, q1, q2], SETTINGS)
+    assert item_count == 2
+    # q1's majority is a tie (correct, incorrect): METHOD breaks it towards correct
+    assert rates == {"plain": (0.5, 2), "paraphrase-vote": (0.0, 2)}
+
+
+class RecordingEvaluator:
+    """The evaluator client's side of the bench: answers every evaluation at once."""
+
+    def __init__(self, labels: list[str]) -> None:
+        self.labels = labels
+        self.created: list[EvaluationCreate] = []
+
+    async def evaluations(self, limit: int = 20, offset: int = 0) -> EvaluationPage:
+        return EvaluationPage(evaluations=[], total=0, limit=limit, offset=offset)
+
+    async def create_evaluation(self, evaluation: EvaluationCreate, **_: Any) -> Any:
+        self.created.append(evaluation)
+        return EvaluationAccepted(id=str(len(self.created)), status="queued")
+
+    async def evaluation(self, evaluation_id: str) -> EvaluationStatus:
+        evaluation = self.created[int(evaluation_id) - 1]
+        return EvaluationStatus(
+            id=evaluation_id,
+            status="succeeded",
+            task=evaluation.task,
+            models=evaluation.models,
+            k=evaluation.k,
+            item_count=len(evaluation.items or []),
+            progress=EvaluationProgress(
+                paraphrase=StageProgress(), answer=StageProgress(), grade=StageProgress()
+            ),
+            timings=EvaluationTimings(created_at="2026-11-30T00:00:00+00:00"),
+        )
+
+    async def items(self, evaluation_id: str, limit: int = 50, offset: int = 0) -> ItemPage:
+        evaluation = self.created[int(evaluation_id) - 1]
+        chosen = (evaluation.items or [])[offset : offset + limit]
+        results = [
+            item_result(item.id or "", {model: list(self.labels) for model in evaluation.models})
+            for item in chosen
+        ]
+        return ItemPage(
+            items=results, total=len(evaluation.items or []), limit=limit, offset=offset
+        )
+
+
+def test_measure_asks_the_evaluator_only_for_items_without_a_record(tmp_path: Path) -> None:
+    path = tmp_path / "flips.jsonl"
+    evaluator = RecordingEvaluator(["correct", "correct", "incorrect"])
+    gsm8k = items(3)
+    run = measure(evaluator, [gsm8k[:2]], SETTINGS, FlipRecord(path), 2, 60, 0.0)  # type: ignore[arg-type]
+    asyncio.run(run)
+    first = evaluator.created[0]
+    assert first.models == ["local", "paraphrase-vote:local"]
+    assert first.k == 2 and [item.id for item in first.items or []] == ["q0", "q1"]
+
+    again = RecordingEvaluator(["correct", "correct", "incorrect"])
+    asyncio.run(measure(again, [gsm8k], SETTINGS, FlipRecord(path), 2, 60, 0.0))  # type: ignore[arg-type]
+    assert [[item.id for item in e.items or []] for e in again.created] == [["q2"]]
+    rates, item_count = flip_rates(FlipRecord(path), gsm8k, SETTINGS)
+    assert item_count == 3
+    assert rates == {"plain": (0.0, 3), "paraphrase-vote": (0.0, 3)}
+
+
+def test_a_failed_evaluation_records_nothing(tmp_path: Path) -> None:
+    class Failing(RecordingEvaluator):
+        async def evaluation(self, evaluation_id: str) -> EvaluationStatus:
+            status = await super().evaluation(evaluation_id)
+            status.status = "failed"
+            return status
+
+    path = tmp_path / "flips.jsonl"
+    asyncio.run(measure(Failing(["correct"]), [items(2)], SETTINGS, FlipRecord(path), 2, 60, 0.0))  # type: ignore[arg-type]
+    assert FlipRecord(path).variants == {}
+
+
+@pytest.mark.parametrize("strategy", ["plain", "paraphrase-vote"])
+def test_the_key_names_what_the_measurement_depends_on(strategy: str) -> None:
+    key = SETTINGS.key(strategy, items(1)[0])
+    assert key.startswith(f"local|{strategy}|") and "flip_k=2" in key and key.endswith("|q0")
+    assert ("prompts=" in key) == (strategy != "plain")
