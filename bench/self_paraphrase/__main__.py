@@ -230,7 +230,6 @@ def flip_settings(args: argparse.Namespace) -> FlipSettings:
     return FlipSettings(
         route=args.model,
         strategies=tuple(args.strategies),
-        k=args.k,
         flip_k=args.flip_k,
         max_tokens={"math": args.math_tokens, "factual": args.factual_tokens},
         paraphrase_budget_s=args.paraphrase_budget_s,

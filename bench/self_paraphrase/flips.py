@@ -34,6 +34,7 @@ from shared.contracts.evaluator import (
     ItemResult,
     MetricSettings,
 )
+from shared.contracts.proxy import StrategyOptions
 from shared.contracts.scoring import ConsistencyOptions, ConsistencyRecord, Gold
 from shared.contracts.verify import Task, VerifyOptions, VerifyStages
 
@@ -47,13 +48,13 @@ class FlipSettings:
 
     route: str
     strategies: tuple[str, ...]
-    k: int
     flip_k: int
     max_tokens: dict[Task, int]
     paraphrase_budget_s: float = 120.0
 
     def key(self, strategy: str, item: Item) -> str:
-        k = 0 if strategy == PLAIN else self.k
+        # an evaluator model "<strategy>:<route>" runs the strategy with its default options
+        k = 0 if strategy == PLAIN else StrategyOptions().k
         prompts = "" if strategy == PLAIN else f"|prompts={PROMPT_VERSION}"
         return (
             f"{self.route}|{strategy}|k={k}|flip_k={self.flip_k}"

@@ -36,7 +36,6 @@ from shared.contracts.scoring import Gold
 SETTINGS = FlipSettings(
     route="local",
     strategies=("plain", "paraphrase-vote"),
-    k=5,
     flip_k=2,
     max_tokens={"math": 512, "factual": 128},
 )
@@ -180,3 +179,5 @@ def test_the_key_names_what_the_measurement_depends_on(strategy: str) -> None:
     key = SETTINGS.key(strategy, items(1)[0])
     assert key.startswith(f"local|{strategy}|") and "flip_k=2" in key and key.endswith("|q0")
     assert ("prompts=" in key) == (strategy != "plain")
+    # "<strategy>:<route>" answers with the strategy's default options, whatever the bench's --k
+    assert ("|k=5|" in key) == (strategy != "plain")
