@@ -38,7 +38,7 @@ from bench.self_paraphrase.flips import FlipRate, FlipRecord, FlipSettings
 from bench.self_paraphrase.items import PLAIN, STRATEGIES, Item, load_items
 from services.evaluator.domain.prompts import FACTUAL_INSTRUCTION, MATH_INSTRUCTION
 from services.gateway.domain.routes import BUILTIN_ROUTES
-from services.gateway.strategies.prompts import PROMPT_VERSION
+from services.gateway.strategies.prompts import STRATEGY_PROMPT_VERSIONS
 from shared.clients.evaluator import EvaluatorClient
 from shared.clients.gateway import GatewayClient
 from shared.clients.scoring import ScoringClient
@@ -88,7 +88,7 @@ class Record:
     def key(bench: Bench, strategy: str, item: Item) -> str:
         """Model, strategy, k, max_tokens and, for a strategy, the version of its prompts."""
         k = 0 if strategy == PLAIN else bench.k
-        prompts = "" if strategy == PLAIN else f"|prompts={PROMPT_VERSION}"
+        prompts = "" if strategy == PLAIN else f"|prompts={STRATEGY_PROMPT_VERSIONS[strategy]}"
         max_tokens = bench.max_tokens[item.task]
         return f"{bench.model}|{strategy}|k={k}|max_tokens={max_tokens}{prompts}|{item.id}"
 

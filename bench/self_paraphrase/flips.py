@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 
 from bench.self_paraphrase.items import PLAIN, Item, model_name
-from services.gateway.strategies.prompts import PROMPT_VERSION
+from services.gateway.strategies.prompts import STRATEGY_PROMPT_VERSIONS
 from services.scoring.domain.consistency import consistency_metrics
 from services.scoring.domain.questions import columns_from_records
 from shared.clients.evaluator import EvaluatorClient
@@ -55,7 +55,7 @@ class FlipSettings:
     def key(self, strategy: str, item: Item) -> str:
         # an evaluator model "<strategy>:<route>" runs the strategy with its default options
         k = 0 if strategy == PLAIN else StrategyOptions().k
-        prompts = "" if strategy == PLAIN else f"|prompts={PROMPT_VERSION}"
+        prompts = "" if strategy == PLAIN else f"|prompts={STRATEGY_PROMPT_VERSIONS[strategy]}"
         return (
             f"{self.route}|{strategy}|k={k}|flip_k={self.flip_k}"
             f"|max_tokens={self.max_tokens[item.task]}{prompts}|{item.id}"

@@ -44,6 +44,9 @@ class ModelParaphraser:
             model=self.settings.route,
             messages=prompts.paraphrase_messages(question, k),
             temperature=PARAPHRASE_TEMPERATURE,
+            # not the route's default, which k rewordings of a long maths problem overrun;
+            # doubled because a rewording may run longer than the question
+            max_tokens=2 * prompts.restatement_tokens(question, k),
             seed=DEFAULT_SEED if seed is None else seed,
             cache=self.settings.cache,
         )

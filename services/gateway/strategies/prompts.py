@@ -7,7 +7,14 @@ import re
 
 from shared.contracts.gateway import ChatMessage
 
-PROMPT_VERSION = "self-paraphrase/3"
+PROMPT_VERSION = "self-paraphrase/4"
+#: the version in which each strategy's own prompts last changed: results measured with an
+#: earlier version of the whole set stay comparable for the strategies it did not touch
+STRATEGY_PROMPT_VERSIONS = {
+    "single-prompt": "self-paraphrase/3",
+    "canonicalize": "self-paraphrase/3",
+    "paraphrase-vote": "self-paraphrase/4",
+}
 
 SINGLE_PROMPT = """\
 Answer the question below in three parts.
@@ -35,19 +42,24 @@ PARAPHRASE_SYSTEM = """\
 You write paraphrases of a question. Each paraphrase is the whole question again, in different \
 words and structure: it restates every sentence, number, name and condition of the question, \
 keeps its exact meaning and intent, and leaves nothing out. Never solve or answer it. Write \
-exactly {n} paraphrases, one per line, nothing else."""
+exactly {n} paraphrases, numbered 1 to {n}, one per line, nothing else."""
 
-PARAPHRASE_USER = "Question: {question}"
+PARAPHRASE_USER = "Question: {question}\nWrite {n} paraphrases."
 
-#: one worked example (user, assistant): small models copy or solve the question without it
-PARAPHRASE_EXAMPLE = (
-    "Question: Tom has 3 apples. He buys 5 more and gives 2 to Ann. How many apples does he have "
-    "now?",
+#: one worked example, its reply as many lines as asked for (up to six): small models copy or
+#: solve the question without it, and write as many lines as the example has, whatever is asked
+PARAPHRASE_EXAMPLE_QUESTION = (
+    "Tom has 3 apples. He buys 5 more and gives 2 to Ann. How many apples does he have now?"
+)
+PARAPHRASE_EXAMPLE_LINES = (
     "Tom starts with 3 apples, buys another 5 and hands 2 of them to Ann; how many apples does he "
-    "have now?\n"
+    "have now?",
     "After buying 5 more apples and giving 2 to Ann, how many apples does Tom have if he began "
-    "with 3?\n"
+    "with 3?",
     "Tom had 3 apples. Then he bought 5 and gave Ann 2. What is his number of apples now?",
+    "How many apples does Tom have now, given that he had 3, bought 5 more and gave 2 to Ann?",
+    "Starting from 3 apples, Tom buys 5 more and gives Ann 2. How many apples does he have now?",
+    "If Tom had 3 apples, got 5 more and then gave 2 to Ann, how many apples does he have now?",
 )
 
 EQUIVALENCE_SYSTEM = """\
@@ -66,14 +78,24 @@ _QUOTES = {'"': '"', "'": "'", "“": "”", "«": "»", "‘": "’"}
 
 
 def paraphrase_messages(question: str, k: int) -> list[ChatMessage]:
-    """Asks the model for ``k`` paraphrases of ``question``, one per line."""
-    example_question, example_reply = PARAPHRASE_EXAMPLE
+    """Asks the model for ``k`` paraphrases of ``question``, a numbered list."""
+    shown = PARAPHRASE_EXAMPLE_LINES[:k]
+    example_reply = "\n".join(f"{number}. {line}" for number, line in enumerate(shown, 1))
     return [
         ChatMessage(role="system", content=PARAPHRASE_SYSTEM.format(n=k)),
-        ChatMessage(role="user", content=example_question),
+        ChatMessage(
+            role="user",
+            content=PARAPHRASE_USER.format(question=PARAPHRASE_EXAMPLE_QUESTION, n=len(shown)),
+        ),
         ChatMessage(role="assistant", content=example_reply),
-        ChatMessage(role="user", content=PARAPHRASE_USER.format(question=question)),
+        ChatMessage(role="user", content=PARAPHRASE_USER.format(question=question, n=k)),
     ]
+
+
+def restatement_tokens(question: str, k: int) -> int:
+    """Room for ``k`` rewordings of ``question``: about a token per four characters, plus a
+    line's label or number."""
+    return k * (len(question) // 4 + 8)
 
 
 def canonicalize_messages(question: str) -> list[ChatMessage]:

@@ -54,5 +54,5 @@ def with_restatement_allowance(settings: AnswerSettings, question: str, k: int) 
     so they get their own allowance (about a token per four characters, plus the labels)."""
     if settings.max_tokens is None:
         return settings
-    allowance = k * (len(question) // 4 + 8)
+    allowance = prompts.restatement_tokens(question, k)
     return dataclasses.replace(settings, max_tokens=settings.max_tokens + allowance)

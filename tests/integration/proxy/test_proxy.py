@@ -43,7 +43,8 @@ class Scenario:
         question = last_user_text(messages)
         system = messages[0]["content"] if messages[0]["role"] == "system" else ""
         if system.startswith("You write paraphrases"):
-            wordings = self.paraphrases.get(question.removeprefix("Question: "), [])
+            asked = question.split("\n")[0].removeprefix("Question: ")  # then "Write k ..."
+            wordings = self.paraphrases.get(asked, [])
             return "\n".join(f"{index}. {text}" for index, text in enumerate(wordings, 1))
         if system.startswith("You paraphrase questions"):  # the perturb service's generator
             original = question.split("\n")[0].removeprefix("Question to rewrite: ")

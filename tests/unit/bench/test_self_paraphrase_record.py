@@ -18,6 +18,7 @@ from bench.self_paraphrase.__main__ import (
     run_chunks,
     run_strategy,
 )
+from services.gateway.strategies.prompts import STRATEGY_PROMPT_VERSIONS
 from shared.contracts.scoring import Gold
 
 
@@ -108,7 +109,7 @@ def test_a_changed_strategy_prompt_is_asked_again(tmp_path: Path, monkeypatch: A
     path = tmp_path / "recorded.jsonl"
     asyncio.run(run_strategy(CountingBench(Record(path)), "single-prompt", items(1)))
     asyncio.run(run_strategy(CountingBench(Record(path)), "plain", items(1)))
-    monkeypatch.setattr("bench.self_paraphrase.__main__.PROMPT_VERSION", "self-paraphrase/next")
+    monkeypatch.setitem(STRATEGY_PROMPT_VERSIONS, "single-prompt", "self-paraphrase/next")
     later = CountingBench(Record(path))
     asyncio.run(run_strategy(later, "single-prompt", items(1)))
     asyncio.run(run_strategy(later, "plain", items(1)))

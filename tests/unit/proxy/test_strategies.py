@@ -234,6 +234,23 @@ async def test_fewer_usable_paraphrases_than_k_is_said() -> None:
     assert "only 1 of 3 paraphrases were usable" in outcome.result.notes
 
 
+@pytest.mark.parametrize("k", [2, 5, 8])
+async def test_the_paraphrase_request_shows_as_many_lines_as_it_asks_for(k: int) -> None:
+    model = WordingModel(lambda _: "24")
+    await run(model, k=k)
+    request = model.requests[0]
+    system, example_question, example_reply, asked = request.messages
+    assert f"exactly {k} paraphrases, numbered 1 to {k}" in system.content
+    # small models write as many lines as the example shows: it shows k (up to its six)
+    shown = min(k, len(prompts.PARAPHRASE_EXAMPLE_LINES))
+    assert example_reply.content.splitlines()[-1].startswith(f"{shown}. ")
+    assert len(example_reply.content.splitlines()) == shown
+    assert example_question.content.endswith(f"Write {shown} paraphrases.")
+    assert asked.content == f"Question: {QUESTION}\nWrite {k} paraphrases."
+    # k rewordings get room of their own, whatever the route's default max_tokens
+    assert request.max_tokens == 2 * k * (len(QUESTION) // 4 + 8)
+
+
 async def test_judge_grouping_merges_answers_the_judge_calls_equivalent() -> None:
     table: dict[str, str | GenerationFailed] = {QUESTION: "Paris", PARAPHRASES[0]: "Lyon"}
 
