@@ -14,7 +14,8 @@ from shared.contracts.verify import Task, VerifyOptions
 StrategyName = Literal["single-prompt", "canonicalize", "paraphrase-vote"]
 #: where a variant's question comes from
 VariantSource = Literal["original", "paraphrase", "canonical"]
-#: ``not_asked``: a restatement the model wrote inside its single-prompt reply
+#: ``not_asked``: a restatement the model wrote inside its single-prompt reply, or a paraphrase
+#: left out of paraphrase-vote because it changed the question's numbers (``error`` says how)
 VariantStatus = Literal["answered", "failed", "skipped", "not_asked"]
 #: ``normalized``: equal answer keys (shared/answers.py); ``judge``: an LLM equivalence check
 Grouping = Literal["normalized", "judge"]

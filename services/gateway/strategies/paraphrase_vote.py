@@ -1,6 +1,7 @@
 """``paraphrase-vote`` (this service's own): answer the original and k paraphrases concurrently,
 group the answers by value and return the majority's (ties: the original's), with its share of
-the votes as a consistency score and every variant's answer."""
+the votes as a consistency score and every variant's answer. A paraphrase that changes a number
+of the question is left out of the vote (and said so in the notes)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from services.gateway.strategies.voting import ORIGINAL, Vote, decided, tally
 from shared.contracts.gateway import GenerateResponse
 from shared.contracts.proxy import StrategyOptions, Variant
 from shared.contracts.verify import Task
+from shared.quantities import quantity_difference
 
 #: one variant's fate: its reply, its final failure, or None when early stop skipped it
 Reply = GenerateResponse | GenerationFailed | None
@@ -40,11 +42,13 @@ async def paraphrase_vote(
     paraphraser: Paraphraser,
 ) -> StrategyResult:
     written = await paraphraser.paraphrase(question.text, options.k)
-    wordings = [question.text, *written.texts]
+    faithful, left_out = keep_quantities(question.text, written.texts)
+    wordings = [question.text, *faithful]
     early = options.early_stop and options.grouping == "normalized"
     replies = await answer_all(model, question, wordings, settings, options.task, early)
     ballots = read_ballots(replies, options.task, settings.route)
-    notes = [*written.notes, *_failure_notes(replies)]
+    notes = [*written.notes, *_left_out_notes(left_out, len(written.texts))]
+    notes += _failure_notes(replies)
     if options.early_stop and not early:
         notes.append("early stop is not used with judge grouping: every variant was answered")
     if options.grouping == "judge":
@@ -66,10 +70,39 @@ async def paraphrase_vote(
         content=reply.text,
         agreement=vote.agreement,
         task=ballots.task,
-        variants=_variants(wordings, ballots, vote),
+        variants=_variants(wordings, ballots, vote) + left_out,
         notes=notes,
         early_stopped=any(reply is None for reply in replies),
     )
+
+
+def keep_quantities(question: str, paraphrases: list[str]) -> tuple[list[str], list[Variant]]:
+    """The paraphrases that keep every number of the question and add none, and the others as
+    variants not asked: a small model's "paraphrase" of a word problem often drops or changes a
+    quantity (or turns it into algebra), and such a variant asks another question."""
+    kept, left_out = [], []
+    for paraphrase in paraphrases:
+        if difference := quantity_difference(question, paraphrase):
+            left_out.append(
+                Variant(
+                    question=paraphrase,
+                    source="paraphrase",
+                    status="not_asked",
+                    error=f"left out of the vote: it changed the question's numbers ({difference})",
+                )
+            )
+        else:
+            kept.append(paraphrase)
+    return kept, left_out
+
+
+def _left_out_notes(left_out: list[Variant], written: int) -> list[str]:
+    if not left_out:
+        return []
+    return [
+        f"{len(left_out)} of {written} paraphrases left out of the vote: they changed the "
+        "question's numbers"
+    ]
 
 
 async def answer_all(

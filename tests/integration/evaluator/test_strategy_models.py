@@ -61,7 +61,8 @@ class WordingWorld:
         item = match.group(1) if match else "?"
         question = f"Item {item}: what is the code word for item {item}?"
         if system.startswith("You write paraphrases"):  # the strategy's own paraphrases
-            return "\n".join(f"{j}. Reworded {j}: {question}" for j in range(1, 6))
+            # lettered: a paraphrase that adds a number is left out of the vote
+            return "\n".join(f"{j}. Reworded {c}: {question}" for j, c in enumerate("abcde", 1))
         if "paraphrase" in system.lower() or "rewrit" in system.lower():
             found = REWRITE.search(user)
             with self._lock:

@@ -107,7 +107,7 @@ def _log(directory: Path) -> str:
 
 def _spider_scenario(proxy: Proxy, question: str) -> list[str]:
     """The original wording trips the model (18); three of four paraphrases get 24."""
-    paraphrases = [f"{question} (wording {index})" for index in range(4)]
+    paraphrases = [f"{question} (wording {letter})" for letter in "abcd"]
     proxy.scenario.paraphrases[question] = paraphrases
     proxy.scenario.answers.update(
         {
@@ -389,7 +389,7 @@ def _ask(model: str, question: str, **extra: Any) -> GenerateRequest:
 
 def _five_paraphrase_scenario(proxy: Proxy, question: str) -> None:
     """The default k is 5: the original says 18, four of the five paraphrases say 24."""
-    paraphrases = [f"{question} (wording {index})" for index in range(5)]
+    paraphrases = [f"{question} (wording {letter})" for letter in "abcde"]
     proxy.scenario.paraphrases[question] = paraphrases
     proxy.scenario.answers.update(
         {

@@ -251,6 +251,31 @@ async def test_the_paraphrase_request_shows_as_many_lines_as_it_asks_for(k: int)
     assert request.max_tokens == 2 * k * (len(QUESTION) // 4 + 8)
 
 
+async def test_paraphrases_that_change_a_number_of_the_question_do_not_vote() -> None:
+    algebra = "How many legs do s spiders with l legs each have?"
+    changed = "How many legs do 4 spiders have?"
+    model = WordingModel(
+        by_wording({algebra: "s*l", changed: "32"}, "24"),
+        paraphrases=[algebra, PARAPHRASES[0], changed, PARAPHRASES[1]],
+    )
+    outcome = await run(model, k=4, task="math")
+    result = outcome.result
+    assert [(variant.question, variant.status) for variant in result.variants] == [
+        (QUESTION, "answered"),
+        (PARAPHRASES[0], "answered"),
+        (PARAPHRASES[1], "answered"),
+        (algebra, "not_asked"),
+        (changed, "not_asked"),
+    ]
+    assert algebra not in model.answered() and changed not in model.answered()
+    assert result.answer == "24" and result.agreement == 1.0  # 3 of 3 voting variants
+    assert result.notes == [
+        "2 of 4 paraphrases left out of the vote: they changed the question's numbers"
+    ]
+    assert "missing 3" in (result.variants[3].error or "")
+    assert "missing 3; added 4" in (result.variants[4].error or "")
+
+
 async def test_judge_grouping_merges_answers_the_judge_calls_equivalent() -> None:
     table: dict[str, str | GenerationFailed] = {QUESTION: "Paris", PARAPHRASES[0]: "Lyon"}
 
