@@ -343,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         efficiency(reps[0], latency, args.concurrency) for reps in repetitions
     )
     verdict = "meets" if median >= 0.85 else "misses"
-    print(f"{runs[0].name}: median efficiency {median:.2f} {verdict} the 0.85 target")
+    print(f"{runs[0].name}: median efficiency {median:.3f} {verdict} the 0.85 target")
     print(f"{runs[1].name}: a diagnostic of the answer stage alone (the target is run 1's)")
     return 0
 
