@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import random
 import socket
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -26,28 +28,41 @@ async def _shared_http_session_closed() -> AsyncIterator[None]:
     await close_session()
 
 
+def listening_port_range() -> range:
+    """Ports the system never hands out to outgoing connections: below (or above) the
+    ephemeral range. A port from the ephemeral range, free when checked, may be taken by one of
+    the many connections the services open before the service meant for it binds."""
+    try:
+        text = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text()
+        low, high = (int(part) for part in text.split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999  # Linux's default
+    return range(10000, low) if low > 12000 else range(high + 1, 65000)
+
+
+_ports = random.Random(f"{os.getpid()}-{time.time_ns()}")
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return free_port_block(1)
 
 
 def free_port_block(count: int) -> int:
-    """A first port such that ``count`` consecutive ports are free."""
+    """A first port such that ``count`` consecutive ports are free (outside the ephemeral range:
+    see :func:`listening_port_range`)."""
+    candidates = listening_port_range()
     for _ in range(200):
-        base = free_port()
-        if base + count >= 65000:
-            continue
+        base = _ports.randrange(candidates.start, candidates.stop - count)
+        sockets = []
         try:
-            sockets = []
             for offset in range(count):
                 sock = socket.socket()
-                sock.bind(("127.0.0.1", base + offset))
                 sockets.append(sock)
+                sock.bind(("127.0.0.1", base + offset))
         except OSError:
             continue
         finally:
-            for sock in locals().get("sockets", []):
+            for sock in sockets:
                 sock.close()
         return base
     raise RuntimeError("no block of free ports")
