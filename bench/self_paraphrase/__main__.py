@@ -35,10 +35,9 @@ from pathlib import Path
 
 from bench.self_paraphrase import flips
 from bench.self_paraphrase.flips import FlipRate, FlipRecord, FlipSettings
-from bench.self_paraphrase.items import PLAIN, STRATEGIES, Item, load_items
+from bench.self_paraphrase.items import PLAIN, STRATEGIES, Item, load_items, prompts_part
 from services.evaluator.domain.prompts import FACTUAL_INSTRUCTION, MATH_INSTRUCTION
 from services.gateway.domain.routes import BUILTIN_ROUTES
-from services.gateway.strategies.prompts import STRATEGY_PROMPT_VERSIONS
 from shared.clients.evaluator import EvaluatorClient
 from shared.clients.gateway import GatewayClient
 from shared.clients.scoring import ScoringClient
@@ -88,8 +87,8 @@ class Record:
     def key(bench: Bench, strategy: str, item: Item) -> str:
         """Model, strategy, k, max_tokens and, for a strategy, the version of its prompts."""
         k = 0 if strategy == PLAIN else bench.k
-        prompts = "" if strategy == PLAIN else f"|prompts={STRATEGY_PROMPT_VERSIONS[strategy]}"
         max_tokens = bench.max_tokens[item.task]
+        prompts = prompts_part(strategy)
         return f"{bench.model}|{strategy}|k={k}|max_tokens={max_tokens}{prompts}|{item.id}"
 
     def add(self, key: str, answer: Answer) -> None:

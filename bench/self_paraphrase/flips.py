@@ -23,8 +23,7 @@ from typing import Any
 
 import msgspec
 
-from bench.self_paraphrase.items import PLAIN, Item, model_name
-from services.gateway.strategies.prompts import STRATEGY_PROMPT_VERSIONS
+from bench.self_paraphrase.items import PLAIN, Item, model_name, prompts_part
 from services.scoring.domain.consistency import consistency_metrics
 from services.scoring.domain.questions import columns_from_records
 from shared.clients.evaluator import EvaluatorClient
@@ -55,10 +54,9 @@ class FlipSettings:
     def key(self, strategy: str, item: Item) -> str:
         # an evaluator model "<strategy>:<route>" runs the strategy with its default options
         k = 0 if strategy == PLAIN else StrategyOptions().k
-        prompts = "" if strategy == PLAIN else f"|prompts={STRATEGY_PROMPT_VERSIONS[strategy]}"
         return (
             f"{self.route}|{strategy}|k={k}|flip_k={self.flip_k}"
-            f"|max_tokens={self.max_tokens[item.task]}{prompts}|{item.id}"
+            f"|max_tokens={self.max_tokens[item.task]}{prompts_part(strategy)}|{item.id}"
         )
 
     def models(self) -> dict[str, str]:

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from services.gateway.strategies.prompts import STRATEGY_PROMPT_VERSIONS
 from shared.contracts.scoring import Gold
 from shared.contracts.verify import Task
 
@@ -41,6 +42,11 @@ def load_items(dataset: str, count: int) -> list[Item]:
             )
             items.append(Item(record["id"], dataset, task, record["question"], gold))
     return items
+
+
+def prompts_part(strategy: str) -> str:
+    """The part of a record key that names the version of the strategy's own prompts."""
+    return "" if strategy == PLAIN else f"|prompts={STRATEGY_PROMPT_VERSIONS[strategy]}"
 
 
 def model_name(strategy: str, route: str) -> str:
