@@ -25,7 +25,7 @@ from shared.contracts.evaluator import (
 from shared.contracts.verify import VerifySettings, VerifyStages
 from shared.http_client import ServiceCallError, close_session
 from shared.settings import ServiceSettings, load_settings
-from steadfast.supervisor import Supervisor, readiness, service_ports
+from steadfast.supervisor import Supervisor, exit_on_sigterm, readiness, service_ports
 
 SUMMARY_METRICS = (
     "A_orig",
@@ -155,16 +155,17 @@ async def evaluator_url(
     log_dir = data_dir() / "logs"
     print(f"starting the services (logs in {log_dir}) ...", flush=True)
     supervisor = Supervisor(ports=ports, log_dir=log_dir, env=env)
-    try:
-        supervisor.start()
-        ready = await asyncio.to_thread(supervisor.wait_ready, args.start_timeout)
-        if not all(ready.values()):
-            failing = ", ".join(name for name, ok in ready.items() if not ok)
-            raise SystemExit(f"services not ready after {args.start_timeout:.0f} s: {failing}")
-        yield f"http://127.0.0.1:{ports['evaluator']}"
-    finally:
-        print("stopping the services ...", flush=True)
-        await asyncio.to_thread(supervisor.stop)
+    with exit_on_sigterm():
+        try:
+            supervisor.start()
+            ready = await asyncio.to_thread(supervisor.wait_ready, args.start_timeout)
+            if not all(ready.values()):
+                failing = ", ".join(name for name, ok in ready.items() if not ok)
+                raise SystemExit(f"services not ready after {args.start_timeout:.0f} s: {failing}")
+            yield f"http://127.0.0.1:{ports['evaluator']}"
+        finally:
+            print("stopping the services ...", flush=True)
+            await asyncio.to_thread(supervisor.stop)
 
 
 async def follow(client: EvaluatorClient, evaluation_id: str, out: TextIO = sys.stdout) -> str:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,29 @@ def _die_with_parent() -> None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     except OSError:
         pass
+
+
+@contextlib.contextmanager
+def exit_on_sigterm() -> Iterator[None]:
+    """Inside, SIGTERM raises ``SystemExit`` in the main thread, so ``with`` and ``finally``
+    blocks run: the default action ends the process on the spot, and services whose own shutdown
+    waits for a generation in progress would outlive it for minutes. Elsewhere than the main
+    thread, or when SIGTERM already has a handler, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def exit_now(signum: int, _: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, exit_now)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def service_ports(
@@ -75,13 +100,15 @@ class ServiceProcess:
 
 @dataclass
 class Supervisor:
-    """Owns the service processes; use as a context manager to guarantee they stop."""
+    """Owns the service processes; use as a context manager to guarantee they stop (also on
+    SIGTERM, see ``exit_on_sigterm``)."""
 
     ports: dict[str, int] = field(default_factory=service_ports)
     env: Mapping[str, str] | None = None
     log_dir: Path | None = None
     services: tuple[str, ...] = SERVICE_NAMES
     processes: list[ServiceProcess] = field(default_factory=list)
+    _signals: contextlib.ExitStack = field(default_factory=contextlib.ExitStack, repr=False)
 
     def start(self) -> None:
         env = service_environment(self.ports, extra=self.env)
@@ -152,8 +179,17 @@ class Supervisor:
         self.processes.clear()
 
     def __enter__(self) -> Supervisor:
-        self.start()
+        self._signals.enter_context(exit_on_sigterm())
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            self._signals.close()
+            raise
         return self
 
     def __exit__(self, *_: object) -> None:
-        self.stop()
+        try:
+            self.stop()
+        finally:
+            self._signals.close()
