@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.self_paraphrase import flips
-from bench.self_paraphrase.flips import FlipRate, FlipRecord, FlipSettings
+from bench.self_paraphrase.flips import Consistency, FlipRecord, FlipSettings, Rate
 from bench.self_paraphrase.items import PLAIN, STRATEGIES, Item, load_items, prompts_part
 from services.evaluator.domain.prompts import FACTUAL_INSTRUCTION, MATH_INSTRUCTION
 from services.gateway.domain.routes import BUILTIN_ROUTES
@@ -175,8 +175,8 @@ class Row:
     dataset: str
     strategy: str
     originals: list[Answer]
-    flip: FlipRate | None = None
-    #: the items the flip rate is over (every strategy has them in the flip record)
+    consistency: Consistency | None = None
+    #: the items the flip and conflict rates are over (every strategy has them in the record)
     flip_items: int = 0
 
 
@@ -252,7 +252,7 @@ def attach_flip_rates(
         rates, item_count = flips.flip_rates(record, items, settings)
         for row in rows:
             if row.dataset == items[0].dataset:
-                row.flip, row.flip_items = rates.get(row.strategy), item_count
+                row.consistency, row.flip_items = rates.get(row.strategy), item_count
 
 
 def recorded_rows(args: argparse.Namespace) -> list[Row]:
@@ -292,9 +292,16 @@ def recorded_rows(args: argparse.Namespace) -> list[Row]:
     return rows
 
 
+def shown_rate(rate: Rate, items: int) -> str:
+    """``0.25 (8/40)``: the rate, its denominator and the items it was measured on."""
+    value, n = rate
+    return f"{value:.2f} ({n}/{items})" if value is not None else f"null (0/{items})"
+
+
 def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float | None) -> None:
     header = (
-        f"{'dataset':<9} {'strategy':<16} {'n':>3} {'accuracy':>9} {'flip rate':>12} "
+        f"{'dataset':<9} {'strategy':<16} {'n':>3} {'accuracy':>9} {'flip rate':>14} "
+        f"{'conflict':>14} "
         f"{'agreement':>9} {'calls/req':>9} {'latency s/req':>13} {'p50 s':>7} "
         f"{'tokens/req':>10} {'errors':>6}"
     )
@@ -309,17 +316,16 @@ def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float | None)
     for row in rows:
         answers = row.originals
         correct = sum(answer.label == "correct" for answer in answers)
-        flip = "n/a"
-        if row.flip is not None:
-            value, n = row.flip
-            shown = f"{value:.2f}" if value is not None else "null"
-            flip = f"{shown} ({n}/{row.flip_items})"
+        flip = conflict = "n/a"
+        if row.consistency is not None:
+            flip = shown_rate(row.consistency.flip, row.flip_items)
+            conflict = shown_rate(row.consistency.conflict, row.flip_items)
         latencies = [answer.latency_s for answer in answers]
         agreements = [a.agreement for a in answers if a.agreement is not None]
         agreement = f"{statistics.mean(agreements):.2f}" if agreements else "-"
         print(
             f"{row.dataset:<9} {row.strategy:<16} {len(answers):>3} "
-            f"{correct / len(answers):>9.2f} {flip:>12} {agreement:>9} "
+            f"{correct / len(answers):>9.2f} {flip:>14} {conflict:>14} {agreement:>9} "
             f"{statistics.mean(a.calls for a in answers):>9.1f} "
             f"{statistics.mean(latencies):>13.1f} {statistics.median(latencies):>7.1f} "
             f"{statistics.mean(a.tokens for a in answers):>10.0f} "
@@ -329,7 +335,8 @@ def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float | None)
         "accuracy: reference grader on the original question; flip rate (originals correct / "
         "items, over the items every strategy has in the flip record), by the evaluator "
         "(strategies with their default options, k=5): share of the originals correct whose "
-        "majority over the paraphrases is not correct; latency is wall time "
+        "majority over the paraphrases is not correct; conflict: share of the items whose "
+        "paraphrases' answers got different labels (same items); latency is wall time "
         "per request from the client, under the stated concurrency; agreement: the strategy's "
         "consistency score (paraphrase-vote: the majority's share of the variants)."
     )

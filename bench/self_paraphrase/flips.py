@@ -37,8 +37,18 @@ from shared.contracts.proxy import StrategyOptions
 from shared.contracts.scoring import ConsistencyOptions, ConsistencyRecord, Gold
 from shared.contracts.verify import Task, VerifyOptions, VerifyStages
 
-#: (flip rate or None when no original was correct, originals correct)
-FlipRate = tuple[float | None, int]
+#: (the rate, or None when its denominator is 0; the denominator)
+Rate = tuple[float | None, int]
+
+
+@dataclass(frozen=True)
+class Consistency:
+    """A strategy's METHOD §1.4 rates over the flip record's items."""
+
+    #: over the items whose original is correct
+    flip: Rate
+    #: share of the items whose paraphrases got different labels, over every item
+    conflict: Rate
 
 
 @dataclass(frozen=True)
@@ -231,9 +241,9 @@ async def measure(
 
 def flip_rates(
     record: FlipRecord, items: Sequence[Item], settings: FlipSettings
-) -> tuple[dict[str, FlipRate], int]:
-    """``{strategy: flip rate}`` over the items every strategy has a record for (scoring's
-    METHOD §1.4 code, no bootstrap), and how many items that is."""
+) -> tuple[dict[str, Consistency], int]:
+    """``{strategy: its flip and conflict rates}`` over the items every strategy has a record
+    for (scoring's METHOD §1.4 code, no bootstrap), and how many items that is."""
     common = [
         item
         for item in items
@@ -248,9 +258,10 @@ def flip_rates(
     if not records:
         return {}, 0
     metrics = consistency_metrics(columns_from_records(records), ConsistencyOptions(bootstrap=0))
-    rates: dict[str, FlipRate] = {}
+    rates: dict[str, Consistency] = {}
     for model, strategy in settings.models().items():
-        flip = metrics.models.get(model, {}).get("flip_rate")
-        if flip is not None:
-            rates[strategy] = (flip.value, flip.n)
+        of_model = metrics.models.get(model, {})
+        flip, conflict = of_model.get("flip_rate"), of_model.get("conflict_rate")
+        if flip is not None and conflict is not None:
+            rates[strategy] = Consistency((flip.value, flip.n), (conflict.value, conflict.n))
     return rates, len(common)

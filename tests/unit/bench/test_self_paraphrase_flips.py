@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from bench.self_paraphrase.flips import (
+    Consistency,
     FlipRecord,
     FlipSettings,
     flip_rates,
@@ -99,8 +100,12 @@ def test_flip_rates_are_method_s_over_the_items_every_strategy_has(tmp_path: Pat
 
     rates, item_count = flip_rates(FlipRecord(record.path), [q0, q1, q2], SETTINGS)
     assert item_count == 2
-    # q1's majority is a tie (correct, incorrect): METHOD breaks it towards correct
-    assert rates == {"plain": (0.5, 2), "paraphrase-vote": (0.0, 2)}
+    # q1's majority is a tie (correct, incorrect): METHOD breaks it towards correct; q1's
+    # paraphrases are the only set with two labels
+    assert rates == {
+        "plain": Consistency(flip=(0.5, 2), conflict=(0.5, 2)),
+        "paraphrase-vote": Consistency(flip=(0.0, 2), conflict=(0.0, 2)),
+    }
 
 
 class RecordingEvaluator:
@@ -159,7 +164,8 @@ def test_measure_asks_the_evaluator_only_for_items_without_a_record(tmp_path: Pa
     assert [[item.id for item in e.items or []] for e in again.created] == [["q2"]]
     rates, item_count = flip_rates(FlipRecord(path), gsm8k, SETTINGS)
     assert item_count == 3
-    assert rates == {"plain": (0.0, 3), "paraphrase-vote": (0.0, 3)}
+    every_item_split = Consistency(flip=(0.0, 3), conflict=(1.0, 3))
+    assert rates == {"plain": every_item_split, "paraphrase-vote": every_item_split}
 
 
 def test_a_failed_evaluation_records_nothing(tmp_path: Path) -> None:
