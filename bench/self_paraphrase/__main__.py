@@ -33,11 +33,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from bench.self_paraphrase import flips
 from bench.self_paraphrase.flips import Consistency, FlipRecord, FlipSettings, Rate
 from bench.self_paraphrase.items import PLAIN, STRATEGIES, Item, load_items, prompts_part
 from services.evaluator.domain.prompts import FACTUAL_INSTRUCTION, MATH_INSTRUCTION
 from services.gateway.domain.routes import BUILTIN_ROUTES
+from services.scoring.domain.bootstrap import model_rng, ratio_intervals
 from shared.clients.evaluator import EvaluatorClient
 from shared.clients.gateway import GatewayClient
 from shared.clients.scoring import ScoringClient
@@ -292,6 +295,40 @@ def recorded_rows(args: argparse.Namespace) -> list[Row]:
     return rows
 
 
+#: (strategy's accuracy − the plain call's, 95% interval low, high)
+Gain = tuple[float, float, float]
+
+
+def gains_over_plain(rows: list[Row], resamples: int = 4000) -> dict[tuple[str, str], Gain]:
+    """``{(dataset, strategy): gain}``: each strategy's accuracy minus the plain call's on the
+    items both answered, with a paired percentile bootstrap interval over those items (the
+    scoring service's resampler, seeded per dataset)."""
+    gains: dict[tuple[str, str], Gain] = {}
+    plain_rows = {row.dataset: row for row in rows if row.strategy == PLAIN}
+    for row in rows:
+        plain = plain_rows.get(row.dataset)
+        if plain is None or row is plain:
+            continue
+        plain_correct = {a.item_id: a.label == "correct" for a in plain.originals}
+        pairs = [
+            float(a.label == "correct") - float(plain_correct[a.item_id])
+            for a in row.originals
+            if a.item_id in plain_correct
+        ]
+        if not pairs:
+            continue
+        differences = np.array(pairs, dtype=np.float64)[:, None]
+        rng = model_rng(0, row.strategy, salt=row.dataset)
+        low, high = ratio_intervals(differences, np.ones_like(differences), resamples, rng)
+        mean = float(differences.mean())
+        gains[row.dataset, row.strategy] = (mean, float(low[0]), float(high[0]))
+    return gains
+
+
+def shown_gain(gain: Gain | None) -> str:
+    return "-" if gain is None else f"{gain[0]:+.2f} [{gain[1]:+.2f}, {gain[2]:+.2f}]"
+
+
 def shown_rate(rate: Rate, items: int) -> str:
     """``0.25 (8/40)``: the rate, its denominator and the items it was measured on."""
     value, n = rate
@@ -300,7 +337,8 @@ def shown_rate(rate: Rate, items: int) -> str:
 
 def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float | None) -> None:
     header = (
-        f"{'dataset':<9} {'strategy':<16} {'n':>3} {'accuracy':>9} {'flip rate':>14} "
+        f"{'dataset':<9} {'strategy':<16} {'n':>3} {'accuracy':>9} {'vs plain [95% CI]':>21} "
+        f"{'flip rate':>14} "
         f"{'conflict':>14} "
         f"{'agreement':>9} {'calls/req':>9} {'latency s/req':>13} {'p50 s':>7} "
         f"{'tokens/req':>10} {'errors':>6}"
@@ -313,9 +351,11 @@ def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float | None)
     )
     print(header)
     print("-" * len(header))
+    gains = gains_over_plain(rows)
     for row in rows:
         answers = row.originals
         correct = sum(answer.label == "correct" for answer in answers)
+        gain = shown_gain(gains.get((row.dataset, row.strategy)))
         flip = conflict = "n/a"
         if row.consistency is not None:
             flip = shown_rate(row.consistency.flip, row.flip_items)
@@ -325,15 +365,17 @@ def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float | None)
         agreement = f"{statistics.mean(agreements):.2f}" if agreements else "-"
         print(
             f"{row.dataset:<9} {row.strategy:<16} {len(answers):>3} "
-            f"{correct / len(answers):>9.2f} {flip:>14} {conflict:>14} {agreement:>9} "
+            f"{correct / len(answers):>9.2f} {gain:>21} {flip:>14} {conflict:>14} {agreement:>9} "
             f"{statistics.mean(a.calls for a in answers):>9.1f} "
             f"{statistics.mean(latencies):>13.1f} {statistics.median(latencies):>7.1f} "
             f"{statistics.mean(a.tokens for a in answers):>10.0f} "
             f"{sum(a.error is not None for a in answers):>6}"
         )
     print(
-        "accuracy: reference grader on the original question; flip rate (originals correct / "
-        "items, over the items every strategy has in the flip record), by the evaluator "
+        "accuracy: reference grader on the original question; vs plain: accuracy minus the "
+        "plain call's on the same items, 95% paired bootstrap interval over the items; flip "
+        "rate (originals correct / items, over the items every strategy has in the flip "
+        "record), by the evaluator "
         "(strategies with their default options, k=5): share of the originals correct whose "
         "majority over the paraphrases is not correct; conflict: share of the items whose "
         "paraphrases' answers got different labels (same items); latency is wall time "

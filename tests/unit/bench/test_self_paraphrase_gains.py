@@ -1,0 +1,50 @@
+"""The bench's accuracy gain over the plain call: paired by item, with a bootstrap interval."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.self_paraphrase.__main__ import Answer, Row, gains_over_plain
+
+
+def row(strategy: str, correct_items: set[str], order: list[str]) -> Row:
+    answers = [
+        Answer(
+            text="",
+            calls=1,
+            latency_s=1.0,
+            tokens=1,
+            item_id=item_id,
+            label="correct" if item_id in correct_items else "incorrect",
+        )
+        for item_id in order
+    ]
+    return Row("gsm8k", strategy, answers)
+
+
+def test_the_gain_is_paired_by_item_with_an_interval_around_it() -> None:
+    items = [f"q{i}" for i in range(20)]
+    plain = row("plain", set(items[:10]), items)
+    # right on 14 items: the plain call's 10 but q0 and q1, and 6 more; listed in another order
+    vote = row("paraphrase-vote", set(items[2:16]), list(reversed(items)))
+    gains = gains_over_plain([plain, vote], resamples=2000)
+    mean, low, high = gains["gsm8k", "paraphrase-vote"]
+    assert mean == pytest.approx(4 / 20)
+    assert low < mean < high
+    # 8 items differ (+1 six times, −1 twice): the interval is a few tenths wide, not zero
+    assert 0.1 < high - low < 0.6
+    assert ("gsm8k", "plain") not in gains
+
+
+def test_identical_answers_gain_nothing_and_all_right_against_all_wrong_gains_one() -> None:
+    items = [f"q{i}" for i in range(5)]
+    plain = row("plain", set(), items)
+    same = row("canonicalize", set(), items)
+    perfect = row("paraphrase-vote", set(items), items)
+    gains = gains_over_plain([plain, same, perfect], resamples=200)
+    assert gains["gsm8k", "canonicalize"] == (0.0, 0.0, 0.0)
+    assert gains["gsm8k", "paraphrase-vote"] == (1.0, 1.0, 1.0)
+
+
+def test_without_a_plain_row_there_is_no_gain() -> None:
+    assert gains_over_plain([row("paraphrase-vote", {"q0"}, ["q0"])]) == {}
