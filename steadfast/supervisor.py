@@ -34,9 +34,10 @@ def _die_with_parent() -> None:
 @contextlib.contextmanager
 def exit_on_sigterm() -> Iterator[None]:
     """Inside, SIGTERM raises ``SystemExit`` in the main thread, so ``with`` and ``finally``
-    blocks run: the default action ends the process on the spot, and services whose own shutdown
-    waits for a generation in progress would outlive it for minutes. Elsewhere than the main
-    thread, or when SIGTERM already has a handler, nothing changes."""
+    blocks run: the default action ends the process on the spot, and the services (told by
+    PR_SET_PDEATHSIG) would then outlive it until their generations in progress end, unbounded
+    by ``stop``'s timeout. Elsewhere than the main thread, or when SIGTERM already has a
+    handler, nothing changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
