@@ -158,6 +158,8 @@ def test_measure_asks_the_evaluator_only_for_items_without_a_record(tmp_path: Pa
     first = evaluator.created[0]
     assert first.models == ["local", "paraphrase-vote:local"]
     assert first.k == 2 and [item.id for item in first.items or []] == ["q0", "q1"]
+    assert first.max_candidates == SETTINGS.max_candidates
+    assert first.time_budget_s == SETTINGS.paraphrase_budget_s
 
     again = RecordingEvaluator(["correct", "correct", "incorrect"])
     asyncio.run(measure(again, [gsm8k], SETTINGS, FlipRecord(path), 2, 60, 0.0))  # type: ignore[arg-type]
@@ -187,3 +189,5 @@ def test_the_key_names_what_the_measurement_depends_on(strategy: str) -> None:
     assert ("prompts=" in key) == (strategy != "plain")
     # "<strategy>:<route>" answers with the strategy's default options, whatever the bench's --k
     assert ("|k=5|" in key) == (strategy != "plain")
+    # how many rewordings a set may try decides how many paraphrases an item gets
+    assert f"|candidates={SETTINGS.max_candidates}/{SETTINGS.paraphrase_budget_s:g}s|" in key
