@@ -3,7 +3,9 @@
 One evaluation per chunk of items: models = the plain route and ``<strategy>:<route>`` for each
 strategy (the gateway answers those names with the strategy, default options), K paraphrases per
 item written by the model through the perturb service (lexical filter — and, for maths, the
-numbers check — only: no judge, no embedding check), the same paraphrases for every model. Each
+numbers check — only: no judge, no embedding check), the same paraphrases for every model, the
+task instruction in a system message as in the accuracy part (a strategy rewrites the user
+message, and should rewrite the question, not the instruction). Each
 (item, model)'s graded variants are appended to the flip record, so the full size can be measured
 over many runs (a day of CPU here); the flip rate is METHOD.md §1.4's, computed by the scoring
 service's own code over the items every strategy has a record for:
@@ -70,7 +72,7 @@ class FlipSettings:
         k = 0 if strategy == PLAIN else StrategyOptions().k
         return (
             f"{self.route}|{strategy}|k={k}|flip_k={self.flip_k}"
-            f"|candidates={self.max_candidates}/{self.paraphrase_budget_s:g}s"
+            f"|candidates={self.max_candidates}/{self.paraphrase_budget_s:g}s|instruction=system"
             f"|max_tokens={self.max_tokens[item.task]}{prompts_part(strategy)}|{item.id}"
         )
 
@@ -127,6 +129,8 @@ def evaluation_of(items: Sequence[Item], settings: FlipSettings) -> EvaluationCr
         ),
         metrics=MetricSettings(bootstrap=0),
         max_tokens=settings.max_tokens[task],
+        # as in the accuracy part: the strategies rewrite the question, not the instruction
+        instruction_role="system",
         items=[
             EvaluationItem(id=item.id, question=item.question, **gold_fields(item.gold))
             for item in items

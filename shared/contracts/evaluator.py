@@ -20,6 +20,10 @@ ReportFormat = Literal["json", "html", "csv"]
 ItemStatus = Literal["pending", "complete", "partial", "failed"]
 
 
+#: where the evaluator puts the task instruction (see ``EvaluationSettings.instruction_role``)
+InstructionRole = Literal["user", "system"]
+
+
 class EvaluationItem(Contract, kw_only=True):
     """One question with its optional gold answer (any of the gold fields)."""
 
@@ -75,6 +79,11 @@ class EvaluationSettings(Contract, kw_only=True):
     #: cap on the answer length of the model under test
     max_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None
     system_prompt: Annotated[str, msgspec.Meta(max_length=20000)] | None = None
+    #: where the task instruction goes: "user" (METHOD §1.2), with the question in one user
+    #: message; "system", in a system message (after ``system_prompt``), the user message then
+    #: holding the question alone — what a self-paraphrase model (``<strategy>:<route>``), which
+    #: rewrites the last user message, needs to rewrite the question and not the instruction
+    instruction_role: InstructionRole = "user"
 
 
 class EvaluateRequest(EvaluationSettings, kw_only=True):

@@ -195,7 +195,9 @@ def answer_request(
     task = task_of(settings, item)
     return GenerateRequest(
         model=model,
-        messages=answer_messages(task, question, item, settings.system_prompt),
+        messages=answer_messages(
+            task, question, item, settings.system_prompt, settings.instruction_role
+        ),
         temperature=0.0,
         max_tokens=settings.max_tokens or DEFAULT_MAX_TOKENS[task],
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import string
 
-from shared.contracts.evaluator import EvaluationItem
+from shared.contracts.evaluator import EvaluationItem, InstructionRole
 from shared.contracts.gateway import ChatMessage
 from shared.contracts.verify import Task
 
@@ -16,6 +16,11 @@ FACTUAL_INSTRUCTION = (
 )
 MATH_INSTRUCTION = "Solve the problem. Reason step by step, then put the final answer in \\boxed{}."
 CHOICE_INSTRUCTION = "Answer with the letter of the correct option only, nothing else."
+INSTRUCTIONS: dict[Task, str] = {
+    "factual": FACTUAL_INSTRUCTION,
+    "math": MATH_INSTRUCTION,
+    "choice": CHOICE_INSTRUCTION,
+}
 
 
 def option_lines(options: list[str]) -> str:
@@ -24,21 +29,30 @@ def option_lines(options: list[str]) -> str:
 
 
 def answer_messages(
-    task: Task, question: str, item: EvaluationItem, system_prompt: str | None = None
+    task: Task,
+    question: str,
+    item: EvaluationItem,
+    system_prompt: str | None = None,
+    instruction_role: InstructionRole = "user",
 ) -> list[ChatMessage]:
     """The chat messages for ``question`` (the original or a paraphrase of ``item``)."""
+    instruction = INSTRUCTIONS[task]
     parts: list[str] = []
     if item.context:
         parts.append(f"Context:\n{item.context}")
-    if task == "math":
-        parts.append(f"{MATH_INSTRUCTION}\n\nProblem: {question}")
-    elif task == "choice":
-        parts.append(
-            f"{CHOICE_INSTRUCTION}\n\nQuestion: {question}\n{option_lines(item.options or [])}"
-        )
+    if task == "choice":
+        parts.append(f"Question: {question}\n{option_lines(item.options or [])}")
+    elif instruction_role == "system" and not parts:
+        parts.append(question)
     else:
-        parts.append(f"{FACTUAL_INSTRUCTION}\n\nQuestion: {question}")
-    messages = [ChatMessage(role="user", content="\n\n".join(parts))]
-    if system_prompt:
-        messages.insert(0, ChatMessage(role="system", content=system_prompt))
+        parts.append(f"{'Problem' if task == 'math' else 'Question'}: {question}")
+    system = [system_prompt] if system_prompt else []
+    if instruction_role == "system":
+        system.append(instruction)
+        user = "\n\n".join(parts)
+    else:
+        user = "\n\n".join([*parts[:-1], f"{instruction}\n\n{parts[-1]}"])
+    messages = [ChatMessage(role="user", content=user)]
+    if system:
+        messages.insert(0, ChatMessage(role="system", content="\n\n".join(system)))
     return messages

@@ -160,6 +160,9 @@ def test_measure_asks_the_evaluator_only_for_items_without_a_record(tmp_path: Pa
     assert first.k == 2 and [item.id for item in first.items or []] == ["q0", "q1"]
     assert first.max_candidates == SETTINGS.max_candidates
     assert first.time_budget_s == SETTINGS.paraphrase_budget_s
+    assert first.instruction_role == "system" and "|instruction=system|" in SETTINGS.key(
+        "plain", gsm8k[0]
+    )
 
     again = RecordingEvaluator(["correct", "correct", "incorrect"])
     asyncio.run(measure(again, [gsm8k], SETTINGS, FlipRecord(path), 2, 60, 0.0))  # type: ignore[arg-type]

@@ -10,6 +10,7 @@ from services.evaluator.domain.pipeline import (
     grade_requests,
     models_of,
 )
+from services.evaluator.domain.prompts import FACTUAL_INSTRUCTION, MATH_INSTRUCTION
 from services.evaluator.domain.results import AnswerRecord, assemble_item, majority_of
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
 from shared.contracts.scoring import Gold
@@ -92,6 +93,36 @@ def test_answer_prompts_follow_the_method() -> None:
     assert "A. red\nB. blue" in text
     factual = answer_request(EvaluationSettings(model="m"), EvaluationItem(question="q"), "m", "q")
     assert "I don't know" in factual.messages[0].content
+
+
+def test_the_default_layout_is_one_user_message_with_the_instruction_first() -> None:
+    factual = answer_request(EvaluationSettings(model="m"), EvaluationItem(question="q"), "m", "q")
+    assert [(m.role, m.content) for m in factual.messages] == [
+        ("user", f"{FACTUAL_INSTRUCTION}\n\nQuestion: q")
+    ]
+    with_context = EvaluationItem(question="q", task="math", context="c")
+    request = answer_request(EvaluationSettings(model="m"), with_context, "m", "q")
+    assert request.messages[0].content == f"Context:\nc\n\n{MATH_INSTRUCTION}\n\nProblem: q"
+
+
+def test_the_instruction_in_the_system_message_leaves_the_question_alone() -> None:
+    """What a self-paraphrase model needs: it rewrites the last user message, all of it."""
+    settings = EvaluationSettings(model="m", task="math", instruction_role="system")
+    request = answer_request(settings, EvaluationItem(question="1+1?"), "m", "What is 1 + 1?")
+    assert [(m.role, m.content) for m in request.messages] == [
+        ("system", MATH_INSTRUCTION),
+        ("user", "What is 1 + 1?"),
+    ]
+    briefed = EvaluationSettings(model="m", system_prompt="Be brief.", instruction_role="system")
+    request = answer_request(briefed, EvaluationItem(question="q", context="c"), "m", "q")
+    assert [(m.role, m.content) for m in request.messages] == [
+        ("system", f"Be brief.\n\n{FACTUAL_INSTRUCTION}"),
+        ("user", "Context:\nc\n\nQuestion: q"),
+    ]
+    choice = EvaluationItem(question="Pick", options=["red", "blue"], correct_option="A")
+    chosen = EvaluationSettings(model="m", task="choice", instruction_role="system")
+    request = answer_request(chosen, choice, "m", "Pick")
+    assert request.messages[1].content == "Question: Pick\nA. red\nB. blue"
 
 
 def test_item_assembly_reports_failures_and_status() -> None:
