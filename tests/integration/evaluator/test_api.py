@@ -175,6 +175,11 @@ async def test_idempotency_key(client: AsyncTestClient[Any]) -> None:
         ({"items": [{"question": "q"}]}, 400, "model"),
         ({"model": "m", "k": 0, "items": [{"question": "q"}]}, 400, "k"),
         ({"model": "m", "items": [{"question": ""}]}, 400, "items[0].question"),
+        (
+            {"model": "m", "items": [{"question": "q"}], "instruction_role": "assistant"},
+            400,
+            "instruction_role",
+        ),
         ({"model": "m", "dataset_id": "nope"}, 404, "dataset_id"),
         ({"model": "m"}, 400, "items"),
         (
