@@ -38,7 +38,7 @@ import numpy as np
 from bench.self_paraphrase import flips
 from bench.self_paraphrase.flips import Consistency, FlipRecord, FlipSettings, Rate
 from bench.self_paraphrase.items import PLAIN, STRATEGIES, Item, load_items, prompts_part
-from services.evaluator.domain.prompts import FACTUAL_INSTRUCTION, MATH_INSTRUCTION
+from services.evaluator.domain.prompts import INSTRUCTIONS
 from services.gateway.domain.routes import BUILTIN_ROUTES
 from services.scoring.domain.bootstrap import model_rng, ratio_intervals
 from shared.clients.evaluator import EvaluatorClient
@@ -52,7 +52,6 @@ from shared.http_client import ServiceCallError, ServiceClient, close_session
 from shared.settings import default_data_dir
 from steadfast.supervisor import Supervisor, service_ports
 
-INSTRUCTIONS: dict[Task, str] = {"math": MATH_INSTRUCTION, "factual": FACTUAL_INSTRUCTION}
 #: the whole stack: the evaluator computes the flip rate
 SERVICES = ("gateway", "perturb", "verify", "scoring", "evaluator")
 

@@ -32,6 +32,7 @@ from shared.clients.evaluator import EvaluatorClient
 from shared.contracts.evaluator import (
     EvaluationCreate,
     EvaluationItem,
+    InstructionRole,
     ItemResult,
     MetricSettings,
 )
@@ -66,13 +67,17 @@ class FlipSettings:
     max_candidates: int = 40
     #: long enough that the cap, not the load of the machine, ends a paraphrase set
     paraphrase_budget_s: float = 900.0
+    #: as in the accuracy part: the instruction in a system message, so that a strategy, which
+    #: rewrites the user message, rewrites the question and not the instruction
+    instruction_role: InstructionRole = "system"
 
     def key(self, strategy: str, item: Item) -> str:
         # an evaluator model "<strategy>:<route>" runs the strategy with its default options
         k = 0 if strategy == PLAIN else StrategyOptions().k
         return (
             f"{self.route}|{strategy}|k={k}|flip_k={self.flip_k}"
-            f"|candidates={self.max_candidates}/{self.paraphrase_budget_s:g}s|instruction=system"
+            f"|candidates={self.max_candidates}/{self.paraphrase_budget_s:g}s"
+            f"|instruction={self.instruction_role}"
             f"|max_tokens={self.max_tokens[item.task]}{prompts_part(strategy)}|{item.id}"
         )
 
@@ -129,8 +134,7 @@ def evaluation_of(items: Sequence[Item], settings: FlipSettings) -> EvaluationCr
         ),
         metrics=MetricSettings(bootstrap=0),
         max_tokens=settings.max_tokens[task],
-        # as in the accuracy part: the strategies rewrite the question, not the instruction
-        instruction_role="system",
+        instruction_role=settings.instruction_role,
         items=[
             EvaluationItem(id=item.id, question=item.question, **gold_fields(item.gold))
             for item in items

@@ -9,6 +9,7 @@ from services.evaluator.domain.pipeline import (
     gold_of,
     grade_requests,
     models_of,
+    request_key,
 )
 from services.evaluator.domain.prompts import FACTUAL_INSTRUCTION, MATH_INSTRUCTION
 from services.evaluator.domain.results import AnswerRecord, assemble_item, majority_of
@@ -123,6 +124,12 @@ def test_the_instruction_in_the_system_message_leaves_the_question_alone() -> No
     chosen = EvaluationSettings(model="m", task="choice", instruction_role="system")
     request = answer_request(chosen, choice, "m", "Pick")
     assert request.messages[1].content == "Question: Pick\nA. red\nB. blue"
+    # stored answers are reused by the exact request: the two layouts never share one
+    item = EvaluationItem(question="q")
+    in_user = answer_request(EvaluationSettings(model="m"), item, "m", "q")
+    in_system_settings = EvaluationSettings(model="m", instruction_role="system")
+    in_system = answer_request(in_system_settings, item, "m", "q")
+    assert request_key(in_user) != request_key(in_system)
 
 
 def test_item_assembly_reports_failures_and_status() -> None:
