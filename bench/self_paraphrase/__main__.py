@@ -442,7 +442,7 @@ def routes_file(directory: Path, timeout_s: float, threads: int | None) -> Path:
     return path
 
 
-def main() -> None:
+def argument_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="local-small", help="gateway route")
     parser.add_argument("--math", type=int, default=10, help="GSM8K items (of 100)")
@@ -452,7 +452,10 @@ def main() -> None:
         "--flip-k", type=int, default=0, help="paraphrases per item for the flip rate (evaluator)"
     )
     parser.add_argument(
-        "--paraphrase-budget-s", type=float, default=120.0, help="paraphrase time per item"
+        "--paraphrase-budget-s",
+        type=float,
+        default=FlipSettings.paraphrase_budget_s,
+        help="paraphrase time per item of the flip-rate evaluations",
     )
     parser.add_argument(
         "--evaluation-timeout-s", type=float, default=7200.0, help="per flip-rate evaluation"
@@ -498,6 +501,11 @@ def main() -> None:
     parser.add_argument("--gateway-url", default=None, help="use running services instead")
     parser.add_argument("--scoring-url", default=None)
     parser.add_argument("--evaluator-url", default=None, help="needed for --flip-k")
+    return parser
+
+
+def main() -> None:
+    parser = argument_parser()
     args = parser.parse_args()
     if args.report:
         if not args.record:

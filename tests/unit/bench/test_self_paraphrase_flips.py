@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bench.self_paraphrase.__main__ import argument_parser, flip_settings
 from bench.self_paraphrase.flips import (
     Consistency,
     FlipRecord,
@@ -194,3 +195,14 @@ def test_the_key_names_what_the_measurement_depends_on(strategy: str) -> None:
     assert ("|k=5|" in key) == (strategy != "plain")
     # how many rewordings a set may try decides how many paraphrases an item gets
     assert f"|candidates={SETTINGS.max_candidates}/{SETTINGS.paraphrase_budget_s:g}s|" in key
+
+
+def test_the_command_line_measures_with_the_settings_defaults() -> None:
+    # a command-line default of its own once cut every paraphrase set to 120 s, so the load of
+    # the machine, not the candidate cap, decided how many paraphrases an item got
+    args = argument_parser().parse_args(["--model", "local", "--flip-k", "5"])
+    settings = flip_settings(args)
+    defaults = FlipSettings(route="local", strategies=settings.strategies, flip_k=5, max_tokens={})
+    assert settings.paraphrase_budget_s == defaults.paraphrase_budget_s == 900.0
+    assert settings.max_candidates == defaults.max_candidates
+    assert settings.instruction_role == defaults.instruction_role
