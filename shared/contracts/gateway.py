@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from shared.contracts.base import Contract, Problem
+from shared.contracts.verify import Task
 
 Role = Literal["system", "user", "assistant"]
 FinishReason = Literal["stop", "length", "content_filter", "error", "unknown"]
@@ -45,6 +46,10 @@ class GenerateRequest(Contract, kw_only=True):
     #: distinguishes repeated samples of the same request (part of the cache key)
     sample_index: Annotated[int, msgspec.Meta(ge=0)] = 0
     cache: bool = True
+    #: the question's task: a ``"<strategy>:<route>"`` model reads and groups its answers by it
+    #: (math: numbers, factual: normalised text; inferred from the replies when absent); a plain
+    #: route ignores it
+    task: Task | None = None
 
 
 class Usage(Contract, kw_only=True):

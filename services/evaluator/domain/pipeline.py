@@ -200,6 +200,8 @@ def answer_request(
         ),
         temperature=0.0,
         max_tokens=settings.max_tokens or DEFAULT_MAX_TOKENS[task],
+        # a "<strategy>:<route>" model groups its variants' answers by the task
+        task=task,
     )
 
 

@@ -31,9 +31,10 @@ from shared.contracts.gateway import (
 MODEL_NAMES = (
     "`model` is a route of `GET /v1/models`, or `<strategy>:<route>` (single-prompt, "
     "canonicalize, paraphrase-vote): the last user message is then the question (earlier "
-    "messages are context), the strategy answers it with its default options (k=5) and `text` "
-    "is its final reply, `route` the full name, `usage` summed over every model call, `cached` "
-    "true only when no call went upstream. A strategy model cannot return `top_logprobs`."
+    "messages are context), the strategy answers it with its default options (k=5) and the "
+    "request's `task` (inferred from the replies when absent); `text` is its final reply, "
+    "`route` the full name, `usage` summed over every model call, `cached` true only when no "
+    "call went upstream. A strategy model cannot return `top_logprobs`."
 )
 
 

@@ -21,6 +21,6 @@ def read_answer(text: str, task: Task) -> Reading:
     return Reading(answer=answer, key=answer_key(task, text))
 
 
-def infer_task(text: str) -> Task:
-    """The task a caller did not name: maths when the reply boxes its answer, else factual."""
-    return "math" if last_boxed(text) is not None else "factual"
+def infer_task(*replies: str) -> Task:
+    """The task a caller did not name: maths when a reply boxes its answer, else factual."""
+    return "math" if any(last_boxed(text) is not None for text in replies) else "factual"

@@ -1,7 +1,8 @@
 """``/v1/generate`` with a ``"<strategy>:<route>"`` model: the request's messages are the question
-(its last user message; the others are context), the strategy answers it with its default options,
-and its final reply comes back as an ordinary :class:`GenerateResponse` — so anything that calls
-the gateway (the evaluator, say) can use a strategy like any model route."""
+(its last user message; the others are context), the strategy answers it with its default options
+and the request's ``task``, and its final reply comes back as an ordinary
+:class:`GenerateResponse` — so anything that calls the gateway (the evaluator, say) can use a
+strategy like any model route."""
 
 from __future__ import annotations
 
@@ -46,7 +47,10 @@ class StrategyGateway:
         except ValueError as exc:
             raise InvalidQuestion("messages", str(exc)) from exc
         run = await self.service.run(
-            strategy, question, answer_settings(request, route_name), StrategyOptions()
+            strategy,
+            question,
+            answer_settings(request, route_name),
+            StrategyOptions(task=request.task),
         )
         return strategy_response(run, request.model, self.gateway, route_name)
 

@@ -150,7 +150,8 @@ def read_ballots(replies: list[Reply], task: Task | None, route: str) -> Ballots
     texts = [reply.text for reply in replies if isinstance(reply, GenerateResponse)]
     if not texts:
         raise _all_failed(replies, route)
-    resolved = task or infer_task(texts[0])
+    # one unboxed reply (cut at max_tokens, say) must not turn a maths vote into a text vote
+    resolved = task or infer_task(*texts)
     readings = [
         read_answer(reply.text, resolved) if isinstance(reply, GenerateResponse) else None
         for reply in replies

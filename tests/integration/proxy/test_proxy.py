@@ -429,6 +429,21 @@ async def test_generate_with_a_strategy_model_returns_the_majority_answer(proxy:
     assert again.cached is True and proxy.fake.call_count == start
 
 
+async def test_a_strategy_model_groups_the_answers_by_the_requests_task(proxy: Proxy) -> None:
+    # nothing boxed: without a task the replies are compared as texts (all differ, the tie goes
+    # to the original); as maths, four of the six say 24
+    question = "How many legs do 3 spiders have, adding them up?"
+    paraphrases = [f"{question} (wording {letter})" for letter in "abcde"]
+    proxy.scenario.paraphrases[question] = paraphrases
+    replies = ["I count 18 legs.", "24 legs.", "There are 24.", "21 legs", "Total: 24", "It is 24"]
+    proxy.scenario.answers.update(zip([question, *paraphrases], replies, strict=True))
+    client = GatewayClient(proxy.url)
+    as_text = await client.generate(_ask(VOTE, question))
+    as_maths = await client.generate(_ask(VOTE, question, task="math"))
+    assert as_text.text == "I count 18 legs."
+    assert as_maths.text == "24 legs."
+
+
 def _replies(proxy: Proxy, calls: list[dict[str, Any]]) -> list[str]:
     return [proxy.scenario.reply(call) for call in calls]
 

@@ -96,6 +96,14 @@ def test_answer_prompts_follow_the_method() -> None:
     assert "I don't know" in factual.messages[0].content
 
 
+def test_the_answer_request_names_the_items_task_for_strategy_models() -> None:
+    # the item's own task wins over the evaluation's
+    settings = EvaluationSettings(model="paraphrase-vote:m", task="factual")
+    maths = answer_request(settings, EvaluationItem(question="1+1?", task="math"), "m", "1+1?")
+    factual = answer_request(settings, EvaluationItem(question="Who?"), "m", "Who?")
+    assert (maths.task, factual.task) == ("math", "factual")
+
+
 def test_the_default_layout_is_one_user_message_with_the_instruction_first() -> None:
     factual = answer_request(EvaluationSettings(model="m"), EvaluationItem(question="q"), "m", "q")
     assert [(m.role, m.content) for m in factual.messages] == [

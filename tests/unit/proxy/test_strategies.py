@@ -115,6 +115,15 @@ async def test_the_majority_of_the_paraphrases_overrules_the_original() -> None:
     assert result.text == "24 legs" and not result.notes
 
 
+async def test_without_a_task_one_boxed_reply_makes_the_vote_numeric() -> None:
+    # the original's reply was cut before its box: the others still vote by their numbers
+    answers = {QUESTION: "Each spider has 8 legs, so 3 x 8 = 2", PARAPHRASES[0]: "\\boxed{24}"}
+    model = WordingModel(by_wording(answers, "That makes 24 legs."))
+    result = (await run(model, k=4)).result
+    assert result.task == "math" and result.answer == "24"
+    assert result.agreement == pytest.approx(4 / 5)
+
+
 async def test_canonicalize_answers_a_reproducible_rewrite_greedily() -> None:
     model = WordingModel(by_wording({QUESTION: "I think 18."}, "24 legs"))
     outcome = await run(
