@@ -211,17 +211,22 @@ async def measure_chunk(
     record: FlipRecord,
     timeout_s: float,
 ) -> int:
-    """Evaluate the chunk's items that lack a record; record what came back; return how many
-    (item, strategy) pairs were recorded."""
+    """Evaluate the chunk's items that lack a record; record the items every strategy answered
+    (all of them on the same paraphrases: a later run would write a new set if the budget, not
+    the cap, ended it); return how many (item, strategy) pairs were recorded."""
     missing = record.missing(settings, items)
     if not missing:
         return 0
     by_id = {item.id: item for item in missing}
     recorded = 0
     for result in await evaluated_items(evaluator, evaluation_of(missing, settings), timeout_s):
+        graded = {model: graded_variants(result, model) for model in settings.models()}
+        if any(records is None for records in graded.values()):
+            print(f"  {result.id}: not every strategy answered; asked again next run", flush=True)
+            continue
         for model, strategy in settings.models().items():
             key = settings.key(strategy, by_id[result.id])
-            records = graded_variants(result, model)
+            records = graded[model]
             if records is not None and key not in record.variants:
                 record.add(key, records)
                 recorded += 1

@@ -174,6 +174,24 @@ def test_measure_asks_the_evaluator_only_for_items_without_a_record(tmp_path: Pa
     assert rates == {"plain": every_item_split, "paraphrase-vote": every_item_split}
 
 
+def test_an_item_one_strategy_failed_on_is_recorded_for_none(tmp_path: Path) -> None:
+    # a later run would answer the strategy on a new paraphrase set, unlike the others
+    class VoteFailsOnQ1(RecordingEvaluator):
+        async def items(self, evaluation_id: str, limit: int = 50, offset: int = 0) -> ItemPage:
+            page = await super().items(evaluation_id, limit, offset)
+            for result in page.items:
+                if result.id == "q1":
+                    result.variants[1].answers[1].label = None
+            return page
+
+    path = tmp_path / "flips.jsonl"
+    evaluator = VoteFailsOnQ1(["correct", "incorrect"])
+    asyncio.run(measure(evaluator, [items(2)], SETTINGS, FlipRecord(path), 2, 60, 0.0))  # type: ignore[arg-type]
+    recorded = FlipRecord(path).variants
+    assert sorted(key.rsplit("|", 1)[1] for key in recorded) == ["q0", "q0"]
+    assert FlipRecord(path).missing(SETTINGS, items(2)) == [items(2)[1]]
+
+
 def test_a_failed_evaluation_records_nothing(tmp_path: Path) -> None:
     class Failing(RecordingEvaluator):
         async def evaluation(self, evaluation_id: str) -> EvaluationStatus:
