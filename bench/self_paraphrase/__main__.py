@@ -5,7 +5,7 @@
     # the asked size on a small CPU, over as many runs as it takes (both records are kept:
     # recorded-local.jsonl and recorded-local-flips.jsonl beside it)
     python -m bench.self_paraphrase --model local --math 100 --factual 100 --k 5 --flip-k 5 \
-        --record bench/self_paraphrase/recorded-local.jsonl
+        --chunk 2 --state-dir /tmp/sp-state --record bench/self_paraphrase/recorded-local.jsonl
     # the table of what is recorded so far (no model calls)
     python -m bench.self_paraphrase --model local --math 100 --factual 100 --k 5 --flip-k 5 \
         --report --record bench/self_paraphrase/recorded-local.jsonl
@@ -45,7 +45,7 @@ from shared.clients.evaluator import EvaluatorClient
 from shared.clients.gateway import GatewayClient
 from shared.clients.scoring import ScoringClient
 from shared.contracts.gateway import ChatMessage, GenerateRequest
-from shared.contracts.proxy import SelfParaphraseRequest, SelfParaphraseResponse
+from shared.contracts.proxy import SelfParaphraseRequest, SelfParaphraseResponse, StrategyOptions
 from shared.contracts.scoring import GradeItem, GradeRequest, Label
 from shared.contracts.verify import Task
 from shared.http_client import ServiceCallError, ServiceClient, close_session
@@ -180,6 +180,8 @@ class Row:
     consistency: Consistency | None = None
     #: the items the flip and conflict rates are over (every strategy has them in the record)
     flip_items: int = 0
+    #: paraphrases in each of those items' sets
+    flip_paraphrases: list[int] = field(default_factory=list)
 
 
 async def run_strategy(bench: Bench, strategy: str, items: list[Item]) -> Row:
@@ -252,9 +254,11 @@ def attach_flip_rates(
 ) -> None:
     for items in datasets:
         rates, item_count = flips.flip_rates(record, items, settings)
+        counts = flips.paraphrase_counts(record, items, settings)
         for row in rows:
             if row.dataset == items[0].dataset:
                 row.consistency, row.flip_items = rates.get(row.strategy), item_count
+                row.flip_paraphrases = counts
 
 
 def recorded_rows(args: argparse.Namespace) -> list[Row]:
@@ -351,6 +355,7 @@ def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float | None)
     print(header)
     print("-" * len(header))
     gains = gains_over_plain(rows)
+    ties = "dropped" if flips.CONSISTENCY.drop_majority_ties else "kept, broken towards correct"
     for row in rows:
         answers = row.originals
         correct = sum(answer.label == "correct" for answer in answers)
@@ -379,8 +384,27 @@ def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float | None)
         "majority over the paraphrases is not correct; conflict: share of the items whose "
         "paraphrases' answers got different labels (same items); latency is wall time "
         "per request from the client, under the stated concurrency; agreement: the strategy's "
-        "consistency score (paraphrase-vote: the majority's share of the variants)."
+        "consistency score (paraphrase-vote: the majority's share of the variants); majority "
+        f"ties {ties}."
     )
+    for line in flip_set_lines(rows, args.flip_k):
+        print(line)
+
+
+def flip_set_lines(rows: list[Row], flip_k: int) -> list[str]:
+    """Per dataset, how full the flip rate's paraphrase sets are: a set the candidate cap ended
+    short of k has fewer paraphrases to flip on."""
+    lines = []
+    for row in rows:
+        counts = row.flip_paraphrases
+        if row.strategy != rows[0].strategy or not counts:
+            continue
+        short = sum(count < flip_k for count in counts)
+        lines.append(
+            f"{row.dataset} flip-rate sets: {statistics.mean(counts):.1f} paraphrases per item "
+            f"(k={flip_k}); {short} of {len(counts)} sets short of k"
+        )
+    return lines
 
 
 async def run(
@@ -447,7 +471,13 @@ def argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", default="local-small", help="gateway route")
     parser.add_argument("--math", type=int, default=10, help="GSM8K items (of 100)")
     parser.add_argument("--factual", type=int, default=10, help="SimpleQA items (of 100)")
-    parser.add_argument("--k", type=int, default=3, help="paraphrases of paraphrase-vote etc.")
+    parser.add_argument(
+        "--k",
+        type=int,
+        default=StrategyOptions().k,
+        help="paraphrases of paraphrase-vote etc. (default: the strategies' own, as in the flip "
+        "rates' evaluations)",
+    )
     parser.add_argument(
         "--flip-k", type=int, default=0, help="paraphrases per item for the flip rate (evaluator)"
     )

@@ -257,16 +257,37 @@ async def measure(
             )
 
 
+#: METHOD §1.4 as the scoring service computes it by default, without intervals
+CONSISTENCY = ConsistencyOptions(bootstrap=0)
+
+
+def common_items(record: FlipRecord, items: Sequence[Item], settings: FlipSettings) -> list[Item]:
+    """The items every strategy has a record for."""
+    return [
+        item
+        for item in items
+        if all(settings.key(s, item) in record.variants for s in settings.strategies)
+    ]
+
+
+def paraphrase_counts(
+    record: FlipRecord, items: Sequence[Item], settings: FlipSettings
+) -> list[int]:
+    """How many paraphrases each common item's set has (k, or fewer when the candidate cap
+    ended the set first); every strategy answered the same set."""
+    first = settings.strategies[0]
+    return [
+        sum(variant.variant > 0 for variant in record.variants[settings.key(first, item)])
+        for item in common_items(record, items, settings)
+    ]
+
+
 def flip_rates(
     record: FlipRecord, items: Sequence[Item], settings: FlipSettings
 ) -> tuple[dict[str, Consistency], int]:
     """``{strategy: its flip and conflict rates}`` over the items every strategy has a record
     for (scoring's METHOD §1.4 code, no bootstrap), and how many items that is."""
-    common = [
-        item
-        for item in items
-        if all(settings.key(s, item) in record.variants for s in settings.strategies)
-    ]
+    common = common_items(record, items, settings)
     records = [
         variant
         for item in common
@@ -275,7 +296,7 @@ def flip_rates(
     ]
     if not records:
         return {}, 0
-    metrics = consistency_metrics(columns_from_records(records), ConsistencyOptions(bootstrap=0))
+    metrics = consistency_metrics(columns_from_records(records), CONSISTENCY)
     rates: dict[str, Consistency] = {}
     for model, strategy in settings.models().items():
         of_model = metrics.models.get(model, {})

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bench.self_paraphrase.__main__ import argument_parser, flip_settings
+from bench.self_paraphrase.__main__ import Row, argument_parser, flip_set_lines, flip_settings
 from bench.self_paraphrase.flips import (
     Consistency,
     FlipRecord,
@@ -17,6 +17,7 @@ from bench.self_paraphrase.flips import (
     flip_rates,
     graded_variants,
     measure,
+    paraphrase_counts,
 )
 from bench.self_paraphrase.items import Item
 from shared.contracts.evaluator import (
@@ -190,6 +191,32 @@ def test_an_item_one_strategy_failed_on_is_recorded_for_none(tmp_path: Path) -> 
     recorded = FlipRecord(path).variants
     assert sorted(key.rsplit("|", 1)[1] for key in recorded) == ["q0", "q0"]
     assert FlipRecord(path).missing(SETTINGS, items(2)) == [items(2)[1]]
+
+
+def test_the_table_says_how_full_the_flip_rate_sets_are(tmp_path: Path) -> None:
+    path = tmp_path / "flips.jsonl"
+    asyncio.run(
+        measure(
+            RecordingEvaluator(["correct", "correct"]),
+            [items(2)],
+            SETTINGS,
+            FlipRecord(path),
+            2,
+            60,
+            0.0,
+        )  # type: ignore[arg-type]
+    )
+    asyncio.run(
+        measure(
+            RecordingEvaluator(["correct"] * 3), [items(3)], SETTINGS, FlipRecord(path), 2, 60, 0.0
+        )  # type: ignore[arg-type]
+    )
+    counts = paraphrase_counts(FlipRecord(path), items(3), SETTINGS)
+    assert counts == [1, 1, 2]
+    rows = [Row("gsm8k", strategy, [], flip_paraphrases=counts) for strategy in SETTINGS.strategies]
+    assert flip_set_lines(rows, flip_k=2) == [
+        "gsm8k flip-rate sets: 1.3 paraphrases per item (k=2); 2 of 3 sets short of k"
+    ]
 
 
 def test_a_failed_evaluation_records_nothing(tmp_path: Path) -> None:
