@@ -149,32 +149,34 @@ def gold_fields(gold: Gold) -> dict[str, Any]:
 
 def graded_variants(result: ItemResult, model: str) -> list[ConsistencyRecord] | None:
     """One model's graded answers to one item's variants, as the evaluator gives them to the
-    scoring service; ``None`` when one of them failed (a later run asks again)."""
+    scoring service; ``None`` when one of them failed or is not answered yet (a later run asks
+    again)."""
+    if result.status == "pending":
+        return None
     records = []
     for variant in result.variants:
-        for answer in variant.answers:
-            if answer.model != model:
-                continue
-            if answer.label is None:
-                return None
-            records.append(
-                ConsistencyRecord(
-                    item_id=result.id,
-                    model=model,
-                    variant=variant.index,
-                    label=answer.label,
-                    value=answer.value,
-                    kind="original" if variant.index == 0 else variant.kind,
-                    tone=variant.tone,
-                )
+        answers = [answer for answer in variant.answers if answer.model == model]
+        if len(answers) != 1 or answers[0].label is None:
+            return None
+        records.append(
+            ConsistencyRecord(
+                item_id=result.id,
+                model=model,
+                variant=variant.index,
+                label=answers[0].label,
+                value=answers[0].value,
+                kind="original" if variant.index == 0 else variant.kind,
+                tone=variant.tone,
             )
+        )
     return records or None
 
 
 async def evaluated_items(
     evaluator: EvaluatorClient, evaluation: EvaluationCreate, timeout_s: float
 ) -> list[ItemResult]:
-    """Run one evaluation to its end and return its per-item results."""
+    """Run one evaluation to its end and return its per-item results; past ``timeout_s`` it is
+    cancelled and what it finished is returned (the rest is asked again by a later run)."""
     # an evaluation a stopped run left behind (--state-dir) would compete for the model; its
     # stored answers are what this one reuses
     page = await evaluator.evaluations(limit=100)
@@ -184,13 +186,20 @@ async def evaluated_items(
     accepted = await evaluator.create_evaluation(evaluation)
     deadline = time.monotonic() + timeout_s
     status = await evaluator.evaluation(accepted.id)
+    timed_out = False
     while status.status in ("queued", "running"):
         if time.monotonic() > deadline:
             await evaluator.cancel(accepted.id)
-            raise RuntimeError(f"evaluation {accepted.id} did not finish in {timeout_s:.0f} s")
+            print(
+                f"  evaluation {accepted.id} did not finish in {timeout_s:.0f} s: cancelled, "
+                "its finished items kept",
+                file=sys.stderr,
+            )
+            timed_out = True
+            break
         await asyncio.sleep(1.0)
         status = await evaluator.evaluation(accepted.id)
-    if status.status != "succeeded":
+    if status.status != "succeeded" and not timed_out:
         print(f"  evaluation {accepted.id} {status.status}: {status.message}", file=sys.stderr)
         return []
     for error in status.errors:

@@ -219,6 +219,40 @@ def test_the_table_says_how_full_the_flip_rate_sets_are(tmp_path: Path) -> None:
     ]
 
 
+def test_an_evaluation_past_its_timeout_is_cancelled_and_its_finished_items_kept(
+    tmp_path: Path,
+) -> None:
+    class NeverDone(RecordingEvaluator):
+        cancelled: list[str] = []  # noqa: RUF012
+
+        async def evaluation(self, evaluation_id: str) -> EvaluationStatus:
+            status = await super().evaluation(evaluation_id)
+            status.status = "running"
+            return status
+
+        async def cancel(self, evaluation_id: str) -> None:
+            self.cancelled.append(evaluation_id)
+
+        async def items(self, evaluation_id: str, limit: int = 50, offset: int = 0) -> ItemPage:
+            page = await super().items(evaluation_id, limit, offset)
+            page.items[1].status = "pending"  # q1 was still being answered
+            for variant in page.items[1].variants[1:]:
+                variant.answers = []
+            return page
+
+    path = tmp_path / "flips.jsonl"
+    evaluator = NeverDone(["correct", "incorrect"])
+    asyncio.run(measure(evaluator, [items(2)], SETTINGS, FlipRecord(path), 2, 0.0, 0.0))  # type: ignore[arg-type]
+    assert evaluator.cancelled == ["1"]
+    assert FlipRecord(path).missing(SETTINGS, items(2)) == [items(2)[1]]
+
+
+def test_a_variant_without_the_models_answer_is_no_record() -> None:
+    result = item_result("q0", {"local": ["correct", "incorrect"]})
+    result.variants[1].answers = []
+    assert graded_variants(result, "local") is None
+
+
 def test_a_failed_evaluation_records_nothing(tmp_path: Path) -> None:
     class Failing(RecordingEvaluator):
         async def evaluation(self, evaluation_id: str) -> EvaluationStatus:
