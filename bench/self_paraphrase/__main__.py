@@ -302,6 +302,12 @@ def recorded_rows(args: argparse.Namespace) -> list[Row]:
 Gain = tuple[float, float, float]
 
 
+def answered(row: Row) -> list[Answer]:
+    """The row's answers whose request did not fail: a failure is counted, not graded (as in
+    ``--report``, whose record keeps no failures)."""
+    return [answer for answer in row.originals if answer.error is None]
+
+
 def gains_over_plain(rows: list[Row], resamples: int = 4000) -> dict[tuple[str, str], Gain]:
     """``{(dataset, strategy): gain}``: each strategy's accuracy minus the plain call's on the
     items both answered, with a paired percentile bootstrap interval over those items (the
@@ -312,10 +318,10 @@ def gains_over_plain(rows: list[Row], resamples: int = 4000) -> dict[tuple[str, 
         plain = plain_rows.get(row.dataset)
         if plain is None or row is plain:
             continue
-        plain_correct = {a.item_id: a.label == "correct" for a in plain.originals}
+        plain_correct = {a.item_id: a.label == "correct" for a in answered(plain)}
         pairs = [
             float(a.label == "correct") - float(plain_correct[a.item_id])
-            for a in row.originals
+            for a in answered(row)
             if a.item_id in plain_correct
         ]
         if not pairs:
@@ -357,7 +363,10 @@ def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float | None)
     gains = gains_over_plain(rows)
     ties = "dropped" if flips.CONSISTENCY.drop_majority_ties else "kept, broken towards correct"
     for row in rows:
-        answers = row.originals
+        answers = answered(row)
+        if not answers:
+            print(f"{row.dataset:<9} {row.strategy:<16} every request failed")
+            continue
         correct = sum(answer.label == "correct" for answer in answers)
         gain = shown_gain(gains.get((row.dataset, row.strategy)))
         flip = conflict = "n/a"
@@ -373,10 +382,11 @@ def print_table(rows: list[Row], args: argparse.Namespace, wall_s: float | None)
             f"{statistics.mean(a.calls for a in answers):>9.1f} "
             f"{statistics.mean(latencies):>13.1f} {statistics.median(latencies):>7.1f} "
             f"{statistics.mean(a.tokens for a in answers):>10.0f} "
-            f"{sum(a.error is not None for a in answers):>6}"
+            f"{len(row.originals) - len(answers):>6}"
         )
     print(
-        "accuracy: reference grader on the original question; vs plain: accuracy minus the "
+        "accuracy: reference grader on the original question, over the n requests that did "
+        "not fail (errors: those that did); vs plain: accuracy minus the "
         "plain call's on the same items, 95% paired bootstrap interval over the items; flip "
         "rate (originals correct / items, over the items every strategy has in the flip "
         "record), by the evaluator "

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
-from bench.self_paraphrase.__main__ import Answer, Row, gains_over_plain
+from bench.self_paraphrase.__main__ import Answer, Row, gains_over_plain, print_table
 
 
 def row(strategy: str, correct_items: set[str], order: list[str]) -> Row:
@@ -48,3 +50,21 @@ def test_identical_answers_gain_nothing_and_all_right_against_all_wrong_gains_on
 
 def test_without_a_plain_row_there_is_no_gain() -> None:
     assert gains_over_plain([row("paraphrase-vote", {"q0"}, ["q0"])]) == {}
+
+
+def test_a_failed_request_is_counted_not_graded(capsys: pytest.CaptureFixture[str]) -> None:
+    items = [f"q{i}" for i in range(4)]
+    plain = row("plain", set(), items)
+    vote = row("paraphrase-vote", set(items), items)
+    # the request for q3 failed: no answer to pair or to average the cost over
+    vote.originals[3] = Answer("", 0, 9.0, 0, item_id="q3", label="invalid", error="timeout")
+    gains = gains_over_plain([plain, vote], resamples=200)
+    assert gains["gsm8k", "paraphrase-vote"] == (1.0, 1.0, 1.0)
+    args = argparse.Namespace(
+        model="local", k=5, math_tokens=512, factual_tokens=128, flip_k=0, concurrency=2
+    )
+    print_table([plain, vote], args, wall_s=1.0)
+    line = next(line for line in capsys.readouterr().out.splitlines() if "paraphrase-vote" in line)
+    # n, accuracy, ... latency mean and p50 over the 3 answered, and 1 error
+    assert line.split()[2:4] == ["3", "1.00"]
+    assert line.split()[-4:] == ["1.0", "1.0", "1", "1"]
