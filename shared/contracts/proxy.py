@@ -32,7 +32,8 @@ class StrategyOptions(Contract, kw_only=True):
     generator: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | None = None
     #: verify the paraphrases (through the perturb service): ``true`` for the default settings
     verify: bool | VerifyOptions = False
-    #: stop answering variants once the majority can no longer change
+    #: stop answering variants once the majority can no longer change (the answer is the full
+    #: vote's; ``agreement`` is then the share among the variants answered before the stop)
     early_stop: bool = False
     grouping: Grouping = "normalized"
     #: gateway route of the equivalence judge (``grouping="judge"``); default: the answering route
@@ -73,7 +74,8 @@ class Variant(Contract, kw_only=True):
 class SelfParaphraseResponse(Contract, kw_only=True):
     answer: str | None
     text: str
-    #: share of the voting variants whose answer is the majority's (None: no vote took place)
+    #: share of the voting variants whose answer is the majority's (None: no vote took place;
+    #: with ``early_stop``, of the variants answered before the stop — the skipped ones are listed)
     agreement: float | None
     strategy: StrategyName
     model: str

@@ -53,8 +53,13 @@ def decided(keys: Sequence[str | None], pending: Sequence[int]) -> bool:
         return False
     original = keys[ORIGINAL] if ORIGINAL not in waiting else None
     # on a tie the original's key wins, so it only needs to stay level with any other key
-    if original is not None and original in counts:
-        return counts[original] >= _best_other(counts, original) + len(waiting)
+    if (
+        original is not None
+        and original in counts
+        and counts[original] >= _best_other(counts, original) + len(waiting)
+    ):
+        return True
+    # any other leader must stay strictly ahead, whatever the pending answers are
     leader = counts.most_common(1)[0][0]
     return counts[leader] > _best_other(counts, leader) + len(waiting)
 

@@ -45,6 +45,8 @@ def test_nobody_voting_has_no_winner_and_no_agreement() -> None:
         (["a", "b", None, None, None], [], True),
         ([None, None, None, None, None], [0, 1, 2, 3, 4], False),
         (["a", None, None, None, None], [2, 3, 4], False),  # unparseable answers do not count
+        (["a", "b", "b", "b", "b", None], [5], True),  # b leads the original beyond reach
+        (["a", "b", "b", "b", None, None], [4, 5], False),  # the original could tie b and win
     ],
 )
 def test_decided_only_when_the_remaining_answers_cannot_change_the_winner(
