@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
+
+#: the kind of question: it decides how answers are read and compared. Defined here, not in
+#: ``verify``: the gateway's contracts need it, and verify's need the gateway's ``ModelCalls``
+Task = Literal["factual", "math", "choice"]
 
 
 class Contract(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=False):

@@ -6,8 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import Contract, Problem
-from shared.contracts.verify import Task
+from shared.contracts.base import Contract, Problem, Task
 
 Role = Literal["system", "user", "assistant"]
 FinishReason = Literal["stop", "length", "content_filter", "error", "unknown"]
@@ -55,6 +54,15 @@ class GenerateRequest(Contract, kw_only=True):
 class Usage(Contract, kw_only=True):
     input_tokens: int = 0
     output_tokens: int = 0
+
+
+class ModelCalls(Contract, kw_only=True):
+    """The model calls made on a request's behalf: every call (failed ones too), those the
+    response cache answered, and the tokens the backends reported."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    usage: Usage = msgspec.field(default_factory=Usage)
 
 
 class TokenAlternative(Contract, kw_only=True):

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from shared.contracts.base import Contract, Problem
+from shared.contracts.gateway import ModelCalls
 from shared.contracts.verify import Share, Stage, Task, VerifyOptions
 
 Kind = Literal["plain", "toned"]
@@ -34,6 +35,9 @@ class ParaphraseRequest(Contract, kw_only=True):
     language: Annotated[str, msgspec.Meta(pattern="^[a-z]{2,3}$")] | None = None
     task: Task | None = None
     verify: VerifyOptions = msgspec.field(default_factory=VerifyOptions)
+    #: use the gateway's response cache for the generator's and the judge's calls (false: every
+    #: call goes upstream)
+    cache: bool = True
 
 
 class CandidateScores(Contract, kw_only=True):
@@ -88,6 +92,8 @@ class ParaphraseResponse(Contract, kw_only=True):
     judge_prompt_version: str | None = None
     semantic_check: str = ""
     language: Annotated[str, msgspec.Meta(pattern="^[a-z]{2,3}$")] | None = None
+    #: the model calls made for this set: the generator's and the verify service's judge's
+    model_calls: ModelCalls = msgspec.field(default_factory=ModelCalls)
 
 
 class ParaphraseBatchRequest(Contract, kw_only=True):

@@ -81,7 +81,8 @@ class SelfParaphraseResponse(Contract, kw_only=True):
     model: str
     task: Task
     variants: list[Variant]
-    #: summed over every model call the request made
+    #: summed over every model call the request made, those of the perturb and verify services
+    #: included when they write or verify the paraphrases (as are ``calls`` and ``cached_calls``)
     usage: Usage
     latency_s: float
     calls: int

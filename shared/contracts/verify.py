@@ -6,11 +6,11 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import Contract
+from shared.contracts.base import Contract, Task
+from shared.contracts.gateway import ModelCalls
 
 SemanticCheck = Literal["embedding", "nli", "off"]
 Stage = Literal["lexical", "numbers", "judge", "semantic"]
-Task = Literal["factual", "math", "choice"]
 
 Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 
@@ -65,6 +65,8 @@ class VerifyRequest(VerifyOptions, kw_only=True):
     task: Task | None = None
     #: run every stage for every candidate instead of stopping at the first rejection
     explain_all: bool = False
+    #: use the gateway's response cache for the judge's calls (false: every call goes upstream)
+    cache: bool = True
 
 
 class JudgeVote(Contract, kw_only=True):
@@ -103,3 +105,5 @@ class VerifyResponse(Contract, kw_only=True):
     judge_model: str | None = None
     judge_prompt_version: str | None = None
     stages_run: list[Stage] = msgspec.field(default_factory=list)
+    #: the judge's model calls for this request (the only stage that calls a model)
+    model_calls: ModelCalls = msgspec.field(default_factory=ModelCalls)

@@ -6,18 +6,18 @@ from __future__ import annotations
 from services.gateway.domain.errors import GenerationFailed
 from services.gateway.strategies import prompts
 from services.gateway.strategies.extraction import infer_task, read_answer
-from services.gateway.strategies.metering import MeteredGateway
 from services.gateway.strategies.question import AnswerSettings, Question
 from services.gateway.strategies.result import StrategyResult
 from shared.contracts.gateway import GenerateRequest
 from shared.contracts.proxy import StrategyOptions, Variant
+from shared.metering import MeteredCaller
 from shared.quantities import quantity_difference
 
 REWRITE_TEMPERATURE = 0.7
 DEFAULT_SEED = 0
 
 
-async def rewrite(model: MeteredGateway, question: str, settings: AnswerSettings) -> str:
+async def rewrite(model: MeteredCaller, question: str, settings: AnswerSettings) -> str:
     request = GenerateRequest(
         model=settings.route,
         messages=prompts.canonicalize_messages(question),
@@ -30,7 +30,7 @@ async def rewrite(model: MeteredGateway, question: str, settings: AnswerSettings
 
 
 async def canonicalize(
-    model: MeteredGateway, question: Question, settings: AnswerSettings, options: StrategyOptions
+    model: MeteredCaller, question: Question, settings: AnswerSettings, options: StrategyOptions
 ) -> StrategyResult:
     notes: list[str] = []
     try:

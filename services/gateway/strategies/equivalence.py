@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from services.gateway.domain.errors import GenerationFailed
 from services.gateway.strategies import prompts
-from services.gateway.strategies.metering import MeteredGateway
 from shared.contracts.gateway import ChatMessage, GenerateRequest
+from shared.metering import MeteredCaller
 
 
 @dataclass
@@ -19,7 +19,7 @@ class Merge:
 
 
 async def merge_equivalent(
-    model: MeteredGateway, judge: str, question: str, answers: dict[str, str], cache: bool = True
+    model: MeteredCaller, judge: str, question: str, answers: dict[str, str], cache: bool = True
 ) -> Merge:
     """``answers`` maps each distinct key to a representative answer, in variant order; each key
     joins the first earlier group the judge calls equivalent."""
@@ -37,7 +37,7 @@ async def merge_equivalent(
 
 
 async def _same(
-    model: MeteredGateway,
+    model: MeteredCaller,
     judge: str,
     question: str,
     pair: tuple[str, str],

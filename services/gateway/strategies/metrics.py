@@ -17,7 +17,8 @@ PROXY_AGREEMENT = Histogram(
 )
 PROXY_UPSTREAM_CALLS = Histogram(
     "steadfast_proxy_upstream_calls_per_request",
-    "Model calls one proxied request sent upstream (response-cache hits excluded).",
+    "Model calls one proxied request sent upstream, the perturb and verify services' for it "
+    "included (response-cache hits excluded).",
     buckets=[1, 2, 3, 4, 5, 6, 8, 11, 16, 21, 32, 64],
 )
 

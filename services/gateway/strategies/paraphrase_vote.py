@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from services.gateway.domain.errors import GenerationFailed
 from services.gateway.strategies.equivalence import merge_equivalent
 from services.gateway.strategies.extraction import Reading, infer_task, read_answer
-from services.gateway.strategies.metering import MeteredGateway
 from services.gateway.strategies.paraphrasers import Paraphraser
 from services.gateway.strategies.question import AnswerSettings, Question
 from services.gateway.strategies.result import StrategyResult
@@ -20,6 +19,7 @@ from services.gateway.strategies.voting import ORIGINAL, Vote, decided, tally
 from shared.contracts.gateway import GenerateResponse
 from shared.contracts.proxy import StrategyOptions, Variant
 from shared.contracts.verify import Task
+from shared.metering import MeteredCaller
 from shared.quantities import quantity_difference
 
 #: one variant's fate: its reply, its final failure, or None when early stop skipped it
@@ -35,13 +35,15 @@ class Ballots:
 
 
 async def paraphrase_vote(
-    model: MeteredGateway,
+    model: MeteredCaller,
     question: Question,
     settings: AnswerSettings,
     options: StrategyOptions,
     paraphraser: Paraphraser,
 ) -> StrategyResult:
     written = await paraphraser.paraphrase(question.text, options.k)
+    if written.model_calls is not None:
+        model.add(written.model_calls)
     faithful, left_out = keep_quantities(question.text, written.texts)
     wordings = [question.text, *faithful]
     early = options.early_stop and options.grouping == "normalized"
@@ -106,7 +108,7 @@ def _left_out_notes(left_out: list[Variant], written: int) -> list[str]:
 
 
 async def answer_all(
-    model: MeteredGateway,
+    model: MeteredCaller,
     question: Question,
     wordings: Sequence[str],
     settings: AnswerSettings,
@@ -186,7 +188,7 @@ def _failure_notes(replies: list[Reply]) -> list[str]:
 
 
 async def _judge_keys(
-    model: MeteredGateway,
+    model: MeteredCaller,
     judge: str,
     question: str,
     ballots: Ballots,

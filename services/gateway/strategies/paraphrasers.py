@@ -8,12 +8,12 @@ from typing import Protocol
 
 from services.gateway.domain.errors import GenerationFailed
 from services.gateway.strategies import prompts
-from services.gateway.strategies.metering import MeteredGateway
 from services.gateway.strategies.question import AnswerSettings
-from shared.contracts.gateway import GenerateRequest
+from shared.contracts.gateway import GenerateRequest, ModelCalls
 from shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
 from shared.contracts.verify import Task, VerifyOptions, VerifyStages
 from shared.http_client import ServiceCallError
+from shared.metering import MeteredCaller
 
 PARAPHRASE_TEMPERATURE = 0.7
 DEFAULT_SEED = 0
@@ -25,6 +25,8 @@ NO_VERIFICATION = VerifyOptions(stages=VerifyStages(lexical=False, judge=False, 
 class Paraphrases:
     texts: list[str]
     notes: list[str] = field(default_factory=list)
+    #: the calls another service made to write them (the answering model's are metered already)
+    model_calls: ModelCalls | None = None
 
 
 class Paraphraser(Protocol):
@@ -35,7 +37,7 @@ class Paraphraser(Protocol):
 class ModelParaphraser:
     """The answering model writes the paraphrases (sampled at a fixed seed: reproducible)."""
 
-    model: MeteredGateway
+    model: MeteredCaller
     settings: AnswerSettings
 
     async def paraphrase(self, question: str, k: int) -> Paraphrases:
@@ -64,13 +66,15 @@ class ParaphraseClient(Protocol):
 
 @dataclass
 class PerturbParaphraser:
-    """The perturb service writes (and, when asked, verifies) the paraphrases."""
+    """The perturb service writes (and, when asked, verifies) the paraphrases, at a fixed seed
+    like :class:`ModelParaphraser`."""
 
     client: ParaphraseClient
     generator: str
     verify: bool | VerifyOptions
     task: Task | None = None
     seed: int | None = None
+    cache: bool = True
 
     async def paraphrase(self, question: str, k: int) -> Paraphrases:
         request = ParaphraseRequest(
@@ -78,8 +82,9 @@ class PerturbParaphraser:
             k=k,
             generator=self.generator,
             task=self.task,
-            seed=self.seed,
+            seed=DEFAULT_SEED if self.seed is None else self.seed,
             verify=_verification(self.verify),
+            cache=self.cache,
         )
         try:
             response = await self.client.paraphrases(request)
@@ -91,6 +96,7 @@ class PerturbParaphraser:
         result = _enough([paraphrase.text for paraphrase in response.accepted], k)
         if response.incomplete_reason:
             result.notes.append(f"perturb: {response.incomplete_reason}")
+        result.model_calls = response.model_calls
         return result
 
 

@@ -10,7 +10,6 @@ from typing import get_args
 from services.gateway.domain.errors import GatewayError
 from services.gateway.strategies import metrics
 from services.gateway.strategies.canonicalize import canonicalize
-from services.gateway.strategies.metering import MeteredGateway
 from services.gateway.strategies.paraphrase_vote import paraphrase_vote
 from services.gateway.strategies.paraphrasers import (
     ModelParaphraser,
@@ -24,6 +23,7 @@ from services.gateway.strategies.result import StrategyResult
 from services.gateway.strategies.single_prompt import single_prompt
 from shared.contracts.gateway import GenerateResponse
 from shared.contracts.proxy import StrategyName, StrategyOptions
+from shared.metering import MeteredCaller
 
 STRATEGY_NAMES: tuple[str, ...] = get_args(StrategyName)
 PASSTHROUGH = "passthrough"
@@ -41,7 +41,7 @@ def split_model(model: str) -> tuple[StrategyName | None, str]:
 @dataclass
 class Run:
     result: StrategyResult
-    meter: MeteredGateway
+    meter: MeteredCaller
     latency_s: float
 
 
@@ -64,7 +64,7 @@ class SelfParaphraseService:
         settings: AnswerSettings,
         options: StrategyOptions,
     ) -> Run:
-        meter = MeteredGateway(self.gateway)
+        meter = MeteredCaller(self.gateway)
         started = time.perf_counter()
         try:
             result = await self._dispatch(strategy, meter, question, settings, options)
@@ -92,7 +92,7 @@ class SelfParaphraseService:
     def _dispatch(
         self,
         strategy: StrategyName,
-        meter: MeteredGateway,
+        meter: MeteredCaller,
         question: Question,
         settings: AnswerSettings,
         options: StrategyOptions,
@@ -105,7 +105,7 @@ class SelfParaphraseService:
         return paraphrase_vote(meter, question, settings, options, paraphraser)
 
     def _paraphraser(
-        self, meter: MeteredGateway, settings: AnswerSettings, options: StrategyOptions
+        self, meter: MeteredCaller, settings: AnswerSettings, options: StrategyOptions
     ) -> Paraphraser:
         if options.generator is None and options.verify is False:
             return ModelParaphraser(meter, settings)
@@ -117,4 +117,5 @@ class SelfParaphraseService:
             verify=options.verify,
             task=options.task,
             seed=settings.seed,
+            cache=settings.cache,
         )

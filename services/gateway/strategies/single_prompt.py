@@ -7,14 +7,14 @@ import dataclasses
 
 from services.gateway.strategies import prompts
 from services.gateway.strategies.extraction import infer_task, read_answer
-from services.gateway.strategies.metering import MeteredGateway
 from services.gateway.strategies.question import AnswerSettings, Question
 from services.gateway.strategies.result import StrategyResult
 from shared.contracts.proxy import StrategyOptions, Variant
+from shared.metering import MeteredCaller
 
 
 async def single_prompt(
-    model: MeteredGateway, question: Question, settings: AnswerSettings, options: StrategyOptions
+    model: MeteredCaller, question: Question, settings: AnswerSettings, options: StrategyOptions
 ) -> StrategyResult:
     prompt = prompts.SINGLE_PROMPT.format(n=options.k, question=question.text)
     settings = with_restatement_allowance(settings, question.text, options.k)

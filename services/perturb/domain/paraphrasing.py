@@ -30,6 +30,7 @@ from shared.contracts.perturb import (
 )
 from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
 from shared.http_client import ServiceCallError
+from shared.metering import MeteredCaller
 
 
 class Generator(Protocol):
@@ -151,6 +152,8 @@ class _Run:
     seed: int
     language: str | None
     progress: _Progress
+    #: the generator wrapped for this set, so its calls and the judge's are counted
+    model: MeteredCaller
     rng: random.Random = field(init=False)
     semantic_check: str = ""
     judge_version: str | None = None
@@ -164,7 +167,7 @@ class _Run:
         return self.started + self.request.time_budget_s
 
     @classmethod
-    def start(cls, request: ParaphraseRequest) -> _Run:
+    def start(cls, request: ParaphraseRequest, generator: Generator) -> _Run:
         k, shares = request.k, (request.plain_share, request.toned_share)
         progress = _Progress(k, *targets(k, *shares), seen=[request.question])
         return cls(
@@ -173,6 +176,7 @@ class _Run:
             seed=request.seed if request.seed is not None else random.randrange(2**31),
             language=request.language or detect_language(request.question),
             progress=progress,
+            model=MeteredCaller(generator),
         )
 
 
@@ -189,7 +193,7 @@ class ParaphraseBuilder:
     async def build(self, request: ParaphraseRequest) -> ParaphraseResponse:
         if request.plain_per_round + request.toned_per_round == 0:
             raise RequestError("plain_per_round", "a round must ask for at least one candidate")
-        run = _Run.start(request)
+        run = _Run.start(request, self._generator)
         reason: str | None = None
         while len(run.progress.selection()) < request.k:
             reason = self._stop_reason(request, run.progress, run.deadline)
@@ -205,10 +209,10 @@ class ParaphraseBuilder:
         progress.rounds += 1
         progress.requested += len(specs)
         progress.failed_calls = progress.cancelled_calls = 0
-        generated = await self._generate_round(request, specs, run.language, run.deadline, progress)
+        generated = await self._generate_round(run, specs)
         candidates = self._screen(generated, progress)
         if candidates:
-            verdicts = await self._verify(request, candidates, progress)
+            verdicts = await self._verify(run, candidates)
             if verdicts is None:
                 return "verification failed: " + progress.failures[-1]
             run.semantic_check = verdicts.semantic_check
@@ -230,20 +234,15 @@ class ParaphraseBuilder:
         return None
 
     async def _generate_round(
-        self,
-        request: ParaphraseRequest,
-        specs: list[CandidateSpec],
-        language: str | None,
-        deadline: float,
-        progress: _Progress,
+        self, run: _Run, specs: list[CandidateSpec]
     ) -> list[tuple[CandidateSpec, str]]:
         """Ask for the round's candidates; what has not come back by the deadline is dropped."""
-        name = language_name(language)
+        progress = run.progress
+        name = language_name(run.language)
         limit = asyncio.Semaphore(self._generation_concurrency)
-        tasks = [
-            asyncio.create_task(self._generate_one(request, spec, name, limit)) for spec in specs
-        ]
-        done, pending = await asyncio.wait(tasks, timeout=max(0.0, deadline - time.monotonic()))
+        tasks = [asyncio.create_task(self._generate_one(run, spec, name, limit)) for spec in specs]
+        timeout = max(0.0, run.deadline - time.monotonic())
+        done, pending = await asyncio.wait(tasks, timeout=timeout)
         for task in pending:
             task.cancel()
         progress.cancelled_calls = len(pending)
@@ -265,13 +264,11 @@ class ParaphraseBuilder:
         progress.generated += len(results)
         return results
 
+    @staticmethod
     async def _generate_one(
-        self,
-        request: ParaphraseRequest,
-        spec: CandidateSpec,
-        language: str | None,
-        limit: asyncio.Semaphore,
+        run: _Run, spec: CandidateSpec, language: str | None, limit: asyncio.Semaphore
     ) -> str:
+        request = run.request
         messages = paraphrase_messages(
             request.question, hint=spec.hint, tone=spec.tone, language=language
         )
@@ -282,9 +279,10 @@ class ParaphraseBuilder:
             max_tokens=min(1024, 64 + len(request.question) // 2),
             seed=spec.seed,
             sample_index=spec.sample_index,
+            cache=request.cache,
         )
         async with limit:
-            response = await self._generator.generate(generate)
+            response = await run.model.generate(generate)
         return response.text
 
     @staticmethod
@@ -311,11 +309,9 @@ class ParaphraseBuilder:
         return kept
 
     async def _verify(
-        self,
-        request: ParaphraseRequest,
-        candidates: list[tuple[CandidateSpec, str]],
-        progress: _Progress,
+        self, run: _Run, candidates: list[tuple[CandidateSpec, str]]
     ) -> VerifyResponse | None:
+        request, progress = run.request, run.progress
         options = request.verify
         verify_request = VerifyRequest(
             original=request.question,
@@ -327,9 +323,10 @@ class ParaphraseBuilder:
             judge_model=options.judge_model or request.generator,
             bidirectional=options.bidirectional,
             judge_logprobs=options.judge_logprobs,
+            cache=request.cache,
         )
         try:
-            return await self._verifier.verify(verify_request)
+            response = await self._verifier.verify(verify_request)
         except ServiceCallError as error:
             if error.status is not None and 400 <= error.status < 500:
                 raise VerifyRejectedError(error) from error
@@ -338,6 +335,8 @@ class ParaphraseBuilder:
             for spec, text in candidates:
                 progress.rejected.append(_rejected(text, spec, "unverified", reason))
             return None
+        run.model.add(response.model_calls)
+        return response
 
     @staticmethod
     def _sort(
@@ -393,6 +392,7 @@ def _response(run: _Run, reason: str | None) -> ParaphraseResponse:
         judge_prompt_version=run.judge_version,
         semantic_check=run.semantic_check,
         language=run.language,
+        model_calls=run.model.summary(),
     )
 
 

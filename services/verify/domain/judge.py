@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal
 
 import msgspec
 
@@ -18,12 +18,9 @@ from shared.contracts.gateway import (
 )
 from shared.contracts.verify import JudgeVote
 from shared.http_client import ServiceCallError
+from shared.metering import MeteredCaller, ModelCaller
 
 Order = Literal["original_first", "candidate_first"]
-
-
-class ModelCaller(Protocol):
-    async def generate(self, request: GenerateRequest) -> GenerateResponse: ...
 
 
 class UnknownModelError(Exception):
@@ -79,7 +76,10 @@ def p_yes_from(alternatives: list[TokenAlternative] | None) -> float | None:
 
 
 class Judge:
-    """Asks a gateway route whether each candidate is interchangeable with the original."""
+    """Asks a gateway route whether each candidate is interchangeable with the original.
+
+    One judge serves every request to its route (they share its concurrency limit), so each
+    request passes its own :meth:`meter` to count the calls made for it."""
 
     def __init__(self, caller: ModelCaller, model: str, *, concurrency: int = 16) -> None:
         self._caller = caller
@@ -87,24 +87,43 @@ class Judge:
         self._limit = asyncio.Semaphore(concurrency)
         self._logprobs_supported = True
 
+    def meter(self) -> MeteredCaller:
+        return MeteredCaller(self._caller)
+
     async def judge_all(
-        self, original: str, candidates: list[str], *, bidirectional: bool, logprobs: bool
+        self,
+        meter: MeteredCaller,
+        original: str,
+        candidates: list[str],
+        *,
+        bidirectional: bool,
+        logprobs: bool,
+        cache: bool = True,
     ) -> list[JudgeOutcome]:
         return list(
             await asyncio.gather(
-                *(self.judge(original, text, bidirectional, logprobs) for text in candidates)
+                *(
+                    self.judge(meter, original, text, bidirectional, logprobs, cache)
+                    for text in candidates
+                )
             )
         )
 
     async def judge(
-        self, original: str, candidate: str, bidirectional: bool, logprobs: bool
+        self,
+        meter: MeteredCaller,
+        original: str,
+        candidate: str,
+        bidirectional: bool,
+        logprobs: bool,
+        cache: bool = True,
     ) -> JudgeOutcome:
         orders: list[Order] = (
             ["original_first", "candidate_first"] if bidirectional else ["original_first"]
         )
         try:
             votes = await asyncio.gather(
-                *(self._ask(original, candidate, order, logprobs) for order in orders)
+                *(self._ask(meter, original, candidate, order, logprobs, cache) for order in orders)
             )
         except ServiceCallError as exc:
             if exc.status == 404:
@@ -115,11 +134,19 @@ class Judge:
             )
         return JudgeOutcome(votes=list(votes))
 
-    async def _ask(self, original: str, candidate: str, order: Order, logprobs: bool) -> JudgeVote:
+    async def _ask(
+        self,
+        meter: MeteredCaller,
+        original: str,
+        candidate: str,
+        order: Order,
+        logprobs: bool,
+        cache: bool,
+    ) -> JudgeVote:
         first, second = (
             (original, candidate) if order == "original_first" else (candidate, original)
         )
-        response = await self._generate(judge_messages(first, second), logprobs)
+        response = await self._generate(meter, judge_messages(first, second), logprobs, cache)
         return JudgeVote(
             order=order,
             reply=response.text.strip()[:50],
@@ -127,7 +154,9 @@ class Judge:
             p_yes=p_yes_from(response.logprobs),
         )
 
-    async def _generate(self, messages: list[ChatMessage], logprobs: bool) -> GenerateResponse:
+    async def _generate(
+        self, meter: MeteredCaller, messages: list[ChatMessage], logprobs: bool, cache: bool
+    ) -> GenerateResponse:
         want_logprobs = logprobs and self._logprobs_supported
         request = GenerateRequest(
             model=self.model,
@@ -135,13 +164,14 @@ class Judge:
             temperature=0.0,
             max_tokens=2,
             top_logprobs=10 if want_logprobs else None,
+            cache=cache,
         )
         async with self._limit:
             try:
-                return await self._caller.generate(request)
+                return await meter.generate(request)
             except ServiceCallError as exc:
                 if not (want_logprobs and exc.status == 422):
                     raise
             # the route cannot give logprobs: the reply's first letter decides
             self._logprobs_supported = False
-            return await self._caller.generate(msgspec.structs.replace(request, top_logprobs=None))
+            return await meter.generate(msgspec.structs.replace(request, top_logprobs=None))

@@ -8,6 +8,7 @@ from services.verify.domain.judge import Judge, JudgeOutcome
 from services.verify.domain.lexical import max_overlap, overlap
 from services.verify.domain.prompts import JUDGE_PROMPT_VERSION
 from services.verify.domain.semantic import SemanticStage
+from shared.contracts.gateway import ModelCalls
 from shared.contracts.verify import (
     CandidateVerdict,
     SemanticCheck,
@@ -16,6 +17,7 @@ from shared.contracts.verify import (
     VerifyResponse,
 )
 from shared.http_client import ServiceCallError
+from shared.metering import MeteredCaller
 from shared.quantities import quantity_difference
 
 
@@ -68,9 +70,12 @@ async def verify(
     if semantic is not None:
         stages_run.append("semantic")
         await _semantic(request, candidates, semantic)
+    model_calls = ModelCalls()
     if judge is not None:
         stages_run.append("judge")
-        await _judge(request, candidates, judge)
+        meter = judge.meter()
+        await _judge(request, candidates, judge, meter)
+        model_calls = meter.summary()
     if request.stages.lexical:
         _against_earlier_accepted(request, candidates)
     return VerifyResponse(
@@ -79,6 +84,7 @@ async def verify(
         judge_model=judge.model if judge else None,
         judge_prompt_version=JUDGE_PROMPT_VERSION if judge else None,
         stages_run=stages_run,
+        model_calls=model_calls,
     )
 
 
@@ -126,15 +132,19 @@ async def _semantic(
             candidate.reject("semantic", f"{semantic.name} score {score:.3f} < {threshold}")
 
 
-async def _judge(request: VerifyRequest, candidates: list[_Candidate], judge: Judge) -> None:
+async def _judge(
+    request: VerifyRequest, candidates: list[_Candidate], judge: Judge, meter: MeteredCaller
+) -> None:
     pending = _pending(request, candidates)
     if not pending:
         return
     outcomes = await judge.judge_all(
+        meter,
         request.original,
         [c.text for c in pending],
         bidirectional=request.bidirectional,
         logprobs=request.judge_logprobs,
+        cache=request.cache,
     )
     threshold = request.thresholds.judge_p_yes
     for candidate, outcome in zip(pending, outcomes, strict=True):

@@ -37,6 +37,13 @@ class Scenario:
     answers: dict[str, str] = field(default_factory=dict)
     failing: set[str] = field(default_factory=set)
     default: str = "I don't know"
+    #: every reply the stand-in gave, in order
+    given: list[str] = field(default_factory=list)
+
+    def respond(self, body: dict[str, Any]) -> str:
+        text = self.reply(body)
+        self.given.append(text)
+        return text
 
     def reply(self, body: dict[str, Any]) -> str:
         messages = body["messages"]
@@ -51,6 +58,8 @@ class Scenario:
             candidates = self.perturb_candidates[original]
             candidates.append(candidates.pop(0))
             return candidates[-1]
+        if system.startswith("You judge whether two questions are equivalent"):  # verify's
+            return "YES"
         return self.answers.get(question, self.default)
 
     def fault(self, body: dict[str, Any]) -> Fault | None:
@@ -77,7 +86,7 @@ class Proxy:
 def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
     scenario = Scenario()
     directory = tmp_path_factory.mktemp("proxy")
-    with FakeOpenAIServer(responder=scenario.reply, fault_for=scenario.fault) as fake:
+    with FakeOpenAIServer(responder=scenario.respond, fault_for=scenario.fault) as fake:
         routes = directory / "models.toml"
         routes.write_text(
             "[models.fake]\n"
@@ -378,6 +387,48 @@ def test_a_generator_route_gets_the_paraphrases_from_the_perturb_service(proxy: 
         if call["messages"][0]["content"].startswith("You paraphrase questions")
     ]
     assert generated, "perturb's generator calls reached the upstream model through the gateway"
+
+
+def test_the_usage_of_verified_paraphrases_covers_perturbs_and_verifys_calls(
+    proxy: Proxy,
+) -> None:
+    question = "How many wheels do 5 tricycles have?"
+    written = [
+        "What is the wheel count of five tricycles?",
+        "What number of wheels are on five tricycles?",
+    ]
+    proxy.scenario.perturb_candidates[question] = list(written)
+    proxy.scenario.answers.update(
+        {question: "\\boxed{15}", written[0]: "\\boxed{15}", written[1]: "\\boxed{20}"}
+    )
+    start, replied = proxy.fake.call_count, len(proxy.scenario.given)
+    upstream_before = _upstream_calls_observed(proxy)
+    verify = {"stages": {"semantic": "off"}}
+    status, body = _post(
+        f"{proxy.url}/v1/self-paraphrase",
+        {"model": "fake", "question": question, "k": 2, "generator": "fake", "verify": verify},
+    )
+    assert status == 200, body
+    calls, replies = proxy.calls_since(start), proxy.scenario.given[replied:]
+    systems = [call["messages"][0]["content"] for call in calls]
+    assert any(system.startswith("You paraphrase questions") for system in systems)
+    assert any(system.startswith("You judge whether") for system in systems)
+    assert len(body["variants"]) == 3 and body["answer"] == "15", body["notes"]
+    # every call of the request, perturb's generation and verify's judge included
+    assert (body["calls"], body["cached_calls"]) == (len(calls), 0)
+    assert body["usage"] == {
+        "input_tokens": _prompt_tokens(calls),
+        "output_tokens": sum(count_words(reply) for reply in replies),
+    }
+    assert _upstream_calls_observed(proxy) - upstream_before == len(calls)
+
+
+def _upstream_calls_observed(proxy: Proxy) -> float:
+    with urllib.request.urlopen(f"{proxy.url}/metrics", timeout=10) as response:
+        metrics = response.read().decode()
+    name = "steadfast_proxy_upstream_calls_per_request_sum "
+    line = next((line for line in metrics.splitlines() if line.startswith(name)), name + "0")
+    return float(line.removeprefix(name))
 
 
 def _ask(model: str, question: str, **extra: Any) -> GenerateRequest:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from shared.contracts.gateway import ModelCalls, Usage
 from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
 from shared.http_client import ServiceCallError
 
 
 class FakeVerifier:
-    """Accepts the candidates ``accept(text)`` says yes to; rejects the rest at the judge."""
+    """Accepts the candidates ``accept(text)`` says yes to; rejects the rest at the judge. Reports
+    the judge's calls: two a candidate (both orders), its words in, one token out each."""
 
     def __init__(
         self,
@@ -19,6 +21,7 @@ class FakeVerifier:
         self.accept = accept
         self.error = error
         self.requests: list[VerifyRequest] = []
+        self.responses: list[VerifyResponse] = []
 
     async def verify(self, request: VerifyRequest) -> VerifyResponse:
         self.requests.append(request)
@@ -36,6 +39,16 @@ class FakeVerifier:
             )
             for text in request.candidates
         ]
-        return VerifyResponse(
-            results=results, semantic_check="embedding", judge_model=request.judge_model
+        words = sum(len(text.split()) for text in request.candidates)
+        judge_calls = ModelCalls(
+            calls=2 * len(request.candidates),
+            usage=Usage(input_tokens=2 * words, output_tokens=2 * len(request.candidates)),
         )
+        response = VerifyResponse(
+            results=results,
+            semantic_check="embedding",
+            judge_model=request.judge_model,
+            model_calls=judge_calls,
+        )
+        self.responses.append(response)
+        return response

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 
+import msgspec
 import pytest
 
 from services.perturb.domain.paraphrasing import (
@@ -15,11 +16,11 @@ from services.perturb.domain.paraphrasing import (
 )
 from services.perturb.domain.prompts import HINTS, PARAPHRASE_PROMPT_VERSION, TONES
 from shared.contracts.base import Problem
-from shared.contracts.gateway import GenerateRequest
+from shared.contracts.gateway import GenerateRequest, GenerateResponse, ModelCalls, Usage
 from shared.contracts.perturb import ParaphraseRequest
 from shared.http_client import ServiceCallError
 from tests.unit.perturb.fakes import FakeVerifier
-from tests.unit.verify.fakes import FakeGateway, gateway_error, user_text
+from tests.unit.verify.fakes import FakeGateway, gateway_error, response, user_text
 
 QUESTION = "How many apples does Tom have after buying five more?"
 
@@ -201,6 +202,42 @@ async def test_a_generator_that_always_fails_stops_with_its_reason() -> None:
     result = await builder.build(ParaphraseRequest(question=QUESTION, k=3))
     assert not result.complete and result.rounds == 1
     assert "upstream_error" in (result.incomplete_reason or "")
+
+
+async def test_model_calls_sum_the_generators_calls_and_the_judges() -> None:
+    def responder(request: GenerateRequest) -> GenerateResponse | ServiceCallError:
+        if request.sample_index % 7 == 3:
+            return gateway_error(503, "rate_limited", "slow down")
+        text = _distinct(request)
+        usage = Usage(input_tokens=len(user_text(request).split()), output_tokens=len(text.split()))
+        reply = response(text)
+        return msgspec.structs.replace(reply, usage=usage, cached=request.sample_index % 5 == 0)
+
+    # only every third candidate passes, so it takes several rounds and verify calls
+    builder, gateway, verifier = _builder(responder, lambda text: int(text.split()[-1]) % 3 == 0)
+    request = ParaphraseRequest(question=QUESTION, k=10, seed=3, cache=False)
+    result = await builder.build(request)
+    answered = [r for r in gateway.requests if r.sample_index % 7 != 3]
+    judged = [response.model_calls for response in verifier.responses]
+    assert result.rounds >= 2 and len(answered) < len(gateway.requests)
+    assert result.model_calls == ModelCalls(
+        calls=len(gateway.requests) + sum(calls.calls for calls in judged),
+        cached_calls=sum(r.sample_index % 5 == 0 for r in answered),
+        usage=Usage(
+            input_tokens=sum(len(user_text(r).split()) for r in answered)
+            + sum(calls.usage.input_tokens for calls in judged),
+            output_tokens=sum(len(_distinct(r).split()) for r in answered)
+            + sum(calls.usage.output_tokens for calls in judged),
+        ),
+    )
+    assert not any(r.cache for r in gateway.requests)
+    assert not any(r.cache for r in verifier.requests)
+
+
+async def test_the_response_cache_is_used_unless_turned_off() -> None:
+    builder, gateway, verifier = _builder()
+    await builder.build(ParaphraseRequest(question=QUESTION, k=3, seed=0))
+    assert all(r.cache for r in gateway.requests) and all(r.cache for r in verifier.requests)
 
 
 async def test_an_unknown_generator_route_is_the_callers_error() -> None:

@@ -10,10 +10,17 @@ import pytest
 
 from services.gateway.domain.errors import GenerationFailed, UnknownRoute
 from services.gateway.strategies import prompts
+from services.gateway.strategies.paraphrasers import DEFAULT_SEED
 from services.gateway.strategies.question import AnswerSettings, Question
 from services.gateway.strategies.service import Run, SelfParaphraseService, split_model
-from shared.contracts.gateway import ChatMessage, GenerateRequest, GenerateResponse, Usage
-from shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
+from shared.contracts.gateway import (
+    ChatMessage,
+    GenerateRequest,
+    GenerateResponse,
+    ModelCalls,
+    Usage,
+)
+from shared.contracts.perturb import Paraphrase, ParaphraseRequest, ParaphraseResponse
 from shared.contracts.proxy import StrategyName, StrategyOptions
 
 QUESTION = "How many legs do 3 spiders have?"
@@ -362,6 +369,48 @@ async def test_a_generator_route_takes_the_paraphrases_from_perturb() -> None:
         "perturb: time budget spent",
     ]
     assert len(outcome.result.variants) == 1 and outcome.result.agreement == 1.0
+
+
+async def test_the_calls_perturb_made_count_in_the_runs_calls_and_usage() -> None:
+    asked: list[ParaphraseRequest] = []
+    perturb_calls = ModelCalls(
+        calls=26, cached_calls=3, usage=Usage(input_tokens=2400, output_tokens=310)
+    )
+
+    class Perturb:
+        async def paraphrases(self, request: ParaphraseRequest) -> ParaphraseResponse:
+            asked.append(request)
+            return ParaphraseResponse(
+                question=request.question,
+                accepted=[Paraphrase(text=text, kind="plain") for text in PARAPHRASES[:2]],
+                rejected=[],
+                candidates_generated=22,
+                rounds=1,
+                elapsed_s=0.1,
+                complete=True,
+                model_calls=perturb_calls,
+            )
+
+    model = WordingModel(lambda _: "24")
+    service = SelfParaphraseService(model, perturb=Perturb)
+    outcome = await service.run(
+        "paraphrase-vote",
+        Question(text=QUESTION),
+        AnswerSettings(route="fake", cache=False),
+        StrategyOptions(k=2, generator="other", verify=True),
+    )
+    # the answering model's calls (the original and two paraphrases; 10 tokens in and 2 out
+    # each) plus perturb's
+    answers = len(model.requests)
+    assert answers == 3
+    assert outcome.meter.calls == answers + perturb_calls.calls
+    assert outcome.meter.cached_calls == perturb_calls.cached_calls
+    assert outcome.meter.usage == Usage(
+        input_tokens=10 * answers + perturb_calls.usage.input_tokens,
+        output_tokens=2 * answers + perturb_calls.usage.output_tokens,
+    )
+    # perturb samples at the fixed seed the answering model's paraphrases use, without the cache
+    assert asked[0].cache is False and asked[0].seed == DEFAULT_SEED
 
 
 @pytest.mark.parametrize(

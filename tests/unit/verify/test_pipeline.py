@@ -2,14 +2,22 @@ from __future__ import annotations
 
 import re
 
+import msgspec
 import pytest
 
 from services.verify.domain.judge import Judge
 from services.verify.domain.pipeline import verify
 from services.verify.domain.semantic import EmbeddingCheck, NliCheck
-from shared.contracts.gateway import GenerateRequest
+from shared.contracts.gateway import GenerateRequest, GenerateResponse, ModelCalls, Usage
 from shared.contracts.verify import VerifyRequest, VerifyStages, VerifyThresholds
-from tests.unit.verify.fakes import BagOfWordsEmbedder, FakeGateway, user_text
+from shared.http_client import ServiceCallError
+from tests.unit.verify.fakes import (
+    BagOfWordsEmbedder,
+    FakeGateway,
+    gateway_error,
+    response,
+    user_text,
+)
 
 ORIGINAL = "How many apples does Tom have after buying five more?"
 
@@ -98,8 +106,6 @@ async def test_candidates_are_compared_with_accepted_paraphrases_too() -> None:
 
 
 async def test_a_failed_judge_call_rejects_with_its_reason_and_the_rest_go_on() -> None:
-    from tests.unit.verify.fakes import gateway_error
-
     def answer(request: GenerateRequest):  # type: ignore[no-untyped-def]
         if "broken" in user_text(request):
             return gateway_error(502, "upstream_error", "model crashed")
@@ -114,6 +120,44 @@ async def test_a_failed_judge_call_rejects_with_its_reason_and_the_rest_go_on() 
     assert ok.accepted
     assert not failed.accepted and failed.deciding_stage == "judge"
     assert failed.error and "upstream_error" in failed.error and "model crashed" in failed.error
+
+
+async def test_a_requests_judge_calls_are_counted_failed_and_cached_ones_too() -> None:
+    def candidate_first(request: GenerateRequest, start: str) -> bool:
+        return user_text(request).startswith(f"<question_a>\n{start}")
+
+    def answer(request: GenerateRequest) -> GenerateResponse | ServiceCallError:
+        if candidate_first(request, "broken"):
+            return gateway_error(502, "upstream_error", "model crashed")
+        usage = Usage(input_tokens=len(user_text(request).split()), output_tokens=1)
+        return msgspec.structs.replace(
+            response("YES"), usage=usage, cached=candidate_first(request, "Tom")
+        )
+
+    gateway = FakeGateway(answer)
+    judge = Judge(gateway, "local")  # one judge serves every request to its route
+    candidates = ["Tom buys five more apples; what is his apple count now?", "broken wording"]
+    result = await verify(_request(candidates, cache=False), judge=judge, semantic=None)
+    asked = list(gateway.requests)
+    answered = [request for request in asked if not candidate_first(request, "broken")]
+    assert len(asked) == 2 * len(candidates) and len(answered) < len(asked)
+    assert result.model_calls == ModelCalls(
+        calls=len(asked),
+        cached_calls=sum(candidate_first(request, "Tom") for request in answered),
+        usage=Usage(
+            input_tokens=sum(len(user_text(request).split()) for request in answered),
+            output_tokens=len(answered),
+        ),
+    )
+    assert not any(request.cache for request in asked)
+    # the next request through the same judge counts only its own calls, cached by default
+    again = await verify(_request(candidates[:1]), judge=judge, semantic=None)
+    assert again.model_calls.calls == 2 and all(r.cache for r in gateway.requests[len(asked) :])
+
+
+async def test_a_request_without_a_judge_reports_no_model_calls() -> None:
+    result = await verify(_request(["Tom buys five more: apple total?"]), judge=None, semantic=None)
+    assert result.model_calls == ModelCalls()
 
 
 async def test_empty_candidates_are_rejected() -> None:
