@@ -57,8 +57,9 @@ class Usage(Contract, kw_only=True):
 
 
 class ModelCalls(Contract, kw_only=True):
-    """The model calls made on a request's behalf: every call (failed ones too), those the
-    response cache answered, and the tokens the backends reported."""
+    """The model calls a service made on a request's behalf: every call (failed ones too),
+    those the response cache answered, and the tokens the backends reported. A service that
+    fails reports none: its calls are then missing from the caller's sums."""
 
     calls: int = 0
     cached_calls: int = 0

@@ -160,7 +160,9 @@ def paraphrase_request(settings: EvaluationSettings, item: EvaluationItem) -> Pa
 
 def paraphrase_set_id(request: ParaphraseRequest) -> str:
     """Deterministic id: the same question and generation settings give the same set id."""
-    digest = hashlib.sha256(msgspec.json.encode(request)).hexdigest()
+    # the response-cache switch does not change what is generated
+    same_set = msgspec.structs.replace(request, cache=True)
+    digest = hashlib.sha256(msgspec.json.encode(same_set)).hexdigest()
     return f"ps-{digest[:24]}"
 
 

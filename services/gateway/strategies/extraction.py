@@ -22,5 +22,15 @@ def read_answer(text: str, task: Task) -> Reading:
 
 
 def infer_task(*replies: str) -> Task:
-    """The task a caller did not name: maths when a reply boxes its answer, else factual."""
-    return "math" if any(last_boxed(text) is not None for text in replies) else "factual"
+    """The task a caller did not name: maths when at least half the replies box their answer,
+    else factual — so neither one unboxed maths reply (cut at max_tokens, say) nor one stray box
+    in a factual vote changes how the whole vote is read."""
+    return task_from_boxes(sum(is_boxed(text) for text in replies), len(replies))
+
+
+def task_from_boxes(boxed: int, replies: int) -> Task:
+    return "math" if 2 * boxed >= replies else "factual"
+
+
+def is_boxed(text: str) -> bool:
+    return last_boxed(text) is not None

@@ -11,7 +11,13 @@ from dataclasses import dataclass
 
 from services.gateway.domain.errors import GenerationFailed
 from services.gateway.strategies.equivalence import merge_equivalent
-from services.gateway.strategies.extraction import Reading, infer_task, read_answer
+from services.gateway.strategies.extraction import (
+    Reading,
+    infer_task,
+    is_boxed,
+    read_answer,
+    task_from_boxes,
+)
 from services.gateway.strategies.paraphrasers import Paraphraser
 from services.gateway.strategies.question import AnswerSettings, Question
 from services.gateway.strategies.result import StrategyResult
@@ -129,7 +135,7 @@ async def answer_all(
             for call in done:
                 replies[calls[call]] = _outcome(call)
             waiting = [calls[call] for call in pending]
-            if early_stop and decided(_provisional_keys(replies, task), waiting):
+            if early_stop and decided(provisional_keys(replies, task), waiting):
                 break
     finally:
         for call in pending:
@@ -152,7 +158,6 @@ def read_ballots(replies: list[Reply], task: Task | None, route: str) -> Ballots
     texts = [reply.text for reply in replies if isinstance(reply, GenerateResponse)]
     if not texts:
         raise _all_failed(replies, route)
-    # one unboxed reply (cut at max_tokens, say) must not turn a maths vote into a text vote
     resolved = task or infer_task(*texts)
     readings = [
         read_answer(reply.text, resolved) if isinstance(reply, GenerateResponse) else None
@@ -162,10 +167,21 @@ def read_ballots(replies: list[Reply], task: Task | None, route: str) -> Ballots
     return Ballots(replies=replies, task=resolved, readings=readings, keys=keys)
 
 
-def _provisional_keys(replies: list[Reply], task: Task | None) -> list[str | None]:
-    if not any(isinstance(reply, GenerateResponse) for reply in replies):
+def provisional_keys(replies: list[Reply], task: Task | None) -> list[str | None]:
+    """The keys of the replies so far (``None`` entries are pending); all ``None`` while the
+    task is inferred and the pending replies could still change it (nothing is decided then)."""
+    texts = [reply.text for reply in replies if isinstance(reply, GenerateResponse)]
+    settled = task or settled_task(texts, pending=sum(reply is None for reply in replies))
+    if not texts or settled is None:
         return [None] * len(replies)
-    return read_ballots(replies, task, route="").keys
+    return read_ballots(replies, settled, route="").keys
+
+
+def settled_task(texts: list[str], pending: int) -> Task | None:
+    """The task inferred from ``texts`` if no outcome of the ``pending`` replies can change it."""
+    boxed, total = sum(is_boxed(text) for text in texts), len(texts) + pending
+    fewest, most = task_from_boxes(boxed, total), task_from_boxes(boxed + pending, total)
+    return fewest if fewest == most else None
 
 
 def _all_failed(replies: list[Reply], route: str) -> GenerationFailed:

@@ -34,6 +34,7 @@ from shared.contracts.evaluator import (
     Variant,
     VariantAnswer,
 )
+from shared.contracts.proxy import StrategyOptions
 from shared.contracts.scoring import Gold
 
 SETTINGS = FlipSettings(
@@ -285,3 +286,5 @@ def test_the_command_line_measures_with_the_settings_defaults() -> None:
     assert settings.paraphrase_budget_s == defaults.paraphrase_budget_s == 900.0
     assert settings.max_candidates == defaults.max_candidates
     assert settings.instruction_role == defaults.instruction_role
+    # the accuracy part's strategies run with the k the flip part's "<strategy>:<route>" use
+    assert args.k == StrategyOptions().k

@@ -64,7 +64,10 @@ def test_a_failed_request_is_counted_not_graded(capsys: pytest.CaptureFixture[st
         model="local", k=5, math_tokens=512, factual_tokens=128, flip_k=0, concurrency=2
     )
     print_table([plain, vote], args, wall_s=1.0)
-    line = next(line for line in capsys.readouterr().out.splitlines() if "paraphrase-vote" in line)
+    printed = capsys.readouterr().out
+    line = next(line for line in printed.splitlines() if "paraphrase-vote" in line)
+    # METHOD §1.4: a report says how majority ties were treated
+    assert "majority ties kept, broken towards correct" in printed
     # n, accuracy, ... latency mean and p50 over the 3 answered, and 1 error
     assert line.split()[2:4] == ["3", "1.00"]
     assert line.split()[-4:] == ["1.0", "1.0", "1", "1"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import msgspec
+
 from services.evaluator.domain.pipeline import (
     RetryPolicy,
     UpstreamError,
@@ -9,11 +11,13 @@ from services.evaluator.domain.pipeline import (
     gold_of,
     grade_requests,
     models_of,
+    paraphrase_set_id,
     request_key,
 )
 from services.evaluator.domain.prompts import FACTUAL_INSTRUCTION, MATH_INSTRUCTION
 from services.evaluator.domain.results import AnswerRecord, assemble_item, majority_of
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
+from shared.contracts.perturb import ParaphraseRequest
 from shared.contracts.scoring import Gold
 
 
@@ -166,3 +170,11 @@ def test_retry_policy() -> None:
     assert not policy.exhausted(2, UpstreamError("x"))
     assert policy.exhausted(3, UpstreamError("x"))
     assert policy.exhausted(1, UpstreamError("bad request", retryable=False))
+
+
+def test_the_paraphrase_set_id_ignores_the_cache_switch_only() -> None:
+    request = ParaphraseRequest(question="How many legs do 3 spiders have?", k=5, generator="m")
+    uncached = msgspec.structs.replace(request, cache=False)
+    other_seed = msgspec.structs.replace(request, seed=7)
+    assert paraphrase_set_id(uncached) == paraphrase_set_id(request)
+    assert paraphrase_set_id(other_seed) != paraphrase_set_id(request)

@@ -10,9 +10,11 @@ import pytest
 
 from services.gateway.domain.errors import GenerationFailed, UnknownRoute
 from services.gateway.strategies import prompts
+from services.gateway.strategies.paraphrase_vote import provisional_keys
 from services.gateway.strategies.paraphrasers import DEFAULT_SEED
 from services.gateway.strategies.question import AnswerSettings, Question
 from services.gateway.strategies.service import Run, SelfParaphraseService, split_model
+from services.gateway.strategies.voting import decided
 from shared.contracts.gateway import (
     ChatMessage,
     GenerateRequest,
@@ -125,10 +127,44 @@ async def test_the_majority_of_the_paraphrases_overrules_the_original() -> None:
 async def test_without_a_task_one_boxed_reply_makes_the_vote_numeric() -> None:
     # the original's reply was cut before its box: the others still vote by their numbers
     answers = {QUESTION: "Each spider has 8 legs, so 3 x 8 = 2", PARAPHRASES[0]: "\\boxed{24}"}
-    model = WordingModel(by_wording(answers, "That makes 24 legs."))
+    model = WordingModel(by_wording(answers, "That makes \\boxed{24} legs."))
     result = (await run(model, k=4)).result
     assert result.task == "math" and result.answer == "24"
     assert result.agreement == pytest.approx(4 / 5)
+
+
+async def test_without_a_task_one_stray_box_leaves_a_factual_vote_textual() -> None:
+    answers = {PARAPHRASES[0]: "Paris", PARAPHRASES[1]: "\\boxed{Lyon}"}
+    model = WordingModel(by_wording(answers, "Paris."))
+    result = (await run(model, k=4)).result
+    assert result.task == "factual" and result.answer == "Paris."
+    assert result.agreement == pytest.approx(4 / 5)
+
+
+def reply(text: str) -> GenerateResponse:
+    usage = Usage(input_tokens=1, output_tokens=1)
+    return GenerateResponse(
+        text=text,
+        model="m",
+        backend="fake",
+        finish_reason="stop",
+        usage=usage,
+        latency_s=0.0,
+        cached=False,
+    )
+
+
+def test_early_stop_decides_nothing_while_a_pending_reply_could_change_the_inferred_task() -> None:
+    # 1 of 4 replies boxed, 2 pending: both boxed would make it a maths vote (3 of 6)
+    replies: list[Any] = [reply("18 legs")] * 3 + [reply("\\boxed{24}"), None, None]
+    assert provisional_keys(replies, None) == [None] * 6
+    assert not decided(provisional_keys(replies, None), [4, 5])
+    # as a text vote it would be decided: the original's 3 against at most 1 + 2
+    assert decided(provisional_keys(replies, "factual"), [4, 5])
+    # one more unboxed reply settles the task (at most 2 of 6 boxed): the vote is decided
+    replies[4] = reply("18 legs")
+    assert provisional_keys(replies, None)[0] is not None
+    assert decided(provisional_keys(replies, None), [5])
 
 
 async def test_canonicalize_answers_a_reproducible_rewrite_greedily() -> None:
