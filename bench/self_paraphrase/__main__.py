@@ -5,7 +5,8 @@
     # the asked size on a small CPU, over as many runs as it takes (both records are kept:
     # recorded-local.jsonl and recorded-local-flips.jsonl beside it)
     python -m bench.self_paraphrase --model local --math 100 --factual 100 --k 5 --flip-k 5 \
-        --chunk 2 --state-dir /tmp/sp-state --record bench/self_paraphrase/recorded-local.jsonl
+        --chunk 2 --concurrency 4 --state-dir /tmp/sp-state \
+        --record bench/self_paraphrase/recorded-local.jsonl
     # the table of what is recorded so far (no model calls)
     python -m bench.self_paraphrase --model local --math 100 --factual 100 --k 5 --flip-k 5 \
         --report --record bench/self_paraphrase/recorded-local.jsonl
