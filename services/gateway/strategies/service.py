@@ -17,13 +17,12 @@ from services.gateway.strategies.paraphrasers import (
     Paraphraser,
     PerturbParaphraser,
 )
-from services.gateway.strategies.ports import ModelGateway
 from services.gateway.strategies.question import AnswerSettings, Question
 from services.gateway.strategies.result import StrategyResult
 from services.gateway.strategies.single_prompt import single_prompt
 from shared.contracts.gateway import GenerateResponse
 from shared.contracts.proxy import StrategyName, StrategyOptions
-from shared.metering import MeteredCaller
+from shared.metering import MeteredCaller, ModelCaller
 
 STRATEGY_NAMES: tuple[str, ...] = get_args(StrategyName)
 PASSTHROUGH = "passthrough"
@@ -53,7 +52,7 @@ class Passthrough:
 
 @dataclass
 class SelfParaphraseService:
-    gateway: ModelGateway
+    gateway: ModelCaller
     #: the perturb service, for paraphrases by a ``generator`` route or verified ones
     perturb: Callable[[], ParaphraseClient] | None = None
 

@@ -6,12 +6,13 @@ import random
 
 from services.perturb.domain.cleaning import clean_candidate
 from services.perturb.domain.language import detect_language, language_name
-from services.perturb.domain.paraphrasing import Generator, unknown_route
+from services.perturb.domain.paraphrasing import unknown_route
 from services.perturb.domain.prompts import DISTRACTOR_PROMPT_VERSION, distractor_messages
 from shared.answers import contains_phrase, normalize_factual
 from shared.contracts.gateway import GenerateRequest
 from shared.contracts.perturb import DistractorRequest, DistractorResponse
 from shared.http_client import ServiceCallError
+from shared.metering import ModelCaller
 
 ATTEMPTS_PER_DISTRACTOR = 4
 
@@ -27,7 +28,7 @@ def acceptable(candidate: str, correct_answer: str, kept: list[str]) -> bool:
 
 
 class DistractorWriter:
-    def __init__(self, generator: Generator) -> None:
+    def __init__(self, generator: ModelCaller) -> None:
         self._generator = generator
 
     async def write(self, request: DistractorRequest) -> DistractorResponse:

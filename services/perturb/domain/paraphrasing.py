@@ -17,7 +17,7 @@ from services.perturb.domain.prompts import (
     TONES,
     paraphrase_messages,
 )
-from shared.contracts.gateway import GenerateRequest, GenerateResponse
+from shared.contracts.gateway import GenerateRequest
 from shared.contracts.perturb import (
     CandidateScores,
     Kind,
@@ -30,11 +30,7 @@ from shared.contracts.perturb import (
 )
 from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
 from shared.http_client import ServiceCallError
-from shared.metering import MeteredCaller
-
-
-class Generator(Protocol):
-    async def generate(self, request: GenerateRequest) -> GenerateResponse: ...
+from shared.metering import MeteredCaller, ModelCaller
 
 
 class Verifier(Protocol):
@@ -167,7 +163,7 @@ class _Run:
         return self.started + self.request.time_budget_s
 
     @classmethod
-    def start(cls, request: ParaphraseRequest, generator: Generator) -> _Run:
+    def start(cls, request: ParaphraseRequest, generator: ModelCaller) -> _Run:
         k, shares = request.k, (request.plain_share, request.toned_share)
         progress = _Progress(k, *targets(k, *shares), seen=[request.question])
         return cls(
@@ -182,7 +178,7 @@ class _Run:
 
 class ParaphraseBuilder:
     def __init__(
-        self, generator: Generator, verifier: Verifier, *, generation_concurrency: int = 4
+        self, generator: ModelCaller, verifier: Verifier, *, generation_concurrency: int = 4
     ) -> None:
         self._generator = generator
         self._verifier = verifier
