@@ -34,10 +34,11 @@ async def canonicalize(
 ) -> StrategyResult:
     notes: list[str] = []
     try:
-        wording = await rewrite(model, question.text, settings)
+        rewritten = await rewrite(model, question.stem, settings)
     except GenerationFailed as failure:
-        wording = ""
+        rewritten = ""
         notes.append(f"the rewrite failed ({failure.outcome}: {failure.detail})")
+    wording = question.reworded(rewritten) if rewritten else ""
     if not wording:
         notes.append("answered the original question: no usable rewrite")
         wording = question.text

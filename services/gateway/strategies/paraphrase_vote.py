@@ -47,10 +47,11 @@ async def paraphrase_vote(
     options: StrategyOptions,
     paraphraser: Paraphraser,
 ) -> StrategyResult:
-    written = await paraphraser.paraphrase(question.text, options.k)
+    written = await paraphraser.paraphrase(question.stem, options.k)
     if written.model_calls is not None:
         model.add(written.model_calls)
-    faithful, left_out = keep_quantities(question.text, written.texts)
+    reworded = [question.reworded(text) for text in written.texts]
+    faithful, left_out = keep_quantities(question.text, reworded)
     wordings = [question.text, *faithful]
     early = options.early_stop and options.grouping == "normalized"
     replies = await answer_all(model, question, wordings, settings, options.task, early)

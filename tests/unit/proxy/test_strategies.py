@@ -12,7 +12,7 @@ from services.gateway.domain.errors import GenerationFailed, UnknownRoute
 from services.gateway.strategies import prompts
 from services.gateway.strategies.paraphrase_vote import provisional_keys
 from services.gateway.strategies.paraphrasers import DEFAULT_SEED
-from services.gateway.strategies.question import AnswerSettings, Question
+from services.gateway.strategies.question import AnswerSettings, Question, split_options
 from services.gateway.strategies.service import Run, SelfParaphraseService, split_model
 from services.gateway.strategies.voting import decided
 from shared.contracts.gateway import (
@@ -191,6 +191,58 @@ async def test_canonicalize_answers_the_original_when_the_rewrite_changes_a_numb
     assert result.notes == [
         "answered the original question: the rewrite changed its numbers (missing 7)"
     ]
+
+
+OPTIONS = "A. 18\nB. 24\nC. 21\nAnswer with the letter only."
+CHOICE_QUESTION = f"{QUESTION}\n{OPTIONS}"
+
+
+async def test_paraphrase_vote_rewords_a_choice_question_and_keeps_its_options() -> None:
+    model = WordingModel(by_wording({}, "B"), paraphrases=PARAPHRASES[:2])
+    outcome = await run(model, k=2, task="choice", question=Question(text=CHOICE_QUESTION))
+    paraphrase_request = model.requests[0]
+    assert _last_user(paraphrase_request.messages) == f"Question: {QUESTION}\nWrite 2 paraphrases."
+    expected = [CHOICE_QUESTION, *(f"{text}\n{OPTIONS}" for text in PARAPHRASES[:2])]
+    assert sorted(model.answered()) == sorted(expected)
+    result = outcome.result
+    assert [variant.question for variant in result.variants] == expected
+    assert result.answer == "B" and result.agreement == 1.0
+
+
+async def test_canonicalize_rewrites_a_choice_question_and_keeps_its_options() -> None:
+    model = WordingModel(by_wording({}, "B"))
+    outcome = await run(
+        model, "canonicalize", task="choice", question=Question(text=CHOICE_QUESTION)
+    )
+    rewrite, answer = model.requests
+    assert _last_user(rewrite.messages) == f"Question to rewrite: {QUESTION}"
+    assert _last_user(answer.messages) == f"{REWRITE}\n{OPTIONS}"
+    assert outcome.result.variants[0].source == "canonical"
+
+
+@pytest.mark.parametrize(
+    ("text", "stem", "options"),
+    [
+        ("Pick one:\nA) red\nB) blue", "Pick one:", "A) red\nB) blue"),
+        (
+            "Which?\n\n(a) red\n(b) blue\n(c) green\nAnswer:",
+            "Which?",
+            "(a) red\n(b) blue\n(c) green\nAnswer:",
+        ),
+        ("Which?\nA: red\nB: blue", "Which?", "A: red\nB: blue"),
+        # not an option block: one option, letters out of order, no stem, no letters at all
+        ("Which?\nA. red", "Which?\nA. red", ""),
+        ("Which?\nA. red\nC. blue", "Which?\nA. red\nC. blue", ""),
+        ("A. red\nB. blue", "A. red\nB. blue", ""),
+        ("Tom has 3 apples.\nHow many now?", "Tom has 3 apples.\nHow many now?", ""),
+    ],
+)
+def test_a_question_splits_into_its_stem_and_its_lettered_options(
+    text: str, stem: str, options: str
+) -> None:
+    assert split_options(text) == (stem, options)
+    question = Question(text=text)
+    assert question.stem == stem and question.reworded(stem) == text.replace("\n\n", "\n")
 
 
 async def test_a_tie_returns_the_original_answer() -> None:
