@@ -155,9 +155,19 @@ async def test_a_requests_judge_calls_are_counted_failed_and_cached_ones_too() -
     assert again.model_calls.calls == 2 and all(r.cache for r in gateway.requests[len(asked) :])
 
 
-async def test_a_request_without_a_judge_reports_no_model_calls() -> None:
-    result = await verify(_request(["Tom buys five more: apple total?"]), judge=None, semantic=None)
-    assert result.model_calls == ModelCalls()
+async def test_a_request_the_judge_did_not_call_for_reports_no_model_calls() -> None:
+    gateway = _judge_yes_unless("pears")
+    judge = Judge(gateway, "local")
+    used = await verify(_request(["Tom buys five more: apple total?"]), judge=judge, semantic=None)
+    assert used.model_calls.calls == 2
+    # the same judge, every candidate rejected before its stage: nothing asked, nothing counted
+    result = await verify(_request([ORIGINAL, "   "]), judge=judge, semantic=None)
+    assert [r.deciding_stage for r in result.results] == ["lexical", "lexical"]
+    assert len(gateway.requests) == 2 and result.model_calls == ModelCalls()
+    without_judge = await verify(
+        _request(["Tom buys five more: apple total?"]), judge=None, semantic=None
+    )
+    assert without_judge.model_calls == ModelCalls() and without_judge.stages_run[-1] != "judge"
 
 
 async def test_empty_candidates_are_rejected() -> None:
