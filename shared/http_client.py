@@ -2,7 +2,8 @@
 
 One pooled ``aiohttp.ClientSession`` per process (created lazily, closed on shutdown), a timeout
 on every call, the current ``X-Request-ID`` forwarded, and any non-2xx answer turned into a
-:class:`ServiceCallError` that carries the callee's problem-details body.
+:class:`ServiceCallError` that carries the callee's problem-details body. Responses are read
+leniently (:mod:`shared.tolerant_reader`): a field the callee added in a newer version is ignored.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import msgspec
 
 from shared.contracts.base import Problem
 from shared.request_context import REQUEST_ID_HEADER, current_request_id
+from shared.tolerant_reader import decode_response
 
 T = TypeVar("T")
 
@@ -114,7 +116,7 @@ class ServiceClient:
             raise ServiceCallError(self.service, None, problem, url) from exc
         if response_type is bytes:  # a document that is not JSON (a rendered report)
             return payload  # type: ignore[return-value]
-        return msgspec.json.decode(payload, type=response_type)
+        return decode_response(payload, response_type)
 
     async def post(self, path: str, body: Any, response_type: type[T], **kwargs: Any) -> T:
         return await self.request("POST", path, response_type, body, **kwargs)

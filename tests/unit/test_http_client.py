@@ -9,6 +9,7 @@ import pytest
 from aiohttp import web
 
 from shared.contracts.base import HealthStatus
+from shared.contracts.gateway import ModelCalls, Usage
 from shared.http_client import ServiceCallError, ServiceClient, close_session
 from shared.request_context import current_request_id
 
@@ -35,8 +36,14 @@ async def upstream() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
     async def html_error(request: web.Request) -> web.Response:
         return web.Response(status=502, text="<html>bad gateway</html>")
 
+    async def newer(request: web.Request) -> web.Response:
+        # a callee one version ahead: ModelCalls and its Usage have grown a field each
+        usage = {"input_tokens": 3, "output_tokens": 2, "reasoning_tokens": 1}
+        return web.json_response({"calls": 1, "cached_calls": 0, "usage": usage, "cost": 0})
+
     app = web.Application()
     app.router.add_get("/healthz", health)
+    app.router.add_get("/newer", newer)
     app.router.add_post("/fail", failing)
     app.router.add_get("/html", html_error)
     runner = web.AppRunner(app)
@@ -60,6 +67,14 @@ async def test_decodes_typed_response_and_forwards_request_id(
         current_request_id.reset(token)
     assert health == HealthStatus(status="ok", service="x", version="1")
     assert seen[-1]["X-Request-ID"] == "trace-123"
+
+
+async def test_a_response_from_a_newer_callee_drops_the_fields_it_added(
+    upstream: tuple[str, list[dict[str, str]]],
+) -> None:
+    url, _ = upstream
+    calls = await ServiceClient("gateway", url).get("/newer", ModelCalls)
+    assert calls == ModelCalls(calls=1, usage=Usage(input_tokens=3, output_tokens=2))
 
 
 async def test_non_2xx_carries_callee_problem(upstream: tuple[str, list[dict[str, str]]]) -> None:
