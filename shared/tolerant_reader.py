@@ -25,8 +25,23 @@ def decode_response(payload: bytes, response_type: type[T]) -> T:
     except msgspec.ValidationError as error:
         if not str(error).startswith(_UNKNOWN_FIELD):
             raise
-    known = prune(msgspec.json.decode(payload), mi.type_info(response_type))
-    return msgspec.convert(known, response_type)
+    known = prune(msgspec.json.decode(payload), _type_info(response_type))
+    # decoded from JSON again, not converted: the same rules as the strict path (dict keys...)
+    return msgspec.json.decode(msgspec.json.encode(known), type=response_type)
+
+
+#: per response type (a fixed set): rebuilding it costs ~1 ms, on every response of a newer callee
+_type_infos: dict[Any, mi.Type] = {}
+
+
+def _type_info(response_type: Any) -> mi.Type:
+    if response_type not in _type_infos:
+        _type_infos[response_type] = mi.type_info(response_type)
+    return _type_infos[response_type]
+
+
+_ARRAYS = (mi.ListType, mi.VarTupleType, mi.SetType, mi.FrozenSetType)
+_OBJECTS = (mi.StructType, mi.DictType, mi.FrozenDictType)
 
 
 def prune(value: Any, info: mi.Type) -> Any:
@@ -38,23 +53,40 @@ def prune(value: Any, info: mi.Type) -> Any:
         if info.tag_field is not None:
             fields[info.tag_field] = mi.AnyType()
         return {name: prune(item, fields[name]) for name, item in value.items() if name in fields}
-    if isinstance(info, (mi.ListType, mi.VarTupleType, mi.SetType, mi.FrozenSetType)):
-        return [prune(item, info.item_type) for item in value] if isinstance(value, list) else value
+    if isinstance(info, _ARRAYS) and isinstance(value, list):
+        return [prune(item, info.item_type) for item in value]
     if isinstance(info, (mi.DictType, mi.FrozenDictType)) and isinstance(value, dict):
         return {key: prune(item, info.value_type) for key, item in value.items()}
     if isinstance(info, mi.TupleType) and isinstance(value, list):
-        return [prune(item, type_) for item, type_ in zip(value, info.item_types, strict=False)]
-    if isinstance(info, mi.UnionType) and isinstance(value, dict):
-        return _prune_union_object(value, info)
+        typed = [prune(item, type_) for item, type_ in zip(value, info.item_types, strict=False)]
+        return typed + value[len(typed) :]  # extra items are for the strict decode to reject
+    if isinstance(info, mi.UnionType):
+        return _prune_union(value, info)
     return value
 
 
-def _prune_union_object(value: dict[str, Any], info: mi.UnionType) -> Any:
-    """An object in a union: pruned by the union's one object type, or by the struct its tag
-    names; left alone when that is ambiguous (the strict decode then says why)."""
-    objects = [t for t in info.types if isinstance(t, (mi.StructType, mi.DictType, mi.Metadata))]
-    tagged = [t for t in objects if isinstance(t, mi.StructType) and t.tag_field is not None]
-    for struct in tagged:
-        if value.get(struct.tag_field or "") == struct.tag:
-            return prune(value, struct)
-    return prune(value, objects[0]) if len(objects) == 1 else value
+def _prune_union(value: Any, info: mi.UnionType) -> Any:
+    """A value in a union (``X | None`` mostly): pruned by the union's one member of its JSON
+    kind, or for an object by the struct its tag names; left alone when that is ambiguous (the
+    strict decode then says why)."""
+    members = [_unwrapped(member) for member in info.types]
+    candidates: list[mi.Type]
+    if isinstance(value, dict):
+        for struct in members:
+            if _tagged_as(struct, value):
+                return prune(value, struct)
+        candidates = [member for member in members if isinstance(member, _OBJECTS)]
+    elif isinstance(value, list):
+        candidates = [member for member in members if isinstance(member, (*_ARRAYS, mi.TupleType))]
+    else:
+        return value
+    return prune(value, candidates[0]) if len(candidates) == 1 else value
+
+
+def _tagged_as(member: mi.Type, value: dict[str, Any]) -> bool:
+    tag_field = member.tag_field if isinstance(member, mi.StructType) else None
+    return tag_field is not None and value.get(tag_field) == getattr(member, "tag", None)
+
+
+def _unwrapped(info: mi.Type) -> mi.Type:
+    return _unwrapped(info.type) if isinstance(info, mi.Metadata) else info

@@ -33,16 +33,17 @@ async def canonicalize(
     model: MeteredCaller, question: Question, settings: AnswerSettings, options: StrategyOptions
 ) -> StrategyResult:
     notes: list[str] = []
+    parts = question.parts(options.task)
     try:
-        rewritten = await rewrite(model, question.stem, settings)
+        rewritten = await rewrite(model, parts.stem, settings)
     except GenerationFailed as failure:
         rewritten = ""
         notes.append(f"the rewrite failed ({failure.outcome}: {failure.detail})")
-    wording = question.reworded(rewritten) if rewritten else ""
-    if not wording:
+    wording = parts.reworded(rewritten)
+    if not rewritten:
         notes.append("answered the original question: no usable rewrite")
         wording = question.text
-    elif lost := quantity_difference(question.text, wording):
+    elif lost := quantity_difference(parts.stem, rewritten):
         # small models "standardise" a word problem into algebra, dropping its numbers
         notes.append(f"answered the original question: the rewrite changed its numbers ({lost})")
         wording = question.text

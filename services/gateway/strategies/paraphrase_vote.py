@@ -19,7 +19,7 @@ from services.gateway.strategies.extraction import (
     task_from_boxes,
 )
 from services.gateway.strategies.paraphrasers import Paraphraser
-from services.gateway.strategies.question import AnswerSettings, Question
+from services.gateway.strategies.question import AnswerSettings, Question, QuestionParts
 from services.gateway.strategies.result import StrategyResult
 from services.gateway.strategies.voting import ORIGINAL, Vote, decided, tally
 from shared.contracts.gateway import GenerateResponse
@@ -47,11 +47,11 @@ async def paraphrase_vote(
     options: StrategyOptions,
     paraphraser: Paraphraser,
 ) -> StrategyResult:
-    written = await paraphraser.paraphrase(question.stem, options.k)
+    parts = question.parts(options.task)
+    written = await paraphraser.paraphrase(parts.stem, options.k)
     if written.model_calls is not None:
         model.add(written.model_calls)
-    reworded = [question.reworded(text) for text in written.texts]
-    faithful, left_out = keep_quantities(question.text, reworded)
+    faithful, left_out = keep_quantities(parts, written.texts)
     wordings = [question.text, *faithful]
     early = options.early_stop and options.grouping == "normalized"
     replies = await answer_all(model, question, wordings, settings, options.task, early)
@@ -85,23 +85,28 @@ async def paraphrase_vote(
     )
 
 
-def keep_quantities(question: str, paraphrases: list[str]) -> tuple[list[str], list[Variant]]:
-    """The paraphrases that keep every number of the question and add none, and the others as
-    variants not asked: a small model's "paraphrase" of a word problem often drops or changes a
-    quantity (or turns it into algebra), and such a variant asks another question."""
+def keep_quantities(
+    question: QuestionParts, paraphrases: list[str]
+) -> tuple[list[str], list[Variant]]:
+    """The questions reworded by the paraphrases of their stem that keep every number of the
+    stem and add none, and the others as variants not asked: a small model's "paraphrase" of a
+    word problem often drops or changes a quantity (or turns it into algebra), and such a
+    variant asks another question. Stems are compared, not whole questions: a number dropped
+    from the stem could still appear in the options every rewording keeps."""
     kept, left_out = [], []
     for paraphrase in paraphrases:
-        if difference := quantity_difference(question, paraphrase):
+        reworded = question.reworded(paraphrase)
+        if difference := quantity_difference(question.stem, paraphrase):
             left_out.append(
                 Variant(
-                    question=paraphrase,
+                    question=reworded,
                     source="paraphrase",
                     status="not_asked",
                     error=f"left out of the vote: it changed the question's numbers ({difference})",
                 )
             )
         else:
-            kept.append(paraphrase)
+            kept.append(reworded)
     return kept, left_out
 
 

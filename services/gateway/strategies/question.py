@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from shared.contracts.base import Task
 from shared.contracts.gateway import ChatMessage, GenerateRequest
 
 
@@ -32,36 +33,49 @@ class Question:
         """The conversation with the question worded as ``wording``."""
         return [*self.before, ChatMessage(role="user", content=wording), *self.after]
 
-    @property
-    def stem(self) -> str:
-        """What a strategy rewords: the question without its lettered options (all of it when
-        it has none)."""
-        return split_options(self.text)[0]
+    def parts(self, task: Task | None) -> QuestionParts:
+        """The question as the text a strategy rewords and what stays verbatim: a multiple-choice
+        question's lettered options (when the task is ``choice`` or not named)."""
+        return split_options(self.text) if task in (None, "choice") else QuestionParts(self.text)
+
+
+@dataclass(frozen=True)
+class QuestionParts:
+    """A question as its stem and, when it has them, its lettered options below it."""
+
+    stem: str
+    #: what stood between the stem and option A (a line break or more), kept as it was
+    separator: str = ""
+    #: from the line of option A to the end, an instruction after the options included
+    options: str = ""
 
     def reworded(self, stem: str) -> str:
         """The question with its stem worded as ``stem`` and its options, verbatim, below it."""
-        options = split_options(self.text)[1]
-        return f"{stem}\n{options}" if options else stem
+        return f"{stem}{self.separator}{self.options}" if self.options else stem
 
 
 #: an option line: "A. ...", "A) ...", "(A) ...", "A: ..." (any case)
 _OPTION_LINE = re.compile(r"^\s*\(?([A-Za-z])[.):]\s+\S")
 
 
-def split_options(text: str) -> tuple[str, str]:
-    """``text`` as its stem and its block of lettered options (from the line of option A to
-    the end, so an instruction after the options stays with them), or ``(text, "")`` when it
-    has no run of at least two options lettered A, B, ... in order.
+def split_options(text: str) -> QuestionParts:
+    """``text`` split before its last run of at least two options lettered A, B, ... in order
+    (blank lines between them allowed); the whole text as the stem when it has none.
 
     Rewording a multiple-choice question as a whole lets a paraphrase reorder, relabel or drop
-    options, and then its letter answers another question."""
-    lines = text.splitlines()
-    for start, line in enumerate(lines):
-        if start > 0 and _option_letter(line) == "a" and _lettered_run(lines[start:]) >= 2:
-            stem = "\n".join(lines[:start]).rstrip()
+    options, and then its letter answers another question. The last run, because a stem may
+    hold lettered lines of its own (a dialogue between A and B, say)."""
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    for start in range(len(lines) - 1, 0, -1):
+        if _option_letter(lines[start]) == "a" and _lettered_run(lines[start:]) >= 2:
+            head = text[: offsets[start]]
+            stem = head.rstrip()
             if stem:
-                return stem, "\n".join(lines[start:])
-    return text, ""
+                return QuestionParts(stem, head[len(stem) :], text[offsets[start] :])
+    return QuestionParts(text)
 
 
 def _option_letter(line: str) -> str | None:
@@ -70,9 +84,11 @@ def _option_letter(line: str) -> str | None:
 
 
 def _lettered_run(lines: list[str]) -> int:
-    """How many of ``lines`` from the first are options lettered a, b, c, ... in order."""
+    """How many options lettered a, b, c, ... in order ``lines`` start with."""
     count = 0
     for line in lines:
+        if not line.strip():
+            continue
         if _option_letter(line) != chr(ord("a") + count):
             break
         count += 1

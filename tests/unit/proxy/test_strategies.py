@@ -12,7 +12,12 @@ from services.gateway.domain.errors import GenerationFailed, UnknownRoute
 from services.gateway.strategies import prompts
 from services.gateway.strategies.paraphrase_vote import provisional_keys
 from services.gateway.strategies.paraphrasers import DEFAULT_SEED
-from services.gateway.strategies.question import AnswerSettings, Question, split_options
+from services.gateway.strategies.question import (
+    AnswerSettings,
+    Question,
+    QuestionParts,
+    split_options,
+)
 from services.gateway.strategies.service import Run, SelfParaphraseService, split_model
 from services.gateway.strategies.voting import decided
 from shared.contracts.gateway import (
@@ -220,29 +225,53 @@ async def test_canonicalize_rewrites_a_choice_question_and_keeps_its_options() -
     assert outcome.result.variants[0].source == "canonical"
 
 
+async def test_a_paraphrase_dropping_a_number_the_options_repeat_does_not_vote() -> None:
+    # "21" is still in every rewording's option C: only the stems show the number lost
+    question = "Tom has 3 apples and buys 21 more. How many now?"
+    dropped = "Tom has 3 apples and buys some more. How many now?"
+    model = WordingModel(by_wording({}, "D"), paraphrases=[dropped])
+    outcome = await run(
+        model, k=1, task="choice", question=Question(text=f"{question}\nA. 3\nB. 18\nC. 21\nD. 24")
+    )
+    left_out = outcome.result.variants[-1]
+    assert left_out.status == "not_asked" and "missing 21" in (left_out.error or "")
+
+
+async def test_only_a_choice_question_or_an_unnamed_task_has_its_options_kept() -> None:
+    parts = "Solve both parts:\n(a) 2x+3=7\n(b) x^2=9"
+    model = WordingModel(by_wording({}, "\\boxed{2}"), paraphrases=["Work out both parts."])
+    await run(model, k=1, task="math", question=Question(text=parts))
+    assert _last_user(model.requests[0].messages).startswith(f"Question: {parts}\n")
+    assert Question(text=parts).parts(None).options.startswith("(a)")
+
+
 @pytest.mark.parametrize(
-    ("text", "stem", "options"),
+    ("text", "stem", "separator", "options"),
     [
-        ("Pick one:\nA) red\nB) blue", "Pick one:", "A) red\nB) blue"),
+        ("Pick one:\nA) red\nB) blue", "Pick one:", "\n", "A) red\nB) blue"),
+        ("Which?\r\n(a) red\r\n(b) blue\r\n", "Which?", "\r\n", "(a) red\r\n(b) blue\r\n"),
+        ("Which?\n\nA: red\n\nB: blue\nAnswer:", "Which?", "\n\n", "A: red\n\nB: blue\nAnswer:"),
+        # the last run: the stem's own lettered lines (a dialogue) are not its options
         (
-            "Which?\n\n(a) red\n(b) blue\n(c) green\nAnswer:",
-            "Which?",
-            "(a) red\n(b) blue\n(c) green\nAnswer:",
+            "Read:\nA: Where to?\nB: To the shop.\nWhat does B mean?\nA. home\nB. shop",
+            "Read:\nA: Where to?\nB: To the shop.\nWhat does B mean?",
+            "\n",
+            "A. home\nB. shop",
         ),
-        ("Which?\nA: red\nB: blue", "Which?", "A: red\nB: blue"),
         # not an option block: one option, letters out of order, no stem, no letters at all
-        ("Which?\nA. red", "Which?\nA. red", ""),
-        ("Which?\nA. red\nC. blue", "Which?\nA. red\nC. blue", ""),
-        ("A. red\nB. blue", "A. red\nB. blue", ""),
-        ("Tom has 3 apples.\nHow many now?", "Tom has 3 apples.\nHow many now?", ""),
+        ("Which?\nA. red", "Which?\nA. red", "", ""),
+        ("Which?\nA. red\nC. blue", "Which?\nA. red\nC. blue", "", ""),
+        ("A. red\nB. blue", "A. red\nB. blue", "", ""),
+        ("Tom has 3 apples.\nHow many now?", "Tom has 3 apples.\nHow many now?", "", ""),
     ],
 )
 def test_a_question_splits_into_its_stem_and_its_lettered_options(
-    text: str, stem: str, options: str
+    text: str, stem: str, separator: str, options: str
 ) -> None:
-    assert split_options(text) == (stem, options)
-    question = Question(text=text)
-    assert question.stem == stem and question.reworded(stem) == text.replace("\n\n", "\n")
+    parts = split_options(text)
+    assert parts == QuestionParts(stem, separator, options)
+    assert parts.reworded(stem) == text  # byte for byte
+    assert Question(text=text).parts("factual") == QuestionParts(text)
 
 
 async def test_a_tie_returns_the_original_answer() -> None:
