@@ -80,9 +80,10 @@ class EvaluationSettings(Contract, kw_only=True):
     max_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None
     system_prompt: Annotated[str, msgspec.Meta(max_length=20000)] | None = None
     #: where the task instruction goes: "user" (METHOD §1.2), with the question in one user
-    #: message; "system", in a system message (after ``system_prompt``), the user message then
-    #: holding the question alone — what a self-paraphrase model (``<strategy>:<route>``), which
-    #: rewrites the last user message, needs to rewrite the question and not the instruction
+    #: message; "system", in a system message (after ``system_prompt``, before an item's
+    #: context), the user message then holding the question alone (with its options) — what a
+    #: self-paraphrase model (``<strategy>:<route>``), which rewrites the last user message,
+    #: needs to rewrite the question and not the instruction or the passage
     instruction_role: InstructionRole = "user"
 
 

@@ -35,24 +35,27 @@ def answer_messages(
     system_prompt: str | None = None,
     instruction_role: InstructionRole = "user",
 ) -> list[ChatMessage]:
-    """The chat messages for ``question`` (the original or a paraphrase of ``item``)."""
+    """The chat messages for ``question`` (the original or a paraphrase of ``item``).
+
+    With the instruction in the system message, an item's context goes there too: the user
+    message then holds the question alone (with its options), which is what a self-paraphrase
+    model rewords — never the passage the question is about."""
     instruction = INSTRUCTIONS[task]
-    parts: list[str] = []
-    if item.context:
-        parts.append(f"Context:\n{item.context}")
+    context = f"Context:\n{item.context}" if item.context else None
     if task == "choice":
-        parts.append(f"Question: {question}\n{option_lines(item.options or [])}")
-    elif instruction_role == "system" and not parts:
-        parts.append(question)
+        asked = f"Question: {question}\n{option_lines(item.options or [])}"
+    elif instruction_role == "system":
+        asked = question
     else:
-        parts.append(f"{'Problem' if task == 'math' else 'Question'}: {question}")
-    system = [system_prompt] if system_prompt else []
+        asked = f"{'Problem' if task == 'math' else 'Question'}: {question}"
     if instruction_role == "system":
-        system.append(instruction)
-        user = "\n\n".join(parts)
-    else:
-        user = "\n\n".join([*parts[:-1], f"{instruction}\n\n{parts[-1]}"])
+        system = [part for part in (system_prompt, instruction, context) if part]
+        return [
+            ChatMessage(role="system", content="\n\n".join(system)),
+            ChatMessage(role="user", content=asked),
+        ]
+    user = "\n\n".join([*([context] if context else []), f"{instruction}\n\n{asked}"])
     messages = [ChatMessage(role="user", content=user)]
-    if system:
-        messages.insert(0, ChatMessage(role="system", content="\n\n".join(system)))
+    if system_prompt:
+        messages.insert(0, ChatMessage(role="system", content=system_prompt))
     return messages

@@ -14,7 +14,11 @@ from services.evaluator.domain.pipeline import (
     paraphrase_set_id,
     request_key,
 )
-from services.evaluator.domain.prompts import FACTUAL_INSTRUCTION, MATH_INSTRUCTION
+from services.evaluator.domain.prompts import (
+    CHOICE_INSTRUCTION,
+    FACTUAL_INSTRUCTION,
+    MATH_INSTRUCTION,
+)
 from services.evaluator.domain.results import AnswerRecord, assemble_item, majority_of
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
 from shared.contracts.perturb import ParaphraseRequest
@@ -129,13 +133,19 @@ def test_the_instruction_in_the_system_message_leaves_the_question_alone() -> No
     briefed = EvaluationSettings(model="m", system_prompt="Be brief.", instruction_role="system")
     request = answer_request(briefed, EvaluationItem(question="q", context="c"), "m", "q")
     assert [(m.role, m.content) for m in request.messages] == [
-        ("system", f"Be brief.\n\n{FACTUAL_INSTRUCTION}"),
-        ("user", "Context:\nc\n\nQuestion: q"),
+        ("system", f"Be brief.\n\n{FACTUAL_INSTRUCTION}\n\nContext:\nc"),
+        ("user", "q"),
     ]
     choice = EvaluationItem(question="Pick", options=["red", "blue"], correct_option="A")
     chosen = EvaluationSettings(model="m", task="choice", instruction_role="system")
     request = answer_request(chosen, choice, "m", "Pick")
     assert request.messages[1].content == "Question: Pick\nA. red\nB. blue"
+    passage = EvaluationItem(question="Pick", options=["red", "blue"], context="c")
+    request = answer_request(chosen, passage, "m", "Pick")
+    assert [(m.role, m.content) for m in request.messages] == [
+        ("system", f"{CHOICE_INSTRUCTION}\n\nContext:\nc"),
+        ("user", "Question: Pick\nA. red\nB. blue"),
+    ]
     # stored answers are reused by the exact request: the two layouts never share one
     item = EvaluationItem(question="q")
     in_user = answer_request(EvaluationSettings(model="m"), item, "m", "q")
