@@ -11,6 +11,8 @@ from __future__ import annotations
 import itertools
 import re
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +47,16 @@ retry_base_s = 0.01
 
 class WordingWorld:
     """Judge (always YES), the evaluator's paraphraser, the strategy's paraphraser (five
-    rewordings) and the model under test (right only on a reworded question)."""
+    rewordings) and the model under test (right only on a reworded question: ``right(item)``,
+    else ``wrong``). Every question the model under test was asked is kept in ``answered``."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, right: Callable[[str], str] = lambda item: f"alpha-{item}", wrong: str = "omega"
+    ) -> None:
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
+        self.right, self.wrong = right, wrong
+        self.answered: list[str] = []
 
     def __call__(self, body: dict[str, Any]) -> Reply | str:
         messages = body["messages"]
@@ -69,8 +76,10 @@ class WordingWorld:
                 return f"Rephrased #{next(self._counter)}: {found.group(1) if found else user}"
         if match is None:
             return "unknown"
+        with self._lock:
+            self.answered.append(user)
         reworded = "Rephrased #" in user or "Reworded " in user
-        return f"alpha-{item}" if reworded else "omega"
+        return self.right(item) if reworded else self.wrong
 
 
 def job(models: list[str]) -> dict[str, Any]:
@@ -99,8 +108,10 @@ def report_metrics(url: str, job_id: str) -> dict[str, dict[str, Any]]:
     }
 
 
-def test_a_strategy_model_is_evaluated_like_any_model(tmp_path: Path) -> None:
-    with FakeOpenAIServer(responder=WordingWorld()) as upstream:
+@contextmanager
+def evaluator_over(world: WordingWorld, tmp_path: Path) -> Iterator[str]:
+    """The five services in front of ``world``; yields the evaluator's URL."""
+    with FakeOpenAIServer(responder=world) as upstream:
         routes = tmp_path / "models.toml"
         routes.write_text(ROUTES.format(url=upstream.url))
         ports = service_ports(free_port_block(5))
@@ -108,29 +119,55 @@ def test_a_strategy_model_is_evaluated_like_any_model(tmp_path: Path) -> None:
         with Supervisor(ports=ports, env=env, log_dir=tmp_path / "logs") as supervisor:
             ready = supervisor.wait_ready(120)
             assert all(ready.values()), ready
-            url = f"http://127.0.0.1:{ports['evaluator']}"
+            yield f"http://127.0.0.1:{ports['evaluator']}"
 
-            # the plain route alone first: its answers are stored for reuse
-            first = submit(url, job([PLAIN]))
-            assert wait_finished(url, first)["status"] == "succeeded"
 
-            second = submit(url, job([PLAIN, VOTE]))
-            status = wait_finished(url, second)
-            assert status["status"] == "succeeded", status
-            assert status["models"] == [PLAIN, VOTE]
-            assert status["progress"]["answer"]["done"] == 2 * N * (1 + K)
+def test_a_strategy_model_is_evaluated_like_any_model(tmp_path: Path) -> None:
+    with evaluator_over(WordingWorld(), tmp_path) as url:
+        # the plain route alone first: its answers are stored for reuse
+        first = submit(url, job([PLAIN]))
+        assert wait_finished(url, first)["status"] == "succeeded"
 
-            metrics = report_metrics(url, second)
-            assert set(metrics) == {PLAIN, VOTE}
-            # the plain route: wrong on every original wording, right on every paraphrase
-            assert metrics[PLAIN]["A_orig"] == 0.0
-            assert metrics[PLAIN]["mismatch_rate"] == pytest.approx(1.0)
-            # the strategy outvotes the original wording (its answers are its own, never the
-            # plain route's stored ones): right and consistent everywhere
-            assert metrics[VOTE]["A_orig"] == pytest.approx(1.0)
-            assert metrics[VOTE]["mismatch_rate"] == 0.0
-            assert metrics[VOTE]["flip_rate"] == 0.0
+        second = submit(url, job([PLAIN, VOTE]))
+        status = wait_finished(url, second)
+        assert status["status"] == "succeeded", status
+        assert status["models"] == [PLAIN, VOTE]
+        assert status["progress"]["answer"]["done"] == 2 * N * (1 + K)
 
-            items_page = httpx.get(f"{url}/v1/evaluations/{second}/items", timeout=30).json()
-            first_item = items_page["items"][0]
-            assert [entry["model"] for entry in first_item["models"]] == [PLAIN, VOTE]
+        metrics = report_metrics(url, second)
+        assert set(metrics) == {PLAIN, VOTE}
+        # the plain route: wrong on every original wording, right on every paraphrase
+        assert metrics[PLAIN]["A_orig"] == 0.0
+        assert metrics[PLAIN]["mismatch_rate"] == pytest.approx(1.0)
+        # the strategy outvotes the original wording (its answers are its own, never the
+        # plain route's stored ones): right and consistent everywhere
+        assert metrics[VOTE]["A_orig"] == pytest.approx(1.0)
+        assert metrics[VOTE]["mismatch_rate"] == 0.0
+        assert metrics[VOTE]["flip_rate"] == 0.0
+
+        items_page = httpx.get(f"{url}/v1/evaluations/{second}/items", timeout=30).json()
+        first_item = items_page["items"][0]
+        assert [entry["model"] for entry in first_item["models"]] == [PLAIN, VOTE]
+
+
+def test_a_strategy_model_on_a_choice_task_keeps_every_variants_options(tmp_path: Path) -> None:
+    world = WordingWorld(right=lambda _item: "A", wrong="B")
+    choice_items = [
+        {**item, "options": [f"alpha-{i}", "omega"], "correct_option": "A"}
+        for i, item in enumerate(items(N))
+    ]
+    body = {**job([VOTE]), "items": choice_items, "task": "choice", "instruction_role": "system"}
+    with evaluator_over(world, tmp_path) as url:
+        status = wait_finished(url, submit(url, body))
+        assert status["status"] == "succeeded", status
+        metrics = report_metrics(url, status["id"])
+    # every wording the strategy asked, its own rewordings included, ends in the options as set
+    # (the stand-in writes the same five rewordings for every variant of an item)
+    asked = {question for question in world.answered if "Reworded " in question}
+    assert len(asked) == N * 5
+    for question in world.answered:
+        item = ITEM.search(question)
+        assert item is not None and question.endswith(f"\nA. alpha-{item.group(1)}\nB. omega")
+    # the rewordings outvote the original wording on every variant of every item
+    assert metrics[VOTE]["A_orig"] == pytest.approx(1.0)
+    assert metrics[VOTE]["flip_rate"] == 0.0
