@@ -83,8 +83,9 @@ class EvaluationSettings(Contract, kw_only=True):
     #: message; "system", in a system message (after ``system_prompt``, before an item's
     #: context), the user message then holding the question alone (with its options) — what a
     #: self-paraphrase model (``<strategy>:<route>``), which rewrites the last user message,
-    #: needs to rewrite the question and not the instruction or the passage
-    instruction_role: InstructionRole = "user"
+    #: needs to reword the question and not the instruction or the passage. Unset: "system"
+    #: for every model when one of them is a self-paraphrase model, else "user"
+    instruction_role: InstructionRole | None = None
 
 
 class EvaluateRequest(EvaluationSettings, kw_only=True):

@@ -3,7 +3,7 @@ OpenAI-compatible reliability proxy (``/v1/chat/completions``) — METHOD.md §1
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 import msgspec
 
@@ -12,6 +12,7 @@ from shared.contracts.gateway import ChatMessage, Usage
 from shared.contracts.verify import Task, VerifyOptions
 
 StrategyName = Literal["single-prompt", "canonicalize", "paraphrase-vote"]
+STRATEGY_NAMES: tuple[str, ...] = get_args(StrategyName)
 #: where a variant's question comes from
 VariantSource = Literal["original", "paraphrase", "canonical"]
 #: ``not_asked``: a restatement the model wrote inside its single-prompt reply, or a paraphrase
@@ -19,6 +20,15 @@ VariantSource = Literal["original", "paraphrase", "canonical"]
 VariantStatus = Literal["answered", "failed", "skipped", "not_asked"]
 #: ``normalized``: equal answer keys (shared/answers.py); ``judge``: an LLM equivalence check
 Grouping = Literal["normalized", "judge"]
+
+
+def split_model(model: str) -> tuple[StrategyName | None, str]:
+    """A model name as strategy and route: ``"paraphrase-vote:local"`` → ``("paraphrase-vote",
+    "local")``; a plain route (even one containing ``:``) → ``(None, route)``."""
+    prefix, separator, route = model.partition(":")
+    if separator and route and prefix in STRATEGY_NAMES:
+        return prefix, route  # type: ignore[return-value]
+    return None, model
 
 
 class StrategyOptions(Contract, kw_only=True):

@@ -18,9 +18,10 @@ import msgspec
 
 from services.evaluator.domain.prompts import answer_messages
 from shared.answers import answer_key
-from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
+from shared.contracts.evaluator import EvaluationItem, EvaluationSettings, InstructionRole
 from shared.contracts.gateway import GenerateRequest
 from shared.contracts.perturb import Paraphrase, ParaphraseRequest, ParaphraseResponse
+from shared.contracts.proxy import split_model
 from shared.contracts.scoring import (
     ConsistencyOptions,
     ConsistencyRecord,
@@ -123,6 +124,15 @@ def models_of(settings: EvaluationSettings) -> list[str]:
     return models
 
 
+def instruction_role_of(settings: EvaluationSettings) -> InstructionRole:
+    """The layout of every answer request: as set, else the one a self-paraphrase model needs
+    (for all models alike, so that they are compared on the same prompt)."""
+    if settings.instruction_role is not None:
+        return settings.instruction_role
+    strategies = (split_model(model)[0] for model in models_of(settings))
+    return "system" if any(strategy is not None for strategy in strategies) else "user"
+
+
 def task_of(settings: EvaluationSettings, item: EvaluationItem) -> Task:
     return item.task or settings.task
 
@@ -198,7 +208,7 @@ def answer_request(
     return GenerateRequest(
         model=model,
         messages=answer_messages(
-            task, question, item, settings.system_prompt, settings.instruction_role
+            task, question, item, settings.system_prompt, instruction_role_of(settings)
         ),
         temperature=0.0,
         max_tokens=settings.max_tokens or DEFAULT_MAX_TOKENS[task],

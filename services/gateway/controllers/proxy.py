@@ -20,12 +20,12 @@ from services.gateway.controllers.problems import problem_for, retry_after_heade
 from services.gateway.controllers.self_paraphrase import proxy_service
 from services.gateway.domain.errors import GatewayError, UnknownRoute
 from services.gateway.strategies import openai_format
-from services.gateway.strategies.service import split_model
 from shared.contracts.proxy import (
     ChatCompletion,
     ChatCompletionRequest,
     OpenAIError,
     StrategyOptions,
+    split_model,
 )
 from shared.problems import ProblemError, field_from_message, validation_errors
 

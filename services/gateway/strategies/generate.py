@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from services.gateway.domain.errors import GatewayError, UnknownRoute, UnsupportedParameter
 from services.gateway.domain.gateway import ModelGateway
 from services.gateway.strategies.question import AnswerSettings, Question
-from services.gateway.strategies.service import Run, SelfParaphraseService, split_model
+from services.gateway.strategies.service import Run, SelfParaphraseService
 from shared.contracts.gateway import GenerateRequest, GenerateResponse
-from shared.contracts.proxy import StrategyOptions
+from shared.contracts.proxy import StrategyOptions, split_model
 
 
 class InvalidQuestion(GatewayError):

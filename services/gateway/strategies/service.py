@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import get_args
 
 from services.gateway.domain.errors import GatewayError
 from services.gateway.strategies import metrics
@@ -24,17 +23,7 @@ from shared.contracts.gateway import GenerateResponse
 from shared.contracts.proxy import StrategyName, StrategyOptions
 from shared.metering import MeteredCaller, ModelCaller
 
-STRATEGY_NAMES: tuple[str, ...] = get_args(StrategyName)
 PASSTHROUGH = "passthrough"
-
-
-def split_model(model: str) -> tuple[StrategyName | None, str]:
-    """``"paraphrase-vote:local"`` → ``("paraphrase-vote", "local")``; a plain route (even one
-    containing ``:``) → ``(None, route)``."""
-    prefix, separator, route = model.partition(":")
-    if separator and route and prefix in STRATEGY_NAMES:
-        return prefix, route  # type: ignore[return-value]
-    return None, model
 
 
 @dataclass

@@ -154,6 +154,22 @@ def test_the_instruction_in_the_system_message_leaves_the_question_alone() -> No
     assert request_key(in_user) != request_key(in_system)
 
 
+def test_a_self_paraphrase_model_puts_every_models_instruction_in_the_system_message() -> None:
+    item = EvaluationItem(question="q")
+    mixed = EvaluationSettings(models=["local", "paraphrase-vote:local"])
+    for model in ("local", "paraphrase-vote:local"):
+        request = answer_request(mixed, item, model, "q")
+        assert [(m.role, m.content) for m in request.messages] == [
+            ("system", FACTUAL_INSTRUCTION),
+            ("user", "q"),
+        ]
+    # a route whose name merely contains ":" is no strategy; a layout set explicitly is kept
+    plain = EvaluationSettings(models=["local", "ollama:qwen"])
+    assert answer_request(plain, item, "ollama:qwen", "q").messages[0].role == "user"
+    kept = EvaluationSettings(models=["canonicalize:local"], instruction_role="user")
+    assert answer_request(kept, item, "canonicalize:local", "q").messages[0].role == "user"
+
+
 def test_item_assembly_reports_failures_and_status() -> None:
     item = EvaluationItem(id="x", question="q", answers=["a"])
     answers = [

@@ -18,7 +18,7 @@ from services.gateway.strategies.question import (
     QuestionParts,
     split_options,
 )
-from services.gateway.strategies.service import Run, SelfParaphraseService, split_model
+from services.gateway.strategies.service import Run, SelfParaphraseService
 from services.gateway.strategies.voting import decided
 from shared.contracts.gateway import (
     ChatMessage,
@@ -28,7 +28,7 @@ from shared.contracts.gateway import (
     Usage,
 )
 from shared.contracts.perturb import Paraphrase, ParaphraseRequest, ParaphraseResponse
-from shared.contracts.proxy import StrategyName, StrategyOptions
+from shared.contracts.proxy import StrategyName, StrategyOptions, split_model
 
 QUESTION = "How many legs do 3 spiders have?"
 PARAPHRASES = [
