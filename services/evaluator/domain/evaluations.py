@@ -16,6 +16,7 @@ from services.evaluator.adapters.repository import (
 )
 from services.evaluator.domain.pipeline import (
     ParaphraseSet,
+    instruction_role_of,
     models_of,
     paraphrase_request,
     paraphrase_set_id,
@@ -53,9 +54,11 @@ def request_hash(data: EvaluationCreate) -> str:
 
 
 def settings_of(data: EvaluationCreate) -> EvaluationSettings:
-    """The settings part of a create request (without items, dataset and name)."""
+    """The settings part of a create request (without items, dataset and name), with the
+    answer layout it resolves to: the report then says which one the answers had."""
     fields = {f: getattr(data, f) for f in EvaluationSettings.__struct_fields__}
-    return EvaluationSettings(**fields)
+    settings = EvaluationSettings(**fields)
+    return msgspec.structs.replace(settings, instruction_role=instruction_role_of(settings))
 
 
 def require_models(settings: EvaluationSettings) -> list[str]:

@@ -82,6 +82,7 @@ async def test_job_lifecycle_items_and_reports(client: AsyncTestClient[Any]) -> 
     report = (await client.get(f"/v1/evaluations/{job_id}/report")).json()
     assert {m["model"] for m in report["models"]} == {"m1", "m2"}
     assert report["models"][0]["metrics"]["A_orig"]["value"] == 1.0
+    assert report["settings"]["instruction_role"] == "user"  # resolved: no strategy model
     csv = await client.get(f"/v1/evaluations/{job_id}/report?format=csv")
     assert csv.status_code == 200 and csv.headers["content-type"].startswith("text/csv")
     assert csv.text.splitlines()[1:] == ["q0,6", "q1,6", "q2,6"]

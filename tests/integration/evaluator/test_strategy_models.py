@@ -123,10 +123,13 @@ def evaluator_over(world: WordingWorld, tmp_path: Path) -> Iterator[str]:
 
 
 def test_a_strategy_model_is_evaluated_like_any_model(tmp_path: Path) -> None:
-    with evaluator_over(WordingWorld(), tmp_path) as url:
-        # the plain route alone first: its answers are stored for reuse
-        first = submit(url, job([PLAIN]))
+    world = WordingWorld()
+    with evaluator_over(world, tmp_path) as url:
+        # the plain route alone first, in the layout the second job resolves to: its answers
+        # are stored for reuse (by the plain route only)
+        first = submit(url, {**job([PLAIN]), "instruction_role": "system"})
         assert wait_finished(url, first)["status"] == "succeeded"
+        asked_alone = len(world.answered)
 
         second = submit(url, job([PLAIN, VOTE]))
         status = wait_finished(url, second)
@@ -144,6 +147,12 @@ def test_a_strategy_model_is_evaluated_like_any_model(tmp_path: Path) -> None:
         assert metrics[VOTE]["A_orig"] == pytest.approx(1.0)
         assert metrics[VOTE]["mismatch_rate"] == 0.0
         assert metrics[VOTE]["flip_rate"] == 0.0
+
+        # unset, the layout a strategy model needs: the instruction in the system message
+        report = httpx.get(f"{url}/v1/evaluations/{second}/report", timeout=60).json()
+        assert report["settings"]["instruction_role"] == "system"
+        assert len(world.answered) > asked_alone
+        assert all("\n" not in question for question in world.answered)
 
         items_page = httpx.get(f"{url}/v1/evaluations/{second}/items", timeout=30).json()
         first_item = items_page["items"][0]
