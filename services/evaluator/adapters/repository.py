@@ -121,6 +121,12 @@ def _evaluation_columns(results: bool) -> list[sa.Column[Any]]:
     return [column for column in evaluations.c if results or column.key != "results"]
 
 
+def stored_settings(stored: dict[str, Any]) -> EvaluationSettings:
+    """An evaluation's settings as stored; one stored before ``instruction_role`` existed was
+    answered with the instruction in the user message (unset now means: resolve it)."""
+    return msgspec.convert({"instruction_role": "user", **stored}, EvaluationSettings)
+
+
 def _evaluation(row: RowMapping) -> EvaluationRow:
     return EvaluationRow(
         id=row["id"],
@@ -131,7 +137,7 @@ def _evaluation(row: RowMapping) -> EvaluationRow:
         k=row["k"],
         dataset_id=row["dataset_id"],
         item_count=row["item_count"],
-        settings=msgspec.convert(row["settings"], EvaluationSettings),
+        settings=stored_settings(row["settings"]),
         request_hash=row["request_hash"],
         created_at=row["created_at"],
         started_at=row["started_at"],

@@ -309,6 +309,8 @@ def report_settings(evaluation: EvaluationRow) -> dict[str, str | int | float | 
         "generator": settings.generator,
         "seed": settings.seed,
         "grader": settings.grader,
+        "instruction_role": settings.instruction_role,
+        "system_prompt": settings.system_prompt,
         "drop_majority_ties": settings.metrics.drop_majority_ties,
         "strict_threshold": settings.metrics.strict_threshold,
         "bootstrap": settings.metrics.bootstrap,
