@@ -21,6 +21,7 @@ from services.evaluator.domain.pipeline import (
     paraphrase_request,
     paraphrase_set_id,
 )
+from services.evaluator.domain.prompts import PROMPT_VERSION as ANSWER_PROMPT_VERSION
 from services.evaluator.domain.report import StoredResults, item_results
 from shared.contracts.evaluator import (
     EvaluationCreate,
@@ -310,6 +311,7 @@ def report_settings(evaluation: EvaluationRow) -> dict[str, str | int | float | 
         "seed": settings.seed,
         "grader": settings.grader,
         "instruction_role": settings.instruction_role,
+        "answer_prompt": ANSWER_PROMPT_VERSION,
         "system_prompt": settings.system_prompt,
         "drop_majority_ties": settings.metrics.drop_majority_ties,
         "strict_threshold": settings.metrics.strict_threshold,

@@ -8,7 +8,9 @@ from shared.contracts.evaluator import EvaluationItem, InstructionRole
 from shared.contracts.gateway import ChatMessage
 from shared.contracts.verify import Task
 
-PROMPT_VERSION = "answer-v1"
+#: named in the rendered report; v2: with the instruction in the system message, an item's
+#: context goes there too
+PROMPT_VERSION = "answer-v2"
 
 FACTUAL_INSTRUCTION = (
     "Answer the question concisely, with the answer only. If the question is ambiguous or "

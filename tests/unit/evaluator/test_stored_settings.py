@@ -7,6 +7,7 @@ import pytest
 
 from services.evaluator.adapters.repository import EvaluationRow, stored_settings
 from services.evaluator.domain.evaluations import report_settings, settings_of
+from services.evaluator.domain.prompts import PROMPT_VERSION
 from shared.contracts.evaluator import EvaluationCreate, EvaluationItem, InstructionRole
 
 ITEMS = [EvaluationItem(question="q")]
@@ -62,3 +63,4 @@ def test_the_rendered_report_names_the_layout_and_the_system_prompt() -> None:
     )
     shown = report_settings(row)
     assert shown["instruction_role"] == "system" and shown["system_prompt"] == "Be brief."
+    assert shown["answer_prompt"] == PROMPT_VERSION
