@@ -10,6 +10,8 @@ evaluator (METHOD.md §1.3, §1.5, §2.1). Pure functions: no I/O, no model, thr
   group together (``"1,000"`` = ``"1000"``, ``"\\frac{1}{2}"`` = ``"0.5"`` = ``"1/2"``).
 - :func:`parse_choice_letter` — strict option-letter parsing: exactly one letter after trimming
   white space and punctuation, case-insensitive; anything else is ``None``.
+- :func:`read_choice_letter` — the option a free-form reply chose (a labelled option line, "Option
+  C", or an option's text), for readers of a model's reply rather than its grader.
 - :func:`answer_key` — the task-aware key used to group equal answers (majority voting).
 """
 
@@ -284,6 +286,44 @@ def parse_choice_letter(text: str, n_options: int = 2) -> str | None:
         return None
     letter = core.upper()
     return letter if ord(letter) - ord("A") < n_options else None
+
+
+#: "D. demographic momentum.", "(D) ...", "D) ...", "D: ...", "D." at the start of a reply
+_LABELLED_OPTION = re.compile(r"^\W*\(?([A-Z])(?:\)|[.:)](?=\s|$))")
+#: "Option D", "answer: (D)", "The answer is D." as the whole reply
+_NAMED_LETTER = re.compile(
+    r"^\W*(?:the\s+)?(?:correct\s+)?(?:answer|option|choice)(?:\s+is)?\s*[:\-]?\s*\(?([A-Z])\)?\W*$",
+    re.IGNORECASE,
+)
+
+
+def read_choice_letter(text: str, options: list[str] | None = None) -> str | None:
+    """The option a free-form reply chose: a bare letter (as :func:`parse_choice_letter`), a
+    reply that starts with an option's label ("D. demographic momentum."), names it ("Option D",
+    "The answer is D"), or is exactly one option's text (compared as :func:`normalize_factual`
+    does). ``None`` when none of these singles out one option.
+
+    Lenient on purpose: for a strategy that reads its own model's replies (the self-paraphrase
+    proxy). Grading the model under test stays strict (METHOD §2.1)."""
+    n_options = len(options) if options else 26
+    if not 1 <= n_options <= 26:
+        raise ValueError("options must number between 1 and 26")
+    letter = parse_choice_letter(text, n_options)
+    if letter is None:
+        stripped = text.strip()
+        labelled = _LABELLED_OPTION.match(stripped) or _NAMED_LETTER.match(stripped)
+        letter = labelled.group(1).upper() if labelled else _option_with_text(stripped, options)
+    if letter is None or ord(letter) - ord("A") >= n_options:
+        return None
+    return letter
+
+
+def _option_with_text(text: str, options: list[str] | None) -> str | None:
+    wanted = normalize_factual(text)
+    if not options or not wanted:
+        return None
+    matches = [i for i, option in enumerate(options) if normalize_factual(option) == wanted]
+    return chr(ord("A") + matches[0]) if len(matches) == 1 else None
 
 
 # --- grouping --------------------------------------------------------------------------------

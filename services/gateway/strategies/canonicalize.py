@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from services.gateway.domain.errors import GenerationFailed
 from services.gateway.strategies import prompts
-from services.gateway.strategies.extraction import infer_task, read_answer
+from services.gateway.strategies.extraction import infer_task, read_answer, shown_content
 from services.gateway.strategies.question import AnswerSettings, Question
 from services.gateway.strategies.result import StrategyResult
 from shared.contracts.gateway import GenerateRequest
@@ -49,7 +49,7 @@ async def canonicalize(
         wording = question.text
     response = await model.generate(settings.request(question.messages_for(wording), 0.0))
     task = options.task or infer_task(response.text)
-    reading = read_answer(response.text, task)
+    reading = read_answer(response.text, task, parts.choices)
     variant = Variant(
         question=wording,
         source="canonical" if wording != question.text else "original",
@@ -62,7 +62,7 @@ async def canonicalize(
         strategy="canonicalize",
         answer=reading.answer,
         text=response.text,
-        content=response.text,
+        content=shown_content(response.text, reading, task),
         agreement=None,
         task=task,
         variants=[variant],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shared.answers import answer_key, extract_math_answer, last_boxed
+from shared.answers import answer_key, extract_math_answer, last_boxed, read_choice_letter
 from shared.contracts.verify import Task
 
 
@@ -14,11 +14,23 @@ class Reading:
     key: str | None
 
 
-def read_answer(text: str, task: Task) -> Reading:
-    """The final answer of ``text`` (maths: the boxed or last value; otherwise the reply) and its
-    grouping key (None when it cannot be parsed)."""
+def read_answer(text: str, task: Task, choices: list[str] | None = None) -> Reading:
+    """The final answer of ``text`` (maths: the boxed or last value; choice: the option letter;
+    otherwise the reply) and its grouping key (None when it cannot be parsed).
+
+    A choice reply is read leniently against the question's ``choices``: a reply such as
+    "D. demographic momentum." or the text of option D still votes for D."""
+    if task == "choice":
+        letter = read_choice_letter(text, choices or None)
+        return Reading(answer=letter or text.strip() or None, key=letter)
     answer = extract_math_answer(text) if task == "math" else text.strip() or None
     return Reading(answer=answer, key=answer_key(task, text))
+
+
+def shown_content(reply: str, reading: Reading, task: Task) -> str:
+    """What the caller is shown as the answer: for a choice question the option letter its
+    instruction asks for, when one was read; otherwise the reply itself."""
+    return reading.key if task == "choice" and reading.key else reply
 
 
 def infer_task(*replies: str) -> Task:

@@ -16,6 +16,7 @@ from services.gateway.strategies.extraction import (
     infer_task,
     is_boxed,
     read_answer,
+    shown_content,
     task_from_boxes,
 )
 from services.gateway.strategies.paraphrasers import Paraphraser
@@ -54,8 +55,10 @@ async def paraphrase_vote(
     faithful, left_out = keep_quantities(parts, written.texts)
     wordings = [question.text, *faithful]
     early = options.early_stop and options.grouping == "normalized"
-    replies = await answer_all(model, question, wordings, settings, options.task, early)
-    ballots = read_ballots(replies, options.task, settings.route)
+    replies = await answer_all(
+        model, question, wordings, settings, options.task, early, parts.choices
+    )
+    ballots = read_ballots(replies, options.task, settings.route, parts.choices)
     notes = [*written.notes, *_left_out_notes(left_out, len(written.texts))]
     notes += _failure_notes(replies)
     if options.early_stop and not early:
@@ -69,14 +72,13 @@ async def paraphrase_vote(
     chosen = _chosen_index(ballots, vote)
     if vote.winner is None:
         notes.append("no variant gave a parseable answer: the first answered one is returned")
-    reply = replies[chosen]
-    assert isinstance(reply, GenerateResponse)
-    reading = ballots.readings[chosen]
+    reply, reading = replies[chosen], ballots.readings[chosen]
+    assert isinstance(reply, GenerateResponse) and reading is not None
     return StrategyResult(
         strategy="paraphrase-vote",
-        answer=reading.answer if reading else None,
+        answer=reading.answer,
         text=reply.text,
-        content=reply.text,
+        content=shown_content(reply.text, reading, ballots.task),
         agreement=vote.agreement,
         task=ballots.task,
         variants=_variants(wordings, ballots, vote) + left_out,
@@ -126,6 +128,7 @@ async def answer_all(
     settings: AnswerSettings,
     task: Task | None,
     early_stop: bool,
+    choices: list[str] | None = None,
 ) -> list[Reply]:
     """Every wording answered concurrently; with ``early_stop`` the calls still running are
     cancelled once the majority can no longer change."""
@@ -141,7 +144,7 @@ async def answer_all(
             for call in done:
                 replies[calls[call]] = _outcome(call)
             waiting = [calls[call] for call in pending]
-            if early_stop and decided(provisional_keys(replies, task), waiting):
+            if early_stop and decided(provisional_keys(replies, task, choices), waiting):
                 break
     finally:
         for call in pending:
@@ -159,28 +162,32 @@ def _outcome(call: asyncio.Future[GenerateResponse]) -> Reply:
     raise failure
 
 
-def read_ballots(replies: list[Reply], task: Task | None, route: str) -> Ballots:
+def read_ballots(
+    replies: list[Reply], task: Task | None, route: str, choices: list[str] | None = None
+) -> Ballots:
     """Raises :class:`GenerationFailed` when no variant was answered."""
     texts = [reply.text for reply in replies if isinstance(reply, GenerateResponse)]
     if not texts:
         raise _all_failed(replies, route)
     resolved = task or infer_task(*texts)
     readings = [
-        read_answer(reply.text, resolved) if isinstance(reply, GenerateResponse) else None
+        read_answer(reply.text, resolved, choices) if isinstance(reply, GenerateResponse) else None
         for reply in replies
     ]
     keys = [reading.key if reading else None for reading in readings]
     return Ballots(replies=replies, task=resolved, readings=readings, keys=keys)
 
 
-def provisional_keys(replies: list[Reply], task: Task | None) -> list[str | None]:
+def provisional_keys(
+    replies: list[Reply], task: Task | None, choices: list[str] | None = None
+) -> list[str | None]:
     """The keys of the replies so far (``None`` entries are pending); all ``None`` while the
     task is inferred and the pending replies could still change it (nothing is decided then)."""
     texts = [reply.text for reply in replies if isinstance(reply, GenerateResponse)]
     settled = task or settled_task(texts, pending=sum(reply is None for reply in replies))
     if not texts or settled is None:
         return [None] * len(replies)
-    return read_ballots(replies, settled, route="").keys
+    return read_ballots(replies, settled, route="", choices=choices).keys
 
 
 def settled_task(texts: list[str], pending: int) -> Task | None:

@@ -49,6 +49,19 @@ class QuestionParts:
     #: from the line of option A to the end, an instruction after the options included
     options: str = ""
 
+    @property
+    def choices(self) -> list[str]:
+        """The options' texts, A first, without their labels (empty without options)."""
+        texts: list[str] = []
+        for line in self.options.splitlines():
+            if not line.strip():
+                continue
+            match = _OPTION_LINE.match(line)
+            if not match or match.group(1).lower() != chr(ord("a") + len(texts)):
+                break
+            texts.append(line[match.end(1) + 1 :].strip())
+        return texts
+
     def reworded(self, stem: str) -> str:
         """The question with its stem worded as ``stem`` and its options, verbatim, below it."""
         return f"{stem}{self.separator}{self.options}" if self.options else stem

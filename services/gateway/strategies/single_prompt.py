@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from services.gateway.strategies import prompts
-from services.gateway.strategies.extraction import infer_task, read_answer
+from services.gateway.strategies.extraction import infer_task, read_answer, shown_content
 from services.gateway.strategies.question import AnswerSettings, Question
 from services.gateway.strategies.result import StrategyResult
 from shared.contracts.proxy import StrategyOptions, Variant
@@ -21,7 +21,7 @@ async def single_prompt(
     response = await model.generate(settings.request(question.messages_for(prompt)))
     final = prompts.final_answer(response.text)
     task = options.task or infer_task(final)
-    reading = read_answer(final, task)
+    reading = read_answer(final, task, question.parts(task).choices)
     original = Variant(
         question=question.text,
         source="original",
@@ -41,7 +41,7 @@ async def single_prompt(
         strategy="single-prompt",
         answer=reading.answer,
         text=response.text,
-        content=final,
+        content=shown_content(final, reading, task),
         agreement=None,
         task=task,
         variants=[original, *written],
@@ -49,10 +49,17 @@ async def single_prompt(
     )
 
 
+#: the least room the working and the final-answer line get: a caller's ``max_tokens`` sized
+#: for a bare answer (8 for an option letter) would cut the working off before its final line
+WORKING_TOKENS = 128
+
+
 def with_restatement_allowance(settings: AnswerSettings, question: str, k: int) -> AnswerSettings:
-    """``max_tokens`` bounds the answer: the reply also holds ``k`` restatements of the question,
-    so they get their own allowance (about a token per four characters, plus the labels)."""
+    """``max_tokens`` bounds the answer, but the reply also holds ``k`` restatements of the
+    question and the working: the restatements get their own allowance (about a token per four
+    characters, plus the labels), the working and answer at least :data:`WORKING_TOKENS`."""
     if settings.max_tokens is None:
         return settings
     allowance = prompts.restatement_tokens(question, k)
-    return dataclasses.replace(settings, max_tokens=settings.max_tokens + allowance)
+    room = max(settings.max_tokens, WORKING_TOKENS)
+    return dataclasses.replace(settings, max_tokens=room + allowance)

@@ -19,6 +19,7 @@ from services.gateway.strategies.question import (
     split_options,
 )
 from services.gateway.strategies.service import Run, SelfParaphraseService
+from services.gateway.strategies.single_prompt import WORKING_TOKENS
 from services.gateway.strategies.voting import decided
 from shared.contracts.gateway import (
     ChatMessage,
@@ -223,6 +224,59 @@ async def test_canonicalize_rewrites_a_choice_question_and_keeps_its_options() -
     assert _last_user(rewrite.messages) == f"Question to rewrite: {QUESTION}"
     assert _last_user(answer.messages) == f"{REWRITE}\n{OPTIONS}"
     assert outcome.result.variants[0].source == "canonical"
+
+
+async def test_paraphrase_vote_reads_free_form_choice_replies_and_answers_with_the_letter() -> None:
+    # a letter with its option, the option's text alone, another option: all read as letters
+    table: dict[str, str | GenerationFailed] = {
+        CHOICE_QUESTION: "B. 24",
+        f"{PARAPHRASES[0]}\n{OPTIONS}": "24",
+        f"{PARAPHRASES[1]}\n{OPTIONS}": "C. 21",
+    }
+    model = WordingModel(by_wording(table, "B"), paraphrases=PARAPHRASES[:2])
+    outcome = await run(model, k=2, task="choice", question=Question(text=CHOICE_QUESTION))
+    result = outcome.result
+    assert [variant.value for variant in result.variants] == ["B", "B", "C"]
+    assert result.answer == "B" and result.agreement == pytest.approx(2 / 3)
+    # the caller asked for the letter: it is shown the letter, the reply stays in ``text``
+    assert result.content == "B" and result.text == "B. 24"
+
+
+async def test_single_prompt_and_canonicalize_answer_a_choice_question_with_the_letter() -> None:
+    reply = "Restatement: Legs on 3 spiders?\nWorking: 3 × 8 = 24.\nFinal answer: 24"
+    single = await run(
+        WordingModel(lambda _: reply),
+        "single-prompt",
+        k=1,
+        task="choice",
+        question=Question(text=CHOICE_QUESTION),
+    )
+    assert (single.result.answer, single.result.content) == ("B", "B")
+    canonical = await run(
+        WordingModel(lambda _: "B) 24 legs in all"),
+        "canonicalize",
+        task="choice",
+        question=Question(text=CHOICE_QUESTION),
+    )
+    assert (canonical.result.answer, canonical.result.content) == ("B", "B")
+    assert canonical.result.text == "B) 24 legs in all"
+
+
+async def test_an_unreadable_choice_reply_is_shown_as_written() -> None:
+    outcome = await run(
+        WordingModel(lambda _: "Either B or C"),
+        "canonicalize",
+        task="choice",
+        question=Question(text=CHOICE_QUESTION),
+    )
+    result = outcome.result
+    assert result.content == "Either B or C" and result.variants[0].value is None
+
+
+def test_a_question_parts_lists_its_options_texts() -> None:
+    assert split_options(CHOICE_QUESTION).choices == ["18", "24", "21"]
+    assert split_options("Which?\n\n(a) red\n\n(b)  dark blue \n").choices == ["red", "dark blue"]
+    assert split_options(QUESTION).choices == []
 
 
 async def test_a_paraphrase_dropping_a_number_the_options_repeat_does_not_vote() -> None:
@@ -445,14 +499,23 @@ async def test_single_prompt_asks_for_working_and_gives_the_restatements_their_o
     model = WordingModel(
         lambda _: "Restatement: Legs of 3 spiders?\nWorking: 3 × 8.\nFinal answer: 24"
     )
-    await run(model, "single-prompt", settings=AnswerSettings(route="fake", max_tokens=100), k=4)
+    await run(model, "single-prompt", settings=AnswerSettings(route="fake", max_tokens=300), k=4)
     prompt = _last_user(model.requests[0].messages)
     assert "Working:" in prompt and "step by step" in prompt
-    # the answer keeps its 100 tokens; each of the 4 restatements gets ~len/4 + 8 on top
-    assert model.requests[0].max_tokens == 100 + 4 * (len(QUESTION) // 4 + 8)
+    # the answer keeps its 300 tokens; each of the 4 restatements gets ~len/4 + 8 on top
+    assert model.requests[0].max_tokens == 300 + 4 * (len(QUESTION) // 4 + 8)
     unbounded = WordingModel(lambda _: "Final answer: 24")
     await run(unbounded, "single-prompt", k=4)
     assert unbounded.requests[0].max_tokens is None
+
+
+async def test_single_prompt_leaves_room_to_work_when_asked_for_a_bare_answer() -> None:
+    # 8 tokens suit a bare option letter, not the working single-prompt asks for before it
+    model = WordingModel(lambda _: "Working: 3 × 8.\nFinal answer: B")
+    settings = AnswerSettings(route="fake", max_tokens=8)
+    await run(model, "single-prompt", settings=settings, k=2, question=Question(text=QUESTION))
+    restatements = 2 * (len(QUESTION) // 4 + 8)
+    assert model.requests[0].max_tokens == WORKING_TOKENS + restatements
 
 
 async def test_a_generator_route_takes_the_paraphrases_from_perturb() -> None:

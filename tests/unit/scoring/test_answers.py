@@ -15,6 +15,7 @@ from shared.answers import (
     normalize_factual,
     normalize_math_value,
     parse_choice_letter,
+    read_choice_letter,
     token_f1,
 )
 
@@ -150,6 +151,43 @@ def test_parse_choice_letter(reply: str, n_options: int, expected: str | None) -
 def test_parse_choice_letter_rejects_bad_option_count() -> None:
     with pytest.raises(ValueError):
         parse_choice_letter("A", 0)
+
+
+GEOGRAPHY = ["a currency.", "a transport network.", "government activity.", "a banking service."]
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("D", "D"),
+        (" (b). ", "B"),
+        ("D. demographic momentum.", "D"),
+        ("(C) distance decay", "C"),
+        ("C) distance decay", "C"),
+        ("B: transport", "B"),
+        ("Option B", "B"),
+        ("The correct answer is (c).", "C"),
+        ("answer: d", "D"),
+        # an option's own text, even one that starts like a letter ("A banking...")
+        ("A banking service.", "D"),
+        ("Government activity", "C"),
+        # nothing singles out one option
+        ("I think B, or maybe C", None),
+        ("Banking", None),
+        ("a. lower-case label", None),
+        ("E. not an option", None),
+        ("", None),
+    ],
+)
+def test_read_choice_letter_reads_a_free_form_reply(reply: str, expected: str | None) -> None:
+    assert read_choice_letter(reply, GEOGRAPHY) == expected
+
+
+def test_read_choice_letter_without_options_reads_labels_only() -> None:
+    assert read_choice_letter("Z. zebra") == "Z"
+    assert read_choice_letter("a banking service.") is None
+    # two options with the same text: the text alone names neither
+    assert read_choice_letter("yes", ["Yes", "yes!", "no"]) is None
 
 
 def test_answer_key_groups_equal_answers() -> None:
