@@ -180,3 +180,24 @@ def test_a_strategy_model_on_a_choice_task_keeps_every_variants_options(tmp_path
     # the rewordings outvote the original wording on every variant of every item
     assert metrics[VOTE]["A_orig"] == pytest.approx(1.0)
     assert metrics[VOTE]["flip_rate"] == 0.0
+
+
+def test_a_strategy_model_answers_a_choice_task_with_the_letter_its_model_wrote_out(
+    tmp_path: Path,
+) -> None:
+    # the stand-in names the right option with its text in every wording: graded strictly,
+    # the plain route's reply is no option letter; the strategy reads it and answers "A"
+    world = WordingWorld(right=lambda _item: "A. the first option", wrong="A. the first option")
+    choice_items = [
+        {**item, "options": ["the first option", "omega"], "correct_option": "A"}
+        for item in items(N)
+    ]
+    body = {**job([PLAIN, VOTE]), "items": choice_items, "task": "choice"}
+    with evaluator_over(world, tmp_path) as url:
+        status = wait_finished(url, submit(url, body))
+        assert status["status"] == "succeeded", status
+        metrics = report_metrics(url, status["id"])
+    # every plain reply is invalid, so no item is scored at all
+    assert metrics[PLAIN]["A_orig"] is None
+    assert metrics[VOTE]["A_orig"] == pytest.approx(1.0)
+    assert metrics[VOTE]["A_strict"] == pytest.approx(1.0)
