@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -45,13 +44,15 @@ from shared.contracts.scoring import (
     ReportItem,
     ReportVariant,
 )
+from shared.fingerprint import fingerprint
 from shared.problems import ProblemError
 
 STATUS_ERRORS = 20
 
 
 def request_hash(data: EvaluationCreate) -> str:
-    return hashlib.sha256(msgspec.json.encode(data)).hexdigest()
+    """What an ``Idempotency-Key`` retry must repeat: the fields the request set."""
+    return fingerprint(data)
 
 
 def settings_of(data: EvaluationCreate) -> EvaluationSettings:
