@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.evaluator.domain.pipeline import (
-    Generated,
     ParaphraseSet,
     RetryPolicy,
     Upstream,
@@ -16,6 +15,7 @@ from services.evaluator.domain.pipeline import (
     answer_request,
     answer_value,
     consistency_request,
+    generate_all,
     gold_of,
     grade_all,
     incomplete_note,
@@ -29,8 +29,6 @@ from services.evaluator.domain.report import semantic_check_of, summarise
 from services.evaluator.domain.results import AnswerRecord, assemble_item, per_item_metrics
 from shared.contracts.evaluator import EvaluateRequest, EvaluateResponse
 from shared.contracts.scoring import ConsistencyRecord
-
-ANSWER_BATCH = 16
 
 
 def variant_count(request: EvaluateRequest) -> int:
@@ -56,41 +54,19 @@ class _Run:
 
     async def answer(self, records: list[AnswerRecord]) -> None:
         """Fill ``text``/``value`` (or ``error``) of each record; retries failed calls."""
-        todo = records
-        for attempt in range(1, self.retry.max_attempts + 1):
-            outcomes = await self._generate(todo)
-            retry_later = []
-            for record, outcome in zip(todo, outcomes, strict=True):
-                item = self.request.items[record.position]
-                if outcome.text is not None:
-                    record.text, record.status = outcome.text, "answered"
-                    record.value = answer_value(self.request, item, outcome.text)
-                    continue
-                error = outcome.error or UpstreamError("no result")
-                if self.retry.exhausted(attempt, error):
-                    record.status, record.error_stage = "failed", "answer"
-                    record.error = f"{error.reason} (after {attempt} attempts)"
-                else:
-                    retry_later.append(record)
-            if not retry_later:
-                return
-            todo = retry_later
-            await asyncio.sleep(self.retry.delay(attempt))
-
-    async def _generate(self, records: list[AnswerRecord]) -> list[Generated]:
         requests = [
             answer_request(self.request, self.request.items[r.position], r.model, r.prompt)
             for r in records
         ]
-        chunks = [requests[i : i + ANSWER_BATCH] for i in range(0, len(requests), ANSWER_BATCH)]
-        results = await asyncio.gather(*(self._generate_chunk(chunk) for chunk in chunks))
-        return [outcome for chunk in results for outcome in chunk]
-
-    async def _generate_chunk(self, requests: list[Any]) -> list[Generated]:
-        try:
-            return await self.upstream.generate_batch(requests)
-        except UpstreamError as error:
-            return [Generated(error=error) for _ in requests]
+        outcomes = await generate_all(self.upstream, requests, self.retry)
+        for record, outcome in zip(records, outcomes, strict=True):
+            if outcome.text is not None:
+                item = self.request.items[record.position]
+                record.text, record.status = outcome.text, "answered"
+                record.value = answer_value(self.request, item, outcome.text)
+            else:
+                record.status, record.error_stage = "failed", "answer"
+                record.error = outcome.error.reason if outcome.error else "no result"
 
     async def grade(self, records: list[AnswerRecord]) -> None:
         golds = {p: gold_of(self.request.task, item) for p, item in enumerate(self.request.items)}

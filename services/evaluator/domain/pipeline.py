@@ -95,6 +95,49 @@ async def with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy) ->
             await asyncio.sleep(policy.delay(attempt))
 
 
+#: answer requests per gateway batch call
+ANSWER_BATCH = 16
+
+
+async def generate_all(
+    upstream: Upstream, requests: list[GenerateRequest], policy: RetryPolicy
+) -> list[Generated]:
+    """Every request answered through the gateway in batches; a failed one is asked again
+    with back-off until ``policy`` gives up, and its final error says after how many attempts."""
+    outcomes: list[Generated] = [Generated() for _ in requests]
+    todo = list(range(len(requests)))
+    for attempt in range(1, policy.max_attempts + 1):
+        results = await _generate_batches(upstream, [requests[i] for i in todo])
+        retry_later = []
+        for index, outcome in zip(todo, results, strict=True):
+            error = outcome.error or UpstreamError("no result")
+            if outcome.text is not None:
+                outcomes[index] = outcome
+            elif policy.exhausted(attempt, error):
+                reason = f"{error.reason} (after {attempt} attempts)"
+                outcomes[index] = Generated(error=UpstreamError(reason, retryable=False))
+            else:
+                retry_later.append(index)
+        if not retry_later:
+            break
+        todo = retry_later
+        await asyncio.sleep(policy.delay(attempt))
+    return outcomes
+
+
+async def _generate_batches(upstream: Upstream, requests: list[GenerateRequest]) -> list[Generated]:
+    chunks = [requests[i : i + ANSWER_BATCH] for i in range(0, len(requests), ANSWER_BATCH)]
+    results = await asyncio.gather(*(_generate_chunk(upstream, chunk) for chunk in chunks))
+    return [outcome for chunk in results for outcome in chunk]
+
+
+async def _generate_chunk(upstream: Upstream, requests: list[GenerateRequest]) -> list[Generated]:
+    try:
+        return await upstream.generate_batch(requests)
+    except UpstreamError as error:
+        return [Generated(error=error) for _ in requests]
+
+
 @dataclass
 class ParaphraseSet:
     """A verified paraphrase set with its provenance (METHOD.md §1.1)."""
