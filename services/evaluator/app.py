@@ -10,6 +10,7 @@ from services.evaluator.adapters.repository import EvaluationStore
 from services.evaluator.adapters.upstream import HttpUpstream, Renderer
 from services.evaluator.controllers.datasets import DatasetController
 from services.evaluator.controllers.evaluations import EvaluateController, EvaluationController
+from services.evaluator.controllers.position import PositionBiasController
 from services.evaluator.domain.engine import EngineSettings, JobEngine, JobRunner
 from services.evaluator.domain.evaluations import Evaluations
 from services.evaluator.domain.pipeline import RetryPolicy, Upstream
@@ -69,7 +70,12 @@ def create_app(
     return create_service_app(
         service=SERVICE,
         settings=settings,
-        route_handlers=[EvaluateController, EvaluationController, DatasetController],
+        route_handlers=[
+            EvaluateController,
+            EvaluationController,
+            DatasetController,
+            PositionBiasController,
+        ],
         uses_database=True,
         calls=["gateway", "perturb", "verify", "scoring"],
         on_startup=[start_jobs],

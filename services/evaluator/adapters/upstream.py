@@ -13,11 +13,20 @@ from shared.clients.perturb import PerturbClient
 from shared.clients.scoring import ScoringClient
 from shared.contracts.base import Problem
 from shared.contracts.gateway import GenerateRequest
-from shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
+from shared.contracts.perturb import (
+    DistractorRequest,
+    DistractorResponse,
+    ParaphraseRequest,
+    ParaphraseResponse,
+    PermutationRequest,
+    PermutationResponse,
+)
 from shared.contracts.scoring import (
     ConsistencyRequest,
     GradeRequest,
     GradeResult,
+    PositionBiasRequest,
+    PositionBiasResponse,
     Report,
     ReportFormat,
     ReportRenderRequest,
@@ -97,3 +106,21 @@ class HttpUpstream:
             raise upstream_error(error) from error
         result: dict[str, Any] = msgspec.to_builtins(response)
         return result
+
+    async def distractors(self, request: DistractorRequest) -> DistractorResponse:
+        try:
+            return await self.perturb.distractors(request)
+        except ServiceCallError as error:
+            raise upstream_error(error) from error
+
+    async def permutations(self, request: PermutationRequest) -> PermutationResponse:
+        try:
+            return await self.perturb.permutations(request)
+        except ServiceCallError as error:
+            raise upstream_error(error) from error
+
+    async def position_bias(self, request: PositionBiasRequest) -> PositionBiasResponse:
+        try:
+            return await self.scoring.position_bias(request)
+        except ServiceCallError as error:
+            raise upstream_error(error) from error

@@ -160,7 +160,17 @@ def item_id(item: EvaluationItem, position: int) -> str:
     return item.id or f"item-{position + 1}"
 
 
-def models_of(settings: EvaluationSettings) -> list[str]:
+class Routed(Protocol):
+    """A request that names its models under test: ``model`` and/or ``models``."""
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def models(self) -> list[str] | None: ...
+
+
+def models_of(settings: Routed) -> list[str]:
     models = list(settings.models or [])
     if settings.model and settings.model not in models:
         models.insert(0, settings.model)

@@ -1,0 +1,319 @@
+"""``POST /v1/position-bias`` (METHOD.md §2): every item asked with its options in each order.
+
+An item becomes one trial per condition it allows: its options (the correct answer and a
+distractor, written by perturb when not given; or the item's own k options), the context when
+the condition shows it, and the option orders perturb gives (swap for two, cyclic for k). Every
+model answers every order through the gateway; the letter is parsed strictly, mapped back to the
+option it stood for, and scoring turns the replies into PF, PC and the rest. Nothing is stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from services.evaluator.domain.pipeline import (
+    RetryPolicy,
+    Upstream,
+    UpstreamError,
+    generate_all,
+    models_of,
+    with_retries,
+)
+from services.evaluator.domain.prompts import answer_messages
+from shared.answers import parse_choice_letter
+from shared.contracts.evaluator import EvaluationItem, InstructionRole
+from shared.contracts.gateway import GenerateRequest
+from shared.contracts.perturb import (
+    DistractorRequest,
+    DistractorResponse,
+    PermutationRequest,
+    PermutationResponse,
+)
+from shared.contracts.position import (
+    CONDITIONS,
+    Condition,
+    OrderAnswer,
+    PositionBiasEvaluate,
+    PositionBiasEvaluation,
+    PositionItem,
+    SkippedTrial,
+    Trial,
+    TrialModelResult,
+)
+from shared.contracts.proxy import split_model
+from shared.contracts.scoring import (
+    PositionBiasOptions,
+    PositionBiasRequest,
+    PositionBiasResponse,
+    PositionRecord,
+)
+from shared.problems import ProblemError
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+class PositionUpstream(Upstream, Protocol):
+    async def distractors(self, request: DistractorRequest) -> DistractorResponse: ...
+
+    async def permutations(self, request: PermutationRequest) -> PermutationResponse: ...
+
+    async def position_bias(self, request: PositionBiasRequest) -> PositionBiasResponse: ...
+
+
+@dataclass
+class PlannedTrial:
+    item_id: str
+    condition: Condition
+    question: str
+    context: str | None
+    options: list[str]
+    reference: int
+    distractors: str
+    orders: list[list[int]] = field(default_factory=list)
+
+
+def validate(request: PositionBiasEvaluate) -> list[str]:
+    """The models; raises a 400 naming the field when the request cannot be run."""
+    models = models_of(request)
+    if not models:
+        raise ProblemError(400, "Invalid request", "give `model` or `models`", field="model")
+    for index, item in enumerate(request.items):
+        where = f"items[{index}]"
+        if item.options is not None:
+            if item.correct_option is None:
+                detail = "an item with `options` needs its `correct_option`"
+                raise ProblemError(400, "Invalid request", detail, field=f"{where}.correct_option")
+            if LETTERS.index(item.correct_option) >= len(item.options):
+                detail = f"`correct_option` {item.correct_option} is not among the options"
+                raise ProblemError(400, "Invalid request", detail, field=f"{where}.correct_option")
+        elif item.answer is None:
+            detail = "give the correct `answer` (or `options` with `correct_option`)"
+            raise ProblemError(400, "Invalid request", detail, field=f"{where}.answer")
+    return models
+
+
+def order_count(request: PositionBiasEvaluate) -> int:
+    """Upper bound of the answers the request needs: orders × conditions × models."""
+    conditions = len(set(request.conditions or CONDITIONS))
+    orders = sum(len(item.options) if item.options else 2 for item in request.items)
+    return orders * conditions * max(1, len(models_of(request)))
+
+
+def instruction_role(request: PositionBiasEvaluate, models: list[str]) -> InstructionRole:
+    if request.instruction_role is not None:
+        return request.instruction_role
+    return "system" if any(split_model(model)[0] for model in models) else "user"
+
+
+@dataclass
+class _Run:
+    request: PositionBiasEvaluate
+    upstream: PositionUpstream
+    retry: RetryPolicy
+    skipped: list[SkippedTrial] = field(default_factory=list)
+
+    def skip(self, item_id: str, condition: Condition, reason: str) -> None:
+        self.skipped.append(SkippedTrial(item_id=item_id, condition=condition, reason=reason))
+
+    async def plan(self, position: int) -> list[PlannedTrial]:
+        item = self.request.items[position]
+        key = item.id or f"item-{position + 1}"
+        wanted = [c for c in CONDITIONS if c in (self.request.conditions or CONDITIONS)]
+        explicit = self.request.conditions is not None
+        trials: list[PlannedTrial] = []
+        for condition in wanted:
+            if reason := self._not_applicable(item, condition):
+                if explicit:
+                    self.skip(key, condition, reason)
+                continue
+            trial = await self._trial(item, key, condition)
+            if trial is not None:
+                trials.append(trial)
+        return trials
+
+    @staticmethod
+    def _not_applicable(item: PositionItem, condition: Condition) -> str | None:
+        if condition == "low" and not item.context:
+            return "the low condition shows the item's context, and it has none"
+        if condition == "high" and item.options is not None:
+            return "the high condition replaces the options by two unrelated ones: give `answer`"
+        return None
+
+    async def _trial(
+        self, item: PositionItem, key: str, condition: Condition
+    ) -> PlannedTrial | None:
+        context = item.context if condition == "low" else None
+        if item.options is not None:
+            assert item.correct_option is not None
+            reference, source = LETTERS.index(item.correct_option), "given"
+            options = list(item.options)
+        elif condition == "high":
+            assert item.answer is not None
+            decoys = await self._distractors(item, key, condition, "out_of_context", 2)
+            if decoys is None:
+                return None
+            options, reference, source = decoys.distractors[:2], 0, decoys.prompt_version
+        else:
+            assert item.answer is not None
+            if item.distractor is not None:
+                distractor, source = item.distractor, "given"
+            else:
+                written = await self._distractors(item, key, condition, "plausible", 1)
+                if written is None:
+                    return None
+                distractor, source = written.distractors[0], written.prompt_version
+            options, reference = [item.answer, distractor], 0
+        return PlannedTrial(key, condition, item.question, context, options, reference, source)
+
+    async def _distractors(
+        self, item: PositionItem, key: str, condition: Condition, mode: str, n: int
+    ) -> DistractorResponse | None:
+        assert item.answer is not None
+        request = DistractorRequest(
+            question=item.question,
+            correct_answer=item.answer,
+            mode="plausible" if mode == "plausible" else "out_of_context",
+            context=item.context,
+            n=n,
+            generator=self.request.generator,
+            seed=self.request.seed,
+        )
+        try:
+            written = await with_retries(lambda: self.upstream.distractors(request), self.retry)
+        except UpstreamError as error:
+            self.skip(key, condition, f"no distractor: {error.reason}")
+            return None
+        if len(written.distractors) < n:
+            reason = written.incomplete_reason or f"{len(written.distractors)} of {n} written"
+            self.skip(key, condition, f"no distractor: {reason}")
+            return None
+        return written
+
+    async def orders(self, trials: list[PlannedTrial]) -> None:
+        """Each trial's option orders, asked of perturb once per option count."""
+        counts = sorted({len(trial.options) for trial in trials})
+        responses = await asyncio.gather(*(self._orders_for(count) for count in counts))
+        by_count = dict(zip(counts, responses, strict=True))
+        for trial in trials:
+            trial.orders = by_count[len(trial.options)]
+
+    async def _orders_for(self, count: int) -> list[list[int]]:
+        request = PermutationRequest(
+            options=[LETTERS[i] for i in range(count)], scheme="swap" if count == 2 else "cyclic"
+        )
+        response = await with_retries(lambda: self.upstream.permutations(request), self.retry)
+        return [order.order for order in response.orders]
+
+    def answer_request(
+        self, trial: PlannedTrial, order: list[int], model: str, role: InstructionRole
+    ) -> GenerateRequest:
+        shown = EvaluationItem(
+            question=trial.question,
+            options=[trial.options[i] for i in order],
+            context=trial.context,
+        )
+        messages = answer_messages(
+            "choice", trial.question, shown, self.request.system_prompt, role
+        )
+        return GenerateRequest(
+            model=model,
+            messages=messages,
+            temperature=0.0,
+            max_tokens=self.request.max_tokens,
+            task="choice",
+        )
+
+
+def read_reply(order: list[int], text: str | None, error: str | None) -> OrderAnswer:
+    """The strict letter of ``text`` and the option it stood for in ``order``."""
+    if text is None:
+        return OrderAnswer(order=order, error=error or "no reply")
+    choice = parse_choice_letter(text, len(order))
+    chosen = order[LETTERS.index(choice)] if choice is not None else None
+    return OrderAnswer(order=order, text=text, choice=choice, chosen=chosen)
+
+
+def model_result(model: str, answers: list[OrderAnswer]) -> TrialModelResult:
+    """The model's replies to every order, with METHOD §2.3's swap-and-agree and vote."""
+    chosen = [answer.chosen for answer in answers]
+    complete = all(option is not None for option in chosen)
+    consistent = len(set(chosen)) == 1 if complete else None
+    votes = Counter(option for option in chosen if option is not None).most_common()
+    tied = len(votes) > 1 and votes[0][1] == votes[1][1]
+    return TrialModelResult(
+        model=model,
+        answers=answers,
+        consistent=consistent,
+        agreed=chosen[0] if consistent else None,
+        vote=votes[0][0] if votes and not tied else None,
+    )
+
+
+def position_records(trial: PlannedTrial, result: TrialModelResult) -> list[PositionRecord]:
+    """One record per order: where the reference option stood, and the letter replied."""
+    return [
+        PositionRecord(
+            item_id=trial.item_id,
+            model=result.model,
+            order=str(index),
+            choice=answer.choice,
+            correct=LETTERS[answer.order.index(trial.reference)],
+            condition=trial.condition,
+            n_options=len(trial.options),
+        )
+        for index, answer in enumerate(result.answers)
+        if answer.error is None
+    ]
+
+
+async def evaluate_position_bias(
+    request: PositionBiasEvaluate, upstream: PositionUpstream, retry: RetryPolicy | None = None
+) -> PositionBiasEvaluation:
+    started = time.monotonic()
+    models = validate(request)
+    run = _Run(request, upstream, retry or RetryPolicy())
+    planned = await asyncio.gather(*(run.plan(p) for p in range(len(request.items))))
+    trials = [trial for item_trials in planned for trial in item_trials]
+    if trials:
+        await run.orders(trials)
+    role = instruction_role(request, models)
+    asked = [(t, order, m) for t in trials for m in models for order in t.orders]
+    requests = [run.answer_request(t, order, m, role) for t, order, m in asked]
+    outcomes = iter(await generate_all(upstream, requests, run.retry))
+    results: list[Trial] = []
+    records: list[PositionRecord] = []
+    for trial in trials:
+        by_model = []
+        for model in models:
+            answers = []
+            for order in trial.orders:
+                outcome = next(outcomes)
+                error = outcome.error.reason if outcome.error else None
+                answers.append(read_reply(order, outcome.text, error))
+            by_model.append(model_result(model, answers))
+            records += position_records(trial, by_model[-1])
+        results.append(
+            Trial(
+                item_id=trial.item_id,
+                condition=trial.condition,
+                question=trial.question,
+                context_shown=trial.context is not None,
+                options=trial.options,
+                reference=trial.reference,
+                distractors=trial.distractors,
+                models=by_model,
+            )
+        )
+    evaluation = PositionBiasEvaluation(trials=results, skipped=run.skipped)
+    if records:
+        options = PositionBiasOptions(bootstrap=request.bootstrap, seed=request.seed)
+        scoring = PositionBiasRequest(records=records, options=options)
+        metrics = await with_retries(lambda: upstream.position_bias(scoring), run.retry)
+        evaluation.models, evaluation.by_condition = metrics.models, metrics.by_condition
+        evaluation.pairs, evaluation.recall_by_position = metrics.pairs, metrics.recall_by_position
+    evaluation.elapsed_s = round(time.monotonic() - started, 3)
+    return evaluation

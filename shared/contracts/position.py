@@ -1,0 +1,114 @@
+"""The evaluator's ``POST /v1/position-bias``: a model asked the same choice question with its
+options in every order (METHOD.md §2)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from shared.contracts.base import Contract
+from shared.contracts.evaluator import Identifier, InstructionRole, ModelName
+from shared.contracts.scoring import Letter, MetricValue, ModelMetrics, PairCounts
+
+#: METHOD §2.1: low — context shown, plausible distractor; medium — the same without the
+#: context; high — two out-of-context distractors and no correct option
+Condition = Literal["low", "medium", "high"]
+CONDITIONS: tuple[Condition, ...] = ("low", "medium", "high")
+
+
+class PositionItem(Contract, kw_only=True):
+    """A question with its correct answer (the distractors are written when not given), or a
+    multiple-choice question with its ``options`` and ``correct_option``."""
+
+    id: Identifier | None = None
+    question: Annotated[str, msgspec.Meta(min_length=1, max_length=20000)]
+    #: a passage the question is about: shown in the low condition only
+    context: Annotated[str, msgspec.Meta(max_length=50000)] | None = None
+    #: the correct answer of a two-option item
+    answer: Annotated[str, msgspec.Meta(min_length=1, max_length=5000)] | None = None
+    #: the wrong option of a two-option item; written by ``generator`` when absent
+    distractor: Annotated[str, msgspec.Meta(min_length=1, max_length=5000)] | None = None
+    #: the options of a k-option item, asked in every cyclic order (no distractor is written)
+    options: Annotated[list[str], msgspec.Meta(min_length=2, max_length=26)] | None = None
+    correct_option: Letter | None = None
+
+
+class PositionBiasEvaluate(Contract, kw_only=True):
+    #: one model (gateway route) ...
+    model: ModelName | None = None
+    #: ... or several, asked the same option orders
+    models: Annotated[list[ModelName], msgspec.Meta(max_length=20)] | None = None
+    items: Annotated[list[PositionItem], msgspec.Meta(min_length=1)]
+    #: the conditions to run, each where an item allows it (low needs a context, high a
+    #: two-option item); default: every one
+    conditions: Annotated[list[Condition], msgspec.Meta(min_length=1)] | None = None
+    #: gateway route that writes the distractors
+    generator: ModelName = "local"
+    #: seed of the distractor writer (a fixed seed makes a re-run cost no model calls)
+    seed: int = 0
+    #: cap on the reply of the model under test (an option letter)
+    max_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] = 8
+    system_prompt: Annotated[str, msgspec.Meta(max_length=20000)] | None = None
+    #: where the instruction goes; default "system" when a model is a self-paraphrase model
+    instruction_role: InstructionRole | None = None
+    bootstrap: Annotated[int, msgspec.Meta(ge=0, le=100000)] = 1000
+
+
+class OrderAnswer(Contract, kw_only=True):
+    """One model's reply to one option order."""
+
+    #: ``order[j]``: the index (in the trial's ``options``) of the option shown at letter j
+    order: list[int]
+    text: str | None = None
+    #: the letter replied, parsed strictly (METHOD §2.1); None when invalid or failed
+    choice: Letter | None = None
+    #: the index of the option chosen, in the trial's ``options``
+    chosen: int | None = None
+    error: str | None = None
+
+
+class TrialModelResult(Contract, kw_only=True):
+    model: str
+    answers: list[OrderAnswer]
+    #: every order chose the same option (by content); None when a reply is missing
+    consistent: bool | None = None
+    #: METHOD §2.3 swap-and-agree: the option every order agreed on, else None
+    agreed: int | None = None
+    #: METHOD §2.3 permutation vote: the option most orders chose (ties: None)
+    vote: int | None = None
+
+
+class Trial(Contract, kw_only=True):
+    """One item under one condition: its options and every model's reply to every order."""
+
+    item_id: str
+    condition: Condition
+    question: str
+    context_shown: bool
+    options: list[str]
+    #: the index of the correct option; in the high condition, of the reference option the
+    #: pairs are classified against (there is no correct one)
+    reference: int
+    #: "given" or the distractor writer's prompt version
+    distractors: str
+    models: list[TrialModelResult]
+
+
+class SkippedTrial(Contract, kw_only=True):
+    item_id: str
+    condition: Condition
+    reason: str
+
+
+class PositionBiasEvaluation(Contract, kw_only=True):
+    trials: list[Trial]
+    #: item/condition pairs not run, with the reason (a distractor could not be written...)
+    skipped: list[SkippedTrial]
+    #: ``{model: {PF, abs_PF, PC, acc_correct_first, ...}}`` over every condition (scoring's
+    #: position-bias metrics; empty when no reply could be scored)
+    models: ModelMetrics = msgspec.field(default_factory=dict)
+    by_condition: dict[str, ModelMetrics] = msgspec.field(default_factory=dict)
+    pairs: dict[str, PairCounts] = msgspec.field(default_factory=dict)
+    recall_by_position: dict[str, dict[str, MetricValue]] = msgspec.field(default_factory=dict)
+    elapsed_s: float = 0.0

@@ -1,0 +1,236 @@
+"""``POST /v1/position-bias`` through the five real services, in front of stand-in models whose
+choice depends on where the options stand: ``primacy`` always answers "A"; ``knower`` answers
+the letter of the option with "right" in it, and "B" when none has (recency under doubt)."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from steadfast.supervisor import Supervisor, service_ports
+from tests.conftest import free_port_block
+from tests.e2e.stack import stack_env
+from tests.fakes.openai_server import FakeOpenAIServer
+
+ROUTES = """
+[models.primacy]
+backend = "openai"
+model = "primacy-model"
+base_url = "{url}"
+max_retries = 1
+retry_base_s = 0.01
+
+[models.knower]
+backend = "openai"
+model = "knower-model"
+base_url = "{url}"
+max_retries = 1
+retry_base_s = 0.01
+
+[models.writer]
+backend = "openai"
+model = "writer-model"
+base_url = "{url}"
+max_retries = 1
+retry_base_s = 0.01
+
+[models.broken]
+backend = "openai"
+model = "broken-model"
+base_url = "http://127.0.0.1:9/v1"
+max_retries = 0
+timeout_s = 2
+"""
+OPTION = re.compile(r"^([A-Z])\. (.*)$", re.MULTILINE)
+
+ITEMS: list[dict[str, Any]] = [
+    {
+        "id": "capital",
+        "question": "What is the capital of France?",
+        "context": "Paris is the capital of France.",
+        "answer": "Paris (right)",
+    },
+    {"id": "given", "question": "Which is right?", "answer": "this is right", "distractor": "no"},
+    {
+        "id": "three",
+        "question": "Pick the right one.",
+        "options": ["wrong one", "the right one", "another wrong one"],
+        "correct_option": "B",
+    },
+]
+
+
+class ChoiceWorld:
+    """The distractor writer and the two models under test; every answer prompt is kept."""
+
+    def __init__(self) -> None:
+        self._decoys = itertools.count(1)
+        self._lock = threading.Lock()
+        self.asked: list[tuple[str, str]] = []
+
+    def __call__(self, body: dict[str, Any]) -> str:
+        system = body["messages"][0]["content"]
+        user = body["messages"][-1]["content"]
+        if system.startswith("You write wrong answers"):
+            return "Lyon (a plausible city)"
+        if system.startswith("You write decoy answers"):
+            with self._lock:
+                return f"decoy number {next(self._decoys)}"
+        with self._lock:
+            self.asked.append((body["model"], user))
+        if body["model"] == "primacy-model":
+            return "A"
+        right = [letter for letter, text in OPTION.findall(user) if "right" in text]
+        return right[0] if right else "B"
+
+
+@pytest.fixture(scope="module")
+def world() -> ChoiceWorld:
+    return ChoiceWorld()
+
+
+@pytest.fixture(scope="module")
+def evaluator(world: ChoiceWorld, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    tmp = tmp_path_factory.mktemp("position")
+    with FakeOpenAIServer(responder=world) as upstream:
+        routes = tmp / "models.toml"
+        routes.write_text(ROUTES.format(url=upstream.url))
+        ports = service_ports(free_port_block(5))
+        env = {**stack_env(tmp, routes, None), "STEADFAST_EVALUATOR_MAX_SYNC_VARIANTS": "60"}
+        with Supervisor(ports=ports, env=env, log_dir=tmp / "logs") as supervisor:
+            ready = supervisor.wait_ready(120)
+            assert all(ready.values()), ready
+            yield f"http://127.0.0.1:{ports['evaluator']}"
+
+
+def post(url: str, body: dict[str, Any]) -> httpx.Response:
+    return httpx.post(f"{url}/v1/position-bias", json=body, timeout=120)
+
+
+def value(metrics: dict[str, Any], name: str) -> Any:
+    return metrics[name]["value"]
+
+
+def trial(result: dict[str, Any], item_id: str, condition: str) -> dict[str, Any]:
+    found = [t for t in result["trials"] if (t["item_id"], t["condition"]) == (item_id, condition)]
+    assert len(found) == 1, result["trials"]
+    return found[0]
+
+
+def test_primacy_and_knowledge_show_in_pf_and_pc(evaluator: str, world: ChoiceWorld) -> None:
+    body = {"models": ["primacy", "knower"], "items": ITEMS, "generator": "writer", "bootstrap": 0}
+    response = post(evaluator, body)
+    assert response.status_code == 200, response.text
+    result = response.json()
+    # every condition an item allows, and no other: low needs a context, high two options
+    ran = sorted((t["item_id"], t["condition"]) for t in result["trials"])
+    assert ran == [
+        ("capital", "high"),
+        ("capital", "low"),
+        ("capital", "medium"),
+        ("given", "high"),
+        ("given", "medium"),
+        ("three", "medium"),
+    ]
+    assert result["skipped"] == []
+    primacy, knower = result["models"]["primacy"], result["models"]["knower"]
+    # always "A": every pair is AA, the k-option item's recall is all at A
+    assert value(primacy, "PF") == -1.0 and value(primacy, "PC") == 0.0
+    assert value(primacy, "acc_correct_first") == 1.0
+    assert value(primacy, "n_pairs") == 6
+    # the knower is right in every order where a right option exists; with two decoys it
+    # falls back to "B" (recency)
+    low_medium = result["by_condition"]["medium"]["knower"]
+    assert value(low_medium, "PC") == 1.0 and value(low_medium, "PF") == 0.0
+    assert value(result["by_condition"]["high"]["knower"], "PF") == 1.0
+    assert value(knower, "invalid_rate") == 0.0
+    assert result["pairs"]["primacy"] == {"AB": 0, "BA": 0, "AA": 5, "BB": 0}
+
+
+def test_each_trial_shows_its_options_orders_and_the_mitigations(
+    evaluator: str, world: ChoiceWorld
+) -> None:
+    body = {"models": ["primacy", "knower"], "items": ITEMS, "generator": "writer", "bootstrap": 0}
+    result = post(evaluator, body).json()
+    low = trial(result, "capital", "low")
+    assert low["context_shown"] and low["options"] == ["Paris (right)", "Lyon (a plausible city)"]
+    assert low["reference"] == 0 and low["distractors"].startswith("distractor-")
+    medium = trial(result, "capital", "medium")
+    assert not medium["context_shown"] and medium["options"] == low["options"]
+    primacy, knower = medium["models"]
+    assert [a["order"] for a in primacy["answers"]] == [[0, 1], [1, 0]]
+    assert [a["chosen"] for a in primacy["answers"]] == [0, 1]
+    # swap-and-agree: the primacy model's two orders disagree, the knower's agree on option 0
+    assert (primacy["consistent"], primacy["agreed"], primacy["vote"]) == (False, None, None)
+    assert (knower["consistent"], knower["agreed"], knower["vote"]) == (True, 0, 0)
+    high = trial(result, "given", "high")
+    assert high["options"][0].startswith("decoy number") and len(set(high["options"])) == 2
+    three = trial(result, "three", "medium")
+    assert [a["order"] for a in three["models"][0]["answers"]] == [[0, 1, 2], [1, 2, 0], [2, 0, 1]]
+    assert three["distractors"] == "given" and three["models"][1]["agreed"] == 1
+    # the context reached the model in the low condition only
+    with_context = {(model, user) for model, user in world.asked if "Paris is the capital" in user}
+    assert len(with_context) == 2 * 2  # 2 models × 2 orders, all in the low condition
+    assert all("What is the capital of France?" in user for _, user in with_context)
+
+
+def test_a_named_condition_an_item_cannot_run_is_reported(evaluator: str) -> None:
+    body = {"model": "knower", "items": ITEMS, "conditions": ["low", "high"], "bootstrap": 0}
+    result = post(evaluator, {**body, "generator": "writer"}).json()
+    assert sorted((t["item_id"], t["condition"]) for t in result["trials"]) == [
+        ("capital", "high"),
+        ("capital", "low"),
+        ("given", "high"),
+    ]
+    skipped = {(s["item_id"], s["condition"]): s["reason"] for s in result["skipped"]}
+    assert set(skipped) == {("given", "low"), ("three", "low"), ("three", "high")}
+    assert "context" in skipped[("given", "low")]
+
+
+def test_a_failing_model_is_recorded_per_reply_not_dropped(evaluator: str) -> None:
+    body = {"models": ["knower", "broken"], "items": ITEMS[1:2], "conditions": ["medium"]}
+    response = post(evaluator, {**body, "bootstrap": 0})
+    assert response.status_code == 200, response.text
+    result = response.json()
+    broken = trial(result, "given", "medium")["models"][1]
+    assert broken["model"] == "broken"
+    assert all(a["error"] and "attempts" in a["error"] for a in broken["answers"])
+    assert broken["consistent"] is None
+    assert value(result["models"]["knower"], "PC") == 1.0
+    assert "broken" not in result["models"]
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "field"),
+    [
+        ({"items": ITEMS}, 400, "model"),
+        ({"model": "knower", "items": [{"question": "q"}]}, 400, "items[0].answer"),
+        (
+            {"model": "knower", "items": [{"question": "q", "options": ["a", "b"]}]},
+            400,
+            "items[0].correct_option",
+        ),
+        (
+            {
+                "model": "knower",
+                "items": [{"question": "q", "options": ["a", "b"], "correct_option": "C"}],
+            },
+            400,
+            "items[0].correct_option",
+        ),
+        ({"model": "knower", "items": ITEMS, "conditions": ["extreme"]}, 400, "conditions[0]"),
+        ({"models": ["knower", "primacy"], "items": ITEMS * 5}, 413, "items"),
+    ],
+)
+def test_bad_input_names_the_field(
+    evaluator: str, body: dict[str, Any], status: int, field: str
+) -> None:
+    response = post(evaluator, body)
+    assert response.status_code == status, response.text
+    assert response.json()["errors"][0]["field"] == field

@@ -1,0 +1,36 @@
+"""The positional-bias protocol's reading of replies and its mitigations (METHOD §2.1, §2.3)."""
+
+from __future__ import annotations
+
+from services.evaluator.domain.position import model_result, read_reply
+from shared.contracts.position import OrderAnswer
+
+
+def test_a_reply_is_read_strictly_and_mapped_to_the_option_it_stood_for() -> None:
+    assert read_reply([2, 0, 1], " (b). ", None).chosen == 0
+    expected = OrderAnswer(order=[1, 0], text="B", choice="B", chosen=0)
+    assert read_reply([1, 0], "B", None) == expected
+    invalid = read_reply([0, 1], "B. because", None)
+    assert (invalid.choice, invalid.chosen, invalid.error) == (None, None, None)
+    assert read_reply([0, 1], "C", None).choice is None  # not among two options
+    failed = read_reply([0, 1], None, "gateway: timeout (after 3 attempts)")
+    assert failed.error == "gateway: timeout (after 3 attempts)" and failed.text is None
+
+
+def answers(*chosen: int | None) -> list[OrderAnswer]:
+    return [OrderAnswer(order=[0, 1, 2], chosen=option) for option in chosen]
+
+
+def test_swap_and_agree_needs_every_order_to_choose_the_same_option() -> None:
+    agreed = model_result("m", answers(1, 1, 1))
+    assert (agreed.consistent, agreed.agreed, agreed.vote) == (True, 1, 1)
+    split = model_result("m", answers(1, 1, 2))
+    assert (split.consistent, split.agreed, split.vote) == (False, None, 1)
+
+
+def test_a_missing_reply_leaves_consistency_unknown_and_a_tie_has_no_vote() -> None:
+    partial = model_result("m", answers(1, None, 1))
+    assert (partial.consistent, partial.agreed, partial.vote) == (None, None, 1)
+    tie = model_result("m", answers(0, 1, None))
+    assert tie.vote is None
+    assert model_result("m", answers(None, None, None)).vote is None
