@@ -15,6 +15,7 @@ from typing import Any
 from litestar import Controller, Litestar, Response, get
 from litestar.datastructures import State
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components, Reference, SecurityScheme
 from litestar.types import ControllerRouterHandler
 
 from shared import __version__
@@ -93,6 +94,7 @@ def create_service_app(
     on_shutdown: Sequence[Hook] = (),
     state: dict[str, Any] | None = None,
     description: str = "",
+    security_schemes: dict[str, SecurityScheme | Reference] | None = None,
 ) -> Litestar:
     configure_logging(service, settings.log_level, settings.log_json)
     record_build_info(service)
@@ -137,6 +139,7 @@ def create_service_app(
             version=__version__,
             description=description or None,
             path="/schema",
+            components=Components(security_schemes=security_schemes or None),
         ),
         logging_config=None,
     )

@@ -68,13 +68,22 @@ def _decode_problem(status: int, body: bytes, reason: str) -> Problem:
 class ServiceClient:
     """Typed JSON calls to one service."""
 
-    def __init__(self, service: str, base_url: str, timeout_s: float = 300.0) -> None:
+    def __init__(
+        self,
+        service: str,
+        base_url: str,
+        timeout_s: float = 300.0,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         self.service = service
         self.base_url = base_url.rstrip("/")
         self.timeout_s = timeout_s
+        #: sent with every call (an API key, say)
+        self.default_headers = dict(headers or {})
 
     def _headers(self, extra: dict[str, str] | None) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        headers.update(self.default_headers)
         request_id = current_request_id.get()
         if request_id:
             headers[REQUEST_ID_HEADER] = request_id

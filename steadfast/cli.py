@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -12,7 +13,8 @@ from types import FrameType
 
 from shared.settings import SERVICE_NAMES
 from steadfast.evaluate import add_commands as add_evaluation_commands
-from steadfast.supervisor import Supervisor, readiness, service_ports
+from steadfast.keys import add_commands as add_key_commands
+from steadfast.supervisor import AUTH_VARIABLE, Supervisor, readiness, service_ports
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,7 +39,7 @@ def command_up(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, request_stop)
     signal.signal(signal.SIGTERM, request_stop)
     log_dir = Path(args.log_dir) if args.log_dir else None
-    supervisor = Supervisor(ports=ports, log_dir=log_dir)
+    supervisor = Supervisor(ports=ports, log_dir=log_dir, open_local=not args.require_keys)
     try:
         supervisor.start()
         ready = supervisor.wait_ready(args.timeout)
@@ -48,6 +50,8 @@ def command_up(args: argparse.Namespace) -> int:
         print("Steadfast is up:")
         for proc in supervisor.processes:
             print(f"  {proc.name:<10} {proc.url}")
+        if not args.require_keys and AUTH_VARIABLE not in os.environ:
+            print("Open local mode: the API needs no key (--require-keys to need one).")
         print("Press Ctrl-C to stop.", flush=True)
         while not stop_requested.wait(0.5):
             for proc in supervisor.processes:
@@ -126,6 +130,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_ports(up)
     up.add_argument("--timeout", type=float, default=60.0)
     up.add_argument("--log-dir", default=None, help="write each service's log here")
+    up.add_argument(
+        "--require-keys",
+        action="store_true",
+        help="the evaluator asks for an API key (steadfast keys create) even on 127.0.0.1",
+    )
     up.set_defaults(handler=command_up)
 
     status = commands.add_parser("status", help="show each service's readiness")
@@ -138,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     openapi.set_defaults(handler=command_openapi)
 
     add_evaluation_commands(commands)
+    add_key_commands(commands)
     return parser
 
 

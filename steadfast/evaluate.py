@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import sys
 import time
 import uuid
@@ -224,7 +225,7 @@ async def _dataset_id(client: EvaluatorClient, args: argparse.Namespace) -> str:
 
 async def _evaluate(args: argparse.Namespace) -> int:
     async with evaluator_url(args) as url:
-        client = EvaluatorClient(url)
+        client = EvaluatorClient(url, api_key=args.api_key)
         dataset_id = await _dataset_id(client, args)
         accepted = await client.create_evaluation(
             evaluation_request(args, dataset_id), idempotency_key=uuid.uuid4().hex
@@ -253,7 +254,7 @@ async def write_html(client: EvaluatorClient, evaluation_id: str, path: Path) ->
 
 
 async def _report(args: argparse.Namespace) -> int:
-    client = EvaluatorClient(evaluator_address(args))
+    client = EvaluatorClient(evaluator_address(args), api_key=args.api_key)
     print_outcome(await client.report(args.id))
     if args.csv:
         content = await client.rendered_report(args.id, "csv")
@@ -269,7 +270,7 @@ async def _demo(args: argparse.Namespace) -> int:
     args.start = True  # the demo always runs on services of its own, with the embedded defaults
     args.model = args.model or ["local"]
     async with evaluator_url(args, DEMO_ENVIRONMENT) as url:
-        client = EvaluatorClient(url)
+        client = EvaluatorClient(url, api_key=args.api_key)
         request = EvaluationCreate(
             name="demo",
             dataset_id=DEMO_DATASET,
@@ -344,6 +345,11 @@ def _connection(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--url", default=None, help="evaluator URL (default: STEADFAST_EVALUATOR_URL)")
     sub.add_argument("--base-port", type=int, default=None, help="first port of the services")
     sub.add_argument("--start-timeout", type=float, default=180.0)
+    sub.add_argument(
+        "--api-key",
+        default=os.environ.get("STEADFAST_API_KEY"),
+        help="key of an evaluator that asks for one (default: STEADFAST_API_KEY)",
+    )
 
 
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -65,6 +65,9 @@ def service_ports(
     return ports
 
 
+AUTH_VARIABLE = "STEADFAST_EVALUATOR_AUTH"
+
+
 def service_environment(
     ports: Mapping[str, int], host: str = "127.0.0.1", extra: Mapping[str, str] | None = None
 ) -> dict[str, str]:
@@ -108,11 +111,20 @@ class Supervisor:
     env: Mapping[str, str] | None = None
     log_dir: Path | None = None
     services: tuple[str, ...] = SERVICE_NAMES
+    #: the services listen on 127.0.0.1 only, so by default the evaluator runs in open local
+    #: mode (no API key) unless ``STEADFAST_EVALUATOR_AUTH`` says otherwise
+    open_local: bool = True
     processes: list[ServiceProcess] = field(default_factory=list)
     _signals: contextlib.ExitStack = field(default_factory=contextlib.ExitStack, repr=False)
 
-    def start(self) -> None:
+    def environment(self) -> dict[str, str]:
         env = service_environment(self.ports, extra=self.env)
+        if self.open_local:
+            env.setdefault(AUTH_VARIABLE, "open")
+        return env
+
+    def start(self) -> None:
+        env = self.environment()
         for name in self.services:
             self.processes.append(self._spawn(name, env))
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from litestar import Litestar
+from litestar import Litestar, Router
+from litestar.openapi.spec import SecurityScheme
 
 from services import evaluator as package
+from services.evaluator.adapters.api_keys import ApiKeyStore
 from services.evaluator.adapters.datasets import DatasetStore
 from services.evaluator.adapters.repository import EvaluationStore
 from services.evaluator.adapters.upstream import HttpUpstream, Renderer
+from services.evaluator.auth import require_api_key
 from services.evaluator.controllers.datasets import DatasetController
 from services.evaluator.controllers.evaluations import EvaluateController, EvaluationController
 from services.evaluator.controllers.position import PositionBiasController
@@ -54,6 +57,7 @@ def create_app(
         await datasets.ensure_samples()
         app.state.evaluations = Evaluations(store, datasets)
         app.state.datasets = datasets
+        app.state.api_keys = ApiKeyStore(database.engine)
         runner = JobRunner(JobEngine(store, upstream, engine_settings(settings)))
         app.state.runner_wake = runner.wake
         if settings.run_jobs:
@@ -71,10 +75,17 @@ def create_app(
         service=SERVICE,
         settings=settings,
         route_handlers=[
-            EvaluateController,
-            EvaluationController,
-            DatasetController,
-            PositionBiasController,
+            Router(
+                path="/",
+                route_handlers=[
+                    EvaluateController,
+                    EvaluationController,
+                    DatasetController,
+                    PositionBiasController,
+                ],
+                guards=[require_api_key],
+                security=[{"apiKey": []}],
+            )
         ],
         uses_database=True,
         calls=["gateway", "perturb", "verify", "scoring"],
@@ -82,4 +93,12 @@ def create_app(
         on_shutdown=[stop_jobs],
         state={"upstream": upstream, "retry": retry_policy(settings), "renderer": renderer},
         description=package.__doc__ or "",
+        security_schemes={
+            "apiKey": SecurityScheme(
+                type="http",
+                scheme="bearer",
+                description="`Authorization: Bearer <key>` (or `X-API-Key: <key>`); keys from "
+                "`steadfast keys create`. Not needed in open local mode.",
+            )
+        },
     )

@@ -19,3 +19,8 @@ EVALUATIONS_FINISHED = Counter(
     "Evaluations this process finalised, by final status.",
     ["status"],
 )
+AUTH_REJECTIONS = Counter(
+    "steadfast_api_auth_rejections_total",
+    "API calls refused for their key, by reason (missing, invalid).",
+    ["reason"],
+)

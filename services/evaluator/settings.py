@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import Literal
 
 from shared.settings import ServiceSettings, load_settings
 
 
 class EvaluatorSettings(ServiceSettings, kw_only=True):
+    #: "keys": every API call needs a key (``steadfast keys create``); "open": none does — for
+    #: a local run only (``steadfast up`` and the CLI choose it for the services they start)
+    auth: Literal["keys", "open"] = "keys"
     #: run the job engine in this process (off: an API-only replica)
     run_jobs: bool = True
     #: how long a claimed row stays reserved without renewal (another worker takes it after)

@@ -15,15 +15,20 @@ from shared.contracts.evaluator import (
     ItemPage,
     ReportFormat,
 )
+from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation
 from shared.http_client import ServiceClient
 
 
 class EvaluatorClient:
-    def __init__(self, base_url: str, timeout_s: float = 600.0) -> None:
-        self._client = ServiceClient("evaluator", base_url, timeout_s)
+    def __init__(self, base_url: str, timeout_s: float = 600.0, api_key: str | None = None) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
+        self._client = ServiceClient("evaluator", base_url, timeout_s, headers=headers)
 
     async def evaluate(self, request: EvaluateRequest) -> EvaluateResponse:
         return await self._client.post("/v1/evaluate", request, EvaluateResponse)
+
+    async def position_bias(self, request: PositionBiasEvaluate) -> PositionBiasEvaluation:
+        return await self._client.post("/v1/position-bias", request, PositionBiasEvaluation)
 
     async def create_evaluation(
         self, request: EvaluationCreate, idempotency_key: str | None = None

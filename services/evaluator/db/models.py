@@ -169,3 +169,14 @@ answers = sa.Table(
         postgresql_where=sa.text(OPEN_ANSWER_SQL),
     ),
 )
+
+#: keys of the public API, stored as the sha256 of the key (the key itself is shown once)
+api_keys = sa.Table(
+    "evaluator_api_keys",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("key_hash", sa.String(64), nullable=False, unique=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("revoked_at", sa.Float),
+)

@@ -39,6 +39,7 @@ async def client(database_url: str, tmp_path: Path) -> AsyncIterator[AsyncTestCl
         max_upload_bytes=20_000,
         log_json=False,
         log_level="WARNING",
+        auth="open",
     )
     app = create_app(settings, StandInUpstream(answer_right), render)
     async with AsyncTestClient(app) as test_client:

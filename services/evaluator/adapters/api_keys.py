@@ -1,0 +1,74 @@
+"""API keys of the public API. A key is shown once, when it is made; only its sha256 is kept
+(keys are 256 random bits, so a fast hash is enough: there is nothing to guess)."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+import uuid
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from services.evaluator.db.models import api_keys
+
+KEY_PREFIX = "sf_"
+
+
+def key_hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    id: str
+    name: str
+    created_at: float
+    revoked_at: float | None
+
+
+class ApiKeyStore:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    async def create(self, name: str) -> tuple[ApiKey, str]:
+        """A new key: its record and the key itself (not stored, shown once)."""
+        key = KEY_PREFIX + secrets.token_urlsafe(32)
+        record = ApiKey(
+            id=f"key-{uuid.uuid4().hex[:16]}", name=name, created_at=time.time(), revoked_at=None
+        )
+        async with self.engine.begin() as connection:
+            await connection.execute(
+                api_keys.insert().values(
+                    id=record.id, name=name, key_hash=key_hash(key), created_at=record.created_at
+                )
+            )
+        return record, key
+
+    async def list(self) -> list[ApiKey]:
+        query = sa.select(
+            api_keys.c.id, api_keys.c.name, api_keys.c.created_at, api_keys.c.revoked_at
+        ).order_by(api_keys.c.created_at)
+        async with self.engine.connect() as connection:
+            rows = (await connection.execute(query)).all()
+        return [ApiKey(*row) for row in rows]
+
+    async def revoke(self, key_id: str) -> bool:
+        """False when no active key has this id."""
+        statement = (
+            api_keys.update()
+            .where(api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None))
+            .values(revoked_at=time.time())
+        )
+        async with self.engine.begin() as connection:
+            result = await connection.execute(statement)
+        return bool(result.rowcount)
+
+    async def is_active(self, key: str) -> bool:
+        query = sa.select(api_keys.c.id).where(
+            api_keys.c.key_hash == key_hash(key), api_keys.c.revoked_at.is_(None)
+        )
+        async with self.engine.connect() as connection:
+            return (await connection.execute(query)).first() is not None

@@ -1,0 +1,49 @@
+"""The API-key guard of the public API (ARCHITECTURE: keys stored hashed, unless the evaluator
+runs in open local mode). A key comes as ``Authorization: Bearer <key>`` or ``X-API-Key``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar.connection import ASGIConnection
+from litestar.exceptions import NotAuthorizedException
+from litestar.handlers.base import BaseRouteHandler
+
+from services.evaluator.adapters.api_keys import ApiKeyStore
+from services.evaluator.metrics import AUTH_REJECTIONS
+from services.evaluator.settings import EvaluatorSettings
+
+API_KEY_HEADER = "X-API-Key"
+
+
+def presented_key(connection: ASGIConnection[Any, Any, Any, Any]) -> str | None:
+    authorization = connection.headers.get("Authorization", "")
+    scheme, _, credentials = authorization.partition(" ")
+    if scheme.lower() == "bearer" and credentials.strip():
+        return credentials.strip()
+    return connection.headers.get(API_KEY_HEADER) or None
+
+
+def _rejected(reason: str, message: str) -> NotAuthorizedException:
+    AUTH_REJECTIONS.labels(reason).inc()
+    return NotAuthorizedException(
+        detail=message,
+        headers={"WWW-Authenticate": "Bearer"},
+        extra=[{"key": "Authorization", "message": message, "source": "header"}],
+    )
+
+
+async def require_api_key(
+    connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler
+) -> None:
+    settings: EvaluatorSettings = connection.app.state.settings
+    if settings.auth == "open":
+        return
+    key = presented_key(connection)
+    if key is None:
+        raise _rejected(
+            "missing", "an API key is required: `Authorization: Bearer <key>` or `X-API-Key`"
+        )
+    store: ApiKeyStore = connection.app.state.api_keys
+    if not await store.is_active(key):
+        raise _rejected("invalid", "the API key is unknown or revoked")

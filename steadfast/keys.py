@@ -1,0 +1,76 @@
+"""``steadfast keys create|list|revoke``: the evaluator's API keys, in its database
+(``DATABASE_URL`` / ``STEADFAST_DATA_DIR``, as the evaluator reads them)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+from collections.abc import Awaitable, Callable
+
+from services.evaluator.adapters.api_keys import ApiKeyStore
+from services.evaluator.settings import EvaluatorSettings
+from shared.db import Database, resolve_database_url
+from shared.settings import load_settings
+
+KeysCommand = Callable[[ApiKeyStore, argparse.Namespace], Awaitable[int]]
+
+
+async def _with_store(command: KeysCommand, args: argparse.Namespace) -> int:
+    settings = load_settings("evaluator", EvaluatorSettings)
+    url = resolve_database_url(settings.database_url, "evaluator", settings.resolved_data_dir())
+    database = Database("evaluator", url)
+    try:
+        await database.migrate()
+        return await command(ApiKeyStore(database.engine), args)
+    finally:
+        await database.dispose()
+
+
+def _when(epoch: float | None) -> str:
+    if epoch is None:
+        return "-"
+    return datetime.datetime.fromtimestamp(epoch, datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+async def _create(store: ApiKeyStore, args: argparse.Namespace) -> int:
+    record, key = await store.create(args.name)
+    print(f"created {record.id} ({record.name}); the key, shown this once:")
+    print(key)
+    return 0
+
+
+async def _list(store: ApiKeyStore, _: argparse.Namespace) -> int:
+    print(f"{'id':<22} {'name':<24} {'created':<21} revoked")
+    for record in await store.list():
+        print(
+            f"{record.id:<22} {record.name:<24} {_when(record.created_at):<21} "
+            f"{_when(record.revoked_at)}"
+        )
+    return 0
+
+
+async def _revoke(store: ApiKeyStore, args: argparse.Namespace) -> int:
+    if await store.revoke(args.id):
+        print(f"revoked {args.id}")
+        return 0
+    print(f"no active key {args.id}")
+    return 1
+
+
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    keys = commands.add_parser("keys", help="the evaluator's API keys (stored hashed)")
+    actions = keys.add_subparsers(dest="keys_command", required=True)
+    create = actions.add_parser("create", help="make a key and print it once")
+    create.add_argument("name", help="who or what the key is for")
+    create.set_defaults(keys_handler=_create)
+    listing = actions.add_parser("list", help="every key: id, name, created, revoked")
+    listing.set_defaults(keys_handler=_list)
+    revoke = actions.add_parser("revoke", help="stop a key from being accepted")
+    revoke.add_argument("id")
+    revoke.set_defaults(keys_handler=_revoke)
+    keys.set_defaults(handler=command_keys)
+
+
+def command_keys(args: argparse.Namespace) -> int:
+    return asyncio.run(_with_store(args.keys_handler, args))
