@@ -8,6 +8,7 @@ import msgspec
 import pytest
 from aiohttp import web
 
+from shared.clients.evaluator import EvaluatorClient
 from shared.contracts.base import HealthStatus
 from shared.contracts.gateway import ModelCalls, Usage
 from shared.http_client import ServiceCallError, ServiceClient, close_session
@@ -105,3 +106,17 @@ async def test_unreachable_service_is_typed() -> None:
     assert caught.value.unreachable
     assert caught.value.problem.status == 503
     await close_session()
+
+
+async def test_a_client_with_an_api_key_sends_it_with_every_call(
+    upstream: tuple[str, list[dict[str, str]]],
+) -> None:
+    url, seen = upstream
+    client = ServiceClient("evaluator", url, headers={"Authorization": "Bearer sf_test"})
+    await client.get("/healthz", HealthStatus)
+    await client.get("/healthz", HealthStatus, headers={"X-Extra": "1"})
+    assert [headers.get("Authorization") for headers in seen] == ["Bearer sf_test"] * 2
+    await ServiceClient("evaluator", url).get("/healthz", HealthStatus)
+    assert "Authorization" not in seen[-1]
+    keyed = EvaluatorClient(url, api_key="sf_other")
+    assert keyed._client.default_headers == {"Authorization": "Bearer sf_other"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from litestar.testing import AsyncTestClient
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from services.evaluator.app import create_app
 from services.evaluator.settings import EvaluatorSettings
@@ -22,17 +24,19 @@ from tests.integration.evaluator.test_api import answer_right, job_body, render
 
 
 @pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """The evaluator's SQLite database here, for the app and the ``steadfast keys`` commands."""
+def data_dir(tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """One database (SQLite, then PostgreSQL) for the app and the ``steadfast keys`` commands."""
     monkeypatch.setenv("STEADFAST_DATA_DIR", str(tmp_path))
-    for variable in ("DATABASE_URL", "STEADFAST_DATABASE_URL", "STEADFAST_EVALUATOR_DATABASE_URL"):
+    for variable in ("STEADFAST_DATABASE_URL", "STEADFAST_EVALUATOR_DATABASE_URL"):
         monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("DATABASE_URL", database_url)
     yield tmp_path
 
 
 def app_client(data_dir: Path, auth: str) -> AsyncTestClient[Any]:
     settings = EvaluatorSettings(
         data_dir=str(data_dir),
+        database_url=os.environ["DATABASE_URL"],
         log_json=False,
         log_level="WARNING",
         auth=auth,  # type: ignore[arg-type]
@@ -97,10 +101,12 @@ async def test_a_key_from_the_cli_is_accepted_until_it_is_revoked(
         assert (await client.get("/v1/evaluations", headers=bearer)).status_code == 401
         await keys("revoke", key_id, capsys=capsys, code=1)  # already revoked
     # only the hash is stored
-    engine = sa.create_engine(f"sqlite:///{data_dir / 'evaluator.sqlite3'}")
-    with engine.connect() as connection:
-        stored = connection.execute(sa.text("SELECT key_hash FROM evaluator_api_keys")).scalars()
-        assert list(stored) == [hashlib.sha256(key.encode()).hexdigest()]
+    engine = create_async_engine(os.environ["DATABASE_URL"])
+    async with engine.connect() as connection:
+        query = sa.text("SELECT key_hash FROM evaluator_api_keys")
+        stored = (await connection.execute(query)).scalars().all()
+    await engine.dispose()
+    assert stored == [hashlib.sha256(key.encode()).hexdigest()]
 
 
 async def test_open_local_mode_needs_no_key(data_dir: Path) -> None:
