@@ -52,6 +52,10 @@ class PositionBiasEvaluate(Contract, kw_only=True):
     system_prompt: Annotated[str, msgspec.Meta(max_length=20000)] | None = None
     #: where the instruction goes; default "system" when a model is a self-paraphrase model
     instruction_role: InstructionRole | None = None
+    #: METHOD §2.3 balanced position calibration: ask each reply's first-token
+    #: log-probabilities and choose the option whose probability, averaged over the orders, is
+    #: highest (the route must support ``top_logprobs``: local and openai do)
+    calibrate: bool = False
     bootstrap: Annotated[int, msgspec.Meta(ge=0, le=100000)] = 1000
 
 
@@ -65,6 +69,9 @@ class OrderAnswer(Contract, kw_only=True):
     choice: Letter | None = None
     #: the index of the option chosen, in the trial's ``options``
     chosen: int | None = None
+    #: with ``calibrate``: the probability of each option's letter as the first token, by the
+    #: option's index in the trial's ``options``
+    option_probabilities: list[float] | None = None
     error: str | None = None
 
 
@@ -77,6 +84,9 @@ class TrialModelResult(Contract, kw_only=True):
     agreed: int | None = None
     #: METHOD §2.3 permutation vote: the option most orders chose (ties: None)
     vote: int | None = None
+    #: METHOD §2.3 balanced position calibration (with ``calibrate``): the option with the
+    #: highest probability averaged over the orders (ties or no probabilities: None)
+    calibrated: int | None = None
 
 
 class Trial(Contract, kw_only=True):

@@ -85,7 +85,10 @@ class HttpUpstream:
         outcomes = []
         for item in response.results:
             if item.result is not None:
-                outcomes.append(Generated(text=item.result.text, cached=item.result.cached))
+                result = item.result
+                outcomes.append(
+                    Generated(text=result.text, cached=result.cached, logprobs=result.logprobs)
+                )
             else:
                 problem = item.error or Problem(title="no result", status=502)
                 retryable = _retryable(problem.status, problem)

@@ -19,7 +19,7 @@ import msgspec
 from services.evaluator.domain.prompts import answer_messages
 from shared.answers import answer_key
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings, InstructionRole
-from shared.contracts.gateway import GenerateRequest
+from shared.contracts.gateway import GenerateRequest, TokenAlternative
 from shared.contracts.perturb import Paraphrase, ParaphraseRequest, ParaphraseResponse
 from shared.contracts.proxy import split_model
 from shared.contracts.scoring import (
@@ -54,6 +54,8 @@ class Generated:
     text: str | None = None
     error: UpstreamError | None = None
     cached: bool = False
+    #: the first token's alternatives, when ``top_logprobs`` was asked for
+    logprobs: list[TokenAlternative] | None = None
 
 
 class Upstream(Protocol):

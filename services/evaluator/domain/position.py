@@ -10,6 +10,7 @@ option it stood for, and scoring turns the replies into PF, PC and the rest. Not
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from services.evaluator.domain.pipeline import (
 from services.evaluator.domain.prompts import answer_messages
 from shared.answers import parse_choice_letter
 from shared.contracts.evaluator import EvaluationItem, InstructionRole
-from shared.contracts.gateway import GenerateRequest
+from shared.contracts.gateway import GenerateRequest, TokenAlternative
 from shared.contracts.perturb import (
     DistractorRequest,
     DistractorResponse,
@@ -54,6 +55,8 @@ from shared.contracts.scoring import (
 from shared.problems import ProblemError
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+#: first-token alternatives asked for with ``calibrate`` (the gateway's maximum)
+CALIBRATION_ALTERNATIVES = 20
 
 
 class PositionUpstream(Upstream, Protocol):
@@ -224,21 +227,43 @@ class _Run:
             messages=messages,
             temperature=0.0,
             max_tokens=self.request.max_tokens,
+            top_logprobs=CALIBRATION_ALTERNATIVES if self.request.calibrate else None,
             task="choice",
         )
 
 
-def read_reply(order: list[int], text: str | None, error: str | None) -> OrderAnswer:
-    """The strict letter of ``text`` and the option it stood for in ``order``."""
+def read_reply(
+    order: list[int],
+    text: str | None,
+    error: str | None,
+    logprobs: list[TokenAlternative] | None = None,
+) -> OrderAnswer:
+    """The strict letter of ``text``, the option it stood for in ``order`` and, given the first
+    token's alternatives, each option's probability."""
     if text is None:
         return OrderAnswer(order=order, error=error or "no reply")
     choice = parse_choice_letter(text, len(order))
     chosen = order[LETTERS.index(choice)] if choice is not None else None
-    return OrderAnswer(order=order, text=text, choice=choice, chosen=chosen)
+    probabilities = option_probabilities(order, logprobs) if logprobs is not None else None
+    return OrderAnswer(
+        order=order, text=text, choice=choice, chosen=chosen, option_probabilities=probabilities
+    )
+
+
+def option_probabilities(order: list[int], alternatives: list[TokenAlternative]) -> list[float]:
+    """Each option's probability of being named by the first token (" B", "b." and "B" all
+    name the option at B), by its index in the trial's options."""
+    probabilities = [0.0] * len(order)
+    for alternative in alternatives:
+        letter = alternative.token.strip(" \t\n.:()*").upper()
+        if len(letter) == 1 and letter in LETTERS[: len(order)]:
+            probabilities[order[LETTERS.index(letter)]] += math.exp(alternative.logprob)
+    return probabilities
 
 
 def model_result(model: str, answers: list[OrderAnswer]) -> TrialModelResult:
-    """The model's replies to every order, with METHOD §2.3's swap-and-agree and vote."""
+    """The model's replies to every order, with METHOD §2.3's swap-and-agree, permutation vote
+    and (when probabilities were asked for) balanced position calibration."""
     chosen = [answer.chosen for answer in answers]
     complete = all(option is not None for option in chosen)
     consistent = len(set(chosen)) == 1 if complete else None
@@ -250,7 +275,20 @@ def model_result(model: str, answers: list[OrderAnswer]) -> TrialModelResult:
         consistent=consistent,
         agreed=chosen[0] if consistent else None,
         vote=votes[0][0] if votes and not tied else None,
+        calibrated=calibrated_choice(answers),
     )
+
+
+def calibrated_choice(answers: list[OrderAnswer]) -> int | None:
+    """The option with the highest probability averaged over the orders that have them."""
+    scored = [a.option_probabilities for a in answers if a.option_probabilities is not None]
+    if not scored:
+        return None
+    means = [sum(column) / len(scored) for column in zip(*scored, strict=True)]
+    best = max(means)
+    if best <= 0 or sum(1 for mean in means if math.isclose(mean, best)) > 1:
+        return None
+    return means.index(best)
 
 
 def position_records(trial: PlannedTrial, result: TrialModelResult) -> list[PositionRecord]:
@@ -293,7 +331,7 @@ async def evaluate_position_bias(
             for order in trial.orders:
                 outcome = next(outcomes)
                 error = outcome.error.reason if outcome.error else None
-                answers.append(read_reply(order, outcome.text, error))
+                answers.append(read_reply(order, outcome.text, error, outcome.logprobs))
             by_model.append(model_result(model, answers))
             records += position_records(trial, by_model[-1])
         results.append(

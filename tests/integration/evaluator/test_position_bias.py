@@ -5,6 +5,7 @@ the letter of the option with "right" in it, and "B" when none has (recency unde
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import threading
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ import pytest
 from steadfast.supervisor import Supervisor, service_ports
 from tests.conftest import free_port_block
 from tests.e2e.stack import stack_env
-from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.openai_server import FakeOpenAIServer, Reply
 
 ROUTES = """
 [models.primacy]
@@ -36,6 +37,13 @@ retry_base_s = 0.01
 [models.writer]
 backend = "openai"
 model = "writer-model"
+base_url = "{url}"
+max_retries = 1
+retry_base_s = 0.01
+
+[models.leaning]
+backend = "openai"
+model = "leaning-model"
 base_url = "{url}"
 max_retries = 1
 retry_base_s = 0.01
@@ -66,6 +74,16 @@ ITEMS: list[dict[str, Any]] = [
 ]
 
 
+def leaning(right: str | None) -> Reply:
+    """Knows the answer but leans to A: says "A" in both orders of a two-option item, though
+    its first token gives the right letter more weight than the slot alone would."""
+    if right == "A":
+        alternatives = [("A", math.log(0.9)), (" B", math.log(0.1))]
+    else:
+        alternatives = [("A", math.log(0.55)), ("b.", math.log(0.45))]
+    return Reply(text="A", top_logprobs=alternatives)
+
+
 class ChoiceWorld:
     """The distractor writer and the two models under test; every answer prompt is kept."""
 
@@ -74,7 +92,7 @@ class ChoiceWorld:
         self._lock = threading.Lock()
         self.asked: list[tuple[str, str]] = []
 
-    def __call__(self, body: dict[str, Any]) -> str:
+    def __call__(self, body: dict[str, Any]) -> str | Reply:
         system = body["messages"][0]["content"]
         user = body["messages"][-1]["content"]
         if system.startswith("You write wrong answers"):
@@ -87,6 +105,8 @@ class ChoiceWorld:
         if body["model"] == "primacy-model":
             return "A"
         right = [letter for letter, text in OPTION.findall(user) if "right" in text]
+        if body["model"] == "leaning-model":
+            return leaning(right[0] if right else None)
         return right[0] if right else "B"
 
 
@@ -204,6 +224,23 @@ def test_a_failing_model_is_recorded_per_reply_not_dropped(evaluator: str) -> No
     assert broken["consistent"] is None
     assert value(result["models"]["knower"], "PC") == 1.0
     assert "broken" not in result["models"]
+
+
+def test_calibration_recovers_the_option_a_slot_preference_hides(evaluator: str) -> None:
+    body = {"model": "leaning", "items": ITEMS[1:2], "conditions": ["medium"], "calibrate": True}
+    response = post(evaluator, {**body, "bootstrap": 0})
+    assert response.status_code == 200, response.text
+    result = trial(response.json(), "given", "medium")["models"][0]
+    # "A" in both orders: the orders disagree, and the vote ties
+    assert [a["choice"] for a in result["answers"]] == ["A", "A"]
+    assert (result["agreed"], result["vote"]) == (None, None)
+    # averaged over the orders, the right option (index 0) is the more probable: 0.675 vs 0.325
+    first, second = (a["option_probabilities"] for a in result["answers"])
+    assert first == pytest.approx([0.9, 0.1]) and second == pytest.approx([0.45, 0.55])
+    assert result["calibrated"] == 0
+    uncalibrated = post(evaluator, {**body, "calibrate": False, "bootstrap": 0}).json()
+    plain = trial(uncalibrated, "given", "medium")["models"][0]
+    assert plain["calibrated"] is None and plain["answers"][0]["option_probabilities"] is None
 
 
 @pytest.mark.parametrize(

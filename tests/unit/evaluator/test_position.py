@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from services.evaluator.domain.position import model_result, read_reply
+import math
+
+import pytest
+
+from services.evaluator.domain.position import (
+    calibrated_choice,
+    model_result,
+    option_probabilities,
+    read_reply,
+)
+from shared.contracts.gateway import TokenAlternative
 from shared.contracts.position import OrderAnswer
 
 
@@ -34,3 +44,26 @@ def test_a_missing_reply_leaves_consistency_unknown_and_a_tie_has_no_vote() -> N
     tie = model_result("m", answers(0, 1, None))
     assert tie.vote is None
     assert model_result("m", answers(None, None, None)).vote is None
+
+
+def test_option_probabilities_sum_the_tokens_that_name_each_letter() -> None:
+    alternatives = [
+        TokenAlternative(token=" B", logprob=math.log(0.5)),
+        TokenAlternative(token="b.", logprob=math.log(0.1)),
+        TokenAlternative(token="A", logprob=math.log(0.3)),
+        TokenAlternative(token="C", logprob=math.log(0.05)),  # not among two options
+        TokenAlternative(token="Because", logprob=math.log(0.05)),
+    ]
+    # order [1, 0]: option 1 stands at A, option 0 at B
+    assert option_probabilities([1, 0], alternatives) == pytest.approx([0.6, 0.3])
+
+
+def test_calibration_averages_over_orders_and_refuses_a_tie() -> None:
+    def scored(*probabilities: list[float] | None) -> list[OrderAnswer]:
+        return [OrderAnswer(order=[0, 1], option_probabilities=p) for p in probabilities]
+
+    assert calibrated_choice(scored([0.9, 0.1], [0.45, 0.55])) == 0
+    assert calibrated_choice(scored([0.9, 0.1], None)) == 0  # an order without them is left out
+    assert calibrated_choice(scored([0.6, 0.4], [0.4, 0.6])) is None
+    assert calibrated_choice(scored(None, None)) is None
+    assert calibrated_choice(scored([0.0, 0.0])) is None
