@@ -39,7 +39,13 @@ class PositionBiasEvaluate(Contract, kw_only=True):
     model: ModelName | None = None
     #: ... or several, asked the same option orders
     models: Annotated[list[ModelName], msgspec.Meta(max_length=20)] | None = None
-    items: Annotated[list[PositionItem], msgspec.Meta(min_length=1)]
+    #: the items, inline ...
+    items: Annotated[list[PositionItem], msgspec.Meta(min_length=1)] | None = None
+    #: ... or a stored dataset's (``answer``/``answers`` give the correct answer; multiple-choice
+    #: items keep their options)
+    dataset_id: Identifier | None = None
+    #: only the first ``limit`` items of the dataset
+    limit: Annotated[int, msgspec.Meta(ge=1)] | None = None
     #: the conditions to run, each where an item allows it (low needs a context, high a
     #: two-option item); default: every one
     conditions: Annotated[list[Condition], msgspec.Meta(min_length=1)] | None = None

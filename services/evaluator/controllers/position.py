@@ -7,7 +7,12 @@ from litestar.datastructures import State
 from litestar.params import JSONBody
 
 from services.evaluator.domain.pipeline import UpstreamError
-from services.evaluator.domain.position import evaluate_position_bias, order_count, validate
+from services.evaluator.domain.position import (
+    evaluate_position_bias,
+    order_count,
+    validate,
+    with_items,
+)
 from services.evaluator.settings import EvaluatorSettings
 from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation
 from shared.problems import ProblemError
@@ -27,6 +32,7 @@ class PositionBiasController(Controller):
         self, data: JSONBody[PositionBiasEvaluate], state: State
     ) -> PositionBiasEvaluation:
         settings: EvaluatorSettings = state.settings
+        data = await with_items(data, state.datasets)
         validate(data)
         needed = order_count(data)
         if needed > settings.max_sync_variants:
@@ -34,7 +40,7 @@ class PositionBiasController(Controller):
                 413,
                 "Request too large",
                 f"up to {needed} answers (option orders × conditions × models) exceed the "
-                f"synchronous limit of {settings.max_sync_variants}; send fewer items per request",
+                f"synchronous limit of {settings.max_sync_variants}; send fewer items (`limit`)",
                 field="items",
             )
         try:

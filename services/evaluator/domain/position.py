@@ -16,6 +16,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import msgspec
+
+from services.evaluator.adapters.datasets import DatasetStore
 from services.evaluator.domain.pipeline import (
     RetryPolicy,
     Upstream,
@@ -79,12 +82,46 @@ class PlannedTrial:
     orders: list[list[int]] = field(default_factory=list)
 
 
+async def with_items(request: PositionBiasEvaluate, datasets: DatasetStore) -> PositionBiasEvaluate:
+    """The request with its items inline: a ``dataset_id``'s items, mapped to the protocol's."""
+    if (request.items is None) == (request.dataset_id is None):
+        detail = "give exactly one of `items` and `dataset_id`"
+        raise ProblemError(400, "Invalid request", detail, field="items")
+    if request.items is not None:
+        items = request.items[: request.limit] if request.limit else request.items
+        return msgspec.structs.replace(request, items=items)
+    dataset = await datasets.get(request.dataset_id or "")
+    if dataset is None:
+        detail = f"no dataset {request.dataset_id!r}"
+        raise ProblemError(404, "Not found", detail, field="dataset_id")
+    stored = await datasets.items(dataset.id, limit=request.limit)
+    return msgspec.structs.replace(request, items=[position_item(item) for item in stored])
+
+
+def position_item(item: EvaluationItem) -> PositionItem:
+    """A dataset item as a protocol item: its options if it has them, else its (first)
+    acceptable answer as the correct option."""
+    answer = item.answer or (item.answers[0] if item.answers else None)
+    return PositionItem(
+        id=item.id,
+        question=item.question,
+        context=item.context,
+        answer=None if item.options else answer,
+        options=item.options,
+        correct_option=item.correct_option if item.options else None,
+    )
+
+
+def items_of(request: PositionBiasEvaluate) -> list[PositionItem]:
+    return request.items or []
+
+
 def validate(request: PositionBiasEvaluate) -> list[str]:
     """The models; raises a 400 naming the field when the request cannot be run."""
     models = models_of(request)
     if not models:
         raise ProblemError(400, "Invalid request", "give `model` or `models`", field="model")
-    for index, item in enumerate(request.items):
+    for index, item in enumerate(items_of(request)):
         where = f"items[{index}]"
         if item.options is not None:
             if item.correct_option is None:
@@ -102,7 +139,7 @@ def validate(request: PositionBiasEvaluate) -> list[str]:
 def order_count(request: PositionBiasEvaluate) -> int:
     """Upper bound of the answers the request needs: orders × conditions × models."""
     conditions = len(set(request.conditions or CONDITIONS))
-    orders = sum(len(item.options) if item.options else 2 for item in request.items)
+    orders = sum(len(item.options) if item.options else 2 for item in items_of(request))
     return orders * conditions * max(1, len(models_of(request)))
 
 
@@ -123,7 +160,7 @@ class _Run:
         self.skipped.append(SkippedTrial(item_id=item_id, condition=condition, reason=reason))
 
     async def plan(self, position: int) -> list[PlannedTrial]:
-        item = self.request.items[position]
+        item = items_of(self.request)[position]
         key = item.id or f"item-{position + 1}"
         wanted = [c for c in CONDITIONS if c in (self.request.conditions or CONDITIONS)]
         explicit = self.request.conditions is not None
@@ -314,7 +351,7 @@ async def evaluate_position_bias(
     started = time.monotonic()
     models = validate(request)
     run = _Run(request, upstream, retry or RetryPolicy())
-    planned = await asyncio.gather(*(run.plan(p) for p in range(len(request.items))))
+    planned = await asyncio.gather(*(run.plan(p) for p in range(len(items_of(request)))))
     trials = [trial for item_trials in planned for trial in item_trials]
     if trials:
         await run.orders(trials)

@@ -226,6 +226,23 @@ def test_a_failing_model_is_recorded_per_reply_not_dropped(evaluator: str) -> No
     assert "broken" not in result["models"]
 
 
+def test_a_stored_dataset_s_items_run_as_they_are(evaluator: str) -> None:
+    # the built-in MMLU sample: four options each, so every cyclic order, medium only
+    body = {"model": "primacy", "dataset_id": "sample-mmlu", "limit": 2, "bootstrap": 0}
+    response = post(evaluator, body)
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert [t["condition"] for t in result["trials"]] == ["medium", "medium"]
+    assert all(len(t["options"]) == 4 and t["distractors"] == "given" for t in result["trials"])
+    assert [len(t["models"][0]["answers"]) for t in result["trials"]] == [4, 4]
+    assert value(result["models"]["primacy"], "PF") == -1.0
+    inline_and_stored = post(evaluator, {**body, "items": ITEMS})
+    assert inline_and_stored.status_code == 400
+    assert inline_and_stored.json()["errors"][0]["field"] == "items"
+    missing = post(evaluator, {**body, "dataset_id": "nope"})
+    assert missing.status_code == 404 and missing.json()["errors"][0]["field"] == "dataset_id"
+
+
 def test_calibration_recovers_the_option_a_slot_preference_hides(evaluator: str) -> None:
     body = {"model": "leaning", "items": ITEMS[1:2], "conditions": ["medium"], "calibrate": True}
     response = post(evaluator, {**body, "bootstrap": 0})
@@ -263,6 +280,7 @@ def test_calibration_recovers_the_option_a_slot_preference_hides(evaluator: str)
         ),
         ({"model": "knower", "items": ITEMS, "conditions": ["extreme"]}, 400, "conditions[0]"),
         ({"models": ["knower", "primacy"], "items": ITEMS * 5}, 413, "items"),
+        ({"model": "knower"}, 400, "items"),
     ],
 )
 def test_bad_input_names_the_field(

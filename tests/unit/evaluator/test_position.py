@@ -10,10 +10,12 @@ from services.evaluator.domain.position import (
     calibrated_choice,
     model_result,
     option_probabilities,
+    position_item,
     read_reply,
 )
+from shared.contracts.evaluator import EvaluationItem
 from shared.contracts.gateway import TokenAlternative
-from shared.contracts.position import OrderAnswer
+from shared.contracts.position import OrderAnswer, PositionItem
 
 
 def test_a_reply_is_read_strictly_and_mapped_to_the_option_it_stood_for() -> None:
@@ -67,3 +69,11 @@ def test_calibration_averages_over_orders_and_refuses_a_tie() -> None:
     assert calibrated_choice(scored([0.6, 0.4], [0.4, 0.6])) is None
     assert calibrated_choice(scored(None, None)) is None
     assert calibrated_choice(scored([0.0, 0.0])) is None
+
+
+def test_a_dataset_item_becomes_a_protocol_item() -> None:
+    factual = EvaluationItem(id="q1", question="Who?", answers=["Ada", "Ada Lovelace"], context="c")
+    assert position_item(factual) == PositionItem(id="q1", question="Who?", answer="Ada", context="c")
+    choice = EvaluationItem(question="Which?", options=["x", "y"], correct_option="B", answer="y")
+    mapped = position_item(choice)
+    assert (mapped.options, mapped.correct_option, mapped.answer) == (["x", "y"], "B", None)
