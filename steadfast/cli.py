@@ -14,6 +14,7 @@ from types import FrameType
 from shared.settings import SERVICE_NAMES
 from steadfast.evaluate import add_commands as add_evaluation_commands
 from steadfast.keys import add_commands as add_key_commands
+from steadfast.position import add_commands as add_position_commands
 from steadfast.supervisor import AUTH_VARIABLE, Supervisor, readiness, service_ports
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -148,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_evaluation_commands(commands)
     add_key_commands(commands)
+    add_position_commands(commands)
     return parser
 
 

@@ -341,7 +341,7 @@ def command_demo(args: argparse.Namespace) -> int:
 # ---- argument parsing ------------------------------------------------------------------------
 
 
-def _connection(sub: argparse.ArgumentParser) -> None:
+def add_connection(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--url", default=None, help="evaluator URL (default: STEADFAST_EVALUATOR_URL)")
     sub.add_argument("--base-port", type=int, default=None, help="first port of the services")
     sub.add_argument("--start-timeout", type=float, default=180.0)
@@ -379,7 +379,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="follow progress, print the summary (always, when this command started the services)",
     )
     evaluate.add_argument("--html", default=None, help="with --wait: write the HTML report here")
-    _connection(evaluate)
+    add_connection(evaluate)
     evaluate.set_defaults(handler=command_evaluate)
 
     report = commands.add_parser("report", help="print an evaluation's summary; write its report")
@@ -387,7 +387,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     report.add_argument("--html", default=None, help="write the HTML report to this path")
     report.add_argument("--csv", default=None, help="write the per-item CSV to this path")
     report.add_argument("--open", action="store_true", help="open the HTML report in a browser")
-    _connection(report)
+    add_connection(report)
     report.set_defaults(handler=command_report)
 
     demo = commands.add_parser(
@@ -402,5 +402,5 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     demo.add_argument("--per-round", type=int, default=6, help="candidates per generation round")
     demo.add_argument("--max-tokens", type=int, default=None)
     demo.add_argument("--html", default=None, help="where to write the HTML report")
-    _connection(demo)
+    add_connection(demo)
     demo.set_defaults(handler=command_demo)

@@ -5,15 +5,18 @@ the letter of the option with "right" in it, and "B" when none has (recency unde
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import re
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from steadfast.cli import main
 from steadfast.supervisor import Supervisor, service_ports
 from tests.conftest import free_port_block
 from tests.e2e.stack import stack_env
@@ -289,3 +292,25 @@ def test_bad_input_names_the_field(
     response = post(evaluator, body)
     assert response.status_code == status, response.text
     assert response.json()["errors"][0]["field"] == field
+
+
+def test_the_cli_prints_the_table_and_writes_the_result(
+    evaluator: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items = tmp_path / "items.jsonl"
+    items.write_text("\n".join(json.dumps(item) for item in ITEMS[1:]) + "\n")
+    out = tmp_path / "result.json"
+    argv = ["position-bias", str(items), "--model", "primacy", "--model", "knower"]
+    argv += ["--generator", "writer", "--url", evaluator, "--json", str(out)]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    primacy = next(line.split() for line in lines if line.startswith("primacy"))
+    assert primacy[:4] == ["primacy", "all", "-1.00", "+1.00"]  # PF, |PF|
+    assert primacy[-1] == "3"  # pairs: given (medium, high), three (medium)
+    assert ["high", "-1.00", "+1.00", "+0.00"] in [line.split()[:4] for line in lines]
+    assert "swap-and-agree gave an option on 2 of 6 trials" in lines
+    assert json.loads(out.read_text())["pairs"]["knower"] == {"AB": 1, "BA": 0, "AA": 0, "BB": 1}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "q", "answer": "a"}\n{"question": 3}\n')
+    with pytest.raises(SystemExit, match=r"bad\.jsonl:2"):
+        main(["position-bias", str(bad), "--model", "primacy", "--url", evaluator])

@@ -1,0 +1,116 @@
+"""``steadfast position-bias``: METHOD §2's option-order protocol on a file or a stored dataset,
+through a running evaluator (or services started for the command)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import TextIO
+
+import msgspec
+
+from shared.clients.evaluator import EvaluatorClient
+from shared.contracts.position import (
+    CONDITIONS,
+    PositionBiasEvaluate,
+    PositionBiasEvaluation,
+    PositionItem,
+)
+from shared.contracts.scoring import MetricValue
+from steadfast.evaluate import add_connection, evaluator_url, run, save
+
+COLUMNS = ("PF", "abs_PF", "PC", "acc_correct_first", "acc_correct_second", "invalid_rate")
+
+
+def read_items(path: Path) -> list[PositionItem]:
+    """One JSON object per line, as ``POST /v1/position-bias`` takes its items."""
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    items = []
+    for number, line in enumerate(lines, 1):
+        try:
+            items.append(msgspec.json.decode(line, type=PositionItem))
+        except msgspec.DecodeError as error:
+            raise SystemExit(f"{path}:{number}: {error}") from error
+    return items
+
+
+def request_of(args: argparse.Namespace) -> PositionBiasEvaluate:
+    if bool(args.file) == bool(args.dataset):
+        raise SystemExit("give a FILE or --dataset NAME")
+    dataset = args.dataset
+    if dataset and not dataset.startswith("sample-") and "-" not in dataset:
+        dataset = f"sample-{dataset}"  # a built-in sample by its short name
+    return PositionBiasEvaluate(
+        models=args.model,
+        items=read_items(Path(args.file)) if args.file else None,
+        dataset_id=dataset,
+        limit=args.limit,
+        conditions=args.condition,
+        generator=args.generator,
+        calibrate=args.calibrate,
+    )
+
+
+def _cell(value: float | None, signed: bool = True) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+.2f}" if signed else f"{value:.0f}"
+
+
+def _metric_row(model: str, condition: str, metrics: dict[str, MetricValue]) -> list[str]:
+    values = [_cell(metrics[name].value) for name in COLUMNS]
+    return [model, condition, *values, _cell(metrics["n_pairs"].value, signed=False)]
+
+
+def print_table(result: PositionBiasEvaluation, out: TextIO | None = None) -> None:
+    out = out or sys.stdout
+    rows = [["model", "condition", *COLUMNS, "n_pairs"]]
+    for model, metrics in result.models.items():
+        rows.append(_metric_row(model, "all", metrics))
+        for condition, by_model in sorted(result.by_condition.items()):
+            if model in by_model:
+                rows.append(_metric_row("", condition, by_model[model]))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        cells = (cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+        print("  ".join(cells).rstrip(), file=out)
+    agreed = sum(1 for t in result.trials for m in t.models if m.agreed is not None)
+    answered = sum(len(t.models) for t in result.trials)
+    print(f"\nswap-and-agree gave an option on {agreed} of {answered} trials", file=out)
+    for skipped in result.skipped:
+        print(f"skipped {skipped.item_id} ({skipped.condition}): {skipped.reason}", file=out)
+
+
+async def _position_bias(args: argparse.Namespace) -> int:
+    async with evaluator_url(args) as url:
+        client = EvaluatorClient(url, api_key=args.api_key)
+        result = await client.position_bias(args.request)
+    print_table(result)
+    if args.json:
+        document = msgspec.json.format(msgspec.json.encode(result))
+        written = await asyncio.to_thread(save, Path(args.json), document)
+        print(f"JSON result: {written}")
+    return 0
+
+
+def command_position_bias(args: argparse.Namespace) -> int:
+    args.request = request_of(args)
+    return run(_position_bias, args)
+
+
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sub = commands.add_parser(
+        "position-bias", help="ask every item with its options in each order: PF, PC, mitigations"
+    )
+    sub.add_argument("file", nargs="?", help="JSONL of items ({question, answer, ...})")
+    sub.add_argument("--dataset", help="a stored dataset id or a sample name (mmlu, simpleqa...)")
+    sub.add_argument("--limit", type=int, default=None, help="only the first N items")
+    sub.add_argument("--model", action="append", required=True, help="gateway route; repeat")
+    sub.add_argument("--condition", action="append", choices=CONDITIONS, default=None)
+    sub.add_argument("--generator", default="local", help="route writing the distractors")
+    sub.add_argument("--calibrate", action="store_true", help="balanced position calibration")
+    sub.add_argument("--json", default=None, help="write the whole result here")
+    add_connection(sub)
+    sub.set_defaults(handler=command_position_bias)
