@@ -193,6 +193,13 @@ PANELS: list[tuple[str, str, list[tuple[str, str]]]] = [
         ],
     ),
     (
+        "API calls refused for their key/s",
+        "reqps",
+        [
+            ("{{reason}}", f"sum by (reason) (rate(steadfast_api_auth_rejections_total{RATE}))"),
+        ],
+    ),
+    (
         "Running builds",
         "short",
         [
