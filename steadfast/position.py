@@ -79,6 +79,11 @@ def print_table(result: PositionBiasEvaluation, out: TextIO | None = None) -> No
     agreed = sum(1 for t in result.trials for m in t.models if m.agreed is not None)
     answered = sum(len(t.models) for t in result.trials)
     print(f"\nswap-and-agree gave an option on {agreed} of {answered} trials", file=out)
+    for model, failed in result.failed_replies.items():
+        if failed:
+            print(f"{model}: {failed} replies failed after every retry (in no metric)", file=out)
+    for note in result.notes:
+        print(f"note: {note}", file=out)
     for skipped in result.skipped:
         print(f"skipped {skipped.item_id} ({skipped.condition}): {skipped.reason}", file=out)
 

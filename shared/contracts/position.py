@@ -122,9 +122,16 @@ class PositionBiasEvaluation(Contract, kw_only=True):
     #: item/condition pairs not run, with the reason (a distractor could not be written...)
     skipped: list[SkippedTrial]
     #: ``{model: {PF, abs_PF, PC, acc_correct_first, ...}}`` over every condition (scoring's
-    #: position-bias metrics; empty when no reply could be scored)
+    #: position-bias metrics; empty when no reply could be scored). In the high condition the
+    #: "correct" option is the first decoy, so the accuracy-like numbers over every condition
+    #: mix in a preference for it; PF and PC keep their meaning (see ``by_condition``)
     models: ModelMetrics = msgspec.field(default_factory=dict)
     by_condition: dict[str, ModelMetrics] = msgspec.field(default_factory=dict)
     pairs: dict[str, PairCounts] = msgspec.field(default_factory=dict)
     recall_by_position: dict[str, dict[str, MetricValue]] = msgspec.field(default_factory=dict)
+    #: ``{model: replies that failed after every retry}``: they count in no metric (their
+    #: reason is on the reply)
+    failed_replies: dict[str, int] = msgspec.field(default_factory=dict)
+    #: what the caller should know: a model that could not be calibrated, metrics that failed
+    notes: list[str] = msgspec.field(default_factory=list)
     elapsed_s: float = 0.0

@@ -127,3 +127,10 @@ class HttpUpstream:
             return await self.scoring.position_bias(request)
         except ServiceCallError as error:
             raise upstream_error(error) from error
+
+    async def logprob_routes(self) -> set[str]:
+        try:
+            listing = await self.gateway.models()
+        except ServiceCallError as error:
+            raise upstream_error(error) from error
+        return {route.name for route in listing.models if route.supports_logprobs}

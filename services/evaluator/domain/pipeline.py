@@ -158,7 +158,7 @@ class ParaphraseSet:
     rejected: list[dict[str, Any]] = field(default_factory=list)
 
 
-def item_id(item: EvaluationItem, position: int) -> str:
+def item_id(item: Identified, position: int) -> str:
     return item.id or f"item-{position + 1}"
 
 
@@ -172,6 +172,18 @@ class Routed(Protocol):
     def models(self) -> list[str] | None: ...
 
 
+class AnswerLayout(Routed, Protocol):
+    """A request that may name where the answer instruction goes."""
+
+    @property
+    def instruction_role(self) -> InstructionRole | None: ...
+
+
+class Identified(Protocol):
+    @property
+    def id(self) -> str | None: ...
+
+
 def models_of(settings: Routed) -> list[str]:
     models = list(settings.models or [])
     if settings.model and settings.model not in models:
@@ -179,7 +191,7 @@ def models_of(settings: Routed) -> list[str]:
     return models
 
 
-def instruction_role_of(settings: EvaluationSettings) -> InstructionRole:
+def instruction_role_of(settings: AnswerLayout) -> InstructionRole:
     """The layout of every answer request: as set, else the one a self-paraphrase model needs
     (for all models alike, so that they are compared on the same prompt)."""
     if settings.instruction_role is not None:

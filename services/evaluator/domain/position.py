@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import math
+import string
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -20,10 +22,13 @@ import msgspec
 
 from services.evaluator.adapters.datasets import DatasetStore
 from services.evaluator.domain.pipeline import (
+    Generated,
     RetryPolicy,
     Upstream,
     UpstreamError,
     generate_all,
+    instruction_role_of,
+    item_id,
     models_of,
     with_retries,
 )
@@ -57,7 +62,7 @@ from shared.contracts.scoring import (
 )
 from shared.problems import ProblemError
 
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+LETTERS = string.ascii_uppercase
 #: first-token alternatives asked for with ``calibrate`` (the gateway's maximum)
 CALIBRATION_ALTERNATIVES = 20
 
@@ -68,6 +73,10 @@ class PositionUpstream(Upstream, Protocol):
     async def permutations(self, request: PermutationRequest) -> PermutationResponse: ...
 
     async def position_bias(self, request: PositionBiasRequest) -> PositionBiasResponse: ...
+
+    async def logprob_routes(self) -> set[str]:
+        """The gateway routes that can give the first token's alternatives."""
+        ...
 
 
 @dataclass
@@ -121,8 +130,14 @@ def validate(request: PositionBiasEvaluate) -> list[str]:
     models = models_of(request)
     if not models:
         raise ProblemError(400, "Invalid request", "give `model` or `models`", field="model")
+    seen: set[str] = set()
     for index, item in enumerate(items_of(request)):
         where = f"items[{index}]"
+        key = item_id(item, index)
+        if key in seen:
+            detail = f"two items have the id {key!r}: every item needs its own"
+            raise ProblemError(400, "Invalid request", detail, field=f"{where}.id")
+        seen.add(key)
         if item.options is not None:
             if item.correct_option is None:
                 detail = "an item with `options` needs its `correct_option`"
@@ -136,17 +151,28 @@ def validate(request: PositionBiasEvaluate) -> list[str]:
     return models
 
 
+def wanted_conditions(request: PositionBiasEvaluate) -> list[Condition]:
+    return [c for c in CONDITIONS if c in (request.conditions or CONDITIONS)]
+
+
+def not_applicable(item: PositionItem, condition: Condition) -> str | None:
+    """Why ``item`` cannot run under ``condition`` (None: it can)."""
+    if condition == "low" and not item.context:
+        return "the low condition shows the item's context, and it has none"
+    if condition == "high" and item.options is not None:
+        return "the high condition replaces the options by two unrelated ones: give `answer`"
+    return None
+
+
 def order_count(request: PositionBiasEvaluate) -> int:
-    """Upper bound of the answers the request needs: orders × conditions × models."""
-    conditions = len(set(request.conditions or CONDITIONS))
-    orders = sum(len(item.options) if item.options else 2 for item in items_of(request))
-    return orders * conditions * max(1, len(models_of(request)))
-
-
-def instruction_role(request: PositionBiasEvaluate, models: list[str]) -> InstructionRole:
-    if request.instruction_role is not None:
-        return request.instruction_role
-    return "system" if any(split_model(model)[0] for model in models) else "user"
+    """The answers the request needs at most: option orders × conditions run × models."""
+    orders = sum(
+        len(item.options) if item.options and condition != "high" else 2
+        for item in items_of(request)
+        for condition in wanted_conditions(request)
+        if not_applicable(item, condition) is None
+    )
+    return orders * max(1, len(models_of(request)))
 
 
 @dataclass
@@ -155,59 +181,51 @@ class _Run:
     upstream: PositionUpstream
     retry: RetryPolicy
     skipped: list[SkippedTrial] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def skip(self, item_id: str, condition: Condition, reason: str) -> None:
         self.skipped.append(SkippedTrial(item_id=item_id, condition=condition, reason=reason))
 
     async def plan(self, position: int) -> list[PlannedTrial]:
         item = items_of(self.request)[position]
-        key = item.id or f"item-{position + 1}"
-        wanted = [c for c in CONDITIONS if c in (self.request.conditions or CONDITIONS)]
+        key = item_id(item, position)
         explicit = self.request.conditions is not None
         trials: list[PlannedTrial] = []
-        for condition in wanted:
-            if reason := self._not_applicable(item, condition):
+        plausible: tuple[str, str] | None = None  # written once, shown in low and medium
+        for condition in wanted_conditions(self.request):
+            if reason := not_applicable(item, condition):
                 if explicit:
                     self.skip(key, condition, reason)
                 continue
-            trial = await self._trial(item, key, condition)
-            if trial is not None:
-                trials.append(trial)
+            context = item.context if condition == "low" else None
+            if item.options is not None:
+                assert item.correct_option is not None
+                options, reference = list(item.options), LETTERS.index(item.correct_option)
+                source = "given"
+            elif condition == "high":
+                decoys = await self._distractors(item, key, condition, "out_of_context", 2)
+                if decoys is None:
+                    continue
+                options, reference, source = decoys.distractors[:2], 0, decoys.prompt_version
+            else:
+                assert item.answer is not None
+                plausible = plausible or await self._plausible(item, key, condition)
+                if plausible is None:
+                    continue
+                options, reference, source = [item.answer, plausible[0]], 0, plausible[1]
+            trials.append(
+                PlannedTrial(key, condition, item.question, context, options, reference, source)
+            )
         return trials
 
-    @staticmethod
-    def _not_applicable(item: PositionItem, condition: Condition) -> str | None:
-        if condition == "low" and not item.context:
-            return "the low condition shows the item's context, and it has none"
-        if condition == "high" and item.options is not None:
-            return "the high condition replaces the options by two unrelated ones: give `answer`"
-        return None
-
-    async def _trial(
+    async def _plausible(
         self, item: PositionItem, key: str, condition: Condition
-    ) -> PlannedTrial | None:
-        context = item.context if condition == "low" else None
-        if item.options is not None:
-            assert item.correct_option is not None
-            reference, source = LETTERS.index(item.correct_option), "given"
-            options = list(item.options)
-        elif condition == "high":
-            assert item.answer is not None
-            decoys = await self._distractors(item, key, condition, "out_of_context", 2)
-            if decoys is None:
-                return None
-            options, reference, source = decoys.distractors[:2], 0, decoys.prompt_version
-        else:
-            assert item.answer is not None
-            if item.distractor is not None:
-                distractor, source = item.distractor, "given"
-            else:
-                written = await self._distractors(item, key, condition, "plausible", 1)
-                if written is None:
-                    return None
-                distractor, source = written.distractors[0], written.prompt_version
-            options, reference = [item.answer, distractor], 0
-        return PlannedTrial(key, condition, item.question, context, options, reference, source)
+    ) -> tuple[str, str] | None:
+        """The item's wrong option and where it came from ("given" or the prompt version)."""
+        if item.distractor is not None:
+            return item.distractor, "given"
+        written = await self._distractors(item, key, condition, "plausible", 1)
+        return (written.distractors[0], written.prompt_version) if written else None
 
     async def _distractors(
         self, item: PositionItem, key: str, condition: Condition, mode: str, n: int
@@ -248,8 +266,27 @@ class _Run:
         response = await with_retries(lambda: self.upstream.permutations(request), self.retry)
         return [order.order for order in response.orders]
 
+    async def calibrated_models(self, models: list[str]) -> set[str]:
+        """The models whose replies bring first-token probabilities (with ``calibrate``); a
+        note names the others. A self-paraphrase model never has them."""
+        if not self.request.calibrate:
+            return set()
+        routes = await with_retries(self.upstream.logprob_routes, self.retry)
+        able = {m for m in models if split_model(m)[0] is None and m in routes}
+        for model in models:
+            if model not in able:
+                self.notes.append(
+                    f"{model}: not calibrated, its route gives no first-token probabilities"
+                )
+        return able
+
     def answer_request(
-        self, trial: PlannedTrial, order: list[int], model: str, role: InstructionRole
+        self,
+        trial: PlannedTrial,
+        order: list[int],
+        model: str,
+        role: InstructionRole,
+        calibrated: bool,
     ) -> GenerateRequest:
         shown = EvaluationItem(
             question=trial.question,
@@ -264,7 +301,7 @@ class _Run:
             messages=messages,
             temperature=0.0,
             max_tokens=self.request.max_tokens,
-            top_logprobs=CALIBRATION_ALTERNATIVES if self.request.calibrate else None,
+            top_logprobs=CALIBRATION_ALTERNATIVES if calibrated else None,
             task="choice",
         )
 
@@ -288,11 +325,12 @@ def read_reply(
 
 
 def option_probabilities(order: list[int], alternatives: list[TokenAlternative]) -> list[float]:
-    """Each option's probability of being named by the first token (" B", "b." and "B" all
+    """Each option's probability of being named by the first token (" B", "B." and "B" all
     name the option at B), by its index in the trial's options."""
     probabilities = [0.0] * len(order)
     for alternative in alternatives:
-        letter = alternative.token.strip(" \t\n.:()*").upper()
+        # upper case only: a lower-case "a" is more often the article than the option
+        letter = alternative.token.strip(" \t\n.:()*")
         if len(letter) == 1 and letter in LETTERS[: len(order)]:
             probabilities[order[LETTERS.index(letter)]] += math.exp(alternative.logprob)
     return probabilities
@@ -317,9 +355,10 @@ def model_result(model: str, answers: list[OrderAnswer]) -> TrialModelResult:
 
 
 def calibrated_choice(answers: list[OrderAnswer]) -> int | None:
-    """The option with the highest probability averaged over the orders that have them."""
+    """The option with the highest probability averaged over every order (None when an order
+    has no probabilities: the average would lean to the slots of the others)."""
     scored = [a.option_probabilities for a in answers if a.option_probabilities is not None]
-    if not scored:
+    if not scored or len(scored) < len(answers):
         return None
     means = [sum(column) / len(scored) for column in zip(*scored, strict=True)]
     best = max(means)
@@ -328,8 +367,8 @@ def calibrated_choice(answers: list[OrderAnswer]) -> int | None:
     return means.index(best)
 
 
-def position_records(trial: PlannedTrial, result: TrialModelResult) -> list[PositionRecord]:
-    """One record per order: where the reference option stood, and the letter replied."""
+def position_records(trial: Trial) -> list[PositionRecord]:
+    """One record per reply given: where the reference option stood, and the letter replied."""
     return [
         PositionRecord(
             item_id=trial.item_id,
@@ -340,6 +379,7 @@ def position_records(trial: PlannedTrial, result: TrialModelResult) -> list[Posi
             condition=trial.condition,
             n_options=len(trial.options),
         )
+        for result in trial.models
         for index, answer in enumerate(result.answers)
         if answer.error is None
     ]
@@ -355,40 +395,68 @@ async def evaluate_position_bias(
     trials = [trial for item_trials in planned for trial in item_trials]
     if trials:
         await run.orders(trials)
-    role = instruction_role(request, models)
-    asked = [(t, order, m) for t in trials for m in models for order in t.orders]
-    requests = [run.answer_request(t, order, m, role) for t, order, m in asked]
+    role = instruction_role_of(request)
+    calibrated = await run.calibrated_models(models)
+    requests = [
+        run.answer_request(trial, order, model, role, model in calibrated)
+        for trial in trials
+        for model in models
+        for order in trial.orders
+    ]
     outcomes = iter(await generate_all(upstream, requests, run.retry))
-    results: list[Trial] = []
-    records: list[PositionRecord] = []
-    for trial in trials:
-        by_model = []
-        for model in models:
-            answers = []
-            for order in trial.orders:
-                outcome = next(outcomes)
-                error = outcome.error.reason if outcome.error else None
-                answers.append(read_reply(order, outcome.text, error, outcome.logprobs))
-            by_model.append(model_result(model, answers))
-            records += position_records(trial, by_model[-1])
-        results.append(
-            Trial(
-                item_id=trial.item_id,
-                condition=trial.condition,
-                question=trial.question,
-                context_shown=trial.context is not None,
-                options=trial.options,
-                reference=trial.reference,
-                distractors=trial.distractors,
-                models=by_model,
-            )
-        )
-    evaluation = PositionBiasEvaluation(trials=results, skipped=run.skipped)
+    results = [_answered(trial, models, outcomes) for trial in trials]
+    evaluation = PositionBiasEvaluation(
+        trials=results, skipped=run.skipped, failed_replies=_failed_replies(results, models)
+    )
+    records = [record for trial in results for record in position_records(trial)]
     if records:
-        options = PositionBiasOptions(bootstrap=request.bootstrap, seed=request.seed)
-        scoring = PositionBiasRequest(records=records, options=options)
-        metrics = await with_retries(lambda: upstream.position_bias(scoring), run.retry)
-        evaluation.models, evaluation.by_condition = metrics.models, metrics.by_condition
-        evaluation.pairs, evaluation.recall_by_position = metrics.pairs, metrics.recall_by_position
+        await _score(evaluation, records, run)
+    evaluation.notes = run.notes
     evaluation.elapsed_s = round(time.monotonic() - started, 3)
     return evaluation
+
+
+def _answered(trial: PlannedTrial, models: list[str], outcomes: Iterator[Generated]) -> Trial:
+    by_model = []
+    for model in models:
+        answers = []
+        for order in trial.orders:
+            outcome = next(outcomes)
+            error = outcome.error.reason if outcome.error else None
+            answers.append(read_reply(order, outcome.text, error, outcome.logprobs))
+        by_model.append(model_result(model, answers))
+    return Trial(
+        item_id=trial.item_id,
+        condition=trial.condition,
+        question=trial.question,
+        context_shown=trial.context is not None,
+        options=trial.options,
+        reference=trial.reference,
+        distractors=trial.distractors,
+        models=by_model,
+    )
+
+
+def _failed_replies(trials: list[Trial], models: list[str]) -> dict[str, int]:
+    """Replies each model failed to give after every retry (they count in no metric)."""
+    failed = dict.fromkeys(models, 0)
+    for trial in trials:
+        for result in trial.models:
+            failed[result.model] += sum(1 for answer in result.answers if answer.error)
+    return failed
+
+
+async def _score(
+    evaluation: PositionBiasEvaluation, records: list[PositionRecord], run: _Run
+) -> None:
+    """Scoring's metrics into ``evaluation``; when scoring fails the replies are still
+    returned, with a note."""
+    options = PositionBiasOptions(bootstrap=run.request.bootstrap, seed=run.request.seed)
+    scoring = PositionBiasRequest(records=records, options=options)
+    try:
+        metrics = await with_retries(lambda: run.upstream.position_bias(scoring), run.retry)
+    except UpstreamError as error:
+        run.notes.append(f"no metrics: {error.reason}")
+        return
+    evaluation.models, evaluation.by_condition = metrics.models, metrics.by_condition
+    evaluation.pairs, evaluation.recall_by_position = metrics.pairs, metrics.recall_by_position

@@ -83,8 +83,12 @@ def leaning(right: str | None) -> Reply:
     if right == "A":
         alternatives = [("A", math.log(0.9)), (" B", math.log(0.1))]
     else:
-        alternatives = [("A", math.log(0.55)), ("b.", math.log(0.45))]
+        alternatives = [("A", math.log(0.55)), ("B.", math.log(0.45))]
     return Reply(text="A", top_logprobs=alternatives)
+
+
+#: 12 two-option items with a context: 12 × 3 conditions × 2 orders × 2 models = 144 > 60
+MANY = [{**ITEMS[0], "id": f"capital-{n}"} for n in range(12)]
 
 
 class ChoiceWorld:
@@ -226,7 +230,9 @@ def test_a_failing_model_is_recorded_per_reply_not_dropped(evaluator: str) -> No
     assert all(a["error"] and "attempts" in a["error"] for a in broken["answers"])
     assert broken["consistent"] is None
     assert value(result["models"]["knower"], "PC") == 1.0
+    # no metric counts the broken model's replies; the response says how many there were
     assert "broken" not in result["models"]
+    assert result["failed_replies"] == {"knower": 0, "broken": 2}
 
 
 def test_a_stored_dataset_s_items_run_as_they_are(evaluator: str) -> None:
@@ -258,6 +264,14 @@ def test_calibration_recovers_the_option_a_slot_preference_hides(evaluator: str)
     first, second = (a["option_probabilities"] for a in result["answers"])
     assert first == pytest.approx([0.9, 0.1]) and second == pytest.approx([0.45, 0.55])
     assert result["calibrated"] == 0
+    # a self-paraphrase model has no first-token probabilities: it is answered, not calibrated
+    mixed = post(evaluator, {**body, "models": ["leaning", "canonicalize:knower"], "model": None})
+    assert mixed.status_code == 200, mixed.text
+    strategy = trial(mixed.json(), "given", "medium")["models"][1]
+    assert strategy["calibrated"] is None and all(a["error"] is None for a in strategy["answers"])
+    assert mixed.json()["notes"] == [
+        "canonicalize:knower: not calibrated, its route gives no first-token probabilities"
+    ]
     uncalibrated = post(evaluator, {**body, "calibrate": False, "bootstrap": 0}).json()
     plain = trial(uncalibrated, "given", "medium")["models"][0]
     assert plain["calibrated"] is None and plain["answers"][0]["option_probabilities"] is None
@@ -282,7 +296,8 @@ def test_calibration_recovers_the_option_a_slot_preference_hides(evaluator: str)
             "items[0].correct_option",
         ),
         ({"model": "knower", "items": ITEMS, "conditions": ["extreme"]}, 400, "conditions[0]"),
-        ({"models": ["knower", "primacy"], "items": ITEMS * 5}, 413, "items"),
+        ({"models": ["knower", "primacy"], "items": MANY}, 413, "items"),
+        ({"model": "knower", "items": [ITEMS[0], ITEMS[0]]}, 400, "items[1].id"),
         ({"model": "knower"}, 400, "items"),
     ],
 )

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import math
 
+import msgspec
 import pytest
 
 from services.evaluator.domain.position import (
     calibrated_choice,
     model_result,
     option_probabilities,
+    order_count,
     position_item,
     read_reply,
 )
 from shared.contracts.evaluator import EvaluationItem
 from shared.contracts.gateway import TokenAlternative
-from shared.contracts.position import OrderAnswer, PositionItem
+from shared.contracts.position import OrderAnswer, PositionBiasEvaluate, PositionItem
 
 
 def test_a_reply_is_read_strictly_and_mapped_to_the_option_it_stood_for() -> None:
@@ -51,7 +53,8 @@ def test_a_missing_reply_leaves_consistency_unknown_and_a_tie_has_no_vote() -> N
 def test_option_probabilities_sum_the_tokens_that_name_each_letter() -> None:
     alternatives = [
         TokenAlternative(token=" B", logprob=math.log(0.5)),
-        TokenAlternative(token="b.", logprob=math.log(0.1)),
+        TokenAlternative(token="B.", logprob=math.log(0.1)),
+        TokenAlternative(token="a", logprob=math.log(0.02)),  # the article, not option A
         TokenAlternative(token="A", logprob=math.log(0.3)),
         TokenAlternative(token="C", logprob=math.log(0.05)),  # not among two options
         TokenAlternative(token="Because", logprob=math.log(0.05)),
@@ -65,7 +68,8 @@ def test_calibration_averages_over_orders_and_refuses_a_tie() -> None:
         return [OrderAnswer(order=[0, 1], option_probabilities=p) for p in probabilities]
 
     assert calibrated_choice(scored([0.9, 0.1], [0.45, 0.55])) == 0
-    assert calibrated_choice(scored([0.9, 0.1], None)) == 0  # an order without them is left out
+    # one order without probabilities: the other alone would lean to its own slots
+    assert calibrated_choice(scored([0.9, 0.1], None)) is None
     assert calibrated_choice(scored([0.6, 0.4], [0.4, 0.6])) is None
     assert calibrated_choice(scored(None, None)) is None
     assert calibrated_choice(scored([0.0, 0.0])) is None
@@ -78,3 +82,14 @@ def test_a_dataset_item_becomes_a_protocol_item() -> None:
     choice = EvaluationItem(question="Which?", options=["x", "y"], correct_option="B", answer="y")
     mapped = position_item(choice)
     assert (mapped.options, mapped.correct_option, mapped.answer) == (["x", "y"], "B", None)
+
+
+def test_the_answer_count_covers_only_the_conditions_an_item_can_run() -> None:
+    choice = PositionItem(question="q", options=["w", "x", "y", "z"], correct_option="A")
+    bare = PositionItem(question="q", answer="a")
+    with_context = PositionItem(question="q", answer="a", context="c")
+    request = PositionBiasEvaluate(models=["m1", "m2"], items=[choice, bare, with_context])
+    # choice: medium, 4 orders; bare: medium + high; with context: low + medium + high
+    assert order_count(request) == (4 + 2 * 2 + 3 * 2) * 2
+    only_high = msgspec.structs.replace(request, conditions=["high"])
+    assert order_count(only_high) == (2 + 2) * 2
