@@ -7,8 +7,10 @@ import math
 import msgspec
 import pytest
 
+from services.evaluator.domain.pipeline import Generated, RetryPolicy, UpstreamError
 from services.evaluator.domain.position import (
     calibrated_choice,
+    evaluate_position_bias,
     model_result,
     option_probabilities,
     order_count,
@@ -16,8 +18,10 @@ from services.evaluator.domain.position import (
     read_reply,
 )
 from shared.contracts.evaluator import EvaluationItem
-from shared.contracts.gateway import TokenAlternative
+from shared.contracts.gateway import GenerateRequest, TokenAlternative
+from shared.contracts.perturb import OptionOrder, PermutationRequest, PermutationResponse
 from shared.contracts.position import OrderAnswer, PositionBiasEvaluate, PositionItem
+from shared.contracts.scoring import PositionBiasRequest, PositionBiasResponse
 
 
 def test_a_reply_is_read_strictly_and_mapped_to_the_option_it_stood_for() -> None:
@@ -93,3 +97,46 @@ def test_the_answer_count_covers_only_the_conditions_an_item_can_run() -> None:
     assert order_count(request) == (4 + 2 * 2 + 3 * 2) * 2
     only_high = msgspec.structs.replace(request, conditions=["high"])
     assert order_count(only_high) == (2 + 2) * 2
+
+
+class ScoringDown:
+    """Gateway and perturb answer; scoring keeps failing."""
+
+    def __init__(self) -> None:
+        self.scoring_calls = 0
+
+    async def generate_batch(self, requests: list[GenerateRequest]) -> list[Generated]:
+        return [Generated(text="A") for _ in requests]
+
+    async def permutations(self, request: PermutationRequest) -> PermutationResponse:
+        orders = [
+            OptionOrder(options=[], positions=[], order=[0, 1]),
+            OptionOrder(options=[], positions=[], order=[1, 0]),
+        ]
+        return PermutationResponse(scheme=request.scheme, orders=orders)
+
+    async def position_bias(self, request: PositionBiasRequest) -> PositionBiasResponse:
+        self.scoring_calls += 1
+        raise UpstreamError("scoring: unavailable")
+
+    async def logprob_routes(self) -> set[str]:
+        return set()
+
+
+async def test_replies_are_returned_when_scoring_fails() -> None:
+    upstream = ScoringDown()
+    request = PositionBiasEvaluate(
+        model="m",
+        items=[PositionItem(question="q", answer="yes", distractor="no")],
+        conditions=["medium"],
+    )
+    result = await evaluate_position_bias(
+        request,
+        upstream,
+        RetryPolicy(max_attempts=2, base_delay_s=0),  # type: ignore[arg-type]
+    )
+    assert upstream.scoring_calls == 2
+    assert [a.choice for a in result.trials[0].models[0].answers] == ["A", "A"]
+    assert result.models == {} and result.notes == [
+        "no metrics: scoring: unavailable (after 2 attempts)"
+    ]
