@@ -290,6 +290,8 @@ def parse_choice_letter(text: str, n_options: int = 2) -> str | None:
 
 #: "D. demographic momentum.", "(D) ...", "D) ...", "D: ...", "D." at the start of a reply
 _LABELLED_OPTION = re.compile(r"^\W*\(?([A-Z])(?:\)|[.:)](?=\s|$))")
+#: "Answer: " or "Final answer - " before what a reply names
+_ANSWER_PREFIX = re.compile(r"^\W*(?:final\s+)?answer\s*[:\-]\s*", re.IGNORECASE)
 #: "Option D", "answer: (D)", "The answer is D." as the whole reply
 _NAMED_LETTER = re.compile(
     r"^\W*(?:the\s+)?(?:correct\s+)?(?:answer|option|choice)(?:\s+is)?\s*[:\-]?\s*\(?([A-Z])\)?\W*$",
@@ -301,18 +303,28 @@ def read_choice_letter(text: str, options: list[str] | None = None) -> str | Non
     """The option a free-form reply chose: a bare letter (as :func:`parse_choice_letter`), a
     reply that starts with an option's label ("D. demographic momentum."), names it ("Option D",
     "The answer is D"), or is exactly one option's text (compared as :func:`normalize_factual`
-    does). ``None`` when none of these singles out one option.
+    does); the whole reply, else its first line (after an "Answer:"), is read. ``None`` when
+    none of these singles out one option.
 
     Lenient on purpose: for a strategy that reads its own model's replies (the self-paraphrase
     proxy). Grading the model under test stays strict (METHOD §2.1)."""
     n_options = len(options) if options else 26
     if not 1 <= n_options <= 26:
         raise ValueError("options must number between 1 and 26")
-    letter = parse_choice_letter(text, n_options)
+    stripped = text.strip()
+    first_line = stripped.split("\n", 1)[0].strip()
+    for reply in dict.fromkeys((stripped, first_line, _ANSWER_PREFIX.sub("", first_line, 1))):
+        letter = _letter_of(reply, options, n_options)
+        if letter is not None:
+            return letter
+    return None
+
+
+def _letter_of(reply: str, options: list[str] | None, n_options: int) -> str | None:
+    letter = parse_choice_letter(reply, n_options)
     if letter is None:
-        stripped = text.strip()
-        labelled = _LABELLED_OPTION.match(stripped) or _NAMED_LETTER.match(stripped)
-        letter = labelled.group(1).upper() if labelled else _option_with_text(stripped, options)
+        labelled = _LABELLED_OPTION.match(reply) or _NAMED_LETTER.match(reply)
+        letter = labelled.group(1).upper() if labelled else _option_with_text(reply, options)
     if letter is None or ord(letter) - ord("A") >= n_options:
         return None
     return letter

@@ -51,13 +51,15 @@ class QuestionParts:
 
     @property
     def choices(self) -> list[str]:
-        """The options' texts, A first, without their labels (empty without options)."""
+        """The options' texts, A first, without their labels (empty without options). A line
+        that is no option label (an option's text wrapped onto a second line, an instruction
+        below the options) is passed over."""
         texts: list[str] = []
         for line in self.options.splitlines():
-            if not line.strip():
-                continue
             match = _OPTION_LINE.match(line)
-            if not match or match.group(1).lower() != chr(ord("a") + len(texts)):
+            if match is None:
+                continue
+            if match.group(1).lower() != chr(ord("a") + len(texts)):
                 break
             texts.append(line[match.end(1) + 1 :].strip())
         return texts
@@ -97,12 +99,14 @@ def _option_letter(line: str) -> str | None:
 
 
 def _lettered_run(lines: list[str]) -> int:
-    """How many options lettered a, b, c, ... in order ``lines`` start with."""
+    """How many options lettered a, b, c, ... in order ``lines`` start with (lines that are no
+    option label, an option's text wrapped onto the next line say, are passed over)."""
     count = 0
     for line in lines:
-        if not line.strip():
+        letter = _option_letter(line)
+        if letter is None:
             continue
-        if _option_letter(line) != chr(ord("a") + count):
+        if letter != chr(ord("a") + count):
             break
         count += 1
     return count

@@ -277,6 +277,9 @@ def test_a_question_parts_lists_its_options_texts() -> None:
     assert split_options(CHOICE_QUESTION).choices == ["18", "24", "21"]
     assert split_options("Which?\n\n(a) red\n\n(b)  dark blue \n").choices == ["red", "dark blue"]
     assert split_options(QUESTION).choices == []
+    # an option's text wrapped onto a second line, an instruction below: passed over
+    wrapped = "Which?\nA. a long option\n   that wraps\nB. short\nC. third\nAnswer with a letter."
+    assert split_options(wrapped).choices == ["a long option", "short", "third"]
 
 
 async def test_a_paraphrase_dropping_a_number_the_options_repeat_does_not_vote() -> None:

@@ -168,6 +168,8 @@ GEOGRAPHY = ["a currency.", "a transport network.", "government activity.", "a b
         ("Option B", "B"),
         ("The correct answer is (c).", "C"),
         ("answer: d", "D"),
+        ("Answer: D. a banking service", "D"),
+        ("B\n\nExplanation: a transport network links markets.", "B"),
         # an option's own text, even one that starts like a letter ("A banking...")
         ("A banking service.", "D"),
         ("Government activity", "C"),
