@@ -112,7 +112,8 @@ class Supervisor:
     log_dir: Path | None = None
     services: tuple[str, ...] = SERVICE_NAMES
     #: the services listen on 127.0.0.1 only, so by default the evaluator runs in open local
-    #: mode (no API key) unless ``STEADFAST_EVALUATOR_AUTH`` says otherwise
+    #: mode (no API key) unless ``STEADFAST_EVALUATOR_AUTH`` says otherwise; False: it asks
+    #: for a key whatever the environment says
     open_local: bool = True
     processes: list[ServiceProcess] = field(default_factory=list)
     _signals: contextlib.ExitStack = field(default_factory=contextlib.ExitStack, repr=False)
@@ -121,6 +122,8 @@ class Supervisor:
         env = service_environment(self.ports, extra=self.env)
         if self.open_local:
             env.setdefault(AUTH_VARIABLE, "open")
+        else:
+            env[AUTH_VARIABLE] = "keys"
         return env
 
     def start(self) -> None:

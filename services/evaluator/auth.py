@@ -17,10 +17,9 @@ API_KEY_HEADER = "X-API-Key"
 
 
 def presented_key(connection: ASGIConnection[Any, Any, Any, Any]) -> str | None:
-    authorization = connection.headers.get("Authorization", "")
-    scheme, _, credentials = authorization.partition(" ")
-    if scheme.lower() == "bearer" and credentials.strip():
-        return credentials.strip()
+    parts = connection.headers.get("Authorization", "").split()
+    if len(parts) == 2 and parts[0].lower() == "bearer":
+        return parts[1]
     return connection.headers.get(API_KEY_HEADER) or None
 
 

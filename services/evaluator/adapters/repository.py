@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -265,17 +265,21 @@ class EvaluationStore:
         items: list[EvaluationItem],
         models: list[str],
         request_hash: str,
+        earlier_hashes: Collection[str] = (),
         name: str | None = None,
         dataset_id: str | None = None,
         idempotency_key: str | None = None,
         reuse_sets: dict[str, ParaphraseSet] | None = None,
     ) -> tuple[EvaluationRow, bool]:
         """Create a queued job; returns (job, created). An Idempotency-Key seen before returns
-        the earlier job (or raises :class:`IdempotencyConflict` for a different request)."""
+        the earlier job (or raises :class:`IdempotencyConflict` for a different request: one
+        whose stored hash is neither ``request_hash`` nor one of ``earlier_hashes``, the same
+        request's hash as earlier versions computed it)."""
+        accepted = {request_hash, *earlier_hashes}
         if idempotency_key:
             existing = await self.by_idempotency_key(idempotency_key)
             if existing is not None:
-                return self._same_request(existing, request_hash), False
+                return self._same_request(existing, accepted), False
         evaluation_id = f"ev-{uuid.uuid4().hex[:20]}"
         try:
             async with self.engine.begin() as connection:
@@ -302,14 +306,14 @@ class EvaluationStore:
             existing = await self.by_idempotency_key(idempotency_key) if idempotency_key else None
             if existing is None:
                 raise
-            return self._same_request(existing, request_hash), False
+            return self._same_request(existing, accepted), False
         created = await self.get(evaluation_id)
         assert created is not None
         return created, True
 
     @staticmethod
-    def _same_request(existing: EvaluationRow, request_hash: str) -> EvaluationRow:
-        if existing.request_hash != request_hash:
+    def _same_request(existing: EvaluationRow, accepted: set[str]) -> EvaluationRow:
+        if existing.request_hash not in accepted:
             raise IdempotencyConflict(existing.id)
         return existing
 

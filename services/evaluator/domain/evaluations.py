@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -55,6 +56,12 @@ def request_hash(data: EvaluationCreate) -> str:
     return fingerprint(data)
 
 
+def legacy_request_hash(data: EvaluationCreate) -> str:
+    """The hash versions before 2026-12-01 stored (every field, defaults included): a retry
+    sent across the upgrade still finds its evaluation."""
+    return hashlib.sha256(msgspec.json.encode(data)).hexdigest()
+
+
 def settings_of(data: EvaluationCreate) -> EvaluationSettings:
     """The settings part of a create request (without items, dataset and name), with the
     answer layout it resolves to: the report then says which one the answers had."""
@@ -89,6 +96,7 @@ class Evaluations:
                 items=items,
                 models=models,
                 request_hash=request_hash(data),
+                earlier_hashes=[legacy_request_hash(data)],
                 name=data.name,
                 dataset_id=data.dataset_id,
                 idempotency_key=idempotency_key,

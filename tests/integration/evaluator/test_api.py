@@ -9,12 +9,17 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 import sqlalchemy as sa
 from litestar.testing import AsyncTestClient
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from services.evaluator.app import create_app
+from services.evaluator.db.models import evaluations
+from services.evaluator.domain.evaluations import legacy_request_hash
 from services.evaluator.settings import EvaluatorSettings
+from shared.contracts.evaluator import EvaluationCreate
 from shared.contracts.scoring import Report, ReportFormat
 from tests.integration.evaluator.stand_ins import StandInUpstream
 
@@ -169,6 +174,26 @@ async def test_idempotency_key(client: AsyncTestClient[Any]) -> None:
     assert other.status_code == 422
     assert other.json()["errors"][0]["field"] == "Idempotency-Key"
     assert (await client.get("/v1/evaluations")).json()["total"] == 1
+
+
+async def test_an_idempotency_key_stored_by_an_earlier_version_still_matches(
+    client: AsyncTestClient[Any], database_url: str
+) -> None:
+    headers = {"Idempotency-Key": "before-the-upgrade"}
+    body = job_body()
+    first = (await client.post("/v1/evaluations", json=body, headers=headers)).json()
+    # as the version before this one stored it: a hash of every field
+    legacy = legacy_request_hash(msgspec.convert(body, EvaluationCreate))
+    engine = create_async_engine(database_url)
+    async with engine.begin() as connection:
+        await connection.execute(
+            evaluations.update().where(evaluations.c.id == first["id"]).values(request_hash=legacy)
+        )
+    await engine.dispose()
+    again = await client.post("/v1/evaluations", json=body, headers=headers)
+    assert again.status_code == 202 and again.json()["id"] == first["id"]
+    other = await client.post("/v1/evaluations", json=job_body(n=2), headers=headers)
+    assert other.status_code == 422
 
 
 @pytest.mark.parametrize(

@@ -92,6 +92,8 @@ async def test_a_key_from_the_cli_is_accepted_until_it_is_revoked(
     async with app_client(data_dir, "keys") as client:
         bearer = {"Authorization": f"Bearer {key}"}
         assert (await client.get("/v1/evaluations", headers=bearer)).status_code == 200
+        spaced = {"Authorization": f"bearer   {key} "}
+        assert (await client.get("/v1/evaluations", headers=spaced)).status_code == 200
         assert (await client.get("/v1/datasets", headers={"X-API-Key": key})).status_code == 200
         submitted = await client.post("/v1/evaluations", json=job_body(), headers=bearer)
         assert submitted.status_code == 202
@@ -119,7 +121,9 @@ def test_the_services_a_local_launcher_starts_run_open_unless_told_otherwise(
 ) -> None:
     monkeypatch.delenv(AUTH_VARIABLE, raising=False)
     assert Supervisor().environment()[AUTH_VARIABLE] == "open"
-    assert AUTH_VARIABLE not in Supervisor(open_local=False).environment()
+    monkeypatch.setenv(AUTH_VARIABLE, "open")
+    assert Supervisor(open_local=False).environment()[AUTH_VARIABLE] == "keys"
+    monkeypatch.delenv(AUTH_VARIABLE)
     told = Supervisor(env={AUTH_VARIABLE: "keys"}).environment()
     assert told[AUTH_VARIABLE] == "keys"
     monkeypatch.setenv(AUTH_VARIABLE, "keys")
