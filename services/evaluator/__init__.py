@@ -1,2 +1,3 @@
 """The public API: evaluations (paraphrase consistency, positional bias), jobs, datasets,
-reports."""
+reports. Every call but the probes, metrics and schema needs an API key
+(`Authorization: Bearer <key>`), unless the service runs in open local mode."""
