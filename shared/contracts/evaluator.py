@@ -69,7 +69,8 @@ class EvaluationSettings(Contract, kw_only=True):
     #: paraphrase generation budget per question (METHOD §1.1: 120 candidates, 75 s)
     max_candidates: Annotated[int, msgspec.Meta(ge=1, le=2000)] = 120
     time_budget_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 75.0
-    #: candidates asked for per generation round (METHOD §1.1: about 14 plain and 8 toned)
+    #: candidates asked for per generation round (METHOD §1.1: about 14 plain and 8 toned); with
+    #: no toned candidates (0) the set is k plain paraphrases
     plain_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 14
     toned_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 8
     verify: VerifySettings = msgspec.field(default_factory=VerifySettings)

@@ -74,6 +74,7 @@ class RejectedCandidate(Contract, kw_only=True):
 class ParaphraseResponse(Contract, kw_only=True):
     question: str
     #: the result: the first ceil(plain_share·k) plain paraphrases plus the toned ones, cut to k
+    #: (k plain ones when the request asks for no toned candidate: ``toned_per_round`` 0)
     accepted: list[Paraphrase]
     rejected: list[RejectedCandidate]
     #: verified paraphrases beyond the result (more of one kind than its target)

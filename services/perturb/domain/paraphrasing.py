@@ -115,6 +115,17 @@ def targets(k: int, plain_share: float, toned_share: float) -> tuple[int, int]:
     return math.ceil(plain_share * k - 1e-9), math.ceil(toned_share * k - 1e-9)
 
 
+def request_targets(request: ParaphraseRequest) -> tuple[int, int]:
+    """The targets of a request: a kind it never asks for (none per round) leaves all k places
+    to the other, or a set without toned paraphrases could never grow past the plain target and
+    would spend the whole candidate cap trying."""
+    if request.toned_per_round == 0:
+        return request.k, 0
+    if request.plain_per_round == 0:
+        return 0, request.k
+    return targets(request.k, request.plain_share, request.toned_share)
+
+
 def plan_round(
     request: ParaphraseRequest, progress: _Progress, rng: random.Random, base_seed: int
 ) -> list[CandidateSpec]:
@@ -164,8 +175,7 @@ class _Run:
 
     @classmethod
     def start(cls, request: ParaphraseRequest, generator: ModelCaller) -> _Run:
-        k, shares = request.k, (request.plain_share, request.toned_share)
-        progress = _Progress(k, *targets(k, *shares), seen=[request.question])
+        progress = _Progress(request.k, *request_targets(request), seen=[request.question])
         return cls(
             request=request,
             started=time.monotonic(),

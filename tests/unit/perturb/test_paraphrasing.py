@@ -107,6 +107,31 @@ async def test_a_round_asks_only_for_the_kind_still_missing() -> None:
     assert [p.kind for p in result.accepted] == ["plain"] * 7 + ["toned"] * 3
 
 
+async def test_without_toned_candidates_the_set_is_k_plain_and_stops_there() -> None:
+    # one candidate in three survives; the set must not stop at the plain target (4 of 5) and
+    # then spend the candidate cap on plain candidates that could never enter it
+    builder, gateway, _ = _builder(accept=lambda text: int(text.split()[-1]) % 3 == 0)
+    request = ParaphraseRequest(
+        question=QUESTION, k=5, seed=2, plain_per_round=4, toned_per_round=0, max_candidates=40
+    )
+    result = await builder.build(request)
+    assert result.complete and result.incomplete_reason is None
+    assert [p.kind for p in result.accepted] == ["plain"] * 5
+    # candidates 0, 3, 6, 9 and 12 are kept, 15 is the fourth round's surplus; no fifth round
+    assert [p.sample_index for p in result.accepted] == [0, 3, 6, 9, 12]
+    assert [p.sample_index for p in result.surplus] == [15]
+    assert result.candidates_generated == len(gateway.requests) == 16
+    assert all(" tone (" not in _instruction(r) for r in gateway.requests)
+
+
+async def test_without_plain_candidates_the_set_is_k_toned() -> None:
+    builder, gateway, _ = _builder()
+    request = ParaphraseRequest(question=QUESTION, k=5, seed=2, plain_per_round=0)
+    result = await builder.build(request)
+    assert result.complete and [p.kind for p in result.accepted] == ["toned"] * 5
+    assert all(" tone (" in _instruction(r) for r in gateway.requests)
+
+
 async def test_the_candidate_cap_stops_with_a_reason() -> None:
     builder, gateway, _ = _builder(accept=lambda text: text.endswith(" 0"))
     result = await builder.build(ParaphraseRequest(question=QUESTION, k=5, max_candidates=30))
