@@ -37,7 +37,14 @@ from pathlib import Path
 import numpy as np
 
 from bench.self_paraphrase import flips
-from bench.self_paraphrase.flips import Consistency, FlipRecord, FlipSettings, Rate
+from bench.self_paraphrase.flips import (
+    CURRENT_SET_RULE,
+    SET_RULES,
+    Consistency,
+    FlipRecord,
+    FlipSettings,
+    Rate,
+)
 from bench.self_paraphrase.items import PLAIN, STRATEGIES, Item, load_items, prompts_part
 from services.evaluator.domain.prompts import INSTRUCTIONS
 from services.gateway.domain.routes import BUILTIN_ROUTES
@@ -237,6 +244,7 @@ def flip_settings(args: argparse.Namespace) -> FlipSettings:
         flip_k=args.flip_k,
         max_tokens={"math": args.math_tokens, "factual": args.factual_tokens},
         paraphrase_budget_s=args.paraphrase_budget_s,
+        sets=SET_RULES[args.flip_sets],
     )
 
 
@@ -493,6 +501,14 @@ def argument_parser() -> argparse.ArgumentParser:
         "--flip-k", type=int, default=0, help="paraphrases per item for the flip rate (evaluator)"
     )
     parser.add_argument(
+        "--flip-sets",
+        choices=(*SET_RULES,),
+        default=CURRENT_SET_RULE,
+        help="the paraphrase sets' rule of the flip records to report: 'plain-target' (with "
+        "--report only) shows those recorded before perturb filled a set without toned "
+        "paraphrases with plain ones (at most 4 of 5)",
+    )
+    parser.add_argument(
         "--paraphrase-budget-s",
         type=float,
         default=FlipSettings.paraphrase_budget_s,
@@ -553,6 +569,8 @@ def main() -> None:
             parser.error("--report prints the table of a --record file: name it")
         print_table(recorded_rows(args), args, None)
         return
+    if args.flip_sets != CURRENT_SET_RULE:
+        parser.error("--flip-sets other than the current rule only reports: add --report")
     if args.gateway_url and args.scoring_url:
         if args.flip_k and not args.evaluator_url:
             parser.error("--flip-k with running services needs --evaluator-url")

@@ -40,6 +40,12 @@ from shared.contracts.proxy import StrategyOptions
 from shared.contracts.scoring import ConsistencyOptions, ConsistencyRecord, Gold
 from shared.contracts.verify import Task, VerifyOptions, VerifyStages
 
+#: the paraphrase sets' rule as named on the command line → its part of a record key: records
+#: before 2026-12-01's fix of perturb have none (their sets without toned paraphrases stopped at
+#: the plain target, 4 of 5) and are reported only when asked for
+SET_RULES: dict[str, str | None] = {"k-plain": "k-plain", "plain-target": None}
+CURRENT_SET_RULE = "k-plain"
+
 #: (the rate, or None when its denominator is 0; the denominator)
 Rate = tuple[float | None, int]
 
@@ -70,6 +76,8 @@ class FlipSettings:
     #: as in the accuracy part: the instruction in a system message, so that a strategy, which
     #: rewrites the user message, rewrites the question and not the instruction
     instruction_role: InstructionRole = "system"
+    #: the paraphrase sets' rule (:data:`SET_RULES`): k plain paraphrases, no toned ones
+    sets: str | None = SET_RULES[CURRENT_SET_RULE]
 
     def key(self, strategy: str, item: Item) -> str:
         # an evaluator model "<strategy>:<route>" runs the strategy with its default options
@@ -77,7 +85,7 @@ class FlipSettings:
         return (
             f"{self.route}|{strategy}|k={k}|flip_k={self.flip_k}"
             f"|candidates={self.max_candidates}/{self.paraphrase_budget_s:g}s"
-            f"|instruction={self.instruction_role}"
+            f"|instruction={self.instruction_role}{f'|sets={self.sets}' if self.sets else ''}"
             f"|max_tokens={self.max_tokens[item.task]}{prompts_part(strategy)}|{item.id}"
         )
 

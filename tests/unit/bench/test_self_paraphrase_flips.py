@@ -4,6 +4,7 @@ a record across runs, computed with the scoring service's METHOD §1.4 code."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 from bench.self_paraphrase.__main__ import Row, argument_parser, flip_set_lines, flip_settings
 from bench.self_paraphrase.flips import (
+    SET_RULES,
     Consistency,
     FlipRecord,
     FlipSettings,
@@ -275,6 +277,16 @@ def test_the_key_names_what_the_measurement_depends_on(strategy: str) -> None:
     assert ("|k=5|" in key) == (strategy != "plain")
     # how many rewordings a set may try decides how many paraphrases an item gets
     assert f"|candidates={SETTINGS.max_candidates}/{SETTINGS.paraphrase_budget_s:g}s|" in key
+    # sets recorded before perturb filled a set without toned paraphrases held at most 4 of 5
+    assert "|sets=k-plain|" in key
+    earlier = dataclasses.replace(SETTINGS, sets=SET_RULES["plain-target"])
+    assert "|sets=" not in earlier.key(strategy, items(1)[0])
+
+
+def test_records_of_the_earlier_set_rule_are_reported_only_when_asked_for() -> None:
+    parse = argument_parser().parse_args
+    assert flip_settings(parse(["--flip-k", "5"])).sets == "k-plain"
+    assert flip_settings(parse(["--flip-k", "5", "--flip-sets", "plain-target"])).sets is None
 
 
 def test_the_command_line_measures_with_the_settings_defaults() -> None:
