@@ -8,6 +8,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from services.gateway import metrics
@@ -27,6 +28,22 @@ from shared.contracts.gateway import GenerateRequest, GenerateResponse, Usage
 logger = logging.getLogger(__name__)
 
 BackendFactory = Callable[[Route], Backend]
+
+#: set by a caller that cancels the calls it no longer needs (paraphrase-vote's early stop): its
+#: cancelled call is then cancelled upstream too, unless another caller still waits for it or one
+#: that left wanted it kept. Otherwise a cacheable call runs on when its caller goes away, so that
+#: a retry of a request whose client gave up finds the answer in the cache.
+DROP_WHEN_CANCELLED: ContextVar[bool] = ContextVar("drop_when_cancelled", default=False)
+
+
+@dataclass
+class _SharedCall:
+    """A cacheable upstream call in progress and the callers waiting for it."""
+
+    task: asyncio.Future[tuple[Completion, int]]
+    waiters: int = 0
+    #: a caller that left did not ask for the call to be dropped
+    keep: bool = False
 
 
 @dataclass
@@ -72,7 +89,7 @@ class ModelGateway:
         self._rng = rng or random.Random()
         self._lanes: dict[str, _Lane] = {}
         #: upstream calls of cacheable requests in progress, by cache key
-        self._pending: dict[str, asyncio.Future[tuple[Completion, int]]] = {}
+        self._pending: dict[str, _SharedCall] = {}
 
     def route(self, name: str) -> Route:
         try:
@@ -109,13 +126,13 @@ class ModelGateway:
             return self._response(route, cached, started, cached=True, attempts=0)
         pending = self._pending.get(key)
         if pending is not None:  # an identical request is already on its way upstream
-            completion, _ = await asyncio.shield(pending)
+            completion, _ = await self._wait_for(key, pending)
             return self._response(route, completion, started, cached=True, attempts=0)
         # a task of its own, so the answer is stored even if this caller goes away
-        task = asyncio.ensure_future(self._call(route, lane, request, started, key))
-        self._pending[key] = task
-        task.add_done_callback(functools.partial(self._settled, key))
-        completion, attempts = await asyncio.shield(task)
+        call = _SharedCall(asyncio.ensure_future(self._call(route, lane, request, started, key)))
+        self._pending[key] = call
+        call.task.add_done_callback(functools.partial(self._settled, key, call))
+        completion, attempts = await self._wait_for(key, call)
         return self._response(route, completion, started, cached=False, attempts=attempts)
 
     async def close(self) -> None:
@@ -138,8 +155,28 @@ class ModelGateway:
         metrics.GATEWAY_OVERHEAD.observe(max(0.0, in_gateway))
         return completion, attempts.count
 
-    def _settled(self, key: str, task: asyncio.Future[tuple[Completion, int]]) -> None:
-        self._pending.pop(key, None)
+    async def _wait_for(self, key: str, call: _SharedCall) -> tuple[Completion, int]:
+        call.waiters += 1
+        try:
+            return await asyncio.shield(call.task)
+        except asyncio.CancelledError:
+            if not DROP_WHEN_CANCELLED.get():
+                call.keep = True
+            elif call.waiters == 1 and not call.keep:
+                self._forget(key, call)  # a request arriving now starts a call of its own
+                call.task.cancel()
+            raise
+        finally:
+            call.waiters -= 1
+
+    def _forget(self, key: str, call: _SharedCall) -> None:
+        if self._pending.get(key) is call:
+            del self._pending[key]
+
+    def _settled(
+        self, key: str, call: _SharedCall, task: asyncio.Future[tuple[Completion, int]]
+    ) -> None:
+        self._forget(key, call)
         if not task.cancelled():
             task.exception()  # retrieved: a failure nobody waited for is not logged as lost
 

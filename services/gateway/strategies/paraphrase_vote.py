@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from services.gateway.domain.errors import GenerationFailed
+from services.gateway.domain.gateway import DROP_WHEN_CANCELLED
 from services.gateway.strategies.equivalence import merge_equivalent
 from services.gateway.strategies.extraction import (
     Reading,
@@ -131,11 +132,18 @@ async def answer_all(
     choices: list[str] | None = None,
 ) -> list[Reply]:
     """Every wording answered concurrently; with ``early_stop`` the calls still running are
-    cancelled once the majority can no longer change."""
-    calls = {
-        asyncio.ensure_future(model.generate(settings.request(question.messages_for(wording)))): i
-        for i, wording in enumerate(wordings)
-    }
+    cancelled once the majority can no longer change (upstream too: see
+    :data:`DROP_WHEN_CANCELLED`)."""
+    dropping = DROP_WHEN_CANCELLED.set(early_stop)
+    try:  # the calls' tasks take the flag with them
+        calls = {
+            asyncio.ensure_future(
+                model.generate(settings.request(question.messages_for(wording)))
+            ): i
+            for i, wording in enumerate(wordings)
+        }
+    finally:
+        DROP_WHEN_CANCELLED.reset(dropping)
     replies: list[Reply] = [None] * len(wordings)
     pending = set(calls)
     try:

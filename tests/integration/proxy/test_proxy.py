@@ -5,6 +5,7 @@ OpenAI-compatible stand-in answering according to the question's wording."""
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -36,6 +37,8 @@ class Scenario:
     perturb_candidates: dict[str, list[str]] = field(default_factory=dict)
     answers: dict[str, str] = field(default_factory=dict)
     failing: set[str] = field(default_factory=set)
+    #: wordings answered only after this many seconds
+    slow: dict[str, float] = field(default_factory=dict)
     default: str = "I don't know"
     #: every reply the stand-in gave, in order
     given: list[str] = field(default_factory=list)
@@ -63,7 +66,10 @@ class Scenario:
         return self.answers.get(question, self.default)
 
     def fault(self, body: dict[str, Any]) -> Fault | None:
-        return Fault.error(500) if last_user_text(body["messages"]) in self.failing else None
+        wording = last_user_text(body["messages"])
+        if wording in self.slow:
+            return Fault.delay(self.slow[wording])
+        return Fault.error(500) if wording in self.failing else None
 
 
 @dataclass
@@ -212,6 +218,35 @@ async def test_single_prompt_with_the_async_client(proxy: Proxy) -> None:
     info = completion.model_extra["steadfast"]  # type: ignore[index]
     assert info["strategy"] == "single-prompt" and info["answer"] == "Rome"
     assert info["variants"][1]["question"] == "Which city is the capital of Italy?"
+
+
+def test_early_stop_drops_the_calls_it_skips(proxy: Proxy) -> None:
+    question = "How many legs do 3 spiders have, all told?"
+    paraphrases = _spider_scenario(proxy, question)
+    # the original and the first two paraphrases answer at once: 24 leads 2 to 1 with two
+    # variants to come, so a third 24 decides it; the last paraphrase is slow
+    proxy.scenario.answers[paraphrases[2]] = "\\boxed{24}"
+    proxy.scenario.slow[paraphrases[3]] = 3.0
+    body = {"messages": [{"role": "user", "content": question}]}
+    early = {"k": 4, "task": "math", "early_stop": True}
+    completion = proxy.client().chat.completions.create(
+        model=VOTE,
+        **body,
+        extra_body={"steadfast": early},  # type: ignore[arg-type]
+    )
+    info = completion.model_extra["steadfast"]  # type: ignore[index]
+    assert info["early_stopped"] and info["answer"] == "24"
+    assert [v["status"] for v in info["variants"]][-1] == "skipped"
+    time.sleep(3.5)  # past the slow answer, had its call gone on
+    again = proxy.client().chat.completions.create(
+        model=VOTE,
+        **body,
+        extra_body={"steadfast": {**early, "early_stop": False}},  # type: ignore[arg-type]
+    )
+    info = again.model_extra["steadfast"]  # type: ignore[index]
+    # the paraphrases and the three answers came from the cache; the skipped answer did not
+    assert (info["calls"], info["cached_calls"]) == (6, 5)
+    assert info["variants"][-1]["value"] == "24"
 
 
 def test_a_tie_returns_the_original_answer(proxy: Proxy) -> None:

@@ -13,8 +13,8 @@ from services.gateway.adapters.cache_repository import SqlResponseCache
 from services.gateway.domain.backend import Completion
 from services.gateway.domain.cache import cache_key
 from services.gateway.domain.errors import GenerationFailed
-from services.gateway.domain.gateway import ModelGateway
-from shared.contracts.gateway import ChatMessage
+from services.gateway.domain.gateway import DROP_WHEN_CANCELLED, ModelGateway
+from shared.contracts.gateway import ChatMessage, GenerateRequest, GenerateResponse
 from shared.db import Database
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.stand_in import Fault
@@ -163,6 +163,55 @@ async def test_a_caller_going_away_does_not_lose_the_answer(cache: SqlResponseCa
         response = await gateway.generate(ask())
         await gateway.close()
     assert response.cached is True and slow.call_count == 1
+
+
+async def _dropping(gateway: ModelGateway, request: GenerateRequest) -> GenerateResponse:
+    """A call by a caller that drops the calls it cancels (as paraphrase-vote's early stop)."""
+    DROP_WHEN_CANCELLED.set(True)  # in this task's own context only
+    return await gateway.generate(request)
+
+
+async def test_a_call_its_only_caller_drops_is_cancelled_upstream(
+    cache: SqlResponseCache,
+) -> None:
+    with FakeOpenAIServer(latency_s=0.2) as slow:
+        gateway = gateway_for(route_to("openai", slow), cache=cache)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(_dropping(gateway, ask()), 0.05)
+        await asyncio.sleep(0.4)
+        response = await gateway.generate(ask())
+        await gateway.close()
+    # nothing was stored: the second request went upstream again
+    assert response.cached is False and slow.call_count == 2
+
+
+async def test_a_dropped_call_another_caller_waits_for_runs_on(cache: SqlResponseCache) -> None:
+    with FakeOpenAIServer(latency_s=0.2) as slow:
+        gateway = gateway_for(route_to("openai", slow), cache=cache)
+        waiting = asyncio.ensure_future(gateway.generate(ask()))
+        await asyncio.sleep(0.02)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(_dropping(gateway, ask()), 0.05)
+        first = await waiting
+        again = await gateway.generate(ask())
+        await gateway.close()
+    assert first.text == "echo: What is the capital of France?"
+    assert again.cached is True and slow.call_count == 1
+
+
+async def test_a_call_a_caller_left_without_dropping_is_kept(cache: SqlResponseCache) -> None:
+    with FakeOpenAIServer(latency_s=0.2) as slow:
+        gateway = gateway_for(route_to("openai", slow), cache=cache)
+        leaving = asyncio.ensure_future(asyncio.wait_for(gateway.generate(ask()), 0.03))
+        await asyncio.sleep(0.01)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(_dropping(gateway, ask()), 0.05)
+        with pytest.raises(TimeoutError):
+            await leaving
+        await asyncio.sleep(0.3)
+        again = await gateway.generate(ask())
+        await gateway.close()
+    assert again.cached is True and slow.call_count == 1
 
 
 async def test_concurrent_distinct_requests_are_each_stored_and_found(
