@@ -30,7 +30,9 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
     )
 
     perturb_url = settings.service_url("perturb")
-    self_paraphrase = SelfParaphraseService(gateway, perturb=lambda: PerturbClient(perturb_url))
+    self_paraphrase = SelfParaphraseService(
+        gateway, perturb=lambda: PerturbClient(perturb_url), routes=gateway.routes.keys()
+    )
 
     async def attach_cache(app: Litestar) -> None:
         gateway.use_cache(SqlResponseCache(app.state.database))

@@ -48,7 +48,8 @@ class StrategyOptions(Contract, kw_only=True):
     grouping: Grouping = "normalized"
     #: gateway route of the equivalence judge (``grouping="judge"``); default: the answering route
     judge_model: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | None = None
-    #: use the gateway's response cache (false: every model call goes upstream)
+    #: use the gateway's response cache (false: every model call goes upstream); answers sampled
+    #: (temperature above 0) without a ``seed`` are never cached: each request is a new draw
     cache: bool = True
 
 

@@ -14,6 +14,7 @@ from services.gateway.domain.errors import (
     UnsupportedParameter,
 )
 from services.gateway.strategies.generate import InvalidQuestion
+from services.gateway.strategies.paraphrasers import ParaphraseOptionsRefused
 from shared.contracts.base import FieldError, Problem
 from shared.problems import problem_response
 
@@ -43,12 +44,14 @@ def problem_for(exc: GatewayError) -> Problem:
             title="Unknown model route",
             status=404,
             detail=str(exc),
-            errors=[FieldError(field="model", message=str(exc))],
+            errors=[FieldError(field=exc.field, message=str(exc))],
         )
     if isinstance(exc, UnsupportedParameter):
         return _field_problem("Unsupported parameter", 422, exc.field, exc.detail)
     if isinstance(exc, InvalidQuestion):
         return _field_problem("Invalid request", 400, exc.field, exc.detail)
+    if isinstance(exc, ParaphraseOptionsRefused):
+        return _field_problem("Paraphrase options refused", exc.status, exc.field, exc.detail)
     if isinstance(exc, GenerationFailed):
         return Problem(
             title=f"Model call failed: {exc.outcome}",
@@ -81,7 +84,7 @@ GENERATE_ERROR_RESPONSES: dict[int, ResponseSpec] = {
     status: ResponseSpec(data_container=Problem, description=description, generate_examples=False)
     for status, description in {
         400: "Invalid request (a strategy model needs a user message: the question)",
-        404: "Unknown model route or strategy route",
+        404: "Unknown model route, strategy route or generator route",
         422: "Parameter unsupported by the route's backend, or the answer was refused",
         429: "Rate limited upstream after every retry (Retry-After set)",
         502: "Upstream error or malformed upstream answer",

@@ -18,8 +18,11 @@ from litestar.response import Stream
 
 from services.gateway.controllers.problems import problem_for, retry_after_headers
 from services.gateway.controllers.self_paraphrase import proxy_service
-from services.gateway.domain.errors import GatewayError, UnknownRoute
+from services.gateway.domain.errors import GatewayError, UnknownRoute, UnsupportedParameter
 from services.gateway.strategies import openai_format
+from services.gateway.strategies.paraphrasers import ParaphraseOptionsRefused
+from services.gateway.strategies.question import AnswerSettings
+from services.gateway.strategies.service import SelfParaphraseService
 from shared.contracts.proxy import (
     ChatCompletion,
     ChatCompletionRequest,
@@ -33,6 +36,8 @@ logger = logging.getLogger(__name__)
 
 #: OpenAI's ``finish_reason`` for the gateway's
 FINISH_REASONS = {"length": "length", "content_filter": "content_filter"}
+#: OpenAI's error ``code`` where it has its own for a gateway outcome
+ERROR_CODES = {"rate_limited": "rate_limit_exceeded"}
 
 
 class ChatCompletionsController(Controller):
@@ -87,23 +92,14 @@ class ChatCompletionsController(Controller):
 
 async def _complete(data: ChatCompletionRequest, state: State) -> ChatCompletion:
     strategy, route = split_model(data.model)
+    settings = openai_format.answer_settings(data, route)
+    service = proxy_service(state)
+    if strategy is None:
+        return await _pass_through(data, settings, service)
     try:
         question = openai_format.question_of(data)
     except ValueError as exc:
         raise ProblemError(400, "Invalid request", str(exc), field="messages") from exc
-    settings = openai_format.answer_settings(data, route)
-    service = proxy_service(state)
-    if strategy is None:
-        if data.steadfast is not None:
-            detail = (
-                "steadfast options need a '<strategy>:<route>' model, e.g. paraphrase-vote:local"
-            )
-            raise ProblemError(400, "Invalid request", detail, field="steadfast")
-        passed = await service.passthrough(settings, question)
-        reason = FINISH_REASONS.get(passed.response.finish_reason, "stop")
-        return openai_format.completion(
-            data.model, passed.response.text, passed.response.usage, finish_reason=reason
-        )
     options = data.steadfast or StrategyOptions()
     run = await service.run(strategy, question, settings, options)
     return openai_format.completion(
@@ -111,6 +107,20 @@ async def _complete(data: ChatCompletionRequest, state: State) -> ChatCompletion
         run.result.content,
         run.meter.usage,
         steadfast=openai_format.steadfast_info(run, route),
+    )
+
+
+async def _pass_through(
+    data: ChatCompletionRequest, settings: AnswerSettings, service: SelfParaphraseService
+) -> ChatCompletion:
+    """A plain route: the conversation as it came (no user message needed), one call."""
+    if data.steadfast is not None:
+        detail = "steadfast options need a '<strategy>:<route>' model, e.g. paraphrase-vote:local"
+        raise ProblemError(400, "Invalid request", detail, field="steadfast")
+    passed = await service.passthrough(settings, openai_format.conversation(data))
+    reason = FINISH_REASONS.get(passed.response.finish_reason, "stop")
+    return openai_format.completion(
+        data.model, passed.response.text, passed.response.usage, finish_reason=reason
     )
 
 
@@ -137,9 +147,22 @@ def _invalid(exc: ValidationException) -> Response[Any]:
 def _gateway_error(exc: GatewayError) -> Response[Any]:
     problem = problem_for(exc)
     headers = retry_after_headers(problem)
-    code = "model_not_found" if isinstance(exc, UnknownRoute) else problem.outcome
-    param = "model" if isinstance(exc, UnknownRoute) else None
+    code = problem.outcome and ERROR_CODES.get(problem.outcome, problem.outcome)
+    param = None
+    if isinstance(exc, UnknownRoute):
+        code, param = "model_not_found", _request_field(exc.field)
+    elif isinstance(exc, UnsupportedParameter):
+        code, param = "unsupported_parameter", exc.field
+    elif isinstance(exc, ParaphraseOptionsRefused):
+        param = _request_field(exc.field)
+    elif problem.errors:
+        param = problem.errors[0].field
     return _error(problem.status, problem.detail or problem.title, param, code, headers)
+
+
+def _request_field(field: str) -> str:
+    """The chat request's name of a field: strategy options come in ``steadfast``."""
+    return field if field == "model" else f"steadfast.{field}"
 
 
 def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:

@@ -38,12 +38,12 @@ class SelfParaphraseController(Controller):
     async def self_paraphrase(
         self, data: JSONBody[SelfParaphraseRequest], state: State
     ) -> SelfParaphraseResponse:
-        settings = AnswerSettings(
-            route=data.model,
-            temperature=data.temperature or 0.0,
-            max_tokens=data.max_tokens,
+        settings = AnswerSettings.asked(
+            data.model,
+            temperature=data.temperature,
             seed=data.seed,
             cache=data.cache,
+            max_tokens=data.max_tokens,
         )
         run = await proxy_service(state).run(data.strategy, _question(data), settings, data)
         return _response(run, data.model)

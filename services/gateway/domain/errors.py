@@ -13,9 +13,12 @@ class GatewayError(Exception):
 
 
 class UnknownRoute(GatewayError):
-    def __init__(self, name: str, known: list[str]) -> None:
+    """No route of that name; ``field`` is the request's field that named it."""
+
+    def __init__(self, name: str, known: list[str], field: str = "model") -> None:
         super().__init__(f"unknown model route {name!r}; known routes: {', '.join(known)}")
         self.name = name
+        self.field = field
 
 
 class UnsupportedParameter(GatewayError):

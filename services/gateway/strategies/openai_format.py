@@ -62,13 +62,13 @@ def _text(message: ProxyMessage) -> str:
 
 def answer_settings(request: ChatCompletionRequest, route: str) -> AnswerSettings:
     stop = [request.stop] if isinstance(request.stop, str) else request.stop
-    return AnswerSettings(
+    return AnswerSettings.asked(
+        route,
+        temperature=request.temperature,
+        seed=request.seed,
         cache=request.steadfast.cache if request.steadfast else True,
-        route=route,
-        temperature=request.temperature or 0.0,
         max_tokens=request.max_completion_tokens or request.max_tokens,
         stop=stop,
-        seed=request.seed,
     )
 
 

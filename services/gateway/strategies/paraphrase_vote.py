@@ -73,6 +73,8 @@ async def paraphrase_vote(
     chosen = _chosen_index(ballots, vote)
     if vote.winner is None:
         notes.append("no variant gave a parseable answer: the first answered one is returned")
+    elif vote.agreement is None:
+        notes.append("only one variant's answer could vote: no agreement is measured")
     reply, reading = replies[chosen], ballots.readings[chosen]
     assert isinstance(reply, GenerateResponse) and reading is not None
     return StrategyResult(

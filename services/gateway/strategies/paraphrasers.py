@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from services.gateway.domain.errors import GenerationFailed
+from services.gateway.domain.errors import GatewayError, GenerationFailed
 from services.gateway.strategies import prompts
 from services.gateway.strategies.question import AnswerSettings
 from shared.contracts.gateway import GenerateRequest, ModelCalls
@@ -19,6 +19,23 @@ PARAPHRASE_TEMPERATURE = 0.7
 DEFAULT_SEED = 0
 #: perturb's verification switched off: only cleaning and de-duplication remain
 NO_VERIFICATION = VerifyOptions(stages=VerifyStages(lexical=False, judge=False, semantic="off"))
+
+
+class ParaphraseOptionsRefused(GatewayError):
+    """The perturb service refused the paraphrase options (an unknown ``generator`` route,
+    ``verify`` settings it cannot use): the caller's error, not a vote of the original alone."""
+
+    def __init__(self, status: int, field: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.field = field
+        self.detail = detail
+
+    @classmethod
+    def from_problem(cls, failure: ServiceCallError) -> ParaphraseOptionsRefused:
+        problem = failure.problem
+        field = problem.errors[0].field if problem.errors else "generator"
+        return cls(failure.status or 400, field, f"perturb: {problem.detail or problem.title}")
 
 
 @dataclass
@@ -89,6 +106,8 @@ class PerturbParaphraser:
         try:
             response = await self.client.paraphrases(request)
         except ServiceCallError as failure:
+            if _is_callers_error(failure.status):
+                raise ParaphraseOptionsRefused.from_problem(failure) from failure
             note = (
                 f"paraphrase generation failed (perturb {failure.status}: {failure.problem.detail})"
             )
@@ -98,6 +117,11 @@ class PerturbParaphraser:
             result.notes.append(f"perturb: {response.incomplete_reason}")
         result.model_calls = response.model_calls
         return result
+
+
+def _is_callers_error(status: int | None) -> bool:
+    """A 4xx but 429 (which says: later): perturb found the request itself wrong."""
+    return status is not None and 400 <= status < 500 and status != 429
 
 
 def _verification(verify: bool | VerifyOptions) -> VerifyOptions:

@@ -116,6 +116,31 @@ def _lettered_run(lines: list[str]) -> int:
 class AnswerSettings:
     """Route and decoding of the answering calls."""
 
+    @classmethod
+    def asked(
+        cls,
+        route: str,
+        *,
+        temperature: float | None,
+        seed: int | None,
+        cache: bool,
+        max_tokens: int | None = None,
+        stop: list[str] | None = None,
+    ) -> AnswerSettings:
+        """As a client asked for them: greedy unless a temperature is given, and the response
+        cache only for answers that asking again would repeat (greedy, or sampled at a fixed
+        seed): a cached draw would otherwise come back to every later caller."""
+        temperature = temperature or 0.0
+        repeatable = temperature == 0.0 or seed is not None
+        return cls(
+            route=route,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            stop=stop,
+            seed=seed,
+            cache=cache and repeatable,
+        )
+
     route: str
     temperature: float = 0.0
     max_tokens: int | None = None

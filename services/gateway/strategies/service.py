@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 
-from services.gateway.domain.errors import GatewayError
+from services.gateway.domain.errors import GatewayError, UnknownRoute
 from services.gateway.strategies import metrics
 from services.gateway.strategies.canonicalize import canonicalize
 from services.gateway.strategies.paraphrase_vote import paraphrase_vote
@@ -19,7 +19,7 @@ from services.gateway.strategies.paraphrasers import (
 from services.gateway.strategies.question import AnswerSettings, Question
 from services.gateway.strategies.result import StrategyResult
 from services.gateway.strategies.single_prompt import single_prompt
-from shared.contracts.gateway import GenerateResponse
+from shared.contracts.gateway import ChatMessage, GenerateResponse
 from shared.contracts.proxy import StrategyName, StrategyOptions
 from shared.metering import MeteredCaller, ModelCaller
 
@@ -44,6 +44,9 @@ class SelfParaphraseService:
     gateway: ModelCaller
     #: the perturb service, for paraphrases by a ``generator`` route or verified ones
     perturb: Callable[[], ParaphraseClient] | None = None
+    #: the gateway's route names, to refuse an unknown ``generator`` or ``judge_model`` before
+    #: any call (unchecked when absent)
+    routes: Collection[str] | None = None
 
     async def run(
         self,
@@ -52,6 +55,7 @@ class SelfParaphraseService:
         settings: AnswerSettings,
         options: StrategyOptions,
     ) -> Run:
+        self._require_routes(options)
         meter = MeteredCaller(self.gateway)
         started = time.perf_counter()
         try:
@@ -64,18 +68,26 @@ class SelfParaphraseService:
         metrics.record(strategy, outcome, meter.upstream_calls, result.agreement)
         return Run(result=result, meter=meter, latency_s=time.perf_counter() - started)
 
-    async def passthrough(self, settings: AnswerSettings, question: Question) -> Passthrough:
+    async def passthrough(
+        self, settings: AnswerSettings, messages: list[ChatMessage]
+    ) -> Passthrough:
         """A plain route: one call, unchanged."""
         started = time.perf_counter()
         try:
-            response = await self.gateway.generate(
-                settings.request(question.messages_for(question.text))
-            )
+            response = await self.gateway.generate(settings.request(messages))
         except GatewayError:
             metrics.record(PASSTHROUGH, "failed", 1)
             raise
         metrics.record(PASSTHROUGH, "ok", 0 if response.cached else 1)
         return Passthrough(response=response, latency_s=time.perf_counter() - started)
+
+    def _require_routes(self, options: StrategyOptions) -> None:
+        if self.routes is None:
+            return
+        for field in ("generator", "judge_model"):
+            name = getattr(options, field)
+            if name is not None and name not in self.routes:
+                raise UnknownRoute(name, sorted(self.routes), field=field)
 
     def _dispatch(
         self,

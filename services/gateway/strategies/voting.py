@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 ORIGINAL = 0
+#: voters needed for an agreement share
+MIN_VOTERS = 2
 
 
 @dataclass(frozen=True)
@@ -22,8 +24,9 @@ class Vote:
 
     @property
     def agreement(self) -> float | None:
-        """The winner's share of the voters; None when nobody voted."""
-        return self.count / self.voters if self.voters else None
+        """The winner's share of the voters; None when fewer than two voted (one answer agrees
+        with itself and tells nothing of consistency)."""
+        return self.count / self.voters if self.voters >= MIN_VOTERS else None
 
 
 def tally(keys: Sequence[str | None]) -> Vote:

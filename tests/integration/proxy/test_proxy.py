@@ -15,6 +15,7 @@ from typing import Any
 import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
+from prometheus_client.parser import text_string_to_metric_families
 
 from services.gateway.strategies.prompts import SINGLE_PROMPT
 from shared.clients.gateway import GatewayClient
@@ -221,7 +222,7 @@ async def test_single_prompt_with_the_async_client(proxy: Proxy) -> None:
 
 
 def test_early_stop_drops_the_calls_it_skips(proxy: Proxy) -> None:
-    question = "How many legs do 3 spiders have, all told?"
+    question = "How many legs do 3 spiders have between them?"
     paraphrases = _spider_scenario(proxy, question)
     # the original and the first two paraphrases answer at once: 24 leads 2 to 1 with two
     # variants to come, so a third 24 decides it; the last paraphrase is slow
@@ -369,6 +370,32 @@ def test_bad_requests_raise_the_usual_openai_exceptions(proxy: Proxy) -> None:
     assert no_question.value.param == "messages"
 
 
+def test_a_plain_route_passes_the_conversation_through(proxy: Proxy) -> None:
+    # no user message is needed when no strategy looks for the question
+    start = proxy.fake.call_count
+    only_system: list[ChatCompletionMessageParam] = [{"role": "system", "content": "Say hi."}]
+    completion = proxy.client().chat.completions.create(model="fake", messages=only_system)
+    assert completion.choices[0].message.content == proxy.scenario.default
+    assert proxy.calls_since(start)[0]["messages"] == [{"role": "system", "content": "Say hi."}]
+
+
+@pytest.mark.parametrize(
+    ("sampling", "upstream"),
+    [({}, 1), ({"temperature": 0.9}, 2), ({"temperature": 0.9, "seed": 7}, 1)],
+)
+def test_only_answers_asking_again_would_repeat_are_cached(
+    proxy: Proxy, sampling: dict[str, Any], upstream: int
+) -> None:
+    # a sampled answer without a seed is a new draw each time: a cached one would repeat it
+    messages: list[ChatCompletionMessageParam] = [
+        {"role": "user", "content": f"Tell me a number ({sorted(sampling.items())})."}
+    ]
+    start = proxy.fake.call_count
+    for _ in range(2):
+        proxy.client().chat.completions.create(model="fake", messages=messages, **sampling)
+    assert proxy.fake.call_count - start == upstream
+
+
 def _post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(
         url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
@@ -380,9 +407,21 @@ def _post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         return error.code, json.loads(error.read())
 
 
+def _samples(proxy: Proxy) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """The gateway's metric samples by (name, sorted labels)."""
+    with urllib.request.urlopen(f"{proxy.url}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
 def test_self_paraphrase_endpoint_and_metrics(proxy: Proxy) -> None:
     question = "How many legs do 3 spiders have in all?"
     _spider_scenario(proxy, question)
+    before = _samples(proxy)
     status, body = _post(
         f"{proxy.url}/v1/self-paraphrase",
         {"model": "fake", "question": question, "k": 4, "task": "math", "early_stop": False},
@@ -393,11 +432,22 @@ def test_self_paraphrase_endpoint_and_metrics(proxy: Proxy) -> None:
     assert body["calls"] == 6 and body["usage"]["input_tokens"] > 0 and body["latency_s"] > 0
     status, problem = _post(f"{proxy.url}/v1/self-paraphrase", {"model": "fake", "k": 2})
     assert status == 400 and problem["errors"][0]["field"] == "question"
-    with urllib.request.urlopen(f"{proxy.url}/metrics", timeout=10) as response:
-        metrics = response.read().decode()
-    assert 'steadfast_proxy_requests_total{outcome="ok",strategy="paraphrase-vote"}' in metrics
-    assert "steadfast_proxy_agreement_ratio_bucket" in metrics
-    assert "steadfast_proxy_upstream_calls_per_request_count" in metrics
+    after = _samples(proxy)
+
+    def grew(name: str, **labels: str) -> float:
+        key = (name, tuple(sorted(labels.items())))
+        return after.get(key, 0.0) - before.get(key, 0.0)
+
+    ok = {"outcome": "ok", "strategy": "paraphrase-vote"}
+    assert grew("steadfast_proxy_requests_total", **ok) == 1
+    # the agreement 0.6 fell in the 0.6 bucket, not the 0.5 one
+    assert grew("steadfast_proxy_agreement_ratio_count") == 1
+    assert grew("steadfast_proxy_agreement_ratio_sum") == pytest.approx(0.6)
+    assert grew("steadfast_proxy_agreement_ratio_bucket", le="0.6") == 1
+    assert grew("steadfast_proxy_agreement_ratio_bucket", le="0.5") == 0
+    # six calls upstream: the paraphrases and five answers
+    assert grew("steadfast_proxy_upstream_calls_per_request_count") == 1
+    assert grew("steadfast_proxy_upstream_calls_per_request_sum") == 6
 
 
 def test_a_generator_route_gets_the_paraphrases_from_the_perturb_service(proxy: Proxy) -> None:
@@ -422,6 +472,22 @@ def test_a_generator_route_gets_the_paraphrases_from_the_perturb_service(proxy: 
         if call["messages"][0]["content"].startswith("You paraphrase questions")
     ]
     assert generated, "perturb's generator calls reached the upstream model through the gateway"
+
+
+@pytest.mark.parametrize("field", ["generator", "judge_model"])
+def test_an_unknown_generator_or_judge_route_is_the_callers_error(proxy: Proxy, field: str) -> None:
+    # an unknown generator once answered 200 by the original alone, with an agreement of 1.0
+    messages: list[ChatCompletionMessageParam] = [{"role": "user", "content": "2 + 2?"}]
+    start = proxy.fake.call_count
+    with pytest.raises(openai.NotFoundError) as unknown:
+        proxy.client().chat.completions.create(
+            model=VOTE, messages=messages, extra_body={"steadfast": {field: "gpt-9"}}
+        )
+    assert unknown.value.param == f"steadfast.{field}" and "gpt-9" in unknown.value.message
+    assert unknown.value.code == "model_not_found" and proxy.fake.call_count == start
+    body = {"model": "fake", "question": "2 + 2?", "strategy": "paraphrase-vote", field: "gpt-9"}
+    status, problem = _post(f"{proxy.url}/v1/self-paraphrase", body)
+    assert status == 404 and problem["errors"][0]["field"] == field
 
 
 def test_the_usage_of_verified_paraphrases_covers_perturbs_and_verifys_calls(

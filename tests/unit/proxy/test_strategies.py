@@ -11,7 +11,7 @@ import pytest
 from services.gateway.domain.errors import GenerationFailed, UnknownRoute
 from services.gateway.strategies import prompts
 from services.gateway.strategies.paraphrase_vote import provisional_keys
-from services.gateway.strategies.paraphrasers import DEFAULT_SEED
+from services.gateway.strategies.paraphrasers import DEFAULT_SEED, ParaphraseOptionsRefused
 from services.gateway.strategies.question import (
     AnswerSettings,
     Question,
@@ -21,6 +21,7 @@ from services.gateway.strategies.question import (
 from services.gateway.strategies.service import Run, SelfParaphraseService
 from services.gateway.strategies.single_prompt import WORKING_TOKENS
 from services.gateway.strategies.voting import decided
+from shared.contracts.base import FieldError, Problem
 from shared.contracts.gateway import (
     ChatMessage,
     GenerateRequest,
@@ -30,6 +31,7 @@ from shared.contracts.gateway import (
 )
 from shared.contracts.perturb import Paraphrase, ParaphraseRequest, ParaphraseResponse
 from shared.contracts.proxy import StrategyName, StrategyOptions, split_model
+from shared.http_client import ServiceCallError
 
 QUESTION = "How many legs do 3 spiders have?"
 PARAPHRASES = [
@@ -550,8 +552,45 @@ async def test_a_generator_route_takes_the_paraphrases_from_perturb() -> None:
     assert outcome.result.notes == [
         "only 0 of 2 paraphrases were usable",
         "perturb: time budget spent",
+        "only one variant's answer could vote: no agreement is measured",
     ]
-    assert len(outcome.result.variants) == 1 and outcome.result.agreement == 1.0
+    # the original alone is no vote: its answer agreeing with itself says nothing
+    assert len(outcome.result.variants) == 1 and outcome.result.agreement is None
+
+
+@pytest.mark.parametrize(
+    ("status", "refused"), [(404, True), (400, True), (429, False), (503, False), (None, False)]
+)
+async def test_perturb_refusing_the_options_is_the_callers_error(
+    status: int | None, refused: bool
+) -> None:
+    problem = Problem(
+        title="Unknown generator route",
+        status=status or 503,
+        detail="unknown model route 'gpt-9'",
+        errors=[FieldError(field="generator", message="unknown")],
+    )
+
+    class Perturb:
+        async def paraphrases(self, request: ParaphraseRequest) -> ParaphraseResponse:
+            raise ServiceCallError("perturb", status, problem, "http://perturb")
+
+    service = SelfParaphraseService(WordingModel(lambda _: "24"), perturb=Perturb)
+    running = service.run(
+        "paraphrase-vote",
+        Question(text=QUESTION),
+        AnswerSettings(route="fake"),
+        StrategyOptions(k=2, generator="gpt-9"),
+    )
+    if not refused:  # perturb failing is no fault of the caller's: the original answers alone
+        outcome = await running
+        assert outcome.result.answer == "24" and outcome.result.agreement is None
+        assert "paraphrase generation failed" in outcome.result.notes[0]
+        return
+    with pytest.raises(ParaphraseOptionsRefused) as error:
+        await running
+    assert (error.value.status, error.value.field) == (status, "generator")
+    assert "gpt-9" in error.value.detail
 
 
 async def test_the_calls_perturb_made_count_in_the_runs_calls_and_usage() -> None:
