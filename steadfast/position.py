@@ -19,8 +19,10 @@ from shared.contracts.position import (
     PositionItem,
 )
 from shared.contracts.scoring import MetricValue
+from shared.http_client import ServiceCallError
 from steadfast.evaluate import add_connection, evaluator_url, run, save
 
+TOO_LARGE = 413
 COLUMNS = ("PF", "abs_PF", "PC", "acc_correct_first", "acc_correct_second", "invalid_rate")
 
 
@@ -88,10 +90,33 @@ def print_table(result: PositionBiasEvaluation, out: TextIO | None = None) -> No
         print(f"skipped {skipped.item_id} ({skipped.condition}): {skipped.reason}", file=out)
 
 
+async def evaluated(
+    client: EvaluatorClient, request: PositionBiasEvaluate, *, job: bool, poll_s: float = 1.0
+) -> PositionBiasEvaluation:
+    """The evaluation, asked for in one request or, with ``job`` or when the evaluator finds
+    it too large for one (413), run as a job that is polled until it finishes."""
+    if not job:
+        try:
+            return await client.position_bias(request)
+        except ServiceCallError as error:
+            if error.status != TOO_LARGE:
+                raise
+            print("too large for one request: running it as a job", file=sys.stderr)
+    submitted = await client.create_position_job(request)
+    print(f"job {submitted.id}: {submitted.order_count} answers at most", file=sys.stderr)
+    status = submitted
+    while status.status in ("queued", "running"):
+        await asyncio.sleep(poll_s)
+        status = await client.position_job(submitted.id)
+    if status.result is None:
+        raise SystemExit(f"job {submitted.id} failed: {status.error}")
+    return status.result
+
+
 async def _position_bias(args: argparse.Namespace) -> int:
     async with evaluator_url(args) as url:
         client = EvaluatorClient(url, api_key=args.api_key)
-        result = await client.position_bias(args.request)
+        result = await evaluated(client, args.request, job=args.job)
     print_table(result)
     if args.json:
         document = msgspec.json.format(msgspec.json.encode(result))
@@ -117,5 +142,10 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     sub.add_argument("--generator", default="local", help="route writing the distractors")
     sub.add_argument("--calibrate", action="store_true", help="balanced position calibration")
     sub.add_argument("--json", default=None, help="write the whole result here")
+    sub.add_argument(
+        "--job",
+        action="store_true",
+        help="run it as a job and wait for it (done anyway when it is too large for a request)",
+    )
     add_connection(sub)
     sub.set_defaults(handler=command_position_bias)

@@ -176,10 +176,14 @@ PANELS: list[tuple[str, str, list[tuple[str, str]]]] = [
         ],
     ),
     (
-        "Evaluations finished by status (last hour)",
+        "Evaluations and position-bias jobs finished by status (last hour)",
         "short",
         [
             ("{{status}}", "sum by (status) (increase(steadfast_evaluations_finished_total[1h]))"),
+            (
+                "position-bias job {{status}}",
+                "sum by (status) (increase(steadfast_position_jobs_finished_total[1h]))",
+            ),
         ],
     ),
     (

@@ -8,6 +8,7 @@ from litestar.openapi.spec import SecurityScheme
 from services import evaluator as package
 from services.evaluator.adapters.api_keys import ApiKeyStore
 from services.evaluator.adapters.datasets import DatasetStore
+from services.evaluator.adapters.position_jobs import PositionJobStore
 from services.evaluator.adapters.repository import EvaluationStore
 from services.evaluator.adapters.upstream import HttpUpstream, Renderer
 from services.evaluator.auth import require_api_key
@@ -16,7 +17,9 @@ from services.evaluator.controllers.evaluations import EvaluateController, Evalu
 from services.evaluator.controllers.position import PositionBiasController
 from services.evaluator.domain.engine import EngineSettings, JobEngine, JobRunner
 from services.evaluator.domain.evaluations import Evaluations
-from services.evaluator.domain.pipeline import RetryPolicy, Upstream
+from services.evaluator.domain.pipeline import RetryPolicy
+from services.evaluator.domain.position import PositionUpstream
+from services.evaluator.domain.position_jobs import PositionJobRunner, PositionJobSettings
 from services.evaluator.settings import EvaluatorSettings, get_settings
 from shared.app import create_service_app
 from shared.db import Database
@@ -41,7 +44,7 @@ def retry_policy(settings: EvaluatorSettings) -> RetryPolicy:
 
 def create_app(
     settings: EvaluatorSettings | None = None,
-    upstream: Upstream | None = None,
+    upstream: PositionUpstream | None = None,
     renderer: Renderer | None = None,
 ) -> Litestar:
     """``upstream``/``renderer`` default to the real services over HTTP (tests pass others)."""
@@ -58,18 +61,30 @@ def create_app(
         app.state.evaluations = Evaluations(store, datasets)
         app.state.datasets = datasets
         app.state.api_keys = ApiKeyStore(database.engine)
-        runner = JobRunner(JobEngine(store, upstream, engine_settings(settings)))
+        engine = JobEngine(store, upstream, engine_settings(settings))
+        runner = JobRunner(engine)
         app.state.runner_wake = runner.wake
+        position_jobs = PositionJobStore(database.engine, lease_s=settings.lease_s)
+        position_settings = PositionJobSettings(
+            owner=engine.owner, poll_s=settings.poll_s, retry=retry_policy(settings)
+        )
+        position_runner = PositionJobRunner(position_jobs, upstream, position_settings)
+        app.state.position_jobs, app.state.position_runner = position_jobs, position_runner
         if settings.run_jobs:
             if store.sqlite:  # one process owns an SQLite file: leases left behind are void
                 await store.release_all_leases()
+                await position_jobs.release_all_leases()
             runner.start()
+            position_runner.start()
         app.state.runner = runner
 
     async def stop_jobs(app: Litestar) -> None:
         runner: JobRunner | None = app.state.get("runner")
         if runner is not None:
             await runner.stop()
+        position_runner: PositionJobRunner | None = app.state.get("position_runner")
+        if position_runner is not None:
+            await position_runner.stop()
 
     return create_service_app(
         service=SERVICE,

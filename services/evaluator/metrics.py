@@ -24,3 +24,8 @@ AUTH_REJECTIONS = Counter(
     "API calls refused for their key, by reason (missing, invalid).",
     ["reason"],
 )
+POSITION_JOBS_FINISHED = Counter(
+    "steadfast_position_jobs_finished_total",
+    "Position-bias jobs this process finished, by final status (succeeded, failed).",
+    ["status"],
+)

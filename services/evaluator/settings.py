@@ -29,6 +29,8 @@ class EvaluatorSettings(ServiceSettings, kw_only=True):
     retry_base_s: float = 1.0
     #: ``POST /v1/evaluate`` answers at most this many variants (items × (1 + k) × models)
     max_sync_variants: int = 240
+    #: a position-bias job asks for at most this many answers (413 beyond)
+    max_job_answers: int = 20000
     #: dataset uploads larger than this get 413
     max_upload_bytes: int = 50 * 1024 * 1024
 

@@ -15,7 +15,7 @@ from shared.contracts.evaluator import (
     ItemPage,
     ReportFormat,
 )
-from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation
+from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation, PositionBiasJob
 from shared.http_client import ServiceClient
 
 
@@ -29,6 +29,12 @@ class EvaluatorClient:
 
     async def position_bias(self, request: PositionBiasEvaluate) -> PositionBiasEvaluation:
         return await self._client.post("/v1/position-bias", request, PositionBiasEvaluation)
+
+    async def create_position_job(self, request: PositionBiasEvaluate) -> PositionBiasJob:
+        return await self._client.post("/v1/position-bias/jobs", request, PositionBiasJob)
+
+    async def position_job(self, job_id: str) -> PositionBiasJob:
+        return await self._client.get(f"/v1/position-bias/jobs/{job_id}", PositionBiasJob)
 
     async def create_evaluation(
         self, request: EvaluationCreate, idempotency_key: str | None = None

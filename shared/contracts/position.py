@@ -135,3 +135,25 @@ class PositionBiasEvaluation(Contract, kw_only=True):
     #: what the caller should know: a model that could not be calibrated, metrics that failed
     notes: list[str] = msgspec.field(default_factory=list)
     elapsed_s: float = 0.0
+
+
+#: a position-bias job runs whole: it has no partial progress to show
+PositionJobStatus = Literal["queued", "running", "succeeded", "failed"]
+
+
+class PositionBiasJob(Contract, kw_only=True):
+    """``POST /v1/position-bias/jobs``: the evaluation of ``POST /v1/position-bias`` for more
+    answers than a request can wait for, run by the evaluator's workers; the result is kept."""
+
+    id: str
+    status: PositionJobStatus
+    #: the answers it asks for (option orders × conditions × models, at most)
+    order_count: int
+    created_at: str
+    started_at: str | None = None
+    finished_at: str | None = None
+    #: times a worker started it (more than one: a worker stopped and another took it over)
+    attempts: int = 0
+    #: why it failed (a failing upstream service after every retry)
+    error: str | None = None
+    result: PositionBiasEvaluation | None = None

@@ -1,11 +1,15 @@
-"""``POST /v1/position-bias``: a thin handler over the positional-bias protocol."""
+"""``POST /v1/position-bias`` and its job form: thin handlers over the positional-bias
+protocol."""
 
 from __future__ import annotations
 
-from litestar import Controller, post
+from litestar import Controller, Response, get, post
 from litestar.datastructures import State
-from litestar.params import JSONBody
+from litestar.params import FromPath, JSONBody
+from litestar.status_codes import HTTP_202_ACCEPTED
 
+from services.evaluator.adapters.datasets import iso
+from services.evaluator.adapters.position_jobs import PositionJobRow, PositionJobStore
 from services.evaluator.domain.pipeline import UpstreamError
 from services.evaluator.domain.position import (
     evaluate_position_bias,
@@ -14,7 +18,7 @@ from services.evaluator.domain.position import (
     with_items,
 )
 from services.evaluator.settings import EvaluatorSettings
-from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation
+from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation, PositionBiasJob
 from shared.problems import ProblemError
 
 
@@ -32,18 +36,80 @@ class PositionBiasController(Controller):
         self, data: JSONBody[PositionBiasEvaluate], state: State
     ) -> PositionBiasEvaluation:
         settings: EvaluatorSettings = state.settings
-        data = await with_items(data, state.datasets)
-        validate(data)
-        needed = order_count(data)
+        data, needed = await _checked(data, state)
         if needed > settings.max_sync_variants:
-            raise ProblemError(
-                413,
-                "Request too large",
-                f"up to {needed} answers (option orders × conditions × models) exceed the "
-                f"synchronous limit of {settings.max_sync_variants}; send fewer items (`limit`)",
-                field="items",
+            raise _too_large(
+                needed,
+                f"the synchronous limit of {settings.max_sync_variants}; send fewer items "
+                "(`limit`) or submit a job to POST /v1/position-bias/jobs",
             )
         try:
             return await evaluate_position_bias(data, state.upstream, state.retry)
         except UpstreamError as error:
             raise ProblemError(502, "Upstream failure", error.reason) from error
+
+    @post(
+        "/jobs",
+        operation_id="createPositionBiasJob",
+        summary="Submit a positional-bias evaluation as a job (for more answers than a request "
+        "can wait for)",
+        status_code=HTTP_202_ACCEPTED,
+    )
+    async def create_job(
+        self, data: JSONBody[PositionBiasEvaluate], state: State
+    ) -> Response[PositionBiasJob]:
+        settings: EvaluatorSettings = state.settings
+        data, needed = await _checked(data, state)
+        if needed > settings.max_job_answers:
+            raise _too_large(needed, f"the job limit of {settings.max_job_answers}")
+        store: PositionJobStore = state.position_jobs
+        job = await store.create(data, needed)
+        state.position_runner.wake()
+        return Response(
+            job_view(job),
+            status_code=HTTP_202_ACCEPTED,
+            headers={"Location": f"/v1/position-bias/jobs/{job.id}"},
+        )
+
+    @get(
+        "/jobs/{job_id:str}",
+        operation_id="getPositionBiasJob",
+        summary="A positional-bias job's status and, once it succeeded, its result",
+    )
+    async def get_job(self, job_id: FromPath[str], state: State) -> PositionBiasJob:
+        store: PositionJobStore = state.position_jobs
+        job = await store.get(job_id)
+        if job is None:
+            raise ProblemError(404, "Not found", f"no position-bias job {job_id!r}", field="id")
+        return job_view(job)
+
+
+async def _checked(data: PositionBiasEvaluate, state: State) -> tuple[PositionBiasEvaluate, int]:
+    """The request with a dataset's items in it, validated (4xx naming the field), and the
+    answers it asks for at most."""
+    data = await with_items(data, state.datasets)
+    validate(data)
+    return data, order_count(data)
+
+
+def _too_large(needed: int, limit: str) -> ProblemError:
+    return ProblemError(
+        413,
+        "Request too large",
+        f"up to {needed} answers (option orders × conditions × models) exceed {limit}",
+        field="items",
+    )
+
+
+def job_view(job: PositionJobRow) -> PositionBiasJob:
+    return PositionBiasJob(
+        id=job.id,
+        status=job.status,
+        order_count=job.order_count,
+        created_at=iso(job.created_at) or "",
+        started_at=iso(job.started_at),
+        finished_at=iso(job.finished_at),
+        attempts=job.attempts,
+        error=job.error,
+        result=job.result,
+    )

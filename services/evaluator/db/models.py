@@ -180,3 +180,24 @@ api_keys = sa.Table(
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("revoked_at", sa.Float),
 )
+
+#: positional-bias evaluations run as jobs: the request (its items resolved) and, once finished,
+#: the result, both as JSON; a job is run whole by the worker holding its lease (the gateway's
+#: response cache makes a re-run after a lost lease cost no model calls for what was answered)
+position_jobs = sa.Table(
+    "evaluator_position_jobs",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("request", sa.Text, nullable=False),
+    sa.Column("order_count", sa.Integer, nullable=False),
+    sa.Column("result", sa.Text),
+    sa.Column("error", sa.Text),
+    sa.Column("attempts", sa.Integer, nullable=False, default=0),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("started_at", sa.Float),
+    sa.Column("finished_at", sa.Float),
+    sa.Column("lease_owner", sa.String(128)),
+    sa.Column("lease_until", sa.Float),
+    sa.Index("ix_evaluator_position_jobs_status", "status"),
+)

@@ -9,6 +9,7 @@ import json
 import math
 import re
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -129,7 +130,11 @@ def evaluator(world: ChoiceWorld, tmp_path_factory: pytest.TempPathFactory) -> I
         routes = tmp / "models.toml"
         routes.write_text(ROUTES.format(url=upstream.url))
         ports = service_ports(free_port_block(5))
-        env = {**stack_env(tmp, routes, None), "STEADFAST_EVALUATOR_MAX_SYNC_VARIANTS": "60"}
+        env = {
+            **stack_env(tmp, routes, None),
+            "STEADFAST_EVALUATOR_MAX_SYNC_VARIANTS": "60",
+            "STEADFAST_EVALUATOR_MAX_JOB_ANSWERS": "150",
+        }
         with Supervisor(ports=ports, env=env, log_dir=tmp / "logs") as supervisor:
             ready = supervisor.wait_ready(120)
             assert all(ready.values()), ready
@@ -277,6 +282,40 @@ def test_calibration_recovers_the_option_a_slot_preference_hides(evaluator: str)
     assert plain["calibrated"] is None and plain["answers"][0]["option_probabilities"] is None
 
 
+def test_a_job_runs_what_a_request_cannot_wait_for(evaluator: str) -> None:
+    # 144 answers: past the synchronous limit (60), within the job limit (150)
+    body = {"models": ["knower", "primacy"], "items": MANY, "generator": "writer"}
+    body["bootstrap"] = 0
+    assert post(evaluator, body).status_code == 413
+    submitted = httpx.post(f"{evaluator}/v1/position-bias/jobs", json=body, timeout=30)
+    assert submitted.status_code == 202, submitted.text
+    job = submitted.json()
+    assert job["status"] in ("queued", "running") and job["order_count"] == 144
+    location = f"{evaluator}{submitted.headers['Location']}"
+    deadline = time.monotonic() + 120
+    while job["status"] in ("queued", "running"):
+        assert time.monotonic() < deadline, job
+        time.sleep(0.2)
+        job = httpx.get(location, timeout=30).json()
+    assert job["status"] == "succeeded" and job["error"] is None, job
+    assert job["attempts"] == 1 and job["finished_at"] >= job["started_at"]
+    result = job["result"]
+    assert len(result["trials"]) == 36  # 12 items × low, medium, high
+    assert value(result["models"]["primacy"], "PF") == -1.0
+    assert value(result["by_condition"]["medium"]["knower"], "PC") == 1.0
+    assert result["failed_replies"] == {"knower": 0, "primacy": 0}
+
+
+def test_a_job_has_its_own_limit_and_an_unknown_job_is_a_404(evaluator: str) -> None:
+    body = {"models": ["knower", "primacy", "leaning"], "items": MANY, "generator": "writer"}
+    too_large = httpx.post(f"{evaluator}/v1/position-bias/jobs", json=body, timeout=30)
+    assert too_large.status_code == 413 and "job limit of 150" in too_large.json()["detail"]
+    bad = httpx.post(f"{evaluator}/v1/position-bias/jobs", json={"model": "knower"}, timeout=30)
+    assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "items"
+    missing = httpx.get(f"{evaluator}/v1/position-bias/jobs/pb-nothing", timeout=30)
+    assert missing.status_code == 404 and missing.json()["errors"][0]["field"] == "id"
+
+
 @pytest.mark.parametrize(
     ("body", "status", "field"),
     [
@@ -329,3 +368,20 @@ def test_the_cli_prints_the_table_and_writes_the_result(
     bad.write_text('{"question": "q", "answer": "a"}\n{"question": 3}\n')
     with pytest.raises(SystemExit, match=r"bad\.jsonl:2"):
         main(["position-bias", str(bad), "--model", "primacy", "--url", evaluator])
+
+
+def test_the_cli_runs_a_job_when_the_request_is_too_large(
+    evaluator: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items = tmp_path / "many.jsonl"
+    items.write_text("\n".join(json.dumps(item) for item in MANY) + "\n")
+    out = tmp_path / "result.json"
+    argv = ["position-bias", str(items), "--model", "primacy", "--model", "knower"]
+    argv += ["--generator", "writer", "--url", evaluator, "--json", str(out)]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "too large for one request: running it as a job" in captured.err
+    assert "144 answers at most" in captured.err
+    primacy = next(line.split() for line in captured.out.splitlines() if line.startswith("primacy"))
+    assert primacy[:4] == ["primacy", "all", "-1.00", "+1.00"]
+    assert len(json.loads(out.read_text())["trials"]) == 36

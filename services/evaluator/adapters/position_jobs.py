@@ -1,0 +1,159 @@
+"""Position-bias jobs in the database: the request and, when finished, the result, as JSON.
+
+A worker claims a queued job (or one whose lease expired: its worker stopped) by leasing it,
+renews the lease while it runs, and is the only one that may finish it."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+
+import msgspec
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from services.evaluator.db.models import position_jobs
+from shared.contracts.position import (
+    PositionBiasEvaluate,
+    PositionBiasEvaluation,
+    PositionJobStatus,
+)
+
+
+@dataclass(frozen=True)
+class PositionJobRow:
+    id: str
+    status: PositionJobStatus
+    request: PositionBiasEvaluate
+    order_count: int
+    result: PositionBiasEvaluation | None
+    error: str | None
+    attempts: int
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+
+
+class PositionJobStore:
+    def __init__(self, engine: AsyncEngine, *, lease_s: float = 30.0) -> None:
+        self.engine = engine
+        self.lease_s = lease_s
+
+    @property
+    def sqlite(self) -> bool:
+        return self.engine.dialect.name == "sqlite"
+
+    async def create(self, request: PositionBiasEvaluate, order_count: int) -> PositionJobRow:
+        job_id = f"pb-{uuid.uuid4().hex[:20]}"
+        values = {
+            "id": job_id,
+            "status": "queued",
+            "request": msgspec.json.encode(request).decode(),
+            "order_count": order_count,
+            "attempts": 0,
+            "created_at": time.time(),
+        }
+        async with self.engine.begin() as connection:
+            await connection.execute(position_jobs.insert().values(**values))
+        job = await self.get(job_id)
+        assert job is not None
+        return job
+
+    async def get(self, job_id: str) -> PositionJobRow | None:
+        query = sa.select(position_jobs).where(position_jobs.c.id == job_id)
+        async with self.engine.connect() as connection:
+            row = (await connection.execute(query)).mappings().first()
+        return _job(row) if row is not None else None
+
+    async def claim(self, owner: str) -> PositionJobRow | None:
+        """Lease the oldest job that is queued or whose worker's lease ran out."""
+        now = time.time()
+        claimable = sa.or_(
+            position_jobs.c.status == "queued",
+            sa.and_(position_jobs.c.status == "running", position_jobs.c.lease_until < now),
+        )
+        pick = (
+            sa.select(position_jobs.c.id)
+            .where(claimable)
+            .order_by(position_jobs.c.created_at)
+            .limit(1)
+            .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
+        # one statement: pick and lease (PostgreSQL skips a row another evaluator is leasing)
+        statement = (
+            position_jobs.update()
+            .where(position_jobs.c.id == pick, claimable)
+            .values(
+                status="running",
+                lease_owner=owner,
+                lease_until=now + self.lease_s,
+                attempts=position_jobs.c.attempts + 1,
+                started_at=sa.func.coalesce(position_jobs.c.started_at, now),
+            )
+            .returning(position_jobs.c.id)
+        )
+        async with self.engine.begin() as connection:
+            claimed = (await connection.execute(statement)).scalar_one_or_none()
+        return await self.get(claimed) if claimed is not None else None
+
+    async def renew(self, job_id: str, owner: str) -> bool:
+        """Extend the lease; False when the job is no longer this worker's."""
+        statement = (
+            position_jobs.update()
+            .where(position_jobs.c.id == job_id, position_jobs.c.lease_owner == owner)
+            .values(lease_until=time.time() + self.lease_s)
+        )
+        async with self.engine.begin() as connection:
+            return bool((await connection.execute(statement)).rowcount)
+
+    async def finish(
+        self,
+        job_id: str,
+        owner: str,
+        *,
+        result: PositionBiasEvaluation | None = None,
+        error: str | None = None,
+    ) -> bool:
+        """Store the outcome, if the job is still this worker's."""
+        statement = (
+            position_jobs.update()
+            .where(position_jobs.c.id == job_id, position_jobs.c.lease_owner == owner)
+            .values(
+                status="failed" if result is None else "succeeded",
+                result=msgspec.json.encode(result).decode() if result is not None else None,
+                error=error,
+                finished_at=time.time(),
+                lease_owner=None,
+                lease_until=None,
+            )
+        )
+        async with self.engine.begin() as connection:
+            return bool((await connection.execute(statement)).rowcount)
+
+    async def release_all_leases(self) -> None:
+        """At start-up on SQLite (one process owns the file): a killed run's jobs are free."""
+        statement = (
+            position_jobs.update()
+            .where(position_jobs.c.status == "running")
+            .values(lease_until=0.0)
+        )
+        async with self.engine.begin() as connection:
+            await connection.execute(statement)
+
+
+def _job(row: sa.RowMapping) -> PositionJobRow:
+    result = row["result"]
+    return PositionJobRow(
+        id=row["id"],
+        status=row["status"],
+        request=msgspec.json.decode(row["request"], type=PositionBiasEvaluate),
+        order_count=row["order_count"],
+        result=msgspec.json.decode(result, type=PositionBiasEvaluation) if result else None,
+        error=row["error"],
+        attempts=row["attempts"],
+        created_at=row["created_at"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+    )

@@ -1,0 +1,104 @@
+"""Runs position-bias jobs: one at a time per evaluator process, each whole, under a lease that
+is renewed while it runs. A job whose worker stopped is taken over when its lease runs out and
+run again from the start: the gateway's response cache answers what was answered before."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.evaluator.adapters.position_jobs import PositionJobRow, PositionJobStore
+from services.evaluator.domain.pipeline import RetryPolicy, UpstreamError
+from services.evaluator.domain.position import PositionUpstream, evaluate_position_bias
+from services.evaluator.metrics import POSITION_JOBS_FINISHED
+from shared.contracts.position import PositionBiasEvaluation
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PositionJobSettings:
+    owner: str
+    poll_s: float = 0.5
+    #: a job taken over more often than this (its worker stopped each time) is failed
+    max_attempts: int = 3
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+
+class PositionJobRunner:
+    def __init__(
+        self, store: PositionJobStore, upstream: PositionUpstream, settings: PositionJobSettings
+    ) -> None:
+        self.store = store
+        self.upstream = upstream
+        self.settings = settings
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._loop())
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                job = await self.store.claim(self.settings.owner)
+                if job is not None:
+                    await self.run(job)
+                    continue
+            except Exception:
+                logger.exception("position-bias job runner: poll failed")
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.settings.poll_s)
+
+    async def run(self, job: PositionJobRow) -> None:
+        """Run a claimed job and store its outcome (unless its lease was lost meanwhile)."""
+        if job.attempts > self.settings.max_attempts:
+            stopped = f"its worker stopped {job.attempts - 1} times before it finished"
+            await self._finish(job.id, None, stopped)
+            return
+        evaluation = asyncio.ensure_future(
+            evaluate_position_bias(job.request, self.upstream, self.settings.retry)
+        )
+        keeping = asyncio.create_task(self._keep_lease(job.id, evaluation))
+        try:
+            result: PositionBiasEvaluation | None = await evaluation
+            error = None
+        except asyncio.CancelledError:
+            if keeping.done():  # the lease was lost: the job is another worker's now
+                logger.warning("position-bias job %s: lease lost, left to its new worker", job.id)
+                return
+            raise
+        except UpstreamError as failure:
+            result, error = None, failure.reason
+        except Exception as failure:  # recorded, not lost: the caller sees the reason
+            logger.exception("position-bias job %s failed", job.id)
+            result, error = None, f"internal error: {type(failure).__name__}: {failure}"
+        finally:
+            keeping.cancel()
+        await self._finish(job.id, result, error)
+
+    async def _finish(
+        self, job_id: str, result: PositionBiasEvaluation | None, error: str | None
+    ) -> None:
+        if await self.store.finish(job_id, self.settings.owner, result=result, error=error):
+            POSITION_JOBS_FINISHED.labels(status="failed" if result is None else "succeeded").inc()
+
+    async def _keep_lease(self, job_id: str, evaluation: asyncio.Future[Any]) -> None:
+        """Renew the lease at a third of its length; cancel the run if it was lost."""
+        while True:
+            await asyncio.sleep(self.store.lease_s / 3)
+            if not await self.store.renew(job_id, self.settings.owner):
+                evaluation.cancel()
+                return

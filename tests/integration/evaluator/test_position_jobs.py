@@ -1,0 +1,196 @@
+"""Position-bias jobs on SQLite and a real PostgreSQL: leases, takeover of a stopped worker's
+job, and the runner storing every outcome (a result, or a failure with its reason)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from services.evaluator.adapters.position_jobs import PositionJobStore
+from services.evaluator.db.models import position_jobs
+from services.evaluator.domain.pipeline import Generated, RetryPolicy, UpstreamError
+from services.evaluator.domain.position_jobs import PositionJobRunner, PositionJobSettings
+from shared.contracts.gateway import GenerateRequest
+from shared.contracts.perturb import OptionOrder, PermutationRequest, PermutationResponse
+from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation, PositionItem
+from shared.contracts.scoring import PositionBiasRequest, PositionBiasResponse
+from shared.db import create_engine, migrate
+
+REQUEST = PositionBiasEvaluate(
+    model="m",
+    items=[PositionItem(id="q", question="Which?", answer="yes", distractor="no")],
+    conditions=["medium"],
+)
+
+
+@pytest.fixture
+async def store(database_url: str) -> AsyncIterator[PositionJobStore]:
+    engine = create_engine(database_url)
+    await migrate(engine, "evaluator")
+    yield PositionJobStore(engine, lease_s=0.5)
+    await engine.dispose()
+
+
+class Primacy:
+    """Answers "A" to every order; scoring fails (the replies are kept, with a note).
+    ``blocked`` holds every answer until set; ``permutations_fail`` fails the job."""
+
+    def __init__(self, *, permutations_fail: bool = False) -> None:
+        self.permutations_fail = permutations_fail
+        self.blocked = asyncio.Event()
+        self.blocked.set()
+        self.answered = 0
+
+    async def generate_batch(self, requests: list[GenerateRequest]) -> list[Generated]:
+        await self.blocked.wait()
+        self.answered += len(requests)
+        return [Generated(text="A") for _ in requests]
+
+    async def permutations(self, request: PermutationRequest) -> PermutationResponse:
+        if self.permutations_fail:
+            raise UpstreamError("perturb: unavailable")
+        orders = [
+            OptionOrder(options=[], positions=[], order=[0, 1]),
+            OptionOrder(options=[], positions=[], order=[1, 0]),
+        ]
+        return PermutationResponse(scheme=request.scheme, orders=orders)
+
+    async def position_bias(self, request: PositionBiasRequest) -> PositionBiasResponse:
+        raise UpstreamError("scoring: unavailable")
+
+    async def logprob_routes(self) -> set[str]:
+        return set()
+
+
+def runner(store: PositionJobStore, upstream: Primacy, owner: str = "w1") -> PositionJobRunner:
+    settings = PositionJobSettings(
+        owner=owner, poll_s=0.05, retry=RetryPolicy(max_attempts=2, base_delay_s=0.01)
+    )
+    return PositionJobRunner(store, upstream, settings)  # type: ignore[arg-type]
+
+
+async def until_finished(store: PositionJobStore, job_id: str, timeout_s: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        job = await store.get(job_id)
+        assert job is not None
+        if job.status in ("succeeded", "failed"):
+            return job
+        assert time.monotonic() < deadline, f"job still {job.status}"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_leased_job_is_nobody_elses_until_its_lease_runs_out(
+    store: PositionJobStore,
+) -> None:
+    first = await store.create(REQUEST, 2)
+    second = await store.create(REQUEST, 2)
+    assert first.status == "queued" and first.request == REQUEST and first.order_count == 2
+    claimed = await store.claim("w1")
+    assert claimed is not None and claimed.id == first.id  # the oldest first
+    assert (claimed.status, claimed.attempts) == ("running", 1)
+    other = await store.claim("w2")
+    assert other is not None and other.id == second.id
+    assert await store.claim("w3") is None  # both leased
+    await asyncio.sleep(0.6)  # w1 stopped: its lease ran out
+    taken = await store.claim("w3")
+    assert taken is not None and taken.attempts == 2
+    assert taken.started_at == claimed.started_at  # when it first started
+    # the stopped worker can no longer renew or finish it; its new worker can
+    assert not await store.renew(first.id, "w1")
+    result = PositionBiasEvaluation(trials=[], skipped=[])
+    assert not await store.finish(first.id, "w1", result=result)
+    assert await store.finish(taken.id, "w3", result=result)
+    done = await store.get(first.id)
+    assert done is not None and (done.status, done.result) == ("succeeded", result)
+    assert done.finished_at is not None
+
+
+async def test_the_runner_stores_the_result(store: PositionJobStore) -> None:
+    upstream = Primacy()
+    worker = runner(store, upstream)
+    worker.start()
+    try:
+        job = await store.create(REQUEST, 2)
+        worker.wake()
+        done = await until_finished(store, job.id)
+    finally:
+        await worker.stop()
+    assert done.status == "succeeded" and done.error is None
+    answers = done.result.trials[0].models[0].answers
+    assert [answer.choice for answer in answers] == ["A", "A"]
+    assert done.result.notes == ["no metrics: scoring: unavailable (after 2 attempts)"]
+
+
+async def test_a_failing_upstream_fails_the_job_with_its_reason(store: PositionJobStore) -> None:
+    worker = runner(store, Primacy(permutations_fail=True))
+    worker.start()
+    try:
+        job = await store.create(REQUEST, 2)
+        done = await until_finished(store, job.id)
+    finally:
+        await worker.stop()
+    assert done.status == "failed" and done.result is None
+    assert "perturb: unavailable" in done.error
+
+
+async def test_a_stopped_workers_job_is_run_by_another(store: PositionJobStore) -> None:
+    stuck = Primacy()
+    stuck.blocked.clear()  # this worker never gets its answers
+    first = runner(store, stuck, owner="w1")
+    first.start()
+    job = await store.create(REQUEST, 2)
+    await until_status(store, job.id, "running")
+    await first.stop()  # stops without finishing; its lease runs out
+    second = runner(store, Primacy(), owner="w2")
+    second.start()
+    try:
+        done = await until_finished(store, job.id)
+    finally:
+        await second.stop()
+    assert (done.status, done.attempts) == ("succeeded", 2)
+
+
+async def test_a_job_whose_workers_keep_stopping_fails(store: PositionJobStore) -> None:
+    job = await store.create(REQUEST, 2)
+    for owner in ("w1", "w2", "w3"):
+        assert await store.claim(owner) is not None
+        await asyncio.sleep(0.6)
+    claimed = await store.claim("w4")
+    assert claimed is not None and claimed.attempts == 4
+    await runner(store, Primacy(), owner="w4").run(claimed)
+    done = await store.get(job.id)
+    assert done is not None and done.status == "failed"
+    assert done.error == "its worker stopped 3 times before it finished"
+
+
+async def test_a_worker_that_lost_its_lease_leaves_the_job_to_the_new_one(
+    store: PositionJobStore,
+) -> None:
+    slow = Primacy()
+    slow.blocked.clear()
+    job = await store.create(REQUEST, 2)
+    claimed = await store.claim("w1")
+    assert claimed is not None
+    running = asyncio.ensure_future(runner(store, slow, owner="w1").run(claimed))
+    await asyncio.sleep(0.05)
+    # another worker took it over (as if w1's renewals had not reached the database)
+    async with store.engine.begin() as connection:
+        await connection.execute(
+            position_jobs.update().values(lease_owner="w2", lease_until=time.time() + 60)
+        )
+    await asyncio.wait_for(running, 5)  # w1 noticed at its next renewal and gave up
+    assert slow.answered == 0
+    left = await store.get(job.id)
+    assert left is not None and left.status == "running" and left.result is None
+
+
+async def until_status(store: PositionJobStore, job_id: str, status: str) -> None:
+    deadline = time.monotonic() + 10
+    while (job := await store.get(job_id)) is None or job.status != status:
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.02)
