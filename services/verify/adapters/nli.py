@@ -1,10 +1,13 @@
 """Entailment from an NLI model served over HTTP with text-embeddings-inference's ``/predict``.
 
 Request ``{"inputs": [[premise, hypothesis], ...]}``; response one list of ``{label, score}``
-per pair (softmaxed). The label containing "entail" carries P(premise ⇒ hypothesis).
+per pair (softmaxed). The label naming entailment (not "not_entailment") carries
+P(premise ⇒ hypothesis).
 """
 
 from __future__ import annotations
+
+import re
 
 import msgspec
 
@@ -29,7 +32,15 @@ class NliEndpoint:
 
 
 def _entailment_score(labels: list[LabelScore]) -> float:
+    """The score of the label that names entailment ("ENTAILMENT", "entails"...), not its
+    negation: two-class models also have a "not_entailment" label."""
     for entry in labels:
-        if "entail" in entry.label.lower():
+        words = _LABEL_WORDS.split(entry.label.lower())
+        entails = any(word.startswith("entail") for word in words)
+        if entails and not _NEGATIONS.intersection(words):
             return entry.score
     raise ValueError(f"NLI endpoint gave no entailment label: {[e.label for e in labels]}")
+
+
+_LABEL_WORDS = re.compile(r"[^a-z]+")
+_NEGATIONS = {"not", "non", "no"}

@@ -170,8 +170,15 @@ class Judge:
             try:
                 return await meter.generate(request)
             except ServiceCallError as exc:
-                if not (want_logprobs and exc.status == 422):
+                if not (want_logprobs and _logprobs_unsupported(exc)):
                     raise
             # the route cannot give logprobs: the reply's first letter decides
             self._logprobs_supported = False
             return await meter.generate(msgspec.structs.replace(request, top_logprobs=None))
+
+
+def _logprobs_unsupported(error: ServiceCallError) -> bool:
+    """The gateway refused ``top_logprobs`` for the route (a 422 naming that field) — not a
+    refused answer, which is a 422 too but says nothing of the route's logprobs."""
+    problem = error.problem
+    return error.status == 422 and any(e.field == "top_logprobs" for e in problem.errors or [])

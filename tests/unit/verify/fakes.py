@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from shared.contracts.base import Problem
+from shared.contracts.base import FieldError, Problem
 from shared.contracts.gateway import GenerateRequest, GenerateResponse, TokenAlternative, Usage
 from shared.http_client import ServiceCallError
 
@@ -16,9 +16,10 @@ Reply = str | GenerateResponse | ServiceCallError
 
 
 def gateway_error(
-    status: int, outcome: str | None = None, detail: str = "failed"
+    status: int, outcome: str | None = None, detail: str = "failed", field: str | None = None
 ) -> ServiceCallError:
-    problem = Problem(title="failed", status=status, detail=detail, outcome=outcome)
+    errors = [FieldError(field=field, message=detail)] if field else None
+    problem = Problem(title="failed", status=status, detail=detail, outcome=outcome, errors=errors)
     return ServiceCallError("gateway", status, problem, "http://gateway/v1/generate")
 
 

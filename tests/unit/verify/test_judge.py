@@ -124,7 +124,9 @@ async def test_p_yes_is_the_lowest_over_the_orders_and_decides_against_the_thres
 
 async def test_a_route_without_logprobs_is_asked_again_without_them() -> None:
     def answer(request: GenerateRequest):  # type: ignore[no-untyped-def]
-        return gateway_error(422, detail="no logprobs") if request.top_logprobs else "YES"
+        if request.top_logprobs:
+            return gateway_error(422, detail="no logprobs", field="top_logprobs")
+        return "YES"
 
     gateway = FakeGateway(answer)
     judge = Judge(gateway, "local")
@@ -133,6 +135,23 @@ async def test_a_route_without_logprobs_is_asked_again_without_them() -> None:
     await _judge(judge, "a", "c", False, True)
     # remembered: the second candidate is asked without logprobs straight away
     assert [r.top_logprobs for r in gateway.requests] == [10, None, None]
+
+
+async def test_a_refused_answer_does_not_switch_the_routes_logprobs_off() -> None:
+    refusals = iter([gateway_error(422, "refused", "content policy")])
+
+    def answer(request: GenerateRequest):  # type: ignore[no-untyped-def]
+        refusal = next(refusals, None)
+        return refusal or response("YES", [("YES", math.log(0.8)), ("NO", math.log(0.2))])
+
+    gateway = FakeGateway(answer)
+    judge = Judge(gateway, "local")
+    refused = await _judge(judge, "a", "b", False, True)
+    assert refused.error is not None and "refused" in refused.error
+    later = await _judge(judge, "a", "c", False, True)
+    # the next candidate still gets its P(YES)
+    assert later.p_yes == pytest.approx(0.8)
+    assert [r.top_logprobs for r in gateway.requests] == [10, 10]
 
 
 async def test_a_failed_model_call_is_recorded_with_its_outcome() -> None:

@@ -24,6 +24,10 @@ async def predict(request: web.Request) -> web.Response:
     scored = []
     for premise, hypothesis in body["inputs"]:
         entails = 0.9 if len(hypothesis) <= len(premise) else 0.4
+        if premise.startswith("two-class"):  # a two-class model, its negative label first
+            not_entails = {"label": "not_entailment", "score": 1 - entails}
+            scored.append([not_entails, {"label": "entailment", "score": entails}])
+            continue
         scored.append(
             [
                 {"label": "ENTAILMENT", "score": entails},
@@ -49,6 +53,13 @@ async def test_entailment_of_each_pair(nli_url: str) -> None:
     scores = await NliEndpoint(nli_url).entailment([("long premise", "short"), ("a", "longer")])
     assert scores == [pytest.approx(0.9), pytest.approx(0.4)]
     assert received == [{"inputs": [["long premise", "short"], ["a", "longer"]]}]
+
+
+async def test_a_two_class_models_not_entailment_label_is_not_taken_for_entailment(
+    nli_url: str,
+) -> None:
+    scores = await NliEndpoint(nli_url).entailment([("two-class premise", "short")])
+    assert scores == [pytest.approx(0.9)]
 
 
 async def test_the_check_averages_both_directions(nli_url: str) -> None:
