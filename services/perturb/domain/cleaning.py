@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 _QUOTE_PAIRS = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "„": "“", "`": "`"}
-_BULLET_OR_NUMBER = re.compile(r"^(?:[-*•·–—]\s*|\(?\d{1,3}[.)]\s+)")
+#: a hyphen is a bullet only before a space: "-3 squared is what?" starts with minus three
+_BULLET_OR_NUMBER = re.compile(r"^(?:-\s+|[*•·–—]\s*|\(?\d{1,3}[.)]\s+)")
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -15,13 +16,16 @@ def first_line(text: str) -> str:
 
 
 def clean_candidate(text: str) -> str:
-    """Trim, drop a leading bullet or "N." numbering, drop one pair of surrounding quotes,
-    collapse white space."""
-    line = first_line(text).strip()
-    line = _BULLET_OR_NUMBER.sub("", line, count=1).strip()
+    """Trim, drop one pair of surrounding quotes, collapse white space, drop a leading bullet or
+    "N." numbering — on either side of the quotes (`3. "..."` and `"3. ..."` alike)."""
+    line = _without_numbering(first_line(text).strip())
     if len(line) >= 2 and _QUOTE_PAIRS.get(line[0]) == line[-1]:
-        line = line[1:-1].strip()
+        line = _without_numbering(line[1:-1].strip())
     return _WHITESPACE.sub(" ", line)
+
+
+def _without_numbering(line: str) -> str:
+    return _BULLET_OR_NUMBER.sub("", line, count=1).strip()
 
 
 def same_text(a: str, b: str) -> bool:
