@@ -10,7 +10,7 @@ from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Para
 from litestar.status_codes import HTTP_202_ACCEPTED
 
 from services.evaluator.domain.evaluate import evaluate_now, variant_count
-from services.evaluator.domain.evaluations import Evaluations, require_models
+from services.evaluator.domain.evaluations import Evaluations, require_runnable
 from services.evaluator.domain.pipeline import UpstreamError
 from services.evaluator.settings import EvaluatorSettings
 from shared.contracts.evaluator import (
@@ -43,7 +43,7 @@ class EvaluateController(Controller):
     )
     async def evaluate(self, data: JSONBody[EvaluateRequest], state: State) -> EvaluateResponse:
         settings: EvaluatorSettings = state.settings
-        require_models(data)
+        require_runnable(data)
         needed = variant_count(data)
         if needed > settings.max_sync_variants:
             raise ProblemError(

@@ -70,10 +70,14 @@ def settings_of(data: EvaluationCreate) -> EvaluationSettings:
     return msgspec.structs.replace(settings, instruction_role=instruction_role_of(settings))
 
 
-def require_models(settings: EvaluationSettings) -> list[str]:
+def require_runnable(settings: EvaluationSettings) -> list[str]:
+    """The models to evaluate; a 400 naming the field when the settings cannot run."""
     models = models_of(settings)
     if not models:
         raise ProblemError(400, "Invalid request", "give `model` or `models`", field="model")
+    if settings.plain_per_round + settings.toned_per_round == 0:
+        detail = "a generation round must ask for at least one candidate (plain or toned)"
+        raise ProblemError(400, "Invalid request", detail, field="plain_per_round")
     return models
 
 
@@ -86,10 +90,10 @@ class Evaluations:
         self, data: EvaluationCreate, idempotency_key: str | None
     ) -> tuple[EvaluationRow, bool]:
         settings = settings_of(data)
-        models = require_models(settings)
+        models = require_runnable(settings)
         items = await self._items(data)
         reuse = await self._stored_sets(settings, items)
-        reuse.update(await self._reusable_sets(data.reuse_paraphrases_from))
+        reuse.update(await self._reusable_sets(data.reuse_paraphrases_from, settings.k))
         try:
             return await self.store.create(
                 settings=settings,
@@ -139,14 +143,25 @@ class Evaluations:
         stored = await self.store.paraphrase_sets(ids)
         return {s.question: s for s in stored.values() if s.complete}
 
-    async def _reusable_sets(self, evaluation_id: str | None) -> dict[str, ParaphraseSet]:
+    async def _reusable_sets(self, evaluation_id: str | None, k: int) -> dict[str, ParaphraseSet]:
+        """The sets of an earlier evaluation with the same k: its sets are answered whole, so a
+        different k would answer more (or fewer) paraphrases than this evaluation says."""
         if evaluation_id is None:
             return {}
-        if await self.store.get(evaluation_id) is None:
+        earlier = await self.store.get(evaluation_id)
+        if earlier is None:
             raise ProblemError(
                 404,
                 "Not found",
                 f"no evaluation {evaluation_id!r}",
+                field="reuse_paraphrases_from",
+            )
+        if earlier.settings.k != k:
+            raise ProblemError(
+                422,
+                "Paraphrase sets of another k",
+                f"evaluation {evaluation_id!r} has sets of k={earlier.settings.k}, this one asks "
+                f"for k={k}",
                 field="reuse_paraphrases_from",
             )
         return await self.store.sets_by_question(evaluation_id)

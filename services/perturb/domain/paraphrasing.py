@@ -116,12 +116,12 @@ def targets(k: int, plain_share: float, toned_share: float) -> tuple[int, int]:
 
 
 def request_targets(request: ParaphraseRequest) -> tuple[int, int]:
-    """The targets of a request: a kind it never asks for (none per round) leaves all k places
-    to the other, or a set without toned paraphrases could never grow past the plain target and
-    would spend the whole candidate cap trying."""
-    if request.toned_per_round == 0:
+    """The targets of a request: a kind it does not want (none per round, or a share of 0)
+    leaves all k places to the other, or a set without toned paraphrases could never grow past
+    the plain target and would spend the whole candidate cap trying."""
+    if request.toned_per_round == 0 or request.toned_share == 0:
         return request.k, 0
-    if request.plain_per_round == 0:
+    if request.plain_per_round == 0 or request.plain_share == 0:
         return 0, request.k
     return targets(request.k, request.plain_share, request.toned_share)
 

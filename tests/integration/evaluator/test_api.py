@@ -208,6 +208,12 @@ async def test_an_idempotency_key_stored_by_an_earlier_version_still_matches(
             "instruction_role",
         ),
         ({"model": "m", "dataset_id": "nope"}, 404, "dataset_id"),
+        (
+            {"model": "m", "items": [{"question": "q"}], "plain_per_round": 0}
+            | {"toned_per_round": 0},
+            400,
+            "plain_per_round",
+        ),
         ({"model": "m"}, 400, "items"),
         (
             {"model": "m", "items": [{"question": "q"}], "reuse_paraphrases_from": "x"},
@@ -223,6 +229,21 @@ async def test_bad_submissions_name_the_field(
     assert response.status_code == status, response.text
     assert response.headers["content-type"].startswith("application/problem+json")
     assert response.json()["errors"][0]["field"] == field
+
+
+async def test_reused_paraphrase_sets_must_have_this_evaluations_k(
+    client: AsyncTestClient[Any],
+) -> None:
+    earlier = (await client.post("/v1/evaluations", json=job_body())).json()["id"]
+    await wait_finished(client, earlier)
+    other_k = await client.post(
+        "/v1/evaluations", json=job_body(k=3, reuse_paraphrases_from=earlier)
+    )
+    assert other_k.status_code == 422, other_k.text
+    assert other_k.json()["errors"][0]["field"] == "reuse_paraphrases_from"
+    assert "k=2" in other_k.json()["detail"]
+    same_k = await client.post("/v1/evaluations", json=job_body(reuse_paraphrases_from=earlier))
+    assert same_k.status_code == 202
 
 
 async def test_cancel(client: AsyncTestClient[Any]) -> None:

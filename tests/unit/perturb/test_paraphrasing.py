@@ -124,6 +124,14 @@ async def test_without_toned_candidates_the_set_is_k_plain_and_stops_there() -> 
     assert all(" tone (" not in _instruction(r) for r in gateway.requests)
 
 
+async def test_a_toned_share_of_zero_asks_for_plain_candidates_only() -> None:
+    builder, gateway, _ = _builder()
+    request = ParaphraseRequest(question=QUESTION, k=5, seed=2, toned_share=0.0)
+    result = await builder.build(request)
+    assert result.complete and [p.kind for p in result.accepted] == ["plain"] * 5
+    assert all(" tone (" not in _instruction(r) for r in gateway.requests)
+
+
 async def test_without_plain_candidates_the_set_is_k_toned() -> None:
     builder, gateway, _ = _builder()
     request = ParaphraseRequest(question=QUESTION, k=5, seed=2, plain_per_round=0)
