@@ -115,6 +115,11 @@ def targets(k: int, plain_share: float, toned_share: float) -> tuple[int, int]:
     return math.ceil(plain_share * k - 1e-9), math.ceil(toned_share * k - 1e-9)
 
 
+def _refused(error: ServiceCallError) -> bool:
+    """verify found the request itself wrong (a 4xx but 429): asking again cannot help."""
+    return error.status is not None and 400 <= error.status < 500 and error.status != 429
+
+
 def request_targets(request: ParaphraseRequest) -> tuple[int, int]:
     """The targets of a request: a kind it does not want (none per round, or a share of 0)
     leaves all k places to the other, or a set without toned paraphrases could never grow past
@@ -186,12 +191,30 @@ class _Run:
         )
 
 
+@dataclass(frozen=True)
+class VerifyRetry:
+    """How often a failing verify service is asked again (5xx, 429, unreachable), with
+    exponential back-off, before the round's candidates are recorded as unverified."""
+
+    attempts: int = 3
+    base_delay_s: float = 0.5
+
+    def delay(self, attempt: int) -> float:
+        return self.base_delay_s * 2 ** (attempt - 1)
+
+
 class ParaphraseBuilder:
     def __init__(
-        self, generator: ModelCaller, verifier: Verifier, *, generation_concurrency: int = 4
+        self,
+        generator: ModelCaller,
+        verifier: Verifier,
+        *,
+        generation_concurrency: int = 4,
+        verify_retry: VerifyRetry | None = None,
     ) -> None:
         self._generator = generator
         self._verifier = verifier
+        self._verify_retry = verify_retry or VerifyRetry()
         # requests beyond this wait here, so those still waiting at the time budget are dropped
         # before they reach the gateway instead of loading the model after the set is returned
         self._generation_concurrency = generation_concurrency
@@ -332,17 +355,32 @@ class ParaphraseBuilder:
             cache=request.cache,
         )
         try:
-            response = await self._verifier.verify(verify_request)
+            response = await self._verify_with_retries(verify_request)
         except ServiceCallError as error:
-            if error.status is not None and 400 <= error.status < 500:
+            if _refused(error):
                 raise VerifyRejectedError(error) from error
-            reason = f"verify ({error.status or 'unreachable'}): {error.problem.detail or error}"
+            attempts = self._verify_retry.attempts
+            reason = (
+                f"verify ({error.status or 'unreachable'}): {error.problem.detail or error} "
+                f"(after {attempts} attempts)"
+            )
             progress.failures.append(reason)
             for spec, text in candidates:
                 progress.rejected.append(_rejected(text, spec, "unverified", reason))
             return None
         run.model.add(response.model_calls)
         return response
+
+    async def _verify_with_retries(self, request: VerifyRequest) -> VerifyResponse:
+        retry = self._verify_retry
+        for attempt in range(1, retry.attempts + 1):
+            try:
+                return await self._verifier.verify(request)
+            except ServiceCallError as error:
+                if _refused(error) or attempt == retry.attempts:
+                    raise
+            await asyncio.sleep(retry.delay(attempt))
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     @staticmethod
     def _sort(

@@ -17,15 +17,19 @@ class FakeVerifier:
         self,
         accept: Callable[[str], bool] = lambda _: True,
         error: ServiceCallError | None = None,
+        fail_first: int | None = None,
     ) -> None:
         self.accept = accept
         self.error = error
+        #: with ``error``: only the first calls fail (all of them when None)
+        self.fail_first = fail_first
         self.requests: list[VerifyRequest] = []
         self.responses: list[VerifyResponse] = []
 
     async def verify(self, request: VerifyRequest) -> VerifyResponse:
         self.requests.append(request)
-        if self.error is not None:
+        failing = self.fail_first is None or len(self.requests) <= self.fail_first
+        if self.error is not None and failing:
             raise self.error
         results = [
             CandidateVerdict(text=text, accepted=True, judge_verdict="yes")

@@ -12,6 +12,7 @@ from services.perturb.domain.paraphrasing import (
     ParaphraseBuilder,
     UnknownRouteError,
     VerifyRejectedError,
+    VerifyRetry,
     targets,
 )
 from services.perturb.domain.prompts import HINTS, PARAPHRASE_PROMPT_VERSION, TONES
@@ -284,12 +285,25 @@ async def test_a_failing_verify_service_leaves_the_candidates_unverified_with_th
     problem = Problem(title="verify unreachable", status=503, detail="connection refused")
     gateway = FakeGateway(_distinct)
     verifier = FakeVerifier(error=ServiceCallError("verify", None, problem, "http://verify"))
-    result = await ParaphraseBuilder(gateway, verifier).build(
-        ParaphraseRequest(question=QUESTION, k=3)
-    )
+    builder = ParaphraseBuilder(gateway, verifier, verify_retry=VerifyRetry(base_delay_s=0.01))
+    result = await builder.build(ParaphraseRequest(question=QUESTION, k=3))
     assert not result.complete and result.accepted == []
     assert len(result.rejected) == 22 and {r.stage for r in result.rejected} == {"unverified"}
-    assert "connection refused" in (result.incomplete_reason or "")
+    assert "connection refused (after 3 attempts)" in (result.incomplete_reason or "")
+    assert len(verifier.requests) == 3  # asked again, with back-off, before giving up
+
+
+@pytest.mark.parametrize("status", [503, 429, None])
+async def test_a_verify_service_that_recovers_verifies_the_round(status: int | None) -> None:
+    problem = Problem(title="verify busy", status=status or 503, detail="try again")
+    error = ServiceCallError("verify", status, problem, "http://verify")
+    verifier = FakeVerifier(error=error, fail_first=2)
+    builder = ParaphraseBuilder(
+        FakeGateway(_distinct), verifier, verify_retry=VerifyRetry(base_delay_s=0.01)
+    )
+    result = await builder.build(ParaphraseRequest(question=QUESTION, k=3))
+    assert result.complete and len(result.accepted) == 3
+    assert len(verifier.requests) == 3 and not result.generation_failures
 
 
 async def test_verify_refusing_the_settings_is_the_callers_error() -> None:
