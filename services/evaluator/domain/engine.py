@@ -323,7 +323,10 @@ class JobEngine:
         async def renew() -> None:
             while True:
                 await asyncio.sleep(self.store.lease_s / 3)
-                await self.store.renew(table, ids, self.owner)
+                try:
+                    await self.store.renew(table, ids, self.owner)
+                except Exception:  # a database blip: try again at the next tick, keep working
+                    logger.warning("renewing the leases of %d %s failed", len(ids), table)
 
         task = asyncio.create_task(renew())
         try:

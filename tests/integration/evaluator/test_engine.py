@@ -298,3 +298,26 @@ async def test_a_claim_reads_the_open_answers_index_not_every_answer(
             explain = f"EXPLAIN {statement}"
         plan = (await connection.exec_driver_sql(explain, tuple(parameters))).all()
     assert "ix_evaluator_answers_open" in str(plan), plan
+
+
+async def test_a_lease_renewal_that_fails_once_loses_no_work(store: EvaluationStore) -> None:
+    # calls slower than a renewal tick (lease_s / 3); the first renewal hits a database blip
+    renew = store.renew
+    blips = [OSError("connection reset")]
+
+    async def renew_after_a_blip(table: str, ids: Any, owner: str) -> None:
+        if blips:
+            raise blips.pop()
+        await renew(table, ids, owner)
+
+    store.renew = renew_after_a_blip  # type: ignore[method-assign]
+    upstream = StandInUpstream(answer_right, latency_s=0.5)
+    job_id = await create(store, n=2, k=1)
+    await JobEngine(store, upstream, FAST).run(job_id)
+    job = await store.get(job_id)
+    assert job is not None and job.status == "succeeded", job and job.message
+    assert not blips  # the blip happened
+    # every paraphrase set and answer was made once: nothing thrown away and redone
+    assert sorted(upstream.paraphrased.values()) == [1, 1]
+    assert sorted(upstream.answered.values()) == [1] * (2 * 2 * 2)
+    assert job.message is None
