@@ -25,12 +25,14 @@ class VerifyStages(Contract, kw_only=True):
 
 
 class VerifyThresholds(Contract, kw_only=True):
-    """Defaults are METHOD.md's (overlap, nli) and the calibrated values (judge, embedding)."""
+    """Defaults are METHOD.md's (overlap, judge, nli) and the calibrated embedding value."""
 
     #: reject when overlap with the original or an accepted paraphrase is >= this
     overlap: Share = 0.8
-    #: accept when P(YES) >= this in every asked order, where the backend gives logprobs
-    judge_p_yes: Share = 0.5
+    #: unset: METHOD's rule, accept when every asked order's reply starts with "Y" (P(YES) is
+    #: still reported where the backend gives logprobs); a number: accept when P(YES) >= it in
+    #: every asked order, where the backend gives logprobs (else the reply rule)
+    judge_p_yes: Share | None = None
     #: accept when the cosine similarity of the sentence embeddings is >= this
     embedding: Annotated[float, msgspec.Meta(ge=-1.0, le=1.0)] = 0.80
     #: accept when the mean of both entailment directions is >= this

@@ -47,15 +47,17 @@ class JudgeOutcome:
             return None
         return min(value for value in values if value is not None)
 
-    def passes(self, threshold: float) -> bool:
-        """With logprobs, P(YES) ≥ threshold in every order; else every reply starts with "Y".
-
-        At threshold 0.5 the two agree: the greedy reply is the likelier of YES and NO.
-        """
+    def passes(self, threshold: float | None) -> bool:
+        """Without a threshold, METHOD's rule: every reply starts with "Y". With one, P(YES) ≥
+        threshold in every order where logprobs were given, else the reply rule. (The two can
+        differ even at 0.5: "No" may be the likeliest token while "Yes" and "YES" together
+        outweigh it.)"""
         if self.error is not None:
             return False
         p_yes = self.p_yes
-        return p_yes >= threshold if p_yes is not None else self.verdict == "yes"
+        if threshold is None or p_yes is None:
+            return self.verdict == "yes"
+        return p_yes >= threshold
 
 
 def reply_verdict(reply: str) -> Literal["yes", "no"]:

@@ -155,8 +155,8 @@ async def _judge(
             candidate.reject("judge", _judge_reason(outcome, threshold))
 
 
-def _judge_reason(outcome: JudgeOutcome, threshold: float) -> str:
-    if outcome.p_yes is not None:
+def _judge_reason(outcome: JudgeOutcome, threshold: float | None) -> str:
+    if threshold is not None and outcome.p_yes is not None:
         return f"judge P(yes) {outcome.p_yes:.3f} < {threshold}"
     replies = ", ".join(f"{v.order}: {v.reply!r}" for v in outcome.votes)
     return f"judge answered no ({replies})"

@@ -122,6 +122,16 @@ async def test_p_yes_is_the_lowest_over_the_orders_and_decides_against_the_thres
     assert not outcome.passes(0.7)
 
 
+async def test_by_default_the_reply_decides_as_in_method_not_the_summed_probabilities() -> None:
+    # "No" is the likeliest first token, though "Yes" and "YES" together outweigh it
+    alternatives = [("No", math.log(0.40)), ("Yes", math.log(0.30)), ("YES", math.log(0.25))]
+    gateway = FakeGateway(lambda _: response("No", alternatives))
+    outcome = await _judge(Judge(gateway, "local"), "a", "b", False, True)
+    assert outcome.p_yes == pytest.approx(0.55 / 0.95)  # reported all the same
+    assert not outcome.passes(None)  # METHOD: the reply starts with "N"
+    assert outcome.passes(0.5)  # a threshold asks for the probability rule
+
+
 async def test_a_route_without_logprobs_is_asked_again_without_them() -> None:
     def answer(request: GenerateRequest):  # type: ignore[no-untyped-def]
         if request.top_logprobs:
