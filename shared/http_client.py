@@ -51,8 +51,10 @@ def get_session() -> aiohttp.ClientSession:
 
 
 async def close_session() -> None:
+    """Close this loop's session; one another (finished) loop made is only dropped: closing it
+    from here would wait on that loop's futures."""
     global _session
-    if _session is not None and not _session.closed:
+    if _session is not None and not _session.closed and _session_loop is asyncio.get_running_loop():
         await _session.close()
     _session = None
 

@@ -9,7 +9,9 @@ import msgspec
 from shared.contracts.base import Contract, Task
 from shared.contracts.gateway import ModelCalls
 
-SemanticCheck = Literal["embedding", "nli", "off"]
+#: "auto": the NLI model where one is configured, else the embedding check (METHOD §1.1's
+#: documented fallback); the response names the one that ran
+SemanticCheck = Literal["auto", "embedding", "nli", "off"]
 Stage = Literal["lexical", "numbers", "judge", "semantic"]
 
 Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
@@ -21,7 +23,7 @@ class VerifyStages(Contract, kw_only=True):
     #: reappear, in digits or words); useful for maths, where the judge misses changed numbers
     numbers: bool = False
     judge: bool = True
-    semantic: SemanticCheck = "embedding"
+    semantic: SemanticCheck = "auto"
 
 
 class VerifyThresholds(Contract, kw_only=True):

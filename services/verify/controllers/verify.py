@@ -53,6 +53,8 @@ def _judge(data: VerifyRequest, state: State) -> Judge:
 
 def _semantic(data: VerifyRequest, state: State) -> SemanticStage | None:
     check = data.stages.semantic
+    if check == "auto":
+        check = "nli" if state.nli is not None else "embedding"
     if check == "embedding":
         return EmbeddingCheck(state.embedder)
     if check == "nli":

@@ -88,3 +88,22 @@ def test_bad_input_is_a_problem_naming_the_field(
     assert response.status_code == status, response.text
     assert response.headers["content-type"].startswith("application/problem+json")
     assert field in [error["field"] for error in response.json()["errors"]]
+
+
+class EntailsAll:
+    """A stand-in NLI model: every pair entails."""
+
+    async def entailment(self, pairs: list[tuple[str, str]]) -> list[float]:
+        return [0.9] * len(pairs)
+
+
+def test_the_default_semantic_check_is_the_nli_model_where_one_is_configured(
+    client: TestClient[Any],
+) -> None:
+    body = {"original": "How many apples does Tom have?", "candidates": ["Tom has how many?"]}
+    without = client.post("/v1/verify", json=body).json()
+    assert without["semantic_check"] == "embedding"  # METHOD's fallback
+    client.app.state.nli = EntailsAll()
+    with_nli = client.post("/v1/verify", json=body).json()
+    assert with_nli["semantic_check"] == "nli"
+    assert with_nli["results"][0]["semantic"] == pytest.approx(0.9)
