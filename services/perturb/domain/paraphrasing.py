@@ -115,6 +115,19 @@ def targets(k: int, plain_share: float, toned_share: float) -> tuple[int, int]:
     return math.ceil(plain_share * k - 1e-9), math.ceil(toned_share * k - 1e-9)
 
 
+def _failing_stage(verdicts: list[CandidateVerdict]) -> str | None:
+    """The first error when no candidate of the round could be judged: every one that reached
+    a model stage (judge, entailment) was rejected because the stage failed, not on its merits.
+    Asking for more candidates would only spend the cap the same way."""
+    reached = [
+        v
+        for v in verdicts
+        if v.accepted or v.error is not None or v.deciding_stage in ("judge", "semantic")
+    ]
+    errors = [v.error for v in reached if v.error is not None]
+    return errors[0] if reached and len(errors) == len(reached) else None
+
+
 def _refused(error: ServiceCallError) -> bool:
     """verify found the request itself wrong (a 4xx but 429): asking again cannot help."""
     return error.status is not None and 400 <= error.status < 500 and error.status != 429
@@ -247,6 +260,8 @@ class ParaphraseBuilder:
             run.semantic_check = verdicts.semantic_check
             run.judge_version = verdicts.judge_prompt_version
             self._sort(request, candidates, verdicts.results, progress)
+            if failing := _failing_stage(verdicts.results):
+                return "verification failed on every candidate of a round: " + failing
         if not generated and progress.failed_calls and not progress.cancelled_calls:
             return "generator failed on every request of a round: " + progress.failures[-1]
         return None

@@ -18,11 +18,14 @@ class FakeVerifier:
         accept: Callable[[str], bool] = lambda _: True,
         error: ServiceCallError | None = None,
         fail_first: int | None = None,
+        judge_error: str | None = None,
     ) -> None:
         self.accept = accept
         self.error = error
         #: with ``error``: only the first calls fail (all of them when None)
         self.fail_first = fail_first
+        #: the judge stage fails on every candidate with this error
+        self.judge_error = judge_error
         self.requests: list[VerifyRequest] = []
         self.responses: list[VerifyResponse] = []
 
@@ -32,7 +35,15 @@ class FakeVerifier:
         if self.error is not None and failing:
             raise self.error
         results = [
-            CandidateVerdict(text=text, accepted=True, judge_verdict="yes")
+            CandidateVerdict(
+                text=text,
+                accepted=False,
+                deciding_stage="judge",
+                reason=self.judge_error,
+                error=self.judge_error,
+            )
+            if self.judge_error
+            else CandidateVerdict(text=text, accepted=True, judge_verdict="yes")
             if self.accept(text)
             else CandidateVerdict(
                 text=text,

@@ -293,6 +293,23 @@ async def test_a_failing_verify_service_leaves_the_candidates_unverified_with_th
     assert len(verifier.requests) == 3  # asked again, with back-off, before giving up
 
 
+async def test_a_judge_that_fails_on_every_candidate_stops_the_set() -> None:
+    # the judge's route is down: rejecting every candidate "on its merits" would spend the cap
+    verifier = FakeVerifier(judge_error="judge call failed: unavailable")
+    builder = ParaphraseBuilder(FakeGateway(_distinct), verifier)
+    result = await builder.build(ParaphraseRequest(question=QUESTION, k=3))
+    assert not result.complete and result.rounds == 1 and result.candidates_generated == 22
+    assert result.incomplete_reason == (
+        "verification failed on every candidate of a round: judge call failed: unavailable"
+    )
+
+
+async def test_a_round_with_one_judged_candidate_goes_on() -> None:
+    builder, _, _ = _builder(accept=lambda text: text.endswith(" 0"))
+    result = await builder.build(ParaphraseRequest(question=QUESTION, k=3, max_candidates=44))
+    assert result.incomplete_reason is not None and "candidate cap" in result.incomplete_reason
+
+
 @pytest.mark.parametrize("status", [503, 429, None])
 async def test_a_verify_service_that_recovers_verifies_the_round(status: int | None) -> None:
     problem = Problem(title="verify busy", status=status or 503, detail="try again")
