@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
+from typing import TypeVar
 
 import msgspec
 import sqlalchemy as sa
@@ -20,12 +21,15 @@ from shared.contracts.position import (
     PositionJobStatus,
 )
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True)
 class PositionJobRow:
     id: str
     status: PositionJobStatus
-    request: PositionBiasEvaluate
+    #: None when the stored JSON no longer decodes (``unreadable`` says why)
+    request: PositionBiasEvaluate | None
     order_count: int
     result: PositionBiasEvaluation | None
     error: str | None
@@ -33,6 +37,7 @@ class PositionJobRow:
     created_at: float
     started_at: float | None
     finished_at: float | None
+    unreadable: str | None = None
 
 
 class PositionJobStore:
@@ -144,16 +149,32 @@ class PositionJobStore:
 
 
 def _job(row: sa.RowMapping) -> PositionJobRow:
-    result = row["result"]
+    """The row as a job; JSON that no longer decodes (a contract changed since it was stored)
+    makes a job that fails with the reason instead of an error on every read."""
+    request, unreadable = _decoded(row["request"], PositionBiasEvaluate)
+    result, result_unreadable = _decoded(row["result"], PositionBiasEvaluation)
+    error = row["error"]
+    if result_unreadable:
+        error = f"the stored result is unreadable: {result_unreadable}"
     return PositionJobRow(
         id=row["id"],
         status=row["status"],
-        request=msgspec.json.decode(row["request"], type=PositionBiasEvaluate),
+        request=request,
         order_count=row["order_count"],
-        result=msgspec.json.decode(result, type=PositionBiasEvaluation) if result else None,
-        error=row["error"],
+        result=result,
+        error=error,
         attempts=row["attempts"],
         created_at=row["created_at"],
         started_at=row["started_at"],
         finished_at=row["finished_at"],
+        unreadable=unreadable,
     )
+
+
+def _decoded(text: str | None, kind: type[T]) -> tuple[T | None, str | None]:
+    if not text:
+        return None, None
+    try:
+        return msgspec.json.decode(text, type=kind), None
+    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+        return None, str(error)

@@ -326,7 +326,9 @@ class JobEngine:
                 try:
                     await self.store.renew(table, ids, self.owner)
                 except Exception:  # a database blip: try again at the next tick, keep working
-                    logger.warning("renewing the leases of %d %s failed", len(ids), table)
+                    logger.warning(
+                        "renewing the leases of %d %s failed", len(ids), table, exc_info=True
+                    )
 
         task = asyncio.create_task(renew())
         try:

@@ -18,6 +18,9 @@ from shared.contracts.position import PositionBiasEvaluation
 
 logger = logging.getLogger(__name__)
 
+#: tries at storing a finished job's outcome
+FINISH_ATTEMPTS = 3
+
 
 @dataclass(frozen=True)
 class PositionJobSettings:
@@ -64,6 +67,9 @@ class PositionJobRunner:
 
     async def run(self, job: PositionJobRow) -> None:
         """Run a claimed job and store its outcome (unless its lease was lost meanwhile)."""
+        if job.request is None:
+            await self._finish(job.id, None, f"the stored request is unreadable: {job.unreadable}")
+            return
         if job.attempts > self.settings.max_attempts:
             stopped = f"its worker stopped {job.attempts - 1} times before it finished"
             await self._finish(job.id, None, stopped)
@@ -71,15 +77,16 @@ class PositionJobRunner:
         evaluation = asyncio.ensure_future(
             evaluate_position_bias(job.request, self.upstream, self.settings.retry)
         )
-        keeping = asyncio.create_task(self._keep_lease(job.id, evaluation))
+        lease = _Lease()
+        keeping = asyncio.create_task(self._keep_lease(job.id, evaluation, lease))
         try:
             result: PositionBiasEvaluation | None = await evaluation
             error = None
         except asyncio.CancelledError:
-            if keeping.done():  # the lease was lost: the job is another worker's now
+            if lease.lost:  # the job is another worker's now
                 logger.warning("position-bias job %s: lease lost, left to its new worker", job.id)
                 return
-            raise
+            raise  # this worker is stopping: the lease runs out and another takes the job
         except UpstreamError as failure:
             result, error = None, failure.reason
         except Exception as failure:  # recorded, not lost: the caller sees the reason
@@ -92,13 +99,42 @@ class PositionJobRunner:
     async def _finish(
         self, job_id: str, result: PositionBiasEvaluation | None, error: str | None
     ) -> None:
-        if await self.store.finish(job_id, self.settings.owner, result=result, error=error):
-            POSITION_JOBS_FINISHED.labels(status="failed" if result is None else "succeeded").inc()
+        """Store the outcome, asking the database again after a failure: a finished job's
+        result is worth a few seconds (else the job runs again when its lease runs out)."""
+        for attempt in range(1, FINISH_ATTEMPTS + 1):
+            try:
+                stored = await self.store.finish(
+                    job_id, self.settings.owner, result=result, error=error
+                )
+            except Exception:
+                if attempt == FINISH_ATTEMPTS:
+                    raise
+                logger.warning("position-bias job %s: storing the outcome failed", job_id)
+                await asyncio.sleep(0.5 * 2 ** (attempt - 1))
+                continue
+            if stored:
+                status = "failed" if result is None else "succeeded"
+                POSITION_JOBS_FINISHED.labels(status=status).inc()
+            return
 
-    async def _keep_lease(self, job_id: str, evaluation: asyncio.Future[Any]) -> None:
-        """Renew the lease at a third of its length; cancel the run if it was lost."""
+    async def _keep_lease(
+        self, job_id: str, evaluation: asyncio.Future[Any], lease: _Lease
+    ) -> None:
+        """Renew the lease at a third of its length; cancel the run if it was lost. A renewal
+        that fails (a database blip) is tried again at the next tick."""
         while True:
             await asyncio.sleep(self.store.lease_s / 3)
-            if not await self.store.renew(job_id, self.settings.owner):
+            try:
+                renewed = await self.store.renew(job_id, self.settings.owner)
+            except Exception:
+                logger.warning("position-bias job %s: lease renewal failed", job_id, exc_info=True)
+                continue
+            if not renewed:
+                lease.lost = True
                 evaluation.cancel()
                 return
+
+
+@dataclass
+class _Lease:
+    lost: bool = False

@@ -194,3 +194,73 @@ async def until_status(store: PositionJobStore, job_id: str, status: str) -> Non
     while (job := await store.get(job_id)) is None or job.status != status:
         assert time.monotonic() < deadline
         await asyncio.sleep(0.02)
+
+
+async def test_a_renewal_that_fails_once_neither_loses_the_job_nor_blocks_a_stop(
+    store: PositionJobStore,
+) -> None:
+    renew = store.renew
+    blips = [OSError("connection reset")]
+
+    async def renew_after_a_blip(job_id: str, owner: str) -> bool:
+        if blips:
+            raise blips.pop()
+        return await renew(job_id, owner)
+
+    store.renew = renew_after_a_blip  # type: ignore[method-assign]
+    slow = Primacy()
+    slow.blocked.clear()
+    worker = runner(store, slow)
+    worker.start()
+    job = await store.create(REQUEST, 2)
+    await until_status(store, job.id, "running")
+    await asyncio.sleep(0.5)  # past the blip, and past the lease had renewals stopped
+    assert not blips
+    # no other worker could take it: the lease was renewed after the blip
+    assert await store.claim("w2") is None
+    # a stop while the job runs returns (the job is left to its lease, not claimed again)
+    await asyncio.wait_for(worker.stop(), 5)
+    left = await store.get(job.id)
+    assert left is not None and (left.status, left.attempts) == ("running", 1)
+
+
+async def test_a_failure_to_store_the_outcome_is_tried_again(store: PositionJobStore) -> None:
+    finish = store.finish
+    blips = [OSError("connection reset")]
+
+    async def finish_after_a_blip(*args: Any, **kwargs: Any) -> bool:
+        if blips:
+            raise blips.pop()
+        return await finish(*args, **kwargs)
+
+    store.finish = finish_after_a_blip  # type: ignore[method-assign]
+    job = await store.create(REQUEST, 2)
+    claimed = await store.claim("w1")
+    assert claimed is not None
+    await runner(store, Primacy()).run(claimed)
+    done = await store.get(job.id)
+    assert not blips and done is not None and done.status == "succeeded"
+
+
+async def test_a_stored_request_that_no_longer_reads_fails_its_job(
+    store: PositionJobStore,
+) -> None:
+    job = await store.create(REQUEST, 2)
+    async with store.engine.begin() as connection:
+        await connection.execute(
+            position_jobs.update().values(request='{"model": "m", "retired_field": 1}')
+        )
+    claimed = await store.claim("w1")
+    assert claimed is not None and claimed.request is None
+    await runner(store, Primacy()).run(claimed)
+    done = await store.get(job.id)
+    assert done is not None and done.status == "failed"
+    assert done.error is not None and "stored request is unreadable" in done.error
+    assert "retired_field" in done.error
+
+
+async def test_workers_claiming_at_once_get_the_job_once(store: PositionJobStore) -> None:
+    job = await store.create(REQUEST, 2)
+    claims = await asyncio.gather(*(store.claim(f"w{n}") for n in range(6)))
+    winners = [claim for claim in claims if claim is not None]
+    assert len(winners) == 1 and winners[0].id == job.id and winners[0].attempts == 1
