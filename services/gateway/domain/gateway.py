@@ -29,11 +29,19 @@ logger = logging.getLogger(__name__)
 
 BackendFactory = Callable[[Route], Backend]
 
-#: set by a caller that cancels the calls it no longer needs (paraphrase-vote's early stop): its
-#: cancelled call is then cancelled upstream too, unless another caller still waits for it or one
-#: that left wanted it kept. Otherwise a cacheable call runs on when its caller goes away, so that
-#: a retry of a request whose client gave up finds the answer in the cache.
-DROP_WHEN_CANCELLED: ContextVar[bool] = ContextVar("drop_when_cancelled", default=False)
+
+@dataclass
+class DropSignal:
+    """Set by a caller that cancels calls it no longer needs (paraphrase-vote's early stop),
+    just before it cancels them: such a call is then cancelled upstream too, unless another
+    caller still waits for it or one that left wanted it kept. Any other cancellation (a client
+    that went away) leaves a cacheable call running, so that a retry finds the answer cached."""
+
+    drop: bool = False
+
+
+#: the drop signal of the calls made in this context (none: never dropped)
+DROP_WHEN_CANCELLED: ContextVar[DropSignal | None] = ContextVar("drop_when_cancelled", default=None)
 
 
 @dataclass
@@ -150,7 +158,8 @@ class ModelGateway:
         attempts = _Attempts()
         completion = await self._call_with_retries(route, lane, request, started, attempts)
         if key is not None and is_cacheable(completion):
-            await self._cache_put(key, route, completion)
+            # an answer paid for is stored even if the call is dropped while it is written
+            await asyncio.shield(self._cache_put(key, route, completion))
         in_gateway = time.perf_counter() - started - attempts.upstream_s - attempts.waited_s
         metrics.GATEWAY_OVERHEAD.observe(max(0.0, in_gateway))
         return completion, attempts.count
@@ -160,7 +169,8 @@ class ModelGateway:
         try:
             return await asyncio.shield(call.task)
         except asyncio.CancelledError:
-            if not DROP_WHEN_CANCELLED.get():
+            signal = DROP_WHEN_CANCELLED.get()
+            if signal is None or not signal.drop:
                 call.keep = True
             elif call.waiters == 1 and not call.keep:
                 self._forget(key, call)  # a request arriving now starts a call of its own

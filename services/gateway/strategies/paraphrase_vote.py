@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from services.gateway.domain.errors import GenerationFailed
-from services.gateway.domain.gateway import DROP_WHEN_CANCELLED
+from services.gateway.domain.gateway import DROP_WHEN_CANCELLED, DropSignal
 from services.gateway.strategies.equivalence import merge_equivalent
 from services.gateway.strategies.extraction import (
     Reading,
@@ -136,8 +136,9 @@ async def answer_all(
     """Every wording answered concurrently; with ``early_stop`` the calls still running are
     cancelled once the majority can no longer change (upstream too: see
     :data:`DROP_WHEN_CANCELLED`)."""
-    dropping = DROP_WHEN_CANCELLED.set(early_stop)
-    try:  # the calls' tasks take the flag with them
+    signal = DropSignal()
+    dropping = DROP_WHEN_CANCELLED.set(signal)
+    try:  # the calls' tasks take the signal with them
         calls = {
             asyncio.ensure_future(
                 model.generate(settings.request(question.messages_for(wording)))
@@ -155,6 +156,7 @@ async def answer_all(
                 replies[calls[call]] = _outcome(call)
             waiting = [calls[call] for call in pending]
             if early_stop and decided(provisional_keys(replies, task, choices), waiting):
+                signal.drop = True  # these calls are not wanted: cancel them upstream too
                 break
     finally:
         for call in pending:

@@ -17,6 +17,8 @@ from shared.metering import MeteredCaller
 
 PARAPHRASE_TEMPERATURE = 0.7
 DEFAULT_SEED = 0
+#: the fields of perturb's request that come from the caller's strategy options
+CALLER_OPTIONS = frozenset({"generator", "verify", "task"})
 #: perturb's verification switched off: only cleaning and de-duplication remain
 NO_VERIFICATION = VerifyOptions(stages=VerifyStages(lexical=False, judge=False, semantic="off"))
 
@@ -106,7 +108,7 @@ class PerturbParaphraser:
         try:
             response = await self.client.paraphrases(request)
         except ServiceCallError as failure:
-            if _is_callers_error(failure.status):
+            if _is_callers_error(failure):
                 raise ParaphraseOptionsRefused.from_problem(failure) from failure
             note = (
                 f"paraphrase generation failed (perturb {failure.status}: {failure.problem.detail})"
@@ -119,9 +121,15 @@ class PerturbParaphraser:
         return result
 
 
-def _is_callers_error(status: int | None) -> bool:
-    """A 4xx but 429 (which says: later): perturb found the request itself wrong."""
-    return status is not None and 400 <= status < 500 and status != 429
+def _is_callers_error(failure: ServiceCallError) -> bool:
+    """perturb refused an option the caller chose (``generator``, ``verify``...): a 4xx but
+    429 (which says: later) naming one of them. A refusal of anything else (the question the
+    strategy passed on) is no fault of the caller's options."""
+    status, problem = failure.status, failure.problem
+    if status is None or not 400 <= status < 500 or status == 429:
+        return False
+    field = problem.errors[0].field if problem.errors else "generator"
+    return field.split(".")[0].split("[")[0] in CALLER_OPTIONS
 
 
 def _verification(verify: bool | VerifyOptions) -> VerifyOptions:

@@ -185,7 +185,9 @@ class _Run:
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
-        self.semantic_check = self.request.verify.stages.semantic
+        # "auto" is resolved by the verify service, which names the check that ran
+        semantic = self.request.verify.stages.semantic
+        self.semantic_check = "" if semantic == "auto" else semantic
 
     @property
     def deadline(self) -> float:

@@ -13,7 +13,7 @@ from services.gateway.adapters.cache_repository import SqlResponseCache
 from services.gateway.domain.backend import Completion
 from services.gateway.domain.cache import cache_key
 from services.gateway.domain.errors import GenerationFailed
-from services.gateway.domain.gateway import DROP_WHEN_CANCELLED, ModelGateway
+from services.gateway.domain.gateway import DROP_WHEN_CANCELLED, DropSignal, ModelGateway
 from shared.contracts.gateway import ChatMessage, GenerateRequest, GenerateResponse
 from shared.db import Database
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
@@ -167,7 +167,7 @@ async def test_a_caller_going_away_does_not_lose_the_answer(cache: SqlResponseCa
 
 async def _dropping(gateway: ModelGateway, request: GenerateRequest) -> GenerateResponse:
     """A call by a caller that drops the calls it cancels (as paraphrase-vote's early stop)."""
-    DROP_WHEN_CANCELLED.set(True)  # in this task's own context only
+    DROP_WHEN_CANCELLED.set(DropSignal(drop=True))  # in this task's own context only
     return await gateway.generate(request)
 
 
@@ -196,6 +196,24 @@ async def test_a_dropped_call_another_caller_waits_for_runs_on(cache: SqlRespons
         again = await gateway.generate(ask())
         await gateway.close()
     assert first.text == "echo: What is the capital of France?"
+    assert again.cached is True and slow.call_count == 1
+
+
+async def test_a_caller_with_a_drop_signal_not_set_keeps_its_call(
+    cache: SqlResponseCache,
+) -> None:
+    # paraphrase-vote's calls when its client goes away: no early stop decided to drop them
+    async def undecided(gateway: ModelGateway) -> GenerateResponse:
+        DROP_WHEN_CANCELLED.set(DropSignal())
+        return await gateway.generate(ask())
+
+    with FakeOpenAIServer(latency_s=0.2) as slow:
+        gateway = gateway_for(route_to("openai", slow), cache=cache)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(undecided(gateway), 0.05)
+        await asyncio.sleep(0.4)
+        again = await gateway.generate(ask())
+        await gateway.close()
     assert again.cached is True and slow.call_count == 1
 
 

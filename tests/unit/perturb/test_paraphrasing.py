@@ -291,6 +291,7 @@ async def test_a_failing_verify_service_leaves_the_candidates_unverified_with_th
     assert len(result.rejected) == 22 and {r.stage for r in result.rejected} == {"unverified"}
     assert "connection refused (after 3 attempts)" in (result.incomplete_reason or "")
     assert len(verifier.requests) == 3  # asked again, with back-off, before giving up
+    assert result.semantic_check == ""  # "auto" names no check: none ran
 
 
 async def test_a_judge_that_fails_on_every_candidate_stops_the_set() -> None:

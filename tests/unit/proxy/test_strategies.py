@@ -559,16 +559,24 @@ async def test_a_generator_route_takes_the_paraphrases_from_perturb() -> None:
 
 
 @pytest.mark.parametrize(
-    ("status", "refused"), [(404, True), (400, True), (429, False), (503, False), (None, False)]
+    ("status", "field", "refused"),
+    [
+        (404, "generator", True),
+        (422, "verify.stages.judge", True),
+        (422, "question", False),  # the strategy's question, not an option the caller chose
+        (429, "generator", False),
+        (503, "generator", False),
+        (None, "generator", False),
+    ],
 )
 async def test_perturb_refusing_the_options_is_the_callers_error(
-    status: int | None, refused: bool
+    status: int | None, field: str, refused: bool
 ) -> None:
     problem = Problem(
         title="Unknown generator route",
         status=status or 503,
         detail="unknown model route 'gpt-9'",
-        errors=[FieldError(field="generator", message="unknown")],
+        errors=[FieldError(field=field, message="unknown")],
     )
 
     class Perturb:
@@ -589,7 +597,7 @@ async def test_perturb_refusing_the_options_is_the_callers_error(
         return
     with pytest.raises(ParaphraseOptionsRefused) as error:
         await running
-    assert (error.value.status, error.value.field) == (status, "generator")
+    assert (error.value.status, error.value.field) == (status, field)
     assert "gpt-9" in error.value.detail
 
 
