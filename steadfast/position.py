@@ -23,6 +23,8 @@ from shared.http_client import ServiceCallError
 from steadfast.evaluate import add_connection, evaluator_url, run, save
 
 TOO_LARGE = 413
+#: failed status requests in a row before the CLI stops waiting for a job
+POLL_MISSES = 10
 COLUMNS = ("PF", "abs_PF", "PC", "acc_correct_first", "acc_correct_second", "invalid_rate")
 
 
@@ -104,10 +106,17 @@ async def evaluated(
             print("too large for one request: running it as a job", file=sys.stderr)
     submitted = await client.create_position_job(request)
     print(f"job {submitted.id}: {submitted.order_count} answers at most", file=sys.stderr)
-    status = submitted
+    status, misses = submitted, 0
     while status.status in ("queued", "running"):
         await asyncio.sleep(poll_s)
-        status = await client.position_job(submitted.id)
+        try:
+            status = await client.position_job(submitted.id)
+            misses = 0
+        except ServiceCallError as error:  # the job runs on: a passing outage ends no wait
+            misses += 1
+            if (error.status is not None and error.status < 500) or misses >= POLL_MISSES:
+                raise
+            print(f"job {submitted.id}: no status ({error}), asking again", file=sys.stderr)
     if status.result is None:
         raise SystemExit(f"job {submitted.id} failed: {status.error}")
     return status.result
