@@ -78,14 +78,11 @@ class PositionJobStore:
             position_jobs.c.status == "queued",
             sa.and_(position_jobs.c.status == "running", position_jobs.c.lease_until < now),
         )
-        pick = (
-            sa.select(position_jobs.c.id)
-            .where(claimable)
-            .order_by(position_jobs.c.created_at)
-            .limit(1)
-            .with_for_update(skip_locked=True)
-            .scalar_subquery()
-        )
+        oldest = sa.select(position_jobs.c.id).where(claimable).order_by(position_jobs.c.created_at)
+        async with self.engine.connect() as connection:  # an idle poll only reads
+            if (await connection.execute(oldest.limit(1))).first() is None:
+                return None
+        pick = oldest.limit(1).with_for_update(skip_locked=True).scalar_subquery()
         # one statement: pick and lease (PostgreSQL skips a row another evaluator is leasing)
         statement = (
             position_jobs.update()
