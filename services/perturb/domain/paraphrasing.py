@@ -128,6 +128,13 @@ def _failing_stage(verdicts: list[CandidateVerdict]) -> str | None:
     return errors[0] if reached and len(errors) == len(reached) else None
 
 
+class _VerifyGaveUp(Exception):
+    def __init__(self, error: ServiceCallError, attempts: int) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.attempts = attempts
+
+
 def _refused(error: ServiceCallError) -> bool:
     """verify found the request itself wrong (a 4xx but 429): asking again cannot help."""
     return error.status is not None and 400 <= error.status < 500 and error.status != 429
@@ -372,14 +379,14 @@ class ParaphraseBuilder:
             cache=request.cache,
         )
         try:
-            response = await self._verify_with_retries(verify_request)
-        except ServiceCallError as error:
+            response = await self._verify_with_retries(verify_request, run.deadline)
+        except _VerifyGaveUp as gave_up:
+            error = gave_up.error
             if _refused(error):
                 raise VerifyRejectedError(error) from error
-            attempts = self._verify_retry.attempts
             reason = (
                 f"verify ({error.status or 'unreachable'}): {error.problem.detail or error} "
-                f"(after {attempts} attempts)"
+                f"(after {gave_up.attempts} attempt{'s' if gave_up.attempts > 1 else ''})"
             )
             progress.failures.append(reason)
             for spec, text in candidates:
@@ -388,14 +395,17 @@ class ParaphraseBuilder:
         run.model.add(response.model_calls)
         return response
 
-    async def _verify_with_retries(self, request: VerifyRequest) -> VerifyResponse:
+    async def _verify_with_retries(self, request: VerifyRequest, deadline: float) -> VerifyResponse:
+        """Ask again after a passing failure, unless the back-off would end past the set's time
+        budget (the round's candidates are then unverified, with the reason)."""
         retry = self._verify_retry
         for attempt in range(1, retry.attempts + 1):
             try:
                 return await self._verifier.verify(request)
             except ServiceCallError as error:
-                if _refused(error) or attempt == retry.attempts:
-                    raise
+                out_of_time = time.monotonic() + retry.delay(attempt) > deadline
+                if _refused(error) or attempt == retry.attempts or out_of_time:
+                    raise _VerifyGaveUp(error, attempt) from error
             await asyncio.sleep(retry.delay(attempt))
         raise AssertionError("unreachable: the last attempt returns or raises")
 

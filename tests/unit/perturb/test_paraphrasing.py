@@ -311,6 +311,17 @@ async def test_a_round_with_one_judged_candidate_goes_on() -> None:
     assert result.incomplete_reason is not None and "candidate cap" in result.incomplete_reason
 
 
+async def test_verify_is_not_asked_again_past_the_time_budget() -> None:
+    problem = Problem(title="verify unreachable", status=503, detail="connection refused")
+    verifier = FakeVerifier(error=ServiceCallError("verify", 503, problem, "http://verify"))
+    retry = VerifyRetry(base_delay_s=60.0)  # a back-off that would end past the budget
+    builder = ParaphraseBuilder(FakeGateway(_distinct), verifier, verify_retry=retry)
+    request = ParaphraseRequest(question=QUESTION, k=3, time_budget_s=5.0)
+    result = await builder.build(request)
+    assert not result.complete and len(verifier.requests) == 1
+    assert "connection refused (after 1 attempt)" in (result.incomplete_reason or "")
+
+
 @pytest.mark.parametrize("status", [503, 429, None])
 async def test_a_verify_service_that_recovers_verifies_the_round(status: int | None) -> None:
     problem = Problem(title="verify busy", status=status or 503, detail="try again")
