@@ -38,6 +38,12 @@ class ServiceCallError(Exception):
     def unreachable(self) -> bool:
         return self.status is None
 
+    @property
+    def refused(self) -> bool:
+        """The callee found the request itself wrong (a 4xx but 429, which says: later):
+        asking again cannot help."""
+        return self.status is not None and 400 <= self.status < 500 and self.status != 429
+
 
 def get_session() -> aiohttp.ClientSession:
     """The process-wide pooled session (one per event loop, for tests that run several)."""

@@ -114,7 +114,7 @@ async def evaluated(
             misses = 0
         except ServiceCallError as error:  # the job runs on: a passing outage ends no wait
             misses += 1
-            if (error.status is not None and error.status < 500) or misses >= POLL_MISSES:
+            if error.refused or misses >= POLL_MISSES:
                 raise
             print(f"job {submitted.id}: no status ({error}), asking again", file=sys.stderr)
     if status.result is None:

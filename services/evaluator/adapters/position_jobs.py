@@ -45,10 +45,6 @@ class PositionJobStore:
         self.engine = engine
         self.lease_s = lease_s
 
-    @property
-    def sqlite(self) -> bool:
-        return self.engine.dialect.name == "sqlite"
-
     async def create(self, request: PositionBiasEvaluate, order_count: int) -> PositionJobRow:
         job_id = f"pb-{uuid.uuid4().hex[:20]}"
         values = {

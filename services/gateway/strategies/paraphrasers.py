@@ -122,12 +122,12 @@ class PerturbParaphraser:
 
 
 def _is_callers_error(failure: ServiceCallError) -> bool:
-    """perturb refused an option the caller chose (``generator``, ``verify``...): a 4xx but
-    429 (which says: later) naming one of them. A refusal of anything else (the question the
-    strategy passed on) is no fault of the caller's options."""
-    status, problem = failure.status, failure.problem
-    if status is None or not 400 <= status < 500 or status == 429:
+    """perturb refused an option the caller chose (``generator``, ``verify``...), naming it.
+    A refusal of anything else (the question the strategy passed on) is no fault of the
+    caller's options."""
+    if not failure.refused:
         return False
+    problem = failure.problem
     field = problem.errors[0].field if problem.errors else "generator"
     return field.split(".")[0].split("[")[0] in CALLER_OPTIONS
 

@@ -135,11 +135,6 @@ class _VerifyGaveUp(Exception):
         self.attempts = attempts
 
 
-def _refused(error: ServiceCallError) -> bool:
-    """verify found the request itself wrong (a 4xx but 429): asking again cannot help."""
-    return error.status is not None and 400 <= error.status < 500 and error.status != 429
-
-
 def request_targets(request: ParaphraseRequest) -> tuple[int, int]:
     """The targets of a request: a kind it does not want (none per round, or a share of 0)
     leaves all k places to the other, or a set without toned paraphrases could never grow past
@@ -382,7 +377,7 @@ class ParaphraseBuilder:
             response = await self._verify_with_retries(verify_request, run.deadline)
         except _VerifyGaveUp as gave_up:
             error = gave_up.error
-            if _refused(error):
+            if error.refused:
                 raise VerifyRejectedError(error) from error
             reason = (
                 f"verify ({error.status or 'unreachable'}): {error.problem.detail or error} "
@@ -404,7 +399,7 @@ class ParaphraseBuilder:
                 return await self._verifier.verify(request)
             except ServiceCallError as error:
                 out_of_time = time.monotonic() + retry.delay(attempt) > deadline
-                if _refused(error) or attempt == retry.attempts or out_of_time:
+                if error.refused or attempt == retry.attempts or out_of_time:
                     raise _VerifyGaveUp(error, attempt) from error
             await asyncio.sleep(retry.delay(attempt))
         raise AssertionError("unreachable: the last attempt returns or raises")
