@@ -17,11 +17,11 @@ from services.evaluator.controllers.evaluations import EvaluateController, Evalu
 from services.evaluator.controllers.position import PositionBiasController
 from services.evaluator.domain.engine import EngineSettings, JobEngine, JobRunner
 from services.evaluator.domain.evaluations import Evaluations
-from services.evaluator.domain.pipeline import RetryPolicy
 from services.evaluator.domain.position import PositionUpstream
 from services.evaluator.domain.position_jobs import PositionJobRunner, PositionJobSettings
 from services.evaluator.settings import EvaluatorSettings, get_settings
 from shared.app import create_service_app
+from shared.backoff import Backoff
 from shared.db import Database
 
 SERVICE = "evaluator"
@@ -38,8 +38,8 @@ def engine_settings(settings: EvaluatorSettings) -> EngineSettings:
     )
 
 
-def retry_policy(settings: EvaluatorSettings) -> RetryPolicy:
-    return RetryPolicy(max_attempts=settings.max_attempts, base_delay_s=settings.retry_base_s)
+def retry_policy(settings: EvaluatorSettings) -> Backoff:
+    return Backoff(attempts=settings.max_attempts, base_delay_s=settings.retry_base_s)
 
 
 def create_app(

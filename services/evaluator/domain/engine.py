@@ -32,7 +32,6 @@ from services.evaluator.adapters.repository import (
 from services.evaluator.domain.pipeline import (
     Generated,
     ParaphraseSet,
-    RetryPolicy,
     Upstream,
     UpstreamError,
     answer_request,
@@ -49,6 +48,7 @@ from services.evaluator.domain.pipeline import (
 from services.evaluator.domain.report import build_results, consistency_records
 from services.evaluator.domain.results import AnswerRecord
 from services.evaluator.metrics import ANSWERS_STORED, EVALUATIONS_FINISHED, PARAPHRASE_SETS
+from shared.backoff import Backoff
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
 from shared.contracts.gateway import GenerateRequest
 from shared.contracts.scoring import Gold
@@ -67,7 +67,7 @@ class EngineSettings:
     answer_batch: int = 16
     poll_s: float = 0.5
     max_jobs: int = 2
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    retry: Backoff = field(default_factory=Backoff)
 
 
 class WorkSignal:
@@ -310,7 +310,7 @@ class JobEngine:
     ) -> Failure:
         error = error or UpstreamError("no result", retryable=True)
         made = attempts + 1
-        give_up = self.settings.retry.exhausted(made, error)
+        give_up = self.settings.retry.gives_up(made, retryable=error.retryable)
         retry_at = None if give_up else time.time() + self.settings.retry.delay(made)
         reason = error.reason if not give_up else f"{error.reason} (after {made} attempts)"
         return Failure(row_id=row_id, reason=reason, stage=stage, retry_at=retry_at)

@@ -9,7 +9,6 @@ from typing import Any
 
 from services.evaluator.domain.pipeline import (
     ParaphraseSet,
-    RetryPolicy,
     Upstream,
     UpstreamError,
     answer_request,
@@ -27,6 +26,7 @@ from services.evaluator.domain.pipeline import (
 )
 from services.evaluator.domain.report import semantic_check_of, summarise
 from services.evaluator.domain.results import AnswerRecord, assemble_item, per_item_metrics
+from shared.backoff import Backoff
 from shared.contracts.evaluator import EvaluateRequest, EvaluateResponse
 from shared.contracts.scoring import ConsistencyRecord
 
@@ -40,7 +40,7 @@ def variant_count(request: EvaluateRequest) -> int:
 class _Run:
     request: EvaluateRequest
     upstream: Upstream
-    retry: RetryPolicy
+    retry: Backoff
 
     async def paraphrase(self, position: int) -> tuple[ParaphraseSet | None, str | None]:
         item = self.request.items[position]
@@ -108,10 +108,10 @@ class _Run:
 
 
 async def evaluate_now(
-    request: EvaluateRequest, upstream: Upstream, retry: RetryPolicy | None = None
+    request: EvaluateRequest, upstream: Upstream, retry: Backoff | None = None
 ) -> EvaluateResponse:
     started = time.monotonic()
-    run = _Run(request, upstream, retry or RetryPolicy())
+    run = _Run(request, upstream, retry or Backoff())
     models = models_of(request)
     positions = range(len(request.items))
     paraphrased = await asyncio.gather(*(run.paraphrase(p) for p in positions))

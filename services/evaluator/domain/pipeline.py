@@ -18,6 +18,7 @@ import msgspec
 
 from services.evaluator.domain.prompts import answer_messages
 from shared.answers import answer_key
+from shared.backoff import Backoff
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings, InstructionRole
 from shared.contracts.gateway import GenerateRequest, TokenAlternative
 from shared.contracts.perturb import Paraphrase, ParaphraseRequest, ParaphraseResponse
@@ -68,21 +69,7 @@ class Upstream(Protocol):
     async def consistency(self, request: ConsistencyRequest) -> dict[str, Any]: ...
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    max_attempts: int = 3
-    base_delay_s: float = 0.5
-    max_delay_s: float = 30.0
-
-    def delay(self, attempt: int) -> float:
-        """Back-off before attempt ``attempt + 1`` (``attempt`` ≥ 1 attempts made)."""
-        return float(min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1)))
-
-    def exhausted(self, attempts: int, error: UpstreamError) -> bool:
-        return not error.retryable or attempts >= self.max_attempts
-
-
-async def with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy) -> T:
+async def with_retries(call: Callable[[], Awaitable[T]], policy: Backoff) -> T:
     """``call()`` until it succeeds or ``policy`` gives up (then its last error, not retryable)."""
     attempt = 0
     while True:
@@ -90,7 +77,7 @@ async def with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy) ->
         try:
             return await call()
         except UpstreamError as error:
-            if policy.exhausted(attempt, error):
+            if policy.gives_up(attempt, retryable=error.retryable):
                 raise UpstreamError(
                     f"{error.reason} (after {attempt} attempts)", retryable=False
                 ) from error
@@ -102,20 +89,20 @@ ANSWER_BATCH = 16
 
 
 async def generate_all(
-    upstream: Upstream, requests: list[GenerateRequest], policy: RetryPolicy
+    upstream: Upstream, requests: list[GenerateRequest], policy: Backoff
 ) -> list[Generated]:
     """Every request answered through the gateway in batches; a failed one is asked again
     with back-off until ``policy`` gives up, and its final error says after how many attempts."""
     outcomes: list[Generated] = [Generated() for _ in requests]
     todo = list(range(len(requests)))
-    for attempt in range(1, policy.max_attempts + 1):
+    for attempt in range(1, policy.attempts + 1):
         results = await _generate_batches(upstream, [requests[i] for i in todo])
         retry_later = []
         for index, outcome in zip(todo, results, strict=True):
             error = outcome.error or UpstreamError("no result")
             if outcome.text is not None:
                 outcomes[index] = outcome
-            elif policy.exhausted(attempt, error):
+            elif policy.gives_up(attempt, retryable=error.retryable):
                 reason = f"{error.reason} (after {attempt} attempts)"
                 outcomes[index] = Generated(error=UpstreamError(reason, retryable=False))
             else:

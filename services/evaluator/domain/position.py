@@ -23,7 +23,6 @@ import msgspec
 from services.evaluator.adapters.datasets import DatasetStore
 from services.evaluator.domain.pipeline import (
     Generated,
-    RetryPolicy,
     Upstream,
     UpstreamError,
     generate_all,
@@ -34,6 +33,7 @@ from services.evaluator.domain.pipeline import (
 )
 from services.evaluator.domain.prompts import answer_messages
 from shared.answers import parse_choice_letter
+from shared.backoff import Backoff
 from shared.contracts.evaluator import EvaluationItem, InstructionRole
 from shared.contracts.gateway import GenerateRequest, TokenAlternative
 from shared.contracts.perturb import (
@@ -179,7 +179,7 @@ def order_count(request: PositionBiasEvaluate) -> int:
 class _Run:
     request: PositionBiasEvaluate
     upstream: PositionUpstream
-    retry: RetryPolicy
+    retry: Backoff
     skipped: list[SkippedTrial] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -386,11 +386,11 @@ def position_records(trial: Trial) -> list[PositionRecord]:
 
 
 async def evaluate_position_bias(
-    request: PositionBiasEvaluate, upstream: PositionUpstream, retry: RetryPolicy | None = None
+    request: PositionBiasEvaluate, upstream: PositionUpstream, retry: Backoff | None = None
 ) -> PositionBiasEvaluation:
     started = time.monotonic()
     models = validate(request)
-    run = _Run(request, upstream, retry or RetryPolicy())
+    run = _Run(request, upstream, retry or Backoff())
     planned = await asyncio.gather(*(run.plan(p) for p in range(len(items_of(request)))))
     trials = [trial for item_trials in planned for trial in item_trials]
     if trials:

@@ -11,15 +11,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.evaluator.adapters.position_jobs import PositionJobRow, PositionJobStore
-from services.evaluator.domain.pipeline import RetryPolicy, UpstreamError
+from services.evaluator.domain.pipeline import UpstreamError
 from services.evaluator.domain.position import PositionUpstream, evaluate_position_bias
 from services.evaluator.metrics import POSITION_JOBS_FINISHED
+from shared.backoff import Backoff
 from shared.contracts.position import PositionBiasEvaluation
 
 logger = logging.getLogger(__name__)
 
-#: tries at storing a finished job's outcome
-FINISH_ATTEMPTS = 3
+#: how a finished job's outcome is stored again after a database failure
+FINISH_BACKOFF = Backoff(attempts=3, base_delay_s=0.5)
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class PositionJobSettings:
     poll_s: float = 0.5
     #: a job taken over more often than this (its worker stopped each time) is failed
     max_attempts: int = 3
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    retry: Backoff = field(default_factory=Backoff)
 
 
 class PositionJobRunner:
@@ -101,16 +102,16 @@ class PositionJobRunner:
     ) -> None:
         """Store the outcome, asking the database again after a failure: a finished job's
         result is worth a few seconds (else the job runs again when its lease runs out)."""
-        for attempt in range(1, FINISH_ATTEMPTS + 1):
+        for attempt in range(1, FINISH_BACKOFF.attempts + 1):
             try:
                 stored = await self.store.finish(
                     job_id, self.settings.owner, result=result, error=error
                 )
             except Exception:
-                if attempt == FINISH_ATTEMPTS:
+                if FINISH_BACKOFF.gives_up(attempt, retryable=True):
                     raise
                 logger.warning("position-bias job %s: storing the outcome failed", job_id)
-                await asyncio.sleep(0.5 * 2 ** (attempt - 1))
+                await asyncio.sleep(FINISH_BACKOFF.delay(attempt))
                 continue
             if stored:
                 status = "failed" if result is None else "succeeded"

@@ -21,8 +21,8 @@ from services.gateway.domain.errors import (
     UnsupportedParameter,
 )
 from services.gateway.domain.limits import RouteLimiter, SlotWaitExceeded
-from services.gateway.domain.retry import backoff_s
 from services.gateway.domain.routes import Route
+from shared.backoff import Backoff
 from shared.contracts.gateway import GenerateRequest, GenerateResponse, Usage
 
 logger = logging.getLogger(__name__)
@@ -228,15 +228,14 @@ class ModelGateway:
         self, route: Route, error: BackendError, attempts: _Attempts, deadline: float
     ) -> float:
         """Seconds until the next attempt, or raise the final failure."""
-        if not error.retryable or attempts.count > route.max_retries:
-            raise self._failed(route, error, attempts.count)
-        delay = backoff_s(
-            attempts.count,
-            base_s=route.retry_base_s,
-            max_s=route.retry_max_s,
-            retry_after_s=error.retry_after_s,
-            rng=self._rng,
+        backoff = Backoff(
+            attempts=route.max_retries + 1,
+            base_delay_s=route.retry_base_s,
+            max_delay_s=route.retry_max_s,
         )
+        if backoff.gives_up(attempts.count, retryable=error.retryable):
+            raise self._failed(route, error, attempts.count)
+        delay = backoff.jittered_delay(attempts.count, self._rng, error.retry_after_s)
         if time.perf_counter() + delay >= deadline:
             error.detail += f" (next retry in {delay:.3g} s would pass the route's deadline)"
             raise self._failed(route, error, attempts.count)

@@ -17,6 +17,7 @@ from services.perturb.domain.prompts import (
     TONES,
     paraphrase_messages,
 )
+from shared.backoff import Backoff
 from shared.contracts.gateway import GenerateRequest
 from shared.contracts.perturb import (
     CandidateScores,
@@ -208,18 +209,6 @@ class _Run:
         )
 
 
-@dataclass(frozen=True)
-class VerifyRetry:
-    """How often a failing verify service is asked again (5xx, 429, unreachable), with
-    exponential back-off, before the round's candidates are recorded as unverified."""
-
-    attempts: int = 3
-    base_delay_s: float = 0.5
-
-    def delay(self, attempt: int) -> float:
-        return self.base_delay_s * 2 ** (attempt - 1)
-
-
 class ParaphraseBuilder:
     def __init__(
         self,
@@ -227,11 +216,13 @@ class ParaphraseBuilder:
         verifier: Verifier,
         *,
         generation_concurrency: int = 4,
-        verify_retry: VerifyRetry | None = None,
+        verify_retry: Backoff | None = None,
     ) -> None:
         self._generator = generator
         self._verifier = verifier
-        self._verify_retry = verify_retry or VerifyRetry()
+        # a failing verify service (5xx, 429, unreachable) is asked again before the round's
+        # candidates are recorded as unverified
+        self._verify_retry = verify_retry or Backoff(attempts=3, base_delay_s=0.5)
         # requests beyond this wait here, so those still waiting at the time budget are dropped
         # before they reach the gateway instead of loading the model after the set is returned
         self._generation_concurrency = generation_concurrency
@@ -399,7 +390,7 @@ class ParaphraseBuilder:
                 return await self._verifier.verify(request)
             except ServiceCallError as error:
                 out_of_time = time.monotonic() + retry.delay(attempt) > deadline
-                if error.refused or attempt == retry.attempts or out_of_time:
+                if retry.gives_up(attempt, retryable=not error.refused) or out_of_time:
                     raise _VerifyGaveUp(error, attempt) from error
             await asyncio.sleep(retry.delay(attempt))
         raise AssertionError("unreachable: the last attempt returns or raises")

@@ -12,8 +12,8 @@ import sqlalchemy as sa
 
 from services.evaluator.adapters.repository import EvaluationStore, IdempotencyConflict
 from services.evaluator.domain.engine import EngineSettings, JobEngine
-from services.evaluator.domain.pipeline import RetryPolicy
 from services.evaluator.domain.report import StoredResults
+from shared.backoff import Backoff
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
 from shared.db import create_engine, migrate
 from tests.integration.evaluator.stand_ins import StandInUpstream
@@ -23,7 +23,7 @@ FAST = EngineSettings(
     answer_lanes=3,
     answer_batch=4,
     poll_s=0.05,
-    retry=RetryPolicy(max_attempts=2, base_delay_s=0.01),
+    retry=Backoff(attempts=2, base_delay_s=0.01),
 )
 
 

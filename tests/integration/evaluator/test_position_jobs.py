@@ -12,8 +12,9 @@ import pytest
 
 from services.evaluator.adapters.position_jobs import PositionJobStore
 from services.evaluator.db.models import position_jobs
-from services.evaluator.domain.pipeline import Generated, RetryPolicy, UpstreamError
+from services.evaluator.domain.pipeline import Generated, UpstreamError
 from services.evaluator.domain.position_jobs import PositionJobRunner, PositionJobSettings
+from shared.backoff import Backoff
 from shared.contracts.gateway import GenerateRequest
 from shared.contracts.perturb import OptionOrder, PermutationRequest, PermutationResponse
 from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation, PositionItem
@@ -68,7 +69,7 @@ class Primacy:
 
 def runner(store: PositionJobStore, upstream: Primacy, owner: str = "w1") -> PositionJobRunner:
     settings = PositionJobSettings(
-        owner=owner, poll_s=0.05, retry=RetryPolicy(max_attempts=2, base_delay_s=0.01)
+        owner=owner, poll_s=0.05, retry=Backoff(attempts=2, base_delay_s=0.01)
     )
     return PositionJobRunner(store, upstream, settings)  # type: ignore[arg-type]
 

@@ -7,7 +7,7 @@ import math
 import msgspec
 import pytest
 
-from services.evaluator.domain.pipeline import Generated, RetryPolicy, UpstreamError
+from services.evaluator.domain.pipeline import Generated, UpstreamError
 from services.evaluator.domain.position import (
     calibrated_choice,
     evaluate_position_bias,
@@ -17,6 +17,7 @@ from services.evaluator.domain.position import (
     position_item,
     read_reply,
 )
+from shared.backoff import Backoff
 from shared.contracts.evaluator import EvaluationItem
 from shared.contracts.gateway import GenerateRequest, TokenAlternative
 from shared.contracts.perturb import OptionOrder, PermutationRequest, PermutationResponse
@@ -133,7 +134,7 @@ async def test_replies_are_returned_when_scoring_fails() -> None:
     result = await evaluate_position_bias(
         request,
         upstream,
-        RetryPolicy(max_attempts=2, base_delay_s=0),  # type: ignore[arg-type]
+        Backoff(attempts=2, base_delay_s=0),  # type: ignore[arg-type]
     )
     assert upstream.scoring_calls == 2
     assert [a.choice for a in result.trials[0].models[0].answers] == ["A", "A"]

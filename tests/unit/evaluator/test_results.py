@@ -5,8 +5,6 @@ from __future__ import annotations
 import msgspec
 
 from services.evaluator.domain.pipeline import (
-    RetryPolicy,
-    UpstreamError,
     answer_request,
     gold_of,
     grade_requests,
@@ -188,14 +186,6 @@ def test_item_assembly_reports_failures_and_status() -> None:
     assert [e.stage for e in result.errors] == ["paraphrase", "answer"]
     assert result.models[0].original_label == "correct" and result.models[0].failed == 1
     assert result.gold == ["a"]
-
-
-def test_retry_policy() -> None:
-    policy = RetryPolicy(max_attempts=3, base_delay_s=0.5)
-    assert [policy.delay(n) for n in (1, 2, 3)] == [0.5, 1.0, 2.0]
-    assert not policy.exhausted(2, UpstreamError("x"))
-    assert policy.exhausted(3, UpstreamError("x"))
-    assert policy.exhausted(1, UpstreamError("bad request", retryable=False))
 
 
 def test_the_paraphrase_set_id_ignores_the_cache_switch_only() -> None:

@@ -12,10 +12,10 @@ from services.perturb.domain.paraphrasing import (
     ParaphraseBuilder,
     UnknownRouteError,
     VerifyRejectedError,
-    VerifyRetry,
     targets,
 )
 from services.perturb.domain.prompts import HINTS, PARAPHRASE_PROMPT_VERSION, TONES
+from shared.backoff import Backoff
 from shared.contracts.base import Problem
 from shared.contracts.gateway import GenerateRequest, GenerateResponse, ModelCalls, Usage
 from shared.contracts.perturb import ParaphraseRequest
@@ -285,7 +285,7 @@ async def test_a_failing_verify_service_leaves_the_candidates_unverified_with_th
     problem = Problem(title="verify unreachable", status=503, detail="connection refused")
     gateway = FakeGateway(_distinct)
     verifier = FakeVerifier(error=ServiceCallError("verify", None, problem, "http://verify"))
-    builder = ParaphraseBuilder(gateway, verifier, verify_retry=VerifyRetry(base_delay_s=0.01))
+    builder = ParaphraseBuilder(gateway, verifier, verify_retry=Backoff(base_delay_s=0.01))
     result = await builder.build(ParaphraseRequest(question=QUESTION, k=3))
     assert not result.complete and result.accepted == []
     assert len(result.rejected) == 22 and {r.stage for r in result.rejected} == {"unverified"}
@@ -314,7 +314,7 @@ async def test_a_round_with_one_judged_candidate_goes_on() -> None:
 async def test_verify_is_not_asked_again_past_the_time_budget() -> None:
     problem = Problem(title="verify unreachable", status=503, detail="connection refused")
     verifier = FakeVerifier(error=ServiceCallError("verify", 503, problem, "http://verify"))
-    retry = VerifyRetry(base_delay_s=60.0)  # a back-off that would end past the budget
+    retry = Backoff(base_delay_s=60.0)  # a back-off that would end past the budget
     builder = ParaphraseBuilder(FakeGateway(_distinct), verifier, verify_retry=retry)
     request = ParaphraseRequest(question=QUESTION, k=3, time_budget_s=5.0)
     result = await builder.build(request)
@@ -328,7 +328,7 @@ async def test_a_verify_service_that_recovers_verifies_the_round(status: int | N
     error = ServiceCallError("verify", status, problem, "http://verify")
     verifier = FakeVerifier(error=error, fail_first=2)
     builder = ParaphraseBuilder(
-        FakeGateway(_distinct), verifier, verify_retry=VerifyRetry(base_delay_s=0.01)
+        FakeGateway(_distinct), verifier, verify_retry=Backoff(base_delay_s=0.01)
     )
     result = await builder.build(ParaphraseRequest(question=QUESTION, k=3))
     assert result.complete and len(result.accepted) == 3

@@ -1,33 +1,13 @@
-"""Backoff and per-route limits."""
+"""Per-route limits."""
 
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 
 import pytest
 
 from services.gateway.domain.limits import RouteLimiter, SlotWaitExceeded
-from services.gateway.domain.retry import backoff_s
-
-
-def test_backoff_grows_with_jitter_and_cap() -> None:
-    rng = random.Random(7)
-    for retry in range(1, 8):
-        values = [
-            backoff_s(retry, base_s=0.5, max_s=4.0, retry_after_s=None, rng=rng) for _ in range(200)
-        ]
-        ceiling = min(4.0, 0.5 * 2 ** (retry - 1))
-        assert min(values) >= ceiling / 2
-        assert max(values) <= ceiling
-        assert len(set(values)) > 100  # jittered, not a constant
-
-
-def test_backoff_honours_retry_after() -> None:
-    rng = random.Random(1)
-    assert backoff_s(1, base_s=0.1, max_s=1.0, retry_after_s=7.5, rng=rng) == 7.5
-    assert backoff_s(1, base_s=0.1, max_s=1.0, retry_after_s=0.0, rng=rng) <= 0.1
 
 
 async def test_concurrency_limit_is_never_exceeded_and_callers_wait() -> None:

@@ -1,0 +1,32 @@
+"""Exponential back-off: one definition for every caller that asks a failing callee again."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """At most ``attempts`` tries, waiting ``base_delay_s * 2**(n-1)`` (capped at
+    ``max_delay_s``) after the n-th failed one."""
+
+    attempts: int = 3
+    base_delay_s: float = 0.5
+    max_delay_s: float = 30.0
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait after failed attempt ``attempt`` (1 for the first) before the next."""
+        return float(min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1)))
+
+    def jittered_delay(
+        self, attempt: int, rng: random.Random, retry_after_s: float | None = None
+    ) -> float:
+        """Between 50% and 100% of :meth:`delay`, so that concurrent callers spread out, and
+        never shorter than the server's Retry-After."""
+        jittered = self.delay(attempt) * (0.5 + 0.5 * rng.random())
+        return max(jittered, retry_after_s or 0.0)
+
+    def gives_up(self, attempts: int, *, retryable: bool) -> bool:
+        """Whether to stop after ``attempts`` failed tries, the last one ``retryable`` or not."""
+        return not retryable or attempts >= self.attempts

@@ -1,0 +1,37 @@
+"""The back-off every retrying caller uses."""
+
+from __future__ import annotations
+
+import random
+
+from shared.backoff import Backoff
+
+
+def test_delay_doubles_up_to_the_cap() -> None:
+    backoff = Backoff(attempts=6, base_delay_s=0.5, max_delay_s=3.0)
+    assert [backoff.delay(n) for n in range(1, 6)] == [0.5, 1.0, 2.0, 3.0, 3.0]
+
+
+def test_gives_up_after_the_last_attempt_or_a_final_error() -> None:
+    backoff = Backoff(attempts=3)
+    assert not backoff.gives_up(2, retryable=True)
+    assert backoff.gives_up(3, retryable=True)
+    assert backoff.gives_up(1, retryable=False)
+
+
+def test_jitter_spreads_between_half_and_full_delay() -> None:
+    rng = random.Random(7)
+    backoff = Backoff(attempts=8, base_delay_s=0.5, max_delay_s=4.0)
+    for attempt in range(1, 8):
+        values = [backoff.jittered_delay(attempt, rng) for _ in range(200)]
+        ceiling = min(4.0, 0.5 * 2 ** (attempt - 1))
+        assert min(values) >= ceiling / 2
+        assert max(values) <= ceiling
+        assert len(set(values)) > 100  # jittered, not a constant
+
+
+def test_jitter_never_undercuts_the_servers_retry_after() -> None:
+    rng = random.Random(1)
+    backoff = Backoff(base_delay_s=0.1, max_delay_s=1.0)
+    assert backoff.jittered_delay(1, rng, retry_after_s=7.5) == 7.5
+    assert backoff.jittered_delay(1, rng, retry_after_s=0.0) <= 0.1
