@@ -19,7 +19,6 @@ import asyncio
 import json
 import random
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -27,11 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.stack import local_services
 from services.verify.domain.prompts import JUDGE_PROMPT_VERSION
 from shared.clients.verify import VerifyClient
 from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyStages, VerifyThresholds
 from shared.http_client import close_session
-from steadfast.supervisor import Supervisor, service_ports
 
 REPO = Path(__file__).resolve().parents[2]
 PAIRS = REPO.parent / "shared" / "data" / "equivalence" / "gsmplus_pairs_dev.jsonl"
@@ -404,21 +403,11 @@ def main() -> None:
     if args.verify_url:
         asyncio.run(run(args))
         return
-    from tests.conftest import free_port_block
-
-    ports = service_ports(free_port_block(5))
     env = {"STEADFAST_LOG_LEVEL": "WARNING"}
     if args.data_dir:
         env["STEADFAST_DATA_DIR"] = args.data_dir
-    with (
-        tempfile.TemporaryDirectory() as logs,
-        Supervisor(
-            ports=ports, env=env, services=("gateway", "verify"), log_dir=Path(logs)
-        ) as supervisor,
-    ):
-        if not all(supervisor.wait_ready(120).values()):
-            sys.exit(f"services did not become ready; logs in {logs}")
-        args.verify_url = f"http://127.0.0.1:{ports['verify']}"
+    with local_services(("gateway", "verify"), env) as urls:
+        args.verify_url = urls["verify"]
         asyncio.run(run(args))
 
 

@@ -14,15 +14,14 @@ import asyncio
 import json
 import statistics
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 
+from bench.stack import local_services
 from shared.clients.perturb import PerturbClient
 from shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
 from shared.contracts.verify import Task, VerifyOptions
 from shared.http_client import close_session
-from steadfast.supervisor import Supervisor, service_ports
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO.parent / "shared" / "data" / "fixtures"
@@ -137,20 +136,11 @@ def main() -> None:
     if args.perturb_url:
         asyncio.run(run(args))
         return
-    from tests.conftest import free_port_block
-
-    ports = service_ports(free_port_block(5))
     env = {"STEADFAST_LOG_LEVEL": "WARNING"}
     if args.data_dir:
         env["STEADFAST_DATA_DIR"] = args.data_dir
-    services = ("gateway", "verify", "perturb")
-    with (
-        tempfile.TemporaryDirectory() as logs,
-        Supervisor(ports=ports, env=env, services=services, log_dir=Path(logs)) as supervisor,
-    ):
-        if not all(supervisor.wait_ready(120).values()):
-            sys.exit(f"services did not become ready; logs in {logs}")
-        args.perturb_url = f"http://127.0.0.1:{ports['perturb']}"
+    with local_services(("gateway", "verify", "perturb"), env) as urls:
+        args.perturb_url = urls["perturb"]
         asyncio.run(run(args))
 
 

@@ -28,7 +28,6 @@ import argparse
 import asyncio
 import json
 import statistics
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -46,6 +45,7 @@ from bench.self_paraphrase.flips import (
     Rate,
 )
 from bench.self_paraphrase.items import PLAIN, STRATEGIES, Item, load_items, prompts_part
+from bench.stack import local_services
 from services.evaluator.domain.prompts import INSTRUCTIONS
 from services.gateway.domain.routes import BUILTIN_ROUTES
 from services.scoring.domain.bootstrap import model_rng, ratio_intervals
@@ -58,7 +58,6 @@ from shared.contracts.scoring import GradeItem, GradeRequest, Label
 from shared.contracts.verify import Task
 from shared.http_client import ServiceCallError, ServiceClient, close_session
 from shared.settings import default_data_dir
-from steadfast.supervisor import Supervisor, service_ports
 
 #: the whole stack: the evaluator computes the flip rate
 SERVICES = ("gateway", "perturb", "verify", "scoring", "evaluator")
@@ -576,9 +575,6 @@ def main() -> None:
             parser.error("--flip-k with running services needs --evaluator-url")
         asyncio.run(run(args, args.gateway_url, args.scoring_url, args.evaluator_url))
         return
-    from tests.conftest import free_port_block
-
-    ports = service_ports(free_port_block(5))
     with tempfile.TemporaryDirectory() as directory:
         data = Path(args.state_dir or directory)
         data.mkdir(parents=True, exist_ok=True)
@@ -598,10 +594,7 @@ def main() -> None:
             "STEADFAST_EVALUATOR_PARAPHRASE_LANES": str(args.concurrency),
         }
         services = SERVICES if args.flip_k else ("gateway", "scoring")
-        with Supervisor(ports=ports, env=env, services=services, log_dir=data / "logs") as sup:
-            if not all(sup.wait_ready(120).values()):
-                sys.exit(f"services did not become ready; logs in {data / 'logs'}")
-            urls = {name: f"http://127.0.0.1:{ports[name]}" for name in services}
+        with local_services(services, env, log_dir=data / "logs") as urls:
             asyncio.run(run(args, urls["gateway"], urls["scoring"], urls.get("evaluator")))
 
 
