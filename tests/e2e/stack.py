@@ -23,42 +23,17 @@ import httpx
 from services.evaluator.domain.prompts import FACTUAL_INSTRUCTION
 from steadfast.supervisor import Supervisor, service_ports
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.fakes.routes import BROKEN_ROUTE, stand_in_routes
 
 ITEM = re.compile(r"Item (\d+):")
 REWRITE = re.compile(r"Question(?: to rewrite)?:\s*([^\n]*)")
 YES = Reply(text="YES", top_logprobs=[("YES", -0.01), ("NO", -5.0)])
-ROUTES = """
-[models.steady]
-backend = "openai"
-model = "steady-model"
-base_url = "{url}"
-max_concurrency = {concurrency}
-max_retries = 1
-retry_base_s = 0.01
 
-[models.shaky]
-backend = "openai"
-model = "shaky-model"
-base_url = "{url}"
-max_concurrency = {concurrency}
-max_retries = 1
-retry_base_s = 0.01
 
-[models.broken]
-backend = "openai"
-model = "broken-model"
-base_url = "http://127.0.0.1:9/v1"
-max_retries = 0
-timeout_s = 2
-
-[models.writer]
-backend = "openai"
-model = "writer-model"
-base_url = "{url}"
-max_concurrency = {concurrency}
-max_retries = 1
-retry_base_s = 0.01
-"""
+def stack_routes(url: str, concurrency: int) -> str:
+    """Models under test ``steady``, ``shaky`` and ``broken``; ``writer`` paraphrases."""
+    routes = stand_in_routes(url, "steady", "shaky", concurrency=concurrency)
+    return routes + BROKEN_ROUTE + "\n" + stand_in_routes(url, "writer", concurrency=concurrency)
 
 
 def items(n: int) -> list[dict[str, Any]]:
@@ -161,8 +136,8 @@ def running_stack(
         responder=TinyWorld(), latency_s=latency_s, latency_spread=latency_spread
     ) as upstream:
         routes = tmp / "models.toml"
-        text = ROUTES + extra_routes
-        routes.write_text(text.format(url=upstream.url, concurrency=concurrency))
+        extra = extra_routes.format(url=upstream.url, concurrency=concurrency)
+        routes.write_text(stack_routes(upstream.url, concurrency) + extra)
         ports = service_ports(base_port)
         env = {**stack_env(tmp, routes, database_url), **(extra_env or {})}
         supervisor = Supervisor(ports=ports, env=env, log_dir=tmp / "logs")

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from steadfast.supervisor import readiness
-from tests.e2e.stack import ROUTES, TinyWorld, items, running_stack, stack_env
+from tests.e2e.stack import TinyWorld, items, running_stack, stack_env, stack_routes
 from tests.fakes.openai_server import FakeOpenAIServer
 
 
@@ -78,7 +78,7 @@ def test_evaluate_starts_and_stops_the_services_when_none_run(
     dataset.write_text("\n".join(json.dumps(item) for item in items(2)) + "\n")
     with FakeOpenAIServer(responder=TinyWorld()) as upstream:
         routes = tmp_path / "models.toml"
-        routes.write_text(ROUTES.format(url=upstream.url, concurrency=8))
+        routes.write_text(stack_routes(upstream.url, concurrency=8))
         env = {**os.environ, **stack_env(tmp_path, routes, None)}
         done = steadfast(
             "evaluate",

@@ -22,43 +22,8 @@ from steadfast.supervisor import Supervisor, service_ports
 from tests.conftest import free_port_block
 from tests.e2e.stack import stack_env
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.fakes.routes import BROKEN_ROUTE, stand_in_routes
 
-ROUTES = """
-[models.primacy]
-backend = "openai"
-model = "primacy-model"
-base_url = "{url}"
-max_retries = 1
-retry_base_s = 0.01
-
-[models.knower]
-backend = "openai"
-model = "knower-model"
-base_url = "{url}"
-max_retries = 1
-retry_base_s = 0.01
-
-[models.writer]
-backend = "openai"
-model = "writer-model"
-base_url = "{url}"
-max_retries = 1
-retry_base_s = 0.01
-
-[models.leaning]
-backend = "openai"
-model = "leaning-model"
-base_url = "{url}"
-max_retries = 1
-retry_base_s = 0.01
-
-[models.broken]
-backend = "openai"
-model = "broken-model"
-base_url = "http://127.0.0.1:9/v1"
-max_retries = 0
-timeout_s = 2
-"""
 OPTION = re.compile(r"^([A-Z])\. (.*)$", re.MULTILINE)
 
 ITEMS: list[dict[str, Any]] = [
@@ -128,7 +93,8 @@ def evaluator(world: ChoiceWorld, tmp_path_factory: pytest.TempPathFactory) -> I
     tmp = tmp_path_factory.mktemp("position")
     with FakeOpenAIServer(responder=world) as upstream:
         routes = tmp / "models.toml"
-        routes.write_text(ROUTES.format(url=upstream.url))
+        names = ("primacy", "knower", "writer", "leaning")
+        routes.write_text(stand_in_routes(upstream.url, *names) + BROKEN_ROUTE)
         ports = service_ports(free_port_block(5))
         env = {
             **stack_env(tmp, routes, None),

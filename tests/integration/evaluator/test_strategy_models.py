@@ -23,26 +23,12 @@ from steadfast.supervisor import Supervisor, service_ports
 from tests.conftest import free_port_block
 from tests.e2e.stack import YES, items, stack_env, wait_finished
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.fakes.routes import stand_in_routes
 
 ITEM = re.compile(r"Item (\d+):")
 REWRITE = re.compile(r"Question(?: to rewrite)?:\s*([^\n]*)")
 PLAIN, VOTE = "fake", "paraphrase-vote:fake"
 N, K = 3, 2
-ROUTES = """
-[models.fake]
-backend = "openai"
-model = "fake-model"
-base_url = "{url}"
-max_retries = 1
-retry_base_s = 0.01
-
-[models.writer]
-backend = "openai"
-model = "writer-model"
-base_url = "{url}"
-max_retries = 1
-retry_base_s = 0.01
-"""
 
 
 class WordingWorld:
@@ -113,7 +99,7 @@ def evaluator_over(world: WordingWorld, tmp_path: Path) -> Iterator[str]:
     """The five services in front of ``world``; yields the evaluator's URL."""
     with FakeOpenAIServer(responder=world) as upstream:
         routes = tmp_path / "models.toml"
-        routes.write_text(ROUTES.format(url=upstream.url))
+        routes.write_text(stand_in_routes(upstream.url, "fake", "writer"))
         ports = service_ports(free_port_block(5))
         env = stack_env(tmp_path, routes, None)
         with Supervisor(ports=ports, env=env, log_dir=tmp_path / "logs") as supervisor:

@@ -18,6 +18,7 @@ from typing import Any
 from steadfast.supervisor import Supervisor, service_ports
 from tests.conftest import free_port_block
 from tests.fakes.openai_server import FakeOpenAIServer, Fault, Reply
+from tests.fakes.routes import stand_in_routes
 
 QUESTION = "Tom had 3 apples and bought 5 more. How many apples does he have now?"
 REWORDINGS = [
@@ -69,23 +70,12 @@ def _fault(body: dict[str, Any]) -> Fault | None:
     return Fault.error(500) if "explode" in body["messages"][-1]["content"] else None
 
 
-ROUTES = """
-[models.fake]
-backend = "openai"
-model = "fake-model"
-base_url = "{url}"
-max_retries = 1
-retry_base_s = 0.01
-timeout_s = 10
-"""
-
-
 @contextmanager
 def running_stack(tmp: Path, services: tuple[str, ...]) -> Iterator[tuple[dict[str, str], Any]]:
     """Yields the URLs of the services and the stand-in upstream."""
     with FakeOpenAIServer(responder=TinyModel(), fault_for=_fault) as upstream:
         routes = tmp / "models.toml"
-        routes.write_text(ROUTES.format(url=upstream.url))
+        routes.write_text(stand_in_routes(upstream.url, "fake", timeout_s=10))
         ports = service_ports(free_port_block(5))
         env = {
             "STEADFAST_DATA_DIR": str(tmp / "data"),

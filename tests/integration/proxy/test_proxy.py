@@ -24,6 +24,7 @@ from shared.http_client import ServiceCallError
 from steadfast.supervisor import Supervisor, service_ports
 from tests.conftest import free_port_block
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.routes import stand_in_routes
 from tests.fakes.stand_in import Fault, count_words, last_user_text
 
 VOTE = "paraphrase-vote:fake"
@@ -95,15 +96,7 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
     directory = tmp_path_factory.mktemp("proxy")
     with FakeOpenAIServer(responder=scenario.respond, fault_for=scenario.fault) as fake:
         routes = directory / "models.toml"
-        routes.write_text(
-            "[models.fake]\n"
-            'backend = "openai"\n'
-            'model = "fake-model"\n'
-            f'base_url = "{fake.url}"\n'
-            "max_retries = 1\n"
-            "retry_base_s = 0.01\n"
-            "timeout_s = 10\n"
-        )
+        routes.write_text(stand_in_routes(fake.url, "fake", timeout_s=10))
         ports = service_ports(free_port_block(5))
         supervisor = Supervisor(
             ports=ports,
