@@ -9,11 +9,12 @@ written only by the lease holder, so a variant is never stored twice.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 import sqlalchemy as sa
@@ -40,6 +41,11 @@ from services.evaluator.domain.pipeline import (
 from services.evaluator.domain.results import AnswerRecord
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings, ItemError
 from shared.contracts.perturb import Paraphrase
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+Row = TypeVar("Row", bound="DataclassInstance")
 
 ACTIVE = ("queued", "running")
 TERMINAL = ("succeeded", "failed", "cancelled")
@@ -127,69 +133,35 @@ def stored_settings(stored: dict[str, Any]) -> EvaluationSettings:
     return msgspec.convert({"instruction_role": "user", **stored}, EvaluationSettings)
 
 
+def _from_row(cls: type[Row], row: RowMapping, **converted: Any) -> Row:
+    """``cls`` from the row's columns of its fields' names; ``converted`` holds the fields
+    whose column is named otherwise or needs converting."""
+    names = [field.name for field in dataclasses.fields(cls) if field.name not in converted]
+    return cls(**{name: row[name] for name in names}, **converted)
+
+
 def _evaluation(row: RowMapping) -> EvaluationRow:
-    return EvaluationRow(
-        id=row["id"],
-        name=row["name"],
-        status=row["status"],
-        task=row["task"],
+    return _from_row(
+        EvaluationRow,
+        row,
         models=list(row["models"]),
-        k=row["k"],
-        dataset_id=row["dataset_id"],
-        item_count=row["item_count"],
         settings=stored_settings(row["settings"]),
-        request_hash=row["request_hash"],
-        created_at=row["created_at"],
-        started_at=row["started_at"],
-        finished_at=row["finished_at"],
-        message=row["message"],
-        results=row.get("results"),
+        results=row.get("results"),  # only selected when asked for
     )
 
 
 def _item(row: RowMapping) -> ItemRow:
-    return ItemRow(
-        row_id=row["id"],
-        position=row["position"],
-        item_id=row["item_id"],
-        item=msgspec.convert(row["item"], EvaluationItem),
-        status=row["status"],
-        paraphrase_set_id=row["paraphrase_set_id"],
-        error=row["error"],
-        attempts=row["attempts"],
-    )
+    item = msgspec.convert(row["item"], EvaluationItem)
+    return _from_row(ItemRow, row, row_id=row["id"], item=item)
 
 
 def _answer_record(row: RowMapping) -> AnswerRecord:
-    return AnswerRecord(
-        position=row["position"],
-        model=row["model"],
-        variant=row["variant"],
-        prompt=row["prompt"],
-        status=row["status"],
-        text=row["text"],
-        label=row["label"],
-        value=row["value"],
-        error=row["error"],
-        error_stage=row["error_stage"],
-    )
+    return _from_row(AnswerRecord, row)
 
 
 def _paraphrase_set(row: RowMapping) -> ParaphraseSet:
-    return ParaphraseSet(
-        id=row["id"],
-        question=row["question"],
-        generator=row["generator"],
-        k=row["k"],
-        seed=row["seed"],
-        prompt_version=row["prompt_version"],
-        semantic_check=row["semantic_check"],
-        complete=row["complete"],
-        incomplete_reason=row["incomplete_reason"],
-        candidates_generated=row["candidates_generated"],
-        paraphrases=msgspec.convert(row["paraphrases"], list[Paraphrase]),
-        rejected=list(row["rejected"]),
-    )
+    paraphrases = msgspec.convert(row["paraphrases"], list[Paraphrase])
+    return _from_row(ParaphraseSet, row, paraphrases=paraphrases, rejected=list(row["rejected"]))
 
 
 #: the grade key of an answer text to the item at a position (None: no gold answer)
