@@ -19,10 +19,10 @@ from litestar.response import Stream
 from services.gateway.controllers.problems import problem_for, retry_after_headers
 from services.gateway.controllers.self_paraphrase import proxy_service
 from services.gateway.domain.errors import GatewayError, UnknownRoute, UnsupportedParameter
-from services.gateway.strategies import openai_format
+from services.gateway.strategies import metrics, openai_format
 from services.gateway.strategies.paraphrasers import ParaphraseOptionsRefused
 from services.gateway.strategies.question import AnswerSettings
-from services.gateway.strategies.service import SelfParaphraseService
+from services.gateway.strategies.service import PASSTHROUGH, SelfParaphraseService
 from shared.contracts.proxy import (
     ChatCompletion,
     ChatCompletionRequest,
@@ -99,6 +99,7 @@ async def _complete(data: ChatCompletionRequest, state: State) -> ChatCompletion
     try:
         question = openai_format.question_of(data)
     except ValueError as exc:
+        metrics.record_rejected(strategy)
         raise ProblemError(400, "Invalid request", str(exc), field="messages") from exc
     options = data.steadfast or StrategyOptions()
     run = await service.run(strategy, question, settings, options)
@@ -116,6 +117,7 @@ async def _pass_through(
     """A plain route: the conversation as it came (no user message needed), one call."""
     if data.steadfast is not None:
         detail = "steadfast options need a '<strategy>:<route>' model, e.g. paraphrase-vote:local"
+        metrics.record_rejected(PASSTHROUGH)
         raise ProblemError(400, "Invalid request", detail, field="steadfast")
     passed = await service.passthrough(settings, openai_format.conversation(data))
     reason = FINISH_REASONS.get(passed.response.finish_reason, "stop")

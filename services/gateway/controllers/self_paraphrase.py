@@ -10,6 +10,7 @@ from services.gateway.controllers.problems import (
     GATEWAY_EXCEPTION_HANDLERS,
     GENERATE_ERROR_RESPONSES,
 )
+from services.gateway.strategies import metrics
 from services.gateway.strategies.prompts import PROMPT_VERSION
 from services.gateway.strategies.question import AnswerSettings, Question
 from services.gateway.strategies.service import Run, SelfParaphraseService
@@ -45,7 +46,12 @@ class SelfParaphraseController(Controller):
             cache=data.cache,
             max_tokens=data.max_tokens,
         )
-        run = await proxy_service(state).run(data.strategy, _question(data), settings, data)
+        try:
+            question = _question(data)
+        except ProblemError:
+            metrics.record_rejected(data.strategy)
+            raise
+        run = await proxy_service(state).run(data.strategy, question, settings, data)
         return _response(run, data.model)
 
 

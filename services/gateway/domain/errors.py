@@ -11,9 +11,14 @@ RETRYABLE_OUTCOMES: frozenset[str] = frozenset({"rate_limited", "timeout"})
 class GatewayError(Exception):
     """Base of every error ``ModelGateway.generate`` raises."""
 
+    #: the request was at fault (a 4xx other than 429), not the model behind it
+    caller_error = False
+
 
 class UnknownRoute(GatewayError):
     """No route of that name; ``field`` is the request's field that named it."""
+
+    caller_error = True
 
     def __init__(self, name: str, known: list[str], field: str = "model") -> None:
         super().__init__(f"unknown model route {name!r}; known routes: {', '.join(known)}")
@@ -23,6 +28,8 @@ class UnknownRoute(GatewayError):
 
 class UnsupportedParameter(GatewayError):
     """The route's backend cannot honour a parameter (e.g. ``top_logprobs`` on Gemini)."""
+
+    caller_error = True
 
     def __init__(self, field: str, detail: str) -> None:
         super().__init__(detail)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from services.gateway.domain.errors import GatewayError, UnknownRoute, UnsupportedParameter
 from services.gateway.domain.gateway import ModelGateway
+from services.gateway.strategies import metrics
 from services.gateway.strategies.question import AnswerSettings, Question
 from services.gateway.strategies.service import Run, SelfParaphraseService
 from shared.contracts.gateway import GenerateRequest, GenerateResponse
@@ -18,6 +19,8 @@ from shared.contracts.proxy import StrategyOptions, split_model
 
 class InvalidQuestion(GatewayError):
     """The request has no question a strategy could answer (no user message)."""
+
+    caller_error = True
 
     def __init__(self, field: str, detail: str) -> None:
         super().__init__(detail)
@@ -36,16 +39,11 @@ class StrategyGateway:
         strategy, route_name = split_model(request.model)
         if strategy is None:
             return await self.gateway.generate(request)
-        if route_name not in self.gateway.routes:
-            raise UnknownRoute(request.model, sorted(self.gateway.routes))
-        if request.top_logprobs is not None:
-            raise UnsupportedParameter(
-                "top_logprobs", f"strategy model {request.model!r} cannot return logprobs"
-            )
         try:
-            question = Question.from_messages(request.messages)
-        except ValueError as exc:
-            raise InvalidQuestion("messages", str(exc)) from exc
+            question = self._question(request, route_name)
+        except GatewayError:
+            metrics.record_rejected(strategy)
+            raise
         run = await self.service.run(
             strategy,
             question,
@@ -53,6 +51,19 @@ class StrategyGateway:
             StrategyOptions(task=request.task),
         )
         return strategy_response(run, request.model, self.gateway, route_name)
+
+    def _question(self, request: GenerateRequest, route_name: str) -> Question:
+        """The question a strategy is to answer, once the request is one it can answer."""
+        if route_name not in self.gateway.routes:
+            raise UnknownRoute(request.model, sorted(self.gateway.routes))
+        if request.top_logprobs is not None:
+            raise UnsupportedParameter(
+                "top_logprobs", f"strategy model {request.model!r} cannot return logprobs"
+            )
+        try:
+            return Question.from_messages(request.messages)
+        except ValueError as exc:
+            raise InvalidQuestion("messages", str(exc)) from exc
 
 
 def answer_settings(request: GenerateRequest, route: str) -> AnswerSettings:

@@ -7,7 +7,8 @@ from prometheus_client import Counter, Histogram
 PROXY_REQUESTS = Counter(
     "steadfast_proxy_requests_total",
     "Self-paraphrase and proxied chat requests, by strategy and outcome "
-    "(ok, degraded: answered with failed variants or fewer paraphrases, failed).",
+    "(ok, degraded: answered with failed variants or fewer paraphrases, failed: by the "
+    "model or a service behind it, rejected: the request's fault, with a 4xx).",
     ["strategy", "outcome"],
 )
 PROXY_AGREEMENT = Histogram(
@@ -24,7 +25,13 @@ PROXY_UPSTREAM_CALLS = Histogram(
 
 
 def record(strategy: str, outcome: str, calls: int, agreement: float | None = None) -> None:
+    """A request that reached a strategy (or passed through); see :func:`record_rejected`."""
     PROXY_REQUESTS.labels(strategy=strategy, outcome=outcome).inc()
     PROXY_UPSTREAM_CALLS.observe(calls)
     if agreement is not None:
         PROXY_AGREEMENT.observe(agreement)
+
+
+def record_rejected(strategy: str) -> None:
+    """A request refused as the caller's error: counted, but not among the calls per request."""
+    PROXY_REQUESTS.labels(strategy=strategy, outcome="rejected").inc()

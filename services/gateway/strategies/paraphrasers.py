@@ -27,6 +27,8 @@ class ParaphraseOptionsRefused(GatewayError):
     """The perturb service refused the paraphrase options (an unknown ``generator`` route,
     ``verify`` settings it cannot use): the caller's error, not a vote of the original alone."""
 
+    caller_error = True
+
     def __init__(self, status: int, field: str, detail: str) -> None:
         super().__init__(detail)
         self.status = status

@@ -55,13 +55,13 @@ class SelfParaphraseService:
         settings: AnswerSettings,
         options: StrategyOptions,
     ) -> Run:
-        self._require_routes(options)
         meter = MeteredCaller(self.gateway)
         started = time.perf_counter()
         try:
+            self._require_routes(options)
             result = await self._dispatch(strategy, meter, question, settings, options)
-        except GatewayError:
-            metrics.record(strategy, "failed", meter.upstream_calls)
+        except GatewayError as error:
+            _record_failure(strategy, error, meter.upstream_calls)
             raise
         degraded = bool(result.notes) or result.failed_variants > 0
         outcome = "degraded" if degraded else "ok"
@@ -75,8 +75,8 @@ class SelfParaphraseService:
         started = time.perf_counter()
         try:
             response = await self.gateway.generate(settings.request(messages))
-        except GatewayError:
-            metrics.record(PASSTHROUGH, "failed", 1)
+        except GatewayError as error:
+            _record_failure(PASSTHROUGH, error, 1)
             raise
         metrics.record(PASSTHROUGH, "ok", 0 if response.cached else 1)
         return Passthrough(response=response, latency_s=time.perf_counter() - started)
@@ -119,3 +119,10 @@ class SelfParaphraseService:
             seed=settings.seed,
             cache=settings.cache,
         )
+
+
+def _record_failure(strategy: str, error: GatewayError, calls: int) -> None:
+    if error.caller_error:
+        metrics.record_rejected(strategy)
+    else:
+        metrics.record(strategy, "failed", calls)

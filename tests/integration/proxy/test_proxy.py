@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -340,6 +340,7 @@ def test_context_messages_are_kept_for_every_variant(proxy: Proxy) -> None:
 
 def test_bad_requests_raise_the_usual_openai_exceptions(proxy: Proxy) -> None:
     client = proxy.client()
+    before = _samples(proxy)
     message: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Hi?"}]
     with pytest.raises(openai.NotFoundError) as missing:
         client.chat.completions.create(model="paraphrase-vote:nowhere", messages=message)
@@ -361,6 +362,14 @@ def test_bad_requests_raise_the_usual_openai_exceptions(proxy: Proxy) -> None:
             model=VOTE, messages=[{"role": "system", "content": "Be brief."}]
         )
     assert no_question.value.param == "messages"
+    grew = _growth(before, _samples(proxy))
+    # the caller's errors that got as far as naming a strategy are counted as rejected, not as
+    # failures, and not among the calls per request (bodies that do not decode are not counted)
+    rejected, failed = {"outcome": "rejected"}, {"outcome": "failed"}
+    assert grew("steadfast_proxy_requests_total", strategy="paraphrase-vote", **rejected) == 2
+    assert grew("steadfast_proxy_requests_total", strategy="passthrough", **rejected) == 1
+    assert grew("steadfast_proxy_requests_total", strategy="paraphrase-vote", **failed) == 0
+    assert grew("steadfast_proxy_upstream_calls_per_request_count") == 0
 
 
 def test_a_plain_route_passes_the_conversation_through(proxy: Proxy) -> None:
@@ -400,7 +409,10 @@ def _post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         return error.code, json.loads(error.read())
 
 
-def _samples(proxy: Proxy) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def _samples(proxy: Proxy) -> Samples:
     """The gateway's metric samples by (name, sorted labels)."""
     with urllib.request.urlopen(f"{proxy.url}/metrics", timeout=10) as response:
         text = response.read().decode()
@@ -409,6 +421,16 @@ def _samples(proxy: Proxy) -> dict[tuple[str, tuple[tuple[str, str], ...]], floa
         for family in text_string_to_metric_families(text)
         for sample in family.samples
     }
+
+
+def _growth(before: Samples, after: Samples) -> Callable[..., float]:
+    """How much a sample (by name and labels) grew from ``before`` to ``after``."""
+
+    def grew(name: str, **labels: str) -> float:
+        key = (name, tuple(sorted(labels.items())))
+        return after.get(key, 0.0) - before.get(key, 0.0)
+
+    return grew
 
 
 def test_self_paraphrase_endpoint_and_metrics(proxy: Proxy) -> None:
@@ -425,14 +447,11 @@ def test_self_paraphrase_endpoint_and_metrics(proxy: Proxy) -> None:
     assert body["calls"] == 6 and body["usage"]["input_tokens"] > 0 and body["latency_s"] > 0
     status, problem = _post(f"{proxy.url}/v1/self-paraphrase", {"model": "fake", "k": 2})
     assert status == 400 and problem["errors"][0]["field"] == "question"
-    after = _samples(proxy)
-
-    def grew(name: str, **labels: str) -> float:
-        key = (name, tuple(sorted(labels.items())))
-        return after.get(key, 0.0) - before.get(key, 0.0)
-
+    grew = _growth(before, _samples(proxy))
     ok = {"outcome": "ok", "strategy": "paraphrase-vote"}
     assert grew("steadfast_proxy_requests_total", **ok) == 1
+    rejected = {"outcome": "rejected", "strategy": "paraphrase-vote"}
+    assert grew("steadfast_proxy_requests_total", **rejected) == 1
     # the agreement 0.6 fell in the 0.6 bucket, not the 0.5 one
     assert grew("steadfast_proxy_agreement_ratio_count") == 1
     assert grew("steadfast_proxy_agreement_ratio_sum") == pytest.approx(0.6)
@@ -623,6 +642,7 @@ async def test_an_unknown_strategy_route_is_a_404_naming_model(proxy: Proxy, mod
 
 async def test_a_strategy_model_rejects_logprobs_and_needs_a_question(proxy: Proxy) -> None:
     client = GatewayClient(proxy.url)
+    before = _samples(proxy)
     with pytest.raises(ServiceCallError) as logprobs:
         await client.generate(_ask(VOTE, "How many legs has a dog?", top_logprobs=2))
     assert logprobs.value.status == 422
@@ -636,3 +656,6 @@ async def test_a_strategy_model_rejects_logprobs_and_needs_a_question(proxy: Pro
     assert no_question.value.status == 400
     assert no_question.value.problem.errors is not None
     assert no_question.value.problem.errors[0].field == "messages"
+    grew = _growth(before, _samples(proxy))
+    rejected = {"outcome": "rejected", "strategy": "paraphrase-vote"}
+    assert grew("steadfast_proxy_requests_total", **rejected) == 2
