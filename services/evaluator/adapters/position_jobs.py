@@ -146,12 +146,12 @@ def _job(row: sa.RowMapping) -> PositionJobRow:
     makes a job that fails with the reason instead of an error on every read."""
     request, unreadable = _decoded(row["request"], PositionBiasEvaluate)
     result, result_unreadable = _decoded(row["result"], PositionBiasEvaluation)
-    error = row["error"]
+    status, error = row["status"], row["error"]
     if result_unreadable:
-        error = f"the stored result is unreadable: {result_unreadable}"
+        status, error = "failed", f"the stored result is unreadable: {result_unreadable}"
     return PositionJobRow(
         id=row["id"],
-        status=row["status"],
+        status=status,
         request=request,
         order_count=row["order_count"],
         result=result,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,28 +42,37 @@ class PositionJobRunner:
         self.settings = settings
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._loop())
+        self._task.add_done_callback(_log_unexpected_end)
 
     def wake(self) -> None:
         self._wake.set()
 
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+    async def stop(self, grace_s: float = 3.0) -> None:
+        """Let a job that is storing its outcome finish for ``grace_s``, then cancel the runner
+        (a job still running is left to its lease, and run again by whoever takes it)."""
+        if self._task is None:
+            return
+        self._stopping = True
+        self._wake.set()
+        _, pending = await asyncio.wait({self._task}, timeout=grace_s)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
 
     async def _loop(self) -> None:
-        while True:
+        while not self._stopping:
+            self._wake.clear()  # before claiming: a job created meanwhile wakes the wait below
             try:
                 job = await self.store.claim(self.settings.owner)
                 if job is not None:
                     await self.run(job)
                     continue
             except Exception:
-                logger.exception("position-bias job runner: poll failed")
-            self._wake.clear()
+                logger.exception("position-bias job runner: claiming a job failed")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.settings.poll_s)
 
@@ -84,10 +94,12 @@ class PositionJobRunner:
             result: PositionBiasEvaluation | None = await evaluation
             error = None
         except asyncio.CancelledError:
-            if lease.lost:  # the job is another worker's now
+            if _being_cancelled():
+                raise  # this worker is stopping: the lease runs out and another takes the job
+            if lease.lost:
                 logger.warning("position-bias job %s: lease lost, left to its new worker", job.id)
                 return
-            raise  # this worker is stopping: the lease runs out and another takes the job
+            result, error = None, "the evaluation was cancelled"
         except UpstreamError as failure:
             result, error = None, failure.reason
         except Exception as failure:  # recorded, not lost: the caller sees the reason
@@ -109,27 +121,40 @@ class PositionJobRunner:
                 )
             except Exception:
                 if FINISH_BACKOFF.gives_up(attempt, retryable=True):
-                    raise
+                    logger.exception(
+                        "position-bias job %s: its outcome could not be stored; the job runs "
+                        "again when its lease runs out",
+                        job_id,
+                    )
+                    return
                 logger.warning("position-bias job %s: storing the outcome failed", job_id)
                 await asyncio.sleep(FINISH_BACKOFF.delay(attempt))
                 continue
             if stored:
                 status = "failed" if result is None else "succeeded"
                 POSITION_JOBS_FINISHED.labels(status=status).inc()
+            else:
+                logger.warning("position-bias job %s: outcome not stored, lease lost", job_id)
             return
 
     async def _keep_lease(
         self, job_id: str, evaluation: asyncio.Future[Any], lease: _Lease
     ) -> None:
         """Renew the lease at a third of its length; cancel the run if it was lost. A renewal
-        that fails (a database blip) is tried again at the next tick."""
+        that fails (a database blip) is tried again at the next tick, until the lease has run
+        out since the last one that succeeded: another worker may run the job by then."""
+        renewed_at = time.monotonic()
         while True:
             await asyncio.sleep(self.store.lease_s / 3)
             try:
                 renewed = await self.store.renew(job_id, self.settings.owner)
             except Exception:
                 logger.warning("position-bias job %s: lease renewal failed", job_id, exc_info=True)
-                continue
+                # still ours as far as anyone can tell, until the lease would have run out
+                renewed = time.monotonic() - renewed_at < self.store.lease_s
+            else:
+                if renewed:
+                    renewed_at = time.monotonic()
             if not renewed:
                 lease.lost = True
                 evaluation.cancel()
@@ -139,3 +164,14 @@ class PositionJobRunner:
 @dataclass
 class _Lease:
     lost: bool = False
+
+
+def _being_cancelled() -> bool:
+    """Whether the running task was asked to stop (not just an awaited future cancelled)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _log_unexpected_end(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logger.error("position-bias job runner ended", exc_info=task.exception())

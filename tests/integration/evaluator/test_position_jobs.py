@@ -265,3 +265,91 @@ async def test_workers_claiming_at_once_get_the_job_once(store: PositionJobStore
     claims = await asyncio.gather(*(store.claim(f"w{n}") for n in range(6)))
     winners = [claim for claim in claims if claim is not None]
     assert len(winners) == 1 and winners[0].id == job.id and winners[0].attempts == 1
+
+
+async def test_a_stop_just_after_the_lease_was_lost_still_stops_the_runner(
+    store: PositionJobStore,
+) -> None:
+    slow = Primacy()
+    slow.blocked.clear()
+    worker = runner(store, slow)
+    stopping: list[asyncio.Future[None]] = []
+    renew = store.renew
+
+    async def lost_and_stopped(job_id: str, owner: str) -> bool:
+        await renew(job_id, owner)
+        # the stop arrives after the lost lease cancelled the run, before the runner resumes
+        stopping.append(asyncio.ensure_future(worker.stop(grace_s=0.2)))
+        return False
+
+    store.renew = lost_and_stopped  # type: ignore[method-assign]
+    worker.start()
+    await store.create(REQUEST, 2)
+    deadline = time.monotonic() + 5
+    while not stopping:
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.02)
+    # a runner that took the stop for its lost run's cancellation kept claiming: stop hung
+    await asyncio.wait_for(stopping[0], 5)
+    assert slow.answered == 0
+
+
+async def test_renewals_failing_for_a_whole_lease_give_the_run_up(
+    store: PositionJobStore,
+) -> None:
+    async def unreachable(job_id: str, owner: str) -> bool:
+        raise OSError("database unreachable")
+
+    store.renew = unreachable  # type: ignore[method-assign]
+    slow = Primacy()
+    slow.blocked.clear()
+    job = await store.create(REQUEST, 2)
+    claimed = await store.claim("w1")
+    assert claimed is not None
+    started = time.monotonic()
+    # once the lease has run out unrenewed, another worker may be running the job
+    await asyncio.wait_for(runner(store, slow).run(claimed), 5)
+    assert time.monotonic() - started >= store.lease_s
+    left = await store.get(job.id)
+    assert left is not None and left.status == "running" and slow.answered == 0
+
+
+async def test_a_job_created_while_the_runner_claims_is_not_left_for_a_poll(
+    store: PositionJobStore,
+) -> None:
+    claim = store.claim
+    created: list[str] = []
+    was_created = asyncio.Event()
+    settings = PositionJobSettings(owner="w1", poll_s=60.0, retry=Backoff(attempts=1))
+    worker = PositionJobRunner(store, Primacy(), settings)  # type: ignore[arg-type]
+
+    async def create_during_the_first_claim(owner: str) -> Any:
+        claimed = await claim(owner)
+        if not created:  # found nothing; a job is created (and the runner woken) meanwhile
+            created.append((await store.create(REQUEST, 2)).id)
+            worker.wake()
+            was_created.set()
+        return claimed
+
+    store.claim = create_during_the_first_claim  # type: ignore[method-assign]
+    worker.start()
+    try:
+        await asyncio.wait_for(was_created.wait(), 5)
+        done = await until_finished(store, created[0], timeout_s=5)
+    finally:
+        await worker.stop()
+    assert done.status == "succeeded"
+
+
+async def test_a_stored_result_that_no_longer_reads_shows_as_failed(
+    store: PositionJobStore,
+) -> None:
+    job = await store.create(REQUEST, 2)
+    claimed = await store.claim("w1")
+    assert claimed is not None
+    await runner(store, Primacy()).run(claimed)
+    async with store.engine.begin() as connection:
+        await connection.execute(position_jobs.update().values(result='{"retired": 1}'))
+    done = await store.get(job.id)
+    assert done is not None and (done.status, done.result) == ("failed", None)
+    assert done.error is not None and "stored result is unreadable" in done.error
