@@ -353,3 +353,27 @@ async def test_a_stored_result_that_no_longer_reads_shows_as_failed(
     done = await store.get(job.id)
     assert done is not None and (done.status, done.result) == ("failed", None)
     assert done.error is not None and "stored result is unreadable" in done.error
+
+
+async def test_a_stop_lets_a_job_that_is_storing_its_outcome_finish(
+    store: PositionJobStore,
+) -> None:
+    finish = store.finish
+    storing, release = asyncio.Event(), asyncio.Event()
+
+    async def slow_finish(*args: Any, **kwargs: Any) -> bool:
+        storing.set()
+        await release.wait()
+        return await finish(*args, **kwargs)
+
+    store.finish = slow_finish  # type: ignore[method-assign]
+    worker = runner(store, Primacy())
+    worker.start()
+    job = await store.create(REQUEST, 2)
+    await asyncio.wait_for(storing.wait(), 5)
+    stopping = asyncio.ensure_future(worker.stop())
+    await asyncio.sleep(0.1)  # the stop waits instead of cancelling the store
+    release.set()
+    await asyncio.wait_for(stopping, 5)
+    done = await store.get(job.id)
+    assert done is not None and done.status == "succeeded"
