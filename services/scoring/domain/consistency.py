@@ -272,15 +272,16 @@ def consistency_metrics(
     """Every METHOD §1.4 metric per model, with counts and 95% bootstrap intervals."""
     table = question_table(columns, options.drop_majority_ties)
     numerators, denominators = metric_matrices(table, options.strict_threshold)
-    values = value_table(columns, table, options.drop_majority_ties)
-    names: tuple[str, ...] = METRIC_NAMES
+    values = value_table(columns, table)
+    per_model = _per_model(columns, table, METRIC_NAMES, (numerators, denominators), options)
     if values is not None:
-        # one bootstrap for both families: the same resamples of each model's questions
-        value_num, value_den = value_matrices(values)
-        numerators = np.hstack([numerators, value_num])
-        denominators = np.hstack([denominators, value_den])
-        names = METRIC_NAMES + VALUE_METRIC_NAMES
-    per_model = _per_model(columns, table, names, (numerators, denominators), options)
+        # bootstrapped over its own questions, so the label level's intervals do not change
+        # with whether values were given
+        value_metrics = _per_model(
+            columns, table, VALUE_METRIC_NAMES, value_matrices(values), options, salt="values"
+        )
+        for model, metrics in value_metrics.items():
+            per_model[model].update(metrics)
     paraphrases = _counted_paraphrases(columns, table)
     return ConsistencyResponse(
         models={

@@ -10,7 +10,6 @@ from numpy.typing import NDArray
 
 from services.scoring.domain.columns import INVALID, IntArray
 from services.scoring.domain.questions import (
-    EXCLUSIONS,
     MISSING,
     BoolArray,
     ConsistencyColumns,
@@ -131,11 +130,10 @@ class ValueQuestions:
     used: BoolArray
 
 
-def value_table(
-    columns: ConsistencyColumns, table: Questions, drop_majority_ties: bool
-) -> ValueQuestions | None:
-    """The same formulas on normalised answer values; a value tie goes to the original's value
-    when it is among the tied (so the original then matches)."""
+def value_table(columns: ConsistencyColumns, table: Questions) -> ValueQuestions | None:
+    """The same formulas on normalised answer values, over the questions the label level keeps
+    (one dropped for a tied label majority too: METHOD drops them "before every mean"); a value
+    tie goes to the original's value when it is among the tied (so the original then matches)."""
     if columns.value is None:
         return None
     n, value = len(table.model), columns.value.codes
@@ -149,10 +147,7 @@ def value_table(
     # entropy = −Σ (c/k) ln(c/k) = ln k − Σ c ln c / k
     entropy = np.where(count.k > 0, np.log(safe_k) - count.sum_count_log / safe_k, 0.0)
     tie = count.at_top > 1
-    label_skip = (table.exclusion != MISSING) & (table.exclusion != EXCLUSIONS.index("tie"))
-    used = ~label_skip & (original >= 0) & (count.k > 0)
-    if drop_majority_ties:
-        used &= ~tie
+    used = (table.exclusion == MISSING) & (original >= 0) & (count.k > 0)
     return ValueQuestions(
         original=original,
         k=count.k,

@@ -218,3 +218,32 @@ def test_sparse_variant_numbers_count_by_their_value() -> None:
     ]
     slots = run(records).slot_accuracy["m"].by_slot
     assert {name: metric.value for name, metric in slots.items()} == {"5": 1.0, "900000000": 0.0}
+
+
+def test_dropping_ties_drops_the_same_questions_at_value_level() -> None:
+    # t's labels tie (one C, one I) though its values agree; METHOD drops it "before every mean"
+    records = [
+        *question("t", "C|CI", values=["5", "5", "5"]),
+        *question("u", "I|II", values=["1", "2", "2"]),
+    ]
+    level = run(records, drop_majority_ties=True).value_level
+    assert level is not None
+    assert level["m"]["value_mismatch_rate"].n == 1
+    assert level["m"]["value_mismatch_rate"].value == 1.0  # u: 1 against the paraphrases' 2
+    kept = run(records).value_level
+    assert kept is not None and kept["m"]["value_mismatch_rate"].n == 2
+
+
+def test_label_intervals_do_not_depend_on_whether_values_were_given() -> None:
+    labels = ["C|CI", "I|II", "C|CC", "I|CI", "C|II", "C|CCI"]
+    with_values, without = [], []
+    for index in range(30):
+        shape = labels[index % len(labels)]
+        digits: list[str | None] = [str((index + v) % 3) for v in range(len(shape) - 1)]
+        with_values += question(f"q{index}", shape, values=digits)
+        without += question(f"q{index}", shape)
+    options = ConsistencyOptions(seed=1, drop_majority_ties=True)
+    given = consistency_metrics(columns_from_records(with_values), options)
+    absent = consistency_metrics(columns_from_records(without), options)
+    assert given.value_level is not None
+    assert given.models == absent.models
