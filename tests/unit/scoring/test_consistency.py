@@ -247,3 +247,19 @@ def test_label_intervals_do_not_depend_on_whether_values_were_given() -> None:
     absent = consistency_metrics(columns_from_records(without), options)
     assert given.value_level is not None
     assert given.models == absent.models
+
+
+def test_a_correct_original_counts_for_a_any_incl_orig_only() -> None:
+    result = values(run([*question("a", "C|II"), *question("b", "I|CI")]))
+    assert result["A_any"] == pytest.approx(1 / 2)
+    assert result["A_any_incl_orig"] == pytest.approx(2 / 2)
+
+
+@pytest.mark.parametrize(
+    ("threshold", "expected"),
+    [(0.75, 1 / 2), (0.7, 1 / 2), (0.8, 0.0)],
+)
+def test_a_strict_at_the_studys_thresholds(threshold: float, expected: float) -> None:
+    # 3 of 4 paraphrases correct passes 0.75 and 0.7 (0.7·4 = 2.8), not 0.8 (3.2)
+    records = [*question("a", "C|CCCI"), *question("b", "C|CCII")]
+    assert values(run(records, strict_threshold=threshold))["A_strict"] == pytest.approx(expected)
