@@ -46,6 +46,10 @@ def echo(body: dict[str, Any]) -> str:
 
 
 class FakeGeminiServer(StandInServer):
+    #: a thinking model's thoughts, sent as a thought part before the answer and counted in
+    #: ``thoughtsTokenCount`` (None: not a thinking model)
+    thoughts: str | None = None
+
     @property
     def url(self) -> str:
         """The ``base_url`` for ``google.genai.types.HttpOptions``."""
@@ -86,8 +90,7 @@ class FakeGeminiServer(StandInServer):
             )
         return web.json_response(self.answer(body, str(self.reply_for(body, echo))))
 
-    @staticmethod
-    def answer(body: dict[str, Any], text: str) -> dict[str, Any]:
+    def answer(self, body: dict[str, Any], text: str) -> dict[str, Any]:
         prompt = " ".join(
             part.get("text", "")
             for content in body.get("contents", [])
@@ -97,19 +100,25 @@ class FakeGeminiServer(StandInServer):
         words = text.split(" ")
         truncated = limit is not None and len(words) > limit
         text = " ".join(words[:limit]) if truncated else text
+        parts: list[dict[str, Any]] = [{"text": text}]
+        usage = {
+            "promptTokenCount": count_words(prompt),
+            "candidatesTokenCount": count_words(text),
+            "totalTokenCount": count_words(prompt) + count_words(text),
+        }
+        if self.thoughts is not None:
+            parts.insert(0, {"text": self.thoughts, "thought": True})
+            usage["thoughtsTokenCount"] = count_words(self.thoughts)
+            usage["totalTokenCount"] += count_words(self.thoughts)
         return {
             "candidates": [
                 {
-                    "content": {"role": "model", "parts": [{"text": text}]},
+                    "content": {"role": "model", "parts": parts},
                     "finishReason": "MAX_TOKENS" if truncated else "STOP",
                     "index": 0,
                 }
             ],
-            "usageMetadata": {
-                "promptTokenCount": count_words(prompt),
-                "candidatesTokenCount": count_words(text),
-                "totalTokenCount": count_words(prompt) + count_words(text),
-            },
+            "usageMetadata": usage,
             "modelVersion": body["_model"],
         }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -9,6 +10,7 @@ from prometheus_client import REGISTRY
 
 from services.gateway.domain.errors import GenerationFailed, UnknownRoute, UnsupportedParameter
 from tests.conftest import free_port
+from tests.fakes.gemini_server import FakeGeminiServer
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.stand_in import Fault
 from tests.unit.gateway.conftest import FAKES, ask, gateway_for, route_to
@@ -218,3 +220,28 @@ async def test_overhead_metric_leaves_out_the_upstream_time() -> None:
     assert response.latency_s >= 0.2
     assert total("count") == count + 1
     assert total("sum") - seconds < 0.15  # the 0.2 s upstream wait is not in it
+
+
+async def test_a_gemini_thinking_models_thoughts_count_as_output_tokens() -> None:
+    with FakeGeminiServer(responder=lambda body: "Paris") as fake:
+        fake.thoughts = "the capital of France is Paris"
+        gateway = gateway_for(route_to("gemini", fake))
+        response = await gateway.generate(ask())
+        await gateway.close()
+    assert response.text == "Paris"  # the thought part is not the answer
+    assert response.usage.output_tokens == 1 + 6  # but it is billed
+
+
+async def test_gemini_waits_the_retry_delay_its_429_body_asks_for() -> None:
+    retry_info = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.3s"}
+    error = {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}
+    body = json.dumps({"error": {**error, "details": [retry_info]}})
+    with FakeGeminiServer() as fake:
+        fake.enqueue(Fault.error(429, body=body))
+        gateway = gateway_for(route_to("gemini", fake))  # its own back-off is 0.01 s
+        started = time.perf_counter()
+        response = await gateway.generate(ask("hi"))
+        elapsed = time.perf_counter() - started
+        await gateway.close()
+    assert response.text == "echo: hi" and response.attempts == 2
+    assert elapsed >= 0.3

@@ -102,7 +102,24 @@ def _gemini_request(request: GenerateRequest) -> tuple[list[Any], Any]:
 
 def _api_error(exc: Any) -> BackendError:
     headers = getattr(getattr(exc, "response", None), "headers", None) or {}
-    return error_for_status(int(exc.code or 500), f"{exc.status}: {exc.message}", headers)
+    error = error_for_status(int(exc.code or 500), f"{exc.status}: {exc.message}", headers)
+    if error.retry_after_s is None:
+        error.retry_after_s = _retry_delay_s(exc.details)
+    return error
+
+
+def _retry_delay_s(details: Any) -> float | None:
+    """Gemini's wait for a 429 is in the body (``google.rpc.RetryInfo``, ``"34s"``), not in a
+    Retry-After header."""
+    body = details.get("error", details) if isinstance(details, dict) else {}
+    for detail in body.get("details") or []:
+        delay = detail.get("retryDelay") if isinstance(detail, dict) else None
+        if isinstance(delay, str) and delay.endswith("s"):
+            try:
+                return max(0.0, float(delay[:-1]))
+            except ValueError:
+                return None
+    return None
 
 
 def _other_error(exc: Exception) -> BackendError:
@@ -130,5 +147,8 @@ def _completion(response: Any) -> Completion:
         text=text,
         finish_reason=reason,
         input_tokens=(usage.prompt_token_count or 0) if usage else 0,
-        output_tokens=(usage.candidates_token_count or 0) if usage else 0,
+        # thinking models bill their thoughts as output tokens, counted apart from the answer
+        output_tokens=(usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0)
+        if usage
+        else 0,
     )
