@@ -38,9 +38,12 @@ def cache_key(route: Route, request: GenerateRequest) -> str:
 
 
 def is_cacheable(completion: Completion) -> bool:
-    """Only complete answers: "length" is complete for its ``max_tokens`` (part of the key);
+    """Only complete answers: "length" is complete for its ``max_tokens`` (part of the key)
+    unless it is empty (a thinking model spent the budget on thoughts: worth asking again);
     refusals and unknown endings are not stored."""
-    return completion.finish_reason in ("stop", "length")
+    if completion.finish_reason == "length":
+        return bool(completion.text.strip())
+    return completion.finish_reason == "stop"
 
 
 class ResponseCache(Protocol):
