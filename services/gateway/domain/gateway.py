@@ -216,6 +216,17 @@ class ModelGateway:
             except BackendError as error:
                 delay = self._retry_delay(route, error, attempts, deadline)
                 metrics.MODEL_RETRIES.labels(route.name, error.outcome).inc()
+                logger.info(
+                    "model call retried",
+                    extra={
+                        "route": route.name,
+                        "outcome": error.outcome,
+                        "status": error.status,
+                        "detail": error.detail,
+                        "attempts": attempts.count,
+                        "delay_s": round(delay, 3),
+                    },
+                )
                 attempts.waited_s += delay
                 await asyncio.sleep(delay)
                 continue
@@ -299,7 +310,13 @@ class ModelGateway:
         self._count(route, error.outcome)
         logger.warning(
             "model call failed",
-            extra={"route": route.name, "outcome": error.outcome, "attempts": attempts},
+            extra={
+                "route": route.name,
+                "outcome": error.outcome,
+                "status": error.status,
+                "detail": error.detail,
+                "attempts": attempts,
+            },
         )
         return GenerationFailed.from_backend(error, route.name, attempts)
 

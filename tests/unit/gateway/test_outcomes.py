@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 
 import pytest
@@ -245,3 +246,23 @@ async def test_gemini_waits_the_retry_delay_its_429_body_asks_for() -> None:
         await gateway.close()
     assert response.text == "echo: hi" and response.attempts == 2
     assert elapsed >= 0.3
+
+
+async def test_every_failed_attempt_is_logged_with_its_reason(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="services.gateway.domain.gateway")
+    with FakeOpenAIServer() as fake:
+        fake.enqueue(
+            Fault.error(503, body='{"error": {"message": "overloaded, shard 7"}}'),
+            Fault.error(400, body='{"error": {"message": "prompt too long"}}'),
+        )
+        gateway = gateway_for(route_to("openai", fake))
+        with pytest.raises(GenerationFailed):
+            await gateway.generate(ask("hi"))
+        await gateway.close()
+    logged = {record.getMessage(): record for record in caplog.records}
+    retried, failed = logged["model call retried"], logged["model call failed"]
+    assert retried.status == 503 and "overloaded, shard 7" in retried.detail  # type: ignore[attr-defined]
+    assert failed.status == 400 and "prompt too long" in failed.detail  # type: ignore[attr-defined]
+    assert failed.attempts == 2  # type: ignore[attr-defined]
