@@ -43,7 +43,7 @@ class LocalBackend:
         self.route = route
         self.models_dir = context.models_dir
         self._server: Any = None
-        self._load_lock = asyncio.Lock()
+        self._loading: asyncio.Future[Any] | None = None
         self._executor = ThreadPoolExecutor(
             max_workers=route.n_parallel, thread_name_prefix=f"llama-{route.name}"
         )
@@ -54,10 +54,14 @@ class LocalBackend:
         return str(self._server.listening_address) if self._server is not None else None
 
     async def load(self) -> None:
-        """Assemble, verify and load the model (done by the first request otherwise)."""
-        async with self._load_lock:
-            if self._server is None:
-                self._server = await asyncio.to_thread(self._load_blocking)
+        """Assemble, verify and load the model (done by the first request otherwise). Every
+        caller waits for the one load; a caller that gives up does not stop it (the thread
+        could not be stopped anyway, and the next caller would start a second one)."""
+        if self._server is not None:
+            return
+        if self._loading is None or _failed(self._loading):
+            self._loading = asyncio.ensure_future(asyncio.to_thread(self._load_blocking))
+        self._server = await asyncio.shield(self._loading)
 
     def _load_blocking(self) -> Any:
         import xllamacpp
@@ -98,6 +102,10 @@ class LocalBackend:
     async def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
         self._server = None
+
+
+def _failed(loading: asyncio.Future[Any]) -> bool:
+    return loading.done() and (loading.cancelled() or loading.exception() is not None)
 
 
 def _completion(result: Any, request: GenerateRequest) -> Completion:

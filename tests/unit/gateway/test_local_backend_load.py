@@ -1,0 +1,59 @@
+"""The embedded model is loaded once, however its first callers come and go."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from services.gateway.adapters.backends import BackendContext
+from services.gateway.adapters.backends.local import LocalBackend
+from services.gateway.adapters.local_models import LocalModelError
+from services.gateway.domain.routes import BUILTIN_ROUTES
+
+ADDRESS = "http://127.0.0.1:1"
+
+
+def backend_loading(monkeypatch: pytest.MonkeyPatch, outcomes: list[Any]) -> LocalBackend:
+    """A backend whose loads take 0.3 s each and end as ``outcomes`` say, in turn."""
+    loads = iter(outcomes)
+
+    def slow_load(self: LocalBackend) -> Any:
+        time.sleep(0.3)
+        outcome = next(loads)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    monkeypatch.setattr(LocalBackend, "_load_blocking", slow_load)
+    context = BackendContext(models_dir=Path("/nonexistent"))
+    return LocalBackend(BUILTIN_ROUTES["local-small"], context)
+
+
+async def test_a_load_its_first_caller_gave_up_on_is_waited_for_not_repeated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = SimpleNamespace(listening_address=ADDRESS)
+    backend = backend_loading(monkeypatch, [server, SimpleNamespace(listening_address="twice")])
+    first = asyncio.create_task(backend.load())
+    await asyncio.sleep(0.05)
+    first.cancel()  # its request timed out while the model was loading
+    await backend.load()
+    assert backend.listening_address == ADDRESS  # the first load's server, not a second one
+    await backend.close()
+
+
+async def test_a_failed_load_is_tried_again_by_the_next_caller(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = SimpleNamespace(listening_address=ADDRESS)
+    backend = backend_loading(monkeypatch, [LocalModelError("checksum mismatch"), server])
+    with pytest.raises(LocalModelError):
+        await backend.load()
+    await backend.load()
+    assert backend.listening_address == ADDRESS
+    await backend.close()
