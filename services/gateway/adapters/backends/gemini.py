@@ -128,7 +128,7 @@ def _other_error(exc: Exception) -> BackendError:
     if "Timeout" in kind:
         return BackendError("timeout", f"{kind}: {exc}")
     if "Connect" in kind:
-        return BackendError("unavailable", f"{kind}: {exc}")
+        return BackendError("unavailable", f"{kind}: {exc}", retryable=True)
     return BackendError("bad_response", f"{kind}: {exc}")
 
 

@@ -55,6 +55,7 @@ def error_for_transport(exc: Exception) -> BackendError:
     if isinstance(exc, TimeoutError | aiohttp.ServerTimeoutError):
         return BackendError("timeout", str(exc) or "timed out")
     if isinstance(exc, aiohttp.ClientConnectorError):
-        return BackendError("unavailable", f"cannot connect: {exc}")
+        # a server restarting (or a proxy before it) refuses for a moment: worth a retry
+        return BackendError("unavailable", f"cannot connect: {exc}", retryable=True)
     # dropped connections and the like: worth a retry, like a 5xx
     return BackendError("upstream_error", f"{type(exc).__name__}: {exc}")
