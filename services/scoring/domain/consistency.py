@@ -5,7 +5,9 @@ per-question rows. The per-question values come from :mod:`.questions` and :mod:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from services.scoring.domain.bootstrap import model_rng, ratio_intervals
@@ -14,7 +16,6 @@ from services.scoring.domain.columns import (
     INVALID,
     LABELS,
     VALID_LABELS,
-    Coded,
     IntArray,
     segment_starts,
 )
@@ -187,13 +188,6 @@ def _counts(columns: ConsistencyColumns, table: Questions) -> dict[str, ModelCou
     }
 
 
-def _rate(numerator: float, denominator: float) -> MetricValue:
-    numerator, denominator = float(numerator), float(denominator)
-    return MetricValue(
-        value=numerator / denominator if denominator > 0 else None, n=round(denominator)
-    )
-
-
 def _tally(keys: IntArray, rows: BoolArray, size: int) -> IntArray:
     """``np.bincount(keys[rows], minlength=size)`` without copying the selected rows: the
     others go to one extra bin that is dropped."""
@@ -206,64 +200,128 @@ def _counted_paraphrases(columns: ConsistencyColumns, table: Questions) -> BoolA
     return counted & (columns.variant > 0) & (columns.label != INVALID)
 
 
-def _slot_accuracy(
-    columns: ConsistencyColumns, table: Questions, rows: BoolArray
-) -> dict[str, SlotAccuracy]:
-    """Accuracy of each paraphrase position j over the questions that count."""
+#: breakdown matrices (questions × groups) beyond this many cells get no interval (memory)
+_MAX_BREAKDOWN_CELLS = 20_000_000
+
+
+@dataclass(frozen=True)
+class _Breakdown:
+    """A rate per group (a paraphrase slot, kind or tone) as per-question counts: column g of
+    ``numerators`` and ``denominators`` counts group g's answers of each question, so the
+    bootstrap keeps a question's answers together."""
+
+    metric: str
+    groups: list[str]
+    numerators: FloatArray
+    denominators: FloatArray
+
+    @property
+    def names(self) -> list[str]:
+        return [f"{self.metric}/{group}" for group in self.groups]
+
+
+def _breakdown(
+    metric: str,
+    table: Questions,
+    group: tuple[IntArray, list[str]],
+    rows: BoolArray,
+    hits: BoolArray,
+) -> _Breakdown:
+    """The share of ``rows`` that are ``hits``, per group of ``group`` (codes per record)."""
+    codes, groups = group
+    n_questions, n_groups = len(table.model), len(groups)
+    cell = table.record_question * n_groups + codes
+    size = n_questions * n_groups
+
+    def per_question(selected: BoolArray) -> FloatArray:
+        return _tally(cell, selected, size).astype(np.float64).reshape(n_questions, n_groups)
+
+    return _Breakdown(metric, groups, per_question(rows & hits), per_question(rows))
+
+
+def _breakdowns(columns: ConsistencyColumns, table: Questions, rows: BoolArray) -> list[_Breakdown]:
+    """Accuracy per paraphrase slot; flip and change rates per paraphrase kind and tone."""
     if table.width <= len(columns) + 1:
         slots, position = np.arange(table.width), columns.variant
     else:  # sparse variant numbers: count by their distinct values
         slots, position = np.unique(columns.variant, return_inverse=True)
-    n_slots = len(slots)
-    key = (columns.model.codes * n_slots + position) * 2 + (columns.label == CORRECT)
-    tally = _tally(key, rows, len(columns.model.names) * n_slots * 2).reshape(-1, n_slots, 2)
-    correct, totals = tally[:, :, 1], tally[:, :, 0] + tally[:, :, 1]
+    slot_names = [str(slot) for slot in slots]
+    label = columns.label
+    result = [_breakdown("slot", table, (position, slot_names), rows, label == CORRECT)]
+    original = table.original[table.record_question]
+    for kind, group in (("kind", columns.kind), ("tone", columns.tone)):
+        if group is None:
+            continue
+        codes = (np.maximum(group.codes, 0), list(group.names))
+        in_group = rows & (group.codes >= 0)
+        flipped = in_group & (original == CORRECT)
+        result.append(_breakdown(f"{kind}_flip", table, codes, flipped, label != CORRECT))
+        result.append(_breakdown(f"{kind}_change", table, codes, in_group, label != original))
+    return result
+
+
+def _slot_accuracy(metrics: ModelMetrics, slots: _Breakdown) -> dict[str, SlotAccuracy]:
+    """Accuracy of each paraphrase position j (1..k) over the questions that count."""
     result = {}
-    for m, model in enumerate(columns.model.names):
+    for model, values in metrics.items():
         by_slot = {
-            str(slots[j]): _rate(float(correct[m, j]), float(totals[m, j]))
-            for j in range(n_slots)
-            if slots[j] > 0 and totals[m, j] > 0
+            slot: values[name]
+            for slot, name in zip(slots.groups, slots.names, strict=True)
+            if slot != "0" and values[name].n > 0
         }
-        values = [metric.value for metric in by_slot.values() if metric.value is not None]
+        shares = [metric.value for metric in by_slot.values() if metric.value is not None]
         result[model] = SlotAccuracy(
-            min=min(values) if values else None,
-            max=max(values) if values else None,
+            min=min(shares) if shares else None,
+            max=max(shares) if shares else None,
             by_slot=by_slot,
         )
     return result
 
 
 def _flips_by(
-    columns: ConsistencyColumns, table: Questions, group: Coded | None, rows: BoolArray
+    metrics: ModelMetrics, breakdowns: list[_Breakdown], kind: str
 ) -> dict[str, dict[str, GroupFlips]]:
     """Per model and paraphrase kind (or tone): flip rate and change rate of single paraphrases."""
-    if group is None:
+    found = {breakdown.metric: breakdown for breakdown in breakdowns}
+    if f"{kind}_flip" not in found:
         return {}
-    original = table.original[table.record_question]
-    label = columns.label
-    n_groups = len(group.names)
-    # one tally of (model, group, original correct, paraphrase correct, paraphrase ≠ original)
-    state = (original == CORRECT) * 4 + (label == CORRECT) * 2 + (label != original)
-    key = (columns.model.codes * n_groups + group.codes) * 8 + state
-    size = len(columns.model.names) * n_groups * 8
-    tally = _tally(key, rows & (group.codes >= 0), size)
-    tally = tally.reshape(-1, n_groups, 2, 2, 2).astype(np.float64)
-    flip_base = tally[:, :, 1].sum(axis=(2, 3))
-    flips = tally[:, :, 1, 0].sum(axis=2)
-    change_base = tally.sum(axis=(2, 3, 4))
-    changes = tally[:, :, :, :, 1].sum(axis=(2, 3))
+    flips, changes = found[f"{kind}_flip"], found[f"{kind}_change"]
     return {
         model: {
-            name: GroupFlips(
-                flip_rate=_rate(flips[m, g], flip_base[m, g]),
-                change_rate=_rate(changes[m, g], change_base[m, g]),
-            )
-            for g, name in enumerate(group.names)
-            if change_base[m, g] > 0
+            group: GroupFlips(flip_rate=values[flip], change_rate=values[change])
+            for group, flip, change in zip(flips.groups, flips.names, changes.names, strict=True)
+            if values[change].n > 0
         }
-        for m, model in enumerate(columns.model.names)
+        for model, values in metrics.items()
     }
+
+
+def _with_breakdowns(
+    columns: ConsistencyColumns,
+    table: Questions,
+    label_matrices: tuple[FloatArray, FloatArray],
+    breakdowns: list[_Breakdown],
+    options: ConsistencyOptions,
+) -> ModelMetrics:
+    """The label-level metrics and the breakdowns' rates, from one bootstrap per model: the
+    breakdowns count only questions the label level counts, so its intervals stay as they are."""
+    names = [*METRIC_NAMES, *(name for breakdown in breakdowns for name in breakdown.names)]
+    # column-major like the label matrices, so each column sums as it did on its own
+    numerators = np.asfortranarray(
+        np.hstack([label_matrices[0], *(b.numerators for b in breakdowns)])
+    )
+    denominators = np.asfortranarray(
+        np.hstack([label_matrices[1], *(b.denominators for b in breakdowns)])
+    )
+    if numerators.size <= _MAX_BREAKDOWN_CELLS:
+        return _per_model(columns, table, names, (numerators, denominators), options)
+    metrics = _per_model(columns, table, METRIC_NAMES, label_matrices, options)
+    without_intervals = msgspec.structs.replace(options, bootstrap=0)
+    rest = (numerators[:, len(METRIC_NAMES) :], denominators[:, len(METRIC_NAMES) :])
+    extra = _per_model(columns, table, names[len(METRIC_NAMES) :], rest, without_intervals)
+    for model, values in extra.items():
+        metrics[model].update(values)
+    return metrics
 
 
 def consistency_metrics(
@@ -271,9 +329,10 @@ def consistency_metrics(
 ) -> ConsistencyResponse:
     """Every METHOD §1.4 metric per model, with counts and 95% bootstrap intervals."""
     table = question_table(columns, options.drop_majority_ties)
-    numerators, denominators = metric_matrices(table, options.strict_threshold)
+    label_matrices = metric_matrices(table, options.strict_threshold)
     values = value_table(columns, table)
-    per_model = _per_model(columns, table, METRIC_NAMES, (numerators, denominators), options)
+    breakdowns = _breakdowns(columns, table, _counted_paraphrases(columns, table))
+    per_model = _with_breakdowns(columns, table, label_matrices, breakdowns, options)
     if values is not None:
         # bootstrapped over its own questions, so the label level's intervals do not change
         # with whether values were given
@@ -282,22 +341,21 @@ def consistency_metrics(
         )
         for model, metrics in value_metrics.items():
             per_model[model].update(metrics)
-    paraphrases = _counted_paraphrases(columns, table)
     return ConsistencyResponse(
         models={
             model: {name: metrics[name] for name in METRIC_NAMES}
             for model, metrics in per_model.items()
         },
         counts=_counts(columns, table),
-        slot_accuracy=_slot_accuracy(columns, table, paraphrases),
+        slot_accuracy=_slot_accuracy(per_model, breakdowns[0]),
         value_level=None
         if values is None
         else {
             model: {name: metrics[name] for name in VALUE_METRIC_NAMES}
             for model, metrics in per_model.items()
         },
-        flips_by_kind=_flips_by(columns, table, columns.kind, paraphrases),
-        flips_by_tone=_flips_by(columns, table, columns.tone, paraphrases),
+        flips_by_kind=_flips_by(per_model, breakdowns, "kind"),
+        flips_by_tone=_flips_by(per_model, breakdowns, "tone"),
         settings=options,
         items=item_rows(columns, table, values) if options.per_item else None,
     )

@@ -263,3 +263,28 @@ def test_a_strict_at_the_studys_thresholds(threshold: float, expected: float) ->
     # 3 of 4 paraphrases correct passes 0.75 and 0.7 (0.7·4 = 2.8), not 0.8 (3.2)
     records = [*question("a", "C|CCCI"), *question("b", "C|CCII")]
     assert values(run(records, strict_threshold=threshold))["A_strict"] == pytest.approx(expected)
+
+
+def test_slot_and_kind_rates_have_bootstrap_intervals_over_questions() -> None:
+    records = [
+        record
+        for index in range(30)
+        for record in question(
+            f"q{index}", "C|CI" if index % 2 else "C|IC", kinds=[None, "plain", "toned"]
+        )
+    ]
+    response = consistency_metrics(columns_from_records(records), ConsistencyOptions(seed=3))
+    slot = response.slot_accuracy["m"].by_slot["1"]
+    assert slot.value == 0.5 and slot.n == 30
+    assert slot.ci_low is not None and slot.ci_high is not None
+    assert slot.ci_low < 0.5 < slot.ci_high
+    plain = response.flips_by_kind["m"]["plain"].flip_rate
+    assert plain.value == 0.5 and plain.ci_low is not None and plain.ci_high is not None
+    assert plain.ci_low < 0.5 < plain.ci_high
+    # when every question answers alike, the interval has no width
+    same = consistency_metrics(
+        columns_from_records([r for i in range(10) for r in question(f"s{i}", "C|CC")]),
+        ConsistencyOptions(seed=3),
+    )
+    both = same.slot_accuracy["m"].by_slot["2"]
+    assert (both.value, both.ci_low, both.ci_high) == (1.0, 1.0, 1.0)
