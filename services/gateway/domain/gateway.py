@@ -27,6 +27,9 @@ from shared.contracts.gateway import GenerateRequest, GenerateResponse, Usage
 
 logger = logging.getLogger(__name__)
 
+#: a lookup slower than this (a locked SQLite file, an exhausted pool) counts as a miss
+CACHE_LOOKUP_TIMEOUT_S = 5.0
+
 BackendFactory = Callable[[Route], Backend]
 
 
@@ -327,7 +330,11 @@ class ModelGateway:
     async def _cache_get(self, key: str) -> Completion | None:
         assert self._cache is not None
         try:
-            hit = await self._cache.get(key)
+            async with asyncio.timeout(CACHE_LOOKUP_TIMEOUT_S):
+                hit = await self._cache.get(key)
+        except TimeoutError:
+            logger.warning("response cache lookup timed out; calling the backend")
+            hit = None
         except Exception:
             logger.exception("response cache lookup failed; calling the backend")
             hit = None

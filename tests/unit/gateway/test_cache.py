@@ -10,6 +10,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from services.gateway.adapters.cache_repository import SqlResponseCache
+from services.gateway.domain import gateway as gateway_module
 from services.gateway.domain.backend import Completion
 from services.gateway.domain.cache import cache_key
 from services.gateway.domain.errors import GenerationFailed
@@ -287,3 +288,24 @@ async def test_a_lookup_racing_a_store_of_its_key_still_finds_it(
     release.set()
     found = await asyncio.wait_for(lookup, 10)
     assert found is not None and found.text == "Paris"
+
+
+async def test_a_stalled_cache_lookup_counts_as_a_miss(
+    fake: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class StalledCache:
+        async def get(self, key: str) -> Completion | None:
+            await asyncio.sleep(60)  # a locked database file
+            return None
+
+        async def put(self, key: str, route: Any, completion: Completion) -> None:
+            return None
+
+        async def close(self) -> None:
+            return None
+
+    monkeypatch.setattr(gateway_module, "CACHE_LOOKUP_TIMEOUT_S", 0.2)
+    gateway = gateway_for(route_to("openai", fake), cache=StalledCache())
+    response = await asyncio.wait_for(gateway.generate(ask()), 5)
+    await gateway.close()
+    assert response.text == "Paris" and response.cached is False
