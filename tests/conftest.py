@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 import socket
@@ -10,6 +11,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,15 +77,37 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return directory
 
 
-async def _postgres_available() -> bool:
+#: whether PostgreSQL answered the first time it was asked (asked once per session)
+_postgres_up: dict[str, bool] = {}
+
+
+async def _admin_connection() -> Any:
+    """A connection to the admin database, asked again for ~10 s after a failure: on a busy
+    machine PostgreSQL can be slow to accept one, and a test should not fail for that."""
     import asyncpg  # type: ignore[import-untyped]
 
-    try:
-        connection = await asyncpg.connect(_asyncpg_dsn(POSTGRES_ADMIN_URL), timeout=3)
-    except (OSError, asyncpg.PostgresError):
-        return False
-    await connection.close()
-    return True
+    for attempt in range(1, 6):
+        try:
+            return await asyncpg.connect(_asyncpg_dsn(POSTGRES_ADMIN_URL), timeout=10)
+        except (OSError, asyncpg.PostgresError):
+            if attempt == 5:
+                raise
+            await asyncio.sleep(attempt)
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+async def _postgres_available() -> bool:
+    import asyncpg
+
+    if "up" not in _postgres_up:
+        try:
+            connection = await _admin_connection()
+        except (OSError, asyncpg.PostgresError):
+            _postgres_up["up"] = False
+        else:
+            await connection.close()
+            _postgres_up["up"] = True
+    return _postgres_up["up"]
 
 
 def _asyncpg_dsn(url: str) -> str:
@@ -93,21 +117,19 @@ def _asyncpg_dsn(url: str) -> str:
 @asynccontextmanager
 async def postgres_database() -> AsyncIterator[str]:
     """A fresh, empty PostgreSQL database, dropped afterwards."""
-    import asyncpg
-
     if not await _postgres_available():
         if os.environ.get("STEADFAST_REQUIRE_POSTGRES"):
             pytest.fail(f"PostgreSQL required but not reachable at {POSTGRES_ADMIN_URL}")
         pytest.skip("PostgreSQL not reachable")
     name = f"steadfast_test_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(_asyncpg_dsn(POSTGRES_ADMIN_URL))
+    admin = await _admin_connection()
     await admin.execute(f'CREATE DATABASE "{name}"')
     await admin.close()
     base, _, _ = POSTGRES_ADMIN_URL.rpartition("/")
     try:
         yield f"{base}/{name}".replace("postgresql://", "postgresql+asyncpg://")
     finally:
-        admin = await asyncpg.connect(_asyncpg_dsn(POSTGRES_ADMIN_URL))
+        admin = await _admin_connection()
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin.close()
 
