@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import msgspec
 import numpy as np
 
 from services.scoring.domain.bootstrap import model_rng, ratio_intervals
@@ -200,54 +199,69 @@ def _counted_paraphrases(columns: ConsistencyColumns, table: Questions) -> BoolA
     return counted & (columns.variant > 0) & (columns.label != INVALID)
 
 
-#: breakdown matrices (questions × groups) beyond this many cells get no interval (memory)
+#: cells (questions × columns) the bootstrapped matrices may have; breakdowns beyond it are
+#: tallied per model instead, with no interval (memory)
 _MAX_BREAKDOWN_CELLS = 20_000_000
 
 
 @dataclass(frozen=True)
 class _Breakdown:
-    """A rate per group (a paraphrase slot, kind or tone) as per-question counts: column g of
-    ``numerators`` and ``denominators`` counts group g's answers of each question, so the
-    bootstrap keeps a question's answers together."""
+    """A rate per group (a paraphrase slot, kind or tone) as counts: column g of ``numerators``
+    and ``denominators`` counts group g's answers of each question (``per_question``, so the
+    bootstrap keeps a question's answers together) or, when that would not fit, of each model."""
 
     metric: str
     groups: list[str]
     numerators: FloatArray
     denominators: FloatArray
+    per_question: bool
 
     @property
     def names(self) -> list[str]:
         return [f"{self.metric}/{group}" for group in self.groups]
 
 
-def _breakdown(
-    metric: str,
-    table: Questions,
-    group: tuple[IntArray, list[str]],
-    rows: BoolArray,
-    hits: BoolArray,
-) -> _Breakdown:
-    """The share of ``rows`` that are ``hits``, per group of ``group`` (codes per record)."""
-    codes, groups = group
-    n_questions, n_groups = len(table.model), len(groups)
-    cell = table.record_question * n_groups + codes
-    size = n_questions * n_groups
+class _BreakdownBuilder:
+    """Builds breakdowns per question while the cells they take fit in the budget, per model
+    after that; the size is known before any matrix is made."""
 
-    def per_question(selected: BoolArray) -> FloatArray:
-        return _tally(cell, selected, size).astype(np.float64).reshape(n_questions, n_groups)
+    def __init__(self, columns: ConsistencyColumns, table: Questions, budget: int) -> None:
+        self._table = table
+        self._n_models = len(columns.model.names)
+        self._budget = budget
 
-    return _Breakdown(metric, groups, per_question(rows & hits), per_question(rows))
+    def build(
+        self, metric: str, group: tuple[IntArray, list[str]], rows: BoolArray, hits: BoolArray
+    ) -> _Breakdown:
+        """The share of ``rows`` that are ``hits``, per group of ``group`` (codes per record)."""
+        codes, groups = group
+        table, n_groups = self._table, len(groups)
+        per_question = len(table.model) * n_groups <= self._budget
+        if per_question:
+            self._budget -= len(table.model) * n_groups
+            owner, n_rows = table.record_question, len(table.model)
+        else:
+            owner, n_rows = table.model[table.record_question], self._n_models
+        cell = owner * n_groups + codes
+
+        def tally(selected: BoolArray) -> FloatArray:
+            counted = _tally(cell, selected, n_rows * n_groups)
+            return counted.astype(np.float64).reshape(n_rows, n_groups)
+
+        return _Breakdown(metric, groups, tally(rows & hits), tally(rows), per_question)
 
 
 def _breakdowns(columns: ConsistencyColumns, table: Questions, rows: BoolArray) -> list[_Breakdown]:
     """Accuracy per paraphrase slot; flip and change rates per paraphrase kind and tone."""
+    budget = _MAX_BREAKDOWN_CELLS - len(table.model) * len(METRIC_NAMES)
+    builder = _BreakdownBuilder(columns, table, budget)
     if table.width <= len(columns) + 1:
         slots, position = np.arange(table.width), columns.variant
     else:  # sparse variant numbers: count by their distinct values
         slots, position = np.unique(columns.variant, return_inverse=True)
     slot_names = [str(slot) for slot in slots]
     label = columns.label
-    result = [_breakdown("slot", table, (position, slot_names), rows, label == CORRECT)]
+    result = [builder.build("slot", (position, slot_names), rows, label == CORRECT)]
     original = table.original[table.record_question]
     for kind, group in (("kind", columns.kind), ("tone", columns.tone)):
         if group is None:
@@ -255,8 +269,8 @@ def _breakdowns(columns: ConsistencyColumns, table: Questions, rows: BoolArray) 
         codes = (np.maximum(group.codes, 0), list(group.names))
         in_group = rows & (group.codes >= 0)
         flipped = in_group & (original == CORRECT)
-        result.append(_breakdown(f"{kind}_flip", table, codes, flipped, label != CORRECT))
-        result.append(_breakdown(f"{kind}_change", table, codes, in_group, label != original))
+        result.append(builder.build(f"{kind}_flip", codes, flipped, label != CORRECT))
+        result.append(builder.build(f"{kind}_change", codes, in_group, label != original))
     return result
 
 
@@ -305,22 +319,31 @@ def _with_breakdowns(
 ) -> ModelMetrics:
     """The label-level metrics and the breakdowns' rates, from one bootstrap per model: the
     breakdowns count only questions the label level counts, so its intervals stay as they are."""
-    names = [*METRIC_NAMES, *(name for breakdown in breakdowns for name in breakdown.names)]
+    per_question = [breakdown for breakdown in breakdowns if breakdown.per_question]
+    names = [*METRIC_NAMES, *(name for breakdown in per_question for name in breakdown.names)]
     # column-major like the label matrices, so each column sums as it did on its own
     numerators = np.asfortranarray(
-        np.hstack([label_matrices[0], *(b.numerators for b in breakdowns)])
+        np.hstack([label_matrices[0], *(b.numerators for b in per_question)])
     )
     denominators = np.asfortranarray(
-        np.hstack([label_matrices[1], *(b.denominators for b in breakdowns)])
+        np.hstack([label_matrices[1], *(b.denominators for b in per_question)])
     )
-    if numerators.size <= _MAX_BREAKDOWN_CELLS:
-        return _per_model(columns, table, names, (numerators, denominators), options)
-    metrics = _per_model(columns, table, METRIC_NAMES, label_matrices, options)
-    without_intervals = msgspec.structs.replace(options, bootstrap=0)
-    rest = (numerators[:, len(METRIC_NAMES) :], denominators[:, len(METRIC_NAMES) :])
-    extra = _per_model(columns, table, names[len(METRIC_NAMES) :], rest, without_intervals)
-    for model, values in extra.items():
-        metrics[model].update(values)
+    metrics = _per_model(columns, table, names, (numerators, denominators), options)
+    no_rng = np.random.default_rng(0)  # not drawn from: no resamples
+    for breakdown in breakdowns:
+        if breakdown.per_question:
+            continue
+        for m, model in enumerate(columns.model.names):
+            rows = slice(m, m + 1)
+            metrics[model].update(
+                summarize(
+                    breakdown.names,
+                    breakdown.numerators[rows],
+                    breakdown.denominators[rows],
+                    0,
+                    no_rng,
+                )
+            )
     return metrics
 
 

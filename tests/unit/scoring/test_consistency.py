@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import math
+import tracemalloc
 
+import msgspec
 import pytest
 
+from services.scoring.domain import consistency
 from services.scoring.domain.consistency import columns_from_records, consistency_metrics
-from shared.contracts.scoring import ConsistencyOptions, ConsistencyRecord, ConsistencyResponse
+from shared.contracts.scoring import (
+    METRIC_NAMES,
+    ConsistencyOptions,
+    ConsistencyRecord,
+    ConsistencyResponse,
+)
 from shared.problems import ProblemError
 from tests.unit.scoring.records import question
 
@@ -288,3 +296,50 @@ def test_slot_and_kind_rates_have_bootstrap_intervals_over_questions() -> None:
     )
     both = same.slot_accuracy["m"].by_slot["2"]
     assert (both.value, both.ci_low, both.ci_high) == (1.0, 1.0, 1.0)
+
+
+def test_breakdowns_too_large_to_bootstrap_are_tallied_per_model_without_an_interval() -> None:
+    # 6000 questions with a variant number of their own: 6000 slots × 6000 questions would be
+    # 36 M cells per matrix; the slots are counted per model instead, the labels keep intervals
+    records = []
+    for index in range(6000):
+        shape = "C|C" if index % 4 else "C|I"
+        for record in question(f"q{index}", shape):
+            if record.variant:
+                record = msgspec.structs.replace(record, variant=1000 + index)
+            records.append(record)
+    tracemalloc.start()
+    try:
+        response = consistency_metrics(
+            columns_from_records(records), ConsistencyOptions(seed=3, bootstrap=20)
+        )
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 200e6  # the per-question matrices alone would take over 500 MB
+    slots = response.slot_accuracy["m"].by_slot
+    assert len(slots) == 6000
+    assert slots["1000"].value == 0.0 and slots["1001"].value == 1.0
+    assert slots["1001"].n == 1 and slots["1001"].ci_low is None
+    a_any = response.models["m"]["A_any"]
+    assert a_any.value == pytest.approx(0.75) and a_any.ci_low is not None
+
+
+def test_breakdowns_that_fit_keep_intervals_when_a_later_one_does_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    records = [
+        record
+        for index in range(30)
+        for record in question(
+            f"q{index}", "C|CI" if index % 2 else "C|IC", kinds=[None, "plain", "toned"]
+        )
+    ]
+    # room for the label matrices and the slots (30 × 3), not for the kinds after them
+    monkeypatch.setattr(consistency, "_MAX_BREAKDOWN_CELLS", 30 * (len(METRIC_NAMES) + 3))
+    response = consistency_metrics(columns_from_records(records), ConsistencyOptions(seed=3))
+    slot = response.slot_accuracy["m"].by_slot["1"]
+    assert slot.value == 0.5 and slot.ci_low is not None and slot.ci_low < 0.5
+    plain = response.flips_by_kind["m"]["plain"]
+    assert plain.flip_rate.value == 0.5 and plain.flip_rate.n == 30
+    assert plain.flip_rate.ci_low is None and plain.change_rate.value == 0.5
