@@ -377,3 +377,40 @@ async def test_a_stop_lets_a_job_that_is_storing_its_outcome_finish(
     await asyncio.wait_for(stopping, 5)
     done = await store.get(job.id)
     assert done is not None and done.status == "succeeded"
+
+
+async def test_a_call_cancelled_under_the_evaluation_fails_the_job_with_that_reason(
+    store: PositionJobStore,
+) -> None:
+    class CancelledUpstream(Primacy):
+        async def permutations(self, request: PermutationRequest) -> PermutationResponse:
+            raise asyncio.CancelledError  # e.g. a client session closed under the call
+
+    job = await store.create(REQUEST, 2)
+    claimed = await store.claim("w1")
+    assert claimed is not None
+    await runner(store, CancelledUpstream()).run(claimed)
+    done = await store.get(job.id)
+    assert done is not None and (done.status, done.error) == (
+        "failed",
+        "the evaluation was cancelled",
+    )
+
+
+async def test_a_runner_that_ends_unexpectedly_says_so_in_the_log(
+    store: PositionJobStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Fatal(BaseException):
+        pass
+
+    async def claim(owner: str) -> None:
+        raise Fatal("the claim could not go on")
+
+    store.claim = claim  # type: ignore[method-assign,assignment]
+    worker = runner(store, Primacy())
+    worker.start()
+    await asyncio.sleep(0.05)
+    await worker.stop()
+    ended = [r for r in caplog.records if r.message == "position-bias job runner ended"]
+    assert len(ended) == 1 and ended[0].exc_info is not None
+    assert isinstance(ended[0].exc_info[1], Fatal)
