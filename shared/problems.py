@@ -115,15 +115,18 @@ def handle_problem(_: Request[Any, Any, Any], exc: ProblemError) -> Response[Any
     )
 
 
+def internal_error(exc: Exception) -> Problem:
+    """The problem a caller sees for an error nobody expected (logged where it happened)."""
+    return Problem(
+        title="Internal server error",
+        status=HTTP_500_INTERNAL_SERVER_ERROR,
+        detail=f"{type(exc).__name__}: {exc}",
+    )
+
+
 def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     logger.exception("unhandled error on %s %s", request.method, request.url.path)
-    return problem_response(
-        Problem(
-            title="Internal server error",
-            status=HTTP_500_INTERNAL_SERVER_ERROR,
-            detail=f"{type(exc).__name__}: {exc}",
-        )
-    )
+    return problem_response(internal_error(exc))
 
 
 def _title_for(status: int, detail: str) -> str:

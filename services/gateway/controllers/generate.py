@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from litestar import Controller, get, post
 from litestar.datastructures import State
@@ -26,6 +27,9 @@ from shared.contracts.gateway import (
     ModelList,
     ModelRoute,
 )
+from shared.problems import internal_error
+
+logger = logging.getLogger(__name__)
 
 #: how ``model`` names what answers
 MODEL_NAMES = (
@@ -65,7 +69,7 @@ class GenerateController(Controller):
         self, data: JSONBody[GenerateBatchRequest], state: State
     ) -> GenerateBatchResponse:
         gateway = _strategy_gateway(state)
-        items = await asyncio.gather(*(_batch_item(gateway, item) for item in data.requests))
+        items = await asyncio.gather(*(batch_item(gateway, item) for item in data.requests))
         return GenerateBatchResponse(results=list(items))
 
     @get("/models", operation_id="listModels", summary="The model routes (never their keys)")
@@ -78,11 +82,16 @@ def _strategy_gateway(state: State) -> StrategyGateway:
     return StrategyGateway(state.model_gateway, state.self_paraphrase)
 
 
-async def _batch_item(gateway: StrategyGateway, request: GenerateRequest) -> GenerateBatchItem:
+async def batch_item(gateway: StrategyGateway, request: GenerateRequest) -> GenerateBatchItem:
+    """One request's result or its error, as it would have been alone: one item's failure,
+    even an unexpected one, leaves the others' results standing."""
     try:
         return GenerateBatchItem(result=await gateway.generate(request))
     except GatewayError as exc:
         return GenerateBatchItem(error=problem_for(exc))
+    except Exception as exc:
+        logger.exception("batch item for model %r failed unexpectedly", request.model)
+        return GenerateBatchItem(error=internal_error(exc))
 
 
 def _listed(gateway: ModelGateway, route: Route) -> ModelRoute:
