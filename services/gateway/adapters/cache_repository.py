@@ -88,7 +88,7 @@ class SqlResponseCache:
             response_cache.c.key.in_(set(keys))
         )
         async with self._database.engine.connect() as connection:
-            found = dict((await connection.execute(query)).tuples().all())
+            found = {key: value for key, value in (await connection.execute(query)).all()}
         return [_completion(found[key]) if key in found else None for key in keys]
 
     async def _put_many(self, rows: list[dict[str, object]]) -> Sequence[None]:

@@ -146,7 +146,15 @@ class ModelGateway:
         completion, attempts = await self._wait_for(key, call)
         return self._response(route, completion, started, cached=False, attempts=attempts)
 
-    async def close(self) -> None:
+    async def close(self, grace_s: float = 2.0) -> None:
+        """Calls still running for the cache (their callers gone) get ``grace_s`` to finish
+        and are cancelled after it; then the cache and the backends close under nobody."""
+        running = {call.task for call in self._pending.values()}
+        if running:
+            _, unfinished = await asyncio.wait(running, timeout=grace_s)
+            for task in unfinished:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
         if self._cache is not None:
             await self._cache.close()
         lanes, self._lanes = list(self._lanes.values()), {}

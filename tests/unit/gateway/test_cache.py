@@ -309,3 +309,29 @@ async def test_a_stalled_cache_lookup_counts_as_a_miss(
     response = await asyncio.wait_for(gateway.generate(ask()), 5)
     await gateway.close()
     assert response.text == "Paris" and response.cached is False
+
+
+async def test_closing_lets_a_call_its_caller_left_store_its_answer(
+    cache: SqlResponseCache,
+) -> None:
+    with FakeOpenAIServer(latency_s=0.3) as slow:
+        gateway = gateway_for(route_to("openai", slow), cache=cache)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(gateway.generate(ask()), 0.05)
+        await gateway.close(grace_s=5)
+        reopened = gateway_for(route_to("openai", slow), cache=cache)
+        again = await reopened.generate(ask())
+        await reopened.close()
+    assert again.cached is True and slow.call_count == 1
+
+
+async def test_closing_cancels_a_call_still_running_after_the_grace(
+    cache: SqlResponseCache,
+) -> None:
+    with FakeOpenAIServer(latency_s=30) as stuck:
+        gateway = gateway_for(route_to("openai", stuck), cache=cache)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(gateway.generate(ask()), 0.05)
+        await asyncio.wait_for(gateway.close(grace_s=0.1), 5)
+        left = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    assert left == []
