@@ -30,7 +30,8 @@ class Backend(Protocol):
 
     name: str
     supports_logprobs: bool
-    #: False where a timed-out attempt keeps running (local inference): a retry would pile up
+    #: False where a retry after a timeout would only take as long again (local inference on
+    #: the same CPU, where a timed-out generation also takes up to a second to stop)
     retry_timeouts: bool
 
     async def complete(self, request: GenerateRequest, timeout_s: float) -> Completion: ...

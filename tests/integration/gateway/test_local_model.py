@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import httpx
+import msgspec
 import pytest
 
 from services.gateway.adapters.backends import BackendContext, create_backend
@@ -87,8 +88,8 @@ async def test_local_small_answers_batches_and_listens_on_loopback_only(tmp_path
 
 
 def test_a_gateway_busy_with_local_generations_stops_promptly_on_sigterm(tmp_path: Path) -> None:
-    """llama.cpp cannot cancel a generation: the gateway must still exit on SIGTERM without
-    waiting for the model to finish the requests its callers abandoned."""
+    """The gateway exits on SIGTERM without waiting for the model to finish the generations
+    under way (llama.cpp runs them in native threads Python cannot interrupt)."""
     supervisor = Supervisor(
         ports=service_ports(free_port_block(5)),
         env={"STEADFAST_DATA_DIR": str(tmp_path)},
@@ -130,3 +131,34 @@ def _busy(url: str) -> str:
         if line.startswith('steadfast_model_inflight_requests{route="local-tiny"}')
         and not line.endswith(" 0.0")
     )
+
+
+async def test_a_generation_given_up_stops_and_frees_its_slot(tmp_path: Path) -> None:
+    """One slot: a request asked after another was given up waits only for llama.cpp to notice
+    the closed connection, not for the abandoned generation to run its course."""
+    route = msgspec.structs.replace(BUILTIN_ROUTES["local-tiny"], n_parallel=1, threads=1)
+    backend = create_backend(route, BackendContext(models_dir=tmp_path / "models"))
+    numbers = "Write every number from 1 to 5000, separated by commas."
+
+    def tiny(text: str, max_tokens: int, seed: int = 0) -> GenerateRequest:
+        message = ChatMessage(role="user", content=text)
+        return GenerateRequest(
+            model="local-tiny", messages=[message], max_tokens=max_tokens, seed=seed, cache=False
+        )
+
+    try:
+        await backend.load()
+        began = time.perf_counter()
+        whole = await backend.complete(tiny(numbers, 600, seed=1), timeout_s=300)
+        whole_s = time.perf_counter() - began
+        assert whole.finish_reason == "length"  # the prompt keeps the model going
+
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(backend.complete(tiny(numbers, 600, seed=2), timeout_s=300), 1.0)
+        began = time.perf_counter()
+        await backend.complete(tiny("Say yes.", 3), timeout_s=300)
+        after_s = time.perf_counter() - began
+    finally:
+        await backend.close()
+    # the abandoned generation had about whole_s - 1 s to go
+    assert after_s < 0.5 * whole_s, (after_s, whole_s)

@@ -1,9 +1,10 @@
 """Backend for the bundled models, run in-process by llama.cpp through ``xllamacpp``.
 
 The GGUF is assembled and verified, and the model loaded, on the first request, so the service is
-ready at once. Inference runs in a thread pool with one thread per llama.cpp slot
-(``n_parallel``): the native call releases the GIL, so concurrent requests are batched by
-llama.cpp while the event loop stays free.
+ready at once. Requests go to llama.cpp's own HTTP listener on 127.0.0.1 rather than through its
+blocking Python call: llama.cpp batches them over its slots (``n_parallel``), the event loop stays
+free, and a request given up (a timeout, an early stop) closes its connection, which llama.cpp
+notices within about a second and stops generating, freeing the slot and the CPU.
 """
 
 from __future__ import annotations
@@ -11,14 +12,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import msgspec
 
 from services.gateway.adapters.backends import BackendContext
-from services.gateway.adapters.backends.http_errors import error_for_status
-from services.gateway.adapters.backends.openai import ChatCompletion, chat_body, completion_from
+from services.gateway.adapters.backends.http_backend import HttpBackend
+from services.gateway.adapters.backends.openai import chat_body, decode_completion
 from services.gateway.adapters.local_models import (
     BUNDLED_MODELS,
     LocalModelError,
@@ -32,21 +32,19 @@ from shared.contracts.gateway import GenerateRequest
 logger = logging.getLogger(__name__)
 
 LOOPBACK = "127.0.0.1"
+JSON_HEADERS = {"Content-Type": "application/json"}
 
 
-class LocalBackend:
+class LocalBackend(HttpBackend):
     name = "local"
     supports_logprobs = True
     retry_timeouts = False
 
     def __init__(self, route: Route, context: BackendContext) -> None:
-        self.route = route
+        super().__init__(route, url="")  # known once the model is loaded
         self.models_dir = context.models_dir
         self._server: Any = None
         self._loading: asyncio.Future[Any] | None = None
-        self._executor = ThreadPoolExecutor(
-            max_workers=route.n_parallel, thread_name_prefix=f"llama-{route.name}"
-        )
 
     @property
     def listening_address(self) -> str | None:
@@ -61,7 +59,9 @@ class LocalBackend:
             return
         if self._loading is None or _failed(self._loading):
             self._loading = asyncio.ensure_future(asyncio.to_thread(self._load_blocking))
-        self._server = await asyncio.shield(self._loading)
+        server = await asyncio.shield(self._loading)
+        self.url = f"{server.listening_address}/v1/chat/completions"
+        self._server = server
 
     def _load_blocking(self) -> Any:
         import xllamacpp
@@ -74,6 +74,7 @@ class LocalBackend:
         threads = self.route.threads or max(1, (os.cpu_count() or 2) - 1)
         params.cpuparams.n_threads = threads
         params.cpuparams_batch.n_threads = threads
+        params.n_threads_http = self.route.n_parallel + 2  # a request per slot, and spare
         params.verbosity = 1  # errors only: llama.cpp logs every slot and token timing to stderr
         # llama.cpp opens an unauthenticated HTTP listener: loopback only
         params.hostnames = [LOOPBACK]
@@ -89,35 +90,14 @@ class LocalBackend:
             await self.load()
         except LocalModelError as exc:
             raise BackendError("unavailable", str(exc)) from exc
-        body = chat_body(self.route.model, request)
-        loop = asyncio.get_running_loop()
-        try:
-            result = await loop.run_in_executor(
-                self._executor, self._server.handle_chat_completions, body
-            )
-        except Exception as exc:  # the native call reports failures as exceptions
-            raise BackendError("upstream_error", f"llama.cpp: {exc}", status=500) from exc
-        return _completion(result, request)
+        body = msgspec.json.encode(chat_body(self.route.model, request))
+        payload = await self._post(body, JSON_HEADERS, timeout_s)
+        return decode_completion(payload, request)
 
     async def close(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        await super().close()
         self._server = None
 
 
 def _failed(loading: asyncio.Future[Any]) -> bool:
     return loading.done() and (loading.cancelled() or loading.exception() is not None)
-
-
-def _completion(result: Any, request: GenerateRequest) -> Completion:
-    if not isinstance(result, dict):
-        raise BackendError("bad_response", f"llama.cpp answered {type(result).__name__}")
-    if "error" in result:
-        error = result["error"]
-        status = int(error.get("code", 500)) if isinstance(error, dict) else 500
-        message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
-        raise error_for_status(status, str(message), {})
-    try:
-        response = msgspec.convert(result, type=ChatCompletion)
-    except msgspec.ValidationError as exc:
-        raise BackendError("bad_response", f"llama.cpp answer: {exc}") from exc
-    return completion_from(response, request)
