@@ -74,7 +74,8 @@ class LocalBackend(HttpBackend):
         threads = self.route.threads or max(1, (os.cpu_count() or 2) - 1)
         params.cpuparams.n_threads = threads
         params.cpuparams_batch.n_threads = threads
-        params.n_threads_http = self.route.n_parallel + 2  # a request per slot, and spare
+        # a thread per request the route lets in, so a queued one that is given up is noticed too
+        params.n_threads_http = max(self.route.n_parallel, self.route.max_concurrency) + 2
         params.verbosity = 1  # errors only: llama.cpp logs every slot and token timing to stderr
         # llama.cpp opens an unauthenticated HTTP listener: loopback only
         params.hostnames = [LOOPBACK]
