@@ -4,7 +4,7 @@ per-question rows. The per-question values come from :mod:`.questions` and :mod:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -203,85 +203,132 @@ def _counted_paraphrases(columns: ConsistencyColumns, table: Questions) -> BoolA
 #: tallied per model instead, with no interval (memory)
 _MAX_BREAKDOWN_CELLS = 20_000_000
 
+#: a rate with no answers to count
+_NO_ANSWERS = MetricValue(value=None, n=0)
+
 
 @dataclass(frozen=True)
 class _Breakdown:
-    """A rate per group (a paraphrase slot, kind or tone) as counts: column g of ``numerators``
-    and ``denominators`` counts group g's answers of each question (``per_question``, so the
-    bootstrap keeps a question's answers together) or, when that would not fit, of each model."""
+    """A rate per group (a paraphrase slot, kind or tone), counted per question: column g of
+    ``numerators`` and ``denominators`` counts group g's answers of each question, so the
+    bootstrap keeps a question's answers together."""
 
     metric: str
     groups: list[str]
     numerators: FloatArray
     denominators: FloatArray
-    per_question: bool
 
     @property
     def names(self) -> list[str]:
         return [f"{self.metric}/{group}" for group in self.groups]
 
 
-class _BreakdownBuilder:
-    """Builds breakdowns per question while the cells they take fit in the budget, per model
-    after that; the size is known before any matrix is made."""
+@dataclass(frozen=True)
+class _Tally:
+    """A rate per group counted per model, for the (model, group) pairs that have answers: a
+    breakdown too large to bootstrap, so without an interval."""
 
-    def __init__(self, columns: ConsistencyColumns, table: Questions, budget: int) -> None:
+    metric: str
+    groups: list[str]
+    model: IntArray
+    group: IntArray
+    numerators: FloatArray
+    denominators: FloatArray
+
+    def values(self, model: int) -> dict[str, MetricValue]:
+        rows = np.flatnonzero(self.model == model)
+        return {
+            f"{self.metric}/{self.groups[self.group[row]]}": MetricValue(
+                value=float(self.numerators[row] / self.denominators[row]),
+                n=round(self.denominators[row]),
+            )
+            for row in rows
+        }
+
+
+#: (name, rows, hits): the share of ``rows`` that are ``hits``
+_Rate = tuple[str, BoolArray, BoolArray]
+
+
+class _BreakdownBuilder:
+    """Counts rates per question while the cells they take fit in the budget, per model after
+    that; the size is known before any matrix is made."""
+
+    def __init__(self, table: Questions, budget: int) -> None:
         self._table = table
-        self._n_models = len(columns.model.names)
         self._budget = budget
 
     def build(
-        self, metric: str, group: tuple[IntArray, list[str]], rows: BoolArray, hits: BoolArray
-    ) -> _Breakdown:
-        """The share of ``rows`` that are ``hits``, per group of ``group`` (codes per record)."""
+        self, rates: Sequence[_Rate], group: tuple[IntArray, list[str]]
+    ) -> list[_Breakdown | _Tally]:
+        """Rates read together (a kind's flip and change rates) per group of ``group`` (codes
+        per record): all with intervals or none."""
         codes, groups = group
-        table, n_groups = self._table, len(groups)
-        per_question = len(table.model) * n_groups <= self._budget
-        if per_question:
-            self._budget -= len(table.model) * n_groups
-            owner, n_rows = table.record_question, len(table.model)
-        else:
-            owner, n_rows = table.model[table.record_question], self._n_models
-        cell = owner * n_groups + codes
+        cells = len(self._table.model) * len(groups) * len(rates)
+        if cells <= self._budget:
+            self._budget -= cells
+            return [self._per_question(rate, codes, groups) for rate in rates]
+        return [self._per_model(rate, codes, groups) for rate in rates]
+
+    def _per_question(self, rate: _Rate, codes: IntArray, groups: list[str]) -> _Breakdown:
+        metric, rows, hits = rate
+        n_questions, n_groups = len(self._table.model), len(groups)
+        cell = self._table.record_question * n_groups + codes
 
         def tally(selected: BoolArray) -> FloatArray:
-            counted = _tally(cell, selected, n_rows * n_groups)
-            return counted.astype(np.float64).reshape(n_rows, n_groups)
+            counted = _tally(cell, selected, n_questions * n_groups)
+            return counted.astype(np.float64).reshape(n_questions, n_groups)
 
-        return _Breakdown(metric, groups, tally(rows & hits), tally(rows), per_question)
+        return _Breakdown(metric, groups, tally(rows & hits), tally(rows))
+
+    def _per_model(self, rate: _Rate, codes: IntArray, groups: list[str]) -> _Tally:
+        metric, rows, hits = rate
+        owner = self._table.model[self._table.record_question].astype(np.int64)
+        pairs, pair = np.unique((owner * len(groups) + codes)[rows], return_inverse=True)
+        return _Tally(
+            metric,
+            groups,
+            model=pairs // len(groups),
+            group=pairs % len(groups),
+            numerators=np.bincount(pair, hits[rows], len(pairs)).astype(np.float64),
+            denominators=np.bincount(pair, minlength=len(pairs)).astype(np.float64),
+        )
 
 
-def _breakdowns(columns: ConsistencyColumns, table: Questions, rows: BoolArray) -> list[_Breakdown]:
+def _breakdowns(
+    columns: ConsistencyColumns, table: Questions, rows: BoolArray
+) -> dict[str, _Breakdown | _Tally]:
     """Accuracy per paraphrase slot; flip and change rates per paraphrase kind and tone."""
     budget = _MAX_BREAKDOWN_CELLS - len(table.model) * len(METRIC_NAMES)
-    builder = _BreakdownBuilder(columns, table, budget)
+    builder = _BreakdownBuilder(table, budget)
     if table.width <= len(columns) + 1:
         slots, position = np.arange(table.width), columns.variant
     else:  # sparse variant numbers: count by their distinct values
         slots, position = np.unique(columns.variant, return_inverse=True)
-    slot_names = [str(slot) for slot in slots]
     label = columns.label
-    result = [builder.build("slot", (position, slot_names), rows, label == CORRECT)]
+    result = builder.build([("slot", rows, label == CORRECT)], (position, list(map(str, slots))))
     original = table.original[table.record_question]
     for kind, group in (("kind", columns.kind), ("tone", columns.tone)):
         if group is None:
             continue
-        codes = (np.maximum(group.codes, 0), list(group.names))
         in_group = rows & (group.codes >= 0)
         flipped = in_group & (original == CORRECT)
-        result.append(builder.build(f"{kind}_flip", codes, flipped, label != CORRECT))
-        result.append(builder.build(f"{kind}_change", codes, in_group, label != original))
-    return result
+        rates = [
+            (f"{kind}_flip", flipped, label != CORRECT),
+            (f"{kind}_change", in_group, label != original),
+        ]
+        result += builder.build(rates, (np.maximum(group.codes, 0), list(group.names)))
+    return {breakdown.metric: breakdown for breakdown in result}
 
 
-def _slot_accuracy(metrics: ModelMetrics, slots: _Breakdown) -> dict[str, SlotAccuracy]:
+def _slot_accuracy(metrics: ModelMetrics, slots: _Breakdown | _Tally) -> dict[str, SlotAccuracy]:
     """Accuracy of each paraphrase position j (1..k) over the questions that count."""
     result = {}
     for model, values in metrics.items():
         by_slot = {
-            slot: values[name]
-            for slot, name in zip(slots.groups, slots.names, strict=True)
-            if slot != "0" and values[name].n > 0
+            slot: metric
+            for slot in slots.groups
+            if slot != "0" and (metric := values.get(f"slot/{slot}", _NO_ANSWERS)).n > 0
         }
         shares = [metric.value for metric in by_slot.values() if metric.value is not None]
         result[model] = SlotAccuracy(
@@ -293,33 +340,33 @@ def _slot_accuracy(metrics: ModelMetrics, slots: _Breakdown) -> dict[str, SlotAc
 
 
 def _flips_by(
-    metrics: ModelMetrics, breakdowns: list[_Breakdown], kind: str
+    metrics: ModelMetrics, breakdowns: dict[str, _Breakdown | _Tally], kind: str
 ) -> dict[str, dict[str, GroupFlips]]:
     """Per model and paraphrase kind (or tone): flip rate and change rate of single paraphrases."""
-    found = {breakdown.metric: breakdown for breakdown in breakdowns}
-    if f"{kind}_flip" not in found:
+    if f"{kind}_flip" not in breakdowns:
         return {}
-    flips, changes = found[f"{kind}_flip"], found[f"{kind}_change"]
-    return {
-        model: {
-            group: GroupFlips(flip_rate=values[flip], change_rate=values[change])
-            for group, flip, change in zip(flips.groups, flips.names, changes.names, strict=True)
-            if values[change].n > 0
-        }
-        for model, values in metrics.items()
-    }
+    groups = breakdowns[f"{kind}_flip"].groups
+    result: dict[str, dict[str, GroupFlips]] = {}
+    for model, values in metrics.items():
+        result[model] = {}
+        for group in groups:
+            change = values.get(f"{kind}_change/{group}", _NO_ANSWERS)
+            if change.n > 0:
+                flip = values.get(f"{kind}_flip/{group}", _NO_ANSWERS)
+                result[model][group] = GroupFlips(flip_rate=flip, change_rate=change)
+    return result
 
 
 def _with_breakdowns(
     columns: ConsistencyColumns,
     table: Questions,
     label_matrices: tuple[FloatArray, FloatArray],
-    breakdowns: list[_Breakdown],
+    breakdowns: Iterable[_Breakdown | _Tally],
     options: ConsistencyOptions,
 ) -> ModelMetrics:
     """The label-level metrics and the breakdowns' rates, from one bootstrap per model: the
     breakdowns count only questions the label level counts, so its intervals stay as they are."""
-    per_question = [breakdown for breakdown in breakdowns if breakdown.per_question]
+    per_question = [b for b in breakdowns if isinstance(b, _Breakdown)]
     names = [*METRIC_NAMES, *(name for breakdown in per_question for name in breakdown.names)]
     # column-major like the label matrices, so each column sums as it did on its own
     numerators = np.asfortranarray(
@@ -329,21 +376,9 @@ def _with_breakdowns(
         np.hstack([label_matrices[1], *(b.denominators for b in per_question)])
     )
     metrics = _per_model(columns, table, names, (numerators, denominators), options)
-    no_rng = np.random.default_rng(0)  # not drawn from: no resamples
-    for breakdown in breakdowns:
-        if breakdown.per_question:
-            continue
+    for tally in (b for b in breakdowns if isinstance(b, _Tally)):
         for m, model in enumerate(columns.model.names):
-            rows = slice(m, m + 1)
-            metrics[model].update(
-                summarize(
-                    breakdown.names,
-                    breakdown.numerators[rows],
-                    breakdown.denominators[rows],
-                    0,
-                    no_rng,
-                )
-            )
+            metrics[model].update(tally.values(m))
     return metrics
 
 
@@ -355,7 +390,7 @@ def consistency_metrics(
     label_matrices = metric_matrices(table, options.strict_threshold)
     values = value_table(columns, table)
     breakdowns = _breakdowns(columns, table, _counted_paraphrases(columns, table))
-    per_model = _with_breakdowns(columns, table, label_matrices, breakdowns, options)
+    per_model = _with_breakdowns(columns, table, label_matrices, breakdowns.values(), options)
     if values is not None:
         # bootstrapped over its own questions, so the label level's intervals do not change
         # with whether values were given
@@ -370,7 +405,7 @@ def consistency_metrics(
             for model, metrics in per_model.items()
         },
         counts=_counts(columns, table),
-        slot_accuracy=_slot_accuracy(per_model, breakdowns[0]),
+        slot_accuracy=_slot_accuracy(per_model, breakdowns["slot"]),
         value_level=None
         if values is None
         else {

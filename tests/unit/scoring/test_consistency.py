@@ -325,7 +325,7 @@ def test_breakdowns_too_large_to_bootstrap_are_tallied_per_model_without_an_inte
     assert a_any.value == pytest.approx(0.75) and a_any.ci_low is not None
 
 
-def test_breakdowns_that_fit_keep_intervals_when_a_later_one_does_not(
+def test_breakdowns_that_fit_keep_intervals_and_a_kinds_two_rates_go_together(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     records = [
@@ -335,11 +335,41 @@ def test_breakdowns_that_fit_keep_intervals_when_a_later_one_does_not(
             f"q{index}", "C|CI" if index % 2 else "C|IC", kinds=[None, "plain", "toned"]
         )
     ]
-    # room for the label matrices and the slots (30 × 3), not for the kinds after them
-    monkeypatch.setattr(consistency, "_MAX_BREAKDOWN_CELLS", 30 * (len(METRIC_NAMES) + 3))
+    # room for the label matrices, the slots (30 × 3) and the kinds' flip rates (30 × 2), not
+    # for their change rates as well: the two are read side by side, so neither has an interval
+    budget = 30 * (len(METRIC_NAMES) + 3 + 2)
+    monkeypatch.setattr(consistency, "_MAX_BREAKDOWN_CELLS", budget)
     response = consistency_metrics(columns_from_records(records), ConsistencyOptions(seed=3))
     slot = response.slot_accuracy["m"].by_slot["1"]
     assert slot.value == 0.5 and slot.ci_low is not None and slot.ci_low < 0.5
     plain = response.flips_by_kind["m"]["plain"]
     assert plain.flip_rate.value == 0.5 and plain.flip_rate.n == 30
-    assert plain.flip_rate.ci_low is None and plain.change_rate.value == 0.5
+    assert plain.change_rate.value == 0.5 and plain.change_rate.n == 30
+    assert plain.flip_rate.ci_low is None and plain.change_rate.ci_low is None
+
+
+def test_breakdowns_tallied_per_model_hold_only_the_groups_each_model_answered() -> None:
+    # 64 models, each with variant numbers of its own: 64 × 32 000 (model, slot) pairs, of which
+    # 32 000 have answers; only those are built
+    records = []
+    for model in range(64):
+        for index in range(500):
+            for record in question(f"q{index}", "C|CI", model=f"m{model:02}"):
+                if record.variant:
+                    number = 1000 * (model * 500 + index) + record.variant
+                    record = msgspec.structs.replace(record, variant=number)
+                records.append(record)
+    tracemalloc.start()
+    try:
+        response = consistency_metrics(
+            columns_from_records(records), ConsistencyOptions(bootstrap=0)
+        )
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 150e6
+    own = response.slot_accuracy["m07"].by_slot
+    assert len(own) == 1000
+    assert own[str(1000 * 7 * 500 + 1)].value == 1.0
+    assert own[str(1000 * 7 * 500 + 2)].value == 0.0
+    assert response.slot_accuracy["m07"].min == 0.0
