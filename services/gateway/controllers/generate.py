@@ -28,6 +28,7 @@ from shared.contracts.gateway import (
     ModelRoute,
 )
 from shared.problems import internal_error
+from shared.request_context import current_request_id
 
 logger = logging.getLogger(__name__)
 
@@ -88,10 +89,12 @@ async def batch_item(gateway: StrategyGateway, request: GenerateRequest) -> Gene
     try:
         return GenerateBatchItem(result=await gateway.generate(request))
     except GatewayError as exc:
-        return GenerateBatchItem(error=problem_for(exc))
+        problem = problem_for(exc)
     except Exception as exc:
         logger.exception("batch item for model %r failed unexpectedly", request.model)
-        return GenerateBatchItem(error=internal_error(exc))
+        problem = internal_error(exc)
+    problem.request_id = current_request_id.get()
+    return GenerateBatchItem(error=problem)
 
 
 def _listed(gateway: ModelGateway, route: Route) -> ModelRoute:

@@ -101,6 +101,7 @@ class ModelGateway:
         self._lanes: dict[str, _Lane] = {}
         #: upstream calls of cacheable requests in progress, by cache key
         self._pending: dict[str, _SharedCall] = {}
+        self._closing = False
 
     def route(self, name: str) -> Route:
         try:
@@ -122,6 +123,10 @@ class ModelGateway:
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         started = time.perf_counter()
         route = self.route(request.model)
+        if self._closing:
+            raise GenerationFailed(
+                "unavailable", "the gateway is shutting down", route=route.name, attempts=0
+            )
         lane = self._lane(route)
         if request.top_logprobs is not None and not lane.backend.supports_logprobs:
             raise UnsupportedParameter(
@@ -149,12 +154,19 @@ class ModelGateway:
     async def close(self, grace_s: float = 2.0) -> None:
         """Calls still running for the cache (their callers gone) get ``grace_s`` to finish
         and are cancelled after it; then the cache and the backends close under nobody."""
-        running = {call.task for call in self._pending.values()}
-        if running:
-            _, unfinished = await asyncio.wait(running, timeout=grace_s)
+        self._closing = True
+        deadline = time.monotonic() + grace_s
+        while self._pending:  # a request past the closing check may still add one
+            calls = list(self._pending.items())
+            running = {call.task for _, call in calls}
+            _, unfinished = await asyncio.wait(
+                running, timeout=max(0.0, deadline - time.monotonic())
+            )
             for task in unfinished:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
+            for key, call in calls:
+                self._forget(key, call)
         if self._cache is not None:
             await self._cache.close()
         lanes, self._lanes = list(self._lanes.values()), {}

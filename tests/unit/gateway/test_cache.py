@@ -311,18 +311,29 @@ async def test_a_stalled_cache_lookup_counts_as_a_miss(
     assert response.text == "Paris" and response.cached is False
 
 
-async def test_closing_lets_a_call_its_caller_left_store_its_answer(
-    cache: SqlResponseCache,
-) -> None:
+async def test_closing_lets_a_call_its_caller_left_store_its_answer(database_url: str) -> None:
+    database = Database("gateway", database_url)
+    await database.migrate()
     with FakeOpenAIServer(latency_s=0.3) as slow:
-        gateway = gateway_for(route_to("openai", slow), cache=cache)
+        gateway = gateway_for(route_to("openai", slow), cache=SqlResponseCache(database))
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(gateway.generate(ask()), 0.05)
         await gateway.close(grace_s=5)
-        reopened = gateway_for(route_to("openai", slow), cache=cache)
+        # a cache of its own: the answer is found in the database, not in the first one's memory
+        reopened = gateway_for(route_to("openai", slow), cache=SqlResponseCache(database))
         again = await reopened.generate(ask())
         await reopened.close()
+    await database.dispose()
     assert again.cached is True and slow.call_count == 1
+
+
+async def test_a_closed_gateway_refuses_new_requests(cache: SqlResponseCache) -> None:
+    with FakeOpenAIServer() as fake:
+        gateway = gateway_for(route_to("openai", fake), cache=cache)
+        await gateway.close()
+        with pytest.raises(GenerationFailed) as failure:
+            await gateway.generate(ask())
+    assert failure.value.outcome == "unavailable" and fake.call_count == 0
 
 
 async def test_closing_cancels_a_call_still_running_after_the_grace(

@@ -11,6 +11,8 @@ from services.gateway.domain.routes import Route
 class HttpBackend:
     """A backend that POSTs JSON to ``url``; non-2xx answers and transport errors are typed."""
 
+    retry_timeouts = True
+
     def __init__(self, route: Route, url: str) -> None:
         self.route = route
         self.url = url
@@ -36,7 +38,7 @@ class HttpBackend:
                     text = payload.decode("utf-8", "replace")
                     raise error_for_status(response.status, text, response.headers)
         except (aiohttp.ClientError, TimeoutError) as exc:
-            raise error_for_transport(exc) from exc
+            raise error_for_transport(exc, retry_timeouts=self.retry_timeouts) from exc
         return payload
 
     async def close(self) -> None:

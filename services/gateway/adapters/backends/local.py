@@ -33,6 +33,7 @@ logger = logging.getLogger(__name__)
 
 LOOPBACK = "127.0.0.1"
 JSON_HEADERS = {"Content-Type": "application/json"}
+MAX_HTTP_THREADS = 64
 
 
 class LocalBackend(HttpBackend):
@@ -74,8 +75,10 @@ class LocalBackend(HttpBackend):
         threads = self.route.threads or max(1, (os.cpu_count() or 2) - 1)
         params.cpuparams.n_threads = threads
         params.cpuparams_batch.n_threads = threads
-        # a thread per request the route lets in, so a queued one that is given up is noticed too
-        params.n_threads_http = max(self.route.n_parallel, self.route.max_concurrency) + 2
+        # a thread per request the route lets in (within reason), so that a queued request that
+        # is given up is noticed too
+        admitted = max(self.route.n_parallel, self.route.max_concurrency)
+        params.n_threads_http = min(admitted, MAX_HTTP_THREADS) + 2
         params.verbosity = 1  # errors only: llama.cpp logs every slot and token timing to stderr
         # llama.cpp opens an unauthenticated HTTP listener: loopback only
         params.hostnames = [LOOPBACK]
@@ -97,7 +100,7 @@ class LocalBackend(HttpBackend):
 
     async def close(self) -> None:
         await super().close()
-        self._server = None
+        self._server = self._loading = None
 
 
 def _failed(loading: asyncio.Future[Any]) -> bool:
