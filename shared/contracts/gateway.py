@@ -116,5 +116,20 @@ class ModelRoute(Contract, kw_only=True):
     supports_logprobs: bool
 
 
+class OpenAIModel(Contract, kw_only=True):
+    """A model name as OpenAI's ``GET /v1/models`` lists it."""
+
+    id: str
+    object: Literal["model"] = "model"
+    created: int = 0
+    owned_by: str = "steadfast"
+
+
 class ModelList(Contract, kw_only=True):
+    """The routes with their settings (``models``) and, in OpenAI's shape (``object``,
+    ``data``), every name a chat completion may ask for: each route and each
+    ``<strategy>:<route>``."""
+
     models: list[ModelRoute]
+    object: Literal["list"] = "list"
+    data: list[OpenAIModel] = msgspec.field(default_factory=list)

@@ -3,7 +3,7 @@ OpenAI-compatible reliability proxy (``/v1/chat/completions``) — METHOD.md §1
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 
@@ -114,13 +114,23 @@ class TextPart(Contract, kw_only=True):
 
 
 class ProxyMessage(Contract, kw_only=True):
+    """A message; an assistant reply sent back as the SDKs serialise it (``refusal``,
+    ``annotations`` and null tool fields) is accepted, tool calls are not."""
+
     role: Literal["system", "developer", "user", "assistant"]
     content: str | list[TextPart] | None = None
     name: str | None = None
+    refusal: str | None = None
+    annotations: list[Any] | None = None
+    #: accepted only empty or null (no tools): see ``openai_format.unsupported_field``
+    tool_calls: list[Any] | None = None
+    function_call: Any | None = None
+    audio: Any | None = None
 
 
 class StreamOptions(Contract, kw_only=True):
     include_usage: bool = False
+    include_obfuscation: bool | None = None  # nothing to obfuscate: ignored
 
 
 class ChatCompletionRequest(Contract, kw_only=True):
@@ -135,10 +145,26 @@ class ChatCompletionRequest(Contract, kw_only=True):
     max_completion_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None
     seed: int | None = None
     stop: str | Annotated[list[str], msgspec.Meta(max_length=8)] | None = None
-    n: Annotated[int, msgspec.Meta(ge=1, le=1)] = 1
-    stream: bool = False
+    n: Annotated[int, msgspec.Meta(ge=1, le=1)] | None = None
+    stream: bool | None = None
     stream_options: StreamOptions | None = None
     user: str | None = None
+    # accepted at the value that changes nothing (clients send them by default), refused at any
+    # other: see ``openai_format.unsupported_field``
+    top_p: float | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    logit_bias: dict[str, float] | None = None
+    logprobs: bool | None = None
+    top_logprobs: int | None = None
+    tools: list[Any] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
+    response_format: dict[str, Any] | None = None
+    # ignored: bookkeeping with no effect on the answer
+    metadata: dict[str, str] | None = None
+    store: bool | None = None
+    service_tier: str | None = None
     #: options of the strategy (send with the OpenAI client's ``extra_body``)
     steadfast: StrategyOptions | None = None
 

@@ -26,7 +26,9 @@ from shared.contracts.gateway import (
     GenerateResponse,
     ModelList,
     ModelRoute,
+    OpenAIModel,
 )
+from shared.contracts.proxy import STRATEGY_NAMES
 from shared.problems import internal_error
 from shared.request_context import current_request_id
 
@@ -76,7 +78,15 @@ class GenerateController(Controller):
     @get("/models", operation_id="listModels", summary="The model routes (never their keys)")
     async def list_models(self, state: State) -> ModelList:
         gateway: ModelGateway = state.model_gateway
-        return ModelList(models=[_listed(gateway, route) for route in gateway.routes.values()])
+        routes = list(gateway.routes.values())
+        names = [
+            *(route.name for route in routes),
+            *(f"{strategy}:{route.name}" for route in routes for strategy in STRATEGY_NAMES),
+        ]
+        return ModelList(
+            models=[_listed(gateway, route) for route in routes],
+            data=[OpenAIModel(id=name) for name in names],
+        )
 
 
 def _strategy_gateway(state: State) -> StrategyGateway:

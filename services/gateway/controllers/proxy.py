@@ -18,7 +18,12 @@ from litestar.response import Stream
 
 from services.gateway.controllers.problems import problem_for, retry_after_headers
 from services.gateway.controllers.self_paraphrase import proxy_service
-from services.gateway.domain.errors import GatewayError, UnknownRoute, UnsupportedParameter
+from services.gateway.domain.errors import (
+    GatewayError,
+    GenerationFailed,
+    UnknownRoute,
+    UnsupportedParameter,
+)
 from services.gateway.strategies import metrics, openai_format
 from services.gateway.strategies.paraphrasers import ParaphraseOptionsRefused
 from services.gateway.strategies.question import AnswerSettings
@@ -45,7 +50,9 @@ class ChatCompletionsController(Controller):
     tags = ["proxy"]  # noqa: RUF012
     exception_handlers = {  # noqa: RUF012
         ValidationException: lambda _, exc: _invalid(exc),
-        ProblemError: lambda _, exc: _error(exc.status, exc.detail or exc.title, exc.field),
+        ProblemError: lambda _, exc: _error(
+            exc.status, exc.detail or exc.title, exc.field, getattr(exc, "code", None)
+        ),
         HTTPException: lambda _, exc: _error(exc.status_code, exc.detail),
         GatewayError: lambda _, exc: _gateway_error(exc),
         Exception: lambda request, exc: _unexpected(request, exc),
@@ -90,8 +97,19 @@ class ChatCompletionsController(Controller):
         return Response(completion)
 
 
+class UnsupportedField(ProblemError):
+    """A field set to a value the proxy cannot honour (OpenAI's own 400 for such a field)."""
+
+    code = "unsupported_parameter"
+
+
 async def _complete(data: ChatCompletionRequest, state: State) -> ChatCompletion:
     strategy, route = split_model(data.model)
+    unsupported = openai_format.unsupported_field(data)
+    if unsupported is not None:
+        metrics.record_rejected(strategy or PASSTHROUGH)
+        field, detail = unsupported
+        raise UnsupportedField(400, "Unsupported parameter", detail, field=field)
     settings = openai_format.answer_settings(data, route)
     service = proxy_service(state)
     if strategy is None:
@@ -148,7 +166,11 @@ def _invalid(exc: ValidationException) -> Response[Any]:
 
 def _gateway_error(exc: GatewayError) -> Response[Any]:
     problem = problem_for(exc)
-    headers = retry_after_headers(problem)
+    headers = retry_after_headers(problem) or {}
+    if isinstance(exc, GenerationFailed):
+        # the gateway has retried as the route allows: a client's own retries would repeat
+        # every call of a strategy again
+        headers["x-should-retry"] = "false"
     code = problem.outcome and ERROR_CODES.get(problem.outcome, problem.outcome)
     param = None
     if isinstance(exc, UnknownRoute):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import msgspec
 
@@ -57,7 +58,35 @@ def _text(message: ProxyMessage) -> str:
         return ""
     if isinstance(message.content, str):
         return message.content
-    return "".join(part.text for part in message.content)
+    return "\n".join(part.text for part in message.content)
+
+
+def unsupported_field(request: ChatCompletionRequest) -> tuple[str, str] | None:
+    """The first field set to something the proxy cannot honour, as (param, message); fields
+    at their neutral value (``top_p`` 1, penalties 0, no tools, text output) pass."""
+    neutral: list[tuple[str, Any, bool]] = [
+        ("top_p", request.top_p, request.top_p in (None, 1)),
+        ("presence_penalty", request.presence_penalty, request.presence_penalty in (None, 0)),
+        ("frequency_penalty", request.frequency_penalty, request.frequency_penalty in (None, 0)),
+        ("logit_bias", request.logit_bias, not request.logit_bias),
+        ("logprobs", request.logprobs, not request.logprobs),
+        ("top_logprobs", request.top_logprobs, not request.top_logprobs),
+        ("tools", request.tools, not request.tools),
+        ("tool_choice", request.tool_choice, request.tool_choice in (None, "none", "auto")),
+        (
+            "response_format",
+            request.response_format,
+            request.response_format in (None, {"type": "text"}),
+        ),
+    ]
+    for field, value, passes in neutral:
+        if not passes:
+            return field, f"{field}={value!r} is not supported by this proxy"
+    for index, message in enumerate(request.messages):
+        for field in ("tool_calls", "function_call", "audio"):
+            if getattr(message, field):
+                return f"messages[{index}].{field}", f"{field} in messages is not supported"
+    return None
 
 
 def answer_settings(request: ChatCompletionRequest, route: str) -> AnswerSettings:

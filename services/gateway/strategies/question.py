@@ -19,9 +19,11 @@ class Question:
 
     @classmethod
     def from_messages(cls, messages: list[ChatMessage]) -> Question:
-        """Raises ``ValueError`` when no message is the user's."""
+        """Raises ``ValueError`` when no message is the user's, or the last one is empty."""
         for index in range(len(messages) - 1, -1, -1):
             if messages[index].role == "user":
+                if not messages[index].content.strip():
+                    raise ValueError("the last user message, the question, is empty")
                 return cls(
                     text=messages[index].content,
                     before=tuple(messages[:index]),

@@ -305,6 +305,8 @@ def test_every_variant_failing_is_an_openai_error(proxy: Proxy) -> None:
         )
     assert raised.value.status_code == 502
     assert raised.value.code == "upstream_error"
+    # the gateway has retried: the client is told not to send every call again
+    assert raised.value.response.headers["x-should-retry"] == "false"
     assert "every variant call failed (2)" in raised.value.message
 
 
@@ -345,9 +347,10 @@ def test_bad_requests_raise_the_usual_openai_exceptions(proxy: Proxy) -> None:
     with pytest.raises(openai.NotFoundError) as missing:
         client.chat.completions.create(model="paraphrase-vote:nowhere", messages=message)
     assert missing.value.code == "model_not_found" and "nowhere" in missing.value.message
-    with pytest.raises(openai.BadRequestError) as unknown:
+    with pytest.raises(openai.BadRequestError) as unsupported:
         client.chat.completions.create(model=VOTE, messages=message, top_p=0.5)
-    assert unknown.value.param == "top_p"
+    assert unsupported.value.param == "top_p"
+    assert unsupported.value.code == "unsupported_parameter"
     with pytest.raises(openai.BadRequestError) as several:
         client.chat.completions.create(model=VOTE, messages=message, n=3)
     assert several.value.param == "n"
@@ -366,7 +369,7 @@ def test_bad_requests_raise_the_usual_openai_exceptions(proxy: Proxy) -> None:
     # the caller's errors that got as far as naming a strategy are counted as rejected, not as
     # failures, and not among the calls per request (bodies that do not decode are not counted)
     rejected, failed = {"outcome": "rejected"}, {"outcome": "failed"}
-    assert grew("steadfast_proxy_requests_total", strategy="paraphrase-vote", **rejected) == 2
+    assert grew("steadfast_proxy_requests_total", strategy="paraphrase-vote", **rejected) == 3
     assert grew("steadfast_proxy_requests_total", strategy="passthrough", **rejected) == 1
     assert grew("steadfast_proxy_requests_total", strategy="paraphrase-vote", **failed) == 0
     assert grew("steadfast_proxy_upstream_calls_per_request_count") == 0
@@ -659,3 +662,92 @@ async def test_a_strategy_model_rejects_logprobs_and_needs_a_question(proxy: Pro
     grew = _growth(before, _samples(proxy))
     rejected = {"outcome": "rejected", "strategy": "paraphrase-vote"}
     assert grew("steadfast_proxy_requests_total", **rejected) == 2
+
+
+def test_an_sdk_reply_sent_back_as_context_is_accepted(proxy: Proxy) -> None:
+    client = proxy.client()
+    first: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Say hi."}]
+    reply = client.chat.completions.create(model="fake", messages=first).choices[0].message
+    # the SDK serialises its own message with refusal, annotations, tool_calls... as null
+    follow_up = [*first, reply, {"role": "user", "content": "Again?"}]
+    start = proxy.fake.call_count
+    client.chat.completions.create(
+        model=VOTE,
+        messages=follow_up,  # type: ignore[arg-type]
+        extra_body={"steadfast": {"k": 1}},
+    )
+    sent = proxy.calls_since(start)[-1]["messages"]
+    assert sent[1] == {"role": "assistant", "content": reply.content}
+
+
+def test_settings_clients_send_at_their_neutral_value_are_accepted(proxy: Proxy) -> None:
+    # e.g. NextChat sends the penalties and top_p with every request
+    completion = proxy.client().chat.completions.create(
+        model="fake",
+        messages=[{"role": "user", "content": "Neutral settings?"}],
+        top_p=1,
+        presence_penalty=0,
+        frequency_penalty=0,
+        logprobs=False,
+        tools=[],
+        response_format={"type": "text"},
+        metadata={"session": "s1"},
+        store=False,
+        n=None,
+        stream=None,  # type: ignore[call-overload]
+    )
+    assert completion.choices[0].message.content == proxy.scenario.default
+
+
+@pytest.mark.parametrize(
+    ("settings", "param"),
+    [
+        ({"presence_penalty": 0.5}, "presence_penalty"),
+        ({"response_format": {"type": "json_object"}}, "response_format"),
+        (
+            {"tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]},
+            "tools",
+        ),
+        (
+            {
+                "messages": [
+                    {"role": "user", "content": "Weather?"},
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": "c1",
+                                "type": "function",
+                                "function": {"name": "weather", "arguments": "{}"},
+                            }
+                        ],
+                    },
+                    {"role": "user", "content": "Well?"},
+                ]
+            },
+            "messages[1].tool_calls",
+        ),
+    ],
+)
+def test_settings_the_proxy_cannot_honour_are_refused_by_name(
+    proxy: Proxy, settings: dict[str, Any], param: str
+) -> None:
+    request: dict[str, Any] = {"model": VOTE, "messages": [{"role": "user", "content": "Hi?"}]}
+    with pytest.raises(openai.BadRequestError) as refused:
+        proxy.client().chat.completions.create(**{**request, **settings})
+    assert refused.value.param == param and refused.value.code == "unsupported_parameter"
+
+
+def test_an_empty_question_is_refused(proxy: Proxy) -> None:
+    with pytest.raises(openai.BadRequestError) as refused:
+        proxy.client().chat.completions.create(
+            model=VOTE, messages=[{"role": "user", "content": "  "}]
+        )
+    assert refused.value.param == "messages" and "empty" in refused.value.message
+
+
+def test_the_models_list_names_every_route_and_strategy(proxy: Proxy) -> None:
+    names = [model.id for model in proxy.client().models.list()]
+    assert "fake" in names and VOTE in names
+    assert {"single-prompt:fake", "canonicalize:fake"} <= set(names)
