@@ -61,6 +61,8 @@ def _question(data: SelfParaphraseRequest) -> Question:
             400, "Invalid request", "give exactly one of question and messages", field="question"
         )
     if data.question is not None:
+        if not data.question.strip():
+            raise ProblemError(400, "Invalid request", "the question is empty", field="question")
         return Question(text=data.question)
     try:
         return Question.from_messages(data.messages or [])

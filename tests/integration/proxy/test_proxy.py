@@ -450,11 +450,15 @@ def test_self_paraphrase_endpoint_and_metrics(proxy: Proxy) -> None:
     assert body["calls"] == 6 and body["usage"]["input_tokens"] > 0 and body["latency_s"] > 0
     status, problem = _post(f"{proxy.url}/v1/self-paraphrase", {"model": "fake", "k": 2})
     assert status == 400 and problem["errors"][0]["field"] == "question"
+    blank = {"model": "fake", "question": " \n", "k": 2}
+    status, problem = _post(f"{proxy.url}/v1/self-paraphrase", blank)
+    assert status == 400 and problem["errors"][0]["field"] == "question"
+    assert "empty" in problem["detail"]
     grew = _growth(before, _samples(proxy))
     ok = {"outcome": "ok", "strategy": "paraphrase-vote"}
     assert grew("steadfast_proxy_requests_total", **ok) == 1
     rejected = {"outcome": "rejected", "strategy": "paraphrase-vote"}
-    assert grew("steadfast_proxy_requests_total", **rejected) == 1
+    assert grew("steadfast_proxy_requests_total", **rejected) == 2
     # the agreement 0.6 fell in the 0.6 bucket, not the 0.5 one
     assert grew("steadfast_proxy_agreement_ratio_count") == 1
     assert grew("steadfast_proxy_agreement_ratio_sum") == pytest.approx(0.6)
