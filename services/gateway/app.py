@@ -8,7 +8,7 @@ from services import gateway as package
 from services.gateway.adapters.backends import BackendContext, create_backend
 from services.gateway.adapters.cache_repository import SqlResponseCache
 from services.gateway.controllers.generate import GenerateController
-from services.gateway.controllers.proxy import ChatCompletionsController
+from services.gateway.controllers.proxy import ChatCompletionsController, StreamTiming
 from services.gateway.controllers.self_paraphrase import SelfParaphraseController
 from services.gateway.domain.gateway import ModelGateway
 from services.gateway.domain.routes import load_routes
@@ -48,6 +48,10 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
         calls=[],
         on_startup=[attach_cache],
         on_shutdown=[close_backends],
-        state={"model_gateway": gateway, "self_paraphrase": self_paraphrase},
+        state={
+            "model_gateway": gateway,
+            "self_paraphrase": self_paraphrase,
+            "stream_timing": StreamTiming(settings.stream_hold_s, settings.stream_keepalive_s),
+        },
         description=package.__doc__ or "",
     )

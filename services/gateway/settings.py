@@ -12,6 +12,12 @@ class GatewaySettings(ServiceSettings, kw_only=True):
     #: TOML file of model routes; also read from ``STEADFAST_MODELS_FILE``. Empty: built-in
     #: routes to the bundled local models.
     models_file: str = ""
+    #: a streamed chat completion not answered within this many seconds starts its stream (the
+    #: role first, then an SSE comment every ``stream_keepalive_s``), so that a proxy between
+    #: the caller and the gateway does not give up on a strategy that takes minutes; an error
+    #: after that arrives as an ``error`` event instead of a status code
+    stream_hold_s: float = 5.0
+    stream_keepalive_s: float = 10.0
 
 
 @cache

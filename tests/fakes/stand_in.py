@@ -35,9 +35,9 @@ class Fault:
     body: str | None = None
 
     @classmethod
-    def error(cls, status: int = 500, body: str | None = None) -> Fault:
-        """Answer ``status`` (e.g. 500, 503, 400) with an error body."""
-        return cls("status", status=status, body=body)
+    def error(cls, status: int = 500, body: str | None = None, after_s: float = 0.0) -> Fault:
+        """Answer ``status`` (e.g. 500, 503, 400) with an error body, after ``after_s``."""
+        return cls("status", status=status, body=body, seconds=after_s or None)
 
     @classmethod
     def rate_limit(cls, retry_after_s: float | None = 1.0) -> Fault:
@@ -169,11 +169,11 @@ class StandInServer:
         if fault is not None and fault.kind == "hang":
             await self._wait_stopping(fault.seconds)
             return fault
-        delayed = fault is not None and fault.kind == "delay"
-        delay = self._latency() + (fault.seconds or 0.0 if delayed and fault else 0.0)
+        waits = fault is not None and fault.kind in ("delay", "status")
+        delay = self._latency() + ((fault.seconds or 0.0) if waits and fault else 0.0)
         if delay > 0:
             await asyncio.sleep(delay)
-        return None if delayed else fault
+        return None if fault is not None and fault.kind == "delay" else fault
 
     def _latency(self) -> float:
         if not self.latency_spread:

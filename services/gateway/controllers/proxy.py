@@ -6,7 +6,11 @@ exceptions."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from litestar import Controller, Request, Response, post
@@ -86,15 +90,58 @@ class ChatCompletionsController(Controller):
     async def create_chat_completion(
         self, data: JSONBody[ChatCompletionRequest], state: State
     ) -> Response[ChatCompletion]:
-        completion = await _complete(data, state)
-        if data.stream:
-            include_usage = bool(data.stream_options and data.stream_options.include_usage)
-            return Stream(  # type: ignore[return-value]
-                openai_format.chunk_events(completion, include_usage),
-                media_type="text/event-stream",
-                headers={"Cache-Control": "no-cache"},
+        if not data.stream:
+            return Response(await _complete(data, state))
+        include_usage = bool(data.stream_options and data.stream_options.include_usage)
+        timing: StreamTiming = state.stream_timing
+        work = asyncio.ensure_future(_complete(data, state))
+        try:
+            await asyncio.wait({work}, timeout=timing.hold_s)
+        except asyncio.CancelledError:
+            work.cancel()
+            raise
+        if work.done():  # answered (or failed, with its status code) before the stream starts
+            events: AsyncIterator[bytes] | Iterator[bytes] = openai_format.chunk_events(
+                work.result(), include_usage
             )
-        return Response(completion)
+        else:
+            events = _events_once_answered(work, data.model, include_usage, timing.keepalive_s)
+        return Stream(  # type: ignore[return-value]
+            events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+        )
+
+
+@dataclass(frozen=True)
+class StreamTiming:
+    """When a streamed answer that is not ready starts its stream, and how it is kept alive."""
+
+    hold_s: float
+    keepalive_s: float
+
+
+async def _events_once_answered(
+    work: asyncio.Future[ChatCompletion], model: str, include_usage: bool, keepalive_s: float
+) -> AsyncIterator[bytes]:
+    """The stream of an answer still being worked out: the role at once, a comment line every
+    ``keepalive_s`` until the answer is ready, then its chunks, or an ``error`` event (which
+    OpenAI's clients raise as an ``APIError``)."""
+    opening = openai_format.opening_chunk(
+        openai_format.new_completion_id(), model, int(time.time())
+    )
+    try:
+        yield openai_format.event(opening)
+        while not (await asyncio.wait({work}, timeout=keepalive_s))[0]:
+            yield b": keep-alive\n\n"
+        try:
+            completion = work.result()
+        except Exception as exc:
+            yield openai_format.error_event(_error_body(exc))
+            return
+        completion.id, completion.created = opening.id, opening.created
+        for chunk in openai_format.chunk_events(completion, include_usage, opened=True):
+            yield chunk
+    finally:
+        work.cancel()  # the caller went away: a strategy still running is not waited for
 
 
 class UnsupportedField(ProblemError):
@@ -153,6 +200,19 @@ def _error(
 ) -> Response[Any]:
     body = openai_format.error_body(status, message, param, code)
     return Response(body, status_code=status, headers=headers)
+
+
+def _error_body(exc: Exception) -> OpenAIError:
+    """The OpenAI error body of an error that ended a streamed answer."""
+    if isinstance(exc, GatewayError):
+        response = _gateway_error(exc)
+    elif isinstance(exc, ProblemError):
+        response = _error(exc.status, exc.detail or exc.title, exc.field)
+    else:
+        logger.exception("unhandled error in a streamed chat completion", exc_info=exc)
+        response = _error(500, f"internal error: {type(exc).__name__}: {exc}")
+    body: OpenAIError = response.content
+    return body
 
 
 def _invalid(exc: ValidationException) -> Response[Any]:

@@ -155,9 +155,25 @@ def completion(
     )
 
 
-def chunk_events(completion: ChatCompletion, include_usage: bool) -> Iterator[bytes]:
-    """The completion as server-sent ``chat.completion.chunk`` events: the role, the content in
-    pieces, the finish reason (with ``steadfast``), optionally the usage, then ``[DONE]``."""
+def opening_chunk(completion_id: str, model: str, created: int) -> ChatCompletionChunk:
+    """The first chunk of a stream: the assistant's role, no content yet."""
+    return ChatCompletionChunk(
+        id=completion_id,
+        object="chat.completion.chunk",
+        created=created,
+        model=model,
+        choices=[
+            ChunkChoice(index=0, delta=ChunkDelta(role="assistant", content=""), finish_reason=None)
+        ],
+    )
+
+
+def chunk_events(
+    completion: ChatCompletion, include_usage: bool, opened: bool = False
+) -> Iterator[bytes]:
+    """The completion as server-sent ``chat.completion.chunk`` events: the role (unless the
+    stream was ``opened`` with it already), the content in pieces, the finish reason (with
+    ``steadfast``), optionally the usage, then ``[DONE]``."""
     choice = completion.choices[0]
     content = choice.message.content
 
@@ -173,19 +189,26 @@ def chunk_events(completion: ChatCompletion, include_usage: bool) -> Iterator[by
             steadfast=completion.steadfast if last else None,
         )
 
-    yield _event(chunk(ChunkDelta(role="assistant", content="")))
+    if not opened:
+        yield event(opening_chunk(completion.id, completion.model, completion.created))
     for start in range(0, len(content), CHUNK_CHARS):
-        yield _event(chunk(ChunkDelta(content=content[start : start + CHUNK_CHARS])))
-    yield _event(chunk(ChunkDelta(), finish=choice.finish_reason, last=True))
+        yield event(chunk(ChunkDelta(content=content[start : start + CHUNK_CHARS])))
+    yield event(chunk(ChunkDelta(), finish=choice.finish_reason, last=True))
     if include_usage:
         usage_chunk = chunk(ChunkDelta())
         usage_chunk.choices, usage_chunk.usage = [], completion.usage
-        yield _event(usage_chunk)
+        yield event(usage_chunk)
     yield b"data: [DONE]\n\n"
 
 
-def _event(payload: ChatCompletionChunk) -> bytes:
+def event(payload: ChatCompletionChunk | OpenAIError) -> bytes:
     return b"data: " + msgspec.json.encode(payload) + b"\n\n"
+
+
+def error_event(error: OpenAIError) -> bytes:
+    """An error that ended a stream already started, as OpenAI sends one (its clients raise an
+    ``APIError``)."""
+    return event(error)
 
 
 def new_completion_id() -> str:

@@ -28,6 +28,7 @@ from tests.fakes.routes import stand_in_routes
 from tests.fakes.stand_in import Fault, count_words, last_user_text
 
 VOTE = "paraphrase-vote:fake"
+STREAM_HOLD_S = 1.0
 
 
 @dataclass
@@ -69,9 +70,9 @@ class Scenario:
 
     def fault(self, body: dict[str, Any]) -> Fault | None:
         wording = last_user_text(body["messages"])
-        if wording in self.slow:
-            return Fault.delay(self.slow[wording])
-        return Fault.error(500) if wording in self.failing else None
+        if wording in self.failing:
+            return Fault.error(500, after_s=self.slow.get(wording, 0.0))
+        return Fault.delay(self.slow[wording]) if wording in self.slow else None
 
 
 @dataclass
@@ -100,7 +101,13 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
         ports = service_ports(free_port_block(5))
         supervisor = Supervisor(
             ports=ports,
-            env={"STEADFAST_DATA_DIR": str(directory), "STEADFAST_MODELS_FILE": str(routes)},
+            env={
+                "STEADFAST_DATA_DIR": str(directory),
+                "STEADFAST_MODELS_FILE": str(routes),
+                # a streamed answer slower than this starts its stream before it is ready
+                "STEADFAST_GATEWAY_STREAM_HOLD_S": str(STREAM_HOLD_S),
+                "STEADFAST_GATEWAY_STREAM_KEEPALIVE_S": "0.2",
+            },
             services=("gateway", "perturb", "verify"),
             log_dir=directory / "logs",
         )
@@ -755,3 +762,59 @@ def test_the_models_list_names_every_route_and_strategy(proxy: Proxy) -> None:
     names = [model.id for model in proxy.client().models.list()]
     assert "fake" in names and VOTE in names
     assert {"single-prompt:fake", "canonicalize:fake"} <= set(names)
+
+
+def _raw_stream(proxy: Proxy, body: dict[str, Any]) -> tuple[int, list[str]]:
+    """The status and the server-sent events (``data: ...`` and comment lines) of a stream."""
+    request = urllib.request.Request(
+        f"{proxy.url}/v1/chat/completions",
+        data=json.dumps({**body, "stream": True}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return response.status, [e for e in response.read().decode().split("\n\n") if e]
+
+
+def test_a_slow_streamed_answer_starts_its_stream_and_keeps_it_alive(proxy: Proxy) -> None:
+    question = "How many legs do 5 spiders have?"
+    paraphrase = "Five spiders: how many legs?"
+    proxy.scenario.paraphrases[question] = [paraphrase]
+    proxy.scenario.answers.update({question: "\\boxed{40}", paraphrase: "\\boxed{40}"})
+    # the answers take longer than the gateway holds a stream back
+    proxy.scenario.slow.update({question: STREAM_HOLD_S + 0.5, paraphrase: STREAM_HOLD_S + 0.5})
+    status, events = _raw_stream(
+        proxy,
+        {
+            "model": VOTE,
+            "messages": [{"role": "user", "content": question}],
+            "steadfast": {"k": 1, "task": "math"},
+            "stream_options": {"include_usage": True},
+        },
+    )
+    assert status == 200
+    assert ": keep-alive" in events
+    data = [json.loads(e.removeprefix("data: ")) for e in events if e.startswith("data: {")]
+    assert data[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
+    assert len({chunk["id"] for chunk in data}) == 1
+    content = "".join(c["choices"][0]["delta"].get("content", "") for c in data if c["choices"])
+    assert content == "\\boxed{40}"
+    assert data[-1]["usage"]["total_tokens"] > 0 and events[-1] == "data: [DONE]"
+    assert events.index(": keep-alive") < len(events) - 3  # before the answer's chunks
+
+
+def test_a_failure_after_the_stream_started_is_an_error_the_sdk_raises(proxy: Proxy) -> None:
+    question = "A slow question nobody can answer?"
+    paraphrase = "Nobody can answer this slow question?"
+    proxy.scenario.paraphrases[question] = [paraphrase]
+    proxy.scenario.failing.update({question, paraphrase})
+    proxy.scenario.slow.update({question: STREAM_HOLD_S, paraphrase: STREAM_HOLD_S})
+    stream = proxy.client().chat.completions.create(
+        model=VOTE,
+        messages=[{"role": "user", "content": question}],
+        stream=True,
+        extra_body={"steadfast": {"k": 1}},
+    )
+    with pytest.raises(openai.APIError) as raised:
+        for _ in stream:
+            pass
+    assert "every variant call failed (2)" in raised.value.message
