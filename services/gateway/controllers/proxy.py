@@ -172,6 +172,7 @@ async def _complete(data: ChatCompletionRequest, state: State) -> ChatCompletion
         data.model,
         run.result.content,
         run.meter.usage,
+        finish_reason=FINISH_REASONS.get(run.result.finish_reason, "stop"),
         steadfast=openai_format.steadfast_info(run, route),
     )
 

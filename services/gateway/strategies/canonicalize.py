@@ -67,4 +67,5 @@ async def canonicalize(
         task=task,
         variants=[variant],
         notes=notes,
+        finish_reason=response.finish_reason,
     )

@@ -90,7 +90,7 @@ def strategy_response(
         model=route.model,
         backend=route.backend,
         route=model,
-        finish_reason="stop",
+        finish_reason=run.result.finish_reason,
         usage=run.meter.usage,
         latency_s=round(run.latency_s, 6),
         cached=run.meter.upstream_calls == 0,

@@ -87,6 +87,7 @@ async def paraphrase_vote(
         variants=_variants(wordings, ballots, vote) + left_out,
         notes=notes,
         early_stopped=any(reply is None for reply in replies),
+        finish_reason=reply.finish_reason,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from shared.contracts.gateway import FinishReason
 from shared.contracts.proxy import StrategyName, Variant
 from shared.contracts.verify import Task
 
@@ -22,6 +23,8 @@ class StrategyResult:
     variants: list[Variant]
     notes: list[str] = field(default_factory=list)
     early_stopped: bool = False
+    #: why the reply the answer came from ended (``length``: cut by ``max_tokens``)
+    finish_reason: FinishReason = "stop"
 
     @property
     def failed_variants(self) -> int:

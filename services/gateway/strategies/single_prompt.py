@@ -46,6 +46,7 @@ async def single_prompt(
         task=task,
         variants=[original, *written],
         notes=notes,
+        finish_reason=response.finish_reason,
     )
 
 

@@ -23,7 +23,7 @@ from shared.contracts.gateway import ChatMessage, GenerateRequest
 from shared.http_client import ServiceCallError
 from steadfast.supervisor import Supervisor, service_ports
 from tests.conftest import free_port_block
-from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.routes import stand_in_routes
 from tests.fakes.stand_in import Fault, count_words, last_user_text
 
@@ -42,14 +42,17 @@ class Scenario:
     failing: set[str] = field(default_factory=set)
     #: wordings answered only after this many seconds
     slow: dict[str, float] = field(default_factory=dict)
+    #: wordings whose answer is cut short by max_tokens
+    cut: set[str] = field(default_factory=set)
     default: str = "I don't know"
     #: every reply the stand-in gave, in order
     given: list[str] = field(default_factory=list)
 
-    def respond(self, body: dict[str, Any]) -> str:
+    def respond(self, body: dict[str, Any]) -> Reply:
         text = self.reply(body)
         self.given.append(text)
-        return text
+        cut = last_user_text(body["messages"]) in self.cut
+        return Reply(text, finish_reason="length" if cut else "stop")
 
     def reply(self, body: dict[str, Any]) -> str:
         messages = body["messages"]
@@ -818,3 +821,14 @@ def test_a_failure_after_the_stream_started_is_an_error_the_sdk_raises(proxy: Pr
         for _ in stream:
             pass
     assert "every variant call failed (2)" in raised.value.message
+
+
+def test_an_answer_cut_by_max_tokens_finishes_with_length(proxy: Proxy) -> None:
+    question = "Name the capital of Spain, at length."
+    prompt = SINGLE_PROMPT.format(n=5, question=question)
+    proxy.scenario.answers[prompt] = "Restatement: Spain's capital?\nFinal answer: Mad"
+    proxy.scenario.cut.add(prompt)
+    completion = proxy.client().chat.completions.create(
+        model="single-prompt:fake", messages=[{"role": "user", "content": question}]
+    )
+    assert completion.choices[0].finish_reason == "length"
