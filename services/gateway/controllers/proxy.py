@@ -32,6 +32,7 @@ from services.gateway.strategies import metrics, openai_format
 from services.gateway.strategies.paraphrasers import ParaphraseOptionsRefused
 from services.gateway.strategies.question import AnswerSettings
 from services.gateway.strategies.service import PASSTHROUGH, SelfParaphraseService
+from shared.contracts.gateway import Usage
 from shared.contracts.proxy import (
     ChatCompletion,
     ChatCompletionRequest,
@@ -43,8 +44,8 @@ from shared.problems import ProblemError, field_from_message, validation_errors
 
 logger = logging.getLogger(__name__)
 
-#: OpenAI's ``finish_reason`` for the gateway's
-FINISH_REASONS = {"length": "length", "content_filter": "content_filter"}
+#: OpenAI's ``finish_reason`` for the gateway's (a blocked answer is a ``refused`` failure)
+FINISH_REASONS = {"length": "length"}
 #: OpenAI's error ``code`` where it has its own for a gateway outcome
 ERROR_CODES = {"rate_limited": "rate_limit_exceeded"}
 
@@ -185,7 +186,13 @@ async def _pass_through(
         detail = "steadfast options need a '<strategy>:<route>' model, e.g. paraphrase-vote:local"
         metrics.record_rejected(PASSTHROUGH)
         raise ProblemError(400, "Invalid request", detail, field="steadfast")
-    passed = await service.passthrough(settings, openai_format.conversation(data))
+    try:
+        passed = await service.passthrough(settings, openai_format.conversation(data))
+    except GenerationFailed as failure:
+        if failure.outcome != "refused":
+            raise
+        # as OpenAI answers a blocked completion: 200, no content, finish_reason content_filter
+        return openai_format.completion(data.model, "", Usage(), finish_reason="content_filter")
     reason = FINISH_REASONS.get(passed.response.finish_reason, "stop")
     return openai_format.completion(
         data.model, passed.response.text, passed.response.usage, finish_reason=reason

@@ -44,6 +44,8 @@ class Scenario:
     slow: dict[str, float] = field(default_factory=dict)
     #: wordings whose answer is cut short by max_tokens
     cut: set[str] = field(default_factory=set)
+    #: wordings the model's safety filter blocks
+    blocked: set[str] = field(default_factory=set)
     default: str = "I don't know"
     #: every reply the stand-in gave, in order
     given: list[str] = field(default_factory=list)
@@ -75,6 +77,8 @@ class Scenario:
         wording = last_user_text(body["messages"])
         if wording in self.failing:
             return Fault.error(500, after_s=self.slow.get(wording, 0.0))
+        if wording in self.blocked:
+            return Fault.refuse()
         return Fault.delay(self.slow[wording]) if wording in self.slow else None
 
 
@@ -832,3 +836,15 @@ def test_an_answer_cut_by_max_tokens_finishes_with_length(proxy: Proxy) -> None:
         model="single-prompt:fake", messages=[{"role": "user", "content": question}]
     )
     assert completion.choices[0].finish_reason == "length"
+
+
+def test_a_passed_through_answer_the_filter_blocked_is_an_empty_content_filter_finish(
+    proxy: Proxy,
+) -> None:
+    question = "Something the filter blocks?"
+    proxy.scenario.blocked.add(question)
+    completion = proxy.client().chat.completions.create(
+        model="fake", messages=[{"role": "user", "content": question}]
+    )
+    choice = completion.choices[0]
+    assert (choice.finish_reason, choice.message.content) == ("content_filter", "")
