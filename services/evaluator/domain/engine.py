@@ -353,6 +353,18 @@ class JobEngine:
         finally:
             await self.store.release_evaluation(context.id, self.owner)
 
+    async def give_up(self, evaluation_id: str, reason: str) -> bool:
+        """Fail a job that cannot be run (its run keeps failing on something no retry mends)."""
+        if not await self.store.lease_evaluation(evaluation_id, self.owner):
+            return False
+        try:
+            failed = await self.store.finish(evaluation_id, self.owner, "failed", None, reason)
+        finally:
+            await self.store.release_evaluation(evaluation_id, self.owner)
+        if failed:
+            EVALUATIONS_FINISHED.labels("failed").inc()
+        return failed
+
     async def _results(self, context: JobContext) -> tuple[Any, str | None]:
         items = await self.store.items(context.id)
         answers = await self.store.answers_of(context.id)
@@ -386,12 +398,19 @@ class JobEngine:
             return None, error.reason
 
 
+#: runs of one job that may fail in a row, in one process, before the job is failed: an error
+#: that is not a model call's (those are retried and recorded per call) is a bug or bad data,
+#: and left to retry forever the job would hold its place in the queue
+MAX_RUN_FAILURES = 5
+
+
 class JobRunner:
     """Polls for active jobs and runs each in a task; one per evaluator process."""
 
     def __init__(self, engine: JobEngine) -> None:
         self.engine = engine
         self._running: dict[str, asyncio.Task[None]] = {}
+        self._failures: collections.Counter[str] = collections.Counter()
         self._loop_task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
 
@@ -407,6 +426,8 @@ class JobRunner:
         if self._loop_task is not None:
             self._loop_task.cancel()
         tasks = [t for t in (self._loop_task, *self._running.values()) if t is not None]
+        if not tasks:  # an API-only process (jobs run elsewhere)
+            return
         _, pending = await asyncio.wait(tasks, timeout=grace_s)
         for task in pending:
             task.cancel()
@@ -431,8 +452,22 @@ class JobRunner:
     async def _run(self, job_id: str) -> None:
         try:
             await self.engine.run(job_id)
-        except Exception:
-            logger.exception("evaluation %s: worker error (will be retried)", job_id)
-            await asyncio.sleep(self.engine.settings.poll_s)
+            self._failures.pop(job_id, None)
+        except Exception as error:
+            self._failures[job_id] += 1
+            failures = self._failures[job_id]
+            if failures < MAX_RUN_FAILURES:
+                logger.exception(
+                    "evaluation %s: worker error (run %d of %d, tried again)",
+                    job_id,
+                    failures,
+                    MAX_RUN_FAILURES,
+                )
+                await asyncio.sleep(self.engine.settings.poll_s * failures)
+                return
+            logger.exception("evaluation %s: failed %d runs in a row, given up", job_id, failures)
+            reason = f"internal error, after {failures} tries: {type(error).__name__}"
+            if await self.engine.give_up(job_id, reason):
+                self._failures.pop(job_id, None)
         finally:
             self._running.pop(job_id, None)

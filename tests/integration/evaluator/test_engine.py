@@ -11,7 +11,12 @@ import pytest
 import sqlalchemy as sa
 
 from services.evaluator.adapters.repository import EvaluationStore, IdempotencyConflict
-from services.evaluator.domain.engine import EngineSettings, JobEngine
+from services.evaluator.domain.engine import (
+    MAX_RUN_FAILURES,
+    EngineSettings,
+    JobEngine,
+    JobRunner,
+)
 from services.evaluator.domain.report import StoredResults
 from shared.backoff import Backoff
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
@@ -321,3 +326,34 @@ async def test_a_lease_renewal_that_fails_once_loses_no_work(store: EvaluationSt
     assert sorted(upstream.paraphrased.values()) == [1, 1]
     assert sorted(upstream.answered.values()) == [1] * (2 * 2 * 2)
     assert job.message is None
+
+
+async def test_a_job_whose_runs_keep_failing_on_a_bug_is_failed_with_the_reason(
+    store: EvaluationStore,
+) -> None:
+    class BrokenScoring(StandInUpstream):
+        async def consistency(self, request: Any) -> dict[str, Any]:
+            raise ValueError("scoring answered a shape this evaluator cannot read")
+
+    job_id = await create(store, n=2, k=1)
+    runner = JobRunner(JobEngine(store, BrokenScoring(answer_right), FAST))
+    runner.start()
+    try:
+        await until_status(store, job_id, "failed")
+    finally:
+        await runner.stop()
+    job = await store.get(job_id)
+    assert job is not None and job.message is not None
+    assert f"after {MAX_RUN_FAILURES} tries: ValueError" in job.message
+
+
+async def until_status(store: EvaluationStore, job_id: str, status: str) -> None:
+    deadline = time.monotonic() + 20
+    while (job := await store.get(job_id)) is None or job.status != status:
+        assert time.monotonic() < deadline, f"never {status}: {job and job.status}"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_runner_without_jobs_stops_cleanly(store: EvaluationStore) -> None:
+    runner = JobRunner(JobEngine(store, StandInUpstream(answer_right), FAST))
+    await runner.stop()  # never started: an API-only process
