@@ -116,11 +116,14 @@ def handle_problem(_: Request[Any, Any, Any], exc: ProblemError) -> Response[Any
 
 
 def internal_error(exc: Exception) -> Problem:
-    """The problem a caller sees for an error nobody expected (logged where it happened)."""
+    """The problem a caller sees for an error nobody expected, logged where it happened: its
+    type and the request id to find it in the log by, not its message (which may hold a SQL
+    statement and its values, a path, a key)."""
     return Problem(
         title="Internal server error",
         status=HTTP_500_INTERNAL_SERVER_ERROR,
-        detail=f"{type(exc).__name__}: {exc}",
+        detail=f"{type(exc).__name__}; the service log has the details under the request id",
+        request_id=current_request_id.get(),
     )
 
 

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
 #: the kind of question: it decides how answers are read and compared. Defined here, not in
 #: ``verify``: the gateway's contracts need it, and verify's need the gateway's ``ModelCalls``
 Task = Literal["factual", "math", "choice"]
+
+#: the largest count, offset or seed a service stores (a 32-bit database integer)
+MAX_STORED_INT = 2**31 - 1
+#: a seed that is stored with what it made
+StoredSeed = Annotated[int, msgspec.Meta(ge=0, le=MAX_STORED_INT)]
+#: a count of items a request may ask for, stored with it
+StoredCount = Annotated[int, msgspec.Meta(ge=1, le=MAX_STORED_INT)]
 
 
 class Contract(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=False):

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from shared.contracts.base import Contract
+from shared.contracts.base import Contract, StoredCount, StoredSeed
 from shared.contracts.perturb import CandidateScores
 from shared.contracts.scoring import Label, Letter, MetricValue
 from shared.contracts.verify import Share, Task, VerifySettings
@@ -65,7 +65,7 @@ class EvaluationSettings(Contract, kw_only=True):
     #: gateway route that writes the paraphrases
     generator: ModelName = "local"
     #: seed of the paraphrase generator (a fixed seed makes a re-run cost no model calls)
-    seed: int = 0
+    seed: StoredSeed = 0
     #: paraphrase generation budget per question (METHOD §1.1: 120 candidates, 75 s)
     max_candidates: Annotated[int, msgspec.Meta(ge=1, le=2000)] = 120
     time_budget_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 75.0
@@ -102,7 +102,7 @@ class EvaluationCreate(EvaluationSettings, kw_only=True):
     items: list[EvaluationItem] | None = None
     dataset_id: Identifier | None = None
     #: evaluate only the first ``limit`` items of the dataset
-    limit: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    limit: StoredCount | None = None
     #: reuse the paraphrase sets of this earlier evaluation (matched by question text)
     reuse_paraphrases_from: Identifier | None = None
 
@@ -194,6 +194,8 @@ class EvaluateResponse(Contract, kw_only=True):
     metric_settings: MetricSettings
     semantic_check: str | None = None
     elapsed_s: float = 0.0
+    #: what could not be done (the metrics, when the scoring service failed: the answers stand)
+    notes: list[str] = msgspec.field(default_factory=list)
 
 
 class StageProgress(Contract, kw_only=True):

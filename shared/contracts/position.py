@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import Contract
+from shared.contracts.base import Contract, StoredCount, StoredSeed
 from shared.contracts.evaluator import Identifier, InstructionRole, ModelName
 from shared.contracts.scoring import Letter, MetricValue, ModelMetrics, PairCounts
 
@@ -45,14 +45,14 @@ class PositionBiasEvaluate(Contract, kw_only=True):
     #: items keep their options)
     dataset_id: Identifier | None = None
     #: only the first ``limit`` items of the dataset
-    limit: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    limit: StoredCount | None = None
     #: the conditions to run, each where an item allows it (low needs a context, high a
     #: two-option item); default: every one
     conditions: Annotated[list[Condition], msgspec.Meta(min_length=1)] | None = None
     #: gateway route that writes the distractors
     generator: ModelName = "local"
     #: seed of the distractor writer (a fixed seed makes a re-run cost no model calls)
-    seed: int = 0
+    seed: StoredSeed = 0
     #: cap on the reply of the model under test (an option letter)
     max_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] = 8
     system_prompt: Annotated[str, msgspec.Meta(max_length=20000)] | None = None

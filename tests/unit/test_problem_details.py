@@ -33,12 +33,17 @@ async def echo(data: JSONBody[Body]) -> Body:
     return data
 
 
+@post("/v1/crash", operation_id="crash")
+async def crash() -> None:
+    raise RuntimeError("INSERT INTO secrets VALUES ('sk-live-123')")
+
+
 @pytest.fixture
 def client() -> Iterator[TestClient]:  # type: ignore[type-arg]
     app = create_service_app(
         service="testsvc",
         settings=ServiceSettings(max_body_bytes=1024),
-        route_handlers=[echo],
+        route_handlers=[echo, crash],
     )
     with TestClient(app) as test_client:
         yield test_client
@@ -135,3 +140,13 @@ def test_metrics_exposes_build_info_and_route_templates(client: TestClient) -> N
 )
 def test_field_from_message(message: str, field: str | None) -> None:
     assert field_from_message(message) == field
+
+
+def test_an_unexpected_error_is_a_500_that_tells_its_type_not_its_message(
+    client: TestClient,  # type: ignore[type-arg]
+) -> None:
+    response = client.post("/v1/crash")
+    assert response.status_code == 500
+    body = response.json()
+    assert "RuntimeError" in body["detail"] and "secrets" not in response.text
+    assert body["request_id"] == response.headers["x-request-id"]

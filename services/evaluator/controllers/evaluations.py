@@ -11,8 +11,9 @@ from litestar.status_codes import HTTP_202_ACCEPTED
 
 from services.evaluator.domain.evaluate import evaluate_now, variant_count
 from services.evaluator.domain.evaluations import Evaluations, require_runnable
-from services.evaluator.domain.pipeline import UpstreamError
+from services.evaluator.domain.pipeline import UpstreamError, require_distinct_ids
 from services.evaluator.settings import EvaluatorSettings
+from shared.contracts.base import MAX_STORED_INT
 from shared.contracts.evaluator import (
     EvaluateRequest,
     EvaluateResponse,
@@ -44,6 +45,7 @@ class EvaluateController(Controller):
     async def evaluate(self, data: JSONBody[EvaluateRequest], state: State) -> EvaluateResponse:
         settings: EvaluatorSettings = state.settings
         require_runnable(data)
+        require_distinct_ids(data.items)
         needed = variant_count(data)
         if needed > settings.max_sync_variants:
             raise ProblemError(
@@ -53,10 +55,7 @@ class EvaluateController(Controller):
                 f"limit of {settings.max_sync_variants}; submit a job to POST /v1/evaluations",
                 field="items",
             )
-        try:
-            return await evaluate_now(data, state.upstream, state.retry)
-        except UpstreamError as error:
-            raise ProblemError(502, "Upstream failure", error.reason) from error
+        return await evaluate_now(data, state.upstream, state.retry)
 
 
 class EvaluationController(Controller):
@@ -95,7 +94,7 @@ class EvaluationController(Controller):
         model: FromQuery[str | None] = None,
         dataset_id: FromQuery[str | None] = None,
         limit: Annotated[int, Parameter(ge=1, le=200)] = 20,
-        offset: Annotated[int, Parameter(ge=0)] = 0,
+        offset: Annotated[int, Parameter(ge=0, le=MAX_STORED_INT)] = 0,
     ) -> EvaluationPage:
         evaluations: Evaluations = state.evaluations
         return await evaluations.page(
@@ -136,7 +135,7 @@ class EvaluationController(Controller):
         evaluation_id: FromPath[str],
         state: State,
         limit: Annotated[int, Parameter(ge=1, le=500)] = 50,
-        offset: Annotated[int, Parameter(ge=0)] = 0,
+        offset: Annotated[int, Parameter(ge=0, le=MAX_STORED_INT)] = 0,
     ) -> ItemPage:
         evaluations: Evaluations = state.evaluations
         evaluation = await evaluations.require(evaluation_id, results=True)

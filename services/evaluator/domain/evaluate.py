@@ -89,7 +89,10 @@ class _Run:
         for record, result in zip(gradable, results, strict=True):
             record.label, record.status = result.label, "graded"
 
-    async def metrics(self, records: list[AnswerRecord]) -> dict[str, Any] | None:
+    async def metrics(
+        self, records: list[AnswerRecord]
+    ) -> tuple[dict[str, Any] | None, str | None]:
+        """The metrics, or None and why not (the answers are returned either way)."""
         consistency_records = [
             ConsistencyRecord(
                 item_id=item_id(self.request.items[r.position], r.position),
@@ -102,9 +105,12 @@ class _Run:
             if r.label is not None
         ]
         if not consistency_records:
-            return None
+            return None, None
         request = consistency_request(self.request, consistency_records)
-        return await with_retries(lambda: self.upstream.consistency(request), self.retry)
+        try:
+            return await with_retries(lambda: self.upstream.consistency(request), self.retry), None
+        except UpstreamError as error:
+            return None, f"no metrics: {error.reason}"
 
 
 async def evaluate_now(
@@ -126,7 +132,7 @@ async def evaluate_now(
         ]
     await run.answer(records)
     await run.grade(records)
-    metrics = await run.metrics(records)
+    metrics, metrics_note = await run.metrics(records)
     by_item = per_item_metrics(metrics)
     results = []
     for position, (paraphrase_set, note) in zip(positions, paraphrased, strict=True):
@@ -152,4 +158,5 @@ async def evaluate_now(
         metric_settings=request.metrics,
         semantic_check=semantic_check_of(sets),
         elapsed_s=round(time.monotonic() - started, 3),
+        notes=[metrics_note] if metrics_note else [],
     )

@@ -17,9 +17,10 @@ from services.evaluator.adapters.repository import (
 from services.evaluator.domain.pipeline import (
     ParaphraseSet,
     instruction_role_of,
-    models_of,
     paraphrase_request,
     paraphrase_set_id,
+    require_distinct_ids,
+    require_models,
 )
 from services.evaluator.domain.prompts import PROMPT_VERSION as ANSWER_PROMPT_VERSION
 from services.evaluator.domain.report import StoredResults, item_results
@@ -72,9 +73,7 @@ def settings_of(data: EvaluationCreate) -> EvaluationSettings:
 
 def require_runnable(settings: EvaluationSettings) -> list[str]:
     """The models to evaluate; a 400 naming the field when the settings cannot run."""
-    models = models_of(settings)
-    if not models:
-        raise ProblemError(400, "Invalid request", "give `model` or `models`", field="model")
+    models = require_models(settings)
     if settings.plain_per_round + settings.toned_per_round == 0:
         detail = "a generation round must ask for at least one candidate (plain or toned)"
         raise ProblemError(400, "Invalid request", detail, field="plain_per_round")
@@ -92,6 +91,7 @@ class Evaluations:
         settings = settings_of(data)
         models = require_runnable(settings)
         items = await self._items(data)
+        require_distinct_ids(items, "items" if data.items is not None else None)
         reuse = await self._stored_sets(settings, items)
         reuse.update(await self._reusable_sets(data.reuse_paraphrases_from, settings.k))
         try:

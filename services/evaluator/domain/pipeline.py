@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -33,6 +33,7 @@ from shared.contracts.scoring import (
     GradeResult,
 )
 from shared.contracts.verify import Task
+from shared.problems import ProblemError
 
 T = TypeVar("T")
 
@@ -176,6 +177,32 @@ def models_of(settings: Routed) -> list[str]:
     if settings.model and settings.model not in models:
         models.insert(0, settings.model)
     return models
+
+
+def require_models(settings: Routed) -> list[str]:
+    """The models under test; a 400 naming the field when there are none, or one twice."""
+    listed = settings.models or []
+    for index, model in enumerate(listed):
+        if model in listed[:index]:
+            detail = f"{model!r} is named twice: every model is answered and scored once"
+            raise ProblemError(400, "Invalid request", detail, field=f"models[{index}]")
+    models = models_of(settings)
+    if not models:
+        raise ProblemError(400, "Invalid request", "give `model` or `models`", field="model")
+    return models
+
+
+def require_distinct_ids(items: Sequence[Identified], field: str | None = "items") -> None:
+    """A 400 naming the second of two items with one id (given, or ``item-N`` by position);
+    ``field`` None: the items are a stored dataset's."""
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        key = item_id(item, index)
+        if key in seen:
+            where = f"{field}[{index}].id" if field else "dataset_id"
+            detail = f"two items have the id {key!r} (item {index + 1}): every item needs its own"
+            raise ProblemError(400, "Invalid request", detail, field=where)
+        seen.add(key)
 
 
 def instruction_role_of(settings: AnswerLayout) -> InstructionRole:

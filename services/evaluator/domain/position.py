@@ -29,6 +29,8 @@ from services.evaluator.domain.pipeline import (
     instruction_role_of,
     item_id,
     models_of,
+    require_distinct_ids,
+    require_models,
     with_retries,
 )
 from services.evaluator.domain.prompts import answer_messages
@@ -127,17 +129,10 @@ def items_of(request: PositionBiasEvaluate) -> list[PositionItem]:
 
 def validate(request: PositionBiasEvaluate) -> list[str]:
     """The models; raises a 400 naming the field when the request cannot be run."""
-    models = models_of(request)
-    if not models:
-        raise ProblemError(400, "Invalid request", "give `model` or `models`", field="model")
-    seen: set[str] = set()
+    models = require_models(request)
+    require_distinct_ids(items_of(request))
     for index, item in enumerate(items_of(request)):
         where = f"items[{index}]"
-        key = item_id(item, index)
-        if key in seen:
-            detail = f"two items have the id {key!r}: every item needs its own"
-            raise ProblemError(400, "Invalid request", detail, field=f"{where}.id")
-        seen.add(key)
         if item.options is not None:
             if item.correct_option is None:
                 detail = "an item with `options` needs its `correct_option`"

@@ -104,7 +104,8 @@ class PositionJobRunner:
             result, error = None, failure.reason
         except Exception as failure:  # recorded, not lost: the caller sees the reason
             logger.exception("position-bias job %s failed", job.id)
-            result, error = None, f"internal error: {type(failure).__name__}: {failure}"
+            # the type only: the message may hold a SQL statement and its values (it is logged)
+            result, error = None, f"internal error: {type(failure).__name__} (see the log)"
         finally:
             keeping.cancel()
         await self._finish(job.id, result, error)

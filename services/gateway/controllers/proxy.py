@@ -40,7 +40,7 @@ from shared.contracts.proxy import (
     StrategyOptions,
     split_model,
 )
-from shared.problems import ProblemError, field_from_message, validation_errors
+from shared.problems import ProblemError, field_from_message, internal_error, validation_errors
 
 logger = logging.getLogger(__name__)
 
@@ -218,7 +218,7 @@ def _error_body(exc: Exception) -> OpenAIError:
         response = _error(exc.status, exc.detail or exc.title, exc.field)
     else:
         logger.exception("unhandled error in a streamed chat completion", exc_info=exc)
-        response = _error(500, f"internal error: {type(exc).__name__}: {exc}")
+        response = _error(500, internal_error(exc).detail or "internal error")
     body: OpenAIError = response.content
     return body
 
@@ -259,4 +259,4 @@ def _request_field(field: str) -> str:
 
 def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     logger.exception("unhandled error on %s %s", request.method, request.url.path)
-    return _error(500, f"internal error: {type(exc).__name__}: {exc}")
+    return _error(500, internal_error(exc).detail or "internal error")

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from services.evaluator.app import create_app
 from services.evaluator.db.models import evaluations
 from services.evaluator.domain.evaluations import legacy_request_hash
+from services.evaluator.domain.pipeline import UpstreamError
 from services.evaluator.settings import EvaluatorSettings
 from shared.contracts.evaluator import EvaluationCreate
 from shared.contracts.scoring import Report, ReportFormat
@@ -232,6 +233,38 @@ async def test_bad_submissions_name_the_field(
     assert response.json()["errors"][0]["field"] == field
 
 
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"models": ["m", "m"], "items": [{"question": "q"}]}, "models[1]"),
+        (
+            {"model": "m", "items": [{"id": "a", "question": "q"}, {"id": "a", "question": "r"}]},
+            "items[1].id",
+        ),
+        (  # the second item's id is item-2 by its position
+            {"model": "m", "items": [{"id": "item-2", "question": "q"}, {"question": "r"}]},
+            "items[1].id",
+        ),
+        ({"model": "m", "items": [{"question": "q"}], "seed": 2**31}, "seed"),
+    ],
+)
+async def test_items_and_models_are_distinct_and_seeds_fit(
+    client: AsyncTestClient[Any], body: dict[str, Any], field: str
+) -> None:
+    for path in ("/v1/evaluations", "/v1/evaluate"):
+        response = await client.post(path, json=body | {"k": 2})
+        assert response.status_code == 400, (path, response.text)
+        assert response.json()["errors"][0]["field"] == field
+
+
+async def test_an_offset_beyond_any_stored_row_is_a_400_naming_it(
+    client: AsyncTestClient[Any],
+) -> None:
+    response = await client.get("/v1/evaluations", params={"offset": 2**63})
+    assert response.status_code == 400, response.text
+    assert response.json()["errors"][0]["field"] == "offset"
+
+
 async def test_reused_paraphrase_sets_must_have_this_evaluations_k(
     client: AsyncTestClient[Any],
 ) -> None:
@@ -312,3 +345,23 @@ async def test_dataset_upload_and_samples(client: AsyncTestClient[Any]) -> None:
     status = await wait_finished(client, job.json()["id"])
     assert status["item_count"] == 2 and status["status"] == "succeeded"
     assert status["dataset_id"] == dataset["id"]
+
+
+async def test_evaluate_keeps_its_answers_when_the_metrics_cannot_be_computed(
+    database_url: str, tmp_path: Path
+) -> None:
+    class ScoringDown(StandInUpstream):
+        async def consistency(self, request: Any) -> dict[str, Any]:
+            raise UpstreamError("scoring: unavailable")
+
+    settings = EvaluatorSettings(
+        database_url=database_url, data_dir=str(tmp_path), retry_base_s=0.01, auth="open"
+    )
+    app = create_app(settings, ScoringDown(answer_right), render)
+    async with AsyncTestClient(app) as client:
+        body = {"model": "m1", "k": 1, "items": [{"question": "What is 7?", "answer": "7"}]}
+        response = await client.post("/v1/evaluate", json=body)
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert result["items"][0]["models"][0]["original_answer"] == "7"
+    assert result["notes"] and "scoring: unavailable" in result["notes"][0]

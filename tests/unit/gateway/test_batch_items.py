@@ -48,6 +48,7 @@ async def test_an_unexpected_error_fails_its_item_only_and_is_logged(
         "answered",
     ]
     buggy, unknown = items[1].error, items[2].error
-    assert buggy is not None and (buggy.status, buggy.detail) == (500, "KeyError: 'choices'")
+    assert buggy is not None and buggy.status == 500
+    assert buggy.detail is not None and buggy.detail.startswith("KeyError")
     assert unknown is not None and unknown.status == 404
     assert any("'buggy' failed unexpectedly" in record.message for record in caplog.records)
