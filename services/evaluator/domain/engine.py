@@ -346,8 +346,10 @@ class JobEngine:
         try:
             if await self.store.has_open_work(context.id):
                 return
-            results, message = await self._results(context)
-            status = "succeeded" if results is not None else "failed"
+            results, message, answered = await self._results(context)
+            # a job none of whose answers came back failed, though its results (every
+            # failure with its reason) are kept
+            status = "succeeded" if results is not None and answered else "failed"
             if await self.store.finish(context.id, self.owner, status, results, message):
                 EVALUATIONS_FINISHED.labels(status).inc()
         finally:
@@ -365,19 +367,24 @@ class JobEngine:
             EVALUATIONS_FINISHED.labels("failed").inc()
         return failed
 
-    async def _results(self, context: JobContext) -> tuple[Any, str | None]:
+    async def _results(self, context: JobContext) -> tuple[Any, str | None, bool]:
+        """The results, the job's message, and whether any answer came back."""
         items = await self.store.items(context.id)
         answers = await self.store.answers_of(context.id)
+        answered = any(answer.text is not None for answer in answers)
         sets = await self.store.paraphrase_sets(
             r.paraphrase_set_id for r in items if r.paraphrase_set_id
         )
         metrics, metrics_error = await self._metrics(context, items, answers, sets)
         if metrics_error:
-            return None, f"metrics could not be computed: {metrics_error}"
+            return None, f"metrics could not be computed: {metrics_error}", answered
         results = build_results(context.settings, context.models, items, sets, answers, metrics)
-        _, error_count = await self.store.errors(context.id, 0)
+        errors, error_count = await self.store.errors(context.id, 1)
         message = f"finished with {error_count} recorded failures" if error_count else None
-        return results, message
+        if not answered:
+            first = f"; the first: {errors[0].reason}" if errors else ""
+            message = f"no answer came back ({error_count} recorded failures{first})"
+        return results, message, answered
 
     async def _metrics(
         self,

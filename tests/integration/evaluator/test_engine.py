@@ -125,6 +125,20 @@ async def test_failing_model_is_recorded_per_item_and_job_still_finishes(
     assert total == 6 and first_two == errors[:2]
 
 
+async def test_a_job_none_of_whose_answers_came_back_fails_with_its_results_kept(
+    store: EvaluationStore,
+) -> None:
+    upstream = StandInUpstream(lambda m, q: None)  # e.g. a misspelt route: every call fails
+    job_id = await create(store, n=2, k=1)
+    await JobEngine(store, upstream, FAST).run(job_id)
+
+    job = await store.get(job_id, results=True)
+    assert job is not None and job.status == "failed"
+    assert job.message is not None and job.message.startswith("no answer came back (8 recorded")
+    assert "stand-in 500" in job.message
+    assert job.results is not None  # every failure stays readable, with its reason
+
+
 async def test_killed_worker_resumes_without_asking_again(store: EvaluationStore) -> None:
     upstream = StandInUpstream(answer_right, latency_s=0.02, hang_after=10)
     job_id = await create(store, n=6, k=3)
