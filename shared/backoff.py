@@ -27,6 +27,15 @@ class Backoff:
         jittered = self.delay(attempt) * (0.5 + 0.5 * rng.random())
         return max(jittered, retry_after_s or 0.0)
 
+    @classmethod
+    def lasting(cls, total_s: float, base_delay_s: float, max_delay_s: float = 30.0) -> Backoff:
+        """As many attempts as fit waits adding up to at least ``total_s``."""
+        policy, waited = cls(1, base_delay_s, max_delay_s), 0.0
+        while waited < total_s:
+            waited += policy.delay(policy.attempts)
+            policy = cls(policy.attempts + 1, base_delay_s, max_delay_s)
+        return policy
+
     def gives_up(self, attempts: int, *, retryable: bool) -> bool:
         """Whether to stop after ``attempts`` failed tries, the last one ``retryable`` or not."""
         return not retryable or attempts >= self.attempts

@@ -35,6 +35,7 @@ def engine_settings(settings: EvaluatorSettings) -> EngineSettings:
         poll_s=settings.poll_s,
         max_jobs=settings.max_jobs,
         retry=retry_policy(settings),
+        unreachable_retry=Backoff.lasting(settings.unreachable_wait_s, settings.retry_base_s),
     )
 
 

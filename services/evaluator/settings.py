@@ -27,6 +27,9 @@ class EvaluatorSettings(ServiceSettings, kw_only=True):
     #: attempts per model call / paraphrase set / grading before it is recorded as failed
     max_attempts: int = 3
     retry_base_s: float = 1.0
+    #: how long a job keeps asking a service it cannot reach (a restart, an overload) before
+    #: the answers it waits for are recorded as failed
+    unreachable_wait_s: float = 300.0
     #: ``POST /v1/evaluate`` answers at most this many variants (items × (1 + k) × models)
     max_sync_variants: int = 240
     #: a position-bias job asks for at most this many answers (413 beyond)

@@ -35,3 +35,10 @@ def test_jitter_never_undercuts_the_servers_retry_after() -> None:
     backoff = Backoff(base_delay_s=0.1, max_delay_s=1.0)
     assert backoff.jittered_delay(1, rng, retry_after_s=7.5) == 7.5
     assert backoff.jittered_delay(1, rng, retry_after_s=0.0) <= 0.1
+
+
+def test_a_backoff_lasting_a_while_has_the_attempts_whose_waits_cover_it() -> None:
+    policy = Backoff.lasting(300.0, base_delay_s=1.0, max_delay_s=30.0)
+    waits = [policy.delay(attempt) for attempt in range(1, policy.attempts)]
+    assert sum(waits) >= 300.0 and sum(waits[:-1]) < 300.0
+    assert Backoff.lasting(0.0, base_delay_s=1.0).attempts == 1

@@ -53,7 +53,9 @@ def _retryable(status: int | None, problem: Problem) -> bool:
 
 def upstream_error(error: ServiceCallError) -> UpstreamError:
     reason = f"{error.service}: {describe(error.problem)}"
-    return UpstreamError(reason, retryable=_retryable(error.status, error.problem))
+    unreachable = error.unreachable or (error.status == 503 and error.problem.outcome is None)
+    retryable = _retryable(error.status, error.problem)
+    return UpstreamError(reason, retryable=retryable, unreachable=unreachable)
 
 
 class HttpUpstream:

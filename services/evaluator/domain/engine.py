@@ -68,6 +68,9 @@ class EngineSettings:
     poll_s: float = 0.5
     max_jobs: int = 2
     retry: Backoff = field(default_factory=Backoff)
+    #: for a service that cannot be reached: a restart of the gateway must not fail every
+    #: answer in flight
+    unreachable_retry: Backoff = field(default_factory=lambda: Backoff.lasting(300.0, 1.0))
 
 
 class WorkSignal:
@@ -309,9 +312,10 @@ class JobEngine:
         self, row_id: int, attempts: int, error: UpstreamError | None, stage: str
     ) -> Failure:
         error = error or UpstreamError("no result", retryable=True)
+        policy = self.settings.unreachable_retry if error.unreachable else self.settings.retry
         made = attempts + 1
-        give_up = self.settings.retry.gives_up(made, retryable=error.retryable)
-        retry_at = None if give_up else time.time() + self.settings.retry.delay(made)
+        give_up = policy.gives_up(made, retryable=error.retryable)
+        retry_at = None if give_up else time.time() + policy.delay(made)
         reason = error.reason if not give_up else f"{error.reason} (after {made} attempts)"
         return Failure(row_id=row_id, reason=reason, stage=stage, retry_at=retry_at)
 

@@ -43,10 +43,13 @@ DEFAULT_MAX_TOKENS: dict[str, int] = {"factual": 128, "math": 512, "choice": 8}
 class UpstreamError(Exception):
     """A call to another service failed; ``retryable`` says whether trying again may help."""
 
-    def __init__(self, reason: str, *, retryable: bool = True) -> None:
+    def __init__(self, reason: str, *, retryable: bool = True, unreachable: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retryable = retryable
+        #: the service itself could not be reached (restarting, overloaded): worth waiting for
+        #: longer than a failing model call
+        self.unreachable = unreachable
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from services.evaluator.domain.engine import (
     JobEngine,
     JobRunner,
 )
+from services.evaluator.domain.pipeline import UpstreamError
 from services.evaluator.domain.report import StoredResults
 from shared.backoff import Backoff
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
@@ -137,6 +138,32 @@ async def test_a_job_none_of_whose_answers_came_back_fails_with_its_results_kept
     assert job.message is not None and job.message.startswith("no answer came back (8 recorded")
     assert "stand-in 500" in job.message
     assert job.results is not None  # every failure stays readable, with its reason
+
+
+async def test_a_gateway_out_of_reach_for_a_while_fails_no_answer(
+    store: EvaluationStore,
+) -> None:
+    class Restarting(StandInUpstream):
+        """The gateway cannot be reached for its first half second (a restart)."""
+
+        started = time.monotonic()
+
+        async def generate_batch(self, requests: list[Any]) -> list[Any]:
+            if time.monotonic() - self.started < 0.5:
+                raise UpstreamError("gateway unreachable: connection refused", unreachable=True)
+            return await super().generate_batch(requests)
+
+    patient = EngineSettings(
+        paraphrase_lanes=2,
+        answer_lanes=2,
+        poll_s=0.05,
+        retry=Backoff(attempts=2, base_delay_s=0.01),  # would give up within the restart
+        unreachable_retry=Backoff(attempts=30, base_delay_s=0.02, max_delay_s=0.1),
+    )
+    job_id = await create(store, n=2, k=1)
+    await JobEngine(store, Restarting(answer_right), patient).run(job_id)
+    job = await store.get(job_id)
+    assert job is not None and (job.status, job.message) == ("succeeded", None)
 
 
 async def test_killed_worker_resumes_without_asking_again(store: EvaluationStore) -> None:
