@@ -25,13 +25,21 @@ class ProblemError(Exception):
     """Raised by domain code or controllers for an error the caller should see."""
 
     def __init__(
-        self, status: int, title: str, detail: str | None = None, *, field: str | None = None
+        self,
+        status: int,
+        title: str,
+        detail: str | None = None,
+        *,
+        field: str | None = None,
+        source: str = "body",
     ) -> None:
         super().__init__(detail or title)
         self.status = status
         self.title = title
         self.detail = detail
         self.field = field
+        #: where ``field`` is: ``body``, ``path``, ``query`` or ``header``
+        self.source = source
 
 
 def field_from_message(message: str) -> str | None:
@@ -70,9 +78,7 @@ def validation_errors(extra: Any) -> list[FieldError]:
         elif key and _NAMED_FIELD.search(message) and not field.startswith(f"{key}."):
             # litestar keeps the path of a missing/unknown field in the key, not the message
             field = f"{key}.{field}"
-        errors.append(
-            FieldError(field=str(field), message=message, source=str(entry.get("source", "body")))
-        )
+        errors.append(FieldError(field=str(field), message=message, source=_source_of(entry)))
     return errors
 
 
@@ -108,8 +114,17 @@ def handle_http(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     return problem_response(problem, headers=exc.headers)
 
 
+def _source_of(entry: dict[str, Any]) -> str:
+    """``body``, ``query``, ``path``... (litestar gives a parameter's as an enum)."""
+    source = entry.get("source", "body")
+    return str(getattr(source, "value", source))
+
+
 def handle_problem(_: Request[Any, Any, Any], exc: ProblemError) -> Response[Any]:
-    errors = [FieldError(field=exc.field, message=exc.detail or exc.title)] if exc.field else None
+    message = exc.detail or exc.title
+    errors = (
+        [FieldError(field=exc.field, message=message, source=exc.source)] if exc.field else None
+    )
     return problem_response(
         Problem(title=exc.title, status=exc.status, detail=exc.detail, errors=errors)
     )

@@ -80,7 +80,8 @@ class PositionBiasController(Controller):
         store: PositionJobStore = state.position_jobs
         job = await store.get(job_id)
         if job is None:
-            raise ProblemError(404, "Not found", f"no position-bias job {job_id!r}", field="id")
+            detail = f"no position-bias job {job_id!r}"
+            raise ProblemError(404, "Not found", detail, field="job_id", source="path")
         return job_view(job)
 
 

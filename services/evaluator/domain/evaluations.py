@@ -170,7 +170,8 @@ class Evaluations:
         """The job or a 404; ``results`` for the item pages and reports, which show them."""
         evaluation = await self.store.get(evaluation_id, results=results)
         if evaluation is None:
-            raise ProblemError(404, "Not found", f"no evaluation {evaluation_id!r}", field="id")
+            detail = f"no evaluation {evaluation_id!r}"
+            raise ProblemError(404, "Not found", detail, field="evaluation_id", source="path")
         return evaluation
 
     async def status(
@@ -235,7 +236,8 @@ class Evaluations:
                 409,
                 "Conflict",
                 f"evaluation {evaluation_id} already {evaluation.status}",
-                field="id",
+                field="evaluation_id",
+                source="path",
             )
         return await self.status(await self.require(evaluation_id))
 

@@ -263,6 +263,19 @@ async def test_an_offset_beyond_any_stored_row_is_a_400_naming_it(
     response = await client.get("/v1/evaluations", params={"offset": 2**63})
     assert response.status_code == 400, response.text
     assert response.json()["errors"][0]["field"] == "offset"
+    assert response.json()["errors"][0]["source"] == "query"
+
+
+async def test_an_unknown_evaluation_is_a_404_naming_the_path_parameter(
+    client: AsyncTestClient[Any],
+) -> None:
+    for response in (
+        await client.get("/v1/evaluations/nothing"),
+        await client.delete("/v1/evaluations/nothing"),
+    ):
+        assert response.status_code == 404
+        error = response.json()["errors"][0]
+        assert (error["field"], error["source"]) == ("evaluation_id", "path")
 
 
 async def test_reused_paraphrase_sets_must_have_this_evaluations_k(
