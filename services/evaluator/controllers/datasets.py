@@ -12,6 +12,7 @@ from litestar.status_codes import HTTP_201_CREATED
 
 from services.evaluator.adapters.datasets import DatasetStore
 from services.evaluator.domain.datasets import (
+    UPLOAD_CEILING,
     DatasetFormat,
     DatasetInvalid,
     FieldMapping,
@@ -23,9 +24,6 @@ from shared.contracts.base import FieldError, Problem
 from shared.contracts.evaluator import DatasetInfo, DatasetItemPage, DatasetList
 from shared.contracts.verify import Task
 from shared.problems import ProblemError, problem_response
-
-#: the route admits large bodies; the configured limit is enforced while streaming
-UPLOAD_CEILING = 1024 * 1024 * 1024
 
 
 async def limited(chunks: AsyncIterator[bytes], limit: int) -> AsyncIterator[bytes]:

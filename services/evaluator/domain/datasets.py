@@ -3,12 +3,13 @@ benchmarks (GSM8K, SimpleQA, TruthfulQA, MATH-500, MMLU, SQuAD), and the built-i
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
 import re
 import string
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Literal
@@ -20,6 +21,9 @@ from shared.contracts.verify import Task
 
 DatasetFormat = Literal["jsonl", "csv", "mmlu", "squad"]
 MAX_ERRORS = 20
+#: the largest body the upload route admits; the configured limit (smaller) is enforced while
+#: streaming
+UPLOAD_CEILING = 1024 * 1024 * 1024
 
 QUESTION_FIELDS = ("question", "problem", "Question", "input", "prompt", "query")
 ANSWER_LIST_FIELDS = ("answers", "Correct Answers", "correct_answers", "aliases")
@@ -30,6 +34,10 @@ OPTION_FIELDS = ("choices", "options")
 CORRECT_OPTION_FIELDS = ("correct_option", "answer_index", "label")
 CONTEXT_FIELDS = ("context", "passage")
 _GSM8K_FINAL = re.compile(r"####\s*(.+?)\s*$")
+
+# A CSV field is bounded by the upload limit, not by the csv module's 128 KiB default (a long
+# passage is a valid context); items then check their own field lengths.
+csv.field_size_limit(UPLOAD_CEILING)
 
 
 @dataclass
@@ -58,6 +66,10 @@ class DatasetInvalid(Exception):
         self.errors = errors
         self.total = total if total is not None else len(errors)
         super().__init__("; ".join(f"line {e.line}: {e.field}: {e.message}" for e in errors))
+
+
+def _invalid(line: int, field: str, message: str) -> DatasetInvalid:
+    return DatasetInvalid([LineError(line, field, message)])
 
 
 @dataclass
@@ -159,17 +171,32 @@ def _field_of(exc: msgspec.ValidationError) -> str:
 
 
 async def lines_of(chunks: AsyncIterator[bytes]) -> AsyncIterator[tuple[int, str]]:
-    """Numbered text lines of a streamed body, as the chunks arrive."""
-    pending = b""
+    """Numbered text lines of a streamed body, as the chunks arrive; raises
+    :class:`DatasetInvalid` at the first line that is not UTF-8."""
+    pending = bytearray()
     number = 0
     async for chunk in chunks:
+        searched = len(pending)  # the pending bytes hold no newline: look in the new ones only
         pending += chunk
-        *complete, pending = pending.split(b"\n")
-        for raw in complete:
+        end = pending.find(b"\n", searched)
+        while end != -1:
             number += 1
-            yield number, raw.decode("utf-8-sig" if number == 1 else "utf-8", "replace")
+            yield number, _decoded(pending[:end], number)
+            del pending[: end + 1]
+            end = pending.find(b"\n")
     if pending:
-        yield number + 1, pending.decode("utf-8", "replace")
+        yield number + 1, _decoded(pending, number + 1)
+
+
+def _decoded(raw: bytes | bytearray, number: int) -> str:
+    if number == 1:  # not the utf-8-sig codec: its error positions skip the BOM
+        raw = raw.removeprefix(codecs.BOM_UTF8)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        byte = raw[exc.start]
+        message = f"not UTF-8 (byte 0x{byte:02X} at position {exc.start}): save the file as UTF-8"
+        raise _invalid(number, "line", message) from None
 
 
 async def parse_jsonl(
@@ -205,32 +232,58 @@ async def _collect(lines: AsyncIterator[tuple[int, str]]) -> list[str]:
     return [line async for _, line in lines]
 
 
+async def _csv_rows(
+    lines: AsyncIterator[tuple[int, str]], parsed: ParsedDataset
+) -> Iterator[tuple[int, list[str]]]:
+    """The non-blank rows with the line each ends on; a CSV syntax error ends them, reported."""
+    reader = csv.reader(io.StringIO("\n".join(await _collect(lines))), strict=True)
+    return _rows_until_broken(reader, parsed)
+
+
+def _rows_until_broken(reader: Any, parsed: ParsedDataset) -> Iterator[tuple[int, list[str]]]:
+    while True:
+        opened = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            parsed.add_error(_csv_error(exc, opened, reader.line_num))
+            return
+        if row:
+            yield reader.line_num, row
+
+
+def _csv_error(exc: csv.Error, opened: int, reached: int) -> LineError:
+    if str(exc) == "unexpected end of data":  # the strict reader's word for an unclosed quote
+        return LineError(opened, "row", "a quoted field opens here and is never closed")
+    return LineError(reached, "row", f"not valid CSV: {exc}")
+
+
 async def parse_csv(
     lines: AsyncIterator[tuple[int, str]], task: Task, mapping: FieldMapping
 ) -> list[EvaluationItem]:
     parsed = ParsedDataset()
-    reader = csv.DictReader(io.StringIO("\n".join(await _collect(lines))))
-    if not reader.fieldnames:
-        raise DatasetInvalid([LineError(1, "header", "the CSV has no header row")])
-    for record in reader:
-        _add(parsed, dict(record), task, mapping, reader.line_num)
+    rows = await _csv_rows(lines, parsed)
+    _, header = next(rows, (0, []))
+    if not header:
+        if parsed.errors:
+            return parsed.result()
+        raise _invalid(1, "header", "the CSV has no header row")
+    for number, row in rows:
+        _add(parsed, dict(zip(header, row, strict=False)), task, mapping, number)
     return parsed.result()
 
 
 async def parse_mmlu(lines: AsyncIterator[tuple[int, str]]) -> list[EvaluationItem]:
     """MMLU's headerless CSV: question, A, B, C, D, answer letter."""
     parsed = ParsedDataset()
-    reader = csv.reader(io.StringIO("\n".join(await _collect(lines))))
-    for row in reader:
-        if not row:
-            continue
+    for number, row in await _csv_rows(lines, parsed):
         if len(row) < 4:
-            parsed.add_error(
-                LineError(reader.line_num, "row", "expected question, options, answer")
-            )
+            parsed.add_error(LineError(number, "row", "expected question, options, answer"))
             continue
         record = {"question": row[0], "choices": row[1:-1], "correct_option": row[-1]}
-        _add(parsed, record, "choice", FieldMapping(), reader.line_num)
+        _add(parsed, record, "choice", FieldMapping(), number)
     return parsed.result()
 
 

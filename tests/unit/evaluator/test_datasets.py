@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import codecs
 import json
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -27,7 +29,29 @@ async def chunked(data: bytes, size: int = 7) -> AsyncIterator[bytes]:
 
 
 async def parse(data: str, fmt: str = "jsonl", task: str = "factual", **mapping: str) -> list:
-    return await parse_dataset(chunked(data.encode()), fmt, task, FieldMapping(**mapping))  # type: ignore[arg-type]
+    return await parse_bytes(data.encode(), fmt, task, **mapping)
+
+
+async def parse_bytes(
+    data: bytes, fmt: str = "jsonl", task: str = "factual", **mapping: str
+) -> list:
+    return await parse_dataset(chunked(data), fmt, task, FieldMapping(**mapping))  # type: ignore[arg-type]
+
+
+async def errors_of(data: str | bytes, fmt: str = "jsonl", **mapping: str) -> list[tuple]:
+    """(line, field, message) of each error the upload is rejected with."""
+    raw = data.encode() if isinstance(data, str) else data
+    with pytest.raises(DatasetInvalid) as caught:
+        await parse_bytes(raw, fmt, **mapping)
+    return [(e.line, e.field, e.message) for e in caught.value.errors]
+
+
+def jsonl(*records: dict) -> str:
+    return "\n".join(json.dumps(record) for record in records) + "\n"
+
+
+def squad(*qas: dict, context: object = "The passage.") -> str:
+    return json.dumps({"data": [{"paragraphs": [{"context": context, "qas": list(qas)}]}]})
 
 
 async def test_lines_survive_any_chunking() -> None:
@@ -137,3 +161,59 @@ def test_format_guess() -> None:
     assert guess_format("x.json", None) == "squad"
     assert guess_format("x.jsonl", None) == "jsonl"
     assert guess_format(None, "text/csv") == "csv"
+
+
+async def test_lines_are_read_in_linear_time_when_no_newline_comes() -> None:
+    # re-splitting all pending bytes on each chunk took about 2.5 s here (quadratic); a linear
+    # reading takes milliseconds, so the bound holds on a busy machine and still tells them apart
+    async def one_long_line() -> AsyncIterator[bytes]:
+        for _ in range(1024):
+            yield b"a" * 4096
+
+    started = time.perf_counter()
+    lines = [line async for line in lines_of(one_long_line())]
+    assert time.perf_counter() - started < 0.5
+    assert [(number, len(text)) for number, text in lines] == [(1, 4 * 1024 * 1024)]
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("question,answer\nWhat is 1?,1\ncaf\u00e9?,2\n", 3),
+        ("\ufeffcaf\u00e9,answer\nWhat is 1?,1\n", 1),  # after a UTF-8 byte order mark
+    ],
+)
+async def test_an_upload_that_is_not_utf8_is_rejected_naming_the_line_and_byte(
+    text: str, line: int
+) -> None:
+    latin1 = text.replace("\ufeff", "").encode("latin-1")
+    raw = codecs.BOM_UTF8 + latin1 if text.startswith("\ufeff") else latin1
+    [(where, field, message)] = await errors_of(raw, "csv")
+    assert (where, field) == (line, "line")
+    assert message.startswith("not UTF-8 (byte 0xE9 at position 3)")
+
+
+async def test_a_bom_crlf_and_characters_split_across_chunks_still_read() -> None:
+    text = "\ufeffquestion,answer\r\nCaf\u00e9 or th\u00e9?,th\u00e9\r\n"
+    one_byte_chunks = chunked(text.encode(), 1)  # each accent split across two chunks
+    items = await parse_dataset(one_byte_chunks, "csv", "factual", FieldMapping())
+    assert [(i.question, i.answer) for i in items] == [("Caf\u00e9 or th\u00e9?", "th\u00e9")]
+
+
+async def test_a_csv_field_longer_than_128_kib_is_read() -> None:
+    long_answer = "x" * 200_000
+    [item] = await parse(f"question,answer\nWhat?,{long_answer}\n", "csv")
+    assert item.answer == long_answer
+    too_long = await errors_of(f"question,answer\n{'q' * 200_000}?,1\n", "csv")
+    assert [(line, field) for line, field, _ in too_long] == [(2, "question")]
+
+
+async def test_an_unclosed_csv_quote_is_rejected_at_the_line_it_opens() -> None:
+    text = 'question,answer\nWhat is 1?,1\n"What is 2?,2\nWhat is 3?,3\n'
+    [(line, field, message)] = await errors_of(text, "csv")
+    assert (line, field) == (3, "row") and "never closed" in message
+
+
+async def test_a_csv_syntax_error_names_its_line() -> None:
+    [(line, field, message)] = await errors_of('question,answer\n"What"?,1\n', "csv")
+    assert (line, field) == (2, "row") and message.startswith("not valid CSV")
