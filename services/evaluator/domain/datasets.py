@@ -24,6 +24,7 @@ MAX_ERRORS = 20
 #: the largest body the upload route admits; the configured limit (smaller) is enforced while
 #: streaming
 UPLOAD_CEILING = 1024 * 1024 * 1024
+LETTERS = string.ascii_uppercase
 
 QUESTION_FIELDS = ("question", "problem", "Question", "input", "prompt", "query")
 ANSWER_LIST_FIELDS = ("answers", "Correct Answers", "correct_answers", "aliases")
@@ -127,42 +128,63 @@ def _final_answer(task: Task, answer: Any) -> str | None:
     return text
 
 
-def _correct_option(value: Any) -> str | None:
-    if value in (None, ""):
+def _option_index(value: Any) -> int | None:
+    """The 0-based option an index (2, "2") or a letter ("C", "c") names; None for others."""
+    if isinstance(value, bool):
         return None
-    if isinstance(value, int) or (isinstance(value, str) and value.isdigit()):
-        return string.ascii_uppercase[int(value)]
-    letter = str(value).strip().upper()
-    return letter if len(letter) == 1 and letter.isalpha() else None
+    if isinstance(value, int):
+        return value
+    text = str(value).strip()
+    if text.isascii() and text.isdecimal():
+        return int(text)
+    if len(text) == 1 and text.isascii() and text.isalpha():
+        return LETTERS.index(text.upper())
+    return None
+
+
+def _correct_option(record: dict[str, Any], options: list[str] | None, line: int) -> str | None:
+    name = next((n for n in CORRECT_OPTION_FIELDS if record.get(n) not in (None, "")), None)
+    if name is None:
+        return None
+    count = len(options) if options else len(LETTERS)
+    index = _option_index(record[name])
+    if index is None or not 0 <= index < count:
+        expected = f"an option letter A-{LETTERS[count - 1]} or index 0-{count - 1}"
+        raise _invalid(line, name, f"expected {expected}, got {record[name]!r}")
+    return LETTERS[index]
+
+
+def _question(record: dict[str, Any], mapping: FieldMapping, line: int) -> str:
+    question = _pick(record, mapping.question, QUESTION_FIELDS)
+    if not isinstance(question, str) or not question.strip():
+        raise _invalid(line, mapping.question or "question", "missing or empty question")
+    return question.strip()
 
 
 def record_to_item(
     record: dict[str, Any], task: Task, mapping: FieldMapping, line: int
 ) -> EvaluationItem:
     """One source record as an item; raises :class:`DatasetInvalid` naming the line."""
-    question = _pick(record, mapping.question, QUESTION_FIELDS)
-    if not isinstance(question, str) or not question.strip():
-        name = mapping.question or "question"
-        raise DatasetInvalid([LineError(line, name, "missing or empty question")])
     answers = _text_list(_pick(record, mapping.answers, ANSWER_LIST_FIELDS), mapping.list_separator)
-    answer = _final_answer(task, _pick(record, mapping.answer, ANSWER_FIELDS))
     options = _pick(record, None, OPTION_FIELDS)
     identifier = _pick(record, mapping.id, ID_FIELDS)
     raw = {
         "id": str(identifier) if identifier not in (None, "") else None,
-        "question": question.strip(),
+        "question": _question(record, mapping, line),
         "answers": answers,
-        "answer": answer,
+        "answer": _final_answer(task, _pick(record, mapping.answer, ANSWER_FIELDS)),
         "incorrect_answers": _text_list(_pick(record, None, INCORRECT_FIELDS), ";"),
         "options": [str(o) for o in options] if isinstance(options, list) else None,
-        "correct_option": _correct_option(_pick(record, None, CORRECT_OPTION_FIELDS)),
         "context": _pick(record, None, CONTEXT_FIELDS),
         "task": record.get("task") or None,
     }
     try:
-        return msgspec.convert(raw, EvaluationItem)
+        item = msgspec.convert(raw, EvaluationItem)
     except msgspec.ValidationError as exc:
-        raise DatasetInvalid([LineError(line, _field_of(exc), str(exc))]) from exc
+        raise _invalid(line, _field_of(exc), str(exc)) from exc
+    # checked once the options are, so that its range is theirs; always a letter A-Z
+    item.correct_option = _correct_option(record, item.options, line)
+    return item
 
 
 def _field_of(exc: msgspec.ValidationError) -> str:

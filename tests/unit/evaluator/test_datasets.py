@@ -217,3 +217,37 @@ async def test_an_unclosed_csv_quote_is_rejected_at_the_line_it_opens() -> None:
 async def test_a_csv_syntax_error_names_its_line() -> None:
     [(line, field, message)] = await errors_of('question,answer\n"What"?,1\n', "csv")
     assert (line, field) == (2, "row") and message.startswith("not valid CSV")
+
+
+@pytest.mark.parametrize("answer", ["30", "\u00b2", "E", "-1", "AB"])
+async def test_an_mmlu_answer_that_names_no_option_is_rejected(answer: str) -> None:
+    [(line, field, message)] = await errors_of(f"What?,a,b,c,d,{answer}\n", "mmlu")
+    assert (line, field) == (1, "correct_option") and "A-D" in message
+
+
+@pytest.mark.parametrize(("answer", "letter"), [("b", "B"), ("2", "C"), ("D", "D")])
+async def test_an_mmlu_answer_is_a_letter_or_an_index(answer: str, letter: str) -> None:
+    [item] = await parse(f"What?,a,b,c,d,{answer}\n", "mmlu")
+    assert item.correct_option == letter
+
+
+@pytest.mark.parametrize(
+    ("record", "field"),
+    [
+        ({"answer_index": 40}, "answer_index"),
+        ({"answer_index": -1}, "answer_index"),
+        ({"answer_index": True}, "answer_index"),
+        ({"label": "Z"}, "label"),
+    ],
+)
+async def test_a_correct_option_out_of_the_options_range_is_rejected(
+    record: dict, field: str
+) -> None:
+    text = jsonl({"question": "Q", "choices": ["a", "b"], **record})
+    [(line, named, message)] = await errors_of(text)
+    assert (line, named) == (1, field) and "A-B" in message
+
+
+async def test_a_correct_option_index_gives_its_letter() -> None:
+    [item] = await parse(jsonl({"question": "Q", "choices": ["a", "b"], "answer_index": 1}))
+    assert item.correct_option == "B"
