@@ -38,9 +38,7 @@ async def limited(chunks: AsyncIterator[bytes], limit: int) -> AsyncIterator[byt
 
 
 def invalid_dataset(invalid: DatasetInvalid) -> Response[Any]:
-    errors = [
-        FieldError(field=f"line {e.line}: {e.field}", message=e.message) for e in invalid.errors
-    ]
+    errors = [FieldError(field=e.where, message=e.message) for e in invalid.errors]
     more = f" (first {len(errors)} of {invalid.total} shown)" if invalid.total > len(errors) else ""
     return problem_response(
         Problem(

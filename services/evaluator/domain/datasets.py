@@ -25,6 +25,7 @@ MAX_ERRORS = 20
 #: streaming
 UPLOAD_CEILING = 1024 * 1024 * 1024
 LETTERS = string.ascii_uppercase
+NO_SQUAD_QUESTIONS = "no questions found (expected SQuAD JSON)"
 
 QUESTION_FIELDS = ("question", "problem", "Question", "input", "prompt", "query")
 ANSWER_LIST_FIELDS = ("answers", "Correct Answers", "correct_answers", "aliases")
@@ -55,9 +56,14 @@ class FieldMapping:
 
 @dataclass
 class LineError:
-    line: int
+    #: None in a JSON document, where ``field`` is the path to the value
+    line: int | None
     field: str
     message: str
+
+    @property
+    def where(self) -> str:
+        return self.field if self.line is None else f"line {self.line}: {self.field}"
 
 
 class DatasetInvalid(Exception):
@@ -66,10 +72,10 @@ class DatasetInvalid(Exception):
     def __init__(self, errors: list[LineError], total: int | None = None) -> None:
         self.errors = errors
         self.total = total if total is not None else len(errors)
-        super().__init__("; ".join(f"line {e.line}: {e.field}: {e.message}" for e in errors))
+        super().__init__("; ".join(f"{e.where}: {e.message}" for e in errors))
 
 
-def _invalid(line: int, field: str, message: str) -> DatasetInvalid:
+def _invalid(line: int | None, field: str, message: str) -> DatasetInvalid:
     return DatasetInvalid([LineError(line, field, message)])
 
 
@@ -142,7 +148,9 @@ def _option_index(value: Any) -> int | None:
     return None
 
 
-def _correct_option(record: dict[str, Any], options: list[str] | None, line: int) -> str | None:
+def _correct_option(
+    record: dict[str, Any], options: list[str] | None, line: int | None
+) -> str | None:
     name = next((n for n in CORRECT_OPTION_FIELDS if record.get(n) not in (None, "")), None)
     if name is None:
         return None
@@ -154,7 +162,7 @@ def _correct_option(record: dict[str, Any], options: list[str] | None, line: int
     return LETTERS[index]
 
 
-def _question(record: dict[str, Any], mapping: FieldMapping, line: int) -> str:
+def _question(record: dict[str, Any], mapping: FieldMapping, line: int | None) -> str:
     question = _pick(record, mapping.question, QUESTION_FIELDS)
     if not isinstance(question, str) or not question.strip():
         raise _invalid(line, mapping.question or "question", "missing or empty question")
@@ -162,7 +170,7 @@ def _question(record: dict[str, Any], mapping: FieldMapping, line: int) -> str:
 
 
 def record_to_item(
-    record: dict[str, Any], task: Task, mapping: FieldMapping, line: int
+    record: dict[str, Any], task: Task, mapping: FieldMapping, line: int | None
 ) -> EvaluationItem:
     """One source record as an item; raises :class:`DatasetInvalid` naming the line."""
     answers = _text_list(_pick(record, mapping.answers, ANSWER_LIST_FIELDS), mapping.list_separator)
@@ -310,27 +318,85 @@ async def parse_mmlu(lines: AsyncIterator[tuple[int, str]]) -> list[EvaluationIt
 
 
 async def parse_squad(lines: AsyncIterator[tuple[int, str]]) -> list[EvaluationItem]:
-    """SQuAD v1.1 JSON (SQuAD-it): each question with its paragraph as context."""
+    """SQuAD v1.1 JSON (SQuAD-it): each question with its paragraph as context. Errors name
+    the value's path (``data[0].paragraphs[2].qas[1].question``): JSON has no useful lines."""
     try:
         document = json.loads("\n".join(await _collect(lines)))
     except json.JSONDecodeError as exc:
-        raise DatasetInvalid([LineError(exc.lineno, "body", f"not valid JSON: {exc.msg}")]) from exc
-    items = []
-    for article in document.get("data", []) if isinstance(document, dict) else []:
-        for paragraph in article.get("paragraphs", []):
-            for qa in paragraph.get("qas", []):
-                answers = list(dict.fromkeys(a["text"] for a in qa.get("answers", [])))
-                items.append(
-                    EvaluationItem(
-                        id=qa.get("id"),
-                        question=qa["question"],
-                        answers=answers or None,
-                        context=paragraph.get("context"),
-                    )
-                )
-    if not items:
-        raise DatasetInvalid([LineError(1, "data", "no questions found (expected SQuAD JSON)")])
-    return items
+        raise _invalid(exc.lineno, "body", f"not valid JSON: {exc.msg}") from exc
+    if not isinstance(document, dict):
+        raise _invalid(1, "data", NO_SQUAD_QUESTIONS)
+    parsed = ParsedDataset()
+    for article_at, article in _objects(document, "data", "", parsed):
+        for paragraph_at, paragraph in _objects(article, "paragraphs", article_at, parsed):
+            for qa_at, qa in _objects(paragraph, "qas", paragraph_at, parsed):
+                _add_squad_question(parsed, qa, qa_at, paragraph, paragraph_at)
+    if not parsed.items and not parsed.errors:
+        raise _invalid(1, "data", NO_SQUAD_QUESTIONS)
+    return parsed.result()
+
+
+def _objects(
+    container: dict[str, Any], key: str, at: str, parsed: ParsedDataset
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The objects listed under ``key``, each with its path; reports the entries that are not."""
+    path = f"{at}.{key}" if at else key
+    entries = container.get(key, [])
+    if not isinstance(entries, list):
+        parsed.add_error(LineError(None, path, "expected a list"))
+        return
+    for index, entry in enumerate(entries):
+        if isinstance(entry, dict):
+            yield f"{path}[{index}]", entry
+        else:
+            parsed.add_error(LineError(None, f"{path}[{index}]", "expected an object"))
+
+
+def _add_squad_question(
+    parsed: ParsedDataset,
+    qa: dict[str, Any],
+    qa_at: str,
+    paragraph: dict[str, Any],
+    paragraph_at: str,
+) -> None:
+    try:
+        record = {
+            "id": qa.get("id"),
+            "question": qa.get("question"),
+            "answers": _squad_answers(qa, qa_at) or None,
+            "context": paragraph.get("context"),
+        }
+        item = _located_item(record, qa_at, paragraph_at)
+    except DatasetInvalid as invalid:
+        for error in invalid.errors:
+            parsed.add_error(error)
+        return
+    parsed.items.append(item)
+
+
+def _squad_answers(qa: dict[str, Any], qa_at: str) -> list[str]:
+    answers = qa.get("answers", [])
+    if not isinstance(answers, list):
+        raise _invalid(None, f"{qa_at}.answers", "expected a list")
+    texts = []
+    for index, answer in enumerate(answers):
+        text = answer.get("text") if isinstance(answer, dict) else None
+        if not isinstance(text, str):
+            message = "expected an object with the answer's `text`"
+            raise _invalid(None, f"{qa_at}.answers[{index}]", message)
+        texts.append(text)
+    return list(dict.fromkeys(texts))
+
+
+def _located_item(record: dict[str, Any], qa_at: str, paragraph_at: str) -> EvaluationItem:
+    """The record as an item; its errors name their path (the context is the paragraph's)."""
+    try:
+        return record_to_item(record, "factual", FieldMapping(), None)
+    except DatasetInvalid as invalid:
+        for error in invalid.errors:
+            at = paragraph_at if error.field == "context" else qa_at
+            error.field = f"{at}.{error.field}"
+        raise
 
 
 async def parse_dataset(

@@ -251,3 +251,39 @@ async def test_a_correct_option_out_of_the_options_range_is_rejected(
 async def test_a_correct_option_index_gives_its_letter() -> None:
     [item] = await parse(jsonl({"question": "Q", "choices": ["a", "b"], "answer_index": 1}))
     assert item.correct_option == "B"
+
+
+@pytest.mark.parametrize(
+    ("document", "field"),
+    [
+        (squad({"id": "1", "answers": [{"text": "a"}]}), "data[0].paragraphs[0].qas[0].question"),
+        (
+            squad({"id": "1", "question": " ", "answers": []}),
+            "data[0].paragraphs[0].qas[0].question",
+        ),
+        (
+            squad({"id": "1", "question": "Q", "answers": [{"answer_start": 3}]}),
+            "data[0].paragraphs[0].qas[0].answers[0]",
+        ),
+        (
+            squad({"id": "x" * 201, "question": "Q", "answers": []}),
+            "data[0].paragraphs[0].qas[0].id",
+        ),
+        (
+            squad({"id": "1", "question": "Q", "answers": []}, context=["c"]),
+            "data[0].paragraphs[0].context",
+        ),
+        (squad({"id": "1", "question": "Q"}, "not a question"), "data[0].paragraphs[0].qas[1]"),
+        (json.dumps({"data": ["not an article"]}), "data[0]"),
+        (json.dumps({"data": [{"paragraphs": {"qas": []}}]}), "data[0].paragraphs"),
+    ],
+)
+async def test_squad_errors_name_the_path_of_the_value(document: str, field: str) -> None:
+    assert [(line, named) for line, named, _ in await errors_of(document, "squad")] == [
+        (None, field)
+    ]
+
+
+async def test_squad_ids_are_text() -> None:
+    [item] = await parse(squad({"id": 7, "question": "Q", "answers": [{"text": "a"}]}), "squad")
+    assert item.id == "7" and item.answers == ["a"] and item.context == "The passage."
