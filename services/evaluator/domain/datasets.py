@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from services.evaluator.domain.pipeline import item_id
 from shared.contracts.evaluator import EvaluationItem
 from shared.contracts.verify import Task
 
@@ -84,11 +85,23 @@ class ParsedDataset:
     items: list[EvaluationItem] = field(default_factory=list)
     errors: list[LineError] = field(default_factory=list)
     error_total: int = 0
+    #: where the item with each id is, by the id the evaluation will know it by
+    places: dict[str, str] = field(default_factory=dict)
 
     def add_error(self, error: LineError) -> None:
         self.error_total += 1
         if len(self.errors) < MAX_ERRORS:
             self.errors.append(error)
+
+    def add_item(self, item: EvaluationItem, line: int | None, id_field: str) -> None:
+        """The item, or an error when its id (given, or ``item-N`` by position) is taken."""
+        key = item_id(item, len(self.items))
+        self.items.append(item)  # in its place even when rejected: later positions stay true
+        if key in self.places:
+            self.add_error(LineError(line, id_field, _id_clash(item, key, self.places[key])))
+            return
+        place = f"on line {line}" if line is not None else f"at {id_field.removesuffix('.id')}"
+        self.places[key] = place if item.id else f"{place} (numbered by its position)"
 
     def result(self) -> list[EvaluationItem]:
         if self.errors:
@@ -96,6 +109,14 @@ class ParsedDataset:
         if not self.items:
             raise DatasetInvalid([LineError(0, "body", "the dataset has no items")])
         return self.items
+
+
+def _id_clash(item: EvaluationItem, key: str, earlier: str) -> str:
+    if item.id is None:
+        return (
+            f"this item has no id and is numbered {key!r} by position: the id of the item {earlier}"
+        )
+    return f"duplicate id {key!r}: the item {earlier} has it too"
 
 
 def _pick(record: dict[str, Any], wanted: str | None, candidates: Iterable[str]) -> Any:
@@ -252,10 +273,12 @@ def _add(
     parsed: ParsedDataset, record: dict[str, Any], task: Task, mapping: FieldMapping, line: int
 ) -> None:
     try:
-        parsed.items.append(record_to_item(record, task, mapping, line))
+        item = record_to_item(record, task, mapping, line)
     except DatasetInvalid as invalid:
         for error in invalid.errors:
             parsed.add_error(error)
+        return
+    parsed.add_item(item, line, mapping.id or "id")
 
 
 async def _collect(lines: AsyncIterator[tuple[int, str]]) -> list[str]:
@@ -371,7 +394,7 @@ def _add_squad_question(
         for error in invalid.errors:
             parsed.add_error(error)
         return
-    parsed.items.append(item)
+    parsed.add_item(item, None, f"{qa_at}.id")
 
 
 def _squad_answers(qa: dict[str, Any], qa_at: str) -> list[str]:

@@ -200,6 +200,35 @@ async def test_a_bom_crlf_and_characters_split_across_chunks_still_read() -> Non
     assert [(i.question, i.answer) for i in items] == [("Caf\u00e9 or th\u00e9?", "th\u00e9")]
 
 
+async def test_duplicate_ids_are_rejected_naming_the_line_and_the_id() -> None:
+    text = jsonl(
+        {"id": "a", "question": "Q1"}, {"id": "b", "question": "Q2"}, {"id": "a", "question": "Q3"}
+    )
+    [(line, field, message)] = await errors_of(text)
+    assert (line, field) == (3, "id") and "'a'" in message and "line 1" in message
+
+
+@pytest.mark.parametrize(
+    "records",
+    [
+        [{"id": "item-2", "question": "Q1"}, {"question": "Q2"}],  # the second is item-2
+        [{"question": "Q1"}, {"id": "item-1", "question": "Q2"}],  # the first is item-1
+    ],
+)
+async def test_an_explicit_id_may_not_be_the_number_of_an_item_without_one(
+    records: list[dict],
+) -> None:
+    [(line, field, message)] = await errors_of(jsonl(*records))
+    assert (line, field) == (2, "id") and "item-" in message and "line 1" in message
+
+
+async def test_duplicate_ids_are_counted_beyond_the_errors_shown() -> None:
+    text = jsonl(*({"id": "same", "question": f"Q{n}"} for n in range(31)))
+    with pytest.raises(DatasetInvalid) as caught:
+        await parse(text)
+    assert len(caught.value.errors) == 20 and caught.value.total == 30
+
+
 async def test_a_csv_field_longer_than_128_kib_is_read() -> None:
     long_answer = "x" * 200_000
     [item] = await parse(f"question,answer\nWhat?,{long_answer}\n", "csv")
@@ -287,3 +316,9 @@ async def test_squad_errors_name_the_path_of_the_value(document: str, field: str
 async def test_squad_ids_are_text() -> None:
     [item] = await parse(squad({"id": 7, "question": "Q", "answers": [{"text": "a"}]}), "squad")
     assert item.id == "7" and item.answers == ["a"] and item.context == "The passage."
+
+
+async def test_squad_ids_must_be_distinct() -> None:
+    twice = squad({"id": 7, "question": "Q1"}, {"id": "7", "question": "Q2"})
+    [(line, field, message)] = await errors_of(twice, "squad")
+    assert (line, field) == (None, "data[0].paragraphs[0].qas[1].id") and "'7'" in message
