@@ -16,6 +16,7 @@ from services.evaluator.domain.datasets import (
     DatasetFormat,
     DatasetInvalid,
     FieldMapping,
+    MappingInvalid,
     guess_format,
     parse_dataset,
 )
@@ -45,6 +46,22 @@ def invalid_dataset(invalid: DatasetInvalid) -> Response[Any]:
             title="Invalid dataset",
             status=422,
             detail=f"{invalid.total} invalid records{more}: {invalid}",
+            errors=errors,
+        )
+    )
+
+
+def invalid_mapping(invalid: MappingInvalid) -> Response[Any]:
+    """A 422 naming the query parameters (``answer_field``...) of the unusable mappings."""
+    errors = [
+        FieldError(field=f"{target}_field", message=reason, source="query")
+        for target, reason in invalid.reasons.items()
+    ]
+    return problem_response(
+        Problem(
+            title="Invalid field mapping",
+            status=422,
+            detail="; ".join(f"{e.field}: {e.message}" for e in errors),
             errors=errors,
         )
     )
@@ -85,6 +102,8 @@ class DatasetController(Controller):
             items = await parse_dataset(chunks, fmt, task, mapping)
         except DatasetInvalid as invalid:
             return invalid_dataset(invalid)
+        except MappingInvalid as invalid:
+            return invalid_mapping(invalid)
         datasets: DatasetStore = state.datasets
         info = await datasets.create(
             name, "choice" if fmt == "mmlu" else task, items, f"upload:{fmt}"

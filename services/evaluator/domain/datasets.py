@@ -9,7 +9,7 @@ import io
 import json
 import re
 import string
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Literal
@@ -53,6 +53,31 @@ class FieldMapping:
     id: str | None = None
     #: separator of answer lists given as one text ("a; b; c")
     list_separator: str = ";"
+
+    def named(self) -> dict[str, str]:
+        """The source fields named explicitly, by the item field each gives."""
+        names = {"question": self.question, "answer": self.answer}
+        names |= {"answers": self.answers, "id": self.id}
+        return {target: name for target, name in names.items() if name is not None}
+
+    def require_present(self, present: Collection[str], absence: str) -> None:
+        """Raises :class:`MappingInvalid` for each named field not in ``present``."""
+        missing = {t: f"{absence} {n!r}" for t, n in self.named().items() if n not in present}
+        if missing:
+            raise MappingInvalid(missing)
+
+    def require_unset(self, fmt: DatasetFormat) -> None:
+        reason = f"the {fmt} format has fixed fields: no mapping applies"
+        if self.named():
+            raise MappingInvalid(dict.fromkeys(self.named(), reason))
+
+
+class MappingInvalid(Exception):
+    """Named source fields the upload cannot use: the reason, by the item field mapped."""
+
+    def __init__(self, reasons: dict[str, str]) -> None:
+        self.reasons = reasons
+        super().__init__("; ".join(f"{target}: {reason}" for target, reason in reasons.items()))
 
 
 @dataclass
@@ -254,6 +279,8 @@ async def parse_jsonl(
     lines: AsyncIterator[tuple[int, str]], task: Task, mapping: FieldMapping
 ) -> list[EvaluationItem]:
     parsed = ParsedDataset()
+    named = set(mapping.named().values())
+    present: set[str] = set()
     async for number, line in lines:
         if not line.strip():
             continue
@@ -265,7 +292,9 @@ async def parse_jsonl(
         if not isinstance(record, dict):
             parsed.add_error(LineError(number, "line", "expected a JSON object"))
             continue
+        present |= named.intersection(record)
         _add(parsed, record, task, mapping, number)
+    mapping.require_present(present, "no record has a field")
     return parsed.result()
 
 
@@ -323,6 +352,7 @@ async def parse_csv(
         if parsed.errors:
             return parsed.result()
         raise _invalid(1, "header", "the CSV has no header row")
+    mapping.require_present(header, "the CSV header has no column")
     for number, row in rows:
         _add(parsed, dict(zip(header, row, strict=False)), task, mapping, number)
     return parsed.result()
@@ -430,6 +460,7 @@ async def parse_dataset(
         return await parse_jsonl(lines, task, mapping)
     if fmt == "csv":
         return await parse_csv(lines, task, mapping)
+    mapping.require_unset(fmt)
     if fmt == "mmlu":
         return await parse_mmlu(lines)
     return await parse_squad(lines)

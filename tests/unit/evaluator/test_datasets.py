@@ -14,6 +14,7 @@ from services.evaluator.domain.datasets import (
     SAMPLES,
     DatasetInvalid,
     FieldMapping,
+    MappingInvalid,
     guess_format,
     lines_of,
     parse_dataset,
@@ -322,3 +323,35 @@ async def test_squad_ids_must_be_distinct() -> None:
     twice = squad({"id": 7, "question": "Q1"}, {"id": "7", "question": "Q2"})
     [(line, field, message)] = await errors_of(twice, "squad")
     assert (line, field) == (None, "data[0].paragraphs[0].qas[1].id") and "'7'" in message
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text", "mapping"),
+    [
+        ("jsonl", jsonl({"question": "Q", "answer": "1"}), {"answer": "gold", "id": "key"}),
+        ("csv", "question,answer\nQ,1\n", {"answer": "gold", "id": "key"}),
+    ],
+)
+async def test_a_mapped_field_that_no_record_has_is_rejected(
+    fmt: str, text: str, mapping: dict[str, str]
+) -> None:
+    with pytest.raises(MappingInvalid) as caught:
+        await parse(text, fmt, **mapping)
+    assert set(caught.value.reasons) == {"answer", "id"}
+    assert "'gold'" in caught.value.reasons["answer"]
+
+
+async def test_a_mapped_field_that_some_records_have_is_used() -> None:
+    text = jsonl({"question": "Q1", "gold": "1"}, {"question": "Q2"})
+    items = await parse(text, answer="gold")
+    assert [item.answer for item in items] == ["1", None]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text"),
+    [("mmlu", "What?,a,b,c,d,A\n"), ("squad", squad({"id": "1", "question": "Q"}))],
+)
+async def test_a_format_with_fixed_fields_takes_no_mapping(fmt: str, text: str) -> None:
+    with pytest.raises(MappingInvalid) as caught:
+        await parse(text, fmt, question="prompt")
+    assert set(caught.value.reasons) == {"question"}
