@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -201,6 +202,10 @@ def _answer_rows(
         for variant, prompt in prompts
         for model in models
     ]
+
+
+def _texts(paraphrases: list[dict[str, Any]] | None) -> list[str]:
+    return [paraphrase["text"] for paraphrase in paraphrases or []]
 
 
 def _set_values(paraphrase_set: ParaphraseSet) -> dict[str, Any]:
@@ -572,7 +577,7 @@ class EvaluationStore:
     ) -> bool:
         """Store the item's paraphrase set and queue its paraphrases for answering."""
         async with self.engine.begin() as connection:
-            await self._save_set(connection, paraphrase_set)
+            set_id = await self._save_set(connection, paraphrase_set)
             updated = await connection.execute(
                 evaluation_items.update()
                 .where(
@@ -582,7 +587,7 @@ class EvaluationStore:
                 )
                 .values(
                     status="done",
-                    paraphrase_set_id=paraphrase_set.id,
+                    paraphrase_set_id=set_id,
                     error=note,
                     lease_owner=None,
                     lease_until=None,
@@ -657,16 +662,35 @@ class EvaluationStore:
             if row["grade_key"] in labels:
                 row.update(status="graded", label=labels[row["grade_key"]])
 
-    async def _save_set(self, connection: AsyncConnection, paraphrase_set: ParaphraseSet) -> None:
-        """Insert, or replace a set regenerated with the same settings (same id)."""
+    async def _save_set(self, connection: AsyncConnection, paraphrase_set: ParaphraseSet) -> str:
+        """Store a set and return the id it is stored under. A set regenerated with the same
+        settings (same id) replaces the stored one only when it extends it, paraphrase for
+        paraphrase: evaluations answered the stored one by position. Another regeneration (a
+        time budget that ended elsewhere) is stored beside it, under an id of its own."""
         values = _set_values(paraphrase_set)
         insert = sqlite_insert if self.sqlite else postgresql_insert
-        statement = insert(paraphrase_sets).values(**values)
-        statement = statement.on_conflict_do_update(
-            index_elements=[paraphrase_sets.c.id],
-            set_={key: statement.excluded[key] for key in values if key != "id"},
+        await connection.execute(insert(paraphrase_sets).values(**values).on_conflict_do_nothing())
+        stored = await connection.scalar(
+            sa.select(paraphrase_sets.c.paraphrases).where(
+                paraphrase_sets.c.id == paraphrase_set.id
+            )
         )
-        await connection.execute(statement)
+        old, new = _texts(stored), _texts(values["paraphrases"])
+        if new == old:
+            return paraphrase_set.id
+        if new[: len(old)] == old:
+            await connection.execute(
+                paraphrase_sets.update()
+                .where(paraphrase_sets.c.id == paraphrase_set.id)
+                .values(**{key: value for key, value in values.items() if key != "id"})
+            )
+            return paraphrase_set.id
+        digest = hashlib.sha256(msgspec.json.encode(new)).hexdigest()[:8]
+        own_id = f"{paraphrase_set.id}-{digest}"
+        await connection.execute(
+            insert(paraphrase_sets).values(**{**values, "id": own_id}).on_conflict_do_nothing()
+        )
+        return own_id
 
     async def fail_item(self, item: ItemRow, owner: str, failure: Failure) -> None:
         values: dict[str, Any] = {

@@ -17,10 +17,11 @@ from services.evaluator.domain.engine import (
     JobEngine,
     JobRunner,
 )
-from services.evaluator.domain.pipeline import UpstreamError
+from services.evaluator.domain.pipeline import ParaphraseSet, UpstreamError
 from services.evaluator.domain.report import StoredResults
 from shared.backoff import Backoff
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
+from shared.contracts.perturb import Paraphrase
 from shared.db import create_engine, migrate
 from tests.integration.evaluator.stand_ins import StandInUpstream
 
@@ -398,3 +399,41 @@ async def until_status(store: EvaluationStore, job_id: str, status: str) -> None
 async def test_a_runner_without_jobs_stops_cleanly(store: EvaluationStore) -> None:
     runner = JobRunner(JobEngine(store, StandInUpstream(answer_right), FAST))
     await runner.stop()  # never started: an API-only process
+
+
+def _set(texts: list[str], complete: bool) -> ParaphraseSet:
+    return ParaphraseSet(
+        id="ps-regenerated",
+        question="What is 1?",
+        generator="g",
+        k=3,
+        seed=0,
+        prompt_version="v",
+        semantic_check="embedding",
+        complete=complete,
+        incomplete_reason=None if complete else "time budget",
+        candidates_generated=10,
+        paraphrases=[Paraphrase(text=text, kind="plain") for text in texts],
+    )
+
+
+async def test_a_regenerated_set_never_rewrites_what_an_evaluation_answered(
+    store: EvaluationStore,
+) -> None:
+    async def save(paraphrase_set: ParaphraseSet) -> str:
+        async with store.engine.begin() as connection:
+            return await store._save_set(connection, paraphrase_set)
+
+    def texts(stored: ParaphraseSet) -> list[str]:
+        return [paraphrase.text for paraphrase in stored.paraphrases]
+
+    assert await save(_set(["a", "b"], complete=False)) == "ps-regenerated"
+    # an extension keeps every stored paraphrase where it was: it replaces the stored set
+    assert await save(_set(["a", "b", "c"], complete=True)) == "ps-regenerated"
+    # a different set (its budget ran out elsewhere) is stored beside it
+    other = await save(_set(["x", "a"], complete=False))
+    assert other.startswith("ps-regenerated-")
+    assert await save(_set(["x", "a"], complete=False)) == other  # found again, not copied
+    sets = await store.paraphrase_sets(["ps-regenerated", other])
+    assert texts(sets["ps-regenerated"]) == ["a", "b", "c"] and sets["ps-regenerated"].complete
+    assert texts(sets[other]) == ["x", "a"]
