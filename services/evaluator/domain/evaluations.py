@@ -214,6 +214,9 @@ class Evaluations:
         limit: int,
         offset: int,
     ) -> EvaluationPage:
+        if dataset_id is not None:  # a sample by its name ("gsm8k") is stored by its id
+            dataset = await self.datasets.get(dataset_id)
+            dataset_id = dataset.id if dataset is not None else dataset_id
         rows, total = await self.store.list_page(
             status=status, task=task, model=model, dataset_id=dataset_id, limit=limit, offset=offset
         )

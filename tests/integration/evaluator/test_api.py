@@ -360,6 +360,17 @@ async def test_dataset_upload_and_samples(client: AsyncTestClient[Any]) -> None:
     assert status["dataset_id"] == dataset["id"]
 
 
+async def test_evaluations_are_found_by_the_sample_name_they_were_asked_with(
+    client: AsyncTestClient[Any],
+) -> None:
+    job = await client.post(
+        "/v1/evaluations", json={"model": "m1", "k": 1, "dataset_id": "gsm8k", "limit": 1}
+    )
+    assert job.status_code == 202, job.text
+    found = (await client.get("/v1/evaluations", params={"dataset_id": "gsm8k"})).json()
+    assert [evaluation["id"] for evaluation in found["evaluations"]] == [job.json()["id"]]
+
+
 async def test_evaluate_keeps_its_answers_when_the_metrics_cannot_be_computed(
     database_url: str, tmp_path: Path
 ) -> None:
