@@ -25,7 +25,7 @@ from shared.http_client import ServiceClient, close_session
 from shared.logging import configure_logging
 from shared.metrics import MetricsController, http_metrics_config, record_build_info
 from shared.middleware import request_id_middleware
-from shared.problems import EXCEPTION_HANDLERS, problem_response
+from shared.problems import EXCEPTION_HANDLERS, document_problems, problem_response
 from shared.settings import ServiceSettings
 
 logger = logging.getLogger(__name__)
@@ -119,7 +119,7 @@ def create_service_app(
 
     startup: list[Hook] = [open_database] if uses_database else []
     metrics = http_metrics_config(service)
-    return Litestar(
+    app = Litestar(
         route_handlers=[HealthController, MetricsController, *route_handlers],
         middleware=[request_id_middleware, metrics.middleware],
         exception_handlers=EXCEPTION_HANDLERS,
@@ -143,3 +143,5 @@ def create_service_app(
         ),
         logging_config=None,
     )
+    document_problems(app, authenticated=bool(security_schemes))
+    return app

@@ -7,8 +7,9 @@ import re
 from typing import Any
 
 import msgspec
-from litestar import Request, Response
+from litestar import Litestar, Request, Response
 from litestar.exceptions import ClientException, HTTPException, ValidationException
+from litestar.openapi import ResponseSpec
 from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
 
 from shared.contracts.base import FieldError, Problem
@@ -162,6 +163,39 @@ def _title_for(status: int, detail: str) -> str:
         503: "Service unavailable",
     }
     return titles.get(status, detail or "Error")
+
+
+def problem_responses(descriptions: dict[int, str]) -> dict[int, ResponseSpec]:
+    """OpenAPI documentation of error answers: problem-details bodies, by status."""
+    return {
+        status: ResponseSpec(
+            data_container=Problem,
+            description=description,
+            media_type=PROBLEM_MEDIA_TYPE,
+            generate_examples=False,
+        )
+        for status, description in descriptions.items()
+    }
+
+
+def document_problems(app: Litestar, *, authenticated: bool) -> None:
+    """Every API route's error answers in its OpenAPI operation, as problem-details: a bad
+    request (400) and an unexpected error (500) anywhere, an unknown id (404) where the path
+    names one, a missing key (401) where keys are asked for; a route's own descriptions win."""
+    for route in app.routes:
+        if not route.path.startswith("/v1/"):
+            continue
+        defaults = {
+            400: "Invalid request: the problem's `errors` name each field and where it is",
+            500: "Unexpected error: its type and the request id to find it in the log by",
+        }
+        if "{" in route.path:
+            defaults[404] = "Nothing under this id"
+        if authenticated:
+            defaults[401] = "No API key, or one unknown or revoked"
+        for handler in getattr(route, "route_handlers", []):
+            own = handler.responses or {}
+            handler.responses = {**problem_responses(defaults), **own}
 
 
 EXCEPTION_HANDLERS: dict[Any, Any] = {

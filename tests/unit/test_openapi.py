@@ -21,6 +21,29 @@ def test_committed_document_matches_code(service: str) -> None:
     )
 
 
+#: operations that answer errors in another documented shape (OpenAI's, for its clients)
+OWN_ERROR_SHAPE = {("post", "/v1/chat/completions")}
+
+
+@pytest.mark.parametrize("service", SERVICE_NAMES)
+def test_every_api_operation_documents_its_errors_as_problem_details(service: str) -> None:
+    document = json.loads(generate_openapi(service))
+    for path, methods in document["paths"].items():
+        if not path.startswith("/v1/"):
+            continue
+        for method, operation in methods.items():
+            statuses = {s for s in operation["responses"] if s.startswith(("4", "5"))}
+            assert {"400", "500"} <= statuses, f"{method.upper()} {path}: {statuses}"
+            if "{" in path:
+                assert "404" in statuses, f"{method.upper()} {path} lacks its 404"
+            expected = "OpenAIError" if (method, path) in OWN_ERROR_SHAPE else "Problem"
+            media = "application/json" if expected == "OpenAIError" else "application/problem+json"
+            for status in statuses:
+                content = operation["responses"][status]["content"]
+                schema = content[media]["schema"]["$ref"]
+                assert schema.endswith(f"/{expected}"), f"{method.upper()} {path} {status}"
+
+
 @pytest.mark.parametrize("service", SERVICE_NAMES)
 def test_every_operation_has_an_explicit_id(service: str) -> None:
     document = json.loads(generate_openapi(service))

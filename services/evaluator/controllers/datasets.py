@@ -21,10 +21,10 @@ from services.evaluator.domain.datasets import (
     parse_dataset,
 )
 from services.evaluator.settings import EvaluatorSettings
-from shared.contracts.base import FieldError, Problem
+from shared.contracts.base import MAX_STORED_INT, FieldError, Problem
 from shared.contracts.evaluator import DatasetInfo, DatasetItemPage, DatasetList
 from shared.contracts.verify import Task
-from shared.problems import ProblemError, problem_response
+from shared.problems import ProblemError, problem_response, problem_responses
 
 
 async def limited(chunks: AsyncIterator[bytes], limit: int) -> AsyncIterator[bytes]:
@@ -77,7 +77,12 @@ class DatasetController(Controller):
         summary="Upload a dataset: JSONL or CSV with field mapping, MMLU CSV or SQuAD JSON",
         status_code=HTTP_201_CREATED,
         request_max_body_size=UPLOAD_CEILING,
-        responses={},
+        responses=problem_responses(
+            {
+                413: "Larger than the upload limit",
+                422: "Records that cannot be read: each names its line (or path) and field",
+            }
+        ),
     )
     async def upload(
         self,
@@ -129,7 +134,7 @@ class DatasetController(Controller):
         dataset_id: FromPath[str],
         state: State,
         limit: Annotated[int, Parameter(ge=1, le=500)] = 50,
-        offset: Annotated[int, Parameter(ge=0)] = 0,
+        offset: Annotated[int, Parameter(ge=0, le=MAX_STORED_INT)] = 0,
     ) -> DatasetItemPage:
         info = await _require(state, dataset_id)
         datasets: DatasetStore = state.datasets

@@ -27,7 +27,7 @@ from shared.contracts.evaluator import (
     ReportFormat,
 )
 from shared.contracts.verify import Task
-from shared.problems import ProblemError
+from shared.problems import ProblemError, problem_responses
 
 MEDIA_TYPES = {"json": "application/json", "html": "text/html; charset=utf-8", "csv": "text/csv"}
 
@@ -41,6 +41,7 @@ class EvaluateController(Controller):
         operation_id="evaluateNow",
         summary="Evaluate a few questions in one request: paraphrase, answer, grade, score",
         status_code=200,
+        responses=problem_responses({413: "More variants than a request may answer: a job"}),
     )
     async def evaluate(self, data: JSONBody[EvaluateRequest], state: State) -> EvaluateResponse:
         settings: EvaluatorSettings = state.settings
@@ -67,6 +68,12 @@ class EvaluationController(Controller):
         operation_id="createEvaluation",
         summary="Submit an evaluation job (an Idempotency-Key header makes retries safe)",
         status_code=HTTP_202_ACCEPTED,
+        responses=problem_responses(
+            {
+                404: "Unknown dataset_id or reuse_paraphrases_from",
+                422: "An Idempotency-Key reused for another request, or sets of another k",
+            }
+        ),
     )
     async def create(
         self,
@@ -120,6 +127,7 @@ class EvaluationController(Controller):
         operation_id="cancelEvaluation",
         summary="Cancel a queued or running evaluation",
         status_code=200,
+        responses=problem_responses({409: "The evaluation has finished already"}),
     )
     async def cancel(self, evaluation_id: FromPath[str], state: State) -> EvaluationStatus:
         evaluations: Evaluations = state.evaluations
@@ -145,7 +153,7 @@ class EvaluationController(Controller):
         "/{evaluation_id:str}/report",
         operation_id="getEvaluationReport",
         summary="The report as JSON, a self-contained HTML page, or CSV of per-item rows",
-        responses={},
+        responses=problem_responses({502: "The scoring service could not render it"}),
     )
     async def report(
         self, evaluation_id: FromPath[str], state: State, format: FromQuery[ReportFormat] = "json"

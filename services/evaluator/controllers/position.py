@@ -19,7 +19,7 @@ from services.evaluator.domain.position import (
 )
 from services.evaluator.settings import EvaluatorSettings
 from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation, PositionBiasJob
-from shared.problems import ProblemError
+from shared.problems import ProblemError, problem_responses
 
 
 class PositionBiasController(Controller):
@@ -31,6 +31,12 @@ class PositionBiasController(Controller):
         operation_id="evaluatePositionBias",
         summary="Ask each item with its options in every order: PF, PC and the mitigations",
         status_code=200,
+        responses=problem_responses(
+            {
+                413: "More answers than a request may wait for: a job",
+                502: "A service the evaluation needs failed",
+            }
+        ),
     )
     async def evaluate(
         self, data: JSONBody[PositionBiasEvaluate], state: State
@@ -54,6 +60,7 @@ class PositionBiasController(Controller):
         summary="Submit a positional-bias evaluation as a job (for more answers than a request "
         "can wait for)",
         status_code=HTTP_202_ACCEPTED,
+        responses=problem_responses({413: "More answers than a job may ask for"}),
     )
     async def create_job(
         self, data: JSONBody[PositionBiasEvaluate], state: State

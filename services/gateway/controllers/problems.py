@@ -16,7 +16,7 @@ from services.gateway.domain.errors import (
 from services.gateway.strategies.generate import InvalidQuestion
 from services.gateway.strategies.paraphrasers import ParaphraseOptionsRefused
 from shared.contracts.base import FieldError, Problem
-from shared.problems import problem_response
+from shared.problems import problem_response, problem_responses
 
 #: HTTP status of each typed outcome
 OUTCOME_STATUS: dict[str, int] = {
@@ -80,9 +80,8 @@ def gateway_error_response(_: Request[Any, Any, Any], exc: GatewayError) -> Resp
 GATEWAY_EXCEPTION_HANDLERS: dict[Any, Any] = {GatewayError: gateway_error_response}
 
 #: OpenAPI documentation of the error answers of a generate call
-GENERATE_ERROR_RESPONSES: dict[int, ResponseSpec] = {
-    status: ResponseSpec(data_container=Problem, description=description, generate_examples=False)
-    for status, description in {
+GENERATE_ERROR_RESPONSES: dict[int, ResponseSpec] = problem_responses(
+    {
         400: "Invalid request (a strategy model needs a user message: the question)",
         404: "Unknown model route, strategy route or generator route",
         422: "Parameter unsupported by the route's backend, or the answer was refused",
@@ -90,5 +89,5 @@ GENERATE_ERROR_RESPONSES: dict[int, ResponseSpec] = {
         502: "Upstream error or malformed upstream answer",
         503: "Backend unavailable",
         504: "Timed out",
-    }.items()
-}
+    }
+)

@@ -83,6 +83,7 @@ class ChatCompletionsController(Controller):
                 422: "Unsupported parameter, or the answer was refused",
                 429: "Rate limited upstream after every retry",
                 502: "Upstream error",
+                500: "Unexpected error (its type; the request id finds it in the log)",
                 503: "Backend unavailable",
                 504: "Timed out",
             }.items()

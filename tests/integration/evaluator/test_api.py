@@ -260,10 +260,11 @@ async def test_items_and_models_are_distinct_and_seeds_fit(
 async def test_an_offset_beyond_any_stored_row_is_a_400_naming_it(
     client: AsyncTestClient[Any],
 ) -> None:
-    response = await client.get("/v1/evaluations", params={"offset": 2**63})
-    assert response.status_code == 400, response.text
-    assert response.json()["errors"][0]["field"] == "offset"
-    assert response.json()["errors"][0]["source"] == "query"
+    for path in ("/v1/evaluations", "/v1/datasets/gsm8k/items"):
+        response = await client.get(path, params={"offset": 2**63})
+        assert response.status_code == 400, response.text
+        assert response.json()["errors"][0]["field"] == "offset"
+        assert response.json()["errors"][0]["source"] == "query"
 
 
 async def test_an_unknown_evaluation_is_a_404_naming_the_path_parameter(
