@@ -120,6 +120,16 @@ class DatasetStore:
         row = found.get(dataset_id) or found.get(sample_id(dataset_id))
         return _info(row) if row else None
 
+    async def delete(self, dataset_id: str) -> None:
+        """Delete an uploaded dataset and its items (evaluations keep their own copies)."""
+        async with self.engine.begin() as connection:
+            await connection.execute(
+                dataset_items.delete().where(dataset_items.c.dataset_id == dataset_id)
+            )
+            await connection.execute(
+                datasets.delete().where(datasets.c.id == dataset_id, datasets.c.builtin.is_(False))
+            )
+
     async def items(
         self, dataset_id: str, offset: int = 0, limit: int | None = None
     ) -> list[EvaluationItem]:

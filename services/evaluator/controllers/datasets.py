@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from litestar import Controller, Request, Response, get, post
+from litestar import Controller, Request, Response, delete, get, post
 from litestar.datastructures import State
 from litestar.params import FromPath, FromQuery, Parameter
-from litestar.status_codes import HTTP_201_CREATED
+from litestar.status_codes import HTTP_201_CREATED, HTTP_204_NO_CONTENT
 
 from services.evaluator.adapters.datasets import DatasetStore
 from services.evaluator.domain.datasets import (
@@ -128,6 +128,21 @@ class DatasetController(Controller):
     async def get_dataset(self, dataset_id: FromPath[str], state: State) -> DatasetInfo:
         return await _require(state, dataset_id)
 
+    @delete(
+        "/{dataset_id:str}",
+        operation_id="deleteDataset",
+        summary="Delete an uploaded dataset (evaluations of it keep their items and results)",
+        status_code=HTTP_204_NO_CONTENT,
+        responses=problem_responses({409: "A built-in sample cannot be deleted"}),
+    )
+    async def delete_dataset(self, dataset_id: FromPath[str], state: State) -> None:
+        info = await _require(state, dataset_id)
+        if info.builtin:
+            detail = f"{info.name!r} is a built-in sample: it cannot be deleted"
+            raise ProblemError(409, "Conflict", detail, field="dataset_id", source="path")
+        datasets: DatasetStore = state.datasets
+        await datasets.delete(info.id)
+
     @get("/{dataset_id:str}/items", operation_id="listDatasetItems", summary="Page through items")
     async def items(
         self,
@@ -148,5 +163,6 @@ async def _require(state: State, dataset_id: str) -> DatasetInfo:
     datasets: DatasetStore = state.datasets
     info = await datasets.get(dataset_id)
     if info is None:
-        raise ProblemError(404, "Not found", f"no dataset {dataset_id!r}", field="dataset_id")
+        detail = f"no dataset {dataset_id!r}"
+        raise ProblemError(404, "Not found", detail, field="dataset_id", source="path")
     return info

@@ -390,3 +390,24 @@ async def test_evaluate_keeps_its_answers_when_the_metrics_cannot_be_computed(
     result = response.json()
     assert result["items"][0]["models"][0]["original_answer"] == "7"
     assert result["notes"] and "scoring: unavailable" in result["notes"][0]
+
+
+async def test_an_uploaded_dataset_can_be_deleted_a_sample_cannot(
+    client: AsyncTestClient[Any],
+) -> None:
+    line = json.dumps({"question": "What is 1?", "answer": "1"})
+    dataset = (await client.post("/v1/datasets?name=gone.jsonl", content=line.encode())).json()
+    job = await client.post(
+        "/v1/evaluations", json={"model": "m1", "k": 1, "dataset_id": dataset["id"]}
+    )
+    finished = await wait_finished(client, job.json()["id"])
+    assert (await client.delete(f"/v1/datasets/{dataset['id']}")).status_code == 204
+    assert (await client.get(f"/v1/datasets/{dataset['id']}")).status_code == 404
+    gone = await client.delete(f"/v1/datasets/{dataset['id']}")
+    assert gone.status_code == 404 and gone.json()["errors"][0]["source"] == "path"
+    # the evaluation of it keeps its items and results
+    items = (await client.get(f"/v1/evaluations/{finished['id']}/items")).json()
+    assert items["total"] == 1
+    sample = await client.delete("/v1/datasets/gsm8k")
+    assert sample.status_code == 409 and "built-in" in sample.json()["detail"]
+    assert (await client.get("/v1/datasets/gsm8k")).status_code == 200
