@@ -199,13 +199,26 @@ def _correct_option(
 ) -> str | None:
     name = next((n for n in CORRECT_OPTION_FIELDS if record.get(n) not in (None, "")), None)
     if name is None:
-        return None
+        return _answer_as_option(record, options)
     count = len(options) if options else len(LETTERS)
     index = _option_index(record[name])
     if index is None or not 0 <= index < count:
         expected = f"an option letter A-{LETTERS[count - 1]} or index 0-{count - 1}"
         raise _invalid(line, name, f"expected {expected}, got {record[name]!r}")
     return LETTERS[index]
+
+
+def _answer_as_option(record: dict[str, Any], options: list[str] | None) -> str | None:
+    """With options and no correct-option field, the answer field names the option (Hugging
+    Face's MMLU: ``"answer": 1``), by index, letter or its text; None when it names none."""
+    answer = _pick(record, None, ANSWER_FIELDS)
+    if not options or answer in (None, ""):
+        return None
+    texts = [option.strip().casefold() for option in options]
+    if isinstance(answer, str) and answer.strip().casefold() in texts:
+        return LETTERS[texts.index(answer.strip().casefold())]
+    index = _option_index(answer)
+    return LETTERS[index] if index is not None and 0 <= index < len(options) else None
 
 
 def _question(record: dict[str, Any], mapping: FieldMapping, line: int | None) -> str:
@@ -227,7 +240,9 @@ def record_to_item(
         "question": _question(record, mapping, line),
         "answers": answers,
         "answer": _final_answer(task, _pick(record, mapping.answer, ANSWER_FIELDS)),
-        "incorrect_answers": _text_list(_pick(record, None, INCORRECT_FIELDS), ";"),
+        "incorrect_answers": _text_list(
+            _pick(record, None, INCORRECT_FIELDS), mapping.list_separator
+        ),
         "options": [str(o) for o in options] if isinstance(options, list) else None,
         "context": _pick(record, None, CONTEXT_FIELDS),
         "task": record.get("task") or None,

@@ -355,3 +355,22 @@ async def test_a_format_with_fixed_fields_takes_no_mapping(fmt: str, text: str) 
     with pytest.raises(MappingInvalid) as caught:
         await parse(text, fmt, question="prompt")
     assert set(caught.value.reasons) == {"question"}
+
+
+@pytest.mark.parametrize(
+    ("answer", "correct"),
+    [(1, "B"), ("c", "C"), ("Lyon", "C"), (" paris ", "B"), (7, None), ("Nice", None)],
+)
+async def test_with_options_the_answer_field_names_the_correct_option(
+    answer: object, correct: str | None
+) -> None:
+    # Hugging Face's MMLU: {"question", "choices", "answer": <index>}
+    record = {"question": "Capital of France?", "choices": ["Rome", "Paris", "Lyon"]}
+    [item] = await parse(json.dumps({**record, "answer": answer}), task="choice")
+    assert item.correct_option == correct
+
+
+async def test_incorrect_answers_are_split_by_the_list_separator() -> None:
+    line = json.dumps({"question": "q?", "answer": "a", "incorrect_answers": "b; c|d"})
+    [item] = await parse(line, list_separator="|")
+    assert item.incorrect_answers == ["b; c", "d"]
