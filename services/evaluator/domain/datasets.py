@@ -3,6 +3,7 @@ benchmarks (GSM8K, SimpleQA, TruthfulQA, MATH-500, MMLU, SQuAD), and the built-i
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import csv
 import io
@@ -387,9 +388,14 @@ async def parse_mmlu(lines: AsyncIterator[tuple[int, str]]) -> list[EvaluationIt
 
 async def parse_squad(lines: AsyncIterator[tuple[int, str]]) -> list[EvaluationItem]:
     """SQuAD v1.1 JSON (SQuAD-it): each question with its paragraph as context. Errors name
-    the value's path (``data[0].paragraphs[2].qas[1].question``): JSON has no useful lines."""
+    the value's path (``data[0].paragraphs[2].qas[1].question``): JSON has no useful lines.
+    Read in a thread: a SQuAD file is one JSON document of tens of megabytes."""
+    return await asyncio.to_thread(_squad_items, "\n".join(await _collect(lines)))
+
+
+def _squad_items(text: str) -> list[EvaluationItem]:
     try:
-        document = json.loads("\n".join(await _collect(lines)))
+        document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise _invalid(exc.lineno, "body", f"not valid JSON: {exc.msg}") from exc
     if not isinstance(document, dict):

@@ -374,3 +374,23 @@ async def test_incorrect_answers_are_split_by_the_list_separator() -> None:
     line = json.dumps({"question": "q?", "answer": "a", "incorrect_answers": "b; c|d"})
     [item] = await parse(line, list_separator="|")
     assert item.incorrect_answers == ["b; c", "d"]
+
+
+async def test_a_squad_document_is_read_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from services.evaluator.domain import datasets
+
+    readers: list[threading.Thread] = []
+    real_loads = datasets.json.loads
+
+    def loads(text: str) -> object:
+        readers.append(threading.current_thread())
+        return real_loads(text)
+
+    monkeypatch.setattr(datasets.json, "loads", loads)
+    qa = {"id": "1", "question": "Chi?", "answers": [{"text": "Io", "answer_start": 0}]}
+    document = {"data": [{"title": "t", "paragraphs": [{"context": "Io.", "qas": [qa]}]}]}
+    items = await parse(json.dumps(document), fmt="squad")
+    assert [item.question for item in items] == ["Chi?"]
+    assert readers and threading.main_thread() not in readers
