@@ -218,7 +218,14 @@ def _clean_latex(value: str) -> str:
     return _SPACES.sub("", text).rstrip(".")
 
 
+#: digits a number may have to be read as one (Python's int() refuses over 4300): a model
+#: stuck repeating a digit writes tens of thousands
+_MAX_DIGITS = 1000
+
+
 def _as_fraction(text: str) -> Fraction | None:
+    if len(text) > _MAX_DIGITS + 2:  # a sign, a point
+        return None
     if _PLAIN_NUMBER.match(text):
         return Fraction(text)
     match = _PLAIN_FRACTION.match(text)

@@ -9,6 +9,7 @@ in worker processes, see ``adapters/math_pool.py``)."""
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from typing import Any
 
@@ -42,11 +43,29 @@ def _verify(gold: list[Any], prediction: list[Any], timeout_s: int) -> bool:
         return False
 
 
+#: what the sympy fallback reads: numbers, arithmetic, brackets, sqrt and pi. sympify runs
+#: eval, and a model's answer is untrusted text: nothing else reaches it
+_ARITHMETIC = re.compile(r"^(?:[0-9.+\-*/^()\s]|sqrt|pi)+$")
+#: and nothing that could take sympy a long time (9^9^9^9, a thousand-digit number)
+_MAX_ARITHMETIC_CHARS = 64
+_MAX_POWERS = 2
+
+
+def _readable_arithmetic(value: str) -> bool:
+    return (
+        len(value) <= _MAX_ARITHMETIC_CHARS
+        and value.count("^") + value.count("**") <= _MAX_POWERS
+        and _ARITHMETIC.match(value) is not None
+    )
+
+
 def _sympy_equal(gold: str, prediction: str) -> bool | None:
-    """Numeric comparison of two normalised values with sympy; None when either is not a
-    number sympy can read."""
+    """Numeric comparison of two normalised values with sympy; None when either is not plain
+    arithmetic sympy can read."""
     import sympy
 
+    if not (_readable_arithmetic(gold) and _readable_arithmetic(prediction)):
+        return None
     try:
         left = sympy.sympify(gold.replace("^", "**"), rational=True)
         right = sympy.sympify(prediction.replace("^", "**"), rational=True)
@@ -88,5 +107,15 @@ def grade_math(answer_text: str, gold_answer: str, timeout_s: int = 5) -> GradeR
 
 
 def grade_math_batch(pairs: list[tuple[str, str]], timeout_s: int) -> list[GradeResult]:
-    """Grade (answer text, gold answer) pairs; the unit of work sent to a worker process."""
-    return [grade_math(answer, gold, timeout_s) for answer, gold in pairs]
+    """Grade (answer text, gold answer) pairs; the unit of work sent to a worker process. An
+    answer that cannot be graded is labelled invalid with the reason; the others stand."""
+    return [_graded_or_invalid(answer, gold, timeout_s) for answer, gold in pairs]
+
+
+def _graded_or_invalid(answer: str, gold: str, timeout_s: int) -> GradeResult:
+    try:
+        return grade_math(answer, gold, timeout_s)
+    except Exception as exc:  # a model's text can trip any parser; one answer, not the batch
+        logger.warning("a maths answer could not be graded", exc_info=True)
+        reason = f"the answer could not be graded ({type(exc).__name__})"
+        return GradeResult(label="invalid", parsed=None, reason=reason)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from services.scoring.domain import math_grading
 from services.scoring.domain.grading import (
     combine_votes,
     grade_choice,
@@ -11,9 +14,9 @@ from services.scoring.domain.grading import (
     judge_messages,
     parse_verdict,
 )
-from services.scoring.domain.math_grading import grade_math
+from services.scoring.domain.math_grading import _sympy_equal, grade_math
 from shared.answers import ABSTENTION_KEY
-from shared.contracts.scoring import Gold, GradeItem, JudgeVote
+from shared.contracts.scoring import Gold, GradeItem, GradeResult, JudgeVote
 
 
 def factual(answer: str, answers: list[str], incorrect: list[str] | None = None) -> GradeItem:
@@ -160,3 +163,39 @@ def test_judge_prompt_shows_the_question_and_every_gold_answer() -> None:
     user = judge_messages(item)[1]["content"]
     assert "Capital of France?" in user and "- Paris" in user and "- Paname" in user
     assert "Known incorrect answers" in user and "Predicted answer: Lyon" in user
+
+
+def test_code_in_a_maths_answer_is_never_run(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    # unparseable for math-verify (the trailing backslash): it used to reach sympify's eval
+    answer = f"#### __import__('pathlib').Path({str(marker)!r}).touch()#\\\\"
+    result = grade_math(answer, "5")
+    assert not marker.exists()
+    assert result.label in ("incorrect", "invalid")
+
+
+def test_a_number_longer_than_python_reads_is_graded_not_an_error() -> None:
+    result = grade_math("The answer is " + "1" * 5000, "11")
+    assert result.label == "incorrect"
+
+
+@pytest.mark.parametrize("value", ["9^9^9^9", "x+1", "1" * 100, "__import__('os')"])
+def test_the_sympy_fallback_reads_only_short_plain_arithmetic(value: str) -> None:
+    assert _sympy_equal("5", value) is None
+    assert _sympy_equal("1/2", "0.5") is True
+
+
+def test_one_answer_that_cannot_be_graded_leaves_the_batch_standing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = math_grading.grade_math
+
+    def grade(answer: str, gold: str, timeout_s: int = 5) -> GradeResult:
+        if answer == "boom":
+            raise ValueError("a parser gave up")
+        return real(answer, gold, timeout_s)
+
+    monkeypatch.setattr(math_grading, "grade_math", grade)
+    results = math_grading.grade_math_batch([("#### 4", "4"), ("boom", "4")], 5)
+    assert [result.label for result in results] == ["correct", "invalid"]
+    assert "ValueError" in (results[1].reason or "")
