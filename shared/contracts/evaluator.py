@@ -7,12 +7,12 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from shared.contracts.base import Contract, StoredCount, StoredSeed
+from shared.contracts.base import Contract, RouteName, StoredCount, StoredSeed
 from shared.contracts.perturb import CandidateScores
 from shared.contracts.scoring import Label, Letter, MetricValue
 from shared.contracts.verify import Share, Task, VerifySettings
 
-ModelName = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+ModelName = RouteName
 Identifier = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 VariantKind = Literal["original", "plain", "toned"]

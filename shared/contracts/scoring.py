@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import Contract
+from shared.contracts.base import Contract, RouteName
 from shared.contracts.verify import Share, Task
 
 Label = Literal["correct", "incorrect", "not_attempted", "invalid"]
@@ -38,9 +38,12 @@ class GradeRequest(Contract, kw_only=True):
     items: Annotated[list[GradeItem], msgspec.Meta(min_length=1, max_length=10000)]
     grader: Literal["reference", "llm"] = "reference"
     #: gateway routes of the LLM judges; their majority verdict wins
-    judge_models: list[str] = msgspec.field(default_factory=lambda: ["local"])
-    #: token-F1 at or above this counts as a match (reference grader)
-    f1_threshold: Share = 0.8
+    judge_models: Annotated[list[RouteName], msgspec.Meta(max_length=9)] = msgspec.field(
+        default_factory=lambda: ["local"]
+    )
+    #: token-F1 at or above this counts as a match (reference grader); above 0, or any answer
+    #: sharing no word with the gold one would match
+    f1_threshold: Annotated[float, msgspec.Meta(gt=0.0, le=1.0)] = 0.8
 
 
 class JudgeVote(Contract, kw_only=True):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from shared.clients.gateway import GatewayClient
 from shared.contracts.base import Problem
 from shared.contracts.gateway import ChatMessage, GenerateRequest
+from shared.http_client import ServiceCallError
+from shared.problems import ProblemError
 
 #: the gateway accepts at most this many requests per batch call
 BATCH = 1000
@@ -28,7 +30,12 @@ class GatewayJudges:
         ]
         replies: list[str | Problem] = []
         for start in range(0, len(requests), BATCH):
-            batch = await self.client.generate_batch(requests[start : start + BATCH])
+            try:
+                batch = await self.client.generate_batch(requests[start : start + BATCH])
+            except ServiceCallError as error:
+                status = 503 if error.unreachable else 502
+                detail = f"the gateway: {error.problem.title}: {error.problem.detail or ''}"
+                raise ProblemError(status, "Judge calls failed", detail.strip()) from error
             for item in batch.results:
                 if item.result is not None:
                     replies.append(item.result.text)

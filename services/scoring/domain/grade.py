@@ -44,6 +44,14 @@ def check_gold(request: GradeRequest) -> None:
         gold = item.gold
         if request.task == "factual" and not gold.answers:
             raise _missing(index, "answers", request.task)
+        for position, answer in enumerate(gold.answers or []):
+            if request.task == "factual" and not normalize_factual(answer):
+                raise ProblemError(
+                    422,
+                    "Empty gold answer",
+                    f"{answer!r} has no words to match an answer against",
+                    field=f"items[{index}].gold.answers[{position}]",
+                )
         if request.task == "math" and not (gold.answer and gold.answer.strip()):
             raise _missing(index, "answer", request.task)
         if request.task == "choice":
@@ -63,6 +71,10 @@ async def grade_with_judges(request: GradeRequest, judges: Judges) -> list[Grade
         raise ProblemError(
             422, "No judge", "the llm grader needs judge_models", field="judge_models"
         )
+    for index, model in enumerate(request.judge_models):
+        if model in request.judge_models[:index]:
+            detail = f"judge {model!r} is named twice: each judge votes once"
+            raise ProblemError(422, "Judge named twice", detail, field=f"judge_models[{index}]")
     calls = [
         (model, judge_messages(item)) for item in request.items for model in request.judge_models
     ]
@@ -73,6 +85,13 @@ async def grade_with_judges(request: GradeRequest, judges: Judges) -> list[Grade
         votes = []
         for offset, model in enumerate(request.judge_models):
             reply = replies[index * per_item + offset]
+            if isinstance(reply, Problem) and reply.status == 404:
+                raise ProblemError(
+                    422,
+                    "Unknown judge route",
+                    f"judge {model!r}: {reply.detail or reply.title}",
+                    field=f"judge_models[{offset}]",
+                )
             if isinstance(reply, Problem):
                 raise ProblemError(
                     502,

@@ -120,15 +120,19 @@ async def test_llm_grader_votes_through_the_gateway(
     assert {call["temperature"] for call in calls} == {0.0}
 
 
-async def test_unknown_judge_route_is_a_problem(client: ScoringClient) -> None:
+@pytest.mark.parametrize(
+    ("judges", "field"),
+    [(["judge-a", "nope"], "judge_models[1]"), (["judge-a", "judge-a"], "judge_models[1]")],
+)
+async def test_an_unknown_or_repeated_judge_is_the_callers_error_naming_it(
+    client: ScoringClient, judges: list[str], field: str
+) -> None:
     with pytest.raises(ServiceCallError) as caught:
         await client.grade(
-            GradeRequest(
-                task="factual", grader="llm", judge_models=["nope"], items=[_factual("Paris")]
-            )
+            GradeRequest(task="factual", grader="llm", judge_models=judges, items=[_factual("P")])
         )
-    assert caught.value.status == 502
-    assert caught.value.problem.errors and caught.value.problem.errors[0].field == "items[0]"
+    assert caught.value.status == 422
+    assert caught.value.problem.errors and caught.value.problem.errors[0].field == field
 
 
 async def test_math_and_choice_grading(client: ScoringClient) -> None:

@@ -51,6 +51,36 @@ def _record(**fields: Any) -> dict[str, Any]:
             422,
             "items[0].gold.correct_option",
         ),
+        (
+            "/v1/grade",
+            {
+                "task": "factual",
+                "items": [{"question": "q", "answer_text": "A", "gold": {"answers": ["a", "."]}}],
+            },
+            422,
+            "items[0].gold.answers[1]",
+        ),
+        (
+            "/v1/grade",
+            {
+                "task": "factual",
+                "f1_threshold": 0,
+                "items": [{"question": "q", "answer_text": "A", "gold": {"answers": ["a"]}}],
+            },
+            400,
+            "f1_threshold",
+        ),
+        (
+            "/v1/grade",
+            {
+                "task": "factual",
+                "grader": "llm",
+                "judge_models": [""],
+                "items": [{"question": "q", "answer_text": "A", "gold": {"answers": ["a"]}}],
+            },
+            400,
+            "judge_models[0]",
+        ),
     ],
 )
 def test_bad_input(client: TestClient[Any], path: str, body: Any, status: int, field: str) -> None:

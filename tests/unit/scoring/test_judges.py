@@ -1,0 +1,22 @@
+"""The LLM judges' calls when the gateway cannot be reached: a 503 problem, not a 500."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.scoring.adapters.judges import GatewayJudges
+from shared.clients.gateway import GatewayClient
+from shared.http_client import close_session
+from shared.problems import ProblemError
+from tests.conftest import free_port_block
+
+
+async def test_a_gateway_out_of_reach_is_a_503_problem() -> None:
+    nowhere = f"http://127.0.0.1:{free_port_block(1)}"
+    judges = GatewayJudges(GatewayClient(nowhere, 2.0))
+    try:
+        with pytest.raises(ProblemError) as caught:
+            await judges.replies([("local", [{"role": "user", "content": "Is it Paris?"}])])
+    finally:
+        await close_session()
+    assert caught.value.status == 503 and "gateway" in (caught.value.detail or "")
