@@ -303,7 +303,7 @@ def _position_section(report: Report) -> str:
     pair_rows = "".join(
         f"<tr><th>{escape(name)}</th><td>{counts.AB}</td><td>{counts.BA}</td>"
         f"<td>{counts.AA}</td><td>{counts.BB}</td>"
-        f"<td class='num'>{_interval(bias.models[name].get('invalid_rate'))}</td></tr>"
+        f"<td class='num'>{_interval(bias.models.get(name, {}).get('invalid_rate'))}</td></tr>"
         for name, counts in bias.pairs.items()
     )
     pairs = (

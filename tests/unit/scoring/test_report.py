@@ -90,6 +90,18 @@ def test_worst_items_are_limited(report: Report) -> None:
     assert '<details class="item"' not in render_html(report, worst_items=0)
 
 
+def test_pair_counts_of_a_model_without_metrics_still_render(report: Report) -> None:
+    assert report.position_bias is not None
+    models = dict(report.position_bias.models)
+    dropped = next(iter(report.position_bias.pairs))
+    models.pop(dropped)
+    partial = msgspec.structs.replace(
+        report, position_bias=msgspec.structs.replace(report.position_bias, models=models)
+    )
+    page = render_html(partial)
+    assert "<h2" in page and dropped in page
+
+
 def test_empty_report_still_renders() -> None:
     page = render_html(Report())
     assert "Nothing to show" in page and page.startswith("<!DOCTYPE html>")
