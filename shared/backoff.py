@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -39,3 +44,18 @@ class Backoff:
     def gives_up(self, attempts: int, *, retryable: bool) -> bool:
         """Whether to stop after ``attempts`` failed tries, the last one ``retryable`` or not."""
         return not retryable or attempts >= self.attempts
+
+    async def run(
+        self, call: Callable[[], Awaitable[T]], *, retryable: Callable[[Exception], bool]
+    ) -> T:
+        """``call()``, tried again after each failure ``retryable`` says is worth it; the last
+        failure is raised."""
+        attempt = 1
+        while True:
+            try:
+                return await call()
+            except Exception as error:
+                if self.gives_up(attempt, retryable=retryable(error)):
+                    raise
+            await asyncio.sleep(self.delay(attempt))
+            attempt += 1

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from shared.backoff import Backoff
 
 
@@ -42,3 +44,20 @@ def test_a_backoff_lasting_a_while_has_the_attempts_whose_waits_cover_it() -> No
     waits = [policy.delay(attempt) for attempt in range(1, policy.attempts)]
     assert sum(waits) >= 300.0 and sum(waits[:-1]) < 300.0
     assert Backoff.lasting(0.0, base_delay_s=1.0).attempts == 1
+
+
+async def test_run_asks_again_only_after_failures_worth_it() -> None:
+    calls: list[int] = []
+
+    async def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise ConnectionError("refused")
+        return "answered"
+
+    fast = Backoff(attempts=3, base_delay_s=0.0)
+    assert await fast.run(flaky, retryable=lambda e: isinstance(e, ConnectionError)) == "answered"
+    calls.clear()
+    with pytest.raises(ConnectionError):
+        await fast.run(flaky, retryable=lambda e: False)
+    assert len(calls) == 1

@@ -410,7 +410,10 @@ class ParaphraseBuilder:
                 semantic=verdict.semantic,
             )
             if not verdict.accepted:
-                stage = verdict.deciding_stage or "judge"
+                # a stage that failed (its model out of reach) judged nothing: not a rejection
+                # on the candidate's merits, and not counted as one
+                failed = verdict.error is not None
+                stage = "unverified" if failed else verdict.deciding_stage or "judge"
                 progress.rejected.append(
                     _rejected(text, spec, stage, verdict.reason or "rejected", scores)
                 )

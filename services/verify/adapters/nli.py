@@ -11,7 +11,8 @@ import re
 
 import msgspec
 
-from shared.http_client import ServiceClient
+from shared.backoff import Backoff
+from shared.http_client import ServiceCallError, ServiceClient
 
 
 class LabelScore(msgspec.Struct):
@@ -19,13 +20,27 @@ class LabelScore(msgspec.Struct):
     score: float
 
 
+#: a model server restarting or busy for a moment must not fail a round of candidates
+NLI_RETRY = Backoff(attempts=3, base_delay_s=0.5)
+
+
+def _worth_retrying(error: Exception) -> bool:
+    if not isinstance(error, ServiceCallError):
+        return False
+    return error.unreachable or error.status == 429 or (error.status or 0) >= 500
+
+
 class NliEndpoint:
-    def __init__(self, base_url: str, timeout_s: float = 60.0) -> None:
+    def __init__(self, base_url: str, timeout_s: float = 60.0, retry: Backoff = NLI_RETRY) -> None:
         self._client = ServiceClient("nli", base_url, timeout_s)
+        self._retry = retry
 
     async def entailment(self, pairs: list[tuple[str, str]]) -> list[float]:
         body = {"inputs": [[premise, hypothesis] for premise, hypothesis in pairs]}
-        scored = await self._client.post("/predict", body, list[list[LabelScore]])
+        scored = await self._retry.run(
+            lambda: self._client.post("/predict", body, list[list[LabelScore]]),
+            retryable=_worth_retrying,
+        )
         if len(scored) != len(pairs):
             raise ValueError(f"NLI endpoint answered {len(scored)} results for {len(pairs)} pairs")
         return [_entailment_score(labels) for labels in scored]

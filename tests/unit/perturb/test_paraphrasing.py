@@ -303,6 +303,9 @@ async def test_a_judge_that_fails_on_every_candidate_stops_the_set() -> None:
     assert result.incomplete_reason == (
         "verification failed on every candidate of a round: judge call failed: unavailable"
     )
+    # rejected because the judge failed, not on their merits
+    assert {r.stage for r in result.rejected} == {"unverified"}
+    assert {r.reason for r in result.rejected} == {"judge call failed: unavailable"}
 
 
 async def test_a_round_with_one_judged_candidate_goes_on() -> None:

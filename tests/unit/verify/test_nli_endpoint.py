@@ -11,9 +11,12 @@ from aiohttp.test_utils import TestServer
 
 from services.verify.adapters.nli import NliEndpoint
 from services.verify.domain.semantic import NliCheck
+from shared.backoff import Backoff
 from shared.http_client import ServiceCallError
 
 received: list[Any] = []
+#: premises that fail once (503), then are answered
+flaky: set[str] = set()
 
 
 async def predict(request: web.Request) -> web.Response:
@@ -21,6 +24,10 @@ async def predict(request: web.Request) -> web.Response:
     received.append(body)
     if any("crash" in premise for premise, _ in body["inputs"]):
         return web.json_response({"error": "model crashed"}, status=500)
+    premises = {premise for premise, _ in body["inputs"]}
+    if premises & flaky:
+        flaky.difference_update(premises)
+        return web.json_response({"error": "model loading"}, status=503)
     scored = []
     for premise, hypothesis in body["inputs"]:
         entails = 0.9 if len(hypothesis) <= len(premise) else 0.4
@@ -69,7 +76,18 @@ async def test_the_check_averages_both_directions(nli_url: str) -> None:
     assert await NliCheck(NliEndpoint(nli_url)).scores("ab", ["abc"]) == [pytest.approx(0.65)]
 
 
-async def test_a_failing_endpoint_raises_with_its_status(nli_url: str) -> None:
+async def test_a_failing_endpoint_raises_with_its_status_after_its_retries(nli_url: str) -> None:
+    received.clear()
     with pytest.raises(ServiceCallError) as error:
-        await NliEndpoint(nli_url).entailment([("crash", "x")])
-    assert error.value.status == 500
+        await NliEndpoint(nli_url, retry=FAST).entailment([("crash", "x")])
+    assert error.value.status == 500 and len(received) == FAST.attempts
+
+
+async def test_a_moment_of_unavailability_is_asked_again(nli_url: str) -> None:
+    received.clear()
+    flaky.add("loading premise")
+    scores = await NliEndpoint(nli_url, retry=FAST).entailment([("loading premise", "short")])
+    assert scores == [pytest.approx(0.9)] and len(received) == 2
+
+
+FAST = Backoff(attempts=3, base_delay_s=0.01)
