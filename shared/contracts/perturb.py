@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import Contract, Problem
+from shared.contracts.base import Contract, Problem, RouteName
 from shared.contracts.gateway import ModelCalls
 from shared.contracts.verify import Share, Stage, Task, VerifyOptions
 
@@ -20,7 +20,7 @@ RejectionStage = Literal["clean", "duplicate", "unverified", Stage]
 class ParaphraseRequest(Contract, kw_only=True):
     question: Annotated[str, msgspec.Meta(min_length=1, max_length=20000)]
     k: Annotated[int, msgspec.Meta(ge=1, le=50)] = 10
-    generator: Annotated[str, msgspec.Meta(min_length=1)] = "local"
+    generator: RouteName = "local"
     plain_share: Share = 0.7
     toned_share: Share = 0.4
     plain_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 14
@@ -116,7 +116,7 @@ class DistractorRequest(Contract, kw_only=True):
     mode: Literal["plausible", "out_of_context"] = "plausible"
     context: str | None = None
     n: Annotated[int, msgspec.Meta(ge=1, le=10)] = 1
-    generator: str = "local"
+    generator: RouteName = "local"
     seed: int | None = None
     language: Annotated[str, msgspec.Meta(pattern="^[a-z]{2,3}$")] | None = None
 

@@ -103,6 +103,13 @@ def test_distractors(client: TestClient[Any]) -> None:
             422,
             "generator",
         ),
+        (
+            "/v1/distractors",
+            {"question": "Q?", "correct_answer": "A", "generator": ""},
+            400,
+            "generator",
+        ),
+        ("/v1/paraphrases", {"question": "Q?", "generator": "g" * 201}, 400, "generator"),
         ("/v1/permutations", {"options": ["only"]}, 400, "options"),
         ("/v1/permutations", {"options": ["a", "b"], "scheme": "random"}, 400, "scheme"),
     ],
