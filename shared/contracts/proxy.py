@@ -13,6 +13,9 @@ from shared.contracts.verify import Task, VerifyOptions
 
 StrategyName = Literal["single-prompt", "canonicalize", "paraphrase-vote"]
 STRATEGY_NAMES: tuple[str, ...] = get_args(StrategyName)
+#: messages one conversation may have (chat and agent histories run to hundreds; the body limit
+#: bounds them too)
+MAX_MESSAGES = 2000
 #: where a variant's question comes from
 VariantSource = Literal["original", "paraphrase", "canonical"]
 #: ``not_asked``: a restatement the model wrote inside its single-prompt reply, or a paraphrase
@@ -58,7 +61,9 @@ class SelfParaphraseRequest(StrategyOptions, kw_only=True):
 
     model: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
     question: Annotated[str, msgspec.Meta(min_length=1, max_length=20000)] | None = None
-    messages: Annotated[list[ChatMessage], msgspec.Meta(min_length=1, max_length=200)] | None = None
+    messages: (
+        Annotated[list[ChatMessage], msgspec.Meta(min_length=1, max_length=MAX_MESSAGES)] | None
+    ) = None
     strategy: StrategyName = "paraphrase-vote"
     #: temperature of the answers (default 0: greedy)
     temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] | None = None
@@ -139,7 +144,7 @@ class ChatCompletionRequest(Contract, kw_only=True):
     ``model`` is ``"<strategy>:<route>"`` (e.g. ``paraphrase-vote:local``) or a plain route."""
 
     model: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
-    messages: Annotated[list[ProxyMessage], msgspec.Meta(min_length=1, max_length=200)]
+    messages: Annotated[list[ProxyMessage], msgspec.Meta(min_length=1, max_length=MAX_MESSAGES)]
     temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] | None = None
     max_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None
     max_completion_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None

@@ -848,3 +848,14 @@ def test_a_passed_through_answer_the_filter_blocked_is_an_empty_content_filter_f
     )
     choice = completion.choices[0]
     assert (choice.finish_reason, choice.message.content) == ("content_filter", "")
+
+
+def test_a_long_conversation_passes_through(proxy: Proxy) -> None:
+    # agents' and chats' histories run to hundreds of messages
+    history: list[ChatCompletionMessageParam] = [
+        {"role": "user" if turn % 2 == 0 else "assistant", "content": f"turn {turn}"}
+        for turn in range(499)
+    ]
+    start = proxy.fake.call_count
+    proxy.client().chat.completions.create(model="fake", messages=history)
+    assert len(proxy.calls_since(start)[0]["messages"]) == 499
