@@ -247,6 +247,9 @@ class PositionBiasResponse(Contract, kw_only=True):
     #: ``{model: {letter: recall}}``: accuracy when the correct option stands at that letter
     recall_by_position: dict[str, dict[str, MetricValue]]
     settings: PositionBiasOptions
+    #: ``{model: count}``: items (per condition) with an order not answered, left out of every
+    #: metric but ``invalid_rate``
+    incomplete_items: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 # --- reports -------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from services.scoring.domain.bootstrap import (
     percentile_intervals,
 )
 from services.scoring.domain.columns import Coded, IntArray, cell_index, first_duplicate
+from services.scoring.domain.questions import BoolArray
 from shared.contracts.scoring import (
     MetricValue,
     ModelMetrics,
@@ -150,6 +151,7 @@ class UnitValues:
     recall_hits: FloatArray  # (units × positions)
     recall_base: FloatArray
     pairs: IntArray  # (units × 4): AB, BA, AA, BB
+    complete: BoolArray  # every pass of the unit answered
 
 
 def unit_values(units: Units) -> UnitValues:
@@ -194,6 +196,7 @@ def unit_values(units: Units) -> UnitValues:
         & (complete & (units.n_options == 2))[:, None]
     )
     return UnitValues(
+        complete=complete,
         numerators=numerators,
         denominators=denominators,
         recall_hits=hits.astype(np.float64),
@@ -293,9 +296,11 @@ def position_bias_metrics(
     models: ModelMetrics = {}
     recall: dict[str, dict[str, MetricValue]] = {}
     pairs: dict[str, PairCounts] = {}
+    incomplete: dict[str, int] = {}
     by_condition: dict[str, ModelMetrics] = {}
     for m, model in enumerate(columns.model.names):
         rows = np.flatnonzero(units.model == m)
+        incomplete[model] = int((~values.complete[rows]).sum())
         rng = model_rng(options.seed, model, "position")
         models[model], recall[model] = summarize_units(values, rows, options.bootstrap, rng)
         AB, BA, AA, BB = (int(total) for total in values.pairs[rows].sum(axis=0))
@@ -311,5 +316,6 @@ def position_bias_metrics(
         by_condition=by_condition,
         pairs=pairs,
         recall_by_position=recall,
+        incomplete_items=incomplete,
         settings=options,
     )

@@ -134,3 +134,10 @@ def test_repeated_pass_is_rejected() -> None:
     with pytest.raises(ProblemError) as caught:
         run(records)
     assert caught.value.status == 422 and caught.value.field == "records[2]"
+
+
+def test_items_with_a_pass_missing_are_counted_not_silently_dropped() -> None:
+    records = [*pair("a", "A", "B"), pair("b", "A", "A")[0], *pair("c", "A", "B", model="n")]
+    result = run(records)
+    assert result.incomplete_items == {"m": 1, "n": 0}
+    assert result.models["m"]["PC"].n == 1  # item b is in no pair metric
