@@ -128,6 +128,11 @@ class DistractorResponse(Contract, kw_only=True):
     complete: bool
     incomplete_reason: str | None = None
     prompt_version: str = ""
+    #: the seed the distractors were drawn with (the one asked for, else the one drawn), to
+    #: ask for the same again
+    seed: int | None = None
+    #: model calls that failed (each a turn lost), with their reasons, complete or not
+    generation_failures: list[str] = msgspec.field(default_factory=list)
 
 
 class PermutationRequest(Contract, kw_only=True):

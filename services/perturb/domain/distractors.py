@@ -63,6 +63,8 @@ class DistractorWriter:
             complete=complete,
             incomplete_reason=reason,
             prompt_version=DISTRACTOR_PROMPT_VERSION,
+            seed=seed,
+            generation_failures=failures,
         )
 
     async def _ask(

@@ -56,3 +56,19 @@ async def test_modes_context_and_language_reach_the_prompt() -> None:
     assert "unrelated" in system.content
     assert user.content.startswith("Context: Roma è la capitale")
     assert "Write the answer in Italian." in user.content
+
+
+async def test_failed_calls_and_the_seed_are_reported_even_when_complete() -> None:
+    def answer(request: GenerateRequest):  # type: ignore[no-untyped-def]
+        return gateway_error(503, "timeout", "slow") if request.sample_index == 0 else "Lyon"
+
+    result = await DistractorWriter(FakeGateway(answer)).write(
+        DistractorRequest(question="Capital of France?", correct_answer="Paris", n=1)
+    )
+    assert result.complete and result.distractors == ["Lyon"]
+    assert len(result.generation_failures) == 1 and "timeout" in result.generation_failures[0]
+    assert result.seed is not None
+    again = await DistractorWriter(FakeGateway(answer)).write(
+        DistractorRequest(question="Capital of France?", correct_answer="Paris", seed=result.seed)
+    )
+    assert again.seed == result.seed
