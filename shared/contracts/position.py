@@ -138,7 +138,7 @@ class PositionBiasEvaluation(Contract, kw_only=True):
 
 
 #: a position-bias job runs whole: it has no partial progress to show
-PositionJobStatus = Literal["queued", "running", "succeeded", "failed"]
+PositionJobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 
 
 class PositionBiasJob(Contract, kw_only=True):

@@ -130,6 +130,23 @@ class PositionJobStore:
         async with self.engine.begin() as connection:
             return bool((await connection.execute(statement)).rowcount)
 
+    async def cancel(self, job_id: str) -> bool:
+        """Cancel a queued or running job; False when it had finished. Its worker's lease is
+        gone with it, so the worker stops at its next renewal and stores nothing."""
+        statement = (
+            position_jobs.update()
+            .where(position_jobs.c.id == job_id, position_jobs.c.status.in_(("queued", "running")))
+            .values(
+                status="cancelled",
+                error="cancelled",
+                finished_at=time.time(),
+                lease_owner=None,
+                lease_until=None,
+            )
+        )
+        async with self.engine.begin() as connection:
+            return bool((await connection.execute(statement)).rowcount)
+
     async def release_all_leases(self) -> None:
         """At start-up on SQLite (one process owns the file): a killed run's jobs are free."""
         statement = (

@@ -3,7 +3,7 @@ protocol."""
 
 from __future__ import annotations
 
-from litestar import Controller, Response, get, post
+from litestar import Controller, Response, delete, get, post
 from litestar.datastructures import State
 from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED
@@ -84,12 +84,31 @@ class PositionBiasController(Controller):
         summary="A positional-bias job's status and, once it succeeded, its result",
     )
     async def get_job(self, job_id: FromPath[str], state: State) -> PositionBiasJob:
+        return job_view(await _job(state, job_id))
+
+    @delete(
+        "/jobs/{job_id:str}",
+        operation_id="cancelPositionBiasJob",
+        summary="Cancel a queued or running positional-bias job",
+        status_code=200,
+        responses=problem_responses({409: "The job has finished already"}),
+    )
+    async def cancel_job(self, job_id: FromPath[str], state: State) -> PositionBiasJob:
+        job = await _job(state, job_id)
         store: PositionJobStore = state.position_jobs
-        job = await store.get(job_id)
-        if job is None:
-            detail = f"no position-bias job {job_id!r}"
-            raise ProblemError(404, "Not found", detail, field="job_id", source="path")
-        return job_view(job)
+        if not await store.cancel(job.id):
+            detail = f"position-bias job {job.id} already {job.status}"
+            raise ProblemError(409, "Conflict", detail, field="job_id", source="path")
+        return job_view(await _job(state, job_id))
+
+
+async def _job(state: State, job_id: str) -> PositionJobRow:
+    store: PositionJobStore = state.position_jobs
+    job = await store.get(job_id)
+    if job is None:
+        detail = f"no position-bias job {job_id!r}"
+        raise ProblemError(404, "Not found", detail, field="job_id", source="path")
+    return job
 
 
 async def _checked(data: PositionBiasEvaluate, state: State) -> tuple[PositionBiasEvaluate, int]:

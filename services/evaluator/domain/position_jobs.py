@@ -97,7 +97,9 @@ class PositionJobRunner:
             if _being_cancelled():
                 raise  # this worker is stopping: the lease runs out and another takes the job
             if lease.lost:
-                logger.warning("position-bias job %s: lease lost, left to its new worker", job.id)
+                logger.warning(
+                    "position-bias job %s: lease lost (cancelled, or taken over)", job.id
+                )
                 return
             result, error = None, "the evaluation was cancelled"
         except UpstreamError as failure:

@@ -270,6 +270,20 @@ def test_a_job_runs_what_a_request_cannot_wait_for(evaluator: str) -> None:
     assert value(result["models"]["primacy"], "PF") == -1.0
     assert value(result["by_condition"]["medium"]["knower"], "PC") == 1.0
     assert result["failed_replies"] == {"knower": 0, "primacy": 0}
+    finished = httpx.delete(location, timeout=30)
+    assert finished.status_code == 409 and "already succeeded" in finished.json()["detail"]
+
+
+def test_a_job_can_be_cancelled(evaluator: str) -> None:
+    body = {"models": ["knower", "primacy"], "items": MANY, "generator": "writer", "seed": 7}
+    submitted = httpx.post(f"{evaluator}/v1/position-bias/jobs", json=body, timeout=30)
+    location = f"{evaluator}{submitted.headers['Location']}"
+    cancelled = httpx.delete(location, timeout=30)
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+    time.sleep(0.5)
+    assert httpx.get(location, timeout=30).json()["status"] == "cancelled"
+    missing = httpx.delete(f"{evaluator}/v1/position-bias/jobs/pb-nothing", timeout=30)
+    assert missing.status_code == 404
 
 
 def test_a_job_has_its_own_limit_and_an_unknown_job_is_a_404(evaluator: str) -> None:

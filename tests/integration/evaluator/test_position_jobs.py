@@ -414,3 +414,22 @@ async def test_a_runner_that_ends_unexpectedly_says_so_in_the_log(
     ended = [r for r in caplog.records if r.message == "position-bias job runner ended"]
     assert len(ended) == 1 and ended[0].exc_info is not None
     assert isinstance(ended[0].exc_info[1], Fatal)
+
+
+async def test_a_cancelled_job_stops_its_worker_and_stays_cancelled(
+    store: PositionJobStore,
+) -> None:
+    slow = Primacy()
+    slow.blocked.clear()
+    job = await store.create(REQUEST, 2)
+    claimed = await store.claim("w1")
+    assert claimed is not None
+    running = asyncio.ensure_future(runner(store, slow, owner="w1").run(claimed))
+    await asyncio.sleep(0.05)
+    assert await store.cancel(job.id)
+    await asyncio.wait_for(running, 5)  # stopped at its next renewal, storing nothing
+    assert slow.answered == 0
+    cancelled = await store.get(job.id)
+    assert cancelled is not None and (cancelled.status, cancelled.result) == ("cancelled", None)
+    assert not await store.cancel(job.id)  # finished: nothing to cancel
+    assert await store.claim("w2") is None
