@@ -11,7 +11,11 @@ from litestar.status_codes import HTTP_202_ACCEPTED
 
 from services.evaluator.domain.evaluate import evaluate_now, variant_count
 from services.evaluator.domain.evaluations import Evaluations, require_runnable
-from services.evaluator.domain.pipeline import UpstreamError, require_distinct_ids
+from services.evaluator.domain.pipeline import (
+    UpstreamError,
+    require_distinct_ids,
+    require_known_routes,
+)
 from services.evaluator.settings import EvaluatorSettings
 from shared.contracts.base import MAX_STORED_INT
 from shared.contracts.evaluator import (
@@ -47,6 +51,7 @@ class EvaluateController(Controller):
         settings: EvaluatorSettings = state.settings
         require_runnable(data)
         require_distinct_ids(data.items)
+        await require_known_routes(state.upstream, data)
         needed = variant_count(data)
         if needed > settings.max_sync_variants:
             raise ProblemError(
@@ -84,6 +89,7 @@ class EvaluationController(Controller):
         ] = None,
     ) -> Response[EvaluationAccepted]:
         evaluations: Evaluations = state.evaluations
+        await require_known_routes(state.upstream, data)
         job, _ = await evaluations.submit(data, idempotency_key)
         state.runner_wake()
         return Response(

@@ -10,7 +10,7 @@ from litestar.status_codes import HTTP_202_ACCEPTED
 
 from services.evaluator.adapters.datasets import iso
 from services.evaluator.adapters.position_jobs import PositionJobRow, PositionJobStore
-from services.evaluator.domain.pipeline import UpstreamError
+from services.evaluator.domain.pipeline import UpstreamError, require_known_routes
 from services.evaluator.domain.position import (
     evaluate_position_bias,
     order_count,
@@ -116,6 +116,8 @@ async def _checked(data: PositionBiasEvaluate, state: State) -> tuple[PositionBi
     answers it asks for at most."""
     data = await with_items(data, state.datasets)
     validate(data)
+    # the generator writes only missing distractors: its name is checked when it is asked
+    await require_known_routes(state.upstream, data, generator=False)
     return data, order_count(data)
 
 

@@ -72,6 +72,11 @@ class Upstream(Protocol):
 
     async def consistency(self, request: ConsistencyRequest) -> dict[str, Any]: ...
 
+    async def route_names(self) -> set[str] | None:
+        """The names the gateway answers to (routes and ``<strategy>:<route>``); None when it
+        cannot say now (out of reach): the names are then not checked up front."""
+        ...
+
 
 async def with_retries(call: Callable[[], Awaitable[T]], policy: Backoff) -> T:
     """``call()`` until it succeeds or ``policy`` gives up (then its last error, not retryable)."""
@@ -180,6 +185,32 @@ def models_of(settings: Routed) -> list[str]:
     if settings.model and settings.model not in models:
         models.insert(0, settings.model)
     return models
+
+
+class Generating(Routed, Protocol):
+    """A request that names the route writing its paraphrases or distractors."""
+
+    @property
+    def generator(self) -> str: ...
+
+
+async def require_known_routes(
+    upstream: Upstream, request: Generating, *, generator: bool = True
+) -> None:
+    """A 422 naming the field of the first model (or, when it will be asked, ``generator``) the
+    gateway does not know, before anything is stored or any model is called: a misspelt route
+    used to fail every answer later."""
+    known = await upstream.route_names()
+    if known is None:
+        return
+    named = [(f"models[{i}]", model) for i, model in enumerate(request.models or [])]
+    named += [("model", request.model)] if request.model else []
+    named += [("generator", request.generator)] if generator else []
+    for field_name, route in named:
+        if route not in known:
+            routes = sorted(name for name in known if ":" not in name)
+            detail = f"the gateway has no model {route!r} (its routes: {', '.join(routes)})"
+            raise ProblemError(422, "Unknown model", detail, field=field_name)
 
 
 def require_models(settings: Routed) -> list[str]:

@@ -31,9 +31,14 @@ class StandInUpstream:
         self.latency_s = latency_s
         #: after this many answers every call hangs, as if the worker had died mid-call
         self.hang_after = hang_after
+        #: the gateway's model names; None: it cannot say (nothing is checked up front)
+        self.routes: set[str] | None = None
         self.answered: Counter[tuple[str, str]] = Counter()
         self.paraphrased: Counter[str] = Counter()
         self.grade_calls = 0
+
+    async def route_names(self) -> set[str] | None:
+        return self.routes
 
     async def paraphrase(self, request: ParaphraseRequest) -> ParaphraseResponse:
         await asyncio.sleep(self.latency_s)

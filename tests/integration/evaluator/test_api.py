@@ -411,3 +411,26 @@ async def test_an_uploaded_dataset_can_be_deleted_a_sample_cannot(
     sample = await client.delete("/v1/datasets/gsm8k")
     assert sample.status_code == 409 and "built-in" in sample.json()["detail"]
     assert (await client.get("/v1/datasets/gsm8k")).status_code == 200
+
+
+async def test_a_model_or_generator_the_gateway_does_not_know_is_refused_up_front(
+    database_url: str, tmp_path: Path
+) -> None:
+    upstream = StandInUpstream(answer_right)
+    upstream.routes = {"m1", "local", "paraphrase-vote:m1"}
+    settings = EvaluatorSettings(database_url=database_url, data_dir=str(tmp_path), auth="open")
+    app = create_app(settings, upstream, render)
+    items = [{"question": "What is 7?", "answer": "7"}]
+    async with AsyncTestClient(app) as client:
+        for path in ("/v1/evaluations", "/v1/evaluate"):
+            for body, field in (
+                ({"models": ["m1", "m2"]}, "models[1]"),
+                ({"model": "m1", "generator": "gpt-9"}, "generator"),
+            ):
+                response = await client.post(path, json={**body, "k": 1, "items": items})
+                assert response.status_code == 422, response.text
+                assert response.json()["errors"][0]["field"] == field
+                assert "m2" in response.json()["detail"] or "gpt-9" in response.json()["detail"]
+        assert upstream.paraphrased == {}  # refused before anything was asked of a model
+        known = {"models": ["m1", "paraphrase-vote:m1"], "k": 1, "items": items}
+        assert (await client.post("/v1/evaluations", json=known)).status_code == 202

@@ -305,6 +305,8 @@ def test_a_job_has_its_own_limit_and_an_unknown_job_is_a_404(evaluator: str) -> 
     ("body", "status", "field"),
     [
         ({"items": ITEMS}, 400, "model"),
+        ({"model": "nobody", "items": ITEMS}, 422, "model"),
+        ({"models": ["knower", "nobody"], "items": ITEMS}, 422, "models[1]"),
         ({"model": "knower", "items": [{"question": "q"}]}, 400, "items[0].answer"),
         (
             {"model": "knower", "items": [{"question": "q", "options": ["a", "b"]}]},
