@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from shared.batching import TickBatcher
 from shared.contracts.base import Problem
@@ -18,6 +19,9 @@ from shared.http_client import ServiceCallError, ServiceClient
 
 Outcome = GenerateResponse | ServiceCallError
 
+#: how long the gateway's model names are taken as they were last read
+ROUTE_NAMES_TTL_S = 30.0
+
 #: requests per coalesced batch (the gateway accepts up to 1,000)
 MAX_COALESCED = 256
 
@@ -29,6 +33,7 @@ class GatewayClient:
 
     def __init__(self, base_url: str, timeout_s: float = 600.0) -> None:
         self._client = ServiceClient("gateway", base_url, timeout_s)
+        self._route_names: tuple[float, set[str]] | None = None
         self._batcher: TickBatcher[GenerateRequest, Outcome] = TickBatcher(
             self._generate_coalesced, max_batch=MAX_COALESCED
         )
@@ -47,6 +52,21 @@ class GatewayClient:
 
     async def models(self) -> ModelList:
         return await self._client.get("/v1/models", ModelList)
+
+    async def route_names(self) -> set[str] | None:
+        """The names the gateway answers to (its routes and ``<strategy>:<route>``), read at
+        most every :data:`ROUTE_NAMES_TTL_S`; None while it cannot be reached (a caller then
+        checks nothing up front and lets the call itself fail)."""
+        now = time.monotonic()
+        if self._route_names is not None and now - self._route_names[0] < ROUTE_NAMES_TTL_S:
+            return self._route_names[1]
+        try:
+            listing = await self.models()
+        except ServiceCallError:
+            return None
+        names = {model.id for model in listing.data} or {route.name for route in listing.models}
+        self._route_names = (now, names)
+        return names
 
     async def _generate_one(self, request: GenerateRequest) -> Outcome:
         try:

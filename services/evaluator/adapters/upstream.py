@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -37,9 +36,6 @@ from shared.settings import ServiceSettings
 
 Renderer = Callable[[Report, ReportFormat], Awaitable[bytes]]
 
-#: how long the gateway's model names are taken as they were last read
-ROUTE_NAMES_TTL_S = 30.0
-
 #: gateway outcomes worth another attempt later (the gateway already retried them itself)
 RETRYABLE_OUTCOMES = frozenset({"rate_limited", "timeout", "upstream_error", "unavailable"})
 
@@ -68,7 +64,6 @@ class HttpUpstream:
         self.gateway = GatewayClient(settings.service_url("gateway"), timeout)
         self.perturb = PerturbClient(settings.service_url("perturb"), timeout)
         self.scoring = ScoringClient(settings.service_url("scoring"), timeout)
-        self._route_names: tuple[float, set[str]] | None = None
 
     async def render(self, report: Report, fmt: ReportFormat) -> bytes:
         """The report rendered by the scoring service (HTML page or CSV)."""
@@ -136,16 +131,7 @@ class HttpUpstream:
             raise upstream_error(error) from error
 
     async def route_names(self) -> set[str] | None:
-        now = time.monotonic()
-        if self._route_names is not None and now - self._route_names[0] < ROUTE_NAMES_TTL_S:
-            return self._route_names[1]
-        try:
-            listing = await self.gateway.models()
-        except ServiceCallError:
-            return None
-        names = {model.id for model in listing.data} or {route.name for route in listing.models}
-        self._route_names = (now, names)
-        return names
+        return await self.gateway.route_names()
 
     async def logprob_routes(self) -> set[str]:
         try:

@@ -32,7 +32,7 @@ class VerifyController(Controller):
             raise ProblemError(
                 422, "Empty original", "original must not be blank", field="original"
             )
-        judge = _judge(data, state) if data.stages.judge else None
+        judge = await _known_judge(data, state) if data.stages.judge else None
         try:
             response = await verify(data, judge=judge, semantic=_semantic(data, state))
         except UnknownModelError as exc:
@@ -43,8 +43,22 @@ class VerifyController(Controller):
         return response
 
 
-def _judge(data: VerifyRequest, state: State) -> Judge:
+async def _known_judge(data: VerifyRequest, state: State) -> Judge:
+    """The judge, once the gateway is known to have its route (checked before any stage runs:
+    a candidate may never reach the judge, and a caller would learn of a misspelt route rounds
+    later); a default route the gateway lacks is this service's misconfiguration (503)."""
     model = data.judge_model or state.settings.default_judge_model
+    known = await state.gateway.route_names()
+    if known is not None and model not in known:
+        if data.judge_model is None:
+            detail = f"the default judge route {model!r} is not a gateway route: set judge_model"
+            raise ProblemError(503, "Judge route not configured", detail)
+        detail = f"the gateway has no model {model!r}"
+        raise ProblemError(422, "Unknown judge model", detail, field="judge_model")
+    return _judge(model, state)
+
+
+def _judge(model: str, state: State) -> Judge:
     judges: dict[str, Judge] = state.judges
     if model not in judges:
         judges[model] = Judge(state.gateway, model, concurrency=state.settings.judge_concurrency)

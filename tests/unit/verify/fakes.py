@@ -47,6 +47,11 @@ class FakeGateway:
         self.requests: list[GenerateRequest] = []
         self.inflight = 0
         self.max_inflight = 0
+        #: the names the gateway answers to; None: it cannot say (nothing checked up front)
+        self.routes: set[str] | None = None
+
+    async def route_names(self) -> set[str] | None:
+        return self.routes
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         self.requests.append(request)

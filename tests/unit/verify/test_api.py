@@ -107,3 +107,19 @@ def test_the_default_semantic_check_is_the_nli_model_where_one_is_configured(
     with_nli = client.post("/v1/verify", json=body).json()
     assert with_nli["semantic_check"] == "nli"
     assert with_nli["results"][0]["semantic"] == pytest.approx(0.9)
+
+
+def test_an_unknown_judge_route_is_refused_before_any_stage_runs(client: TestClient[Any]) -> None:
+    gateway = client.app.state.gateway
+    gateway.routes = {"local", "judge-a"}
+    try:
+        # every candidate fails the lexical stage: the judge would never have been asked
+        body = {"original": "How old is Ann?", "candidates": ["How old is Ann?"]}
+        unknown = client.post("/v1/verify", json={**body, "judge_model": "judge-b"})
+        assert unknown.status_code == 422 and unknown.json()["errors"][0]["field"] == "judge_model"
+        assert client.post("/v1/verify", json={**body, "judge_model": "judge-a"}).status_code == 200
+        gateway.routes = {"judge-a"}  # the service's default judge ("local") is missing
+        misconfigured = client.post("/v1/verify", json=body)
+        assert misconfigured.status_code == 503 and "judge_model" in misconfigured.json()["detail"]
+    finally:
+        gateway.routes = None
