@@ -144,6 +144,8 @@ async def _events_once_answered(
             yield chunk
     finally:
         work.cancel()  # the caller went away: a strategy still running is not waited for
+        if work.done() and not work.cancelled():
+            work.exception()  # retrieved: a failure the caller left before is not logged as lost
 
 
 class UnsupportedField(ProblemError):
