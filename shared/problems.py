@@ -43,6 +43,12 @@ class ProblemError(Exception):
         self.source = source
 
 
+def not_found(what: str, key: str, path_parameter: str) -> ProblemError:
+    """The 404 of an id in the path that names nothing: ``no evaluation 'ev-1'``."""
+    detail = f"no {what} {key!r}"
+    return ProblemError(404, "Not found", detail, field=path_parameter, source="path")
+
+
 def field_from_message(message: str) -> str | None:
     """``"Expected `int`, got `str` - at `$.items[0].k`"`` → ``"items[0].k"``."""
     path_match = _PATH_IN_MESSAGE.search(message)

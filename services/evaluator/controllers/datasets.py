@@ -24,7 +24,7 @@ from services.evaluator.settings import EvaluatorSettings
 from shared.contracts.base import MAX_STORED_INT, FieldError, Problem
 from shared.contracts.evaluator import DatasetInfo, DatasetItemPage, DatasetList
 from shared.contracts.verify import Task
-from shared.problems import ProblemError, problem_response, problem_responses
+from shared.problems import ProblemError, not_found, problem_response, problem_responses
 
 
 async def limited(chunks: AsyncIterator[bytes], limit: int) -> AsyncIterator[bytes]:
@@ -163,6 +163,5 @@ async def _require(state: State, dataset_id: str) -> DatasetInfo:
     datasets: DatasetStore = state.datasets
     info = await datasets.get(dataset_id)
     if info is None:
-        detail = f"no dataset {dataset_id!r}"
-        raise ProblemError(404, "Not found", detail, field="dataset_id", source="path")
+        raise not_found("dataset", dataset_id, "dataset_id")
     return info

@@ -19,7 +19,7 @@ from services.evaluator.domain.position import (
 )
 from services.evaluator.settings import EvaluatorSettings
 from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation, PositionBiasJob
-from shared.problems import ProblemError, problem_responses
+from shared.problems import ProblemError, not_found, problem_responses
 
 
 class PositionBiasController(Controller):
@@ -106,8 +106,7 @@ async def _job(state: State, job_id: str) -> PositionJobRow:
     store: PositionJobStore = state.position_jobs
     job = await store.get(job_id)
     if job is None:
-        detail = f"no position-bias job {job_id!r}"
-        raise ProblemError(404, "Not found", detail, field="job_id", source="path")
+        raise not_found("position-bias job", job_id, "job_id")
     return job
 
 

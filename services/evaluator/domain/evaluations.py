@@ -47,7 +47,7 @@ from shared.contracts.scoring import (
     ReportVariant,
 )
 from shared.fingerprint import fingerprint
-from shared.problems import ProblemError
+from shared.problems import ProblemError, not_found
 
 STATUS_ERRORS = 20
 
@@ -170,8 +170,7 @@ class Evaluations:
         """The job or a 404; ``results`` for the item pages and reports, which show them."""
         evaluation = await self.store.get(evaluation_id, results=results)
         if evaluation is None:
-            detail = f"no evaluation {evaluation_id!r}"
-            raise ProblemError(404, "Not found", detail, field="evaluation_id", source="path")
+            raise not_found("evaluation", evaluation_id, "evaluation_id")
         return evaluation
 
     async def status(
