@@ -21,6 +21,7 @@ Outcome = GenerateResponse | ServiceCallError
 
 #: how long the gateway's model names are taken as they were last read
 ROUTE_NAMES_TTL_S = 30.0
+ROUTE_NAMES_TIMEOUT_S = 5.0
 
 #: requests per coalesced batch (the gateway accepts up to 1,000)
 MAX_COALESCED = 256
@@ -50,8 +51,8 @@ class GatewayClient:
             "/v1/generate/batch", GenerateBatchRequest(requests=requests), GenerateBatchResponse
         )
 
-    async def models(self) -> ModelList:
-        return await self._client.get("/v1/models", ModelList)
+    async def models(self, timeout_s: float | None = None) -> ModelList:
+        return await self._client.get("/v1/models", ModelList, timeout_s=timeout_s)
 
     async def route_names(self) -> set[str] | None:
         """The names the gateway answers to (its routes and ``<strategy>:<route>``), read at
@@ -60,8 +61,8 @@ class GatewayClient:
         now = time.monotonic()
         if self._route_names is not None and now - self._route_names[0] < ROUTE_NAMES_TTL_S:
             return self._route_names[1]
-        try:
-            listing = await self.models()
+        try:  # asked on a request's path: a gateway that hangs must not hold the request long
+            listing = await self.models(timeout_s=ROUTE_NAMES_TIMEOUT_S)
         except ServiceCallError:
             return None
         names = {model.id for model in listing.data} or {route.name for route in listing.models}
