@@ -169,9 +169,10 @@ async def test_a_job_whose_workers_keep_stopping_fails(store: PositionJobStore) 
     assert done.error == "its worker stopped 3 times before it finished"
 
 
-async def test_a_worker_that_lost_its_lease_leaves_the_job_to_the_new_one(
+async def a_job_running_on_w1(
     store: PositionJobStore,
-) -> None:
+) -> tuple[Any, Primacy, asyncio.Future[None]]:
+    """A job claimed and being run by worker w1, whose answers never come."""
     slow = Primacy()
     slow.blocked.clear()
     job = await store.create(REQUEST, 2)
@@ -179,6 +180,13 @@ async def test_a_worker_that_lost_its_lease_leaves_the_job_to_the_new_one(
     assert claimed is not None
     running = asyncio.ensure_future(runner(store, slow, owner="w1").run(claimed))
     await asyncio.sleep(0.05)
+    return job, slow, running
+
+
+async def test_a_worker_that_lost_its_lease_leaves_the_job_to_the_new_one(
+    store: PositionJobStore,
+) -> None:
+    job, slow, running = await a_job_running_on_w1(store)
     # another worker took it over (as if w1's renewals had not reached the database)
     async with store.engine.begin() as connection:
         await connection.execute(
@@ -406,7 +414,7 @@ async def test_a_runner_that_ends_unexpectedly_says_so_in_the_log(
     async def claim(owner: str) -> None:
         raise Fatal("the claim could not go on")
 
-    store.claim = claim  # type: ignore[method-assign,assignment]
+    store.claim = claim  # type: ignore[method-assign]
     worker = runner(store, Primacy())
     worker.start()
     await asyncio.sleep(0.05)
@@ -419,13 +427,7 @@ async def test_a_runner_that_ends_unexpectedly_says_so_in_the_log(
 async def test_a_cancelled_job_stops_its_worker_and_stays_cancelled(
     store: PositionJobStore,
 ) -> None:
-    slow = Primacy()
-    slow.blocked.clear()
-    job = await store.create(REQUEST, 2)
-    claimed = await store.claim("w1")
-    assert claimed is not None
-    running = asyncio.ensure_future(runner(store, slow, owner="w1").run(claimed))
-    await asyncio.sleep(0.05)
+    job, slow, running = await a_job_running_on_w1(store)
     assert await store.cancel(job.id)
     await asyncio.wait_for(running, 5)  # stopped at its next renewal, storing nothing
     assert slow.answered == 0
