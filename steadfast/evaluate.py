@@ -17,6 +17,7 @@ from typing import TextIO
 
 from shared.clients.evaluator import EvaluatorClient
 from shared.contracts.evaluator import (
+    DEFAULT_PARAPHRASES,
     EvaluationCreate,
     EvaluationReport,
     EvaluationStatus,
@@ -359,7 +360,9 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     evaluate.add_argument("file", nargs="?", help="JSONL, CSV, MMLU CSV or SQuAD JSON file")
     evaluate.add_argument("--dataset", help="a stored dataset id or a sample name (gsm8k, ...)")
     evaluate.add_argument("--model", action="append", required=True, help="gateway route; repeat")
-    evaluate.add_argument("--k", type=int, default=5, help="paraphrases per question")
+    evaluate.add_argument(
+        "--k", type=int, default=DEFAULT_PARAPHRASES, help="paraphrases per question"
+    )
     evaluate.add_argument("--task", choices=["factual", "math", "choice"], default="factual")
     evaluate.add_argument("--format", choices=["jsonl", "csv", "mmlu", "squad"], default=None)
     evaluate.add_argument("--limit", type=int, default=None, help="only the first N items")

@@ -44,6 +44,10 @@ class EvaluationItem(Contract, kw_only=True):
     task: Task | None = None
 
 
+#: METHOD §1.1: up to k (default 10) paraphrases per question
+DEFAULT_PARAPHRASES = 10
+
+
 class MetricSettings(Contract, kw_only=True):
     """METHOD.md §1.4 options; every report states the ones it used."""
 
@@ -61,7 +65,7 @@ class EvaluationSettings(Contract, kw_only=True):
     models: Annotated[list[ModelName], msgspec.Meta(max_length=20)] | None = None
     task: Task = "factual"
     #: paraphrases per question
-    k: Annotated[int, msgspec.Meta(ge=1, le=50)] = 5
+    k: Annotated[int, msgspec.Meta(ge=1, le=50)] = DEFAULT_PARAPHRASES
     #: gateway route that writes the paraphrases
     generator: ModelName = "local"
     #: seed of the paraphrase generator (a fixed seed makes a re-run cost no model calls)

@@ -325,6 +325,17 @@ async def test_synchronous_evaluate(client: AsyncTestClient[Any]) -> None:
     assert "/v1/evaluations" in response.json()["detail"]
 
 
+async def test_without_k_each_question_gets_method_default_of_ten_paraphrases(
+    client: AsyncTestClient[Any],
+) -> None:
+    body = {"model": "m1", "items": [{"question": "What is 7?", "answer": "7"}]}
+    response = await client.post("/v1/evaluate", json=body)
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert result["k"] == 10
+    assert [v["index"] for v in result["items"][0]["variants"]] == list(range(11))
+
+
 async def test_dataset_upload_and_samples(client: AsyncTestClient[Any]) -> None:
     lines = [json.dumps({"problem": f"What is {i}?", "answer": str(i)}) for i in range(4)]
     uploaded = await client.post("/v1/datasets?name=mine.jsonl", content="\n".join(lines).encode())
