@@ -19,6 +19,7 @@ from services.evaluator.domain.engine import EngineSettings, JobEngine, JobRunne
 from services.evaluator.domain.evaluations import Evaluations
 from services.evaluator.domain.position import PositionUpstream
 from services.evaluator.domain.position_jobs import PositionJobRunner, PositionJobSettings
+from services.evaluator.domain.retention import RetentionSweeper
 from services.evaluator.settings import EvaluatorSettings, get_settings
 from shared.app import create_service_app
 from shared.backoff import Backoff
@@ -41,6 +42,17 @@ def engine_settings(settings: EvaluatorSettings) -> EngineSettings:
 
 def retry_policy(settings: EvaluatorSettings) -> Backoff:
     return Backoff(attempts=settings.max_attempts, base_delay_s=settings.retry_base_s)
+
+
+def retention_sweeper(
+    settings: EvaluatorSettings, store: EvaluationStore, position_jobs: PositionJobStore
+) -> RetentionSweeper:
+    purges = {
+        "evaluation": store.purge_finished_before,
+        "paraphrase_set": store.purge_unused_sets_before,  # after the evaluations that used them
+        "position_job": position_jobs.purge_finished_before,
+    }
+    return RetentionSweeper(purges, settings.retention_days * 86400, settings.retention_sweep_s)
 
 
 def create_app(
@@ -77,6 +89,10 @@ def create_app(
                 await position_jobs.release_all_leases()
             runner.start()
             position_runner.start()
+            if settings.retention_days:
+                sweeper = retention_sweeper(settings, store, position_jobs)
+                sweeper.start()
+                app.state.retention_sweeper = sweeper
         app.state.runner = runner
 
     async def stop_jobs(app: Litestar) -> None:
@@ -86,6 +102,9 @@ def create_app(
         position_runner: PositionJobRunner | None = app.state.get("position_runner")
         if position_runner is not None:
             await position_runner.stop()
+        sweeper: RetentionSweeper | None = app.state.get("retention_sweeper")
+        if sweeper is not None:
+            await sweeper.stop()
 
     return create_service_app(
         service=SERVICE,

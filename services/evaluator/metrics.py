@@ -29,3 +29,8 @@ POSITION_JOBS_FINISHED = Counter(
     "Position-bias jobs this process finished, by final status (succeeded, failed).",
     ["status"],
 )
+PURGED = Counter(
+    "steadfast_evaluator_purged_total",
+    "Rows the retention sweep deleted, by kind (evaluation, paraphrase_set, position_job).",
+    ["kind"],
+)

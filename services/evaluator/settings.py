@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from functools import cache
-from typing import Literal
+from typing import Annotated, Literal
+
+import msgspec
 
 from shared.settings import ServiceSettings, load_settings
 
@@ -34,6 +36,11 @@ class EvaluatorSettings(ServiceSettings, kw_only=True):
     max_sync_variants: int = 240
     #: a position-bias job asks for at most this many answers (413 beyond)
     max_job_answers: int = 20000
+    #: finished evaluations (with their answers), unused paraphrase sets and positional-bias
+    #: jobs older than this many days are deleted; 0 keeps everything
+    retention_days: Annotated[float, msgspec.Meta(ge=0)] = 0.0
+    #: how often the retention sweep runs (when ``retention_days`` is set)
+    retention_sweep_s: Annotated[float, msgspec.Meta(gt=0)] = 3600.0
     #: dataset uploads larger than this get 413
     max_upload_bytes: int = 50 * 1024 * 1024
 

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from services.evaluator.settings import EvaluatorSettings
 from services.gateway.settings import GatewaySettings
 from shared.settings import SettingsError, default_data_dir, load_settings
 
@@ -30,6 +31,16 @@ def test_wrong_type_names_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STEADFAST_GATEWAY_MAX_BODY_BYTES", "lots")
     with pytest.raises(SettingsError, match="max_body_bytes"):
         load_settings("gateway", GatewaySettings)
+
+
+def test_a_retention_period_is_read_in_days_and_cannot_be_negative(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("STEADFAST_EVALUATOR_RETENTION_DAYS", "30")
+    assert load_settings("evaluator", EvaluatorSettings).retention_days == 30.0
+    monkeypatch.setenv("STEADFAST_EVALUATOR_RETENTION_DAYS", "-1")
+    with pytest.raises(SettingsError, match="retention_days"):
+        load_settings("evaluator", EvaluatorSettings)
 
 
 def test_default_data_dir_is_per_user(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

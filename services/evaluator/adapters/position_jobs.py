@@ -147,6 +147,15 @@ class PositionJobStore:
         async with self.engine.begin() as connection:
             return bool((await connection.execute(statement)).rowcount)
 
+    async def purge_finished_before(self, cutoff: float) -> int:
+        """Delete the jobs that finished before ``cutoff``; returns how many."""
+        statement = position_jobs.delete().where(
+            position_jobs.c.status.not_in(("queued", "running")),
+            position_jobs.c.finished_at < cutoff,
+        )
+        async with self.engine.begin() as connection:
+            return int((await connection.execute(statement)).rowcount)
+
     async def release_all_leases(self) -> None:
         """At start-up on SQLite (one process owns the file): a killed run's jobs are free."""
         statement = (

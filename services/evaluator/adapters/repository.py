@@ -478,6 +478,44 @@ class EvaluationStore:
                     .values(lease_owner=None, lease_until=None)
                 )
 
+    # ---- retention ----------------------------------------------------------------------
+
+    async def purge_finished_before(self, cutoff: float, batch: int = 100) -> int:
+        """Delete the evaluations that finished before ``cutoff`` with their items and answers,
+        ``batch`` evaluations per transaction; returns how many were deleted."""
+        deleted = 0
+        while True:
+            async with self.engine.begin() as connection:
+                ids = list(
+                    await connection.scalars(
+                        sa.select(evaluations.c.id)
+                        .where(
+                            evaluations.c.status.in_(TERMINAL),
+                            evaluations.c.finished_at < cutoff,
+                        )
+                        .limit(batch)
+                    )
+                )
+                if not ids:
+                    return deleted
+                for table in (answers, evaluation_items):
+                    await connection.execute(table.delete().where(table.c.evaluation_id.in_(ids)))
+                await connection.execute(evaluations.delete().where(evaluations.c.id.in_(ids)))
+            deleted += len(ids)
+
+    async def purge_unused_sets_before(self, cutoff: float) -> int:
+        """Delete the paraphrase sets stored before ``cutoff`` that no evaluation's item uses."""
+        used = sa.select(evaluation_items.c.paraphrase_set_id).where(
+            evaluation_items.c.paraphrase_set_id.is_not(None)  # NOT IN over a NULL matches none
+        )
+        async with self.engine.begin() as connection:
+            result = await connection.execute(
+                paraphrase_sets.delete().where(
+                    paraphrase_sets.c.created_at < cutoff, paraphrase_sets.c.id.not_in(used)
+                )
+            )
+        return int(result.rowcount)
+
     # ---- claiming work ------------------------------------------------------------------
 
     async def _claim(

@@ -13,10 +13,11 @@ import msgspec
 import pytest
 import sqlalchemy as sa
 from litestar.testing import AsyncTestClient
-from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from services.evaluator.adapters.repository import EvaluationStore
 from services.evaluator.app import create_app
-from services.evaluator.db.models import evaluations
+from services.evaluator.db.models import answers, evaluation_items, evaluations, paraphrase_sets
 from services.evaluator.domain.evaluations import legacy_request_hash
 from services.evaluator.domain.pipeline import UpstreamError
 from services.evaluator.settings import EvaluatorSettings
@@ -35,20 +36,25 @@ async def render(report: Report, fmt: ReportFormat) -> bytes:
     return ("item_id,answers\n" + "\n".join(rows)).encode()
 
 
+def evaluator_app(database_url: str, tmp_path: Path, **settings: Any) -> Any:
+    """The evaluator on a stand-in upstream; the app runs in the test client's own loop."""
+    defaults: dict[str, Any] = {
+        "poll_s": 0.05,
+        "retry_base_s": 0.01,
+        "max_upload_bytes": 20_000,
+        "log_json": False,
+        "log_level": "WARNING",
+        "auth": "open",
+    }
+    options = EvaluatorSettings(
+        database_url=database_url, data_dir=str(tmp_path), **(defaults | settings)
+    )
+    return create_app(options, StandInUpstream(answer_right), render)
+
+
 @pytest.fixture
 async def client(database_url: str, tmp_path: Path) -> AsyncIterator[AsyncTestClient[Any]]:
-    settings = EvaluatorSettings(
-        database_url=database_url,
-        data_dir=str(tmp_path),
-        poll_s=0.05,
-        retry_base_s=0.01,
-        max_upload_bytes=20_000,
-        log_json=False,
-        log_level="WARNING",
-        auth="open",
-    )
-    app = create_app(settings, StandInUpstream(answer_right), render)
-    async with AsyncTestClient(app) as test_client:
+    async with AsyncTestClient(evaluator_app(database_url, tmp_path)) as test_client:
         yield test_client
 
 
@@ -445,3 +451,83 @@ async def test_a_model_or_generator_the_gateway_does_not_know_is_refused_up_fron
         assert upstream.paraphrased == {}  # refused before anything was asked of a model
         known = {"models": ["m1", "paraphrase-vote:m1"], "k": 1, "items": items}
         assert (await client.post("/v1/evaluations", json=known)).status_code == 202
+
+
+async def rows_of(engine: AsyncEngine, evaluation_id: str) -> tuple[int, int, set[str]]:
+    """(items, answers, paraphrase set ids) stored for an evaluation."""
+    async with engine.connect() as connection:
+        counts = [
+            await connection.scalar(
+                sa.select(sa.func.count()).where(table.c.evaluation_id == evaluation_id)
+            )
+            for table in (evaluation_items, answers)
+        ]
+        set_ids = await connection.scalars(
+            sa.select(evaluation_items.c.paraphrase_set_id).where(
+                evaluation_items.c.evaluation_id == evaluation_id
+            )
+        )
+        return counts[0], counts[1], set(set_ids)
+
+
+async def test_retention_deletes_evaluations_finished_before_the_cutoff_and_sets_left_unused(
+    database_url: str, tmp_path: Path
+) -> None:
+    ids = []
+    async with AsyncTestClient(evaluator_app(database_url, tmp_path)) as client:
+        for first in (0, 10):
+            items = [{"question": f"What is {first + i}?"} for i in range(2)]
+            created = await client.post("/v1/evaluations", json=job_body(items=items))
+            ids.append(created.json()["id"])
+            assert (await wait_finished(client, ids[-1]))["status"] == "succeeded"
+    old, recent = ids
+    engine = create_async_engine(database_url)
+    try:
+        async with AsyncTestClient(evaluator_app(database_url, tmp_path, run_jobs=False)) as client:
+            # asked again, a question reuses the set the old evaluation stored for it
+            items = [{"question": "What is 1?"}]
+            queued = (await client.post("/v1/evaluations", json=job_body(items=items))).json()
+            queued = queued["id"]
+            old_rows, recent_rows = await rows_of(engine, old), await rows_of(engine, recent)
+            assert old_rows[:2] == (2, 12) and recent_rows[:2] == (2, 12)
+            reused = (await rows_of(engine, queued))[2]
+            assert len(reused) == 1 and reused < old_rows[2]
+            async with engine.begin() as connection:
+                for evaluation_id, finished_at in ((old, 100.0), (recent, 300.0), (queued, 50.0)):
+                    row = evaluations.update().where(evaluations.c.id == evaluation_id)
+                    await connection.execute(row.values(finished_at=finished_at))
+                await connection.execute(paraphrase_sets.update().values(created_at=100.0))
+
+            store = EvaluationStore(engine)
+            assert await store.purge_finished_before(200.0, batch=1) == 1
+            assert await store.purge_unused_sets_before(200.0) == 1
+            assert (await client.get(f"/v1/evaluations/{old}")).status_code == 404
+            assert await rows_of(engine, old) == (0, 0, set())
+            assert await rows_of(engine, recent) == recent_rows
+            async with engine.connect() as connection:
+                kept = set(await connection.scalars(sa.select(paraphrase_sets.c.id)))
+            assert kept == recent_rows[2] | reused
+            report = await client.get(f"/v1/evaluations/{recent}/report")
+            assert report.status_code == 200 and len(report.json()["items"]) == 2
+            assert (await client.get(f"/v1/evaluations/{queued}")).json()["status"] == "queued"
+    finally:
+        await engine.dispose()
+
+
+async def test_a_service_with_a_retention_period_deletes_what_finished_before_it(
+    database_url: str, tmp_path: Path
+) -> None:
+    one_second = 1 / 86400
+    app = evaluator_app(database_url, tmp_path, retention_days=one_second, retention_sweep_s=0.05)
+    async with AsyncTestClient(app) as client:
+        job_id = (await client.post("/v1/evaluations", json=job_body())).json()["id"]
+        assert (await wait_finished(client, job_id))["status"] == "succeeded"
+        deadline = time.monotonic() + 20
+        while (await client.get(f"/v1/evaluations/{job_id}")).status_code != 404:
+            assert time.monotonic() < deadline, "the finished evaluation was kept"
+            await asyncio.sleep(0.05)
+    engine = create_async_engine(database_url)
+    try:
+        assert await rows_of(engine, job_id) == (0, 0, set())
+    finally:
+        await engine.dispose()

@@ -435,3 +435,25 @@ async def test_a_cancelled_job_stops_its_worker_and_stays_cancelled(
     assert cancelled is not None and (cancelled.status, cancelled.result) == ("cancelled", None)
     assert not await store.cancel(job.id)  # finished: nothing to cancel
     assert await store.claim("w2") is None
+
+
+async def test_retention_deletes_only_jobs_that_finished_before_the_cutoff(
+    store: PositionJobStore,
+) -> None:
+    old, recent, queued = [await store.create(REQUEST, 2) for _ in range(3)]
+    for job in (old, recent):
+        claimed = await store.claim("w1")
+        assert claimed is not None and claimed.id == job.id
+        assert await store.finish(claimed.id, "w1", result=None, error="x")
+    async with store.engine.begin() as connection:
+        for job, finished_at in ((old, 100.0), (recent, 300.0)):
+            statement = position_jobs.update().where(position_jobs.c.id == job.id)
+            await connection.execute(statement.values(finished_at=finished_at))
+        running = position_jobs.update().where(position_jobs.c.id == queued.id)
+        await connection.execute(running.values(status="running", finished_at=50.0))
+
+    assert await store.purge_finished_before(200.0) == 1
+    assert await store.get(old.id) is None
+    assert await store.get(recent.id) is not None
+    assert await store.get(queued.id) is not None  # unfinished work is never deleted
+    assert await store.purge_finished_before(200.0) == 0

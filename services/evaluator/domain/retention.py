@@ -1,0 +1,63 @@
+"""Retention: finished work older than the retention period is deleted (off by default).
+
+Evaluations go with their items and answers, then the paraphrase sets of that age no evaluation
+uses any more, then positional-bias jobs. Queued and running work is never touched."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+
+from services.evaluator.metrics import PURGED
+
+logger = logging.getLogger(__name__)
+
+#: deletes what finished (or was stored) before a cutoff, in epoch seconds; returns the count
+Purge = Callable[[float], Awaitable[int]]
+
+
+class RetentionSweeper:
+    def __init__(
+        self,
+        purges: Mapping[str, Purge],
+        retention_s: float,
+        every_s: float,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.purges = purges
+        self.retention_s = retention_s
+        self.every_s = every_s
+        self.clock = clock
+        self._task: asyncio.Task[None] | None = None
+
+    async def sweep(self) -> dict[str, int]:
+        """One pass in order; a kind that fails is logged and left for the next pass."""
+        cutoff = self.clock() - self.retention_s
+        purged: dict[str, int] = {}
+        for kind, purge in self.purges.items():
+            try:
+                purged[kind] = await purge(cutoff)
+            except Exception:
+                logger.exception("retention sweep: deleting old %s rows failed", kind)
+                continue
+            PURGED.labels(kind).inc(purged[kind])
+        if any(purged.values()):
+            logger.info("retention sweep deleted %s", purged)
+        return purged
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._loop())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _loop(self) -> None:
+        while True:
+            await self.sweep()
+            await asyncio.sleep(self.every_s)
