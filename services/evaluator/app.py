@@ -19,11 +19,12 @@ from services.evaluator.domain.engine import EngineSettings, JobEngine, JobRunne
 from services.evaluator.domain.evaluations import Evaluations
 from services.evaluator.domain.position import PositionUpstream
 from services.evaluator.domain.position_jobs import PositionJobRunner, PositionJobSettings
-from services.evaluator.domain.retention import RetentionSweeper
+from services.evaluator.metrics import PURGED
 from services.evaluator.settings import EvaluatorSettings, get_settings
 from shared.app import create_service_app
 from shared.backoff import Backoff
 from shared.db import Database
+from shared.retention import RetentionSweeper
 
 SERVICE = "evaluator"
 
@@ -52,7 +53,9 @@ def retention_sweeper(
         "paraphrase_set": store.purge_unused_sets_before,  # after the evaluations that used them
         "position_job": position_jobs.purge_finished_before,
     }
-    return RetentionSweeper(purges, settings.retention_days * 86400, settings.retention_sweep_s)
+    return RetentionSweeper(
+        purges, settings.retention_days * 86400, settings.retention_sweep_s, deleted=PURGED
+    )
 
 
 def create_app(

@@ -12,10 +12,12 @@ from services.gateway.controllers.proxy import ChatCompletionsController, Stream
 from services.gateway.controllers.self_paraphrase import SelfParaphraseController
 from services.gateway.domain.gateway import ModelGateway
 from services.gateway.domain.routes import load_routes
+from services.gateway.metrics import CACHE_PURGED
 from services.gateway.settings import GatewaySettings, get_settings
 from services.gateway.strategies.service import SelfParaphraseService
 from shared.app import create_service_app
 from shared.clients.perturb import PerturbClient
+from shared.retention import RetentionSweeper
 
 SERVICE = "gateway"
 
@@ -35,9 +37,23 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
     )
 
     async def attach_cache(app: Litestar) -> None:
-        gateway.use_cache(SqlResponseCache(app.state.database))
+        max_age_s = settings.cache_max_age_days * 86400 or None
+        cache = SqlResponseCache(app.state.database, max_age_s=max_age_s)
+        gateway.use_cache(cache)
+        if max_age_s is not None:
+            sweeper = RetentionSweeper(
+                {"response": cache.purge_older_than},
+                max_age_s,
+                settings.cache_sweep_s,
+                deleted=CACHE_PURGED,
+            )
+            sweeper.start()
+            app.state.cache_sweeper = sweeper
 
-    async def close_backends(_: Litestar) -> None:
+    async def close_backends(app: Litestar) -> None:
+        sweeper: RetentionSweeper | None = app.state.get("cache_sweeper")
+        if sweeper is not None:
+            await sweeper.stop()
         await gateway.close()
 
     return create_service_app(

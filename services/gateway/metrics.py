@@ -31,6 +31,11 @@ CACHE_REQUESTS = Counter(
     "Response cache lookups (hit or miss).",
     ["result"],
 )
+CACHE_PURGED = Counter(
+    "steadfast_model_cache_purged_total",
+    "Cached answers the age sweep deleted (kind: response).",
+    ["kind"],
+)
 MODEL_TOKENS = Counter(
     "steadfast_model_tokens_total",
     "Tokens reported by the backends (cache hits excluded).",

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 from functools import cache
+from typing import Annotated
+
+import msgspec
 
 from shared.settings import ServiceSettings, load_settings
 
@@ -18,6 +21,10 @@ class GatewaySettings(ServiceSettings, kw_only=True):
     #: after that arrives as an ``error`` event instead of a status code
     stream_hold_s: float = 5.0
     stream_keepalive_s: float = 10.0
+    #: cached answers older than this many days are not served (the model is asked again) and
+    #: are deleted by a sweep every ``cache_sweep_s``; 0 keeps them for ever
+    cache_max_age_days: Annotated[float, msgspec.Meta(ge=0)] = 0.0
+    cache_sweep_s: Annotated[float, msgspec.Meta(gt=0)] = 3600.0
 
 
 @cache

@@ -4,13 +4,16 @@ Lookups and stores are coalesced: the requests that arrive while one query runs 
 (one ``IN`` lookup, one multi-row insert), so the cache costs a few round-trips per batch of
 concurrent requests rather than a transaction each. A store is still awaited before the answer
 goes back, so an answer that was returned is in the database.
+
+With a maximum age, an answer stored longer ago is not served (the model is asked again and the
+new answer replaces it) and ``purge_older_than`` deletes such rows.
 """
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import msgspec
 import sqlalchemy as sa
@@ -40,20 +43,54 @@ _decode = msgspec.json.Decoder(_Stored).decode
 
 
 class SqlResponseCache:
-    def __init__(self, database: Database) -> None:
+    def __init__(
+        self,
+        database: Database,
+        *,
+        max_age_s: float | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._database = database
+        self._max_age_s = max_age_s
+        self._clock = clock
         insert = postgresql.insert if database.dialect == "postgresql" else sqlite.insert
-        self._insert = insert(response_cache).on_conflict_do_nothing(index_elements=["key"])
+        statement = insert(response_cache)
+        # an expired row is replaced by the new answer to the same request
+        self._insert = statement.on_conflict_do_update(
+            index_elements=["key"],
+            set_={
+                column: statement.excluded[column]
+                for column in ("route", "model", "payload", "created_at")
+            },
+        )
         self._lookups: Coalescer[str, Completion | None] = Coalescer(self._get_many)
         self._stores: Coalescer[dict[str, object], None] = Coalescer(self._put_many)
-        self._recent: OrderedDict[str, Completion] = OrderedDict()
+        #: stored at (epoch seconds) and answer, by key
+        self._recent: OrderedDict[str, tuple[float, Completion]] = OrderedDict()
 
     async def get(self, key: str) -> Completion | None:
-        recent = self._recent.get(key)
+        recent = self._recent_answer(key)
         if recent is not None:
             return recent
         found = await self._lookups.submit(key)
-        return found if found is not None else self._recent.get(key)
+        return found if found is not None else self._recent_answer(key)
+
+    async def purge_older_than(self, cutoff: float) -> int:
+        """Delete the answers stored before ``cutoff`` (epoch seconds); returns how many."""
+        statement = response_cache.delete().where(response_cache.c.created_at < cutoff)
+        async with self._database.engine.begin() as connection:
+            return int((await connection.execute(statement)).rowcount)
+
+    def _fresh_since(self) -> float | None:
+        return None if self._max_age_s is None else self._clock() - self._max_age_s
+
+    def _recent_answer(self, key: str) -> Completion | None:
+        recent = self._recent.get(key)
+        if recent is None:
+            return None
+        stored_at, completion = recent
+        since = self._fresh_since()
+        return completion if since is None or stored_at >= since else None
 
     async def put(self, key: str, route: Route, completion: Completion) -> None:
         stored = _Stored(
@@ -63,18 +100,20 @@ class SqlResponseCache:
             output_tokens=completion.output_tokens,
             logprobs=completion.logprobs,
         )
+        stored_at = self._clock()
         row = {
             "key": key,
             "route": route.name,
             "model": route.model,
             "payload": _encode(stored).decode(),
-            "created_at": time.time(),
+            "created_at": stored_at,
         }
-        self._remember(key, completion)  # before the write: a lookup racing it must see it
+        # remembered before the write: a lookup racing it must see it
+        self._remember(key, stored_at, completion)
         await self._stores.submit(row)
 
-    def _remember(self, key: str, completion: Completion) -> None:
-        self._recent[key] = completion
+    def _remember(self, key: str, stored_at: float, completion: Completion) -> None:
+        self._recent[key] = (stored_at, completion)
         self._recent.move_to_end(key)
         while len(self._recent) > RECENT_STORES:
             self._recent.popitem(last=False)
@@ -87,13 +126,18 @@ class SqlResponseCache:
         query = sa.select(response_cache.c.key, response_cache.c.payload).where(
             response_cache.c.key.in_(set(keys))
         )
+        since = self._fresh_since()
+        if since is not None:
+            query = query.where(response_cache.c.created_at >= since)
         async with self._database.engine.connect() as connection:
             found = {key: value for key, value in (await connection.execute(query)).all()}
         return [_completion(found[key]) if key in found else None for key in keys]
 
     async def _put_many(self, rows: list[dict[str, object]]) -> Sequence[None]:
+        # one row per key: an upsert may not touch a row twice in one statement (PostgreSQL)
+        latest = {row["key"]: row for row in rows}
         async with self._database.engine.begin() as connection:
-            await connection.execute(self._insert, rows)
+            await connection.execute(self._insert, list(latest.values()))
         return [None] * len(rows)
 
 

@@ -254,6 +254,39 @@ async def test_the_cache_persists_across_restarts(
         assert openai.call_count == calls + (1 if run == 0 else 0)
 
 
+async def test_with_a_maximum_age_an_old_answer_is_asked_again_and_the_sweep_deletes_it(
+    tmp_path: Path, upstreams: tuple[FakeOpenAIServer, ...]
+) -> None:
+    openai = upstreams[0]
+    routes = tmp_path / "models.toml"
+    routes.write_text(routes_toml(*(fake.url for fake in upstreams)))
+    max_age_s = 3.0
+    settings = {
+        "STEADFAST_GATEWAY_CACHE_MAX_AGE_DAYS": str(max_age_s / 86400),
+        "STEADFAST_GATEWAY_CACHE_SWEEP_S": "0.2",
+    }
+    supervisor = start_gateway(tmp_path, routes, settings)
+    try:
+        assert all(supervisor.wait_ready(60).values())
+        url = supervisor.processes[0].url
+        client = GatewayClient(url)
+        question = ask("fake-gpt", "Ask me again later")
+        calls = openai.call_count
+        first, second = [await client.generate(question) for _ in range(2)]
+        assert (first.cached, second.cached) == (False, True)
+        await asyncio.sleep(max_age_s + 0.5)
+        third = await client.generate(question)
+        async with get_session().get(f"{url}/metrics") as response:
+            metrics = await response.text()
+    finally:
+        supervisor.stop()
+    assert third.cached is False and openai.call_count == calls + 2
+    purged = 'steadfast_model_cache_purged_total{kind="response"} '
+    assert any(
+        line.startswith(purged) and float(line.split()[-1]) >= 1 for line in metrics.splitlines()
+    )
+
+
 def _batch_posts(gateway_url: str, text: str) -> float:
     """Requests the gateway counted on ``/v1/generate/batch``, from its /metrics text."""
     total = 0.0

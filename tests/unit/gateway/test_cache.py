@@ -346,3 +346,57 @@ async def test_closing_cancels_a_call_still_running_after_the_grace(
         await asyncio.wait_for(gateway.close(grace_s=0.1), 5)
         left = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
     assert left == []
+
+
+async def test_an_answer_older_than_the_maximum_age_is_asked_again_and_replaced(
+    database_url: str, fake: FakeOpenAIServer
+) -> None:
+    database = Database("gateway", database_url)
+    await database.migrate()
+    now = [1000.0]
+
+    async def generate_with_a_new_cache() -> GenerateResponse:
+        """Through a cache of its own: what it finds comes from the database."""
+        cache = SqlResponseCache(database, max_age_s=100.0, clock=lambda: now[0])
+        gateway = gateway_for(route_to("openai", fake), cache=cache)
+        try:
+            return await gateway.generate(ask())
+        finally:
+            await gateway.close()
+
+    try:
+        assert (await generate_with_a_new_cache()).cached is False
+        now[0] = 1090.0
+        assert (await generate_with_a_new_cache()).cached is True
+        now[0] = 1101.0  # stored 101 s ago: too old to serve
+        assert (await generate_with_a_new_cache()).cached is False
+        now[0] = 1150.0  # the new answer replaced the old one
+        assert (await generate_with_a_new_cache()).cached is True
+        assert fake.call_count == 2
+
+        cache = SqlResponseCache(database, max_age_s=100.0, clock=lambda: now[0])
+        assert await cache.purge_older_than(1101.0) == 0
+        assert await cache.purge_older_than(1102.0) == 1
+        assert await cache.get(cache_key(route_to("openai", fake), ask())) is None
+    finally:
+        await database.dispose()
+
+
+async def test_an_answer_this_process_stored_expires_from_memory_too(
+    database_url: str, fake: FakeOpenAIServer
+) -> None:
+    now = [1000.0]
+    database = Database("gateway", database_url)
+    await database.migrate()
+    aging = SqlResponseCache(database, max_age_s=100.0, clock=lambda: now[0])
+    gateway = gateway_for(route_to("openai", fake), cache=aging)
+    try:
+        await gateway.generate(ask())
+        now[0] = 1050.0
+        assert (await gateway.generate(ask())).cached is True
+        now[0] = 1200.0
+        assert (await gateway.generate(ask())).cached is False
+        assert fake.call_count == 2
+    finally:
+        await gateway.close()
+        await database.dispose()

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from prometheus_client import REGISTRY
+from prometheus_client import REGISTRY, Counter
 
-from services.evaluator.domain.retention import Purge, RetentionSweeper
+from shared.retention import Purge, RetentionSweeper
+
+DELETED = Counter("steadfast_test_purged_total", "Rows a test sweep deleted.", ["kind"])
 
 
 def purged_total(kind: str) -> float:
-    value = REGISTRY.get_sample_value("steadfast_evaluator_purged_total", {"kind": kind})
+    value = REGISTRY.get_sample_value("steadfast_test_purged_total", {"kind": kind})
     return value or 0.0
 
 
@@ -32,6 +34,7 @@ async def test_each_kind_is_swept_with_the_cutoff_a_failing_one_is_left_for_next
         },
         retention_s=86400.0,
         every_s=3600.0,
+        deleted=DELETED,
         clock=lambda: 100000.0,
     )
     before = purged_total("evaluation"), purged_total("position_job")

@@ -1,7 +1,8 @@
-"""Retention: finished work older than the retention period is deleted (off by default).
+"""A periodic sweep that deletes stored rows older than a retention period.
 
-Evaluations go with their items and answers, then the paraphrase sets of that age no evaluation
-uses any more, then positional-bias jobs. Queued and running work is never touched."""
+Each service names its kinds of rows and how to delete those older than a cutoff (the evaluator:
+finished evaluations, unused paraphrase sets, finished position jobs; the gateway: cached
+responses); the sweep runs them in that order and counts what they deleted."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 
-from services.evaluator.metrics import PURGED
+from prometheus_client import Counter
 
 logger = logging.getLogger(__name__)
 
@@ -25,9 +26,12 @@ class RetentionSweeper:
         purges: Mapping[str, Purge],
         retention_s: float,
         every_s: float,
+        deleted: Counter,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.purges = purges
+        #: a counter labelled by ``kind``
+        self.deleted = deleted
         self.retention_s = retention_s
         self.every_s = every_s
         self.clock = clock
@@ -43,7 +47,7 @@ class RetentionSweeper:
             except Exception:
                 logger.exception("retention sweep: deleting old %s rows failed", kind)
                 continue
-            PURGED.labels(kind).inc(purged[kind])
+            self.deleted.labels(kind).inc(purged[kind])
         if any(purged.values()):
             logger.info("retention sweep deleted %s", purged)
         return purged
