@@ -85,5 +85,6 @@ class EvaluatorClient:
             params=params,
         )
 
-    async def datasets(self) -> DatasetList:
-        return await self._client.get("/v1/datasets", DatasetList)
+    async def datasets(self, limit: int = 100, offset: int = 0) -> DatasetList:
+        params = {"limit": str(limit), "offset": str(offset)}
+        return await self._client.get("/v1/datasets", DatasetList, params=params)

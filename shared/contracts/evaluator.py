@@ -289,7 +289,12 @@ class DatasetInfo(Contract, kw_only=True):
 
 
 class DatasetList(Contract, kw_only=True):
+    """A page of datasets: the built-in samples first, then uploads, oldest first."""
+
     datasets: list[DatasetInfo]
+    total: int = 0
+    limit: int = 0
+    offset: int = 0
 
 
 class DatasetItemPage(Contract, kw_only=True):

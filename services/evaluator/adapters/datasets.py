@@ -106,10 +106,14 @@ class DatasetStore:
             for start in range(0, len(rows), 1000):
                 await connection.execute(dataset_items.insert(), rows[start : start + 1000])
 
-    async def all(self) -> list[DatasetInfo]:
-        query = sa.select(datasets).order_by(datasets.c.builtin.desc(), datasets.c.created_at)
+    async def page(self, offset: int, limit: int) -> tuple[list[DatasetInfo], int]:
+        """The built-in samples first, then uploads, oldest first; and how many there are."""
+        order = (datasets.c.builtin.desc(), datasets.c.created_at, datasets.c.id)
+        query = sa.select(datasets).order_by(*order).offset(offset).limit(limit)
         async with self.engine.connect() as connection:
-            return [_info(row) for row in (await connection.execute(query)).mappings()]
+            rows = [_info(row) for row in (await connection.execute(query)).mappings()]
+            total = await connection.scalar(sa.select(sa.func.count()).select_from(datasets))
+        return rows, int(total or 0)
 
     async def get(self, dataset_id: str) -> DatasetInfo | None:
         """By id, or a built-in sample by its name (``gsm8k``)."""

@@ -115,10 +115,16 @@ class DatasetController(Controller):
         )
         return Response(info, status_code=HTTP_201_CREATED)
 
-    @get("", operation_id="listDatasets", summary="Uploaded datasets and the built-in samples")
-    async def list_datasets(self, state: State) -> DatasetList:
+    @get("", operation_id="listDatasets", summary="The built-in samples, then uploaded datasets")
+    async def list_datasets(
+        self,
+        state: State,
+        limit: Annotated[int, Parameter(ge=1, le=500)] = 100,
+        offset: Annotated[int, Parameter(ge=0, le=MAX_STORED_INT)] = 0,
+    ) -> DatasetList:
         datasets: DatasetStore = state.datasets
-        return DatasetList(datasets=await datasets.all())
+        page, total = await datasets.page(offset, limit)
+        return DatasetList(datasets=page, total=total, limit=limit, offset=offset)
 
     @get(
         "/{dataset_id:str}",
