@@ -66,14 +66,15 @@ def _percent(value: float | None) -> str:
 
 
 def summary_table(report: EvaluationReport) -> str:
-    header = ["model", *SUMMARY_METRICS, "agreement", "answered", "failed"]
+    header = ["model", *SUMMARY_METRICS, "agreement", "answered", "unparsed", "failed"]
     rows = [header]
     for summary in report.models:
         cells = [summary.model]
         for name in SUMMARY_METRICS:
             metric = summary.metrics.get(name)
             cells.append(f"{_percent(metric.value)} (n={metric.n})" if metric else "-")
-        cells += [_percent(summary.mean_agreement), str(summary.answered), str(summary.failed)]
+        counts = (summary.answered, summary.unparsed, summary.failed)
+        cells += [_percent(summary.mean_agreement), *map(str, counts)]
         rows.append(cells)
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = [

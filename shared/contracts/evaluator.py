@@ -139,9 +139,12 @@ class ItemModelResult(Contract, kw_only=True):
     original_answer: str | None = None
     original_label: Label | None = None
     majority_answer: str | None = None
-    #: share of answered variants whose normalised answer equals the majority's
+    #: share of the variants answered with a readable value whose normalised answer equals the
+    #: majority's (METHOD §1.4 leaves invalid answers out)
     agreement: float | None = None
     answered: int = 0
+    #: answered, but no answer value could be read from the reply (left out of ``agreement``)
+    unparsed: int = 0
     failed: int = 0
     #: per-question metrics of METHOD §1.4 (when gold answers were given)
     metrics: dict[str, Any] | None = None
@@ -186,6 +189,7 @@ class ModelSummary(Contract, kw_only=True):
     #: everything else the scoring service reported (slot range, value level, flips by kind...)
     extra: dict[str, Any] = msgspec.field(default_factory=dict)
     answered: int = 0
+    unparsed: int = 0
     failed: int = 0
     mean_agreement: float | None = None
 

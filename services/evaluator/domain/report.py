@@ -10,6 +10,7 @@ import msgspec
 
 from services.evaluator.domain.pipeline import ParaphraseSet
 from services.evaluator.domain.results import (
+    AnswerCounts,
     AnswerRecord,
     assemble_item,
     model_summaries,
@@ -89,19 +90,16 @@ def item_results(
 def summarise(
     models: list[str], results: list[ItemResult], metrics: dict[str, Any] | None
 ) -> list[ModelSummary]:
-    counts: dict[str, tuple[int, int]] = {}
-    agreements: dict[str, list[float]] = defaultdict(list)
+    counts: dict[str, AnswerCounts] = {}
+    agreements: dict[str, list[float]] = {}
     for model in models:
-        answered = failed = 0
-        for result in results:
-            for entry in result.models:
-                if entry.model != model:
-                    continue
-                answered += entry.answered
-                failed += entry.failed
-                if entry.agreement is not None:
-                    agreements[model].append(entry.agreement)
-        counts[model] = (answered, failed)
+        entries = [entry for result in results for entry in result.models if entry.model == model]
+        counts[model] = AnswerCounts(
+            answered=sum(entry.answered for entry in entries),
+            unparsed=sum(entry.unparsed for entry in entries),
+            failed=sum(entry.failed for entry in entries),
+        )
+        agreements[model] = [e.agreement for e in entries if e.agreement is not None]
     return model_summaries(models, metrics, counts, agreements)
 
 

@@ -49,18 +49,23 @@ class Majority:
 
 
 def majority_of(answers: list[AnswerRecord]) -> Majority:
-    """Majority answer value over the answered variants; a tie goes to the original's value,
-    else to the value seen first. Agreement = share of answered variants with that value."""
-    answered = sorted((a for a in answers if a.text is not None), key=lambda a: a.variant)
-    counts = Counter(a.value for a in answered if a.value is not None)
+    """Majority answer value over the variants answered with a readable value; a tie goes to
+    the original's value, else to the value seen first. Agreement = share of those variants
+    with that value: as METHOD §1.4 leaves invalid answers out of k, an answer no value could
+    be read from counts neither for nor against (``unparsed`` counts it)."""
+    readable = sorted(
+        (a for a in answers if a.text is not None and a.value is not None),
+        key=lambda a: a.variant,
+    )
+    counts = Counter(a.value for a in readable)
     if not counts:
         return Majority(None, None, None)
     best = max(counts.values())
     tied = [value for value in counts if counts[value] == best]
-    original = next((a.value for a in answered if a.variant == 0), None)
+    original = next((a.value for a in readable if a.variant == 0), None)
     value = original if original in tied else tied[0]
-    text = next(a.text for a in answered if a.value == value)
-    return Majority(value, text, best / len(answered))
+    text = next(a.text for a in readable if a.value == value)
+    return Majority(value, text, best / len(readable))
 
 
 def _variants(item: EvaluationItem, paraphrase_set: ParaphraseSet | None) -> list[Variant]:
@@ -91,6 +96,7 @@ def _model_result(
         majority_answer=majority.text,
         agreement=majority.agreement,
         answered=sum(1 for a in answers if a.text is not None),
+        unparsed=sum(1 for a in answers if a.text is not None and a.value is None),
         failed=sum(1 for a in answers if a.status == "failed"),
         metrics=metrics,
     )
@@ -192,15 +198,21 @@ def _metric_value(raw: Any) -> MetricValue | None:
     return None
 
 
+@dataclass(frozen=True)
+class AnswerCounts:
+    answered: int = 0
+    unparsed: int = 0
+    failed: int = 0
+
+
 def model_summaries(
     models: list[str],
     metrics_response: dict[str, Any] | None,
-    counts: dict[str, tuple[int, int]],
+    counts: dict[str, AnswerCounts],
     agreements: dict[str, list[float]],
 ) -> list[ModelSummary]:
-    """Per model: the METHOD §1.4 metrics from scoring, answered/failed counts, mean agreement.
-
-    ``counts[model]`` is (answered, failed); ``agreements[model]`` the per-item agreements."""
+    """Per model: the METHOD §1.4 metrics from scoring, answer counts, mean agreement
+    (``agreements[model]``: the per-item agreements)."""
     per_model: dict[str, Any] = (metrics_response or {}).get("models") or {}
     summaries = []
     for model in models:
@@ -218,14 +230,15 @@ def model_summaries(
             if isinstance(part, dict) and part.get(model) is not None:
                 extra[section] = part[model]
         values = agreements.get(model) or []
-        answered, failed = counts.get(model, (0, 0))
+        count = counts.get(model, AnswerCounts())
         summaries.append(
             ModelSummary(
                 model=model,
                 metrics=metrics,
                 extra=extra,
-                answered=answered,
-                failed=failed,
+                answered=count.answered,
+                unparsed=count.unparsed,
+                failed=count.failed,
                 mean_agreement=sum(values) / len(values) if values else None,
             )
         )

@@ -35,7 +35,14 @@ def report() -> EvaluationReport:
         k=5,
         settings=EvaluationSettings(model="local"),
         models=[
-            ModelSummary(model="local", metrics=metrics, answered=119, failed=1, mean_agreement=0.9)
+            ModelSummary(
+                model="local",
+                metrics=metrics,
+                answered=119,
+                unparsed=4,
+                failed=1,
+                mean_agreement=0.9,
+            )
         ],
         items=[],
         errors=[
@@ -61,7 +68,7 @@ def test_summary_table_shows_values_counts_and_gaps() -> None:
     ]
     assert set(rule) <= {"-", " "}
     assert "50.0% (n=20)" in row and "75.0% (n=20)" in row and "25.0% (n=20)" in row
-    assert "- (n=0)" in row and row.split()[-3:] == ["90.0%", "119", "1"]
+    assert "- (n=0)" in row and row.split()[-4:] == ["90.0%", "119", "4", "1"]
 
     out = io.StringIO()
     print_outcome(report(), out)

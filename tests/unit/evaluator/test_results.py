@@ -17,8 +17,9 @@ from services.evaluator.domain.prompts import (
     FACTUAL_INSTRUCTION,
     MATH_INSTRUCTION,
 )
+from services.evaluator.domain.report import summarise
 from services.evaluator.domain.results import AnswerRecord, assemble_item, majority_of
-from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
+from shared.contracts.evaluator import EvaluationItem, EvaluationSettings, ItemResult
 from shared.contracts.perturb import ParaphraseRequest
 from shared.contracts.scoring import Gold
 
@@ -53,8 +54,10 @@ def test_unparseable_and_failed_answers() -> None:
     ]
     majority = majority_of(answers)
     assert majority.value == "42"
-    assert majority.agreement == 1 / 2  # of the two answered variants
+    assert majority.agreement == 1.0  # of the variants with a readable answer (METHOD §1.4)
     assert majority_of([answer(0, None, None, status="failed")]).agreement is None
+    disagreeing = [*answers, answer(3, "41", "41")]
+    assert majority_of(disagreeing).agreement == 1 / 2
 
 
 def test_gold_by_task() -> None:
@@ -173,6 +176,7 @@ def test_item_assembly_reports_failures_and_status() -> None:
     answers = [
         AnswerRecord(0, "m", 0, "q", "graded", text="a", label="correct", value="a"),
         AnswerRecord(0, "m", 1, "q1", "failed", error="gateway: timeout (after 3 attempts)"),
+        AnswerRecord(0, "m", 2, "q2", "graded", text="no idea", label="invalid", value=None),
     ]
     result = assemble_item(
         item_key="x",
@@ -185,6 +189,8 @@ def test_item_assembly_reports_failures_and_status() -> None:
     assert result.status == "partial"
     assert [e.stage for e in result.errors] == ["paraphrase", "answer"]
     assert result.models[0].original_label == "correct" and result.models[0].failed == 1
+    assert (result.models[0].answered, result.models[0].unparsed) == (2, 1)
+    assert result.models[0].agreement == 1.0
     assert result.gold == ["a"]
 
 
@@ -194,3 +200,24 @@ def test_the_paraphrase_set_id_ignores_the_cache_switch_only() -> None:
     other_seed = msgspec.structs.replace(request, seed=7)
     assert paraphrase_set_id(uncached) == paraphrase_set_id(request)
     assert paraphrase_set_id(other_seed) != paraphrase_set_id(request)
+
+
+def test_a_model_summary_adds_up_its_items_counts_and_averages_their_agreement() -> None:
+    def item_of(key: str, values: list[str | None], failed: int) -> ItemResult:
+        answers = [
+            AnswerRecord(0, "m", i, "q", "graded", text=value or "?", value=value)
+            for i, value in enumerate(values)
+        ]
+        answers += [AnswerRecord(0, "m", len(values) + i, "q", "failed") for i in range(failed)]
+        return assemble_item(
+            item_key=key,
+            item=EvaluationItem(id=key, question="q"),
+            models=["m"],
+            paraphrase_set=None,
+            answers=answers,
+        )
+
+    items = [item_of("a", ["1", "1", None], 1), item_of("b", ["2", "3", "3", None], 0)]
+    [summary] = summarise(["m"], items, None)
+    assert (summary.answered, summary.unparsed, summary.failed) == (7, 2, 1)
+    assert summary.mean_agreement == (1.0 + 2 / 3) / 2
