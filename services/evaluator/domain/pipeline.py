@@ -79,18 +79,24 @@ class Upstream(Protocol):
 
 
 async def with_retries(call: Callable[[], Awaitable[T]], policy: Backoff) -> T:
-    """``call()`` until it succeeds or ``policy`` gives up (then its last error, not retryable)."""
-    attempt = 0
-    while True:
-        attempt += 1
-        try:
-            return await call()
-        except UpstreamError as error:
-            if policy.gives_up(attempt, retryable=error.retryable):
-                raise UpstreamError(
-                    f"{error.reason} (after {attempt} attempts)", retryable=False
-                ) from error
-            await asyncio.sleep(policy.delay(attempt))
+    """``call()`` until it succeeds or ``policy`` gives up (then its last error, not retryable,
+    saying after how many attempts)."""
+    attempts = 0
+
+    async def counted() -> T:
+        nonlocal attempts
+        attempts += 1
+        return await call()
+
+    try:
+        return await policy.run(counted, retryable=_retryable)
+    except UpstreamError as error:
+        reason = f"{error.reason} (after {attempts} attempts)"
+        raise UpstreamError(reason, retryable=False) from error
+
+
+def _retryable(error: Exception) -> bool:
+    return isinstance(error, UpstreamError) and error.retryable
 
 
 #: answer requests per gateway batch call
