@@ -7,6 +7,7 @@ import asyncio
 import codecs
 import csv
 import io
+import itertools
 import json
 import re
 import string
@@ -35,6 +36,14 @@ ANSWER_FIELDS = ("answer", "Best Answer", "best_answer", "final_answer", "target
 INCORRECT_FIELDS = ("incorrect_answers", "Incorrect Answers")
 ID_FIELDS = ("id", "ID", "qid", "unique_id", "question_id")
 OPTION_FIELDS = ("choices", "options")
+#: option columns: "A", "B", ... or "option_a" / "option_A", "choice_a" / "choice_A", ...
+OPTION_COLUMNS = [
+    [f"{prefix}{letter}" for letter in letters]
+    for prefix, letters in [
+        ("", LETTERS),
+        *((p, case) for p in ("option_", "choice_") for case in (LETTERS.lower(), LETTERS)),
+    ]
+]
 CORRECT_OPTION_FIELDS = ("correct_option", "answer_index", "label")
 CONTEXT_FIELDS = ("context", "passage")
 _GSM8K_FINAL = re.compile(r"####\s*(.+?)\s*$")
@@ -222,6 +231,22 @@ def _answer_as_option(record: dict[str, Any], options: list[str] | None) -> str 
     return LETTERS[index] if index is not None and 0 <= index < len(options) else None
 
 
+def _options(record: dict[str, Any], separator: str) -> list[str] | None:
+    """The options of a choice item: a list (JSON), a text holding a JSON list or the options
+    joined by the list separator (a CSV cell), else option columns ``A``, ``B``, ... (or
+    ``option_a``, ``choice_a``, ...) from A on, as long as they go on."""
+    listed = _pick(record, None, OPTION_FIELDS)
+    if listed not in (None, ""):
+        if isinstance(listed, list):
+            return [str(option) for option in listed]
+        return _text_list(listed, separator)
+    for columns in OPTION_COLUMNS:
+        given = list(itertools.takewhile(lambda n: record.get(n) not in (None, ""), columns))
+        if len(given) >= 2:
+            return [str(record[n]).strip() for n in given]
+    return None
+
+
 def _question(record: dict[str, Any], mapping: FieldMapping, line: int | None) -> str:
     question = _pick(record, mapping.question, QUESTION_FIELDS)
     if not isinstance(question, str) or not question.strip():
@@ -234,7 +259,7 @@ def record_to_item(
 ) -> EvaluationItem:
     """One source record as an item; raises :class:`DatasetInvalid` naming the line."""
     answers = _text_list(_pick(record, mapping.answers, ANSWER_LIST_FIELDS), mapping.list_separator)
-    options = _pick(record, None, OPTION_FIELDS)
+    options = _options(record, mapping.list_separator)
     identifier = _pick(record, mapping.id, ID_FIELDS)
     raw = {
         "id": str(identifier) if identifier not in (None, "") else None,
@@ -244,7 +269,7 @@ def record_to_item(
         "incorrect_answers": _text_list(
             _pick(record, None, INCORRECT_FIELDS), mapping.list_separator
         ),
-        "options": [str(o) for o in options] if isinstance(options, list) else None,
+        "options": options,
         "context": _pick(record, None, CONTEXT_FIELDS),
         "task": record.get("task") or None,
     }

@@ -394,3 +394,26 @@ async def test_a_squad_document_is_read_off_the_event_loop(monkeypatch: pytest.M
     items = await parse(json.dumps(document), fmt="squad")
     assert [item.question for item in items] == ["Chi?"]
     assert readers and threading.main_thread() not in readers
+
+
+@pytest.mark.parametrize(
+    "csv_text",
+    [
+        'question,options,answer\nCapital of France?,"Rome; Paris; Lyon",B\n',
+        'question,choices,answer\nCapital of France?,"[""Rome"", ""Paris"", ""Lyon""]",Paris\n',
+        "question,A,B,C,answer\nCapital of France?,Rome,Paris,Lyon,b\n",
+        "question,option_a,option_b,option_c,answer_index\nCapital of France?,Rome,Paris,Lyon,1\n",
+        "question,choice_A,choice_B,choice_C,D,answer\nCapital of France?,Rome,Paris,Lyon,,B\n",
+    ],
+)
+async def test_a_csv_carries_the_options_in_one_cell_or_in_option_columns(csv_text: str) -> None:
+    [item] = await parse(csv_text, fmt="csv", task="choice")
+    assert item.options == ["Rome", "Paris", "Lyon"]
+    assert item.correct_option == "B"
+
+
+async def test_option_columns_need_two_from_a_on_and_a_text_list_follows_the_separator() -> None:
+    [lonely] = await parse("question,A,C\nq?,x,y\n", fmt="csv")
+    assert lonely.options is None
+    [split] = await parse(json.dumps({"question": "q?", "options": "x|y"}), list_separator="|")
+    assert split.options == ["x", "y"]
