@@ -187,6 +187,17 @@ PANELS: list[tuple[str, str, list[tuple[str, str]]]] = [
         ],
     ),
     (
+        "Rows deleted by the retention sweeps (last day)",
+        "short",
+        [
+            ("{{kind}}", "sum by (kind) (increase(steadfast_evaluator_purged_total[1d]))"),
+            (
+                "cached answer",
+                "sum(increase(steadfast_model_cache_purged_total[1d]))",
+            ),
+        ],
+    ),
+    (
         "Answers graded/s by label",
         "short",
         [
