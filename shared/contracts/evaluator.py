@@ -140,7 +140,7 @@ class ItemModelResult(Contract, kw_only=True):
     original_label: Label | None = None
     majority_answer: str | None = None
     #: share of the variants answered with a readable value whose normalised answer equals the
-    #: majority's (METHOD §1.4 leaves invalid answers out)
+    #: majority's (METHOD §1.4 leaves invalid answers out); null with fewer than two of them
     agreement: float | None = None
     answered: int = 0
     #: answered, but no answer value could be read from the reply (left out of ``agreement``)

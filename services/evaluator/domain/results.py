@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ from shared.contracts.evaluator import (
     VariantAnswer,
 )
 from shared.contracts.scoring import METRIC_NAMES, MetricValue
+from shared.voting import tally
 
 TERMINAL_ANSWER = frozenset({"graded", "failed"})
 #: parts of scoring's consistency response that are keyed by model
@@ -49,23 +50,21 @@ class Majority:
 
 
 def majority_of(answers: list[AnswerRecord]) -> Majority:
-    """Majority answer value over the variants answered with a readable value; a tie goes to
-    the original's value, else to the value seen first. Agreement = share of those variants
-    with that value: as METHOD §1.4 leaves invalid answers out of k, an answer no value could
-    be read from counts neither for nor against (``unparsed`` counts it)."""
+    """The majority answer value over the variants answered with a readable value (the tie
+    rule of METHOD §1.4: the original's value, else the value seen first) and its share of
+    them. As METHOD §1.4 leaves invalid answers out of k, an answer no value could be read from
+    counts neither for nor against (``unparsed`` counts it); fewer than two readable answers
+    give no agreement (one answer agrees with itself), as in the proxy's vote."""
     readable = sorted(
         (a for a in answers if a.text is not None and a.value is not None),
         key=lambda a: a.variant,
     )
-    counts = Counter(a.value for a in readable)
-    if not counts:
-        return Majority(None, None, None)
-    best = max(counts.values())
-    tied = [value for value in counts if counts[value] == best]
     original = next((a.value for a in readable if a.variant == 0), None)
-    value = original if original in tied else tied[0]
-    text = next(a.text for a in readable if a.value == value)
-    return Majority(value, text, best / len(readable))
+    vote = tally([original, *(a.value for a in readable if a.variant != 0)])
+    if vote.winner is None:
+        return Majority(None, None, None)
+    text = next(a.text for a in readable if a.value == vote.winner)
+    return Majority(vote.winner, text, vote.agreement)
 
 
 def _variants(item: EvaluationItem, paraphrase_set: ParaphraseSet | None) -> list[Variant]:

@@ -23,12 +23,12 @@ from services.gateway.strategies.extraction import (
 from services.gateway.strategies.paraphrasers import Paraphraser
 from services.gateway.strategies.question import AnswerSettings, Question, QuestionParts
 from services.gateway.strategies.result import StrategyResult
-from services.gateway.strategies.voting import ORIGINAL, Vote, decided, tally
 from shared.contracts.gateway import GenerateResponse
 from shared.contracts.proxy import StrategyOptions, Variant
 from shared.contracts.verify import Task
 from shared.metering import MeteredCaller
 from shared.quantities import quantity_difference
+from shared.voting import ORIGINAL, Vote, decided, tally
 
 #: one variant's fate: its reply, its final failure, or None when early stop skipped it
 Reply = GenerateResponse | GenerationFailed | None

@@ -54,10 +54,10 @@ def test_unparseable_and_failed_answers() -> None:
     ]
     majority = majority_of(answers)
     assert majority.value == "42"
-    assert majority.agreement == 1.0  # of the variants with a readable answer (METHOD §1.4)
+    assert majority.agreement is None  # one readable answer agrees with itself: no share
     assert majority_of([answer(0, None, None, status="failed")]).agreement is None
     disagreeing = [*answers, answer(3, "41", "41")]
-    assert majority_of(disagreeing).agreement == 1 / 2
+    assert majority_of(disagreeing).agreement == 1 / 2  # of the readable answers (METHOD §1.4)
 
 
 def test_gold_by_task() -> None:
@@ -190,7 +190,7 @@ def test_item_assembly_reports_failures_and_status() -> None:
     assert [e.stage for e in result.errors] == ["paraphrase", "answer"]
     assert result.models[0].original_label == "correct" and result.models[0].failed == 1
     assert (result.models[0].answered, result.models[0].unparsed) == (2, 1)
-    assert result.models[0].agreement == 1.0
+    assert result.models[0].agreement is None and result.models[0].majority_answer == "a"
     assert result.gold == ["a"]
 
 

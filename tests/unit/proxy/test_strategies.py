@@ -20,7 +20,6 @@ from services.gateway.strategies.question import (
 )
 from services.gateway.strategies.service import Run, SelfParaphraseService
 from services.gateway.strategies.single_prompt import WORKING_TOKENS
-from services.gateway.strategies.voting import decided
 from shared.contracts.base import FieldError, Problem
 from shared.contracts.gateway import (
     ChatMessage,
@@ -32,6 +31,7 @@ from shared.contracts.gateway import (
 from shared.contracts.perturb import Paraphrase, ParaphraseRequest, ParaphraseResponse
 from shared.contracts.proxy import StrategyName, StrategyOptions, split_model
 from shared.http_client import ServiceCallError
+from shared.voting import decided
 
 QUESTION = "How many legs do 3 spiders have?"
 PARAPHRASES = [

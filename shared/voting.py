@@ -1,7 +1,8 @@
-"""Majority vote over the variants' answer keys (METHOD.md §1.5, tie rule of §1.4).
+"""Majority vote over the variants' answer keys (METHOD.md §1.5, tie rule of §1.4), for the
+self-paraphrase proxy and the evaluator's per-question agreement.
 
-Keys are the task-aware values of :func:`shared.answers.answer_key`; a ``None`` key (no
-parseable answer) and a variant that was not answered take no part in the vote.
+Keys are task-aware answer values (:func:`shared.answers.answer_key`, the grader's normalised
+value); a ``None`` key (no parseable answer) and a variant that was not answered take no part.
 """
 
 from __future__ import annotations
