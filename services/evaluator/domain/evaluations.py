@@ -25,6 +25,7 @@ from services.evaluator.domain.pipeline import (
 from services.evaluator.domain.prompts import PROMPT_VERSION as ANSWER_PROMPT_VERSION
 from services.evaluator.domain.report import StoredResults, item_results
 from shared.contracts.evaluator import (
+    DEFAULT_PARAPHRASES,
     EvaluationCreate,
     EvaluationItem,
     EvaluationPage,
@@ -46,7 +47,7 @@ from shared.contracts.scoring import (
     ReportItem,
     ReportVariant,
 )
-from shared.fingerprint import fingerprint
+from shared.fingerprint import explicit, fingerprint
 from shared.problems import ProblemError, not_found
 
 STATUS_ERRORS = 20
@@ -61,6 +62,29 @@ def legacy_request_hash(data: EvaluationCreate) -> str:
     """The hash versions before 2026-12-01 stored (every field, defaults included): a retry
     sent across the upgrade still finds its evaluation."""
     return hashlib.sha256(msgspec.json.encode(data)).hexdigest()
+
+
+#: ``k``'s default before 2026-12-02 (METHOD's 10 since)
+EARLIER_DEFAULT_K = 5
+
+
+def earlier_request_hashes(data: EvaluationCreate) -> list[str]:
+    """Every hash an earlier version may have stored for this request, so that a retry sent
+    across an upgrade still finds its evaluation: the legacy hash, and those of the versions
+    whose ``k`` defaulted to 5 (a fingerprint leaves a default out, so ``"k": 5`` was left
+    out and ``"k": 10`` kept; a body without ``k`` ran with 5)."""
+    body = explicit(data)
+    if data.k == EARLIER_DEFAULT_K:
+        body.pop("k", None)
+    else:
+        body["k"] = data.k
+    hashes = [
+        legacy_request_hash(data),
+        hashlib.sha256(msgspec.json.encode(body, order="sorted")).hexdigest(),
+    ]
+    if data.k == DEFAULT_PARAPHRASES:
+        hashes.append(legacy_request_hash(msgspec.structs.replace(data, k=EARLIER_DEFAULT_K)))
+    return hashes
 
 
 def settings_of(data: EvaluationCreate) -> EvaluationSettings:
@@ -100,7 +124,7 @@ class Evaluations:
                 items=items,
                 models=models,
                 request_hash=request_hash(data),
-                earlier_hashes=[legacy_request_hash(data)],
+                earlier_hashes=earlier_request_hashes(data),
                 name=data.name,
                 dataset_id=data.dataset_id,
                 idempotency_key=idempotency_key,

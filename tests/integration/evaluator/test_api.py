@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from services.evaluator.adapters.repository import EvaluationStore
 from services.evaluator.app import create_app
 from services.evaluator.db.models import answers, evaluation_items, evaluations, paraphrase_sets
-from services.evaluator.domain.evaluations import legacy_request_hash
+from services.evaluator.domain.evaluations import legacy_request_hash, request_hash
 from services.evaluator.domain.pipeline import UpstreamError
 from services.evaluator.settings import EvaluatorSettings
 from shared.contracts.evaluator import EvaluationCreate
@@ -201,6 +201,33 @@ async def test_an_idempotency_key_stored_by_an_earlier_version_still_matches(
     again = await client.post("/v1/evaluations", json=body, headers=headers)
     assert again.status_code == 202 and again.json()["id"] == first["id"]
     other = await client.post("/v1/evaluations", json=job_body(n=2), headers=headers)
+    assert other.status_code == 422
+
+
+@pytest.mark.parametrize("k", [5, None])
+async def test_a_key_stored_when_k_defaulted_to_five_still_matches(
+    client: AsyncTestClient[Any], database_url: str, k: int | None
+) -> None:
+    headers = {"Idempotency-Key": f"k-was-five-{k}"}
+    body = {key: value for key, value in job_body(k=k).items() if value is not None}
+    first = (await client.post("/v1/evaluations", json=body, headers=headers)).json()
+    # what that version stored: "k": 5 left out as its default; a body without k ran with 5
+    # and its legacy hash held every field, k = 5 included
+    without_k = {key: value for key, value in body.items() if key != "k"}
+    stored = msgspec.convert(without_k, EvaluationCreate)
+    old_hash = (
+        request_hash(stored)
+        if k == 5
+        else legacy_request_hash(msgspec.structs.replace(stored, k=5))
+    )
+    engine = create_async_engine(database_url)
+    async with engine.begin() as connection:
+        row = evaluations.update().where(evaluations.c.id == first["id"])
+        await connection.execute(row.values(request_hash=old_hash))
+    await engine.dispose()
+    again = await client.post("/v1/evaluations", json=body, headers=headers)
+    assert again.status_code == 202 and again.json()["id"] == first["id"]
+    other = await client.post("/v1/evaluations", json={**body, "k": 3}, headers=headers)
     assert other.status_code == 422
 
 
