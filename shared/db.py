@@ -16,7 +16,7 @@ from typing import Any
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.environment import EnvironmentContext
-from sqlalchemy import MetaData, event, text
+from sqlalchemy import Column, ColumnElement, MetaData, event, select, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -88,6 +88,26 @@ def create_session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSessi
 async def ping(engine: AsyncEngine) -> None:
     async with engine.connect() as connection:
         await connection.execute(text("SELECT 1"))
+
+
+async def delete_in_chunks(
+    engine: AsyncEngine, key: Column[Any], *conditions: ColumnElement[bool], chunk: int
+) -> int:
+    """Delete the rows of ``key``'s table that meet ``conditions``, ``chunk`` rows per
+    transaction (a long delete would hold SQLite's one write lock); returns how many. Each
+    delete checks the conditions again: a row changed meanwhile so that it no longer meets
+    them stays."""
+    table = key.table
+    deleted = 0
+    while True:
+        async with engine.begin() as connection:
+            keys = list(await connection.scalars(select(key).where(*conditions).limit(chunk)))
+            if not keys:
+                return deleted
+            result = await connection.execute(table.delete().where(key.in_(keys), *conditions))
+        deleted += int(result.rowcount)
+        if not result.rowcount:  # every row changed under us: the next pass is the sweep's
+            return deleted
 
 
 def migrations_dir(service: str) -> Path:

@@ -16,6 +16,9 @@ from prometheus_client import Counter
 
 logger = logging.getLogger(__name__)
 
+#: the first sweep runs this long after start-up (or after ``every_s``, when shorter)
+FIRST_SWEEP_AFTER_S = 60.0
+
 #: deletes what finished (or was stored) before a cutoff, in epoch seconds; returns the count
 Purge = Callable[[float], Awaitable[int]]
 
@@ -47,7 +50,7 @@ class RetentionSweeper:
             except Exception:
                 logger.exception("retention sweep: deleting old %s rows failed", kind)
                 continue
-            self.deleted.labels(kind).inc(purged[kind])
+            self.deleted.labels(kind).inc(max(0, purged[kind]))
         if any(purged.values()):
             logger.info("retention sweep deleted %s", purged)
         return purged
@@ -62,6 +65,11 @@ class RetentionSweeper:
                 await self._task
 
     async def _loop(self) -> None:
+        # not at once: a service starting is busy enough (and may be restarting in a loop)
+        await asyncio.sleep(min(self.every_s, FIRST_SWEEP_AFTER_S))
         while True:
-            await self.sweep()
+            try:
+                await self.sweep()
+            except Exception:  # the sweep must outlive any one failure
+                logger.exception("retention sweep failed")
             await asyncio.sleep(self.every_s)

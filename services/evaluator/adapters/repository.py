@@ -42,13 +42,17 @@ from services.evaluator.domain.pipeline import (
 from services.evaluator.domain.results import AnswerRecord
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings, ItemError
 from shared.contracts.perturb import Paraphrase
+from shared.db import delete_in_chunks
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 Row = TypeVar("Row", bound="DataclassInstance")
+T = TypeVar("T")
 
 ACTIVE = ("queued", "running")
+#: rows one retention transaction deletes at most
+PURGE_CHUNK = 2000
 TERMINAL = ("succeeded", "failed", "cancelled")
 #: the open answers of ``answers`` (see OPEN_ANSWER_SQL: literal, for the partial index)
 OPEN_ANSWER = sa.text(f"evaluator_answers.{OPEN_ANSWER_SQL}")
@@ -223,6 +227,7 @@ def _set_values(paraphrase_set: ParaphraseSet) -> dict[str, Any]:
         "paraphrases": msgspec.to_builtins(paraphrase_set.paraphrases),
         "rejected": paraphrase_set.rejected,
         "created_at": time.time(),
+        "used_at": time.time(),
     }
 
 
@@ -303,6 +308,7 @@ class EvaluationStore:
         settings: EvaluationSettings,
         reuse_sets: dict[str, ParaphraseSet],
     ) -> None:
+        reuse_sets = await self._take_sets(connection, reuse_sets)
         item_rows: list[dict[str, Any]] = []
         answer_rows: list[dict[str, Any]] = []
         for position, item in enumerate(items):
@@ -480,41 +486,36 @@ class EvaluationStore:
 
     # ---- retention ----------------------------------------------------------------------
 
-    async def purge_finished_before(self, cutoff: float, batch: int = 100) -> int:
+    async def purge_finished_before(
+        self, cutoff: float, *, batch: int = 10, chunk: int = PURGE_CHUNK
+    ) -> int:
         """Delete the evaluations that finished before ``cutoff`` with their items and answers,
-        ``batch`` evaluations per transaction; returns how many were deleted."""
+        ``batch`` evaluations at a time, their rows ``chunk`` per transaction (an evaluation
+        being deleted may show part of its answers for a moment); returns how many."""
+        finished = (evaluations.c.status.in_(TERMINAL), evaluations.c.finished_at < cutoff)
         deleted = 0
         while True:
-            async with self.engine.begin() as connection:
-                ids = list(
-                    await connection.scalars(
-                        sa.select(evaluations.c.id)
-                        .where(
-                            evaluations.c.status.in_(TERMINAL),
-                            evaluations.c.finished_at < cutoff,
-                        )
-                        .limit(batch)
-                    )
+            async with self.engine.connect() as connection:
+                query = sa.select(evaluations.c.id).where(*finished).limit(batch)
+                ids = list(await connection.scalars(query))
+            if not ids:
+                return deleted
+            for table in (answers, evaluation_items):
+                await delete_in_chunks(
+                    self.engine, table.c.id, table.c.evaluation_id.in_(ids), chunk=chunk
                 )
-                if not ids:
-                    return deleted
-                for table in (answers, evaluation_items):
-                    await connection.execute(table.delete().where(table.c.evaluation_id.in_(ids)))
-                await connection.execute(evaluations.delete().where(evaluations.c.id.in_(ids)))
-            deleted += len(ids)
-
-    async def purge_unused_sets_before(self, cutoff: float) -> int:
-        """Delete the paraphrase sets stored before ``cutoff`` that no evaluation's item uses."""
-        used = sa.select(evaluation_items.c.paraphrase_set_id).where(
-            evaluation_items.c.paraphrase_set_id.is_not(None)  # NOT IN over a NULL matches none
-        )
-        async with self.engine.begin() as connection:
-            result = await connection.execute(
-                paraphrase_sets.delete().where(
-                    paraphrase_sets.c.created_at < cutoff, paraphrase_sets.c.id.not_in(used)
-                )
+            deleted += await delete_in_chunks(
+                self.engine, evaluations.c.id, evaluations.c.id.in_(ids), *finished, chunk=batch
             )
-        return int(result.rowcount)
+
+    async def purge_unused_sets_before(self, cutoff: float, *, chunk: int = PURGE_CHUNK) -> int:
+        """Delete the paraphrase sets no evaluation's item uses that no evaluation took since
+        ``cutoff``; returns how many."""
+        used = sa.exists().where(evaluation_items.c.paraphrase_set_id == paraphrase_sets.c.id)
+        last_taken = sa.func.coalesce(paraphrase_sets.c.used_at, paraphrase_sets.c.created_at)
+        return await delete_in_chunks(
+            self.engine, paraphrase_sets.c.id, last_taken < cutoff, ~used, chunk=chunk
+        )
 
     # ---- claiming work ------------------------------------------------------------------
 
@@ -700,6 +701,26 @@ class EvaluationStore:
             if row["grade_key"] in labels:
                 row.update(status="graded", label=labels[row["grade_key"]])
 
+    async def _take_sets(
+        self, connection: AsyncConnection, sets: dict[str, ParaphraseSet]
+    ) -> dict[str, ParaphraseSet]:
+        """The stored sets an evaluation is about to use (by question), marked as taken now; on
+        PostgreSQL the update also holds them against a concurrent retention sweep until the
+        transaction ends. A set the sweep deleted meanwhile is left out: its question gets a
+        set made anew."""
+        ids = sorted({paraphrase_set.id for paraphrase_set in sets.values()})
+        kept: set[str] = set()
+        for chunk in _chunks(ids, 1000):
+            kept |= await self._take(connection, chunk)
+        return {question: s for question, s in sets.items() if s.id in kept}
+
+    @staticmethod
+    async def _take(connection: AsyncConnection, ids: Sequence[str]) -> set[str]:
+        """Mark the sets ``ids`` taken now; returns those stored."""
+        chosen = paraphrase_sets.c.id.in_(ids)
+        await connection.execute(paraphrase_sets.update().where(chosen).values(used_at=time.time()))
+        return set(await connection.scalars(sa.select(paraphrase_sets.c.id).where(chosen)))
+
     async def _save_set(self, connection: AsyncConnection, paraphrase_set: ParaphraseSet) -> str:
         """Store a set and return the id it is stored under. A set regenerated with the same
         settings (same id) replaces the stored one only when it extends it, paraphrase for
@@ -707,6 +728,8 @@ class EvaluationStore:
         time budget that ended elsewhere) is stored beside it, under an id of its own."""
         values = _set_values(paraphrase_set)
         insert = sqlite_insert if self.sqlite else postgresql_insert
+        # taken first: a retention sweep cannot delete the stored set under this transaction
+        await self._take(connection, [paraphrase_set.id])
         await connection.execute(insert(paraphrase_sets).values(**values).on_conflict_do_nothing())
         stored = await connection.scalar(
             sa.select(paraphrase_sets.c.paraphrases).where(
@@ -725,6 +748,7 @@ class EvaluationStore:
             return paraphrase_set.id
         digest = hashlib.sha256(msgspec.json.encode(new)).hexdigest()[:8]
         own_id = f"{paraphrase_set.id}-{digest}"
+        await self._take(connection, [own_id])
         await connection.execute(
             insert(paraphrase_sets).values(**{**values, "id": own_id}).on_conflict_do_nothing()
         )
@@ -1013,6 +1037,6 @@ class EvaluationStore:
         return errors, item_count + answer_count
 
 
-def _chunks(rows: list[dict[str, Any]], size: int) -> Iterable[list[dict[str, Any]]]:
+def _chunks(rows: list[T], size: int) -> Iterable[list[T]]:
     for start in range(0, len(rows), size):
         yield rows[start : start + size]

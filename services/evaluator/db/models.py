@@ -63,6 +63,9 @@ paraphrase_sets = sa.Table(
     #: rejected candidates with the stage and score that rejected them
     sa.Column("rejected", sa.JSON, nullable=False),
     sa.Column("created_at", sa.Float, nullable=False),
+    #: when an evaluation last took the set (stored or reused): the retention sweep deletes the
+    #: sets no evaluation uses that were not taken since its cutoff
+    sa.Column("used_at", sa.Float),
 )
 
 evaluations = sa.Table(
@@ -119,6 +122,8 @@ evaluation_items = sa.Table(
     sa.Column("lease_until", sa.Float),
     sa.UniqueConstraint("evaluation_id", "position"),
     sa.Index("ix_evaluator_evaluation_items_claim", "evaluation_id", "status"),
+    # which sets are still used (the retention sweep), without walking every item
+    sa.Index("ix_evaluator_evaluation_items_paraphrase_set", "paraphrase_set_id"),
 )
 
 answers = sa.Table(

@@ -24,7 +24,7 @@ from services.gateway.domain.backend import Completion
 from services.gateway.domain.routes import Route
 from shared.batching import Coalescer
 from shared.contracts.gateway import FinishReason, TokenAlternative
-from shared.db import Database
+from shared.db import Database, delete_in_chunks
 
 
 class _Stored(msgspec.Struct):
@@ -55,14 +55,17 @@ class SqlResponseCache:
         self._clock = clock
         insert = postgresql.insert if database.dialect == "postgresql" else sqlite.insert
         statement = insert(response_cache)
-        # an expired row is replaced by the new answer to the same request
-        self._insert = statement.on_conflict_do_update(
-            index_elements=["key"],
-            set_={
-                column: statement.excluded[column]
-                for column in ("route", "model", "payload", "created_at")
-            },
-        )
+        if max_age_s is None:  # the first answer stored stays
+            self._insert = statement.on_conflict_do_nothing(index_elements=["key"])
+        else:  # ... until it expires: then the new answer to the same request replaces it
+            self._insert = statement.on_conflict_do_update(
+                index_elements=["key"],
+                set_={
+                    column: statement.excluded[column]
+                    for column in ("route", "model", "payload", "created_at")
+                },
+                where=response_cache.c.created_at < statement.excluded.created_at - max_age_s,
+            )
         self._lookups: Coalescer[str, Completion | None] = Coalescer(self._get_many)
         self._stores: Coalescer[dict[str, object], None] = Coalescer(self._put_many)
         #: stored at (epoch seconds) and answer, by key
@@ -77,9 +80,8 @@ class SqlResponseCache:
 
     async def purge_older_than(self, cutoff: float) -> int:
         """Delete the answers stored before ``cutoff`` (epoch seconds); returns how many."""
-        statement = response_cache.delete().where(response_cache.c.created_at < cutoff)
-        async with self._database.engine.begin() as connection:
-            return int((await connection.execute(statement)).rowcount)
+        old = response_cache.c.created_at < cutoff
+        return await delete_in_chunks(self._database.engine, response_cache.c.key, old, chunk=5000)
 
     def _fresh_since(self) -> float | None:
         return None if self._max_age_s is None else self._clock() - self._max_age_s

@@ -19,4 +19,6 @@ response_cache = sa.Table(
     sa.Column("payload", sa.Text, nullable=False),
     #: epoch seconds
     sa.Column("created_at", sa.Float, nullable=False),
+    #: the maximum-age sweep deletes the oldest rows
+    sa.Index("ix_gateway_response_cache_created_at", "created_at"),
 )

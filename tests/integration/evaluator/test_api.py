@@ -497,13 +497,21 @@ async def rows_of(engine: AsyncEngine, evaluation_id: str) -> tuple[int, int, se
         return counts[0], counts[1], set(set_ids)
 
 
+async def sets_by_question(engine: AsyncEngine, evaluation_id: str) -> dict[str, str | None]:
+    query = sa.select(evaluation_items.c.item, evaluation_items.c.paraphrase_set_id).where(
+        evaluation_items.c.evaluation_id == evaluation_id
+    )
+    async with engine.connect() as connection:
+        return {item["question"]: set_id for item, set_id in await connection.execute(query)}
+
+
 async def test_retention_deletes_evaluations_finished_before_the_cutoff_and_sets_left_unused(
     database_url: str, tmp_path: Path
 ) -> None:
     ids = []
     async with AsyncTestClient(evaluator_app(database_url, tmp_path)) as client:
-        for first in (0, 10):
-            items = [{"question": f"What is {first + i}?"} for i in range(2)]
+        for questions in (range(3), range(10, 12)):
+            items = [{"question": f"What is {i}?"} for i in questions]
             created = await client.post("/v1/evaluations", json=job_body(items=items))
             ids.append(created.json()["id"])
             assert (await wait_finished(client, ids[-1]))["status"] == "succeeded"
@@ -511,34 +519,68 @@ async def test_retention_deletes_evaluations_finished_before_the_cutoff_and_sets
     engine = create_async_engine(database_url)
     try:
         async with AsyncTestClient(evaluator_app(database_url, tmp_path, run_jobs=False)) as client:
-            # asked again, a question reuses the set the old evaluation stored for it
-            items = [{"question": "What is 1?"}]
+            # asked again, a question reuses the set the old evaluation stored for it; a new
+            # question has no set yet
+            items = [{"question": "What is 1?"}, {"question": "What is 99?"}]
             queued = (await client.post("/v1/evaluations", json=job_body(items=items))).json()
             queued = queued["id"]
             old_rows, recent_rows = await rows_of(engine, old), await rows_of(engine, recent)
-            assert old_rows[:2] == (2, 12) and recent_rows[:2] == (2, 12)
-            reused = (await rows_of(engine, queued))[2]
-            assert len(reused) == 1 and reused < old_rows[2]
+            assert old_rows[:2] == (3, 18) and recent_rows[:2] == (2, 12)
+            old_sets = await sets_by_question(engine, old)
+            assert await sets_by_question(engine, queued) == {
+                "What is 1?": old_sets["What is 1?"],
+                "What is 99?": None,
+            }
             async with engine.begin() as connection:
                 for evaluation_id, finished_at in ((old, 100.0), (recent, 300.0), (queued, 50.0)):
                     row = evaluations.update().where(evaluations.c.id == evaluation_id)
                     await connection.execute(row.values(finished_at=finished_at))
-                await connection.execute(paraphrase_sets.update().values(created_at=100.0))
+                await connection.execute(
+                    paraphrase_sets.update().values(created_at=100.0, used_at=100.0)
+                )
+                # stored long ago, but an evaluation took it after the cutoff
+                taken = paraphrase_sets.update().where(
+                    paraphrase_sets.c.id == old_sets["What is 2?"]
+                )
+                await connection.execute(taken.values(used_at=250.0))
 
             store = EvaluationStore(engine)
-            assert await store.purge_finished_before(200.0, batch=1) == 1
-            assert await store.purge_unused_sets_before(200.0) == 1
+            assert await store.purge_finished_before(200.0, batch=1, chunk=5) == 1
+            assert await store.purge_unused_sets_before(200.0, chunk=1) == 1
             assert (await client.get(f"/v1/evaluations/{old}")).status_code == 404
             assert await rows_of(engine, old) == (0, 0, set())
             assert await rows_of(engine, recent) == recent_rows
             async with engine.connect() as connection:
                 kept = set(await connection.scalars(sa.select(paraphrase_sets.c.id)))
-            assert kept == recent_rows[2] | reused
+            assert kept == recent_rows[2] | {old_sets["What is 1?"], old_sets["What is 2?"]}
             report = await client.get(f"/v1/evaluations/{recent}/report")
             assert report.status_code == 200 and len(report.json()["items"]) == 2
             assert (await client.get(f"/v1/evaluations/{queued}")).json()["status"] == "queued"
     finally:
         await engine.dispose()
+
+
+async def test_a_set_the_sweep_deleted_meanwhile_is_made_anew_not_a_failed_submission(
+    database_url: str, tmp_path: Path
+) -> None:
+    async with AsyncTestClient(evaluator_app(database_url, tmp_path)) as client:
+        items = [{"question": "What is 5?"}]
+        first = (await client.post("/v1/evaluations", json=job_body(items=items))).json()["id"]
+        await wait_finished(client, first)
+        store: EvaluationStore = client.app.state.evaluations.store
+        real_take = store._take
+
+        async def swept_first(connection: Any, set_ids: Any) -> set[str]:
+            # the sweep won the race: the set is gone when the submission takes it
+            await connection.execute(evaluation_items.delete())
+            await connection.execute(paraphrase_sets.delete())
+            return await real_take(connection, set_ids)
+
+        store._take = swept_first  # type: ignore[method-assign]
+        again = await client.post("/v1/evaluations", json=job_body(items=items))
+        store._take = real_take  # type: ignore[method-assign]
+        assert again.status_code == 202, again.text
+        assert (await wait_finished(client, again.json()["id"]))["status"] == "succeeded"
 
 
 async def test_a_service_with_a_retention_period_deletes_what_finished_before_it(
