@@ -23,7 +23,7 @@ from services.evaluator.domain.pipeline import (
     require_models,
 )
 from services.evaluator.domain.prompts import PROMPT_VERSION as ANSWER_PROMPT_VERSION
-from services.evaluator.domain.report import StoredResults, item_results
+from services.evaluator.domain.report import StoredResults, item_results, refreshed_summaries
 from shared.contracts.evaluator import (
     DEFAULT_PARAPHRASES,
     EvaluationCreate,
@@ -290,6 +290,8 @@ class Evaluations:
     async def report(self, evaluation: EvaluationRow) -> EvaluationReport:
         stored = stored_results(evaluation)
         errors, _ = await self.store.errors(evaluation.id, 10**9)
+        items = await self.item_results(evaluation)
+        models = refreshed_summaries(stored.models, evaluation.models, items) if stored else []
         return EvaluationReport(
             id=evaluation.id,
             name=evaluation.name,
@@ -297,8 +299,8 @@ class Evaluations:
             task=evaluation.task,  # type: ignore[arg-type]
             k=evaluation.k,
             settings=evaluation.settings,
-            models=stored.models if stored else [],
-            items=await self.item_results(evaluation),
+            models=models,
+            items=items,
             errors=errors,
             timings=timings(evaluation),
             semantic_check=stored.semantic_check if stored else None,

@@ -103,6 +103,27 @@ def summarise(
     return model_summaries(models, metrics, counts, agreements)
 
 
+def refreshed_summaries(
+    stored: list[ModelSummary], models: list[str], items: list[ItemResult]
+) -> list[ModelSummary]:
+    """The stored summaries with their answer counts and mean agreement read again from the
+    items, which are assembled from the answers on every read: a summary an earlier version
+    stored (other agreement rule, no ``unparsed``) then agrees with the items beside it."""
+    fresh = {summary.model: summary for summary in summarise(models, items, None)}
+    return [
+        msgspec.structs.replace(
+            summary,
+            answered=fresh[summary.model].answered,
+            unparsed=fresh[summary.model].unparsed,
+            failed=fresh[summary.model].failed,
+            mean_agreement=fresh[summary.model].mean_agreement,
+        )
+        if summary.model in fresh
+        else summary
+        for summary in stored
+    ]
+
+
 def semantic_check_of(sets: dict[str, ParaphraseSet]) -> str | None:
     checks = sorted({s.semantic_check for s in sets.values() if s.semantic_check})
     return ", ".join(checks) or None

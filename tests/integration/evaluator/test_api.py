@@ -173,6 +173,28 @@ async def test_a_status_poll_leaves_the_stored_results_in_the_database(
     assert report["models"][0]["metrics"]["A_orig"]["value"] == 1.0  # read from the results
 
 
+async def test_a_summary_stored_by_an_earlier_version_is_counted_again_from_the_answers(
+    client: AsyncTestClient[Any], database_url: str
+) -> None:
+    job_id = (await client.post("/v1/evaluations", json=job_body())).json()["id"]
+    await wait_finished(client, job_id)
+    fresh = (await client.get(f"/v1/evaluations/{job_id}/report")).json()["models"]
+    engine = create_async_engine(database_url)
+    try:
+        async with engine.begin() as connection:
+            row = evaluations.c.id == job_id
+            results = await connection.scalar(sa.select(evaluations.c.results).where(row))
+            for summary in results["models"]:  # an earlier version: no unparsed, other counts
+                summary.pop("unparsed", None)
+                summary.update(answered=1, failed=7, mean_agreement=0.1)
+            await connection.execute(evaluations.update().where(row).values(results=results))
+    finally:
+        await engine.dispose()
+    report = (await client.get(f"/v1/evaluations/{job_id}/report")).json()
+    assert report["models"] == fresh
+    assert [m["answered"] for m in fresh] == [9, 9] and fresh[0]["mean_agreement"] == 1.0
+
+
 async def test_idempotency_key(client: AsyncTestClient[Any]) -> None:
     headers = {"Idempotency-Key": "abc"}
     first = await client.post("/v1/evaluations", json=job_body(), headers=headers)
