@@ -293,7 +293,7 @@ class DatasetInfo(Contract, kw_only=True):
 
 
 class DatasetList(Contract, kw_only=True):
-    """A page of datasets: the built-in samples first, then uploads, oldest first."""
+    """A page of datasets: the built-in samples first, then uploads, newest first."""
 
     datasets: list[DatasetInfo]
     total: int = 0

@@ -107,8 +107,8 @@ class DatasetStore:
                 await connection.execute(dataset_items.insert(), rows[start : start + 1000])
 
     async def page(self, offset: int, limit: int) -> tuple[list[DatasetInfo], int]:
-        """The built-in samples first, then uploads, oldest first; and how many there are."""
-        order = (datasets.c.builtin.desc(), datasets.c.created_at, datasets.c.id)
+        """The built-in samples first, then uploads, newest first; and how many there are."""
+        order = (datasets.c.builtin.desc(), datasets.c.created_at.desc(), datasets.c.id)
         query = sa.select(datasets).order_by(*order).offset(offset).limit(limit)
         async with self.engine.connect() as connection:
             rows = [_info(row) for row in (await connection.execute(query)).mappings()]

@@ -115,7 +115,11 @@ class DatasetController(Controller):
         )
         return Response(info, status_code=HTTP_201_CREATED)
 
-    @get("", operation_id="listDatasets", summary="The built-in samples, then uploaded datasets")
+    @get(
+        "",
+        operation_id="listDatasets",
+        summary="The built-in samples, then uploaded datasets, newest first",
+    )
     async def list_datasets(
         self,
         state: State,

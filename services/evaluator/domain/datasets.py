@@ -231,15 +231,18 @@ def _answer_as_option(record: dict[str, Any], options: list[str] | None) -> str 
     return LETTERS[index] if index is not None and 0 <= index < len(options) else None
 
 
-def _options(record: dict[str, Any], separator: str) -> list[str] | None:
-    """The options of a choice item: a list (JSON), a text holding a JSON list or the options
-    joined by the list separator (a CSV cell), else option columns ``A``, ``B``, ... (or
-    ``option_a``, ``choice_a``, ...) from A on, as long as they go on."""
+def _options(record: dict[str, Any], separator: str, task: Task) -> list[str] | None:
+    """The options of a choice item: a list (JSON), or a text holding a JSON list or at least
+    two options joined by the list separator (a CSV cell); for a choice task, option columns
+    ``A``, ``B``, ... (or ``option_a``, ``choice_a``, ...) from A on, as long as they go on."""
     listed = _pick(record, None, OPTION_FIELDS)
-    if listed not in (None, ""):
-        if isinstance(listed, list):
-            return [str(option) for option in listed]
-        return _text_list(listed, separator)
+    if isinstance(listed, list):
+        return [str(option) for option in listed]
+    options = _text_list(listed, separator)
+    if options is not None and len(options) >= 2:
+        return options
+    if (record.get("task") or task) != "choice":
+        return None
     for columns in OPTION_COLUMNS:
         given = list(itertools.takewhile(lambda n: record.get(n) not in (None, ""), columns))
         if len(given) >= 2:
@@ -259,7 +262,7 @@ def record_to_item(
 ) -> EvaluationItem:
     """One source record as an item; raises :class:`DatasetInvalid` naming the line."""
     answers = _text_list(_pick(record, mapping.answers, ANSWER_LIST_FIELDS), mapping.list_separator)
-    options = _options(record, mapping.list_separator)
+    options = _options(record, mapping.list_separator, task)
     identifier = _pick(record, mapping.id, ID_FIELDS)
     raw = {
         "id": str(identifier) if identifier not in (None, "") else None,

@@ -120,7 +120,7 @@ async def test_squad_items_are_validated_so_the_dataset_reads_back(
     assert (item["id"], item["answers"], item["context"]) == ("1", ["a"], "c")
 
 
-async def test_datasets_are_listed_a_page_at_a_time_samples_first_then_oldest_upload(
+async def test_datasets_are_listed_a_page_at_a_time_samples_first_then_newest_upload(
     client: AsyncTestClient[Any],
 ) -> None:
     samples = (await client.get("/v1/datasets")).json()
@@ -131,11 +131,11 @@ async def test_datasets_are_listed_a_page_at_a_time_samples_first_then_oldest_up
         body = f'{{"question": "Q{n}?"}}\n'.encode()
         response = await client.post("/v1/datasets", params={"name": f"u{n}.jsonl"}, content=body)
         uploaded.append(response.json()["id"])
-    offset = samples["total"] + 1
-    page = (await client.get(f"/v1/datasets?limit=2&offset={offset - 1}")).json()
-    assert [d["id"] for d in page["datasets"]] == uploaded[:2]
-    assert (page["total"], page["limit"], page["offset"]) == (offset + 2, 2, offset - 1)
-    last = (await client.get(f"/v1/datasets?limit=2&offset={offset + 1}")).json()
-    assert [d["id"] for d in last["datasets"]] == uploaded[2:]
+    offset = samples["total"]
+    page = (await client.get(f"/v1/datasets?limit=2&offset={offset}")).json()
+    assert [d["id"] for d in page["datasets"]] == uploaded[:0:-1]
+    assert (page["total"], page["limit"], page["offset"]) == (offset + 3, 2, offset)
+    last = (await client.get(f"/v1/datasets?limit=2&offset={offset + 2}")).json()
+    assert [d["id"] for d in last["datasets"]] == uploaded[:1]
     bad = await client.get("/v1/datasets?limit=0")
     assert bad.status_code == 400 and "limit" in bad.text

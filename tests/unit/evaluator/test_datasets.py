@@ -413,7 +413,11 @@ async def test_a_csv_carries_the_options_in_one_cell_or_in_option_columns(csv_te
 
 
 async def test_option_columns_need_two_from_a_on_and_a_text_list_follows_the_separator() -> None:
-    [lonely] = await parse("question,A,C\nq?,x,y\n", fmt="csv")
+    [lonely] = await parse("question,A,C\nq?,x,y\n", fmt="csv", task="choice")
     assert lonely.options is None
+    [factual] = await parse("question,A,B\nq?,x,y\n", fmt="csv")  # A and B as other columns
+    assert factual.options is None
     [split] = await parse(json.dumps({"question": "q?", "options": "x|y"}), list_separator="|")
     assert split.options == ["x", "y"]
+    [one] = await parse(json.dumps({"question": "q?", "options": "x; y"}), list_separator="|")
+    assert one.options is None  # one option is no choice: the text is not taken
