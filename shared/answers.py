@@ -275,7 +275,8 @@ def normalize_math_value(answer: str) -> str | None:
 
 
 def _is_trimmable(char: str) -> bool:
-    return char.isspace() or unicodedata.category(char)[0] in "PS"
+    """White space or punctuation (METHOD §2.1): not symbols such as ``$`` or ``+``."""
+    return char.isspace() or unicodedata.category(char).startswith("P")
 
 
 def parse_choice_letter(text: str, n_options: int = 2) -> str | None:

@@ -142,6 +142,9 @@ def test_equal_rationals_share_one_value(value) -> None:  # type: ignore[no-unty
         ("AB", 2, None),
         ("", 2, None),
         ("à", 2, None),
+        ("«B»", 2, "B"),  # quotation marks are punctuation
+        ("$A$", 2, None),  # symbols are not trimmed (METHOD §2.1: white space and punctuation)
+        ("+A", 2, None),
     ],
 )
 def test_parse_choice_letter(reply: str, n_options: int, expected: str | None) -> None:
