@@ -373,3 +373,56 @@ def test_breakdowns_tallied_per_model_hold_only_the_groups_each_model_answered()
     assert own[str(1000 * 7 * 500 + 1)].value == 1.0
     assert own[str(1000 * 7 * 500 + 2)].value == 0.0
     assert response.slot_accuracy["m07"].min == 0.0
+
+
+def test_majority_accuracy_and_mismatch_are_told_apart_from_their_neighbours() -> None:
+    # a: C|II  b: I|CC  c: N|CC  d: C|CI (tie: correct)  e: I|II
+    records = [
+        *question("a", "C|II"),
+        *question("b", "I|CC"),
+        *question("c", "N|CC"),
+        *question("d", "C|CI"),
+        *question("e", "I|II"),
+    ]
+    result = values(run(records))
+    assert result["A_orig"] == pytest.approx(2 / 5)
+    assert result["A_majority"] == pytest.approx(3 / 5)  # b, c, d
+    assert result["mismatch_rate"] == pytest.approx(3 / 5)  # a, b, c: o differs from majority
+    assert result["conflict_rate"] == pytest.approx(1 / 5)  # d alone has two labels
+    assert result["mode_share"] == pytest.approx((1 + 1 + 1 + 1 / 2 + 1) / 5)
+
+
+def test_value_level_by_hand_leaving_out_invalid_answers_and_originals_without_a_value() -> None:
+    records = [
+        *question("p", "C|CCI", values=["1", "1", "1", "2"]),
+        # the invalid paraphrase's value is left out: 7 against 8, a tie the original wins
+        *question("q", "I|IIX", values=["7", "7", "8", "9"]),
+        # no value for the original: not counted at value level
+        *question("r", "C|CC", values=[None, "3", "4"]),
+    ]
+    level = run(records).value_level
+    assert level is not None
+    metrics = level["m"]
+    result = {name: metric.value for name, metric in metrics.items()}
+    assert result["value_iid_mismatch"] == pytest.approx((4 / 9 + 1 / 2) / 2)
+    assert result["value_mode_share"] == pytest.approx((2 / 3 + 1 / 2) / 2)
+    assert result["value_mismatch_rate"] == 0
+    assert result["value_conflict_rate"] == 1
+    assert metrics["value_iid_mismatch"].n == 2
+
+
+def test_intervals_are_95_percent_and_resample_questions_not_answers() -> None:
+    # 80 questions of 11 answers each, half all correct and half all incorrect: over questions
+    # the standard error of A_expected is sqrt(.25 / 80) = 0.056, a 95% interval ±0.11 (90%:
+    # ±0.09); resampling the 880 answers instead would give ±0.03
+    records = []
+    for index in range(40):
+        records += [
+            *question(f"c{index}", "C|" + "C" * 10),
+            *question(f"i{index}", "I|" + "I" * 10),
+        ]
+    settings = ConsistencyOptions(bootstrap=4000)
+    metric = consistency_metrics(columns_from_records(records), settings).models["m"]["A_expected"]
+    assert metric.ci_low is not None and metric.ci_high is not None
+    half_width = (metric.ci_high - metric.ci_low) / 2
+    assert 0.1 < half_width < 0.125

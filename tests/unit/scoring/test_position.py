@@ -141,3 +141,20 @@ def test_items_with_a_pass_missing_are_counted_not_silently_dropped() -> None:
     result = run(records)
     assert result.incomplete_items == {"m": 1, "n": 0}
     assert result.models["m"]["PC"].n == 1  # item b is in no pair metric
+
+
+def test_pf_intervals_resample_items_and_bracket_the_value() -> None:
+    # 60 items: 30 BB (recency-preferred), 30 AB: PF = 0.5, over items its standard error is
+    # sqrt(.25 / 60) = 0.065, a 95% interval about ±0.13; |PF| and recall_std get one too
+    records = [
+        record for i in range(30) for record in (*pair(f"b{i}", "B", "B"), *pair(f"a{i}", "A", "B"))
+    ]
+    metrics = run(records, bootstrap=4000).models["m"]
+    pf = metrics["PF"]
+    assert pf.value == pytest.approx(0.5)
+    assert pf.ci_low is not None and pf.ci_high is not None
+    assert pf.ci_low < 0.5 < pf.ci_high and 0.1 < (pf.ci_high - pf.ci_low) / 2 < 0.16
+    for name in ("abs_PF", "recall_std"):
+        low, high = metrics[name].ci_low, metrics[name].ci_high
+        assert low is not None and high is not None
+        assert low <= metrics[name].value <= high  # type: ignore[operator]
