@@ -467,7 +467,10 @@ def item_rows(
                 p={LABELS[c]: float(table.p[q, c]) for c in range(VALID_LABELS)},
                 majority_label=_label(int(table.majority[q])) if has_answers else None,
                 tie=bool(table.tie[q]),
-                match=bool(table.original[q] == table.majority[q]) if has_answers else None,
+                # a skipped original (invalid or missing) matches nothing
+                match=bool(table.original[q] == table.majority[q])
+                if has_answers and _label(int(table.original[q])) not in (None, "invalid")
+                else None,
                 iid_mismatch=float(table.iid_mismatch[q]) if has_answers else None,
                 mode_share=float(table.mode_share[q]) if has_answers else None,
                 entropy=float(table.entropy[q]) if has_answers else None,

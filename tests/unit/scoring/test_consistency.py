@@ -89,7 +89,7 @@ def test_per_item_values() -> None:
     assert q3.tie and q3.majority_label == "correct" and q3.match
     assert q3.entropy == pytest.approx(math.log(2)) and q3.normalized_entropy == pytest.approx(1)
     assert q6.k == 1 and q6.normalized_entropy == 0 and q6.match and q6.mode_share == 1
-    assert items["q4"].excluded == "original_invalid"
+    assert items["q4"].excluded == "original_invalid" and items["q4"].match is None
     assert items["q5"].excluded == "no_valid_paraphrase"
 
 
