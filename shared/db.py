@@ -94,20 +94,30 @@ async def delete_in_chunks(
     engine: AsyncEngine, key: Column[Any], *conditions: ColumnElement[bool], chunk: int
 ) -> int:
     """Delete the rows of ``key``'s table that meet ``conditions``, ``chunk`` rows per
-    transaction (a long delete would hold SQLite's one write lock); returns how many. Each
-    delete checks the conditions again: a row changed meanwhile so that it no longer meets
-    them stays."""
+    transaction (a long delete would hold SQLite's one write lock), in ``key`` order so that
+    each pass reads on from the last; returns how many. On PostgreSQL each chunk is locked
+    first, skipping rows another transaction holds: the delete then never waits for a writer
+    (no deadlock with one that updates those rows) and a row changed so that it no longer
+    meets the conditions is left."""
     table = key.table
     deleted = 0
+    last: Any = None
     while True:
+        after = () if last is None else (key > last,)
+        chosen = (
+            select(key)
+            .where(*conditions, *after)
+            .order_by(key)
+            .limit(chunk)
+            .with_for_update(skip_locked=True, of=table)
+        )
         async with engine.begin() as connection:
-            keys = list(await connection.scalars(select(key).where(*conditions).limit(chunk)))
+            keys = list(await connection.scalars(chosen))
             if not keys:
                 return deleted
             result = await connection.execute(table.delete().where(key.in_(keys), *conditions))
         deleted += int(result.rowcount)
-        if not result.rowcount:  # every row changed under us: the next pass is the sweep's
-            return deleted
+        last = keys[-1]
 
 
 def migrations_dir(service: str) -> Path:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import MetaData, inspect
 
-from shared.db import Database, resolve_database_url, version_table
+from services.evaluator.db.models import evaluation_items, evaluations, paraphrase_sets
+from shared.db import Database, downgrade, migrate, resolve_database_url, version_table
 
 
 async def test_migrations_run_and_are_idempotent(database_url: str) -> None:
@@ -61,3 +63,62 @@ def test_postgres_urls_select_asyncpg(tmp_path: Path) -> None:
     assert resolve_database_url("postgres://u@h/db", "x", tmp_path).startswith(
         "postgresql+asyncpg://"
     )
+
+
+async def test_the_latest_migrations_go_down_and_up_again_with_rows_in_place(
+    database_url: str,
+) -> None:
+    for service, previous in (("gateway", "0001"), ("evaluator", "0006")):
+        database = Database(service, database_url)
+        try:
+            await database.migrate()
+            if service == "evaluator":  # an item using a set: the set's table is referred to
+                async with database.engine.begin() as connection:
+                    await connection.execute(
+                        paraphrase_sets.insert().values(
+                            id="ps-1",
+                            question="q",
+                            generator="g",
+                            k=1,
+                            prompt_version="v",
+                            semantic_check="",
+                            complete=True,
+                            candidates_generated=1,
+                            paraphrases=[],
+                            rejected=[],
+                            created_at=1.0,
+                        )
+                    )
+                    await connection.execute(
+                        evaluations.insert().values(
+                            id="ev-1",
+                            status="succeeded",
+                            task="factual",
+                            models=["m"],
+                            k=1,
+                            item_count=1,
+                            settings={},
+                            request_hash="h",
+                            created_at=1.0,
+                        )
+                    )
+                    await connection.execute(
+                        evaluation_items.insert().values(
+                            evaluation_id="ev-1",
+                            position=0,
+                            item_id="q",
+                            item={},
+                            status="done",
+                            paraphrase_set_id="ps-1",
+                            attempts=0,
+                            next_attempt_at=0.0,
+                        )
+                    )
+            await downgrade(database.engine, service, previous)
+            await migrate(database.engine, service)
+            if service == "evaluator":
+                async with database.engine.connect() as connection:
+                    used = sa.select(evaluation_items.c.paraphrase_set_id)
+                    assert list(await connection.scalars(used)) == ["ps-1"]
+        finally:
+            await database.dispose()

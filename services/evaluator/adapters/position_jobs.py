@@ -20,6 +20,7 @@ from shared.contracts.position import (
     PositionBiasEvaluation,
     PositionJobStatus,
 )
+from shared.db import delete_in_chunks
 
 T = TypeVar("T")
 
@@ -149,12 +150,9 @@ class PositionJobStore:
 
     async def purge_finished_before(self, cutoff: float) -> int:
         """Delete the jobs that finished before ``cutoff``; returns how many."""
-        statement = position_jobs.delete().where(
-            position_jobs.c.status.not_in(("queued", "running")),
-            position_jobs.c.finished_at < cutoff,
-        )
-        async with self.engine.begin() as connection:
-            return int((await connection.execute(statement)).rowcount)
+        finished = position_jobs.c.status.not_in(("queued", "running"))
+        old = position_jobs.c.finished_at < cutoff
+        return await delete_in_chunks(self.engine, position_jobs.c.id, finished, old, chunk=500)
 
     async def release_all_leases(self) -> None:
         """At start-up on SQLite (one process owns the file): a killed run's jobs are free."""

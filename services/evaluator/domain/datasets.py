@@ -36,7 +36,7 @@ ANSWER_FIELDS = ("answer", "Best Answer", "best_answer", "final_answer", "target
 INCORRECT_FIELDS = ("incorrect_answers", "Incorrect Answers")
 ID_FIELDS = ("id", "ID", "qid", "unique_id", "question_id")
 OPTION_FIELDS = ("choices", "options")
-#: option columns: "A", "B", ... or "option_a" / "option_A", "choice_a" / "choice_A", ...
+#: option columns: "A", "B", ... (first: choice tasks only), "option_a" / "option_A", ...
 OPTION_COLUMNS = [
     [f"{prefix}{letter}" for letter in letters]
     for prefix, letters in [
@@ -233,17 +233,17 @@ def _answer_as_option(record: dict[str, Any], options: list[str] | None) -> str 
 
 def _options(record: dict[str, Any], separator: str, task: Task) -> list[str] | None:
     """The options of a choice item: a list (JSON), or a text holding a JSON list or at least
-    two options joined by the list separator (a CSV cell); for a choice task, option columns
-    ``A``, ``B``, ... (or ``option_a``, ``choice_a``, ...) from A on, as long as they go on."""
+    two options joined by the list separator (a CSV cell); else option columns from A on, as
+    long as they go on: ``option_a``, ``choice_a``, ... always, bare ``A``, ``B``, ... only
+    for a choice task (elsewhere they may be anything)."""
     listed = _pick(record, None, OPTION_FIELDS)
     if isinstance(listed, list):
         return [str(option) for option in listed]
     options = _text_list(listed, separator)
     if options is not None and len(options) >= 2:
         return options
-    if (record.get("task") or task) != "choice":
-        return None
-    for columns in OPTION_COLUMNS:
+    choice = (record.get("task") or task) == "choice"
+    for columns in OPTION_COLUMNS if choice else OPTION_COLUMNS[1:]:
         given = list(itertools.takewhile(lambda n: record.get(n) not in (None, ""), columns))
         if len(given) >= 2:
             return [str(record[n]).strip() for n in given]

@@ -68,6 +68,14 @@ def legacy_request_hash(data: EvaluationCreate) -> str:
 EARLIER_DEFAULT_K = 5
 
 
+def same_k(stored: int, asked: int) -> bool:
+    """Whether an evaluation stored with ``stored`` paraphrases per question answers a request
+    for ``asked``: the same number, or a request without ``k`` (now 10) sent to an earlier
+    version, where it meant 5. An earlier version's hash cannot tell 5 from 10 (one of them was
+    a default, left out), the stored ``k`` can."""
+    return stored == asked or (stored, asked) == (EARLIER_DEFAULT_K, DEFAULT_PARAPHRASES)
+
+
 def earlier_request_hashes(data: EvaluationCreate) -> list[str]:
     """Every hash an earlier version may have stored for this request, so that a retry sent
     across an upgrade still finds its evaluation: the legacy hash, and those of the versions
@@ -119,7 +127,7 @@ class Evaluations:
         reuse = await self._stored_sets(settings, items)
         reuse.update(await self._reusable_sets(data.reuse_paraphrases_from, settings.k))
         try:
-            return await self.store.create(
+            job, created = await self.store.create(
                 settings=settings,
                 items=items,
                 models=models,
@@ -130,6 +138,9 @@ class Evaluations:
                 idempotency_key=idempotency_key,
                 reuse_sets=reuse,
             )
+            if not created and not same_k(job.k, data.k):
+                raise IdempotencyConflict(job.id)
+            return job, created
         except IdempotencyConflict as conflict:
             raise ProblemError(
                 422,

@@ -253,6 +253,19 @@ async def test_a_key_stored_when_k_defaulted_to_five_still_matches(
     assert other.status_code == 422
 
 
+async def test_a_key_stored_with_ten_paraphrases_refuses_a_retry_asking_for_five(
+    client: AsyncTestClient[Any],
+) -> None:
+    headers = {"Idempotency-Key": "k-is-ten-now"}
+    body = {key: value for key, value in job_body().items() if key != "k"}  # k = 10
+    first = await client.post("/v1/evaluations", json=body, headers=headers)
+    assert first.status_code == 202
+    five = await client.post("/v1/evaluations", json={**body, "k": 5}, headers=headers)
+    assert five.status_code == 422 and "Idempotency-Key" in five.text
+    ten = await client.post("/v1/evaluations", json={**body, "k": 10}, headers=headers)
+    assert ten.status_code == 202 and ten.json()["id"] == first.json()["id"]
+
+
 @pytest.mark.parametrize(
     ("body", "status", "field"),
     [

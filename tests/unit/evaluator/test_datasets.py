@@ -417,6 +417,8 @@ async def test_option_columns_need_two_from_a_on_and_a_text_list_follows_the_sep
     assert lonely.options is None
     [factual] = await parse("question,A,B\nq?,x,y\n", fmt="csv")  # A and B as other columns
     assert factual.options is None
+    [named] = await parse("question,option_a,option_b\nq?,x,y\n", fmt="csv")
+    assert named.options == ["x", "y"]  # unmistakable names, whatever the task
     [split] = await parse(json.dumps({"question": "q?", "options": "x|y"}), list_separator="|")
     assert split.options == ["x", "y"]
     [one] = await parse(json.dumps({"question": "q?", "options": "x; y"}), list_separator="|")

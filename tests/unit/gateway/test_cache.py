@@ -400,3 +400,36 @@ async def test_an_answer_this_process_stored_expires_from_memory_too(
     finally:
         await gateway.close()
         await database.dispose()
+
+
+@pytest.mark.parametrize("max_age_s", [None, 100.0])
+async def test_a_stored_answer_is_replaced_only_once_it_has_expired(
+    database_url: str, fake: FakeOpenAIServer, max_age_s: float | None
+) -> None:
+    database = Database("gateway", database_url)
+    await database.migrate()
+    now = [1000.0]
+    route = route_to("openai", fake)
+
+    def fresh_cache() -> SqlResponseCache:  # its own memory: what it finds is the database's
+        return SqlResponseCache(database, max_age_s=max_age_s, clock=lambda: now[0])
+
+    async def store(text: str) -> None:
+        cache = fresh_cache()
+        await cache.put("k", route, Completion(text=text, finish_reason="stop"))
+        await cache.close()
+
+    async def found() -> str | None:
+        completion = await fresh_cache().get("k")
+        return completion.text if completion else None
+
+    try:
+        await store("first")
+        now[0] = 1050.0
+        await store("second")  # e.g. another replica racing on the same request
+        assert await found() == "first"
+        now[0] = 1200.0
+        await store("third")
+        assert await found() == ("first" if max_age_s is None else "third")
+    finally:
+        await database.dispose()

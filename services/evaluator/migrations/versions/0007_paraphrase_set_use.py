@@ -28,5 +28,6 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_index("ix_evaluator_evaluation_items_paraphrase_set", "evaluator_evaluation_items")
-    with op.batch_alter_table("evaluator_paraphrase_sets") as batch:
-        batch.drop_column("used_at")
+    # not a batch rebuild: dropping the table the items refer to fails on SQLite (3.35+ drops
+    # a column in place)
+    op.drop_column("evaluator_paraphrase_sets", "used_at")
