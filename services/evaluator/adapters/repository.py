@@ -491,15 +491,25 @@ class EvaluationStore:
     ) -> int:
         """Delete the evaluations that finished before ``cutoff`` with their items and answers,
         ``batch`` evaluations at a time, their rows ``chunk`` per transaction (an evaluation
-        being deleted may show part of its answers for a moment); returns how many."""
+        being deleted may show part of its answers for a moment); returns how many. One pass
+        in id order: rows another transaction holds (another replica's sweep) are left to the
+        next sweep instead of being asked for again and again."""
         finished = (evaluations.c.status.in_(TERMINAL), evaluations.c.finished_at < cutoff)
         deleted = 0
+        last: str | None = None
         while True:
+            after = () if last is None else (evaluations.c.id > last,)
+            query = (
+                sa.select(evaluations.c.id)
+                .where(*finished, *after)
+                .order_by(evaluations.c.id)
+                .limit(batch)
+            )
             async with self.engine.connect() as connection:
-                query = sa.select(evaluations.c.id).where(*finished).limit(batch)
                 ids = list(await connection.scalars(query))
             if not ids:
                 return deleted
+            last = ids[-1]
             for table in (answers, evaluation_items):
                 await delete_in_chunks(
                     self.engine, table.c.id, table.c.evaluation_id.in_(ids), chunk=chunk

@@ -595,6 +595,36 @@ async def test_retention_deletes_evaluations_finished_before_the_cutoff_and_sets
         await engine.dispose()
 
 
+async def test_a_sweep_passes_over_evaluations_another_sweep_holds_and_ends(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    ids = []
+    async with AsyncTestClient(evaluator_app(postgres_url, tmp_path)) as client:
+        for question in range(3):
+            items = [{"question": f"What is {question}?"}]
+            created = await client.post("/v1/evaluations", json=job_body(items=items))
+            ids.append(created.json()["id"])
+            assert (await wait_finished(client, ids[-1]))["status"] == "succeeded"
+    held = sorted(ids)[0]
+    engine = create_async_engine(postgres_url)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(evaluations.update().values(finished_at=100.0))
+        store = EvaluationStore(engine)
+        async with engine.connect() as other_sweep:
+            transaction = await other_sweep.begin()
+            lock = sa.select(evaluations.c.id).where(evaluations.c.id == held).with_for_update()
+            await other_sweep.execute(lock)
+            purged = await asyncio.wait_for(store.purge_finished_before(200.0, batch=1), 20)
+            await transaction.rollback()
+        assert purged == 2
+        async with engine.connect() as connection:
+            assert list(await connection.scalars(sa.select(evaluations.c.id))) == [held]
+        assert await store.purge_finished_before(200.0, batch=1) == 1
+    finally:
+        await engine.dispose()
+
+
 async def test_a_set_the_sweep_deleted_meanwhile_is_made_anew_not_a_failed_submission(
     database_url: str, tmp_path: Path
 ) -> None:
