@@ -34,11 +34,11 @@ _ARTICLES = frozenset(
         "a",
         "an",
         "the",
-        # Italian (elided forms "l'" and "un'" become "l" and "un" once apostrophes are split)
+        # Italian (elided forms "l'" and "un'" become "l" and "un" once apostrophes are split;
+        # the plural "i" is left out: it is far more often a Roman numeral, "World War I")
         "il",
         "lo",
         "la",
-        "i",
         "gli",
         "le",
         "l",
@@ -103,9 +103,9 @@ def _plain_words(text: str) -> list[str]:
 def factual_tokens(text: str) -> list[str]:
     """The words of ``text`` as :func:`normalize_factual` keeps them."""
     words = _plain_words(text)
-    kept = [word for word in words if word not in _ARTICLES]
-    # an answer that is only an article ("A", "I") keeps its word
-    return kept if kept or not words else words
+    # an article stands before its noun: a last word is never one ("Vitamin A", "Plan A")
+    last = len(words) - 1
+    return [word for index, word in enumerate(words) if word not in _ARTICLES or index == last]
 
 
 def normalize_factual(text: str) -> str:
@@ -141,7 +141,8 @@ def is_abstention(text: str) -> bool:
 
 # --- maths -----------------------------------------------------------------------------------
 
-_NUMBER = r"-?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+"
+#: a comma inside a number but not after it: "12, as required" is 12
+_NUMBER = r"-?\d+(?:,\d+)*(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+"
 _FRACTION_LATEX = r"-?\\[dt]?frac\s*\{[^{}]*\}\s*\{[^{}]*\}"
 _LAST_VALUE = re.compile(rf"(?:{_FRACTION_LATEX})|(?:{_NUMBER})")
 _GSM8K_FINAL = re.compile(r"####\s*(.+?)\s*$", re.MULTILINE)
@@ -215,7 +216,7 @@ def _clean_latex(value: str) -> str:
     if assignment:
         text = assignment.group("value")
     text = _THOUSANDS.sub("", text)
-    return _SPACES.sub("", text).rstrip(".")
+    return _SPACES.sub("", text).rstrip(".,")
 
 
 #: digits a number may have to be read as one (Python's int() refuses over 4300): a model

@@ -35,6 +35,9 @@ from shared.answers import (
         ("U.S.A.", "usa"),
         ("the", "the"),
         ("Rock-and-roll", "rock and roll"),
+        ("Vitamin A", "vitamin a"),
+        ("World War I", "world war i"),
+        ("I gatti", "i gatti"),
     ],
 )
 def test_normalize_factual(text: str, expected: str) -> None:
@@ -86,6 +89,8 @@ def test_not_abstentions(text: str) -> None:
         ("Step 1 ... \n#### 1,234", "1,234"),
         (r"the ratio is \frac{2}{3}", r"\frac{2}{3}"),
         ("no digits here", None),
+        ("The total is 12, as required.", "12"),
+        ("1,234 people, then 5,678.", "5,678"),
         (r"\boxed{unterminated", None),
     ],
 )

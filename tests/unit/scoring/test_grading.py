@@ -42,6 +42,12 @@ def factual(answer: str, answers: list[str], incorrect: list[str] | None = None)
         ("George Washington Carver", ["George Washington"], "correct"),
         ("Washington George", ["George Washington Carver"], "correct"),  # token F1 0.8
         ("George", ["George Washington Carver"], "incorrect"),  # token F1 0.5
+        # a name's last letter is not an article: another numeral or letter is another answer
+        ("World War II", ["World War I"], "incorrect"),
+        ("It was World War I.", ["World War I"], "correct"),
+        ("Vitamin C", ["Vitamin A"], "incorrect"),
+        ("Queen Elizabeth II", ["Elizabeth I"], "incorrect"),
+        ("The Beatles", ["Beatles"], "correct"),
     ],
 )
 def test_reference_grader(answer: str, gold: list[str], label: str) -> None:
@@ -93,6 +99,8 @@ def test_incorrect_answers_win_over_a_weak_match() -> None:
         (r"\boxed{3} first... finally \boxed{4}", "4", "correct", "4"),
         ("She has 18 + 6 = 24 apples", "24", "correct", "24"),
         ("The total is $1,234.", "1234", "correct", "1234"),
+        ("So the total is 12, as required.", "12", "correct", "12"),
+        (r"\boxed{12,}", "12", "correct", "12"),
         (r"\boxed{x^2 + 2x + 1}", "(x+1)^2", "correct", "x^2+2x+1"),
         (r"\boxed{\sqrt{8}}", r"2\sqrt{2}", "correct", r"\sqrt{8}"),
         (r"\boxed{17}", "18", "incorrect", "17"),
