@@ -7,6 +7,7 @@ from typing import Protocol
 import msgspec
 
 from services.scoring.domain.grading import (
+    WORDLESS,
     combine_votes,
     grade_choice,
     grade_factual_reference,
@@ -75,16 +76,26 @@ async def grade_with_judges(request: GradeRequest, judges: Judges) -> list[Grade
         if model in request.judge_models[:index]:
             detail = f"judge {model!r} is named twice: each judge votes once"
             raise ProblemError(422, "Judge named twice", detail, field=f"judge_models[{index}]")
-    calls = [
-        (model, judge_messages(item)) for item in request.items for model in request.judge_models
+    # an answer without a single word is invalid (METHOD §1.3), as the reference grader says:
+    # no judge is asked about it
+    judged = [
+        index for index, item in enumerate(request.items) if normalize_factual(item.answer_text)
     ]
-    replies = await judges.replies(calls)
+    calls = [
+        (model, judge_messages(request.items[index]))
+        for index in judged
+        for model in request.judge_models
+    ]
+    per_item = _per_item(await judges.replies(calls), len(request.judge_models))
+    replies = dict(zip(judged, per_item, strict=True))
     results = []
-    per_item = len(request.judge_models)
     for index, item in enumerate(request.items):
+        if index not in replies:
+            results.append(WORDLESS)
+            continue
         votes = []
         for offset, model in enumerate(request.judge_models):
-            reply = replies[index * per_item + offset]
+            reply = replies[index][offset]
             if isinstance(reply, Problem) and reply.status == 404:
                 raise ProblemError(
                     422,
@@ -109,6 +120,11 @@ async def grade_with_judges(request: GradeRequest, judges: Judges) -> list[Grade
             )
         )
     return results
+
+
+def _per_item(replies: list[str | Problem], per_item: int) -> list[list[str | Problem]]:
+    """The judges' replies in one list per judged answer."""
+    return [replies[start : start + per_item] for start in range(0, len(replies), per_item)]
 
 
 async def grade(request: GradeRequest, math: MathGrader, judges: Judges) -> GradeResponse:

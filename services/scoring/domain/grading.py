@@ -61,6 +61,10 @@ def best_match(answer: str, references: Sequence[str], f1_threshold: float) -> M
     return best
 
 
+#: a factual answer without a single word ("", "?!"): invalid whichever grader runs
+WORDLESS = GradeResult(label="invalid", parsed=None, reason="the answer has no words")
+
+
 def grade_factual_reference(item: GradeItem, f1_threshold: float) -> GradeResult:
     """Normalised match against any acceptable answer, with abstention detection.
 
@@ -71,7 +75,7 @@ def grade_factual_reference(item: GradeItem, f1_threshold: float) -> GradeResult
     An answer without a single word is ``invalid``."""
     parsed = normalize_factual(item.answer_text) or None
     if parsed is None:
-        return GradeResult(label="invalid", parsed=None, reason="the answer has no words")
+        return WORDLESS
     label, reason = _reference_verdict(item, f1_threshold)
     return GradeResult(
         label=label,

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from services.scoring.domain import math_grading
+from services.scoring.domain.grade import grade_with_judges
 from services.scoring.domain.grading import (
     combine_votes,
     grade_choice,
@@ -16,7 +17,8 @@ from services.scoring.domain.grading import (
 )
 from services.scoring.domain.math_grading import _sympy_equal, grade_math
 from shared.answers import ABSTENTION_KEY
-from shared.contracts.scoring import Gold, GradeItem, GradeResult, JudgeVote
+from shared.contracts.base import Problem
+from shared.contracts.scoring import Gold, GradeItem, GradeRequest, GradeResult, JudgeVote
 
 
 def factual(answer: str, answers: list[str], incorrect: list[str] | None = None) -> GradeItem:
@@ -207,3 +209,25 @@ def test_one_answer_that_cannot_be_graded_leaves_the_batch_standing(
     results = math_grading.grade_math_batch([("#### 4", "4"), ("boom", "4")], 5)
     assert [result.label for result in results] == ["correct", "invalid"]
     assert "ValueError" in (results[1].reason or "")
+
+
+class RecordingJudges:
+    """Judges that say CORRECT to every call and remember what they were asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def replies(self, calls: list[tuple[str, list[dict[str, str]]]]) -> list[str | Problem]:
+        self.asked += [messages[-1]["content"] for _, messages in calls]
+        return ["CORRECT"] * len(calls)
+
+
+async def test_the_llm_grader_labels_a_wordless_answer_invalid_without_asking_a_judge() -> None:
+    items = [factual(answer, ["Paris"]) for answer in ("Paris", "?!", "  ", "It is Paris")]
+    judges = RecordingJudges()
+    request = GradeRequest(task="factual", items=items, grader="llm", judge_models=["a", "b"])
+    results = await grade_with_judges(request, judges)
+    assert [result.label for result in results] == ["correct", "invalid", "invalid", "correct"]
+    assert results[1].reason == "the answer has no words"
+    assert len(judges.asked) == 4
+    assert not any("?!" in prompt for prompt in judges.asked)
