@@ -68,10 +68,11 @@ WORDLESS = GradeResult(label="invalid", parsed=None, reason="the answer has no w
 def grade_factual_reference(item: GradeItem, f1_threshold: float) -> GradeResult:
     """Normalised match against any acceptable answer, with abstention detection.
 
-    An abstention is ``not_attempted`` unless the answer still contains an acceptable answer
-    ("I'm not sure, but it is Paris"). When ``incorrect_answers`` are given the stronger match
-    wins (exact > containment > token F1, then the higher F1): a match with an incorrect answer
-    beats a weak (token-F1 only) match with an acceptable one, and a tie goes to incorrect.
+    An abstention is ``not_attempted`` unless the answer still contains an acceptable or a
+    known incorrect answer ("I'm not sure, but it is Paris"), which is then graded. When
+    ``incorrect_answers`` are given the stronger match wins (exact > containment > token F1,
+    then the higher F1): a match with an incorrect answer beats a weak (token-F1 only) match
+    with an acceptable one, and a tie goes to incorrect.
     An answer without a single word is ``invalid``."""
     parsed = normalize_factual(item.answer_text) or None
     if parsed is None:
@@ -89,7 +90,9 @@ def _reference_verdict(item: GradeItem, f1_threshold: float) -> tuple[Label, str
     text = item.answer_text
     right = best_match(text, item.gold.answers or [], f1_threshold)
     wrong = best_match(text, item.gold.incorrect_answers or [], f1_threshold)
-    if is_abstention(text) and right.strength < Strength.CONTAINS:
+    # a hedge that still names an answer is graded on it, as the judges are told to
+    names_one = max(right.strength, wrong.strength) >= Strength.CONTAINS
+    if is_abstention(text) and not names_one:
         return "not_attempted", "the answer abstains"
     if wrong.strength and wrong.key >= right.key:
         return (

@@ -64,6 +64,13 @@ def test_reference_grader_keeps_the_grouping_key() -> None:
     assert abstained.normalized_value == ABSTENTION_KEY
 
 
+def test_a_hedge_that_names_a_known_incorrect_answer_is_incorrect() -> None:
+    hedged = factual("I'm not sure, but I think it is London", ["Paris"], ["London"])
+    assert grade_factual_reference(hedged, 0.8).label == "incorrect"
+    only_hedged = factual("I'm not sure.", ["Paris"], ["London"])
+    assert grade_factual_reference(only_hedged, 0.8).label == "not_attempted"
+
+
 def test_token_f1_threshold_is_a_match() -> None:
     item = factual("Barack Hussein Obama the president", ["Barack Obama president"])
     assert grade_factual_reference(item, 0.8).label == "correct"
