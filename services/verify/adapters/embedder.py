@@ -55,21 +55,31 @@ class MiniLMEmbedder:
         with self._lock:
             if self._session is not None:
                 return
+            try:
+                self._open()
+            except (ImportError, OSError) as exc:
+                raise EmbedderError(f"the embedding model cannot be loaded: {exc}") from exc
+
+    def _open(self) -> None:
+        try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
-
-            model_path, tokenizer_path = _model_files()
-            _verify_sha256(model_path)
-            tokenizer = Tokenizer.from_file(str(tokenizer_path))
-            tokenizer.enable_truncation(MAX_TOKENS)
-            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = self._threads
-            options.inter_op_num_threads = 1
-            self._tokenizer = tokenizer
-            self._session = ort.InferenceSession(
-                str(model_path), options, providers=["CPUExecutionProvider"]
-            )
+        except ImportError as exc:
+            raise EmbedderError(
+                f"{exc.name or 'onnxruntime'} missing: pip install 'steadfast[embeddings]'"
+            ) from exc
+        model_path, tokenizer_path = _model_files()
+        _verify_sha256(model_path)
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        tokenizer.enable_truncation(MAX_TOKENS)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self._threads
+        options.inter_op_num_threads = 1
+        self._tokenizer = tokenizer
+        self._session = ort.InferenceSession(
+            str(model_path), options, providers=["CPUExecutionProvider"]
+        )
 
     def embed_sync(self, texts: list[str]) -> np.ndarray:
         self._load()

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
+from services.verify.adapters import embedder as embedder_module
 from services.verify.app import create_app
 from services.verify.settings import VerifySettings
 from shared.contracts.gateway import GenerateRequest
@@ -123,3 +126,21 @@ def test_an_unknown_judge_route_is_refused_before_any_stage_runs(client: TestCli
         assert misconfigured.status_code == 503 and "judge_model" in misconfigured.json()["detail"]
     finally:
         gateway.routes = None
+
+
+@pytest.mark.parametrize("missing", ["onnxruntime", "model file"])
+def test_an_embedder_that_cannot_load_is_a_503_saying_why(
+    client: TestClient[Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, missing: str
+) -> None:
+    if missing == "onnxruntime":
+        monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    else:
+        nowhere = (tmp_path / "model.onnx", tmp_path / "tokenizer.json")
+        monkeypatch.setattr(embedder_module, "_model_files", lambda: nowhere)
+    client.app.state.embedder = embedder_module.MiniLMEmbedder()
+    body = {"original": "How far is the Moon?", "candidates": ["What distance is the Moon?"]}
+    response = client.post("/v1/verify", json=body)
+    assert response.status_code == 503, response.text
+    problem = response.json()
+    assert problem["title"] == "Embedder unavailable"
+    assert ("onnxruntime" if missing == "onnxruntime" else "model.onnx") in problem["detail"]
