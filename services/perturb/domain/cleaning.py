@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 _QUOTE_PAIRS = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "„": "“", "`": "`"}
-#: a hyphen is a bullet only before a space: "-3 squared is what?" starts with minus three
-_BULLET_OR_NUMBER = re.compile(r"^(?:-\s+|[*•·–—]\s*|\(?\d{1,3}[.)]\s+)")
+#: a hyphen is a bullet only before a space: "-3 squared is what?" starts with minus three;
+#: so is an asterisk: "*Why* is it?" starts with emphasis
+_BULLET_OR_NUMBER = re.compile(r"^(?:[-*]\s+|[•·–—]\s*|\(?\d{1,3}[.)]\s+)")
 _WHITESPACE = re.compile(r"\s+")
 
 

@@ -25,6 +25,8 @@ from services.perturb.domain.cleaning import clean_candidate, same_text
         ('"1. What is the capital of Italy?"', "What is the capital of Italy?"),
         ("-3 squared is what number?", "-3 squared is what number?"),  # a minus, no bullet
         ("-How old is he?", "-How old is he?"),
+        ("*Why* is the sky blue?", "*Why* is the sky blue?"),  # emphasis, no bullet
+        ("**Why** is the sky blue?", "**Why** is the sky blue?"),
         ("1.5 liters are left; how many cups?", "1.5 liters are left; how many cups?"),
         ("3 apples cost how much?", "3 apples cost how much?"),
         ("\n\nHow old is he?\nI hope this helps.", "How old is he?"),
