@@ -7,16 +7,22 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
-# Unicode-aware version of the study's ``[A-Za-z0-9']+``: letters and digits of any script,
-# with inner apostrophes kept so "don't" and "dell'anno" stay one token.
-_TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+# Unicode-aware version of the study's ``[A-Za-z0-9']+``: letters, digits and combining marks
+# of any script (a Devanagari vowel sign belongs to its word), with inner apostrophes kept so
+# "don't" and "dell'anno" stay one token.
+_TOKEN = re.compile(r"[^']+(?:'[^']+)*")
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'"})
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or unicodedata.category(char)[0] == "M"
 
 
 def tokens(text: str) -> list[str]:
     """Lower-cased word tokens of ``text``."""
     normalized = unicodedata.normalize("NFC", text).translate(_APOSTROPHES).lower()
-    return _TOKEN.findall(normalized)
+    words = "".join(char if char == "'" or _word_char(char) else " " for char in normalized)
+    return [token for word in words.split() for token in _TOKEN.findall(word)]
 
 
 def overlap(a: str, b: str) -> float:

@@ -19,6 +19,9 @@ def test_tokens_are_unicode_aware() -> None:
     ]
     assert tokens("Сколько лет Москве?") == ["сколько", "лет", "москве"]
     assert tokens("Wie heißt die Straße?") == ["wie", "heißt", "die", "straße"]
+    # vowel signs and viramas are combining marks, not word breaks
+    assert tokens("हिन्दी किसकी भाषा है?") == ["हिन्दी", "किसकी", "भाषा", "है"]
+    assert tokens("'quoted' a''b under_score") == ["quoted", "a", "b", "under", "score"]
 
 
 def test_overlap_of_identical_texts_is_one() -> None:
