@@ -39,6 +39,10 @@ class Passthrough:
     latency_s: float
 
 
+#: the options that name a gateway route
+ROUTE_OPTIONS = ("generator", "judge_model")
+
+
 @dataclass
 class SelfParaphraseService:
     gateway: ModelCaller
@@ -58,7 +62,7 @@ class SelfParaphraseService:
         meter = MeteredCaller(self.gateway)
         started = time.perf_counter()
         try:
-            self._require_routes(options)
+            self._require_routes(settings, options)
             result = await self._dispatch(strategy, meter, question, settings, options)
         except GatewayError as error:
             _record_failure(strategy, error, meter.upstream_calls)
@@ -81,11 +85,13 @@ class SelfParaphraseService:
         metrics.record(PASSTHROUGH, "ok", 0 if response.cached else 1)
         return Passthrough(response=response, latency_s=time.perf_counter() - started)
 
-    def _require_routes(self, options: StrategyOptions) -> None:
+    def _require_routes(self, settings: AnswerSettings, options: StrategyOptions) -> None:
+        """Every route the request names, known before any call: the answering one first, as
+        a paraphrase service asked for a set would only report it as its own generator."""
         if self.routes is None:
             return
-        for field in ("generator", "judge_model"):
-            name = getattr(options, field)
+        named = [("model", settings.route), *((f, getattr(options, f)) for f in ROUTE_OPTIONS)]
+        for field, name in named:
             if name is not None and name not in self.routes:
                 raise UnknownRoute(name, sorted(self.routes), field=field)
 

@@ -523,6 +523,25 @@ def test_an_unknown_generator_or_judge_route_is_the_callers_error(proxy: Proxy, 
     assert status == 404 and problem["errors"][0]["field"] == field
 
 
+def test_an_unknown_answering_route_with_verified_paraphrases_is_still_model_not_found(
+    proxy: Proxy,
+) -> None:
+    # perturb, asked for a set by an unknown route, once named it as its own generator: a 422
+    messages: list[ChatCompletionMessageParam] = [{"role": "user", "content": "2 + 2?"}]
+    start = proxy.fake.call_count
+    with pytest.raises(openai.NotFoundError) as unknown:
+        proxy.client().chat.completions.create(
+            model="paraphrase-vote:nowhere",
+            messages=messages,
+            extra_body={"steadfast": {"verify": True}},
+        )
+    assert unknown.value.param == "model" and unknown.value.code == "model_not_found"
+    body = {"model": "nowhere", "question": "2 + 2?", "strategy": "paraphrase-vote", "verify": True}
+    status, problem = _post(f"{proxy.url}/v1/self-paraphrase", body)
+    assert status == 404 and problem["errors"][0]["field"] == "model"
+    assert proxy.fake.call_count == start
+
+
 def test_the_usage_of_verified_paraphrases_covers_perturbs_and_verifys_calls(
     proxy: Proxy,
 ) -> None:
