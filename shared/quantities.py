@@ -70,21 +70,42 @@ def _word_value(word: str) -> Fraction | None:
     return _WORDS.get(word.lower()) if len(parts) == 1 else None
 
 
-def quantities(text: str, *, words: bool = True) -> set[Fraction]:
+#: digits a number may have to be read as a value; a longer one (Python refuses to read over
+#: 4300, and such a value could not be shown) is compared as it is written
+_MAX_DIGITS = 100
+
+Quantity = Fraction | str
+
+
+def _digits_value(written: str) -> Quantity:
+    digits = written.replace(",", "")
+    return Fraction(digits) if len(digits) <= _MAX_DIGITS else digits
+
+
+def _fraction_value(written: str) -> Quantity | None:
+    numerator, denominator = (part.strip() for part in written.split("/"))
+    if max(len(numerator), len(denominator)) > _MAX_DIGITS:
+        return f"{numerator}/{denominator}"
+    return Fraction(int(numerator), int(denominator)) if int(denominator) else None
+
+
+def quantities(text: str, *, words: bool = True) -> set[Quantity]:
     """The numeric values written in ``text``: digits and fractions, and number words unless
     ``words`` is false."""
-    values: list[Fraction] = []
+    values: list[Quantity] = []
     for match in _NUMBER.finditer(text):
         if match.group("fraction"):
-            numerator, denominator = (int(x) for x in match.group("fraction").split("/"))
-            if denominator:
-                values.append(Fraction(numerator, denominator))
+            fraction = _fraction_value(match.group("fraction"))
+            if fraction is not None:
+                values.append(fraction)
         elif match.group("digits"):
-            values.append(Fraction(match.group("digits").replace(",", "")))
+            values.append(_digits_value(match.group("digits")))
         elif words:
             word = match.group("word").lower()
             if word in _SCALES and values:
-                values[-1] *= _SCALES[word]
+                last = values[-1]
+                if isinstance(last, Fraction) and abs(last) < 10**_MAX_DIGITS:
+                    values[-1] = last * _SCALES[word]
                 continue
             value = _word_value(word)
             if value is not None:
@@ -104,10 +125,16 @@ def quantity_difference(original: str, candidate: str) -> str | None:
         return None
     parts = []
     if missing:
-        parts.append("missing " + ", ".join(_show(v) for v in sorted(missing)))
+        parts.append("missing " + ", ".join(_shown(missing)))
     if added:
-        parts.append("added " + ", ".join(_show(v) for v in sorted(added)))
+        parts.append("added " + ", ".join(_shown(added)))
     return "; ".join(parts)
+
+
+def _shown(values: set[Quantity]) -> list[str]:
+    numbers = sorted(value for value in values if isinstance(value, Fraction))
+    written = sorted(value for value in values if isinstance(value, str))
+    return [_show(value) for value in numbers] + [f"{value[:12]}…" for value in written]
 
 
 def _show(value: Fraction) -> str:

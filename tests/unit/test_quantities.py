@@ -36,3 +36,17 @@ def test_a_paraphrase_may_write_digits_as_words_but_not_drop_or_add_them() -> No
         == "missing 30; added 40"
     )
     assert quantity_difference("How old is she?", "What is her age?") is None
+
+
+def test_numbers_too_long_to_read_as_values_are_compared_as_written() -> None:
+    huge = "9" * 5000
+    assert quantities(f"{huge} sheep and {huge}/{huge} of a goat, a million {huge}") == {
+        huge,
+        f"{huge}/{huge}",
+    }
+    assert quantity_difference(f"Count {huge} sheep.", f"Count sheep numbering {huge}.") is None
+    assert quantity_difference(f"Count {huge} sheep.", "Count the sheep.") == (
+        "missing 999999999999…"
+    )
+    long_fraction = f"Take 1.{'5' * 90} of 2"  # not an integer, still shown
+    assert quantity_difference(long_fraction, "Take 2") == f"missing {float('1.' + '5' * 15):g}"

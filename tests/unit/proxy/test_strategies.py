@@ -201,6 +201,18 @@ async def test_canonicalize_answers_the_original_when_the_rewrite_changes_a_numb
     ]
 
 
+async def test_canonicalize_checks_a_number_too_long_to_read_as_a_value_by_its_digits() -> None:
+    # Python reads at most 4300 digits: such a question once ended in a 500
+    huge = f"How many legs do {'7' * 5000} spiders have?"
+    model = WordingModel(by_wording({huge: "Many legs"}, "24 legs"))
+    outcome = await run(model, "canonicalize", question=Question(text=huge), task="math")
+    _rewrite, answer = model.requests
+    assert _last_user(answer.messages) == huge
+    (note,) = outcome.result.notes
+    assert note.startswith("answered the original question: the rewrite changed its numbers")
+    assert "777777777777…" in note and len(note) < 200
+
+
 OPTIONS = "A. 18\nB. 24\nC. 21\nAnswer with the letter only."
 CHOICE_QUESTION = f"{QUESTION}\n{OPTIONS}"
 
