@@ -242,7 +242,9 @@ class ChatCompletionChunk(Contract, kw_only=True, omit_defaults=True):
     created: int
     model: str
     choices: list[ChunkChoice]
-    usage: CompletionUsage | None = None
+    #: with ``stream_options.include_usage``: null on every chunk but the last, as OpenAI
+    #: sends it; without: absent
+    usage: CompletionUsage | msgspec.UnsetType | None = msgspec.UNSET
     steadfast: SteadfastInfo | None = None
 
 

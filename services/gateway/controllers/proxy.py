@@ -128,7 +128,7 @@ async def _events_once_answered(
     ``keepalive_s`` until the answer is ready, then its chunks, or an ``error`` event (which
     OpenAI's clients raise as an ``APIError``)."""
     opening = openai_format.opening_chunk(
-        openai_format.new_completion_id(), model, int(time.time())
+        openai_format.new_completion_id(), model, int(time.time()), include_usage
     )
     try:
         yield openai_format.event(opening)

@@ -155,7 +155,9 @@ def completion(
     )
 
 
-def opening_chunk(completion_id: str, model: str, created: int) -> ChatCompletionChunk:
+def opening_chunk(
+    completion_id: str, model: str, created: int, include_usage: bool
+) -> ChatCompletionChunk:
     """The first chunk of a stream: the assistant's role, no content yet."""
     return ChatCompletionChunk(
         id=completion_id,
@@ -165,7 +167,12 @@ def opening_chunk(completion_id: str, model: str, created: int) -> ChatCompletio
         choices=[
             ChunkChoice(index=0, delta=ChunkDelta(role="assistant", content=""), finish_reason=None)
         ],
+        usage=_no_usage_yet(include_usage),
     )
+
+
+def _no_usage_yet(include_usage: bool) -> msgspec.UnsetType | None:
+    return None if include_usage else msgspec.UNSET
 
 
 def chunk_events(
@@ -186,11 +193,13 @@ def chunk_events(
             created=completion.created,
             model=completion.model,
             choices=[ChunkChoice(index=0, delta=delta, finish_reason=finish)],
+            usage=_no_usage_yet(include_usage),
             steadfast=completion.steadfast if last else None,
         )
 
     if not opened:
-        yield event(opening_chunk(completion.id, completion.model, completion.created))
+        opening = opening_chunk(completion.id, completion.model, completion.created, include_usage)
+        yield event(opening)
     for start in range(0, len(content), CHUNK_CHARS):
         yield event(chunk(ChunkDelta(content=content[start : start + CHUNK_CHARS])))
     yield event(chunk(ChunkDelta(), finish=choice.finish_reason, last=True))

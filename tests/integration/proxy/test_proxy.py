@@ -825,7 +825,28 @@ def test_a_slow_streamed_answer_starts_its_stream_and_keeps_it_alive(proxy: Prox
     content = "".join(c["choices"][0]["delta"].get("content", "") for c in data if c["choices"])
     assert content == "\\boxed{40}"
     assert data[-1]["usage"]["total_tokens"] > 0 and events[-1] == "data: [DONE]"
+    assert all("usage" in chunk and chunk["usage"] is None for chunk in data[:-1])
     assert events.index(": keep-alive") < len(events) - 3  # before the answer's chunks
+
+
+@pytest.mark.parametrize("include_usage", [True, False])
+def test_a_streamed_answer_has_usage_null_until_the_last_chunk_only_when_asked(
+    proxy: Proxy, include_usage: bool
+) -> None:
+    body = {
+        "model": "fake",
+        "messages": [{"role": "user", "content": "Name the capital of Peru."}],
+        "stream": True,
+        "stream_options": {"include_usage": include_usage},
+    }
+    status, events = _raw_stream(proxy, body)
+    assert status == 200 and events[-1] == "data: [DONE]"
+    data = [json.loads(e.removeprefix("data: ")) for e in events if e.startswith("data: {")]
+    if include_usage:
+        assert [chunk["usage"] for chunk in data[:-1]] == [None] * (len(data) - 1)
+        assert data[-1]["choices"] == [] and data[-1]["usage"]["total_tokens"] > 0
+    else:
+        assert not any("usage" in chunk for chunk in data)
 
 
 def test_a_failure_after_the_stream_started_is_an_error_the_sdk_raises(proxy: Proxy) -> None:
