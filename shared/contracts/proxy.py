@@ -45,8 +45,9 @@ class StrategyOptions(Contract, kw_only=True):
     generator: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | None = None
     #: verify the paraphrases (through the perturb service): ``true`` for the default settings
     verify: bool | VerifyOptions = False
-    #: stop answering variants once the majority can no longer change (the answer is the full
-    #: vote's; ``agreement`` is then the share among the variants answered before the stop)
+    #: stop answering paraphrases once the majority can no longer change (the answer is the
+    #: full vote's; the original is always answered, so the reply is the original's whenever it
+    #: agrees; ``agreement`` is then the share among the variants answered before the stop)
     early_stop: bool = False
     grouping: Grouping = "normalized"
     #: gateway route of the equivalence judge (``grouping="judge"``); default: the answering route

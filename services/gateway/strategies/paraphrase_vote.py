@@ -136,7 +136,8 @@ async def answer_all(
 ) -> list[Reply]:
     """Every wording answered concurrently; with ``early_stop`` the calls still running are
     cancelled once the majority can no longer change (upstream too: see
-    :data:`DROP_WHEN_CANCELLED`)."""
+    :data:`DROP_WHEN_CANCELLED`), but never the original's: the reply returned is the
+    original's whenever it agrees with the majority, as without early stop."""
     signal = DropSignal()
     dropping = DROP_WHEN_CANCELLED.set(signal)
     try:  # the calls' tasks take the signal with them
@@ -156,7 +157,9 @@ async def answer_all(
             for call in done:
                 replies[calls[call]] = _outcome(call)
             waiting = [calls[call] for call in pending]
-            if early_stop and decided(provisional_keys(replies, task, choices), waiting):
+            if ORIGINAL in waiting or not early_stop:
+                continue
+            if decided(provisional_keys(replies, task, choices), waiting):
                 signal.drop = True  # these calls are not wanted: cancel them upstream too
                 break
     finally:

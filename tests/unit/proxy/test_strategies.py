@@ -431,6 +431,29 @@ async def test_early_stop_skips_the_variants_that_cannot_change_the_outcome() ->
     ]
 
 
+async def test_early_stop_waits_for_the_original_so_its_reply_is_the_one_returned() -> None:
+    original_answered = asyncio.Event()
+    late = asyncio.Event()
+
+    class SlowOriginal(WordingModel):
+        async def generate(self, request: GenerateRequest) -> GenerateResponse:
+            wording = _last_user(request.messages)
+            if wording == QUESTION:
+                await asyncio.sleep(0.2)  # the paraphrases agree long before
+                original_answered.set()
+            elif wording == PARAPHRASES[3]:
+                await late.wait()  # never released: cancelled once the original is in
+            return await super().generate(request)
+
+    model = SlowOriginal(by_wording({QUESTION: "Working: \\boxed{24}"}, "\\boxed{24}"))
+    outcome = await asyncio.wait_for(run(model, k=4, task="math", early_stop=True), 5)
+    result = outcome.result
+    assert original_answered.is_set() and result.early_stopped
+    assert result.text == "Working: \\boxed{24}" and result.answer == "24"
+    statuses = [variant.status for variant in result.variants]
+    assert statuses == ["answered", "answered", "answered", "answered", "skipped"]
+
+
 async def test_fewer_usable_paraphrases_than_k_is_said() -> None:
     model = WordingModel(lambda _: "24", paraphrases=[QUESTION, PARAPHRASES[0], PARAPHRASES[0]])
     outcome = await run(model, k=3)
