@@ -580,8 +580,10 @@ class EvaluationStore:
         )
         return [AnswerRow(row["id"], _answer_record(row), row["attempts"]) for row in rows]
 
-    async def renew(self, table_name: str, ids: Iterable[int], owner: str) -> None:
-        table = {"answers": answers, "items": evaluation_items}[table_name]
+    async def renew(self, table_name: str, ids: Iterable[int | str], owner: str) -> None:
+        table = {"answers": answers, "items": evaluation_items, "evaluations": evaluations}[
+            table_name
+        ]
         async with self.engine.begin() as connection:
             await connection.execute(
                 table.update()

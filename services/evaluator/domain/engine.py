@@ -16,7 +16,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -320,7 +320,7 @@ class JobEngine:
         return Failure(row_id=row_id, reason=reason, stage=stage, retry_at=retry_at)
 
     @contextlib.asynccontextmanager
-    async def _leased(self, table: str, ids: Iterable[int]) -> AsyncIterator[None]:
+    async def _leased(self, table: str, ids: Iterable[int | str]) -> AsyncIterator[None]:
         """Renew the leases of rows being worked on, so a slow model call keeps them."""
         ids = list(ids)
 
@@ -350,7 +350,10 @@ class JobEngine:
         try:
             if await self.store.has_open_work(context.id):
                 return
-            results, message, answered = await self._results(context)
+            # the metrics call may outlast the lease (a large job, scoring restarting): another
+            # worker taking it over would throw this one's results away, and so on
+            async with self._leased("evaluations", [context.id]):
+                results, message, answered = await self._results(context)
             # a job none of whose answers came back failed, though its results (every
             # failure with its reason) are kept
             status = "succeeded" if results is not None and answered else "failed"
@@ -401,10 +404,19 @@ class JobEngine:
         if not records:
             return None, None
         request = consistency_request(context.settings, records)
+
+        def call() -> Awaitable[dict[str, Any]]:
+            return self.upstream.consistency(request)
+
         try:
-            return await with_retries(
-                lambda: self.upstream.consistency(request), self.settings.retry
-            ), None
+            try:
+                return await with_retries(call, self.settings.retry), None
+            except UpstreamError as error:
+                # scoring restarting: wait for it as the answers' grading would, rather than
+                # fail a job whose every answer is stored
+                if not getattr(error.__cause__, "unreachable", False):
+                    raise
+                return await with_retries(call, self.settings.unreachable_retry), None
         except UpstreamError as error:
             return None, error.reason
 

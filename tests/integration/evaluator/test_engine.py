@@ -437,3 +437,50 @@ async def test_a_regenerated_set_never_rewrites_what_an_evaluation_answered(
     sets = await store.paraphrase_sets(["ps-regenerated", other])
     assert texts(sets["ps-regenerated"]) == ["a", "b", "c"] and sets["ps-regenerated"].complete
     assert texts(sets[other]) == ["x", "a"]
+
+
+async def test_a_finalise_slower_than_the_lease_keeps_it_and_finishes(
+    store: EvaluationStore,
+) -> None:
+    scoring_started = asyncio.Event()
+
+    class SlowScoring(StandInUpstream):
+        async def consistency(self, request: Any) -> dict[str, Any]:
+            scoring_started.set()
+            await asyncio.sleep(store.lease_s * 1.6)
+            return await super().consistency(request)
+
+    job_id = await create(store, n=2, k=1)
+    worker = asyncio.create_task(JobEngine(store, SlowScoring(answer_right), FAST).run(job_id))
+    await asyncio.wait_for(scoring_started.wait(), 20)
+    await asyncio.sleep(store.lease_s * 1.3)  # past the lease taken before the call
+    # another worker cannot take the job over while its results are being worked out
+    assert not await store.lease_evaluation(job_id, "another-worker")
+    await asyncio.wait_for(worker, 20)
+    job = await store.get(job_id)
+    assert job is not None and job.status == "succeeded", job and job.message
+
+
+async def test_a_scoring_service_restarting_at_the_end_is_waited_for(
+    store: EvaluationStore,
+) -> None:
+    class RestartingScoring(StandInUpstream):
+        refusals = 3  # more than FAST.retry's attempts
+
+        async def consistency(self, request: Any) -> dict[str, Any]:
+            if self.refusals:
+                self.refusals -= 1
+                raise UpstreamError("scoring: connection refused", unreachable=True)
+            return await super().consistency(request)
+
+    settings = EngineSettings(
+        poll_s=0.05,
+        retry=Backoff(attempts=2, base_delay_s=0.01),
+        unreachable_retry=Backoff(attempts=6, base_delay_s=0.01),
+    )
+    upstream = RestartingScoring(answer_right)
+    job_id = await create(store, n=2, k=1)
+    await JobEngine(store, upstream, settings).run(job_id)
+    job = await store.get(job_id)
+    assert upstream.refusals == 0
+    assert job is not None and job.status == "succeeded", job and job.message
