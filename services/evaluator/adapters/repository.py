@@ -426,14 +426,15 @@ class EvaluationStore:
         return bool(result.rowcount)
 
     async def lease_evaluation(self, evaluation_id: str, owner: str) -> bool:
-        """Take the job's own lease (to finalise it); only one worker holds it at a time."""
+        """Take the job's own lease (to finalise it, or to fail one that cannot be run, even
+        before it started); only one worker holds it at a time."""
         now = time.time()
         async with self.engine.begin() as connection:
             result = await connection.execute(
                 evaluations.update()
                 .where(
                     evaluations.c.id == evaluation_id,
-                    evaluations.c.status == "running",
+                    evaluations.c.status.in_(ACTIVE),
                     sa.or_(
                         evaluations.c.lease_until.is_(None),
                         evaluations.c.lease_until < now,
@@ -460,7 +461,7 @@ class EvaluationStore:
                 evaluations.update()
                 .where(
                     evaluations.c.id == evaluation_id,
-                    evaluations.c.status == "running",
+                    evaluations.c.status.in_(ACTIVE),
                     evaluations.c.lease_owner == owner,
                 )
                 .values(

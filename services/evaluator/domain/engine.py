@@ -492,5 +492,7 @@ class JobRunner:
             reason = f"internal error, after {failures} tries: {type(error).__name__}"
             if await self.engine.give_up(job_id, reason):
                 self._failures.pop(job_id, None)
+            else:  # another worker holds it, or the database is down: no busy loop
+                await asyncio.sleep(self.engine.settings.poll_s * MAX_RUN_FAILURES)
         finally:
             self._running.pop(job_id, None)

@@ -389,6 +389,26 @@ async def test_a_job_whose_runs_keep_failing_on_a_bug_is_failed_with_the_reason(
     assert f"after {MAX_RUN_FAILURES} tries: ValueError" in job.message
 
 
+async def test_a_job_whose_runs_fail_before_it_starts_running_is_failed_too(
+    store: EvaluationStore,
+) -> None:
+    async def broken(evaluation_id: str) -> None:
+        raise ValueError("the database refused the update")
+
+    job_id = await create(store, n=2, k=1)
+    store.mark_running = broken  # type: ignore[method-assign]
+    runner = JobRunner(JobEngine(store, StandInUpstream(answer_right), FAST))
+    runner.start()
+    try:
+        # a job left queued would hold its place in the queue, tried again for ever
+        await until_status(store, job_id, "failed")
+    finally:
+        await runner.stop()
+    job = await store.get(job_id)
+    assert job is not None and job.message is not None
+    assert f"after {MAX_RUN_FAILURES} tries: ValueError" in job.message
+
+
 async def until_status(store: EvaluationStore, job_id: str, status: str) -> None:
     deadline = time.monotonic() + 20
     while (job := await store.get(job_id)) is None or job.status != status:
