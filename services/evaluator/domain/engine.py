@@ -414,7 +414,7 @@ class JobEngine:
             except UpstreamError as error:
                 # scoring restarting: wait for it as the answers' grading would, rather than
                 # fail a job whose every answer is stored
-                if not getattr(error.__cause__, "unreachable", False):
+                if not error.unreachable:
                     raise
                 return await with_retries(call, self.settings.unreachable_retry), None
         except UpstreamError as error:

@@ -92,7 +92,7 @@ async def with_retries(call: Callable[[], Awaitable[T]], policy: Backoff) -> T:
         return await policy.run(counted, retryable=_retryable)
     except UpstreamError as error:
         reason = f"{error.reason} (after {attempts} attempts)"
-        raise UpstreamError(reason, retryable=False) from error
+        raise UpstreamError(reason, retryable=False, unreachable=error.unreachable) from error
 
 
 def _retryable(error: Exception) -> bool:

@@ -57,7 +57,7 @@ class MiniLMEmbedder:
                 return
             try:
                 self._open()
-            except (ImportError, OSError) as exc:
+            except OSError as exc:  # a model file missing or unreadable
                 raise EmbedderError(f"the embedding model cannot be loaded: {exc}") from exc
 
     def _open(self) -> None:

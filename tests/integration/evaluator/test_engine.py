@@ -378,15 +378,7 @@ async def test_a_job_whose_runs_keep_failing_on_a_bug_is_failed_with_the_reason(
             raise ValueError("scoring answered a shape this evaluator cannot read")
 
     job_id = await create(store, n=2, k=1)
-    runner = JobRunner(JobEngine(store, BrokenScoring(answer_right), FAST))
-    runner.start()
-    try:
-        await until_status(store, job_id, "failed")
-    finally:
-        await runner.stop()
-    job = await store.get(job_id)
-    assert job is not None and job.message is not None
-    assert f"after {MAX_RUN_FAILURES} tries: ValueError" in job.message
+    await assert_given_up_on_a_value_error(store, job_id, BrokenScoring(answer_right))
 
 
 async def test_a_job_whose_runs_fail_before_it_starts_running_is_failed_too(
@@ -397,10 +389,16 @@ async def test_a_job_whose_runs_fail_before_it_starts_running_is_failed_too(
 
     job_id = await create(store, n=2, k=1)
     store.mark_running = broken  # type: ignore[method-assign]
-    runner = JobRunner(JobEngine(store, StandInUpstream(answer_right), FAST))
+    # a job left queued would hold its place in the queue, tried again for ever
+    await assert_given_up_on_a_value_error(store, job_id, StandInUpstream(answer_right))
+
+
+async def assert_given_up_on_a_value_error(
+    store: EvaluationStore, job_id: str, upstream: StandInUpstream
+) -> None:
+    runner = JobRunner(JobEngine(store, upstream, FAST))
     runner.start()
     try:
-        # a job left queued would hold its place in the queue, tried again for ever
         await until_status(store, job_id, "failed")
     finally:
         await runner.stop()
