@@ -146,6 +146,13 @@ _NUMBER = r"-?\d+(?:,\d+)*(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+"
 _FRACTION_LATEX = r"-?\\[dt]?frac\s*\{[^{}]*\}\s*\{[^{}]*\}"
 _LAST_VALUE = re.compile(rf"(?:{_FRACTION_LATEX})|(?:{_NUMBER})")
 _GSM8K_FINAL = re.compile(r"####\s*(.+?)\s*$", re.MULTILINE)
+#: delimited maths; a single-dollar span counts only when it holds LaTeX ("$18 and $20" is money)
+_MATH_SPAN = re.compile(
+    r"\\\((?P<paren>.+?)\\\)|\\\[(?P<bracket>.+?)\\\]|\$\$(?P<display>.+?)\$\$|\$(?P<inline>[^$]+?)\$",
+    re.DOTALL,
+)
+#: what makes a number part of an expression: 2^{10}, x_1, 3\sqrt{2}, \pi/2
+_EXPRESSION_MARK = re.compile(r"[\^_{]|\\[A-Za-z]")
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 
 
@@ -173,18 +180,51 @@ def last_boxed(text: str) -> str | None:
 
 def extract_math_answer(text: str) -> str | None:
     """The final answer of a maths reply: the last ``\\boxed{}`` content; else a GSM8K-style
-    ``#### N`` line; else the last number or ``\\frac{}{}`` in the text. ``None`` when there is
-    none (the grader labels that ``invalid``)."""
+    ``#### N`` line; else the last number or maths expression in the text. ``None`` when there
+    is none (the grader labels that ``invalid``)."""
     boxed = last_boxed(text)
     if boxed:
         return boxed
     final = _GSM8K_FINAL.findall(text)
     if final:
         return str(final[-1])
-    values = _LAST_VALUE.findall(text)
-    if values:
-        return str(values[-1]).strip()
-    return None
+    return _last_expression(text)
+
+
+def _last_expression(text: str) -> str | None:
+    """The last number, or the last maths expression when it ends later or the number is only
+    part of one: ``"$\\pi/2$"`` is ``\\pi/2``, not 2; ``"2^{10}"`` is not 10."""
+    span = _last_math_span(text)
+    numbers = list(_LAST_VALUE.finditer(text))
+    if span is not None and (not numbers or span[1] >= numbers[-1].end()):
+        return span[0]
+    return _expression_around(text, numbers[-1]) if numbers else None
+
+
+def _last_math_span(text: str) -> tuple[str, int] | None:
+    """The content (right of its last ``=``) and end of the last delimited maths span."""
+    found = None
+    for match in _MATH_SPAN.finditer(text):
+        content = next(group for group in match.groups() if group is not None)
+        if match.group("inline") is not None and not _EXPRESSION_MARK.search(content):
+            continue
+        value = content.rsplit("=", 1)[-1].strip()
+        if value:
+            found = (value, match.end())
+    return found
+
+
+def _expression_around(text: str, number: re.Match[str]) -> str:
+    """The number, or the expression written around it without spaces (right of its ``=``)."""
+    start, end = number.start(), number.end()
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    expression = text[start:end].rstrip(".,;:!?").rsplit("=", 1)[-1]
+    if _EXPRESSION_MARK.search(expression) and _as_fraction(_clean_latex(expression)) is None:
+        return expression
+    return number.group().strip()
 
 
 _LATEX_DROPPED = re.compile(

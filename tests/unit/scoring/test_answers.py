@@ -92,6 +92,19 @@ def test_not_abstentions(text: str) -> None:
         ("The total is 12, as required.", "12"),
         ("1,234 people, then 5,678.", "5,678"),
         (r"\boxed{unterminated", None),
+        # a number inside an expression is not the answer: the whole expression is
+        (r"So the answer is $\pi/2$.", r"\pi/2"),
+        ("The result is 2^{10}.", "2^{10}"),
+        (r"x = 3\sqrt{2}", r"3\sqrt{2}"),
+        (r"\(\frac{\pi}{2} + 1\)", r"\frac{\pi}{2} + 1"),
+        (r"Costs 4 dollars, so the answer is $\pi$.", r"\pi"),
+        ("2^{10}=1024.", "1024"),
+        ("$x^2=4$, so x = 2.", "2"),
+        # money and plain markup around a number leave the number
+        ("It costs $18 and $20, so 38.", "38"),
+        (r"Half of them: 50\% in all", "50"),
+        (r"He pays \$18.", "18"),
+        ("x_1=5", "5"),
     ],
 )
 def test_extract_math_answer(reply: str, expected: str | None) -> None:

@@ -113,6 +113,10 @@ def test_incorrect_answers_win_over_a_weak_match() -> None:
         (r"\boxed{x^2 + 2x + 1}", "(x+1)^2", "correct", "x^2+2x+1"),
         (r"\boxed{\sqrt{8}}", r"2\sqrt{2}", "correct", r"\sqrt{8}"),
         (r"\boxed{17}", "18", "incorrect", "17"),
+        # the digit ending an expression is not the answer
+        (r"So the answer is $\pi/2$.", "2", "incorrect", r"\pi/2"),
+        ("The result is 2^{10}.", "10", "incorrect", "2^{10}"),
+        ("The result is 2^{10}.", "1024", "correct", "2^{10}"),
         ("I cannot solve this.", "3", "invalid", None),
     ],
 )
