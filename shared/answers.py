@@ -8,6 +8,7 @@ evaluator (METHOD.md §1.3, §1.5, §2.1). Pure functions: no I/O, no model, thr
 - :func:`extract_math_answer` — the last ``\\boxed{}`` content, else the last number/expression.
 - :func:`normalize_math_value` — a canonical text for a final maths answer, so equal values
   group together (``"1,000"`` = ``"1000"``, ``"\\frac{1}{2}"`` = ``"0.5"`` = ``"1/2"``).
+- :func:`names_a_correct_answer` — whether a would-be wrong option is one of the correct answers.
 - :func:`parse_choice_letter` — strict option-letter parsing: exactly one letter after trimming
   white space and punctuation, case-insensitive; anything else is ``None``.
 - :func:`read_choice_letter` — the option a free-form reply chose (a labelled option line, "Option
@@ -310,6 +311,20 @@ def normalize_math_value(answer: str) -> str | None:
         return format_fraction(fraction)
     lone_letter = _LONE_LETTER.fullmatch(cleaned)
     return lone_letter.group(1) if lone_letter else cleaned
+
+
+def names_a_correct_answer(candidate: str, correct_answers: list[str]) -> bool:
+    """Whether a would-be wrong option is (or contains) one of the correct answers: the same
+    words, the same number (``"18.0"`` is ``"18"``), or a correct answer among its words."""
+    words = normalize_factual(candidate)
+    value = normalize_math_value(candidate)
+    number = value if value is not None and _as_fraction(value) is not None else None
+    return any(
+        words == normalize_factual(correct)
+        or contains_phrase(candidate, correct)
+        or (number is not None and number == normalize_math_value(correct))
+        for correct in correct_answers
+    )
 
 
 # --- choice ----------------------------------------------------------------------------------

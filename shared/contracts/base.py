@@ -13,6 +13,9 @@ Task = Literal["factual", "math", "choice"]
 #: a gateway route's name (``local``, ``gpt-mini``, ``paraphrase-vote:local``)
 RouteName = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 
+#: an answer to a question, as a correct answer or an option
+AnswerText = Annotated[str, msgspec.Meta(min_length=1, max_length=5000)]
+
 #: the largest count, offset or seed a service stores (a 32-bit database integer)
 MAX_STORED_INT = 2**31 - 1
 #: a seed that is stored with what it made

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import Contract, StoredCount, StoredSeed
+from shared.contracts.base import AnswerText, Contract, StoredCount, StoredSeed
 from shared.contracts.evaluator import Identifier, InstructionRole, ModelName
 from shared.contracts.scoring import Letter, MetricValue, ModelMetrics, PairCounts
 
@@ -26,9 +26,13 @@ class PositionItem(Contract, kw_only=True):
     #: a passage the question is about: shown in the low condition only
     context: Annotated[str, msgspec.Meta(max_length=50000)] | None = None
     #: the correct answer of a two-option item
-    answer: Annotated[str, msgspec.Meta(min_length=1, max_length=5000)] | None = None
+    answer: AnswerText | None = None
+    #: other answers that are also correct (aliases of ``answer``): no distractor may be one
+    also_correct: Annotated[list[AnswerText], msgspec.Meta(max_length=100)] = msgspec.field(
+        default_factory=list
+    )
     #: the wrong option of a two-option item; written by ``generator`` when absent
-    distractor: Annotated[str, msgspec.Meta(min_length=1, max_length=5000)] | None = None
+    distractor: AnswerText | None = None
     #: the options of a k-option item, asked in every cyclic order (no distractor is written)
     options: Annotated[list[str], msgspec.Meta(min_length=2, max_length=26)] | None = None
     correct_option: Letter | None = None

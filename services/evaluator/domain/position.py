@@ -34,7 +34,7 @@ from services.evaluator.domain.pipeline import (
     with_retries,
 )
 from services.evaluator.domain.prompts import answer_messages
-from shared.answers import parse_choice_letter
+from shared.answers import names_a_correct_answer, parse_choice_letter
 from shared.backoff import Backoff
 from shared.contracts.evaluator import EvaluationItem, InstructionRole
 from shared.contracts.gateway import GenerateRequest, TokenAlternative
@@ -112,12 +112,14 @@ async def with_items(request: PositionBiasEvaluate, datasets: DatasetStore) -> P
 def position_item(item: EvaluationItem) -> PositionItem:
     """A dataset item as a protocol item: its options if it has them, else its (first)
     acceptable answer as the correct option."""
-    answer = item.answer or (item.answers[0] if item.answers else None)
+    answers = [item.answer] if item.answer else []
+    answers += [other for other in item.answers or [] if other not in answers]
     return PositionItem(
         id=item.id,
         question=item.question,
         context=item.context,
-        answer=None if item.options else answer,
+        answer=None if item.options or not answers else answers[0],
+        also_correct=[] if item.options else answers[1:],
         options=item.options,
         correct_option=item.correct_option if item.options else None,
     )
@@ -143,6 +145,11 @@ def validate(request: PositionBiasEvaluate) -> list[str]:
         elif item.answer is None:
             detail = "give the correct `answer` (or `options` with `correct_option`)"
             raise ProblemError(400, "Invalid request", detail, field=f"{where}.answer")
+        elif item.distractor is not None and names_a_correct_answer(
+            item.distractor, [item.answer, *item.also_correct]
+        ):
+            detail = "the `distractor` is a correct answer: the two options would both be right"
+            raise ProblemError(400, "Invalid request", detail, field=f"{where}.distractor")
     return models
 
 
@@ -229,6 +236,7 @@ class _Run:
         request = DistractorRequest(
             question=item.question,
             correct_answer=item.answer,
+            also_correct=item.also_correct,
             mode="plausible" if mode == "plausible" else "out_of_context",
             context=item.context,
             n=n,

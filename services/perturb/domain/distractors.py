@@ -8,7 +8,7 @@ from services.perturb.domain.cleaning import clean_candidate
 from services.perturb.domain.language import detect_language, language_name
 from services.perturb.domain.paraphrasing import unknown_route
 from services.perturb.domain.prompts import DISTRACTOR_PROMPT_VERSION, distractor_messages
-from shared.answers import contains_phrase, normalize_factual
+from shared.answers import names_a_correct_answer, normalize_factual
 from shared.contracts.gateway import GenerateRequest
 from shared.contracts.perturb import DistractorRequest, DistractorResponse
 from shared.http_client import ServiceCallError
@@ -17,12 +17,10 @@ from shared.metering import ModelCaller
 ATTEMPTS_PER_DISTRACTOR = 4
 
 
-def acceptable(candidate: str, correct_answer: str, kept: list[str]) -> bool:
-    """Not the correct answer (nor containing it), and distinct from the ones kept."""
+def acceptable(candidate: str, correct_answers: list[str], kept: list[str]) -> bool:
+    """Not a correct answer (nor containing one), and distinct from the ones kept."""
     normalized = normalize_factual(candidate)
-    if not normalized or normalized == normalize_factual(correct_answer):
-        return False
-    if contains_phrase(candidate, correct_answer):
+    if not normalized or names_a_correct_answer(candidate, correct_answers):
         return False
     return all(normalized != normalize_factual(other) for other in kept)
 
@@ -38,6 +36,7 @@ class DistractorWriter:
         kept: list[str] = []
         failures: list[str] = []
         attempts = ATTEMPTS_PER_DISTRACTOR * request.n
+        correct_answers = [request.correct_answer, *request.also_correct]
         for attempt in range(attempts):
             if len(kept) >= request.n:
                 break
@@ -48,7 +47,7 @@ class DistractorWriter:
                     raise route_error from error
                 failures.append(f"{error.problem.outcome or error.status}: {error.problem.detail}")
                 continue
-            if acceptable(text, request.correct_answer, kept):
+            if acceptable(text, correct_answers, kept):
                 kept.append(text)
         complete = len(kept) >= request.n
         reason = None

@@ -191,6 +191,17 @@ def test_a_named_condition_an_item_cannot_run_is_reported(evaluator: str) -> Non
     assert "context" in skipped[("given", "low")]
 
 
+def test_a_written_distractor_that_is_another_correct_answer_is_refused(evaluator: str) -> None:
+    # the writer only ever writes "Lyon (a plausible city)": here that is correct too
+    item = {"id": "alias", "question": "A city?", "answer": "Marseille"}
+    item["also_correct"] = ["Lyon (a plausible city)"]
+    body = {"model": "knower", "items": [item], "conditions": ["medium"], "generator": "writer"}
+    result = post(evaluator, {**body, "bootstrap": 0}).json()
+    assert result["trials"] == []
+    [skipped] = result["skipped"]
+    assert skipped["item_id"] == "alias" and "no distractor: 0 of 1" in skipped["reason"]
+
+
 def test_a_failing_model_is_recorded_per_reply_not_dropped(evaluator: str) -> None:
     body = {"models": ["knower", "broken"], "items": ITEMS[1:2], "conditions": ["medium"]}
     response = post(evaluator, {**body, "bootstrap": 0})
@@ -308,6 +319,27 @@ def test_a_job_has_its_own_limit_and_an_unknown_job_is_a_404(evaluator: str) -> 
         ({"model": "nobody", "items": ITEMS}, 422, "model"),
         ({"models": ["knower", "nobody"], "items": ITEMS}, 422, "models[1]"),
         ({"model": "knower", "items": [{"question": "q"}]}, 400, "items[0].answer"),
+        (
+            {"model": "knower", "items": [{"question": "q", "answer": "18", "distractor": "18.0"}]},
+            400,
+            "items[0].distractor",
+        ),
+        (
+            {
+                "model": "knower",
+                "items": [
+                    {"question": "q", "answer": "JFK", "also_correct": ["John F. Kennedy"]},
+                    {
+                        "question": "q2",
+                        "answer": "JFK",
+                        "also_correct": ["John F. Kennedy"],
+                        "distractor": "john f kennedy",
+                    },
+                ],
+            },
+            400,
+            "items[1].distractor",
+        ),
         (
             {"model": "knower", "items": [{"question": "q", "options": ["a", "b"]}]},
             400,

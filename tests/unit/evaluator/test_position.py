@@ -82,8 +82,13 @@ def test_calibration_averages_over_orders_and_refuses_a_tie() -> None:
 
 def test_a_dataset_item_becomes_a_protocol_item() -> None:
     factual = EvaluationItem(id="q1", question="Who?", answers=["Ada", "Ada Lovelace"], context="c")
-    expected = PositionItem(id="q1", question="Who?", answer="Ada", context="c")
+    expected = PositionItem(
+        id="q1", question="Who?", answer="Ada", also_correct=["Ada Lovelace"], context="c"
+    )
     assert position_item(factual) == expected
+    # every accepted answer is kept, the preferred one first and once
+    both = EvaluationItem(question="Who?", answer="Lovelace", answers=["Ada", "Lovelace"])
+    assert (position_item(both).answer, position_item(both).also_correct) == ("Lovelace", ["Ada"])
     choice = EvaluationItem(question="Which?", options=["x", "y"], correct_option="B", answer="y")
     mapped = position_item(choice)
     assert (mapped.options, mapped.correct_option, mapped.answer) == (["x", "y"], "B", None)

@@ -7,11 +7,29 @@ from tests.unit.verify.fakes import FakeGateway, gateway_error, user_text
 
 
 def test_acceptable_rejects_the_correct_answer_and_repeats() -> None:
-    assert not acceptable("Paris", "paris", [])
-    assert not acceptable("Paris, France", "Paris", [])
-    assert not acceptable("The Lyon", "Paris", ["lyon"])
-    assert not acceptable("  ", "Paris", [])
-    assert acceptable("Lyon", "Paris", ["Marseille"])
+    assert not acceptable("Paris", ["paris"], [])
+    assert not acceptable("Paris, France", ["Paris"], [])
+    assert not acceptable("The Lyon", ["Paris"], ["lyon"])
+    assert not acceptable("  ", ["Paris"], [])
+    assert acceptable("Lyon", ["Paris"], ["Marseille"])
+
+
+def test_acceptable_rejects_every_correct_answer_and_the_same_number() -> None:
+    assert not acceptable("John F. Kennedy", ["JFK", "John F. Kennedy"], [])
+    assert not acceptable("18.0", ["18"], [])
+    assert not acceptable("1,000", ["1000"], [])
+    assert acceptable("19", ["18"], [])
+
+
+async def test_an_alias_of_the_correct_answer_is_never_a_distractor() -> None:
+    replies = iter(["John F. Kennedy", "Richard Nixon"])
+    request = DistractorRequest(
+        question="Who was president in 1962?",
+        correct_answer="JFK",
+        also_correct=["John F. Kennedy"],
+    )
+    result = await DistractorWriter(FakeGateway(lambda _: next(replies))).write(request)
+    assert result.distractors == ["Richard Nixon"]
 
 
 async def test_distinct_wrong_answers_from_repeated_requests() -> None:
