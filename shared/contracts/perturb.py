@@ -141,6 +141,7 @@ class DistractorResponse(Contract, kw_only=True):
 
 class PermutationRequest(Contract, kw_only=True):
     options: Annotated[list[str], msgspec.Meta(min_length=2, max_length=26)]
+    #: ``swap`` (two options: A↔B) or ``cyclic`` (every rotation; needed for three or more)
     scheme: Literal["swap", "cyclic"] = "cyclic"
 
 

@@ -92,6 +92,11 @@ class PerturbController(Controller):
         status_code=200,
     )
     async def create_permutations(self, data: JSONBody[PermutationRequest]) -> PermutationResponse:
+        if data.scheme == "swap" and len(data.options) > 2:
+            # scoring tells the passes of a unit apart by rotation: a reversal of three or more
+            # options would leave it incomplete and out of every metric
+            detail = "`swap` is for two options; use `cyclic` for three or more (METHOD §2.1)"
+            raise ProblemError(400, "Invalid request", detail, field="scheme")
         return PermutationResponse(scheme=data.scheme, orders=permute(data.options, data.scheme))
 
 

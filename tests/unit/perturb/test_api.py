@@ -62,6 +62,8 @@ def test_permutations(client: TestClient[Any]) -> None:
     assert response.status_code == 200
     orders = response.json()["orders"]
     assert [o["options"] for o in orders] == [["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"]]
+    swapped = client.post("/v1/permutations", json={"options": ["a", "b"], "scheme": "swap"})
+    assert [o["positions"] for o in swapped.json()["orders"]] == [["A", "B"], ["B", "A"]]
 
 
 def test_distractors(client: TestClient[Any]) -> None:
@@ -112,6 +114,7 @@ def test_distractors(client: TestClient[Any]) -> None:
         ("/v1/paraphrases", {"question": "Q?", "generator": "g" * 201}, 400, "generator"),
         ("/v1/permutations", {"options": ["only"]}, 400, "options"),
         ("/v1/permutations", {"options": ["a", "b"], "scheme": "random"}, 400, "scheme"),
+        ("/v1/permutations", {"options": ["a", "b", "c"], "scheme": "swap"}, 400, "scheme"),
     ],
 )
 def test_bad_input_is_a_problem_naming_the_field(
