@@ -24,11 +24,10 @@ from services.evaluator.domain.pipeline import (
     to_paraphrase_set,
     with_retries,
 )
-from services.evaluator.domain.report import semantic_check_of, summarise
+from services.evaluator.domain.report import consistency_record, semantic_check_of, summarise
 from services.evaluator.domain.results import AnswerRecord, assemble_item, per_item_metrics
 from shared.backoff import Backoff
 from shared.contracts.evaluator import EvaluateRequest, EvaluateResponse
-from shared.contracts.scoring import ConsistencyRecord
 
 
 def variant_count(request: EvaluateRequest) -> int:
@@ -90,17 +89,12 @@ class _Run:
             record.label, record.status = result.label, "graded"
 
     async def metrics(
-        self, records: list[AnswerRecord]
+        self, records: list[AnswerRecord], sets: list[ParaphraseSet | None]
     ) -> tuple[dict[str, Any] | None, str | None]:
         """The metrics, or None and why not (the answers are returned either way)."""
+        items = self.request.items
         consistency_records = [
-            ConsistencyRecord(
-                item_id=item_id(self.request.items[r.position], r.position),
-                model=r.model,
-                variant=r.variant,
-                label=r.label,  # type: ignore[arg-type]
-                value=r.value,
-            )
+            consistency_record(item_id(items[r.position], r.position), r, sets[r.position])
             for r in records
             if r.label is not None
         ]
@@ -132,7 +126,7 @@ async def evaluate_now(
         ]
     await run.answer(records)
     await run.grade(records)
-    metrics, metrics_note = await run.metrics(records)
+    metrics, metrics_note = await run.metrics(records, [s for s, _ in paraphrased])
     by_item = per_item_metrics(metrics)
     results = []
     for position, (paraphrase_set, note) in zip(positions, paraphrased, strict=True):

@@ -43,23 +43,28 @@ def consistency_records(
         if answer.label is None or answer.status != "graded":
             continue
         row = by_position[answer.position]
-        kind = tone = None
         paraphrase_set = sets.get(row.paraphrase_set_id or "")
-        if answer.variant > 0 and paraphrase_set is not None:
-            paraphrase = paraphrase_set.paraphrases[answer.variant - 1]
-            kind, tone = paraphrase.kind, paraphrase.tone
-        records.append(
-            ConsistencyRecord(
-                item_id=row.item_id,
-                model=answer.model,
-                variant=answer.variant,
-                label=answer.label,  # type: ignore[arg-type]
-                value=answer.value,
-                kind=kind or ("original" if answer.variant == 0 else None),
-                tone=tone,
-            )
-        )
+        records.append(consistency_record(row.item_id, answer, paraphrase_set))
     return records
+
+
+def consistency_record(
+    item_key: str, answer: AnswerRecord, paraphrase_set: ParaphraseSet | None
+) -> ConsistencyRecord:
+    """A graded answer as scoring reads it, with its paraphrase's kind and tone."""
+    kind = tone = None
+    if answer.variant > 0 and paraphrase_set is not None:
+        paraphrase = paraphrase_set.paraphrases[answer.variant - 1]
+        kind, tone = paraphrase.kind, paraphrase.tone
+    return ConsistencyRecord(
+        item_id=item_key,
+        model=answer.model,
+        variant=answer.variant,
+        label=answer.label,  # type: ignore[arg-type]
+        value=answer.value,
+        kind=kind or ("original" if answer.variant == 0 else None),
+        tone=tone,
+    )
 
 
 def item_results(

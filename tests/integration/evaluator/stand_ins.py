@@ -91,12 +91,17 @@ class StandInUpstream:
         return results
 
     async def consistency(self, request: ConsistencyRequest) -> dict[str, Any]:
-        """Only A_orig (enough to check what reaches scoring); the real formulas are scoring's."""
+        """Only A_orig and the paraphrase kinds each model's records carry (enough to check
+        what reaches scoring); the real formulas are scoring's."""
         originals: dict[str, list[int]] = {}
+        kinds: dict[str, dict[str, dict[str, Any]]] = {}
         for record in request.records:
             if record.variant == 0:
                 originals.setdefault(record.model, []).append(int(record.label == "correct"))
+            elif record.kind is not None:
+                kinds.setdefault(record.model, {})[record.kind] = {"n": None}
         return {
+            "flips_by_kind": kinds,
             "models": {
                 model: {"A_orig": {"value": sum(v) / len(v), "n": len(v)}}
                 for model, v in originals.items()

@@ -386,6 +386,9 @@ async def test_synchronous_evaluate(client: AsyncTestClient[Any]) -> None:
     assert no_gold["original_label"] is None
     assert result["items"][1]["models"][0]["original_label"] == "correct"
     assert result["models"][0]["metrics"]["A_orig"]["value"] == 1.0
+    # the paraphrases' kinds reach scoring, as in a job
+    kinds = {v["kind"] for item in result["items"] for v in item["variants"][1:]}
+    assert set(result["models"][0]["extra"]["flips_by_kind"]) == kinds and kinds
 
     too_big = {"model": "m1", "k": 10, "items": [{"question": f"q{i}"} for i in range(30)]}
     response = await client.post("/v1/evaluate", json=too_big)
