@@ -105,6 +105,7 @@ class Units:
 
     model: IntArray
     condition: IntArray  # -1 when the records carry none
+    item: IntArray
     choice_at: IntArray  # (units × max k): the letter chosen with the correct option at j
     n_options: IntArray
     replies: IntArray
@@ -137,6 +138,7 @@ def unit_table(columns: PositionColumns) -> Units:
     return Units(
         model=group_of_unit // n_conditions,
         condition=group_of_unit % n_conditions - 1,
+        item=cells % n_items,
         choice_at=choice_at.reshape(n_units, width),
         n_options=n_options,
         replies=np.bincount(unit, minlength=n_units),
@@ -238,14 +240,20 @@ def _recall_std(recalls: FloatArray) -> FloatArray:
 
 
 def summarize_units(
-    values: UnitValues, rows: IntArray, resamples: int, rng: np.random.Generator
+    values: UnitValues,
+    rows: IntArray,
+    items: IntArray,
+    resamples: int,
+    rng: np.random.Generator,
 ) -> tuple[dict[str, MetricValue], dict[str, MetricValue]]:
-    """The metrics over the given units, and the recall by position of the correct option."""
+    """The metrics over the given units, and the recall by position of the correct option. The
+    interval resamples questions (``items``, one per row): an item's units in several conditions
+    are drawn together, not as independent questions."""
     width = values.recall_hits.shape[1]
     num = np.hstack([values.numerators[rows], values.recall_hits[rows]])
     den = np.hstack([values.denominators[rows], values.recall_base[rows]])
     totals_num, totals_den = num.sum(axis=0), den.sum(axis=0)
-    samples = bootstrap_ratios(num, den, resamples, rng)
+    samples = bootstrap_ratios(*_summed_by(items, num, den), resamples, rng)
     with np.errstate(invalid="ignore", divide="ignore"):
         recall = np.where(
             totals_den > 0, totals_num / np.where(totals_den > 0, totals_den, 1), np.nan
@@ -288,6 +296,15 @@ def summarize_units(
     return metrics, by_position
 
 
+def _summed_by(groups: IntArray, num: FloatArray, den: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The rows of ``num`` and ``den`` summed within each group (one row per group present)."""
+    _, inverse = np.unique(groups, return_inverse=True)
+    stacked = np.hstack([num, den]).astype(np.float64)
+    total = np.zeros((int(inverse.max()) + 1 if len(inverse) else 0, stacked.shape[1]))
+    np.add.at(total, inverse, stacked)
+    return total[:, : num.shape[1]], total[:, num.shape[1] :]
+
+
 def position_bias_metrics(
     columns: PositionColumns, options: PositionBiasOptions
 ) -> PositionBiasResponse:
@@ -302,14 +319,18 @@ def position_bias_metrics(
         rows = np.flatnonzero(units.model == m)
         incomplete[model] = int((~values.complete[rows]).sum())
         rng = model_rng(options.seed, model, "position")
-        models[model], recall[model] = summarize_units(values, rows, options.bootstrap, rng)
+        models[model], recall[model] = summarize_units(
+            values, rows, units.item[rows], options.bootstrap, rng
+        )
         AB, BA, AA, BB = (int(total) for total in values.pairs[rows].sum(axis=0))
         pairs[model] = PairCounts(AB=AB, BA=BA, AA=AA, BB=BB)
         for c, condition in enumerate(columns.condition.names):
             subset = rows[units.condition[rows] == c]
             if len(subset):
                 rng = model_rng(options.seed, f"{model}|{condition}", "position")
-                metrics, _ = summarize_units(values, subset, options.bootstrap, rng)
+                metrics, _ = summarize_units(
+                    values, subset, units.item[subset], options.bootstrap, rng
+                )
                 by_condition.setdefault(condition, {})[model] = metrics
     return PositionBiasResponse(
         models=models,

@@ -158,3 +158,19 @@ def test_pf_intervals_resample_items_and_bracket_the_value() -> None:
         low, high = metrics[name].ci_low, metrics[name].ci_high
         assert low is not None and high is not None
         assert low <= metrics[name].value <= high  # type: ignore[operator]
+
+
+def test_the_interval_resamples_questions_not_each_condition_of_one() -> None:
+    # four questions, each asked in three conditions with the same outcome in all three: the
+    # evidence is four questions (PC 0.5), not twelve independent ones
+    records = [
+        record
+        for item, (first, second) in enumerate([("A", "B"), ("A", "B"), ("A", "A"), ("A", "A")])
+        for condition in ("low", "medium", "high")
+        for record in pair(str(item), first, second, condition=condition)
+    ]
+    pc = run(records, bootstrap=2000).models["m"]["PC"]
+    assert pc.value == pytest.approx(0.5) and pc.n == 12
+    # resampling 4 questions reaches all-AB and all-AA draws (p = 1/16 each); resampling 12
+    # units would keep the interval near [0.25, 0.75]
+    assert pc.ci_low == pytest.approx(0.0) and pc.ci_high == pytest.approx(1.0)
