@@ -38,7 +38,9 @@ class StrategyOptions(Contract, kw_only=True):
     """How a strategy runs; also the ``steadfast`` extension object of a chat completion request."""
 
     k: Annotated[int, msgspec.Meta(ge=1, le=20)] = 5
-    #: how answers are compared (math: numbers, factual: normalised text); inferred when absent
+    #: how answers are compared (math: numbers, factual: normalised text, choice: the option
+    #: letter); inferred when absent: choice for a question listing lettered options, else math
+    #: when most replies box their answer, else factual
     task: Task | None = None
     #: gateway route that writes the paraphrases (through the perturb service); default: the
     #: answering model itself

@@ -48,7 +48,7 @@ async def canonicalize(
         notes.append(f"answered the original question: the rewrite changed its numbers ({lost})")
         wording = question.text
     response = await model.generate(settings.request(question.messages_for(wording), 0.0))
-    task = options.task or infer_task(response.text)
+    task = options.task or infer_task(response.text, choices=parts.choices)
     reading = read_answer(response.text, task, parts.choices)
     variant = Variant(
         question=wording,

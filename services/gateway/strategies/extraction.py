@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shared.answers import answer_key, extract_math_answer, last_boxed, read_choice_letter
@@ -33,11 +34,18 @@ def shown_content(reply: str, reading: Reading, task: Task) -> str:
     return reading.key if task == "choice" and reading.key else reply
 
 
-def infer_task(*replies: str) -> Task:
-    """The task a caller did not name: maths when at least half the replies box their answer,
-    else factual — so neither one unboxed maths reply (cut at max_tokens, say) nor one stray box
-    in a factual vote changes how the whole vote is read."""
+def infer_task(*replies: str, choices: Sequence[str] = ()) -> Task:
+    """The task a caller did not name: choice when the question lists lettered options (their
+    letters are the answers to group); else maths when at least half the replies box their
+    answer, else factual — so neither one unboxed maths reply (cut at max_tokens, say) nor one
+    stray box in a factual vote changes how the whole vote is read."""
+    if has_options(choices):
+        return "choice"
     return task_from_boxes(sum(is_boxed(text) for text in replies), len(replies))
+
+
+def has_options(choices: Sequence[str]) -> bool:
+    return len(choices) >= 2
 
 
 def task_from_boxes(boxed: int, replies: int) -> Task:

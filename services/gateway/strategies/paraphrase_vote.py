@@ -14,6 +14,7 @@ from services.gateway.domain.gateway import DROP_WHEN_CANCELLED, DropSignal
 from services.gateway.strategies.equivalence import merge_equivalent
 from services.gateway.strategies.extraction import (
     Reading,
+    has_options,
     infer_task,
     is_boxed,
     read_answer,
@@ -185,7 +186,7 @@ def read_ballots(
     texts = [reply.text for reply in replies if isinstance(reply, GenerateResponse)]
     if not texts:
         raise _all_failed(replies, route)
-    resolved = task or infer_task(*texts)
+    resolved = task or infer_task(*texts, choices=choices or ())
     readings = [
         read_answer(reply.text, resolved, choices) if isinstance(reply, GenerateResponse) else None
         for reply in replies
@@ -200,14 +201,17 @@ def provisional_keys(
     """The keys of the replies so far (``None`` entries are pending); all ``None`` while the
     task is inferred and the pending replies could still change it (nothing is decided then)."""
     texts = [reply.text for reply in replies if isinstance(reply, GenerateResponse)]
-    settled = task or settled_task(texts, pending=sum(reply is None for reply in replies))
+    pending = sum(reply is None for reply in replies)
+    settled = task or settled_task(texts, pending, choices or ())
     if not texts or settled is None:
         return [None] * len(replies)
     return read_ballots(replies, settled, route="", choices=choices).keys
 
 
-def settled_task(texts: list[str], pending: int) -> Task | None:
+def settled_task(texts: list[str], pending: int, choices: Sequence[str] = ()) -> Task | None:
     """The task inferred from ``texts`` if no outcome of the ``pending`` replies can change it."""
+    if has_options(choices):
+        return "choice"
     boxed, total = sum(is_boxed(text) for text in texts), len(texts) + pending
     fewest, most = task_from_boxes(boxed, total), task_from_boxes(boxed + pending, total)
     return fewest if fewest == most else None

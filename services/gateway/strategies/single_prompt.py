@@ -17,11 +17,15 @@ async def single_prompt(
     model: MeteredCaller, question: Question, settings: AnswerSettings, options: StrategyOptions
 ) -> StrategyResult:
     prompt = prompts.SINGLE_PROMPT.format(n=options.k, question=question.text)
-    settings = with_restatement_allowance(settings, question.text, options.k)
-    response = await model.generate(settings.request(question.messages_for(prompt)))
-    final = prompts.final_answer(response.text)
-    task = options.task or infer_task(final)
-    reading = read_answer(final, task, question.parts(task).choices)
+    # the caller's stop strings bound the answer, not the restatements written before it
+    call = dataclasses.replace(
+        with_restatement_allowance(settings, question.text, options.k), stop=None
+    )
+    response = await model.generate(call.request(question.messages_for(prompt)))
+    final = cut_at_stop(prompts.final_answer(response.text), settings.stop)
+    choices = question.parts(options.task).choices
+    task = options.task or infer_task(final, choices=choices)
+    reading = read_answer(final, task, choices)
     original = Variant(
         question=question.text,
         source="original",
@@ -48,6 +52,12 @@ async def single_prompt(
         notes=notes,
         finish_reason=response.finish_reason,
     )
+
+
+def cut_at_stop(answer: str, stop: list[str] | None) -> str:
+    """``answer`` up to the first of the ``stop`` strings, as the caller's model would stop."""
+    ends = [index for text in stop or [] if text and (index := answer.find(text)) >= 0]
+    return answer[: min(ends)].strip() if ends else answer
 
 
 #: the least room the working and the final-answer line get: a caller's ``max_tokens`` sized

@@ -173,6 +173,9 @@ def test_early_stop_decides_nothing_while_a_pending_reply_could_change_the_infer
     replies[4] = reply("18 legs")
     assert provisional_keys(replies, None)[0] is not None
     assert decided(provisional_keys(replies, None), [5])
+    # a question with options is a choice vote whatever the pending replies box
+    votes: list[Any] = [reply("B"), reply("B. 24"), None]
+    assert provisional_keys(votes, None, ["18", "24"]) == ["B", "B", None]
 
 
 async def test_canonicalize_answers_a_reproducible_rewrite_greedily() -> None:
@@ -274,6 +277,46 @@ async def test_single_prompt_and_canonicalize_answer_a_choice_question_with_the_
     )
     assert (canonical.result.answer, canonical.result.content) == ("B", "B")
     assert canonical.result.text == "B) 24 legs in all"
+
+
+async def test_a_question_with_options_is_voted_by_letter_without_a_named_task() -> None:
+    # read as free text, "B. 24" and "B" would differ and the original's "A" win the tie
+    table: dict[str, str | GenerationFailed] = {
+        CHOICE_QUESTION: "A",
+        f"{PARAPHRASES[0]}\n{OPTIONS}": "B. 24",
+    }
+    model = WordingModel(by_wording(table, "B"), paraphrases=PARAPHRASES[:2])
+    outcome = await run(model, k=2, question=Question(text=CHOICE_QUESTION))
+    result = outcome.result
+    assert [variant.value for variant in result.variants] == ["A", "B", "B"]
+    assert (result.answer, result.task) == ("B", "choice")
+    assert result.agreement == pytest.approx(2 / 3)
+    # early stop reads the same way: the two Bs settle it
+    early = await run(model, k=2, question=Question(text=CHOICE_QUESTION), early_stop=True)
+    assert early.result.answer == "B"
+
+
+async def test_single_prompt_and_canonicalize_infer_a_choice_question() -> None:
+    reply = "Restatement: Legs on 3 spiders?\nFinal answer: 24"
+    single = await run(
+        WordingModel(lambda _: reply), "single-prompt", k=1, question=Question(CHOICE_QUESTION)
+    )
+    assert (single.result.answer, single.result.task) == ("B", "choice")
+    canonical = await run(
+        WordingModel(lambda _: "24"), "canonicalize", question=Question(CHOICE_QUESTION)
+    )
+    assert (canonical.result.answer, canonical.result.task) == ("B", "choice")
+
+
+async def test_single_prompt_applies_the_callers_stop_to_the_answer_only() -> None:
+    reply = "Restatement: Legs on 3 spiders?\nWorking: 3 × 8.\nFinal answer: 24\nDone."
+    model = WordingModel(lambda _: reply)
+    settings = AnswerSettings(route="fake", stop=["\n"])
+    outcome = await run(model, "single-prompt", settings=settings, k=1)
+    (request,) = model.requests
+    assert request.stop is None
+    assert (outcome.result.answer, outcome.result.content) == ("24", "24")
+    assert outcome.result.text == reply and outcome.result.notes == []
 
 
 async def test_an_unreadable_choice_reply_is_shown_as_written() -> None:
