@@ -28,18 +28,28 @@ _STOPWORD_TEXT: dict[str, str] = {
     "nl": "de het een van is zijn wie hoeveel hoe wat welke met voor en waar wanneer",
 }
 _STOPWORDS = {code: frozenset(words.split()) for code, words in _STOPWORD_TEXT.items()}
+#: a word several languages share ("a", "de", "la") is split between them
+_WEIGHT = {
+    word: 1 / sum(word in stop for stop in _STOPWORDS.values())
+    for stop in _STOPWORDS.values()
+    for word in stop
+}
+#: the lead the likeliest language needs (half a word of its own): an English question naming
+#: "de Havilland" is not Portuguese
+_MIN_LEAD = 0.5
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 
 def detect_language(text: str) -> str | None:
     """ISO 639-1 code of the likeliest language, or None when nothing stands out."""
     words = [w.split("'")[-1] for w in _WORD.findall(text.lower().replace("’", "'"))]
-    counts = {code: sum(w in stop for w in words) for code, stop in _STOPWORDS.items()}
-    best = max(counts, key=lambda code: counts[code])
-    ranked = sorted(counts.values(), reverse=True)
-    if ranked[0] == 0 or ranked[0] == ranked[1]:
+    scores = {
+        code: sum(_WEIGHT[w] for w in words if w in stop) for code, stop in _STOPWORDS.items()
+    }
+    best, runner_up = sorted(scores.values(), reverse=True)[:2]
+    if best - runner_up < _MIN_LEAD:
         return None
-    return best
+    return max(scores, key=lambda code: scores[code])
 
 
 def language_name(code: str | None) -> str | None:

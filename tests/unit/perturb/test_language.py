@@ -15,6 +15,12 @@ from services.perturb.domain.language import detect_language, language_name
         ("¿Cuál es la capital de Perú y dónde está?", "es"),
         ("Wer hat das Telefon erfunden und wann?", "de"),
         ("12 + 7 = ?", None),
+        ("Wat is de hoofdstad van Nederland?", "nl"),
+        ("Quantos estados tem o Brasil?", "pt"),
+        # words several languages share count for each a share: "a" and "de" make no
+        # Portuguese question, and too little to tell leaves the language unnamed
+        ("Name a de Havilland aircraft.", None),
+        ("Who wrote a book about de Gaulle?", "en"),
     ],
 )
 def test_detect_language(question: str, code: str | None) -> None:
