@@ -26,6 +26,9 @@ class ParaphraseRequest(Contract, kw_only=True):
     plain_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 14
     toned_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 8
     max_candidates: Annotated[int, msgspec.Meta(ge=1, le=2000)] = 120
+    #: generation stops at the budget: no round starts after it and the round's requests
+    #: still out are dropped; the candidates already written are still verified, so the
+    #: response can come a verification later
     time_budget_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 75.0
     #: sampling temperature of the generator (each candidate also has its own seed)
     temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] = 0.8
