@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterator
 from fractions import Fraction
 from typing import Literal
 
@@ -147,13 +148,16 @@ _NUMBER = r"-?\d+(?:,\d+)*(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+"
 _FRACTION_LATEX = r"-?\\[dt]?frac\s*\{[^{}]*\}\s*\{[^{}]*\}"
 _LAST_VALUE = re.compile(rf"(?:{_FRACTION_LATEX})|(?:{_NUMBER})")
 _GSM8K_FINAL = re.compile(r"####\s*(.+?)\s*$", re.MULTILINE)
-#: delimited maths; a single-dollar span counts only when it holds LaTeX ("$18 and $20" is money)
-_MATH_SPAN = re.compile(
-    r"\\\((?P<paren>.+?)\\\)|\\\[(?P<bracket>.+?)\\\]|\$\$(?P<display>.+?)\$\$|\$(?P<inline>[^$]+?)\$",
-    re.DOTALL,
-)
+#: delimiters of maths in prose, longest first where two start alike ($$ before $)
+_MATH_DELIMITERS = (("\\(", "\\)"), ("\\[", "\\]"), ("$$", "$$"), ("$", "$"))
 #: what makes a number part of an expression: 2^{10}, x_1, 3\sqrt{2}, \pi/2
 _EXPRESSION_MARK = re.compile(r"[\^_{]|\\[A-Za-z]")
+#: what a span must hold to be an answer, not a unit or a symbol: "$\text{cm}$", "\(\blacksquare\)"
+_VALUE_MARK = re.compile(r"\d|\\pi\b|\\infty\b")
+#: the relations whose right side is the value: x = 5, \pi r^2 \approx 28.27
+_RELATION = re.compile(r"=|\\approx|\\simeq|≈")
+#: longer is no final answer but a run-on reply ("2^2^2^..."): its number stands instead
+_MAX_EXPRESSION = 200
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 
 
@@ -203,29 +207,59 @@ def _last_expression(text: str) -> str | None:
 
 
 def _last_math_span(text: str) -> tuple[str, int] | None:
-    """The content (right of its last ``=``) and end of the last delimited maths span."""
+    """The value (right of its last relation, without ``\\text{}`` words) and end of the last
+    delimited maths span that holds a value; a single-dollar span only when it holds LaTeX
+    ("$18 and $20" is money)."""
     found = None
-    for match in _MATH_SPAN.finditer(text):
-        content = next(group for group in match.groups() if group is not None)
-        if match.group("inline") is not None and not _EXPRESSION_MARK.search(content):
+    for opener, content, end in _math_spans(text):
+        if opener == "$" and not _EXPRESSION_MARK.search(content):
             continue
-        value = content.rsplit("=", 1)[-1].strip()
-        if value:
-            found = (value, match.end())
+        value = _RELATION.split(_TEXT_COMMAND.sub("", content))[-1].strip()
+        if value and len(value) <= _MAX_EXPRESSION and _VALUE_MARK.search(value):
+            found = (value, end)
     return found
 
 
+def _math_spans(text: str) -> Iterator[tuple[str, str, int]]:
+    """(opener, content, end) of each delimited maths span, left to right, in linear time: a
+    delimiter whose closer is missing past one opener is missing past every later one."""
+    next_open = {opener: text.find(opener) for opener, _ in _MATH_DELIMITERS}
+    position = 0
+    while True:
+        for opener, _ in _MATH_DELIMITERS:
+            if 0 <= next_open[opener] < position:
+                next_open[opener] = text.find(opener, position)
+        waiting = [(at, -len(o), o) for o, at in next_open.items() if at >= 0]
+        if not waiting:
+            return
+        start, _, opener = min(waiting)
+        closer = dict(_MATH_DELIMITERS)[opener]
+        close = text.find(closer, start + len(opener) + 1)
+        if close < 0:
+            next_open[opener] = -1
+            position = start + 1
+            continue
+        yield opener, text[start + len(opener) : close], close + len(closer)
+        position = close + len(closer)
+
+
 def _expression_around(text: str, number: re.Match[str]) -> str:
-    """The number, or the expression written around it without spaces (right of its ``=``)."""
+    """The number, or the expression written around it without spaces (right of its last
+    relation) when that has another value: ``x=\\frac12`` is ``\\frac12``, ``\\$18`` is 18."""
     start, end = number.start(), number.end()
-    while start > 0 and not text[start - 1].isspace():
+    while start > 0 and not text[start - 1].isspace() and number.end() - start < _MAX_EXPRESSION:
         start -= 1
-    while end < len(text) and not text[end].isspace():
+    while end < len(text) and not text[end].isspace() and end - start < _MAX_EXPRESSION:
         end += 1
-    expression = text[start:end].rstrip(".,;:!?").rsplit("=", 1)[-1]
-    if _EXPRESSION_MARK.search(expression) and _as_fraction(_clean_latex(expression)) is None:
+    expression = _RELATION.split(text[start:end].rstrip(".,;:!?"))[-1]
+    plain = number.group().strip()
+    if (
+        end - start < _MAX_EXPRESSION
+        and _EXPRESSION_MARK.search(expression)
+        and _as_fraction(_clean_latex(expression)) != _as_fraction(_clean_latex(plain))
+    ):
         return expression
-    return number.group().strip()
+    return plain
 
 
 _LATEX_DROPPED = re.compile(
@@ -256,8 +290,11 @@ def _clean_latex(value: str) -> str:
     assignment = _ASSIGNMENT.match(text.strip())
     if assignment:
         text = assignment.group("value")
-    text = _THOUSANDS.sub("", text)
-    return _SPACES.sub("", text).rstrip(".,")
+    text = _THOUSANDS.sub("", text.replace("{,}", ","))
+    text = _SPACES.sub("", text).rstrip(".,")
+    while text.startswith("{") and _braced_content(text, 0) == text[1:-1]:
+        text = text[1:-1]
+    return text
 
 
 #: digits a number may have to be read as one (Python's int() refuses over 4300): a model
@@ -313,18 +350,29 @@ def normalize_math_value(answer: str) -> str | None:
     return lone_letter.group(1) if lone_letter else cleaned
 
 
-def names_a_correct_answer(candidate: str, correct_answers: list[str]) -> bool:
-    """Whether a would-be wrong option is (or contains) one of the correct answers: the same
-    words, the same number (``"18.0"`` is ``"18"``), or a correct answer among its words."""
+def names_a_correct_answer(
+    candidate: str, correct_answers: list[str], *, containing: bool = True
+) -> bool:
+    """Whether a would-be wrong option is one of the correct answers: the same words, the same
+    number (``"18.0"`` is ``"18"``; ``"14 hours"`` is not ``"14 days"``), or, ``containing``, a
+    correct answer among its words ("Paris, France")."""
     words = normalize_factual(candidate)
-    value = normalize_math_value(candidate)
-    number = value if value is not None and _as_fraction(value) is not None else None
+    number = _plain_number(candidate)
     return any(
         words == normalize_factual(correct)
-        or contains_phrase(candidate, correct)
-        or (number is not None and number == normalize_math_value(correct))
+        or (containing and contains_phrase(candidate, correct))
+        or (number is not None and number == _plain_number(correct))
         for correct in correct_answers
     )
+
+
+def _plain_number(text: str) -> Fraction | None:
+    """The value of a text that is a number alone (separators and a currency or percent sign
+    allowed, no words)."""
+    if any(char.isalpha() for char in text):
+        return None
+    value = normalize_math_value(text)
+    return _as_fraction(value) if value is not None else None
 
 
 # --- choice ----------------------------------------------------------------------------------

@@ -105,6 +105,16 @@ def test_not_abstentions(text: str) -> None:
         (r"Half of them: 50\% in all", "50"),
         (r"He pays \$18.", "18"),
         ("x_1=5", "5"),
+        (r"x=\frac12", r"\frac12"),
+        (r"$\pi r^2 \approx 28.27$", "28.27"),
+        (r"$12 \text{ apples}$", "12"),
+        (r"\[ y = 2\sqrt{3} \]", r"2\sqrt{3}"),
+        # a span after the answer that holds no value is a unit or a symbol, not the answer
+        (r"The answer is 5 $\text{cm}$.", "5"),
+        (r"The answer is 4. \(\blacksquare\)", "4"),
+        ("The answer is 5.\n\nNote: we used $\\alpha$ and $\\beta$.", "5"),
+        # a run-on reply is no expression
+        ("2^" * 5000, "2"),
     ],
 )
 def test_extract_math_answer(reply: str, expected: str | None) -> None:
@@ -130,6 +140,9 @@ def test_extract_math_answer(reply: str, expected: str | None) -> None:
         (r"90^\circ", "90"),
         (r"\left( 3, \frac{\pi}{2} \right)", r"(3,\frac{\pi}{2})"),
         (r"\sqrt{2}", r"\sqrt{2}"),
+        ("2{,}500", "2500"),
+        ("{5}", "5"),
+        ("{x}+{y}", "{x}+{y}"),
         ("  ", None),
     ],
 )
@@ -221,3 +234,11 @@ def test_answer_key_groups_equal_answers() -> None:
     assert answer_key("math", "no answer") is None
     assert answer_key("choice", "(c)", n_options=4) == "C"
     assert answer_key("choice", "maybe C", n_options=4) is None
+
+
+def test_unclosed_maths_delimiters_are_passed_over() -> None:
+    # each unclosed opener once made a search to the end of the text (100k characters: 17 s;
+    # now one pass, 0.02 s)
+    for opener in ("\\(", "\\[", "$", "$$"):
+        assert extract_math_answer(f"{opener}x " * 25000 + "so 7") == "7"
+    assert extract_math_answer("\\( x \\) and \\( \\frac{\\pi}{2} \\)") == "\\frac{\\pi}{2}"
