@@ -13,8 +13,12 @@ Task = Literal["factual", "math", "choice"]
 #: a gateway route's name (``local``, ``gpt-mini``, ``paraphrase-vote:local``)
 RouteName = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 
+#: the longest answer a request may carry as a correct answer or an option
+MAX_ANSWER_CHARS = 5000
 #: an answer to a question, as a correct answer or an option
-AnswerText = Annotated[str, msgspec.Meta(min_length=1, max_length=5000)]
+AnswerText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ANSWER_CHARS)]
+#: the most other correct answers (aliases) a request may carry
+MAX_ALSO_CORRECT = 100
 
 #: the largest count, offset or seed a service stores (a 32-bit database integer)
 MAX_STORED_INT = 2**31 - 1

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import AnswerText, Contract, Problem, RouteName
+from shared.contracts.base import MAX_ALSO_CORRECT, AnswerText, Contract, Problem, RouteName
 from shared.contracts.gateway import ModelCalls
 from shared.contracts.verify import Share, Stage, Task, VerifyOptions
 
@@ -117,8 +117,8 @@ class DistractorRequest(Contract, kw_only=True):
     question: Annotated[str, msgspec.Meta(min_length=1, max_length=20000)]
     correct_answer: AnswerText
     #: other answers that are also correct (aliases): a distractor never matches one either
-    also_correct: Annotated[list[AnswerText], msgspec.Meta(max_length=100)] = msgspec.field(
-        default_factory=list
+    also_correct: Annotated[list[AnswerText], msgspec.Meta(max_length=MAX_ALSO_CORRECT)] = (
+        msgspec.field(default_factory=list)
     )
     mode: Literal["plausible", "out_of_context"] = "plausible"
     context: str | None = None

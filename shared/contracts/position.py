@@ -7,7 +7,13 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import AnswerText, Contract, StoredCount, StoredSeed
+from shared.contracts.base import (
+    MAX_ALSO_CORRECT,
+    AnswerText,
+    Contract,
+    StoredCount,
+    StoredSeed,
+)
 from shared.contracts.evaluator import Identifier, InstructionRole, ModelName
 from shared.contracts.scoring import Letter, MetricValue, ModelMetrics, PairCounts
 
@@ -28,8 +34,8 @@ class PositionItem(Contract, kw_only=True):
     #: the correct answer of a two-option item
     answer: AnswerText | None = None
     #: other answers that are also correct (aliases of ``answer``): no distractor may be one
-    also_correct: Annotated[list[AnswerText], msgspec.Meta(max_length=100)] = msgspec.field(
-        default_factory=list
+    also_correct: Annotated[list[AnswerText], msgspec.Meta(max_length=MAX_ALSO_CORRECT)] = (
+        msgspec.field(default_factory=list)
     )
     #: the wrong option of a two-option item; written by ``generator`` when absent
     distractor: AnswerText | None = None

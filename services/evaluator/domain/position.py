@@ -36,6 +36,7 @@ from services.evaluator.domain.pipeline import (
 from services.evaluator.domain.prompts import answer_messages
 from shared.answers import names_a_correct_answer, parse_choice_letter
 from shared.backoff import Backoff
+from shared.contracts.base import MAX_ALSO_CORRECT, MAX_ANSWER_CHARS
 from shared.contracts.evaluator import EvaluationItem, InstructionRole
 from shared.contracts.gateway import GenerateRequest, TokenAlternative
 from shared.contracts.perturb import (
@@ -111,15 +112,18 @@ async def with_items(request: PositionBiasEvaluate, datasets: DatasetStore) -> P
 
 def position_item(item: EvaluationItem) -> PositionItem:
     """A dataset item as a protocol item: its options if it has them, else its (first)
-    acceptable answer as the correct option."""
-    answers = [item.answer] if item.answer else []
-    answers += [other for other in item.answers or [] if other not in answers]
+    acceptable answer as the correct option and the others as also correct (as many as a
+    request carries: a dataset's answers have no limits)."""
+    answers: list[str] = []
+    for answer in [item.answer, *(item.answers or [])]:
+        if answer and len(answer) <= MAX_ANSWER_CHARS and answer not in answers:
+            answers.append(answer)
     return PositionItem(
         id=item.id,
         question=item.question,
         context=item.context,
         answer=None if item.options or not answers else answers[0],
-        also_correct=[] if item.options else answers[1:],
+        also_correct=[] if item.options else answers[1 : MAX_ALSO_CORRECT + 1],
         options=item.options,
         correct_option=item.correct_option if item.options else None,
     )
@@ -146,7 +150,7 @@ def validate(request: PositionBiasEvaluate) -> list[str]:
             detail = "give the correct `answer` (or `options` with `correct_option`)"
             raise ProblemError(400, "Invalid request", detail, field=f"{where}.answer")
         elif item.distractor is not None and names_a_correct_answer(
-            item.distractor, [item.answer, *item.also_correct]
+            item.distractor, [item.answer, *item.also_correct], containing=False
         ):
             detail = "the `distractor` is a correct answer: the two options would both be right"
             raise ProblemError(400, "Invalid request", detail, field=f"{where}.distractor")

@@ -328,6 +328,18 @@ def test_a_job_has_its_own_limit_and_an_unknown_job_is_a_404(evaluator: str) -> 
             {
                 "model": "knower",
                 "items": [
+                    {"question": "q", "answer": "York", "distractor": "New York"},
+                    {"question": "q2", "answer": "2", "distractor": "2 km"},
+                    {"question": "q3", "answer": "Paris", "distractor": " paris."},
+                ],
+            },
+            400,
+            "items[2].distractor",
+        ),
+        (
+            {
+                "model": "knower",
+                "items": [
                     {"question": "q", "answer": "JFK", "also_correct": ["John F. Kennedy"]},
                     {
                         "question": "q2",

@@ -89,6 +89,10 @@ def test_a_dataset_item_becomes_a_protocol_item() -> None:
     # every accepted answer is kept, the preferred one first and once
     both = EvaluationItem(question="Who?", answer="Lovelace", answers=["Ada", "Lovelace"])
     assert (position_item(both).answer, position_item(both).also_correct) == ("Lovelace", ["Ada"])
+    # a dataset's answers have no limits, a request has: the item still makes a valid request
+    many = EvaluationItem(question="Who?", answers=["x" * 6000, *(f"a{n}" for n in range(150))])
+    mapped = msgspec.convert(msgspec.to_builtins(position_item(many)), PositionItem)
+    assert mapped.answer == "a0" and len(mapped.also_correct) == 100
     choice = EvaluationItem(question="Which?", options=["x", "y"], correct_option="B", answer="y")
     mapped = position_item(choice)
     assert (mapped.options, mapped.correct_option, mapped.answer) == (["x", "y"], "B", None)

@@ -19,6 +19,8 @@ def test_acceptable_rejects_every_correct_answer_and_the_same_number() -> None:
     assert not acceptable("18.0", ["18"], [])
     assert not acceptable("1,000", ["1000"], [])
     assert acceptable("19", ["18"], [])
+    # the same number of another unit is another answer
+    assert acceptable("14 days", ["14 hours"], [])
 
 
 async def test_an_alias_of_the_correct_answer_is_never_a_distractor() -> None:
