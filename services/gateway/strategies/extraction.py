@@ -35,20 +35,25 @@ def shown_content(reply: str, reading: Reading, task: Task) -> str:
 
 
 def infer_task(*replies: str, choices: Sequence[str] = ()) -> Task:
-    """The task a caller did not name: choice when the question lists lettered options (their
-    letters are the answers to group); else maths when at least half the replies box their
-    answer, else factual — so neither one unboxed maths reply (cut at max_tokens, say) nor one
-    stray box in a factual vote changes how the whole vote is read."""
-    if has_options(choices):
+    """The task a caller did not name: choice when the question lists lettered options and at
+    least half the replies choose one; else maths when at least half box their answer; else
+    factual — so neither one unboxed maths reply (cut at max_tokens, say) nor one stray box in a
+    factual vote changes how the whole vote is read, and a word problem with lettered parts
+    whose replies box a number stays maths."""
+    letters = sum(chooses_option(text, choices) for text in replies)
+    boxed = sum(is_boxed(text) for text in replies)
+    return task_from_counts(letters, boxed, len(replies))
+
+
+def chooses_option(reply: str, choices: Sequence[str]) -> bool:
+    return len(choices) >= 2 and read_choice_letter(reply, list(choices)) is not None
+
+
+def task_from_counts(letters: int, boxed: int, replies: int) -> Task:
+    """The task of a vote whose ``replies`` include ``letters`` choosing an option and
+    ``boxed`` boxing their answer."""
+    if letters and 2 * letters >= replies:
         return "choice"
-    return task_from_boxes(sum(is_boxed(text) for text in replies), len(replies))
-
-
-def has_options(choices: Sequence[str]) -> bool:
-    return len(choices) >= 2
-
-
-def task_from_boxes(boxed: int, replies: int) -> Task:
     return "math" if 2 * boxed >= replies else "factual"
 
 

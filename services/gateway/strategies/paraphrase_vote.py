@@ -14,12 +14,12 @@ from services.gateway.domain.gateway import DROP_WHEN_CANCELLED, DropSignal
 from services.gateway.strategies.equivalence import merge_equivalent
 from services.gateway.strategies.extraction import (
     Reading,
-    has_options,
+    chooses_option,
     infer_task,
     is_boxed,
     read_answer,
     shown_content,
-    task_from_boxes,
+    task_from_counts,
 )
 from services.gateway.strategies.paraphrasers import Paraphraser
 from services.gateway.strategies.question import AnswerSettings, Question, QuestionParts
@@ -209,12 +209,18 @@ def provisional_keys(
 
 
 def settled_task(texts: list[str], pending: int, choices: Sequence[str] = ()) -> Task | None:
-    """The task inferred from ``texts`` if no outcome of the ``pending`` replies can change it."""
-    if has_options(choices):
-        return "choice"
-    boxed, total = sum(is_boxed(text) for text in texts), len(texts) + pending
-    fewest, most = task_from_boxes(boxed, total), task_from_boxes(boxed + pending, total)
-    return fewest if fewest == most else None
+    """The task inferred from ``texts`` if no outcome of the ``pending`` replies can change it.
+    The task only moves one way as letters or boxes are added, so the four extremes of what
+    the pending replies could add show every task they could lead to."""
+    letters = sum(chooses_option(text, choices) for text in texts)
+    boxed = sum(is_boxed(text) for text in texts)
+    total = len(texts) + pending
+    reachable = {
+        task_from_counts(letters + more_letters, boxed + more_boxed, total)
+        for more_letters in (0, pending)
+        for more_boxed in (0, pending)
+    }
+    return reachable.pop() if len(reachable) == 1 else None
 
 
 def _all_failed(replies: list[Reply], route: str) -> GenerationFailed:

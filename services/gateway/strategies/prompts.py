@@ -109,6 +109,12 @@ def canonicalize_messages(question: str) -> list[ChatMessage]:
     ]
 
 
+def final_answer_start(reply: str) -> int | None:
+    """Where the answer after the first "Final answer:" of a reply starts (None: it has none)."""
+    label = _FINAL_ANSWER.search(reply)
+    return label.end() if label else None
+
+
 def final_answer(reply: str) -> str:
     """The text after the last "Final answer:" of a single-prompt reply (the whole reply when
     the model wrote none)."""

@@ -22,7 +22,8 @@ async def single_prompt(
         with_restatement_allowance(settings, question.text, options.k), stop=None
     )
     response = await model.generate(call.request(question.messages_for(prompt)))
-    final = cut_at_stop(prompts.final_answer(response.text), settings.stop)
+    reply = stopped_in_answer(response.text, settings.stop)
+    final = prompts.final_answer(reply)
     choices = question.parts(options.task).choices
     task = options.task or infer_task(final, choices=choices)
     reading = read_answer(final, task, choices)
@@ -30,13 +31,13 @@ async def single_prompt(
         question=question.text,
         source="original",
         answer=reading.answer,
-        text=response.text,
+        text=reply,
         value=reading.key,
         in_majority=True,
     )
     written = [
         Variant(question=text, source="paraphrase", status="not_asked")
-        for text in prompts.restatements(response.text)
+        for text in prompts.restatements(reply)
     ]
     notes = (
         [] if "final answer" in response.text.lower() else ["the reply has no final-answer line"]
@@ -44,7 +45,7 @@ async def single_prompt(
     return StrategyResult(
         strategy="single-prompt",
         answer=reading.answer,
-        text=response.text,
+        text=reply,
         content=shown_content(final, reading, task),
         agreement=None,
         task=task,
@@ -54,10 +55,14 @@ async def single_prompt(
     )
 
 
-def cut_at_stop(answer: str, stop: list[str] | None) -> str:
-    """``answer`` up to the first of the ``stop`` strings, as the caller's model would stop."""
-    ends = [index for text in stop or [] if text and (index := answer.find(text)) >= 0]
-    return answer[: min(ends)].strip() if ends else answer
+def stopped_in_answer(reply: str, stop: list[str] | None) -> str:
+    """The reply ended at the first of the caller's ``stop`` strings after its first final-answer
+    label: they bound the answer, neither the restatements before it nor a model running on."""
+    start = prompts.final_answer_start(reply)
+    if start is None:
+        return reply
+    ends = [index for text in stop or [] if text and (index := reply.find(text, start)) >= 0]
+    return reply[: min(ends)] if ends else reply
 
 
 #: the least room the working and the final-answer line get: a caller's ``max_tokens`` sized

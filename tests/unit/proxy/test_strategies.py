@@ -296,6 +296,18 @@ async def test_a_question_with_options_is_voted_by_letter_without_a_named_task()
     assert early.result.answer == "B"
 
 
+async def test_a_word_problem_with_lettered_parts_whose_replies_box_a_number_stays_maths() -> None:
+    problem = "Tom buys:\na) 3 apples at $2 each\nb) 4 pears at $1 each\nHow much does he pay?"
+    model = WordingModel(lambda _: "6 + 4 = \\boxed{10}", paraphrases=PARAPHRASES[:2])
+    outcome = await run(model, k=2, question=Question(text=problem))
+    result = outcome.result
+    assert (result.task, result.answer, result.agreement) == ("math", "10", 1.0)
+    # early stop reads it the same way: two boxed numbers of three settle a maths vote
+    pending: list[Any] = [reply("\\boxed{10}"), reply("\\boxed{10}"), None]
+    parts = ["3 apples at $2 each", "4 pears at $1 each"]
+    assert provisional_keys(pending, None, parts) == ["10", "10", None]
+
+
 async def test_single_prompt_and_canonicalize_infer_a_choice_question() -> None:
     reply = "Restatement: Legs on 3 spiders?\nFinal answer: 24"
     single = await run(
@@ -309,14 +321,26 @@ async def test_single_prompt_and_canonicalize_infer_a_choice_question() -> None:
 
 
 async def test_single_prompt_applies_the_callers_stop_to_the_answer_only() -> None:
-    reply = "Restatement: Legs on 3 spiders?\nWorking: 3 × 8.\nFinal answer: 24\nDone."
+    # a model running on past its answer into a next question of its own: the stop ends the
+    # reply after the first final answer, as it would have ended the answer asked for alone
+    answered = "Restatement: Legs on 3 spiders?\nWorking: 3 × 8.\nFinal answer: 24"
+    reply = f"{answered}\n\nQ: Restatement: Legs on 2 ants?\nFinal answer: 12"
     model = WordingModel(lambda _: reply)
-    settings = AnswerSettings(route="fake", stop=["\n"])
+    settings = AnswerSettings(route="fake", stop=["\n\nQ:"])
     outcome = await run(model, "single-prompt", settings=settings, k=1)
     (request,) = model.requests
     assert request.stop is None
     assert (outcome.result.answer, outcome.result.content) == ("24", "24")
-    assert outcome.result.text == reply and outcome.result.notes == []
+    assert outcome.result.text == answered and outcome.result.notes == []
+    assert [v.question for v in outcome.result.variants[1:]] == ["Legs on 3 spiders?"]
+    # a one-line stop bounds the final answer, not the restatements before it
+    one_line = await run(
+        WordingModel(lambda _: answered + "\nDone."),
+        "single-prompt",
+        settings=AnswerSettings(route="fake", stop=["\n"]),
+        k=1,
+    )
+    assert (one_line.result.answer, one_line.result.text) == ("24", answered)
 
 
 async def test_an_unreadable_choice_reply_is_shown_as_written() -> None:
