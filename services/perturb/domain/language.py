@@ -25,7 +25,8 @@ _STOPWORD_TEXT: dict[str, str] = {
     "dónde cuándo por",
     "de": "der die das ein eine ist sind wer wie viele was welche mit für und im wann wo warum",
     "pt": "o a os as um uma do da de é são quem quantos quantas como para com em onde quando",
-    "nl": "de het een van is zijn wie hoeveel hoe wat welke met voor en waar wanneer",
+    "nl": "de het een van is zijn wie hoeveel hoe wat welke welk met voor en waar wanneer waarom "
+    "hij zij niet op naar bij om",
 }
 _STOPWORDS = {code: frozenset(words.split()) for code, words in _STOPWORD_TEXT.items()}
 #: a word several languages share ("a", "de", "la") is split between them

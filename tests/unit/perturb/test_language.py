@@ -16,6 +16,7 @@ from services.perturb.domain.language import detect_language, language_name
         ("Wer hat das Telefon erfunden und wann?", "de"),
         ("12 + 7 = ?", None),
         ("Wat is de hoofdstad van Nederland?", "nl"),
+        ("Waarom is de lucht blauw?", "nl"),
         ("Quantos estados tem o Brasil?", "pt"),
         # words several languages share count for each a share: "a" and "de" make no
         # Portuguese question, and too little to tell leaves the language unnamed
