@@ -54,7 +54,7 @@ async def test_paraphrases_are_generated_verified_and_recorded(
     assert len(set(texts)) == 4 and all(not t.startswith('"') for t in texts)  # quotes cleaned
     assert all(p.prompt_version == "paraphrase-v3" and p.seed is not None for p in result.accepted)
     assert all(p.scores.judge_verdict == "yes" and p.scores.semantic for p in result.accepted)
-    assert result.judge_prompt_version == "judge-v2" and result.semantic_check == "embedding"
+    assert result.judge_prompt_version == "judge-v3" and result.semantic_check == "embedding"
     # the pool's pears rewording is rejected by the judge, repeats by the lexical filter
     stages = {r.stage for r in result.rejected}
     assert "judge" in stages and stages <= {"judge", "lexical", "duplicate", "semantic"}

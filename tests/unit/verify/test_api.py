@@ -43,7 +43,7 @@ def test_verify_reports_every_candidate_and_the_checks_that_ran(client: TestClie
     payload = response.json()
     assert payload["semantic_check"] == "embedding"
     assert payload["judge_model"] == "local"
-    assert payload["judge_prompt_version"] == "judge-v2"
+    assert payload["judge_prompt_version"] == "judge-v3"
     first, second = payload["results"]
     assert first["accepted"] is False and first["deciding_stage"] == "lexical"
     assert second["accepted"] is True and second["judge_verdict"] == "yes"
