@@ -35,6 +35,8 @@ class Backoff:
     @classmethod
     def lasting(cls, total_s: float, base_delay_s: float, max_delay_s: float = 30.0) -> Backoff:
         """As many attempts as fit waits adding up to at least ``total_s``."""
+        if base_delay_s <= 0 or max_delay_s <= 0:
+            raise ValueError("the delays must be positive: waits that never grow never add up")
         policy, waited = cls(1, base_delay_s, max_delay_s), 0.0
         while waited < total_s:
             waited += policy.delay(policy.attempts)

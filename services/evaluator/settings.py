@@ -28,7 +28,7 @@ class EvaluatorSettings(ServiceSettings, kw_only=True):
     poll_s: float = 0.5
     #: attempts per model call / paraphrase set / grading before it is recorded as failed
     max_attempts: int = 3
-    retry_base_s: float = 1.0
+    retry_base_s: Annotated[float, msgspec.Meta(gt=0)] = 1.0
     #: how long a job keeps asking a service it cannot reach (a restart, an overload) before
     #: the answers it waits for are recorded as failed
     unreachable_wait_s: float = 300.0

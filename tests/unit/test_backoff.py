@@ -44,6 +44,9 @@ def test_a_backoff_lasting_a_while_has_the_attempts_whose_waits_cover_it() -> No
     waits = [policy.delay(attempt) for attempt in range(1, policy.attempts)]
     assert sum(waits) >= 300.0 and sum(waits[:-1]) < 300.0
     assert Backoff.lasting(0.0, base_delay_s=1.0).attempts == 1
+    # waits of 0 s never add up: refused, not an endless loop
+    with pytest.raises(ValueError, match="positive"):
+        Backoff.lasting(300.0, base_delay_s=0.0)
 
 
 async def test_run_asks_again_only_after_failures_worth_it() -> None:

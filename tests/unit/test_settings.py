@@ -48,3 +48,10 @@ def test_default_data_dir_is_per_user(monkeypatch: pytest.MonkeyPatch, tmp_path:
     assert default_data_dir() == tmp_path / "steadfast"
     monkeypatch.delenv("XDG_DATA_HOME")
     assert default_data_dir() == Path.home() / ".local" / "share" / "steadfast"
+
+
+def test_a_retry_base_of_zero_is_refused_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    # it once hung the evaluator's start-up: waits of 0 s never add up to the unreachable wait
+    monkeypatch.setenv("STEADFAST_EVALUATOR_RETRY_BASE_S", "0")
+    with pytest.raises(SettingsError, match="retry_base_s"):
+        load_settings("evaluator", EvaluatorSettings)

@@ -25,7 +25,12 @@ SECRET = "sk-integration-secret-value"
 
 def _fault_by_wording(body: dict[str, Any]) -> Fault | None:
     text = body["messages"][-1]["content"]
-    return {"fail-me": Fault.error(400), "limit-me": Fault.rate_limit(0.05)}.get(text)
+    faults = {
+        "fail-me": Fault.error(400),
+        "limit-me": Fault.rate_limit(0.05),
+        "limit-me-forever": Fault.rate_limit(float("inf")),
+    }
+    return faults.get(text)
 
 
 def _answer(body: dict[str, Any]) -> Reply:
@@ -177,6 +182,10 @@ async def test_a_final_failure_carries_its_outcome_and_attempts(gateway_url: str
     assert failure.value.status == 429
     assert (problem.outcome, problem.attempts) == ("rate_limited", 3)
     assert problem.retry_after_s == pytest.approx(0.05)
+    # a wait that is no number is no advice: still a 429 problem (it was a 500)
+    with pytest.raises(ServiceCallError) as endless:
+        await GatewayClient(gateway_url).generate(ask("fake-gpt", "limit-me-forever"))
+    assert endless.value.status == 429 and endless.value.problem.retry_after_s is None
 
 
 async def test_batch_answers_in_order_and_one_failure_does_not_fail_it(gateway_url: str) -> None:

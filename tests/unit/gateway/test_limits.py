@@ -59,6 +59,14 @@ def test_retry_after_forms() -> None:
     in_a_minute = retry_after_s({"Retry-After": formatdate(time.time() + 60, usegmt=True)})
     assert in_a_minute is not None and 55 <= in_a_minute <= 61
     assert retry_after_s({"Retry-After": "soon"}) is None
+    assert retry_after_s({"Retry-After": "inf"}) is None
+    assert retry_after_s({"Retry-After": "nan"}) is None
+    assert retry_after_s({"retry-after-ms": "inf", "Retry-After": "9"}) == 9.0
+    # Gemini's wait is in its error body
+    from services.gateway.adapters.backends.gemini import _retry_delay_s
+
+    assert _retry_delay_s({"error": {"details": [{"retryDelay": "34s"}]}}) == 34.0
+    assert _retry_delay_s({"error": {"details": [{"retryDelay": "infs"}]}}) is None
     assert retry_after_s({}) is None
     limited = error_for_status(429, "slow down", {"Retry-After": "2"})
     assert (limited.outcome, limited.retry_after_s, limited.retryable) == (

@@ -12,7 +12,11 @@ from typing import Any
 import aiohttp
 
 from services.gateway.adapters.backends import BackendContext
-from services.gateway.adapters.backends.http_errors import error_for_status, error_for_transport
+from services.gateway.adapters.backends.http_errors import (
+    error_for_status,
+    error_for_transport,
+    finite_number,
+)
 from services.gateway.domain.backend import Completion, finish_reason
 from services.gateway.domain.errors import BackendError
 from services.gateway.domain.routes import Route
@@ -115,10 +119,8 @@ def _retry_delay_s(details: Any) -> float | None:
     for detail in body.get("details") or []:
         delay = detail.get("retryDelay") if isinstance(detail, dict) else None
         if isinstance(delay, str) and delay.endswith("s"):
-            try:
-                return max(0.0, float(delay[:-1]))
-            except ValueError:
-                return None
+            seconds = finite_number(delay[:-1])
+            return max(0.0, seconds) if seconds is not None else None
     return None
 
 

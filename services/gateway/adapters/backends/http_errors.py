@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
@@ -14,23 +15,39 @@ _REFUSAL_MARKERS = ("content_filter", "content_policy", "safety")
 
 
 def retry_after_s(headers: Mapping[str, str]) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
-    milliseconds = headers.get("retry-after-ms")
-    if milliseconds:
-        try:
-            return max(0.0, float(milliseconds) / 1000)
-        except ValueError:
-            pass
+    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date); a value
+    that is no finite number ("inf", "nan") is no advice."""
+    milliseconds = finite_number(headers.get("retry-after-ms"))
+    if milliseconds is not None:
+        return max(0.0, milliseconds / 1000)
     value = headers.get("Retry-After") or headers.get("retry-after")
     if not value:
         return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
+    seconds = finite_number(value)
+    if seconds is not None:
+        return max(0.0, seconds)
+    if _is_number(value):
+        return None
     try:
         return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError):
+        return None
+
+
+def finite_number(text: str | None) -> float | None:
+    """The number ``text`` spells, unless it is none or not finite ("inf", "nan")."""
+    value = _number(text)
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _is_number(text: str) -> bool:
+    return _number(text) is not None
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
         return None
 
 
