@@ -13,7 +13,9 @@ import pytest
 from services.gateway.adapters.backends import BackendContext
 from services.gateway.adapters.backends.local import LocalBackend
 from services.gateway.adapters.local_models import LocalModelError
+from services.gateway.domain.errors import BackendError
 from services.gateway.domain.routes import BUILTIN_ROUTES
+from shared.contracts.gateway import ChatMessage, GenerateRequest
 
 ADDRESS = "http://127.0.0.1:1"
 
@@ -57,3 +59,23 @@ async def test_a_failed_load_is_tried_again_by_the_next_caller(
     await backend.load()
     assert backend.listening_address == ADDRESS
     await backend.close()
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        LocalModelError("checksum mismatch"),
+        RuntimeError("failed to load model"),  # llama.cpp refusing the file
+        ImportError("No module named 'xllamacpp'"),
+        OSError(28, "No space left on device"),
+    ],
+)
+async def test_a_model_that_cannot_load_makes_the_route_unavailable(
+    monkeypatch: pytest.MonkeyPatch, failure: Exception
+) -> None:
+    backend = backend_loading(monkeypatch, [failure])
+    request = GenerateRequest(model="local-small", messages=[ChatMessage(role="user", content="x")])
+    with pytest.raises(BackendError) as caught:
+        await backend.complete(request, timeout_s=5)
+    assert caught.value.outcome == "unavailable"  # a 503 saying why, not a bad answer (502)
+    assert str(failure) in caught.value.detail

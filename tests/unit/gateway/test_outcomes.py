@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import time
 
 import pytest
@@ -267,3 +268,18 @@ async def test_every_failed_attempt_is_logged_with_its_reason(
     assert retried.status == 503 and "overloaded, shard 7" in retried.detail  # type: ignore[attr-defined]
     assert failed.status == 400 and "prompt too long" in failed.detail  # type: ignore[attr-defined]
     assert failed.attempts == 2  # type: ignore[attr-defined]
+
+
+async def test_without_the_gemini_sdk_a_gemini_route_is_unavailable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with FakeGeminiServer() as fake:
+        gateway = gateway_for(route_to("gemini", fake))
+        for module in ("google.genai", "google.genai.types", "google.genai.errors"):
+            monkeypatch.setitem(sys.modules, module, None)  # an import of it now fails
+        with pytest.raises(GenerationFailed) as failed:
+            await gateway.generate(ask("hi"))
+        await gateway.close()
+    assert failed.value.outcome == "unavailable"
+    assert "google-genai is not installed" in failed.value.detail
+    assert fake.call_count == 0

@@ -6,6 +6,7 @@ The SDK's own retries are switched off: the gateway retries.
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import Any
 
@@ -34,8 +35,7 @@ class GeminiBackend:
 
     def _sdk_client(self) -> Any:
         if self._client is None:
-            from google import genai
-            from google.genai import types
+            genai, types = _sdk("genai"), _sdk("genai.types")
 
             options = types.HttpOptions(
                 base_url=self.route.base_url,
@@ -61,8 +61,7 @@ class GeminiBackend:
         return key
 
     async def complete(self, request: GenerateRequest, timeout_s: float) -> Completion:
-        from google.genai import errors
-
+        errors = _sdk("genai.errors")
         client = self._sdk_client()
         contents, config = _gemini_request(request)
         try:
@@ -84,8 +83,7 @@ class GeminiBackend:
 
 
 def _gemini_request(request: GenerateRequest) -> tuple[list[Any], Any]:
-    from google.genai import types
-
+    types = _sdk("genai.types")
     system = [m.content for m in request.messages if m.role == "system"]
     contents = [
         types.Content(
@@ -102,6 +100,14 @@ def _gemini_request(request: GenerateRequest) -> tuple[list[Any], Any]:
         stop_sequences=request.stop,
     )
     return contents, config
+
+
+def _sdk(module: str) -> Any:
+    """A module of google-genai, imported on first use; its absence makes the route unavailable."""
+    try:
+        return importlib.import_module(f"google.{module}")
+    except ImportError as exc:
+        raise BackendError("unavailable", f"google-genai is not installed: {exc}") from exc
 
 
 def _api_error(exc: Any) -> BackendError:

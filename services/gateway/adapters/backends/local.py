@@ -94,6 +94,11 @@ class LocalBackend(HttpBackend):
             await self.load()
         except LocalModelError as exc:
             raise BackendError("unavailable", str(exc)) from exc
+        except (ImportError, OSError, RuntimeError) as exc:
+            # xllamacpp missing, the model file unwritable, llama.cpp refusing the model: the
+            # route has no model to answer with, which is no bad answer of one
+            detail = f"the local model could not be loaded: {type(exc).__name__}: {exc}"
+            raise BackendError("unavailable", detail) from exc
         body = msgspec.json.encode(chat_body(self.route.model, request))
         payload = await self._post(body, JSON_HEADERS, timeout_s)
         return decode_completion(payload, request)
