@@ -51,9 +51,12 @@ def _as_reply(value: Any) -> Reply:
 
 
 def _token_logprobs(reply: Reply, top_n: int) -> dict[str, Any]:
-    tokens = reply.text.split(" ") if reply.text else [""]
+    tokens = reply.text.split(" ") if reply.text else []  # an empty reply has no tokens
     tokens = [token if index == 0 else f" {token}" for index, token in enumerate(tokens)]
-    first = reply.top_logprobs or [(tokens[0], math.log(0.9)), ("<alt>", math.log(0.05))]
+    first = reply.top_logprobs or [
+        (tokens[0] if tokens else "", math.log(0.9)),
+        ("<alt>", math.log(0.05)),
+    ]
     entries = []
     for index, token in enumerate(tokens):
         alternatives = first if index == 0 else [(token, -0.01)]

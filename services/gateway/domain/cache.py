@@ -38,12 +38,13 @@ def cache_key(route: Route, request: GenerateRequest) -> str:
 
 
 def is_cacheable(completion: Completion) -> bool:
-    """Only complete answers: "length" is complete for its ``max_tokens`` (part of the key)
-    unless it is empty (a thinking model spent the budget on thoughts: worth asking again);
-    refusals and unknown endings are not stored."""
-    if completion.finish_reason == "length":
-        return bool(completion.text.strip())
-    return completion.finish_reason == "stop"
+    """Only complete answers with some text: "length" is complete for its ``max_tokens`` (part
+    of the key); an empty answer is not stored (a thinking model that spent the budget on
+    thoughts, a reply whose content was null: worth asking again); neither are refusals and
+    unknown endings."""
+    if not completion.text.strip():
+        return False
+    return completion.finish_reason in ("stop", "length")
 
 
 class ResponseCache(Protocol):

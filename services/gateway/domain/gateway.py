@@ -73,6 +73,8 @@ class _Attempts:
     count: int = 0
     upstream_s: float = 0.0
     waited_s: float = 0.0
+    #: why the last attempt failed: what a retry that never got a slot fails with
+    last_error: BackendError | None = None
 
 
 class ModelGateway:
@@ -237,6 +239,7 @@ class ModelGateway:
             try:
                 completion = await self._attempt(route, lane, request, deadline, attempts)
             except BackendError as error:
+                attempts.last_error = error
                 delay = self._retry_delay(route, error, attempts, deadline)
                 metrics.MODEL_RETRIES.labels(route.name, error.outcome).inc()
                 logger.info(
@@ -291,6 +294,10 @@ class ModelGateway:
                 return await self._upstream(route, lane, request, deadline, attempts)
         except SlotWaitExceeded as exc:
             error = BackendError("timeout", f"waited for a free slot: {exc}")
+            if attempts.last_error is not None:
+                # the upstream's reason (and its Retry-After) is what the caller acts on
+                error = attempts.last_error
+                error.detail += f"; the retry then waited for a free slot: {exc}"
             raise self._failed(route, error, attempts.count) from exc
 
     async def _upstream(

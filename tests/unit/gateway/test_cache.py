@@ -115,19 +115,16 @@ async def test_errors_and_refusals_are_not_stored(
     assert fake.call_count == 4
 
 
-async def test_an_answer_cut_by_max_tokens_is_stored_unless_it_is_empty(
-    cache: SqlResponseCache,
-) -> None:
-    replies = iter(
-        [Reply(text="", finish_reason="length"), Reply(text="Par", finish_reason="length")]
-    )
+@pytest.mark.parametrize("ending", ["length", "stop"])
+async def test_an_answer_is_stored_unless_it_is_empty(cache: SqlResponseCache, ending: str) -> None:
+    replies = iter([Reply(text="", finish_reason=ending), Reply(text="Par", finish_reason=ending)])
     with FakeOpenAIServer(responder=lambda _: next(replies)) as server:
         gateway = gateway_for(route_to("openai", server), cache=cache)
         first = await gateway.generate(ask(max_tokens=1))  # all spent on thinking
         second = await gateway.generate(ask(max_tokens=1))  # asked again: a real answer
         third = await gateway.generate(ask(max_tokens=1))  # that one was stored
         await gateway.close()
-    assert (first.text, first.finish_reason, first.cached) == ("", "length", False)
+    assert (first.text, first.finish_reason, first.cached) == ("", ending, False)
     assert (second.text, second.cached) == ("Par", False)
     assert (third.text, third.cached) == ("Par", True)
     assert server.call_count == 2

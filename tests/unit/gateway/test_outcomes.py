@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import sys
 import time
+from typing import Any
 
 import pytest
 from prometheus_client import REGISTRY
@@ -177,6 +179,15 @@ async def test_logprobs_of_the_first_token() -> None:
     assert [(alt.token, alt.logprob) for alt in response.logprobs] == [("B", -0.1), ("A", -2.5)]
 
 
+async def test_an_empty_answer_with_logprobs_asked_for_has_no_alternatives() -> None:
+    # no token, no first-token alternatives: an answer all the same, not a bad response
+    with FakeOpenAIServer(responder=lambda _: "") as fake:
+        gateway = gateway_for(route_to("openai", fake))
+        response = await gateway.generate(ask(top_logprobs=2))
+        await gateway.close()
+    assert (response.text, response.logprobs) == ("", [])
+
+
 @pytest.mark.parametrize("backend", ["gemini", "ollama"])
 async def test_logprobs_where_unsupported_are_refused_before_any_call(backend: str) -> None:
     with FAKES[backend]() as fake:
@@ -283,3 +294,25 @@ async def test_without_the_gemini_sdk_a_gemini_route_is_unavailable(
     assert failed.value.outcome == "unavailable"
     assert "google-genai is not installed" in failed.value.detail
     assert fake.call_count == 0
+
+
+async def test_a_retry_that_never_gets_a_slot_fails_with_the_upstreams_reason() -> None:
+    # one slot: "limited" is told to wait, and while it waits "slow" takes the slot past the
+    # deadline; its failure is the rate limit (and its Retry-After), not a slot timeout
+    def fault_for(body: dict[str, Any]) -> Fault | None:
+        text = body["messages"][-1]["content"]
+        return Fault.rate_limit(0.2) if text == "limited" else Fault.delay(1.5)
+
+    with FakeOpenAIServer(fault_for=fault_for) as fake:
+        route = route_to("openai", fake, max_concurrency=1, deadline_s=1.0, timeout_s=2.0)
+        gateway = gateway_for(route)
+        limited = asyncio.create_task(gateway.generate(ask("limited")))
+        await asyncio.sleep(0.1)  # its first attempt is answered, its back-off has begun
+        slow = asyncio.create_task(gateway.generate(ask("slow")))
+        with pytest.raises(GenerationFailed) as failed:
+            await limited
+        with pytest.raises(GenerationFailed):  # it is slower than the deadline too
+            await slow
+        await gateway.close()
+    assert failed.value.outcome == "rate_limited" and failed.value.retry_after_s == 0.2
+    assert "waited for a free slot" in failed.value.detail

@@ -97,6 +97,8 @@ def _first_token_alternatives(
     if request.top_logprobs is None:
         return None
     tokens = choice.logprobs.content if choice.logprobs else None
+    if not tokens and not choice.message.content:
+        return []  # an empty answer has no first token
     if not tokens:
         raise BackendError("bad_response", "logprobs were asked for but none came back")
     first = tokens[0]
