@@ -10,6 +10,9 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
+#: the jitter of :meth:`Backoff.run`: callers that failed together do not ask again together
+_JITTER = random.Random()
+
 
 @dataclass(frozen=True)
 class Backoff:
@@ -50,8 +53,8 @@ class Backoff:
     async def run(
         self, call: Callable[[], Awaitable[T]], *, retryable: Callable[[Exception], bool]
     ) -> T:
-        """``call()``, tried again after each failure ``retryable`` says is worth it; the last
-        failure is raised."""
+        """``call()``, tried again after each failure ``retryable`` says is worth it, after a
+        jittered wait; the last failure is raised."""
         attempt = 1
         while True:
             try:
@@ -59,5 +62,5 @@ class Backoff:
             except Exception as error:
                 if self.gives_up(attempt, retryable=retryable(error)):
                     raise
-            await asyncio.sleep(self.delay(attempt))
+            await asyncio.sleep(self.jittered_delay(attempt, _JITTER))
             attempt += 1

@@ -64,3 +64,25 @@ async def test_run_asks_again_only_after_failures_worth_it() -> None:
     with pytest.raises(ConnectionError):
         await fast.run(flaky, retryable=lambda e: False)
     assert len(calls) == 1
+
+
+async def test_run_waits_a_jittered_back_off_between_tries(monkeypatch: pytest.MonkeyPatch) -> None:
+    waits: list[float] = []
+
+    async def no_wait(seconds: float) -> None:
+        waits.append(seconds)
+
+    monkeypatch.setattr("shared.backoff.asyncio.sleep", no_wait)
+
+    async def failing() -> None:
+        raise ConnectionError("refused")
+
+    backoff = Backoff(attempts=4, base_delay_s=1.0, max_delay_s=30.0)
+    for _ in range(20):
+        with pytest.raises(ConnectionError):
+            await backoff.run(failing, retryable=lambda e: True)
+    assert len(waits) == 20 * 3
+    for attempt, delay in enumerate((1.0, 2.0, 4.0)):
+        spread = waits[attempt::3]
+        assert all(delay / 2 <= wait <= delay for wait in spread)
+        assert len(set(spread)) > 10  # callers failing together spread out
