@@ -11,6 +11,7 @@ from litestar import Litestar, Request, Response
 from litestar.exceptions import ClientException, HTTPException, ValidationException
 from litestar.openapi import ResponseSpec
 from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
+from sqlalchemy.exc import DBAPIError
 
 from shared.contracts.base import FieldError, Problem
 from shared.request_context import current_request_id
@@ -85,8 +86,18 @@ def validation_errors(extra: Any) -> list[FieldError]:
         elif key and _NAMED_FIELD.search(message) and not field.startswith(f"{key}."):
             # litestar keeps the path of a missing/unknown field in the key, not the message
             field = f"{key}.{field}"
-        errors.append(FieldError(field=str(field), message=message, source=_source_of(entry)))
+        errors.append(
+            FieldError(field=str(field), message=_readable(message), source=_source_of(entry))
+        )
     return errors
+
+
+#: msgspec's words for the rule of :data:`STORABLE_TEXT` (its backslash escaped once or twice)
+_NO_NUL_RULE = re.compile(r"matching regex '\^\[\^\\+x00\]\*\$'")
+
+
+def _readable(message: str) -> str:
+    return _NO_NUL_RULE.sub("without a NUL character (\\\\u0000)", message)
 
 
 def handle_validation(_: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:
@@ -204,9 +215,23 @@ def document_problems(app: Litestar, *, authenticated: bool) -> None:
             handler.responses = {**problem_responses(defaults), **own}
 
 
+#: the SQLSTATE of text the database cannot store (PostgreSQL: a NUL character)
+_UNSTORABLE_TEXT = "22021"
+
+
+def handle_database_error(request: Request[Any, Any, Any], exc: DBAPIError) -> Response[Any]:
+    """Text a field's rule let through (a path parameter, an answer of a list) but the database
+    refuses is the caller's to fix: a 400, not an unexpected error."""
+    if getattr(exc.orig, "sqlstate", None) != _UNSTORABLE_TEXT:
+        return handle_unexpected(request, exc)
+    detail = "the request holds text the database cannot store: a NUL character (\\u0000)"
+    return problem_response(Problem(title="Invalid request", status=400, detail=detail))
+
+
 EXCEPTION_HANDLERS: dict[Any, Any] = {
     ValidationException: handle_validation,
     ProblemError: handle_problem,
     HTTPException: handle_http,
+    DBAPIError: handle_database_error,
     Exception: handle_unexpected,
 }

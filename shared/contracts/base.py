@@ -13,10 +13,15 @@ Task = Literal["factual", "math", "choice"]
 #: a gateway route's name (``local``, ``gpt-mini``, ``paraphrase-vote:local``)
 RouteName = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 
+#: text a service stores: no NUL character (PostgreSQL cannot store one)
+STORABLE_TEXT = "^[^\\x00]*$"
+
 #: the longest answer a request may carry as a correct answer or an option
 MAX_ANSWER_CHARS = 5000
 #: an answer to a question, as a correct answer or an option
-AnswerText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ANSWER_CHARS)]
+AnswerText = Annotated[
+    str, msgspec.Meta(min_length=1, max_length=MAX_ANSWER_CHARS, pattern=STORABLE_TEXT)
+]
 #: the most other correct answers (aliases) a request may carry
 MAX_ALSO_CORRECT = 100
 

@@ -7,13 +7,13 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from shared.contracts.base import Contract, RouteName, StoredCount, StoredSeed
+from shared.contracts.base import STORABLE_TEXT, Contract, RouteName, StoredCount, StoredSeed
 from shared.contracts.perturb import CandidateScores
 from shared.contracts.scoring import Label, Letter, MetricValue
 from shared.contracts.verify import Share, Task, VerifySettings
 
 ModelName = RouteName
-Identifier = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+Identifier = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=STORABLE_TEXT)]
 JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 VariantKind = Literal["original", "plain", "toned"]
 ReportFormat = Literal["json", "html", "csv"]
@@ -28,7 +28,7 @@ class EvaluationItem(Contract, kw_only=True):
     """One question with its optional gold answer (any of the gold fields)."""
 
     id: Identifier | None = None
-    question: Annotated[str, msgspec.Meta(min_length=1, max_length=20000)]
+    question: Annotated[str, msgspec.Meta(min_length=1, max_length=20000, pattern=STORABLE_TEXT)]
     #: acceptable answers (factual)
     answers: list[str] | None = None
     #: the final answer (math) or the single acceptable answer (factual)
@@ -39,7 +39,7 @@ class EvaluationItem(Contract, kw_only=True):
     options: Annotated[list[str], msgspec.Meta(min_length=2, max_length=26)] | None = None
     correct_option: Letter | None = None
     #: a passage the question is about (reading comprehension); not paraphrased
-    context: Annotated[str, msgspec.Meta(max_length=50000)] | None = None
+    context: Annotated[str, msgspec.Meta(max_length=50000, pattern=STORABLE_TEXT)] | None = None
     #: this item's task, when an evaluation mixes tasks (default: the evaluation's)
     task: Task | None = None
 
@@ -102,7 +102,7 @@ class EvaluateRequest(EvaluationSettings, kw_only=True):
 class EvaluationCreate(EvaluationSettings, kw_only=True):
     """A persisted evaluation job: inline ``items`` or a ``dataset_id``."""
 
-    name: Annotated[str, msgspec.Meta(max_length=200)] | None = None
+    name: Annotated[str, msgspec.Meta(max_length=200, pattern=STORABLE_TEXT)] | None = None
     items: list[EvaluationItem] | None = None
     dataset_id: Identifier | None = None
     #: evaluate only the first ``limit`` items of the dataset

@@ -9,6 +9,7 @@ import msgspec
 
 from shared.contracts.base import (
     MAX_ALSO_CORRECT,
+    STORABLE_TEXT,
     AnswerText,
     Contract,
     StoredCount,
@@ -28,9 +29,9 @@ class PositionItem(Contract, kw_only=True):
     multiple-choice question with its ``options`` and ``correct_option``."""
 
     id: Identifier | None = None
-    question: Annotated[str, msgspec.Meta(min_length=1, max_length=20000)]
+    question: Annotated[str, msgspec.Meta(min_length=1, max_length=20000, pattern=STORABLE_TEXT)]
     #: a passage the question is about: shown in the low condition only
-    context: Annotated[str, msgspec.Meta(max_length=50000)] | None = None
+    context: Annotated[str, msgspec.Meta(max_length=50000, pattern=STORABLE_TEXT)] | None = None
     #: the correct answer of a two-option item
     answer: AnswerText | None = None
     #: other answers that are also correct (aliases of ``answer``): no distractor may be one

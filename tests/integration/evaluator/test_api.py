@@ -347,6 +347,23 @@ async def test_an_unknown_evaluation_is_a_404_naming_the_path_parameter(
         assert (error["field"], error["source"]) == ("evaluation_id", "path")
 
 
+async def test_a_nul_character_is_the_callers_error_on_every_database(
+    client: AsyncTestClient[Any], database_url: str
+) -> None:
+    # PostgreSQL cannot store U+0000: it was a 500 there (SQLite stores it)
+    body = job_body()
+    body["items"][1]["question"] = "What is\u00001?"
+    submitted = await client.post("/v1/evaluations", json=body)
+    assert submitted.status_code == 400
+    error = submitted.json()["errors"][0]
+    assert error["field"] == "items[1].question" and "NUL" in error["message"]
+    looked_up = await client.get("/v1/evaluations/a%00b")
+    if database_url.startswith("postgresql"):
+        assert looked_up.status_code == 400 and "NUL" in looked_up.json()["detail"]
+    else:
+        assert looked_up.status_code == 404
+
+
 async def test_reused_paraphrase_sets_must_have_this_evaluations_k(
     client: AsyncTestClient[Any],
 ) -> None:
