@@ -77,3 +77,14 @@ def test_kubernetes_deployment_probes_health_endpoints(service: str) -> None:
     assert container["args"] == [service]
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+
+
+def test_compose_publishes_only_the_keyed_evaluator_beyond_this_machine() -> None:
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    published = {
+        name: port
+        for name, service in compose["services"].items()
+        for port in service.get("ports", [])
+    }
+    open_to_all = {name for name, port in published.items() if not port.startswith("127.0.0.1:")}
+    assert open_to_all == {"evaluator"}  # it asks for API keys; the gateway and the rest do not
