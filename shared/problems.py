@@ -96,7 +96,13 @@ def validation_errors(extra: Any) -> list[FieldError]:
 _NO_NUL_RULE = re.compile(r"matching regex '\^\[\^\\+x00\]\*\$'")
 
 
+#: litestar's message for a body that is missing altogether (a KeyError's text)
+_MISSING_BODY = "'data'"
+
+
 def _readable(message: str) -> str:
+    if message == _MISSING_BODY:
+        return "the request body is empty: a JSON object is expected"
     return _NO_NUL_RULE.sub("without a NUL character (\\\\u0000)", message)
 
 

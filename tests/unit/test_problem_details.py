@@ -150,3 +150,10 @@ def test_an_unexpected_error_is_a_500_that_tells_its_type_not_its_message(
     body = response.json()
     assert "RuntimeError" in body["detail"] and "secrets" not in response.text
     assert body["request_id"] == response.headers["x-request-id"]
+
+
+def test_an_empty_body_is_named_as_such(client: TestClient) -> None:  # type: ignore[type-arg]
+    response = client.post("/v1/echo", content=b"", headers={"content-type": "application/json"})
+    assert response.status_code == 400
+    [error] = response.json()["errors"]
+    assert error["field"] == "body" and "body is empty" in error["message"]
