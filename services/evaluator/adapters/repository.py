@@ -788,7 +788,8 @@ class EvaluationStore:
             )
 
     async def store_answers(self, owner: str, stored: list[StoredAnswer]) -> None:
-        """Persist answers as they arrive; the ones still to be graded stay leased."""
+        """Persist answers as they arrive; the ones still to be graded stay leased, with a
+        fresh count of attempts: the answer stage's failures are not the grade stage's."""
         now = time.time()
         params = [
             {
@@ -818,6 +819,7 @@ class EvaluationStore:
                 answered_at=sa.bindparam("answered_at"),
                 lease_owner=sa.bindparam("new_owner"),
                 error=None,
+                attempts=0,
             )
         )
         await self._executemany(statement, params)

@@ -270,6 +270,7 @@ class JobEngine:
                     value,
                     "answered",
                 )
+                row.attempts = 0  # as stored: grading has its own attempts
                 to_grade.append(row)
         await self.store.store_answers(self.owner, stored)
         await self.store.fail_answers(self.owner, failures, by_id)

@@ -22,6 +22,7 @@ from services.evaluator.domain.report import StoredResults
 from shared.backoff import Backoff
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
 from shared.contracts.perturb import Paraphrase
+from shared.contracts.scoring import GradeRequest, GradeResult
 from shared.db import create_engine, migrate
 from tests.integration.evaluator.stand_ins import StandInUpstream
 
@@ -125,6 +126,34 @@ async def test_failing_model_is_recorded_per_item_and_job_still_finishes(
     assert all("after 2 attempts" in e.reason and "stand-in 500" in e.reason for e in errors)
     first_two, total = await store.errors(job_id, 2)
     assert total == 6 and first_two == errors[:2]
+
+
+async def test_grading_gets_its_own_attempts_after_answers_that_needed_retries(
+    store: EvaluationStore,
+) -> None:
+    # every answer fails once, then comes; grading fails once, then works: with FAST's two
+    # attempts a count shared by both stages gave the grades up after one try
+    tried: set[tuple[str, str]] = set()
+
+    def once_failing(model: str, question: str) -> str | None:
+        if (model, question) not in tried:
+            tried.add((model, question))
+            return None
+        return answer_right(model, question)
+
+    class GradingFailsOnce(StandInUpstream):
+        async def grade(self, request: GradeRequest) -> list[GradeResult]:
+            if self.grade_calls == 0:
+                self.grade_calls += 1
+                raise UpstreamError("scoring: 503 restarting", retryable=True)
+            return await super().grade(request)
+
+    job_id = await create(store, n=1, k=1)
+    await JobEngine(store, GradingFailsOnce(once_failing), FAST).run(job_id)
+    job = await store.get(job_id)
+    assert job is not None and job.status == "succeeded", job
+    assert (await store.errors(job_id, 10))[1] == 0
+    assert all(a.status == "graded" for a in await store.answers_of(job_id))
 
 
 async def test_a_job_none_of_whose_answers_came_back_fails_with_its_results_kept(
