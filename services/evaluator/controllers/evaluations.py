@@ -85,7 +85,8 @@ class EvaluationController(Controller):
         data: JSONBody[EvaluationCreate],
         state: State,
         idempotency_key: Annotated[
-            str | None, HeaderParameter(name="Idempotency-Key", max_length=200, required=False)
+            str | None,
+            HeaderParameter(name="Idempotency-Key", min_length=1, max_length=200, required=False),
         ] = None,
     ) -> Response[EvaluationAccepted]:
         evaluations: Evaluations = state.evaluations

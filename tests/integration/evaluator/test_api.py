@@ -204,6 +204,13 @@ async def test_idempotency_key(client: AsyncTestClient[Any]) -> None:
     assert other.status_code == 422
     assert other.json()["errors"][0]["field"] == "Idempotency-Key"
     assert (await client.get("/v1/evaluations")).json()["total"] == 1
+    # an empty key is no key at all: refused, naming the header (the second one was a 500)
+    for _ in range(2):
+        empty = await client.post(
+            "/v1/evaluations", json=job_body(), headers={"Idempotency-Key": ""}
+        )
+        assert empty.status_code == 400
+        assert empty.json()["errors"][0]["source"] == "header"
 
 
 async def test_an_idempotency_key_stored_by_an_earlier_version_still_matches(
