@@ -8,6 +8,7 @@ one PostgreSQL database without touching each other's tables.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -159,7 +160,18 @@ async def _run_alembic(
         operation(config, revision)
 
     async with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            # replicas starting together migrate one at a time: the others then find it done
+            # (two racing CREATE TABLEs of the version table failed on a unique index)
+            lock = text("SELECT pg_advisory_xact_lock(:key)")
+            await connection.execute(lock, {"key": migration_lock_key(service)})
         await connection.run_sync(run)
+
+
+def migration_lock_key(service: str) -> int:
+    """The PostgreSQL advisory lock (a signed 64-bit number) ``service``'s migrations take."""
+    digest = hashlib.sha256(f"steadfast-migrations-{service}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
 
 
 async def migrate(engine: AsyncEngine, service: str, revision: str = "head") -> None:

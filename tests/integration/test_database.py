@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 from pathlib import Path
 
@@ -10,7 +11,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import MetaData, inspect
 
-from services.evaluator.db.models import evaluation_items, evaluations, paraphrase_sets
+from services.evaluator.adapters.datasets import DatasetStore
+from services.evaluator.db.models import datasets, evaluation_items, evaluations, paraphrase_sets
+from services.evaluator.domain.datasets import SAMPLES
 from shared.db import Database, downgrade, migrate, resolve_database_url, version_table
 
 
@@ -122,3 +125,23 @@ async def test_the_latest_migrations_go_down_and_up_again_with_rows_in_place(
                     assert list(await connection.scalars(used)) == ["ps-1"]
         finally:
             await database.dispose()
+
+
+async def test_replicas_starting_together_migrate_and_store_the_samples_once(
+    postgres_url: str,
+) -> None:
+    # two replicas on one empty database: one CREATE TABLE of the version table lost the race
+    # on a unique index, and both inserted the built-in samples
+    replicas = [Database("evaluator", postgres_url) for _ in range(3)]
+    try:
+        await asyncio.gather(*(replica.migrate() for replica in replicas))
+        stores = [DatasetStore(replica.engine) for replica in replicas]
+        await asyncio.gather(*(store.ensure_samples() for store in stores))
+        async with replicas[0].engine.connect() as connection:
+            samples = await connection.scalar(
+                sa.select(sa.func.count()).select_from(datasets).where(datasets.c.builtin)
+            )
+        assert samples == len(SAMPLES)
+    finally:
+        for replica in replicas:
+            await replica.dispose()

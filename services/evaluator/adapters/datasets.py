@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from datetime import UTC, datetime
@@ -16,6 +17,8 @@ from services.evaluator.db.models import dataset_items, datasets
 from services.evaluator.domain.datasets import SAMPLES, sample_items
 from shared.contracts.evaluator import DatasetInfo, EvaluationItem
 from shared.contracts.verify import Task
+
+logger = logging.getLogger(__name__)
 
 
 def sample_id(name: str) -> str:
@@ -53,7 +56,9 @@ class DatasetStore:
                 ).scalars()
             )
         for name, sample in SAMPLES.items():
-            if sample_id(name) not in present:
+            if sample_id(name) in present:
+                continue
+            try:
                 await self._insert(
                     sample_id(name),
                     name,
@@ -63,6 +68,8 @@ class DatasetStore:
                     source=sample.source,
                     license=sample.license,
                 )
+            except sa.exc.IntegrityError:
+                logger.info("sample %s was stored by another replica meanwhile", name)
 
     async def create(
         self, name: str, task: Task, items: list[EvaluationItem], source: str | None
