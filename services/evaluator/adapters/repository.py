@@ -383,7 +383,9 @@ class EvaluationStore:
         query = (
             sa.select(*_evaluation_columns(results=False))
             .where(*conditions)
-            .order_by(evaluations.c.created_at.desc())
+            # the id breaks ties of jobs created at the same time, so pages neither skip nor
+            # repeat one
+            .order_by(evaluations.c.created_at.desc(), evaluations.c.id.desc())
         )
         if not model:  # page in the database rather than loading every job (and its results)
             count = sa.select(sa.func.count()).select_from(evaluations).where(*conditions)
@@ -859,6 +861,7 @@ class EvaluationStore:
                 "error_stage": f.stage,
                 "attempts": rows[f.row_id].attempts + 1,
                 "next_attempt_at": f.retry_at or 0.0,
+                "claimed_status": rows[f.row_id].record.status,
                 "new_status": "failed" if f.retry_at is None else rows[f.row_id].record.status,
             }
             for f in failures
@@ -868,6 +871,8 @@ class EvaluationStore:
             .where(
                 answers.c.id == sa.bindparam("row_id"),
                 answers.c.lease_owner == sa.bindparam("owner"),
+                # a row another lane of this worker has moved on meanwhile keeps its progress
+                answers.c.status == sa.bindparam("claimed_status"),
             )
             .values(
                 error=sa.bindparam("error"),
@@ -882,9 +887,11 @@ class EvaluationStore:
         await self._executemany(statement, params)
 
     async def _executemany(self, statement: Any, params: list[dict[str, Any]]) -> None:
+        """One statement per row, in row id order: the order a lease renewal locks them in, so
+        two transactions never wait for each other's rows (a deadlock on PostgreSQL)."""
         if params:
             async with self.engine.begin() as connection:
-                await connection.execute(statement, params)
+                await connection.execute(statement, sorted(params, key=lambda p: p["row_id"]))
 
     # ---- reading results ----------------------------------------------------------------
 

@@ -10,7 +10,13 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from services.evaluator.adapters.repository import EvaluationStore, IdempotencyConflict
+from services.evaluator.adapters.repository import (
+    AnswerRow,
+    EvaluationStore,
+    Failure,
+    IdempotencyConflict,
+)
+from services.evaluator.db.models import answers as answer_rows
 from services.evaluator.domain.engine import (
     MAX_RUN_FAILURES,
     EngineSettings,
@@ -19,6 +25,7 @@ from services.evaluator.domain.engine import (
 )
 from services.evaluator.domain.pipeline import ParaphraseSet, UpstreamError
 from services.evaluator.domain.report import StoredResults
+from services.evaluator.domain.results import AnswerRecord
 from shared.backoff import Backoff
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
 from shared.contracts.perturb import Paraphrase
@@ -154,6 +161,40 @@ async def test_grading_gets_its_own_attempts_after_answers_that_needed_retries(
     assert job is not None and job.status == "succeeded", job
     assert (await store.errors(job_id, 10))[1] == 0
     assert all(a.status == "graded" for a in await store.answers_of(job_id))
+
+
+async def test_a_stale_failure_never_sets_back_a_row_that_moved_on(store: EvaluationStore) -> None:
+    # a lane that claimed rows as pending records a failure after another lane of the same
+    # worker answered them (a lease renewal gap): the answers stand
+    grading = asyncio.Event()
+
+    class SlowGrading(StandInUpstream):
+        async def grade(self, request: GradeRequest) -> list[GradeResult]:
+            await grading.wait()
+            return await super().grade(request)
+
+    engine = JobEngine(store, SlowGrading(answer_right), FAST)
+    job_id = await create(store, n=1, k=1)
+    run = asyncio.create_task(engine.run(job_id))
+    deadline = time.monotonic() + 20
+    while {a.status for a in await store.answers_of(job_id)} != {"answered"}:
+        assert time.monotonic() < deadline, "the answers never came"
+        await asyncio.sleep(0.02)
+    async with store.engine.connect() as connection:
+        query = sa.select(answer_rows.c.id).where(answer_rows.c.evaluation_id == job_id)
+        row_ids = list((await connection.execute(query)).scalars())
+    stale = AnswerRecord(position=0, model="m1", variant=0, prompt="", status="pending")
+    await store.fail_answers(
+        engine.owner,
+        [Failure(row_id, "stand-in 500", "answer", time.time() + 60) for row_id in row_ids],
+        {row_id: AnswerRow(row_id, stale, 0) for row_id in row_ids},
+    )
+    after = await store.answers_of(job_id)
+    assert {a.status for a in after} == {"answered"} and {a.error for a in after} == {None}
+    grading.set()
+    await run
+    job = await store.get(job_id)
+    assert job is not None and job.status == "succeeded"
 
 
 async def test_a_job_none_of_whose_answers_came_back_fails_with_its_results_kept(
