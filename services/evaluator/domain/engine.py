@@ -422,9 +422,10 @@ class JobEngine:
             return None, error.reason
 
 
-#: runs of one job that may fail in a row, in one process, before the job is failed: an error
-#: that is not a model call's (those are retried and recorded per call) is a bug or bad data,
-#: and left to retry forever the job would hold its place in the queue
+#: runs of one job that may fail in a row without progress, in one process, before the job is
+#: failed: an error that is not a model call's (those are retried and recorded per call) is a
+#: bug or bad data, and left to retry forever the job would hold its place in the queue; a run
+#: that stored work before failing (a database failover mid-job) starts the count again
 MAX_RUN_FAILURES = 5
 
 
@@ -457,6 +458,16 @@ class JobRunner:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
+    async def _work_done(self, job_id: str) -> int | None:
+        """Items and answers of the job that are finished; None when it cannot be read."""
+        try:
+            counts = await self.engine.store.progress_counts(job_id)
+        except Exception:
+            return None
+        items = counts["items"].get("done", 0)
+        answers = sum(n for status, n in counts["answers"].items() if status != "pending")
+        return items + answers
+
     async def _loop(self) -> None:
         while True:
             try:
@@ -474,10 +485,13 @@ class JobRunner:
                 self._running[job_id] = task
 
     async def _run(self, job_id: str) -> None:
+        done_before = await self._work_done(job_id)
         try:
             await self.engine.run(job_id)
             self._failures.pop(job_id, None)
         except Exception as error:
+            if done_before is not None and (await self._work_done(job_id) or 0) > done_before:
+                self._failures[job_id] = 0
             self._failures[job_id] += 1
             failures = self._failures[job_id]
             if failures < MAX_RUN_FAILURES:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -23,11 +24,12 @@ from services.evaluator.domain.engine import (
     JobEngine,
     JobRunner,
 )
-from services.evaluator.domain.pipeline import ParaphraseSet, UpstreamError
+from services.evaluator.domain.pipeline import Generated, ParaphraseSet, UpstreamError
 from services.evaluator.domain.report import StoredResults
 from services.evaluator.domain.results import AnswerRecord
 from shared.backoff import Backoff
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
+from shared.contracts.gateway import GenerateRequest
 from shared.contracts.perturb import Paraphrase
 from shared.contracts.scoring import GradeRequest, GradeResult
 from shared.db import create_engine, migrate
@@ -449,6 +451,31 @@ async def test_a_job_whose_runs_keep_failing_on_a_bug_is_failed_with_the_reason(
 
     job_id = await create(store, n=2, k=1)
     await assert_given_up_on_a_value_error(store, job_id, BrokenScoring(answer_right))
+
+
+async def test_runs_that_fail_after_storing_work_do_not_fail_a_job_that_progresses(
+    store: EvaluationStore,
+) -> None:
+    # a database failover or a connection reset ends a run every other batch: each run stores
+    # some answers first, so the job goes on past MAX_RUN_FAILURES runs and finishes
+    class ResetEveryOtherBatch(StandInUpstream):
+        batches = 0
+
+        async def generate_batch(self, requests: list[GenerateRequest]) -> list[Generated]:
+            self.batches += 1
+            if self.batches % 2 == 0:
+                raise ConnectionResetError("the database connection was reset")
+            return await super().generate_batch(requests)
+
+    settings = dataclasses.replace(FAST, answer_lanes=1)
+    job_id = await create(store, n=6, k=3)  # 48 answers, 12 batches: about 12 failing runs
+    runner = JobRunner(JobEngine(store, ResetEveryOtherBatch(answer_right), settings))
+    runner.start()
+    try:
+        await until_status(store, job_id, "succeeded")
+    finally:
+        await runner.stop()
+    assert {a.status for a in await store.answers_of(job_id)} == {"graded"}
 
 
 async def test_a_job_whose_runs_fail_before_it_starts_running_is_failed_too(
