@@ -107,6 +107,26 @@ class PositionJobStore:
         async with self.engine.begin() as connection:
             return bool((await connection.execute(statement)).rowcount)
 
+    async def release(self, job_id: str, owner: str) -> None:
+        """A stopping worker's job, free for the next claim at once, its attempt given back: a
+        graceful stop is not a worker that died (each of those counts towards giving up)."""
+        statement = (
+            position_jobs.update()
+            .where(
+                position_jobs.c.id == job_id,
+                position_jobs.c.lease_owner == owner,
+                position_jobs.c.status == "running",
+            )
+            .values(
+                lease_until=0.0,
+                attempts=sa.case(
+                    (position_jobs.c.attempts > 0, position_jobs.c.attempts - 1), else_=0
+                ),
+            )
+        )
+        async with self.engine.begin() as connection:
+            await connection.execute(statement)
+
     async def finish(
         self,
         job_id: str,

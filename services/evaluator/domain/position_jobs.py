@@ -94,8 +94,10 @@ class PositionJobRunner:
             result: PositionBiasEvaluation | None = await evaluation
             error = None
         except asyncio.CancelledError:
-            if _being_cancelled():
-                raise  # this worker is stopping: the lease runs out and another takes the job
+            if _being_cancelled():  # this worker is stopping: the next claim takes the job
+                with contextlib.suppress(Exception):
+                    await self.store.release(job.id, self.settings.owner)
+                raise
             if lease.lost:
                 logger.warning(
                     "position-bias job %s: lease lost (cancelled, or taken over)", job.id

@@ -146,14 +146,37 @@ async def test_a_stopped_workers_job_is_run_by_another(store: PositionJobStore) 
     first.start()
     job = await store.create(REQUEST, 2)
     await until_status(store, job.id, "running")
-    await first.stop()  # stops without finishing; its lease runs out
+    await first.stop()  # stops without finishing: the job is free at once, its attempt back
     second = runner(store, Primacy(), owner="w2")
     second.start()
     try:
         done = await until_finished(store, job.id)
     finally:
         await second.stop()
-    assert (done.status, done.attempts) == ("succeeded", 2)
+    assert (done.status, done.attempts) == ("succeeded", 1)
+
+
+async def test_a_job_outlives_rolling_restarts_of_its_workers(store: PositionJobStore) -> None:
+    # three graceful stops were three attempts, and the job failed as if its workers had died
+    job = await store.create(REQUEST, 2)
+    for owner in ("w1", "w2", "w3", "w4"):
+        stuck = Primacy()
+        stuck.blocked.clear()
+        worker = runner(store, stuck, owner=owner)
+        worker.start()
+        await until_status(store, job.id, "running")
+        await asyncio.sleep(0.05)
+        await worker.stop()
+        claimable = await store.claim("probe")  # free without waiting for the lease
+        assert claimable is not None and claimable.attempts == 1
+        await store.release(job.id, "probe")
+    last = runner(store, Primacy(), owner="w5")
+    last.start()
+    try:
+        done = await until_finished(store, job.id)
+    finally:
+        await last.stop()
+    assert done.status == "succeeded"
 
 
 async def test_a_job_whose_workers_keep_stopping_fails(store: PositionJobStore) -> None:
@@ -227,10 +250,10 @@ async def test_a_renewal_that_fails_once_neither_loses_the_job_nor_blocks_a_stop
     assert not blips
     # no other worker could take it: the lease was renewed after the blip
     assert await store.claim("w2") is None
-    # a stop while the job runs returns (the job is left to its lease, not claimed again)
+    # a stop while the job runs returns, the job left free for the next claim (not finished)
     await asyncio.wait_for(worker.stop(), 5)
     left = await store.get(job.id)
-    assert left is not None and (left.status, left.attempts) == ("running", 1)
+    assert left is not None and (left.status, left.attempts) == ("running", 0)
 
 
 async def test_a_failure_to_store_the_outcome_is_tried_again(store: PositionJobStore) -> None:
