@@ -400,9 +400,16 @@ class EvaluationStore:
         return rows[offset : offset + limit], len(rows)
 
     async def active(self, limit: int) -> list[str]:
+        """Jobs to work on: queued or running, and not being finalised by a worker (whose
+        evaluation lease holds; a run would only reload its items to find nothing to do)."""
         query = (
             sa.select(evaluations.c.id)
-            .where(evaluations.c.status.in_(ACTIVE))
+            .where(
+                evaluations.c.status.in_(ACTIVE),
+                sa.or_(
+                    evaluations.c.lease_until.is_(None), evaluations.c.lease_until < time.time()
+                ),
+            )
             .order_by(evaluations.c.created_at)
             .limit(limit)
         )

@@ -599,3 +599,14 @@ async def test_a_scoring_service_restarting_at_the_end_is_waited_for(
     job = await store.get(job_id)
     assert upstream.refusals == 0
     assert job is not None and job.status == "succeeded", job and job.message
+
+
+async def test_a_job_another_worker_finalises_is_not_picked_up_meanwhile(
+    store: EvaluationStore,
+) -> None:
+    job_id = await create(store, n=1, k=1)
+    assert await store.active(10) == [job_id]
+    assert await store.lease_evaluation(job_id, "finaliser")
+    assert await store.active(10) == []  # its runs would reload every item to find nothing
+    await store.release_evaluation(job_id, "finaliser")
+    assert await store.active(10) == [job_id]
