@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+import aiohttp
 import pytest
 
 from services.gateway.domain.limits import RouteLimiter, SlotWaitExceeded
@@ -75,6 +76,11 @@ def test_retry_after_forms() -> None:
         True,
     )
     assert error_for_status(503, "", {}).retryable
+    # a broken address is no passing failure
+    from services.gateway.adapters.backends.http_errors import error_for_transport
+
+    assert not error_for_transport(aiohttp.InvalidURL("http://exa mple")).retryable
+    assert error_for_transport(aiohttp.ServerDisconnectedError()).retryable
     assert not error_for_status(400, "bad", {}).retryable
     assert error_for_status(400, '{"code": "content_policy_violation"}', {}).outcome == "refused"
     assert error_for_status(401, "no key", {}).outcome == "unavailable"

@@ -71,6 +71,9 @@ def error_for_status(status: int, body: str, headers: Mapping[str, str]) -> Back
 def error_for_transport(exc: Exception, *, retry_timeouts: bool = True) -> BackendError:
     if isinstance(exc, TimeoutError | aiohttp.ServerTimeoutError):
         return BackendError("timeout", str(exc) or "timed out", retryable=retry_timeouts)
+    if isinstance(exc, aiohttp.InvalidURL | aiohttp.ClientConnectorCertificateError):
+        # the route's address or the server's certificate: asking again cannot help
+        return BackendError("unavailable", f"{type(exc).__name__}: {exc}", retryable=False)
     if isinstance(exc, aiohttp.ClientConnectorError):
         # a server restarting (or a proxy before it) refuses for a moment: worth a retry
         return BackendError("unavailable", f"cannot connect: {exc}", retryable=True)
