@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import RowMapping
@@ -379,6 +380,8 @@ class EvaluationStore:
             conditions.append(evaluations.c.task == task)
         if dataset_id:
             conditions.append(evaluations.c.dataset_id == dataset_id)
+        if model:
+            conditions.append(self._asks(model))
         # a page shows statuses, not results
         query = (
             sa.select(*_evaluation_columns(results=False))
@@ -387,17 +390,18 @@ class EvaluationStore:
             # repeat one
             .order_by(evaluations.c.created_at.desc(), evaluations.c.id.desc())
         )
-        if not model:  # page in the database rather than loading every job (and its results)
-            count = sa.select(sa.func.count()).select_from(evaluations).where(*conditions)
-            async with self.engine.connect() as connection:
-                total = (await connection.execute(count)).scalar_one()
-                page = await connection.execute(query.limit(limit).offset(offset))
-                return [_evaluation(row) for row in page.mappings()], total
+        count = sa.select(sa.func.count()).select_from(evaluations).where(*conditions)
         async with self.engine.connect() as connection:
-            rows = [_evaluation(row) for row in (await connection.execute(query)).mappings()]
-        if model:  # models are a JSON list: filter here, portable across dialects
-            rows = [row for row in rows if model in row.models]
-        return rows[offset : offset + limit], len(rows)
+            total = (await connection.execute(count)).scalar_one()
+            page = await connection.execute(query.limit(limit).offset(offset))
+            return [_evaluation(row) for row in page.mappings()], total
+
+    def _asks(self, model: str) -> sa.ColumnElement[bool]:
+        """Whether an evaluation's models (a JSON list) name ``model``, in the database."""
+        if self.engine.dialect.name == "postgresql":
+            return sa.cast(evaluations.c.models, JSONB).contains([model])
+        entries = sa.func.json_each(evaluations.c.models).table_valued("value")
+        return sa.exists(sa.select(1).select_from(entries).where(entries.c.value == model))
 
     async def active(self, limit: int) -> list[str]:
         """Jobs to work on: queued or running, and not being finalised by a worker (whose

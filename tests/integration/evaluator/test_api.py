@@ -195,6 +195,21 @@ async def test_a_summary_stored_by_an_earlier_version_is_counted_again_from_the_
     assert [m["answered"] for m in fresh] == [9, 9] and fresh[0]["mean_agreement"] == 1.0
 
 
+async def test_the_model_filter_pages_in_the_database_and_matches_whole_names(
+    client: AsyncTestClient[Any],
+) -> None:
+    for models in (["m1", "m2"], ["m10"], ["m2"]):
+        submitted = await client.post("/v1/evaluations", json=job_body(n=1, models=models))
+        assert submitted.status_code == 202, submitted.text
+    first = (await client.get("/v1/evaluations?model=m2&limit=1")).json()
+    second = (await client.get("/v1/evaluations?model=m2&limit=1&offset=1")).json()
+    assert first["total"] == second["total"] == 2
+    ids = [page["evaluations"][0]["id"] for page in (first, second)]
+    assert len(set(ids)) == 2
+    only_m1 = (await client.get("/v1/evaluations?model=m1")).json()
+    assert only_m1["total"] == 1 and only_m1["evaluations"][0]["models"] == ["m1", "m2"]
+
+
 async def test_idempotency_key(client: AsyncTestClient[Any]) -> None:
     headers = {"Idempotency-Key": "abc"}
     first = await client.post("/v1/evaluations", json=job_body(), headers=headers)
