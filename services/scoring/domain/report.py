@@ -90,9 +90,11 @@ CSV_COLUMNS = (
 
 
 def _cell(value: object) -> str:
-    """Text for a CSV cell; a leading = + - @ is quoted so spreadsheets do not run it."""
+    """Text for a CSV cell; a leading = + - @ (or a tab or carriage return before one) is
+    quoted so spreadsheets do not run it."""
     text = "" if value is None else str(value)
-    return f"'{text}" if text[:1] in ("=", "+", "-", "@") and not _is_number(text) else text
+    formula = text[:1] in ("=", "+", "-", "@", "\t", "\r")
+    return f"'{text}" if formula and not _is_number(text) else text
 
 
 def _is_number(text: str) -> bool:
@@ -112,7 +114,9 @@ def render_csv(report: Report) -> str:
     """One row per (item, model, variant) answer, with that question's per-item metrics."""
     per_item = _per_item(report)
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    # RFC 4180's CRLF: the writer then quotes a cell holding either character (a model's reply
+    # with a bare \r would otherwise split its row)
+    writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(CSV_COLUMNS)
     for item in report.items:
         variants = {variant.index: variant for variant in item.variants}
@@ -160,14 +164,15 @@ def _interval(metric: MetricValue | None) -> str:
 
 
 def _models(report: Report) -> list[str]:
+    """Every model the report shows, once each, in the order they first appear."""
     names: list[str] = []
     if report.consistency:
-        names += list(report.consistency.models)
+        names += report.consistency.models
     if report.position_bias:
-        names += [name for name in report.position_bias.models if name not in names]
+        names += report.position_bias.models
     for item in report.items:
-        names += [a.model for a in item.answers if a.model not in names]
-    return names
+        names += [answer.model for answer in item.answers]
+    return list(dict.fromkeys(names))
 
 
 def _section(title: str, body: str, caption: str = "") -> str:

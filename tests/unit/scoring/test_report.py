@@ -55,6 +55,28 @@ def test_csv_defuses_spreadsheet_formulas() -> None:
     )
     row = next(csv.DictReader(io.StringIO(render_csv(report))))
     assert row["answer"] == '\'=HYPERLINK("x")'
+    # a tab or carriage return before the formula triggers it too
+    for text in ("\t=1+1", "\r=1+1"):
+        tabbed = msgspec.structs.replace(
+            report,
+            items=[
+                msgspec.structs.replace(
+                    report.items[0],
+                    answers=[msgspec.structs.replace(report.items[0].answers[0], text=text)],
+                )
+            ],
+        )
+        rows = csv.DictReader(io.StringIO(render_csv(tabbed), newline=""))
+        assert next(rows)["answer"] == f"'{text}"
+
+
+def test_a_report_without_metrics_shows_each_model_once() -> None:
+    # a running or failed evaluation: the models come from the answers, one per variant
+    answers = [{"model": m, "variant": v} for m in ("m1", "m2") for v in range(4)]
+    report = msgspec.convert(
+        {"items": [{"item_id": "a", "question": "q", "answers": answers}]}, type=Report
+    )
+    assert "2 models · 1 questions" in render_html(report)  # it said 8 models
 
 
 def test_html_escapes_every_text_from_data(report: Report) -> None:
