@@ -123,6 +123,11 @@ def data_dir() -> Path:
     return environment_settings().resolved_data_dir()
 
 
+def named_evaluator(args: argparse.Namespace) -> bool:
+    """Whether the command was told which evaluator to use (``--url`` or the environment)."""
+    return bool(args.url or os.environ.get("STEADFAST_EVALUATOR_URL"))
+
+
 def evaluator_address(args: argparse.Namespace) -> str:
     """``--base-port``, else ``--url``, else ``STEADFAST_EVALUATOR_URL`` or the default port."""
     if args.base_port is not None:
@@ -154,6 +159,12 @@ async def evaluator_url(
     if not getattr(args, "start", False) and readiness(url, timeout_s=1.0)[0]:
         yield url
         return
+    if not getattr(args, "start", False) and named_evaluator(args):
+        # an evaluator asked for by name is the one meant: starting others would go elsewhere
+        raise SystemExit(
+            f"error: cannot reach the evaluator at {url} (is it running? does the URL start "
+            "with http://?)"
+        )
     args.started_services = True
     log_dir = data_dir() / "logs"
     print(f"starting the services (logs in {log_dir}) ...", flush=True)
@@ -314,7 +325,17 @@ def run(coroutine_function: object, args: argparse.Namespace) -> int:
             return await coroutine_function(args)  # type: ignore[operator]
         except ServiceCallError as error:
             detail = error.problem.detail or error.problem.title
-            print(f"error: {error.service} answered {error.status}: {detail}", file=sys.stderr)
+            if error.unreachable:
+                print(
+                    f"error: cannot reach the {error.service} ({detail}); is `steadfast up` "
+                    "running, and does --url start with http://?",
+                    file=sys.stderr,
+                )
+            else:
+                print(f"error: {error.service} answered {error.status}: {detail}", file=sys.stderr)
+            return 1
+        except (OSError, RuntimeError) as error:  # a file, a port, a service that would not start
+            print(f"error: {error}", file=sys.stderr)
             return 1
         finally:
             await close_session()
@@ -329,6 +350,8 @@ def run(coroutine_function: object, args: argparse.Namespace) -> int:
 def command_evaluate(args: argparse.Namespace) -> int:
     if not args.file and not args.dataset:
         raise SystemExit("give a FILE or --dataset NAME")
+    if args.file and not Path(args.file).is_file():  # before any service is started for it
+        raise SystemExit(f"error: no such file: {args.file}")
     return run(_evaluate, args)
 
 

@@ -135,7 +135,10 @@ async def _position_bias(args: argparse.Namespace) -> int:
 
 
 def command_position_bias(args: argparse.Namespace) -> int:
-    args.request = request_of(args)
+    try:
+        args.request = request_of(args)
+    except OSError as error:  # no such file, unreadable: said in a line, before any service starts
+        raise SystemExit(f"error: {error}") from error
     return run(_position_bias, args)
 
 
