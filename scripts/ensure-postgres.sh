@@ -5,7 +5,16 @@ set -euo pipefail
 
 ready() { pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; }
 
-if command -v pg_isready >/dev/null && ready; then exit 0; fi
+# the tests' database, on a server found running or one started here
+ensure_test_database() {
+  psql -h 127.0.0.1 -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='test'" \
+    | grep -q 1 || psql -h 127.0.0.1 -U postgres -c "CREATE DATABASE test" >/dev/null
+}
+
+if command -v pg_isready >/dev/null && ready; then
+  ensure_test_database
+  exit 0
+fi
 
 if [ ! -d /etc/postgresql ] || [ -z "$(ls /etc/postgresql 2>/dev/null)" ]; then
   echo "ensure-postgres: installing PostgreSQL" >&2
@@ -24,8 +33,7 @@ pg_ctlcluster --skip-systemctl-redirect "$version" main start 2>/dev/null \
 
 for _ in $(seq 1 60); do
   if ready; then
-    psql -h 127.0.0.1 -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='test'" \
-      | grep -q 1 || psql -h 127.0.0.1 -U postgres -c "CREATE DATABASE test" >/dev/null
+    ensure_test_database
     exit 0
   fi
   sleep 1
