@@ -24,6 +24,13 @@ SERVICE_PORTS: dict[str, int] = {
 SERVICE_NAMES: tuple[str, ...] = tuple(SERVICE_PORTS)
 
 
+def default_port(service: str) -> int:
+    """The port ``service`` listens on unless told otherwise: ``STEADFAST_<SERVICE>_PORT``,
+    else its fixed one (8000-8004)."""
+    value = os.environ.get(f"STEADFAST_{service.upper()}_PORT", "")
+    return int(value) if value.isdigit() else SERVICE_PORTS[service]
+
+
 def default_data_dir() -> Path:
     """Per-user data directory: ``$XDG_DATA_HOME/steadfast`` or ``~/.local/share/steadfast``."""
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
@@ -54,7 +61,7 @@ class ServiceSettings(msgspec.Struct, kw_only=True):
 
     def service_url(self, service: str) -> str:
         url: str = getattr(self, f"{service}_url")
-        return url or f"http://127.0.0.1:{SERVICE_PORTS[service]}"
+        return url or f"http://127.0.0.1:{default_port(service)}"
 
 
 GLOBAL_FIELDS = frozenset(

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shared.settings import SERVICE_NAMES, SERVICE_PORTS
+from shared.settings import SERVICE_NAMES, default_port
 
 _PR_SET_PDEATHSIG = 1
 
@@ -58,7 +58,7 @@ def exit_on_sigterm() -> Iterator[None]:
 def service_ports(
     base_port: int | None = None, overrides: Mapping[str, int] | None = None
 ) -> dict[str, int]:
-    ports = dict(SERVICE_PORTS)
+    ports = {name: default_port(name) for name in SERVICE_NAMES}
     if base_port is not None:
         ports = {name: base_port + index for index, name in enumerate(SERVICE_NAMES)}
     ports.update(overrides or {})

@@ -55,3 +55,16 @@ def test_a_retry_base_of_zero_is_refused_at_start(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("STEADFAST_EVALUATOR_RETRY_BASE_S", "0")
     with pytest.raises(SettingsError, match="retry_base_s"):
         load_settings("evaluator", EvaluatorSettings)
+
+
+def test_a_port_set_in_the_environment_is_where_services_listen_and_are_looked_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from shared.settings import ServiceSettings
+    from steadfast.supervisor import service_ports
+
+    monkeypatch.setenv("STEADFAST_EVALUATOR_PORT", "9000")
+    monkeypatch.delenv("STEADFAST_EVALUATOR_URL", raising=False)
+    assert service_ports()["evaluator"] == 9000 and service_ports()["gateway"] == 8001
+    assert ServiceSettings().service_url("evaluator") == "http://127.0.0.1:9000"
+    assert service_ports(base_port=7000)["evaluator"] == 7000  # an explicit base still wins
