@@ -150,6 +150,7 @@ _LAST_VALUE = re.compile(rf"(?:{_FRACTION_LATEX})|(?:{_NUMBER})")
 _GSM8K_FINAL = re.compile(r"####\s*(.+?)\s*$", re.MULTILINE)
 #: delimiters of maths in prose, longest first where two start alike ($$ before $)
 _MATH_DELIMITERS = (("\\(", "\\)"), ("\\[", "\\]"), ("$$", "$$"), ("$", "$"))
+_CLOSER = dict(_MATH_DELIMITERS)
 #: what makes a number part of an expression: 2^{10}, x_1, 3\sqrt{2}, \pi/2
 _EXPRESSION_MARK = re.compile(r"[\^_{]|\\[A-Za-z]")
 #: what a span must hold to be an answer, not a unit or a symbol: "$\text{cm}$", "\(\blacksquare\)"
@@ -233,7 +234,7 @@ def _math_spans(text: str) -> Iterator[tuple[str, str, int]]:
         if not waiting:
             return
         start, _, opener = min(waiting)
-        closer = dict(_MATH_DELIMITERS)[opener]
+        closer = _CLOSER[opener]
         close = text.find(closer, start + len(opener) + 1)
         if close < 0:
             next_open[opener] = -1

@@ -23,11 +23,9 @@ def retry_after_s(headers: Mapping[str, str]) -> float | None:
     value = headers.get("Retry-After") or headers.get("retry-after")
     if not value:
         return None
-    seconds = finite_number(value)
+    seconds = _number(value)
     if seconds is not None:
-        return max(0.0, seconds)
-    if _is_number(value):
-        return None
+        return max(0.0, seconds) if math.isfinite(seconds) else None
     try:
         return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError):
@@ -38,10 +36,6 @@ def finite_number(text: str | None) -> float | None:
     """The number ``text`` spells, unless it is none or not finite ("inf", "nan")."""
     value = _number(text)
     return value if value is not None and math.isfinite(value) else None
-
-
-def _is_number(text: str) -> bool:
-    return _number(text) is not None
 
 
 def _number(text: str | None) -> float | None:
