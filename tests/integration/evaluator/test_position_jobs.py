@@ -45,8 +45,11 @@ class Primacy:
         self.blocked = asyncio.Event()
         self.blocked.set()
         self.answered = 0
+        #: set once a job's evaluation asks for answers (its run is under way)
+        self.asked = asyncio.Event()
 
     async def generate_batch(self, requests: list[GenerateRequest]) -> list[Generated]:
+        self.asked.set()
         await self.blocked.wait()
         self.answered += len(requests)
         return [Generated(text="A") for _ in requests]
@@ -164,8 +167,7 @@ async def test_a_job_outlives_rolling_restarts_of_its_workers(store: PositionJob
         stuck.blocked.clear()
         worker = runner(store, stuck, owner=owner)
         worker.start()
-        await until_status(store, job.id, "running")
-        await asyncio.sleep(0.05)
+        await asyncio.wait_for(stuck.asked.wait(), 10)  # in its run, not still claiming
         await worker.stop()
         claimable = await store.claim("probe")  # free without waiting for the lease
         assert claimable is not None and claimable.attempts == 1
