@@ -22,6 +22,8 @@ logger = logging.getLogger(__name__)
 
 #: how a finished job's outcome is stored again after a database failure
 FINISH_BACKOFF = Backoff(attempts=3, base_delay_s=0.5)
+#: how long a stopping worker waits for a claim under way, to release what it claimed
+CLAIM_SETTLE_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -67,14 +69,29 @@ class PositionJobRunner:
         while not self._stopping:
             self._wake.clear()  # before claiming: a job created meanwhile wakes the wait below
             try:
-                job = await self.store.claim(self.settings.owner)
-                if job is not None:
+                job = await self._claim()
+                if job is not None and self._stopping:  # claimed as the stop came: not begun
+                    await self.store.release(job.id, self.settings.owner)
+                elif job is not None:
                     await self.run(job)
                     continue
             except Exception:
                 logger.exception("position-bias job runner: claiming a job failed")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.settings.poll_s)
+
+    async def _claim(self) -> PositionJobRow | None:
+        """The next job, leased to this worker. A stop that cancels the claim after the database
+        committed it still releases the job, which would otherwise wait for its lease to run out."""
+        claiming = asyncio.ensure_future(self.store.claim(self.settings.owner))
+        try:
+            return await asyncio.shield(claiming)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                job = await asyncio.wait_for(claiming, CLAIM_SETTLE_S)
+                if job is not None:
+                    await self.store.release(job.id, self.settings.owner)
+            raise
 
     async def run(self, job: PositionJobRow) -> None:
         """Run a claimed job and store its outcome (unless its lease was lost meanwhile)."""

@@ -181,6 +181,57 @@ async def test_a_job_outlives_rolling_restarts_of_its_workers(store: PositionJob
     assert done.status == "succeeded"
 
 
+async def test_a_stop_while_the_claim_commits_frees_the_job_at_once(
+    store: PositionJobStore,
+) -> None:
+    store = PositionJobStore(store.engine, lease_s=30)  # a freed job is no expired lease
+    claim = store.claim
+
+    async def slow_to_return(owner: str) -> Any:
+        job = await claim(owner)
+        await asyncio.sleep(0.5)  # committed, not yet returned: the stop cancels here
+        return job
+
+    store.claim = slow_to_return  # type: ignore[method-assign]
+    job = await store.create(REQUEST, 2)
+    worker = runner(store, Primacy())
+    worker.start()
+    await until_status(store, job.id, "running")
+    await asyncio.wait_for(worker.stop(grace_s=0.1), 5)
+    store.claim = claim  # type: ignore[method-assign]
+    freed = await store.claim("probe")  # without waiting for the lease
+    assert freed is not None and (freed.id, freed.attempts) == (job.id, 1)
+
+
+async def test_a_job_claimed_as_the_stop_comes_is_released_not_begun(
+    store: PositionJobStore,
+) -> None:
+    claim = store.claim
+    claimed = asyncio.Event()
+    stopping = asyncio.Event()
+
+    async def claim_until_the_stop(owner: str) -> Any:
+        job = await claim(owner)
+        claimed.set()
+        await stopping.wait()
+        return job
+
+    store.claim = claim_until_the_stop  # type: ignore[method-assign]
+    job = await store.create(REQUEST, 2)
+    upstream = Primacy()
+    worker = runner(store, upstream)
+    worker.start()
+    await asyncio.wait_for(claimed.wait(), 10)
+    stop = asyncio.ensure_future(worker.stop(grace_s=10))
+    await asyncio.sleep(0.05)
+    stopping.set()
+    await asyncio.wait_for(stop, 5)
+    assert not upstream.asked.is_set()
+    store.claim = claim  # type: ignore[method-assign]
+    freed = await store.claim("probe")
+    assert freed is not None and (freed.id, freed.attempts) == (job.id, 1)
+
+
 async def test_a_job_whose_workers_keep_stopping_fails(store: PositionJobStore) -> None:
     job = await store.create(REQUEST, 2)
     for owner in ("w1", "w2", "w3"):
