@@ -30,8 +30,13 @@ class EvaluatorClient:
     async def position_bias(self, request: PositionBiasEvaluate) -> PositionBiasEvaluation:
         return await self._client.post("/v1/position-bias", request, PositionBiasEvaluation)
 
-    async def create_position_job(self, request: PositionBiasEvaluate) -> PositionBiasJob:
-        return await self._client.post("/v1/position-bias/jobs", request, PositionBiasJob)
+    async def create_position_job(
+        self, request: PositionBiasEvaluate, idempotency_key: str | None = None
+    ) -> PositionBiasJob:
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        return await self._client.post(
+            "/v1/position-bias/jobs", request, PositionBiasJob, headers=headers
+        )
 
     async def position_job(self, job_id: str) -> PositionBiasJob:
         return await self._client.get(f"/v1/position-bias/jobs/{job_id}", PositionBiasJob)

@@ -12,8 +12,10 @@ from typing import TypeVar
 
 import msgspec
 import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from services.evaluator.adapters.repository import IdempotencyConflict
 from services.evaluator.db.models import position_jobs
 from shared.contracts.position import (
     PositionBiasEvaluate,
@@ -46,7 +48,19 @@ class PositionJobStore:
         self.engine = engine
         self.lease_s = lease_s
 
-    async def create(self, request: PositionBiasEvaluate, order_count: int) -> PositionJobRow:
+    async def create(
+        self,
+        request: PositionBiasEvaluate,
+        order_count: int,
+        *,
+        idempotency_key: str | None = None,
+        request_hash: str | None = None,
+    ) -> PositionJobRow:
+        """A queued job. An ``idempotency_key`` seen before returns the job it created, if
+        ``request_hash`` (the fingerprint of the request as sent) is the one stored with it;
+        else :class:`IdempotencyConflict`."""
+        if idempotency_key and (earlier := await self._by_key(idempotency_key)) is not None:
+            return await self._same_request(earlier, request_hash)
         job_id = f"pb-{uuid.uuid4().hex[:20]}"
         values = {
             "id": job_id,
@@ -55,9 +69,36 @@ class PositionJobStore:
             "order_count": order_count,
             "attempts": 0,
             "created_at": time.time(),
+            "idempotency_key": idempotency_key,
+            "request_hash": request_hash,
         }
-        async with self.engine.begin() as connection:
-            await connection.execute(position_jobs.insert().values(**values))
+        try:
+            async with self.engine.begin() as connection:
+                await connection.execute(position_jobs.insert().values(**values))
+        except IntegrityError:  # the same key, sent twice at once: the first one made the job
+            earlier = await self._by_key(idempotency_key) if idempotency_key else None
+            if earlier is None:
+                raise
+            return await self._same_request(earlier, request_hash)
+        job = await self.get(job_id)
+        assert job is not None
+        return job
+
+    async def _by_key(self, idempotency_key: str) -> tuple[str, str | None] | None:
+        """The id and request hash of the job created with this key."""
+        query = sa.select(position_jobs.c.id, position_jobs.c.request_hash).where(
+            position_jobs.c.idempotency_key == idempotency_key
+        )
+        async with self.engine.connect() as connection:
+            row = (await connection.execute(query)).first()
+        return (row[0], row[1]) if row is not None else None
+
+    async def _same_request(
+        self, earlier: tuple[str, str | None], request_hash: str | None
+    ) -> PositionJobRow:
+        job_id, stored_hash = earlier
+        if stored_hash != request_hash:
+            raise IdempotencyConflict(job_id)
         job = await self.get(job_id)
         assert job is not None
         return job

@@ -3,13 +3,16 @@ protocol."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from litestar import Controller, Response, delete, get, post
 from litestar.datastructures import State
-from litestar.params import FromPath, JSONBody
+from litestar.params import FromPath, HeaderParameter, JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED
 
 from services.evaluator.adapters.datasets import iso
 from services.evaluator.adapters.position_jobs import PositionJobRow, PositionJobStore
+from services.evaluator.adapters.repository import IdempotencyConflict
 from services.evaluator.domain.pipeline import UpstreamError, require_known_routes
 from services.evaluator.domain.position import (
     evaluate_position_bias,
@@ -19,6 +22,7 @@ from services.evaluator.domain.position import (
 )
 from services.evaluator.settings import EvaluatorSettings
 from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation, PositionBiasJob
+from shared.fingerprint import fingerprint
 from shared.problems import ProblemError, not_found, problem_responses
 
 
@@ -58,19 +62,42 @@ class PositionBiasController(Controller):
         "/jobs",
         operation_id="createPositionBiasJob",
         summary="Submit a positional-bias evaluation as a job (for more answers than a request "
-        "can wait for)",
+        "can wait for; an Idempotency-Key header makes retries safe)",
         status_code=HTTP_202_ACCEPTED,
-        responses=problem_responses({413: "More answers than a job may ask for"}),
+        responses=problem_responses(
+            {
+                413: "More answers than a job may ask for",
+                422: "An Idempotency-Key reused for another request",
+            }
+        ),
     )
     async def create_job(
-        self, data: JSONBody[PositionBiasEvaluate], state: State
+        self,
+        data: JSONBody[PositionBiasEvaluate],
+        state: State,
+        idempotency_key: Annotated[
+            str | None,
+            HeaderParameter(name="Idempotency-Key", min_length=1, max_length=200, required=False),
+        ] = None,
     ) -> Response[PositionBiasJob]:
         settings: EvaluatorSettings = state.settings
+        request_hash = fingerprint(data)  # of the request as sent, before a dataset fills it
         data, needed = await _checked(data, state)
         if needed > settings.max_job_answers:
             raise _too_large(needed, f"the job limit of {settings.max_job_answers}")
         store: PositionJobStore = state.position_jobs
-        job = await store.create(data, needed)
+        try:
+            job = await store.create(
+                data, needed, idempotency_key=idempotency_key, request_hash=request_hash
+            )
+        except IdempotencyConflict as conflict:
+            raise ProblemError(
+                422,
+                "Idempotency-Key reused",
+                f"the key was used for position-bias job {conflict} with a different request",
+                field="Idempotency-Key",
+                source="header",
+            ) from conflict
         state.position_runner.wake()
         return Response(
             job_view(job),

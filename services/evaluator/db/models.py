@@ -204,5 +204,8 @@ position_jobs = sa.Table(
     sa.Column("finished_at", sa.Float),
     sa.Column("lease_owner", sa.String(128)),
     sa.Column("lease_until", sa.Float),
+    sa.Column("idempotency_key", sa.String(200)),
+    sa.Column("request_hash", sa.String(64)),
     sa.Index("ix_evaluator_position_jobs_status", "status"),
+    sa.Index("ux_evaluator_position_jobs_idempotency_key", "idempotency_key", unique=True),
 )

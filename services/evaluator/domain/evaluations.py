@@ -147,6 +147,7 @@ class Evaluations:
                 "Idempotency-Key reused",
                 f"the key was used for evaluation {conflict} with a different request",
                 field="Idempotency-Key",
+                source="header",
             ) from conflict
 
     async def _items(self, data: EvaluationCreate) -> list[EvaluationItem]:

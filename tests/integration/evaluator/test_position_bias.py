@@ -285,6 +285,28 @@ def test_a_job_runs_what_a_request_cannot_wait_for(evaluator: str) -> None:
     assert finished.status_code == 409 and "already succeeded" in finished.json()["detail"]
 
 
+def test_a_job_retried_with_its_idempotency_key_is_made_once(evaluator: str) -> None:
+    body = {"models": ["knower"], "items": MANY[:2], "generator": "writer", "bootstrap": 0}
+    jobs = f"{evaluator}/v1/position-bias/jobs"
+    headers = {"Idempotency-Key": "pb-retry-1"}
+    first = httpx.post(jobs, json=body, headers=headers, timeout=30)
+    again = httpx.post(jobs, json=body, headers=headers, timeout=30)
+    assert first.status_code == again.status_code == 202, again.text
+    assert again.json()["id"] == first.json()["id"]
+    unkeyed = httpx.post(jobs, json=body, timeout=30)
+    assert unkeyed.status_code == 202 and unkeyed.json()["id"] != first.json()["id"]
+    other = httpx.post(jobs, json={**body, "seed": 3}, headers=headers, timeout=30)
+    assert other.status_code == 422, other.text
+    assert first.json()["id"] in other.json()["detail"]
+    assert other.json()["errors"][0] | {"message": ""} == {
+        "field": "Idempotency-Key",
+        "source": "header",
+        "message": "",
+    }
+    empty = httpx.post(jobs, json=body, headers={"Idempotency-Key": ""}, timeout=30)
+    assert empty.status_code == 400 and empty.json()["errors"][0]["source"] == "header"
+
+
 def test_a_job_can_be_cancelled(evaluator: str) -> None:
     body = {"models": ["knower", "primacy"], "items": MANY, "generator": "writer", "seed": 7}
     submitted = httpx.post(f"{evaluator}/v1/position-bias/jobs", json=body, timeout=30)

@@ -9,8 +9,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from services.evaluator.adapters.position_jobs import PositionJobStore
+from services.evaluator.adapters.repository import IdempotencyConflict
 from services.evaluator.db.models import position_jobs
 from services.evaluator.domain.pipeline import Generated, UpstreamError
 from services.evaluator.domain.position_jobs import PositionJobRunner, PositionJobSettings
@@ -342,6 +344,18 @@ async def test_a_stored_request_that_no_longer_reads_fails_its_job(
     assert done is not None and done.status == "failed"
     assert done.error is not None and "stored request is unreadable" in done.error
     assert "retired_field" in done.error
+
+
+async def test_one_idempotency_key_sent_at_once_makes_one_job(store: PositionJobStore) -> None:
+    made = await asyncio.gather(
+        *(store.create(REQUEST, 2, idempotency_key="k", request_hash="h") for _ in range(4))
+    )
+    assert len({job.id for job in made}) == 1
+    with pytest.raises(IdempotencyConflict, match=made[0].id):
+        await store.create(REQUEST, 2, idempotency_key="k", request_hash="other")
+    async with store.engine.connect() as connection:
+        count = sa.select(sa.func.count()).select_from(position_jobs)
+        assert await connection.scalar(count) == 1
 
 
 async def test_workers_claiming_at_once_get_the_job_once(store: PositionJobStore) -> None:
