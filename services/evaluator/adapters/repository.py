@@ -92,6 +92,7 @@ class ItemRow:
     paraphrase_set_id: str | None
     error: str | None
     attempts: int
+    unreachable_attempts: int
 
 
 @dataclass
@@ -99,6 +100,7 @@ class AnswerRow:
     row_id: int
     record: AnswerRecord
     attempts: int
+    unreachable_attempts: int = 0
 
 
 @dataclass
@@ -127,6 +129,15 @@ class Failure:
     stage: str
     #: None: give up; else retry at this time
     retry_at: float | None
+    #: counted as a failure to reach the service (``unreachable_attempts``), not ``attempts``
+    unreachable: bool = False
+
+
+def _counted(failure: Failure, attempts: int, unreachable_attempts: int) -> dict[str, int]:
+    """The attempt counts after ``failure``: one more of its kind."""
+    if failure.unreachable:
+        return {"attempts": attempts, "unreachable_attempts": unreachable_attempts + 1}
+    return {"attempts": attempts + 1, "unreachable_attempts": unreachable_attempts}
 
 
 def _evaluation_columns(results: bool) -> list[sa.Column[Any]]:
@@ -592,7 +603,10 @@ class EvaluationStore:
             owner,
             n,
         )
-        return [AnswerRow(row["id"], _answer_record(row), row["attempts"]) for row in rows]
+        return [
+            AnswerRow(row["id"], _answer_record(row), row["attempts"], row["unreachable_attempts"])
+            for row in rows
+        ]
 
     async def renew(self, table_name: str, ids: Iterable[int | str], owner: str) -> None:
         table = {"answers": answers, "items": evaluation_items, "evaluations": evaluations}[
@@ -783,7 +797,7 @@ class EvaluationStore:
     async def fail_item(self, item: ItemRow, owner: str, failure: Failure) -> None:
         values: dict[str, Any] = {
             "error": failure.reason,
-            "attempts": item.attempts + 1,
+            **_counted(failure, item.attempts, item.unreachable_attempts),
             "lease_owner": None,
             "lease_until": None,
         }
@@ -833,6 +847,7 @@ class EvaluationStore:
                 lease_owner=sa.bindparam("new_owner"),
                 error=None,
                 attempts=0,
+                unreachable_attempts=0,
             )
         )
         await self._executemany(statement, params)
@@ -870,7 +885,7 @@ class EvaluationStore:
                 "owner": owner,
                 "error": f.reason,
                 "error_stage": f.stage,
-                "attempts": rows[f.row_id].attempts + 1,
+                **_counted(f, rows[f.row_id].attempts, rows[f.row_id].unreachable_attempts),
                 "next_attempt_at": f.retry_at or 0.0,
                 "claimed_status": rows[f.row_id].record.status,
                 "new_status": "failed" if f.retry_at is None else rows[f.row_id].record.status,
@@ -889,6 +904,7 @@ class EvaluationStore:
                 error=sa.bindparam("error"),
                 error_stage=sa.bindparam("error_stage"),
                 attempts=sa.bindparam("attempts"),
+                unreachable_attempts=sa.bindparam("unreachable_attempts"),
                 next_attempt_at=sa.bindparam("next_attempt_at"),
                 status=sa.bindparam("new_status"),
                 lease_owner=None,

@@ -117,6 +117,8 @@ evaluation_items = sa.Table(
     ),
     sa.Column("error", sa.Text),
     sa.Column("attempts", sa.Integer, nullable=False, default=0),
+    #: failures to reach a service (a restart), counted apart: they have their own patience
+    sa.Column("unreachable_attempts", sa.Integer, nullable=False, server_default=sa.text("0")),
     sa.Column("next_attempt_at", sa.Float, nullable=False, default=0.0),
     sa.Column("lease_owner", sa.String(100)),
     sa.Column("lease_until", sa.Float),
@@ -153,6 +155,8 @@ answers = sa.Table(
     sa.Column("error", sa.Text),
     sa.Column("error_stage", sa.String(16)),
     sa.Column("attempts", sa.Integer, nullable=False, default=0),
+    #: failures to reach a service (a restart), counted apart: they have their own patience
+    sa.Column("unreachable_attempts", sa.Integer, nullable=False, server_default=sa.text("0")),
     sa.Column("next_attempt_at", sa.Float, nullable=False, default=0.0),
     sa.Column("lease_owner", sa.String(100)),
     sa.Column("lease_until", sa.Float),

@@ -196,7 +196,7 @@ class JobEngine:
             async with self._leased("items", [row.row_id]):
                 response = await self.upstream.paraphrase(request)
         except UpstreamError as error:
-            failure = self._failure(row.row_id, row.attempts, error, "paraphrase")
+            failure = self._failure(row, error, "paraphrase")
             await self.store.fail_item(row, self.owner, failure)
             PARAPHRASE_SETS.labels("retried" if failure.retry_at else "failed").inc()
             return
@@ -256,7 +256,7 @@ class JobEngine:
         to_grade: list[AnswerRow] = []
         for row, outcome in zip(rows, outcomes, strict=True):
             if outcome.text is None:
-                failures.append(self._failure(row.row_id, row.attempts, outcome.error, "answer"))
+                failures.append(self._failure(row, outcome.error, "answer"))
                 continue
             item = context.items[row.record.position]
             needs_grade = context.golds[row.record.position] is not None
@@ -270,7 +270,7 @@ class JobEngine:
                     value,
                     "answered",
                 )
-                row.attempts = 0  # as stored: grading has its own attempts
+                row.attempts = row.unreachable_attempts = 0  # as stored: grading has its own
                 to_grade.append(row)
         await self.store.store_answers(self.owner, stored)
         await self.store.fail_answers(self.owner, failures, by_id)
@@ -300,7 +300,7 @@ class JobEngine:
             try:
                 results = await grade_all(self.upstream, context.settings, graded)
             except UpstreamError as error:
-                failures = [self._failure(row.row_id, row.attempts, error, "grade") for row in rows]
+                failures = [self._failure(row, error, "grade") for row in rows]
                 await self.store.fail_answers(self.owner, failures, by_id)
                 rows, results, graded = [], [], []
             grades += [
@@ -310,15 +310,19 @@ class JobEngine:
         await self.store.store_grades(self.owner, grades)
 
     def _failure(
-        self, row_id: int, attempts: int, error: UpstreamError | None, stage: str
+        self, row: ItemRow | AnswerRow, error: UpstreamError | None, stage: str
     ) -> Failure:
+        """The failure to record, given up or retried by the policy of its kind: a service out
+        of reach is waited for patiently, and that wait leaves the other attempts untouched."""
         error = error or UpstreamError("no result", retryable=True)
-        policy = self.settings.unreachable_retry if error.unreachable else self.settings.retry
-        made = attempts + 1
+        if error.unreachable:
+            policy, made = self.settings.unreachable_retry, row.unreachable_attempts + 1
+        else:
+            policy, made = self.settings.retry, row.attempts + 1
         give_up = policy.gives_up(made, retryable=error.retryable)
         retry_at = None if give_up else time.time() + policy.delay(made)
         reason = error.reason if not give_up else f"{error.reason} (after {made} attempts)"
-        return Failure(row_id=row_id, reason=reason, stage=stage, retry_at=retry_at)
+        return Failure(row.row_id, reason, stage, retry_at, unreachable=error.unreachable)
 
     @contextlib.asynccontextmanager
     async def _leased(self, table: str, ids: Iterable[int | str]) -> AsyncIterator[None]:

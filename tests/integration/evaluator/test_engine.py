@@ -33,7 +33,7 @@ from shared.contracts.gateway import GenerateRequest
 from shared.contracts.perturb import Paraphrase
 from shared.contracts.scoring import GradeRequest, GradeResult
 from shared.db import create_engine, migrate
-from tests.integration.evaluator.stand_ins import StandInUpstream
+from tests.integration.evaluator.stand_ins import StandInUpstream, question_of
 
 FAST = EngineSettings(
     paraphrase_lanes=2,
@@ -237,6 +237,43 @@ async def test_a_gateway_out_of_reach_for_a_while_fails_no_answer(
     await JobEngine(store, Restarting(answer_right), patient).run(job_id)
     job = await store.get(job_id)
     assert job is not None and (job.status, job.message) == ("succeeded", None)
+
+
+async def test_an_ordinary_failure_after_an_outage_still_has_its_own_attempts(
+    store: EvaluationStore,
+) -> None:
+    class RestartingThenFlaky(StandInUpstream):
+        """Out of reach for the first tries, then one 500 for each request, then right."""
+
+        outage_calls = 12
+        failed: set[str] = set()  # noqa: RUF012
+
+        async def generate_batch(self, requests: list[Any]) -> list[Any]:
+            if self.outage_calls > 0:
+                self.outage_calls -= 1
+                raise UpstreamError("gateway unreachable: connection refused", unreachable=True)
+            first_tries = {question_of(r) for r in requests} - self.failed
+            if first_tries:
+                self.failed |= first_tries
+                raise UpstreamError("gateway: 500", retryable=True)
+            return await super().generate_batch(requests)
+
+    patient = EngineSettings(
+        paraphrase_lanes=1,
+        answer_lanes=1,
+        answer_batch=16,
+        poll_s=0.02,
+        retry=Backoff(attempts=2, base_delay_s=0.01),
+        unreachable_retry=Backoff(attempts=30, base_delay_s=0.01, max_delay_s=0.02),
+    )
+    job_id = await create(store, n=2, k=1)
+    upstream = RestartingThenFlaky(answer_right)
+    await JobEngine(store, upstream, patient).run(job_id)
+    assert upstream.outage_calls == 0
+    job = await store.get(job_id)
+    assert job is not None and (job.status, job.message) == ("succeeded", None)
+    stored = await store.answers_of(job_id)
+    assert stored and all(a.status == "graded" and a.error is None for a in stored)
 
 
 async def test_killed_worker_resumes_without_asking_again(store: EvaluationStore) -> None:
