@@ -7,8 +7,9 @@ from prometheus_client import Counter, Histogram
 PROXY_REQUESTS = Counter(
     "steadfast_proxy_requests_total",
     "Self-paraphrase and proxied chat requests, by strategy and outcome "
-    "(ok, degraded: answered with failed variants or fewer paraphrases, failed: by the "
-    "model or a service behind it, rejected: the request's fault, with a 4xx).",
+    "(ok, degraded: answered with failed variants or fewer paraphrases, refused: a passed "
+    "through answer the model's filter blocked, failed: by the model or a service behind it, "
+    "rejected: the request's fault, with a 4xx).",
     ["strategy", "outcome"],
 )
 PROXY_AGREEMENT = Histogram(

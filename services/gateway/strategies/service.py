@@ -6,7 +6,7 @@ import time
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 
-from services.gateway.domain.errors import GatewayError, UnknownRoute
+from services.gateway.domain.errors import GatewayError, GenerationFailed, UnknownRoute
 from services.gateway.strategies import metrics
 from services.gateway.strategies.canonicalize import canonicalize
 from services.gateway.strategies.paraphrase_vote import paraphrase_vote
@@ -79,6 +79,12 @@ class SelfParaphraseService:
         started = time.perf_counter()
         try:
             response = await self.gateway.generate(settings.request(messages))
+        except GenerationFailed as failure:
+            if failure.outcome == "refused":  # the model's answer (a content filter), not a fault
+                metrics.record(PASSTHROUGH, "refused", 1)
+            else:
+                _record_failure(PASSTHROUGH, failure, 1)
+            raise
         except GatewayError as error:
             _record_failure(PASSTHROUGH, error, 1)
             raise

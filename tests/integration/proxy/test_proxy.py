@@ -883,11 +883,17 @@ def test_a_passed_through_answer_the_filter_blocked_is_an_empty_content_filter_f
 ) -> None:
     question = "Something the filter blocks?"
     proxy.scenario.blocked.add(question)
+    before = _samples(proxy)
     completion = proxy.client().chat.completions.create(
         model="fake", messages=[{"role": "user", "content": question}]
     )
     choice = completion.choices[0]
     assert (choice.finish_reason, choice.message.content) == ("content_filter", "")
+    # an answer, if an empty one: counted as refused, not as a failure of the model
+    grew = _growth(before, _samples(proxy))
+    counted = {"strategy": "passthrough"}
+    assert grew("steadfast_proxy_requests_total", **counted, outcome="refused") == 1
+    assert grew("steadfast_proxy_requests_total", **counted, outcome="failed") == 0
 
 
 def test_a_long_conversation_passes_through(proxy: Proxy) -> None:
