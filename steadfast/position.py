@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import uuid
 from pathlib import Path
 from typing import TextIO
 
@@ -104,7 +105,7 @@ async def evaluated(
             if error.status != TOO_LARGE:
                 raise
             print("too large for one request: running it as a job", file=sys.stderr)
-    submitted = await client.create_position_job(request)
+    submitted = await client.create_position_job(request, idempotency_key=uuid.uuid4().hex)
     print(f"job {submitted.id}: {submitted.order_count} answers at most", file=sys.stderr)
     status, misses = submitted, 0
     while status.status in ("queued", "running"):

@@ -30,8 +30,12 @@ class Evaluator:
     def __init__(self, statuses: list[Any]) -> None:
         self.statuses = statuses
         self.asked = 0
+        self.keys: list[str | None] = []
 
-    async def create_position_job(self, request: PositionBiasEvaluate) -> PositionBiasJob:
+    async def create_position_job(
+        self, request: PositionBiasEvaluate, idempotency_key: str | None = None
+    ) -> PositionBiasJob:
+        self.keys.append(idempotency_key)
         return job("queued")
 
     async def position_job(self, job_id: str) -> PositionBiasJob:
@@ -47,6 +51,8 @@ async def test_an_outage_while_waiting_is_waited_out() -> None:
     client = Evaluator(statuses)
     result = await evaluated(client, REQUEST, job=True, poll_s=0)  # type: ignore[arg-type]
     assert result == RESULT and client.asked == 4
+    # submitted with a key of its own, so a retry along the way cannot make a second job
+    assert len(client.keys) == 1 and client.keys[0]
 
 
 async def test_a_refusal_or_a_failed_job_ends_the_wait() -> None:

@@ -134,10 +134,11 @@ class Failure:
 
 
 def _counted(failure: Failure, attempts: int, unreachable_attempts: int) -> dict[str, int]:
-    """The attempt counts after ``failure``: one more of its kind."""
+    """The attempt counts after ``failure``: one more of its kind. An ordinary failure came
+    from a service that answered: an outage after it is waited for afresh."""
     if failure.unreachable:
         return {"attempts": attempts, "unreachable_attempts": unreachable_attempts + 1}
-    return {"attempts": attempts + 1, "unreachable_attempts": unreachable_attempts}
+    return {"attempts": attempts + 1, "unreachable_attempts": 0}
 
 
 def _evaluation_columns(results: bool) -> list[sa.Column[Any]]:

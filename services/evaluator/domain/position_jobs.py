@@ -54,8 +54,9 @@ class PositionJobRunner:
         self._wake.set()
 
     async def stop(self, grace_s: float = 3.0) -> None:
-        """Let a job that is storing its outcome finish for ``grace_s``, then cancel the runner
-        (a job still running is left to its lease, and run again by whoever takes it)."""
+        """Let a job that is storing its outcome finish for ``grace_s``, then cancel the runner:
+        a job still running is released for the next claim (a claim under way is waited for,
+        up to ``CLAIM_SETTLE_S`` more, to release what it took)."""
         if self._task is None:
             return
         self._stopping = True
@@ -87,10 +88,16 @@ class PositionJobRunner:
         try:
             return await asyncio.shield(claiming)
         except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
+            try:
                 job = await asyncio.wait_for(claiming, CLAIM_SETTLE_S)
                 if job is not None:
                     await self.store.release(job.id, self.settings.owner)
+            except Exception:
+                logger.warning(
+                    "position-bias job runner: a claim cut short by a stop was not released; "
+                    "its job waits for its lease to run out",
+                    exc_info=True,
+                )
             raise
 
     async def run(self, job: PositionJobRow) -> None:

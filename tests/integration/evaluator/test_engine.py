@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -245,8 +246,10 @@ async def test_an_ordinary_failure_after_an_outage_still_has_its_own_attempts(
     class RestartingThenFlaky(StandInUpstream):
         """Out of reach for the first tries, then one 500 for each request, then right."""
 
-        outage_calls = 12
-        failed: set[str] = set()  # noqa: RUF012
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.outage_calls = 12
+            self.failed: set[str] = set()
 
         async def generate_batch(self, requests: list[Any]) -> list[Any]:
             if self.outage_calls > 0:
@@ -274,6 +277,52 @@ async def test_an_ordinary_failure_after_an_outage_still_has_its_own_attempts(
     assert job is not None and (job.status, job.message) == ("succeeded", None)
     stored = await store.answers_of(job_id)
     assert stored and all(a.status == "graded" and a.error is None for a in stored)
+
+
+async def test_each_outage_after_an_ordinary_failure_is_waited_for_afresh(
+    store: EvaluationStore,
+) -> None:
+    class TwoOutages(StandInUpstream):
+        """For each model and question: out of reach 3 times, one 500, out of reach 3 times,
+        then right."""
+
+        schedule = ("unreachable",) * 3 + ("500",) + ("unreachable",) * 3
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.calls: Counter[str] = Counter()  # by model and question
+
+        async def generate_batch(self, requests: list[Any]) -> list[Any]:
+            right = await super().generate_batch(requests)
+            outcomes = []
+            for request, answer in zip(requests, right, strict=True):
+                asked = f"{request.model}: {question_of(request)}"
+                call = self.calls[asked]
+                self.calls[asked] += 1
+                if call >= len(self.schedule):
+                    outcomes.append(answer)
+                elif self.schedule[call] == "500":
+                    outcomes.append(Generated(error=UpstreamError("gateway: 500")))
+                else:
+                    refused = UpstreamError("gateway unreachable: refused", unreachable=True)
+                    outcomes.append(Generated(error=refused))
+            return outcomes
+
+    patient = EngineSettings(
+        paraphrase_lanes=1,
+        answer_lanes=1,
+        answer_batch=16,
+        poll_s=0.02,
+        retry=Backoff(attempts=2, base_delay_s=0.01),
+        # four tries per outage: one outage's three, not both outages' six
+        unreachable_retry=Backoff(attempts=4, base_delay_s=0.01, max_delay_s=0.02),
+    )
+    job_id = await create(store, n=2, k=1)
+    upstream = TwoOutages(answer_right)
+    await JobEngine(store, upstream, patient).run(job_id)
+    assert upstream.calls and min(upstream.calls.values()) == len(TwoOutages.schedule) + 1
+    job = await store.get(job_id)
+    assert job is not None and (job.status, job.message) == ("succeeded", None)
 
 
 async def test_killed_worker_resumes_without_asking_again(store: EvaluationStore) -> None:
