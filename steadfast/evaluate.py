@@ -393,7 +393,13 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     evaluate.add_argument("--name", default=None)
     evaluate.add_argument("--generator", default="local", help="route writing the paraphrases")
     evaluate.add_argument("--grader", choices=["reference", "llm"], default="reference")
-    evaluate.add_argument("--semantic", choices=["embedding", "nli", "off"], default="embedding")
+    evaluate.add_argument(
+        "--semantic",
+        choices=["auto", "embedding", "nli", "off"],
+        default="auto",
+        help="semantic check of paraphrases (auto: nli when verify has STEADFAST_VERIFY_NLI_URL, "
+        "else embedding)",
+    )
     evaluate.add_argument(
         "--no-lexical", action="store_true", help="skip the lexical-overlap filter"
     )
