@@ -153,7 +153,8 @@ class ChatCompletionRequest(Contract, kw_only=True):
     max_completion_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None
     seed: int | None = None
     stop: str | Annotated[list[str], msgspec.Meta(max_length=8)] | None = None
-    n: Annotated[int, msgspec.Meta(ge=1, le=1)] | None = None
+    #: one choice only: a larger n is refused by name (``openai_format.unsupported_field``)
+    n: Annotated[int, msgspec.Meta(ge=1)] | None = None
     stream: bool | None = None
     stream_options: StreamOptions | None = None
     user: str | None = None

@@ -65,6 +65,7 @@ def unsupported_field(request: ChatCompletionRequest) -> tuple[str, str] | None:
     """The first field set to something the proxy cannot honour, as (param, message); fields
     at their neutral value (``top_p`` 1, penalties 0, no tools, text output) pass."""
     neutral: list[tuple[str, Any, bool]] = [
+        ("n", request.n, request.n in (None, 1)),
         ("top_p", request.top_p, request.top_p in (None, 1)),
         ("presence_penalty", request.presence_penalty, request.presence_penalty in (None, 0)),
         ("frequency_penalty", request.frequency_penalty, request.frequency_penalty in (None, 0)),

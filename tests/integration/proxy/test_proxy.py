@@ -367,7 +367,7 @@ def test_bad_requests_raise_the_usual_openai_exceptions(proxy: Proxy) -> None:
     assert unsupported.value.code == "unsupported_parameter"
     with pytest.raises(openai.BadRequestError) as several:
         client.chat.completions.create(model=VOTE, messages=message, n=3)
-    assert several.value.param == "n"
+    assert several.value.param == "n" and several.value.code == "unsupported_parameter"
     with pytest.raises(openai.BadRequestError):
         client.chat.completions.create(
             model="fake",
@@ -383,7 +383,7 @@ def test_bad_requests_raise_the_usual_openai_exceptions(proxy: Proxy) -> None:
     # the caller's errors that got as far as naming a strategy are counted as rejected, not as
     # failures, and not among the calls per request (bodies that do not decode are not counted)
     rejected, failed = {"outcome": "rejected"}, {"outcome": "failed"}
-    assert grew("steadfast_proxy_requests_total", strategy="paraphrase-vote", **rejected) == 3
+    assert grew("steadfast_proxy_requests_total", strategy="paraphrase-vote", **rejected) == 4
     assert grew("steadfast_proxy_requests_total", strategy="passthrough", **rejected) == 1
     assert grew("steadfast_proxy_requests_total", strategy="paraphrase-vote", **failed) == 0
     assert grew("steadfast_proxy_upstream_calls_per_request_count") == 0
