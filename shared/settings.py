@@ -40,7 +40,7 @@ def default_data_dir() -> Path:
 class ServiceSettings(msgspec.Struct, kw_only=True):
     """Settings every service has."""
 
-    host: str = "127.0.0.1"
+    #: the port a launcher binds (``steadfast up`` and the container read the same variable)
     port: int = 0
     log_level: str = "INFO"
     log_json: bool = True
