@@ -21,7 +21,13 @@ def test_tokens_are_unicode_aware() -> None:
     assert tokens("Wie heißt die Straße?") == ["wie", "heißt", "die", "straße"]
     # vowel signs and viramas are combining marks, not word breaks
     assert tokens("हिन्दी किसकी भाषा है?") == ["हिन्दी", "किसकी", "भाषा", "है"]
-    assert tokens("'quoted' a''b under_score") == ["quoted", "a", "b", "under", "score"]
+
+
+def test_apostrophes_belong_to_tokens_wherever_they_stand() -> None:
+    # METHOD's [A-Za-z0-9']+: a plural possessive is not its plural, an underscore breaks words
+    assert tokens("the students' books") == ["the", "students'", "books"]
+    assert tokens("'quoted' a''b under_score") == ["'quoted'", "a''b", "under", "score"]
+    assert overlap("the students' books", "the students books") == pytest.approx(2 / 3)
 
 
 def test_overlap_of_identical_texts_is_one() -> None:
