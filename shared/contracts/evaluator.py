@@ -138,6 +138,8 @@ class ItemModelResult(Contract, kw_only=True):
     model: str
     original_answer: str | None = None
     original_label: Label | None = None
+    #: the answer most variants gave, the original included (METHOD §1.5's vote; the §1.4
+    #: metrics' majority is over the paraphrases alone)
     majority_answer: str | None = None
     #: share of the variants answered with a readable value whose normalised answer equals the
     #: majority's (METHOD §1.4 leaves invalid answers out); null with fewer than two of them
