@@ -93,6 +93,7 @@ async def until_finished(store: PositionJobStore, job_id: str, timeout_s: float 
 async def test_a_leased_job_is_nobody_elses_until_its_lease_runs_out(
     store: PositionJobStore,
 ) -> None:
+    store = PositionJobStore(store.engine, lease_s=30)  # no lease runs out unless made to
     first = await store.create(REQUEST, 2)
     second = await store.create(REQUEST, 2)
     assert first.status == "queued" and first.request == REQUEST and first.order_count == 2
@@ -102,7 +103,13 @@ async def test_a_leased_job_is_nobody_elses_until_its_lease_runs_out(
     other = await store.claim("w2")
     assert other is not None and other.id == second.id
     assert await store.claim("w3") is None  # both leased
-    await asyncio.sleep(0.6)  # w1 stopped: its lease ran out
+    # w1 stopped: its lease ran out
+    async with store.engine.begin() as connection:
+        await connection.execute(
+            position_jobs.update()
+            .where(position_jobs.c.id == first.id)
+            .values(lease_until=time.time() - 1)
+        )
     taken = await store.claim("w3")
     assert taken is not None and taken.attempts == 2
     assert taken.started_at == claimed.started_at  # when it first started
@@ -188,18 +195,22 @@ async def test_a_stop_while_the_claim_commits_frees_the_job_at_once(
 ) -> None:
     store = PositionJobStore(store.engine, lease_s=30)  # a freed job is no expired lease
     claim = store.claim
+    committed = asyncio.Event()
 
     async def slow_to_return(owner: str) -> Any:
         job = await claim(owner)
-        await asyncio.sleep(0.5)  # committed, not yet returned: the stop cancels here
+        committed.set()
+        await asyncio.sleep(1)  # committed, not yet returned: the stop cancels here
         return job
 
     store.claim = slow_to_return  # type: ignore[method-assign]
     job = await store.create(REQUEST, 2)
-    worker = runner(store, Primacy())
+    stuck = Primacy()
+    stuck.blocked.clear()  # a stop that came late finds the job running, not finished
+    worker = runner(store, stuck)
     worker.start()
-    await until_status(store, job.id, "running")
-    await asyncio.wait_for(worker.stop(grace_s=0.1), 5)
+    await asyncio.wait_for(committed.wait(), 10)
+    await asyncio.wait_for(worker.stop(grace_s=0.1), 10)
     store.claim = claim  # type: ignore[method-assign]
     freed = await store.claim("probe")  # without waiting for the lease
     assert freed is not None and (freed.id, freed.attempts) == (job.id, 1)
@@ -227,7 +238,7 @@ async def test_a_job_claimed_as_the_stop_comes_is_released_not_begun(
     stop = asyncio.ensure_future(worker.stop(grace_s=10))
     await asyncio.sleep(0.05)
     stopping.set()
-    await asyncio.wait_for(stop, 5)
+    await asyncio.wait_for(stop, 10)  # well within the grace: the job was not begun
     assert not upstream.asked.is_set()
     store.claim = claim  # type: ignore[method-assign]
     freed = await store.claim("probe")
@@ -286,13 +297,18 @@ async def until_status(store: PositionJobStore, job_id: str, status: str) -> Non
 async def test_a_renewal_that_fails_once_neither_loses_the_job_nor_blocks_a_stop(
     store: PositionJobStore,
 ) -> None:
+    # a lease long enough that the renewal after the blip lands in time on a loaded machine
+    store = PositionJobStore(store.engine, lease_s=3)
     renew = store.renew
     blips = [OSError("connection reset")]
+    renewed_after_the_blip = asyncio.Event()
 
     async def renew_after_a_blip(job_id: str, owner: str) -> bool:
         if blips:
             raise blips.pop()
-        return await renew(job_id, owner)
+        renewed = await renew(job_id, owner)
+        renewed_after_the_blip.set()
+        return renewed
 
     store.renew = renew_after_a_blip  # type: ignore[method-assign]
     slow = Primacy()
@@ -300,8 +316,7 @@ async def test_a_renewal_that_fails_once_neither_loses_the_job_nor_blocks_a_stop
     worker = runner(store, slow)
     worker.start()
     job = await store.create(REQUEST, 2)
-    await until_status(store, job.id, "running")
-    await asyncio.sleep(0.5)  # past the blip, and past the lease had renewals stopped
+    await asyncio.wait_for(renewed_after_the_blip.wait(), 20)
     assert not blips
     # no other worker could take it: the lease was renewed after the blip
     assert await store.claim("w2") is None
@@ -433,7 +448,7 @@ async def test_a_job_created_while_the_runner_claims_is_not_left_for_a_poll(
     worker.start()
     try:
         await asyncio.wait_for(was_created.wait(), 5)
-        done = await until_finished(store, created[0], timeout_s=5)
+        done = await until_finished(store, created[0], timeout_s=20)  # not the 60 s poll
     finally:
         await worker.stop()
     assert done.status == "succeeded"
