@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 import pytest
@@ -18,7 +20,7 @@ from services.gateway.domain.gateway import DROP_WHEN_CANCELLED, DropSignal, Mod
 from shared.contracts.gateway import ChatMessage, GenerateRequest, GenerateResponse
 from shared.db import Database
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
-from tests.fakes.stand_in import Fault
+from tests.fakes.stand_in import Fault, StandInServer
 from tests.unit.gateway.conftest import ask, gateway_for, route_to
 
 
@@ -170,13 +172,32 @@ async def test_identical_concurrent_requests_share_one_upstream_call(
     assert all(isinstance(f, GenerationFailed) and f.outcome == "upstream_error" for f in failures)
 
 
+async def leave_once_asked(caller: Awaitable[Any], fake: StandInServer) -> None:
+    """Run ``caller`` and cancel it once its request reached ``fake``: not after a fixed time,
+    which a slow cache lookup on a loaded machine may outlast (the call not yet made)."""
+    asked = fake.call_count
+    task = asyncio.ensure_future(caller)
+    deadline = time.monotonic() + 10
+    while fake.call_count == asked:
+        assert not task.done() and time.monotonic() < deadline, "the call never went upstream"
+        await asyncio.sleep(0.005)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+async def until_asked(fake: StandInServer, times: int = 1) -> None:
+    deadline = time.monotonic() + 10
+    while fake.call_count < times:
+        assert time.monotonic() < deadline, "the call never went upstream"
+        await asyncio.sleep(0.005)
+
+
 async def test_a_caller_going_away_does_not_lose_the_answer(cache: SqlResponseCache) -> None:
-    with FakeOpenAIServer(latency_s=0.2) as slow:
+    with FakeOpenAIServer(latency_s=1.0) as slow:
         gateway = gateway_for(route_to("openai", slow), cache=cache)
-        with pytest.raises(TimeoutError):
-            await asyncio.wait_for(gateway.generate(ask()), 0.05)
-        await asyncio.sleep(0.4)
-        response = await gateway.generate(ask())
+        await leave_once_asked(gateway.generate(ask()), slow)
+        response = await gateway.generate(ask())  # the call still running, or its stored answer
         await gateway.close()
     assert response.cached is True and slow.call_count == 1
 
@@ -190,11 +211,9 @@ async def _dropping(gateway: ModelGateway, request: GenerateRequest) -> Generate
 async def test_a_call_its_only_caller_drops_is_cancelled_upstream(
     cache: SqlResponseCache,
 ) -> None:
-    with FakeOpenAIServer(latency_s=0.2) as slow:
+    with FakeOpenAIServer(latency_s=1.0) as slow:
         gateway = gateway_for(route_to("openai", slow), cache=cache)
-        with pytest.raises(TimeoutError):
-            await asyncio.wait_for(_dropping(gateway, ask()), 0.05)
-        await asyncio.sleep(0.4)
+        await leave_once_asked(_dropping(gateway, ask()), slow)
         response = await gateway.generate(ask())
         await gateway.close()
     # nothing was stored: the second request went upstream again
@@ -202,10 +221,10 @@ async def test_a_call_its_only_caller_drops_is_cancelled_upstream(
 
 
 async def test_a_dropped_call_another_caller_waits_for_runs_on(cache: SqlResponseCache) -> None:
-    with FakeOpenAIServer(latency_s=0.2) as slow:
+    with FakeOpenAIServer(latency_s=1.0) as slow:
         gateway = gateway_for(route_to("openai", slow), cache=cache)
         waiting = asyncio.ensure_future(gateway.generate(ask()))
-        await asyncio.sleep(0.02)
+        await until_asked(slow)  # the call is on its way: the dropping caller joins it
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(_dropping(gateway, ask()), 0.05)
         first = await waiting
@@ -223,26 +242,20 @@ async def test_a_caller_with_a_drop_signal_not_set_keeps_its_call(
         DROP_WHEN_CANCELLED.set(DropSignal())
         return await gateway.generate(ask())
 
-    with FakeOpenAIServer(latency_s=0.2) as slow:
+    with FakeOpenAIServer(latency_s=1.0) as slow:
         gateway = gateway_for(route_to("openai", slow), cache=cache)
-        with pytest.raises(TimeoutError):
-            await asyncio.wait_for(undecided(gateway), 0.05)
-        await asyncio.sleep(0.4)
+        await leave_once_asked(undecided(gateway), slow)
         again = await gateway.generate(ask())
         await gateway.close()
     assert again.cached is True and slow.call_count == 1
 
 
 async def test_a_call_a_caller_left_without_dropping_is_kept(cache: SqlResponseCache) -> None:
-    with FakeOpenAIServer(latency_s=0.2) as slow:
+    with FakeOpenAIServer(latency_s=1.0) as slow:
         gateway = gateway_for(route_to("openai", slow), cache=cache)
-        leaving = asyncio.ensure_future(asyncio.wait_for(gateway.generate(ask()), 0.03))
-        await asyncio.sleep(0.01)
+        await leave_once_asked(gateway.generate(ask()), slow)  # left, not dropped
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(_dropping(gateway, ask()), 0.05)
-        with pytest.raises(TimeoutError):
-            await leaving
-        await asyncio.sleep(0.3)
         again = await gateway.generate(ask())
         await gateway.close()
     assert again.cached is True and slow.call_count == 1
@@ -313,8 +326,7 @@ async def test_closing_lets_a_call_its_caller_left_store_its_answer(database_url
     await database.migrate()
     with FakeOpenAIServer(latency_s=0.3) as slow:
         gateway = gateway_for(route_to("openai", slow), cache=SqlResponseCache(database))
-        with pytest.raises(TimeoutError):
-            await asyncio.wait_for(gateway.generate(ask()), 0.05)
+        await leave_once_asked(gateway.generate(ask()), slow)
         await gateway.close(grace_s=5)
         # a cache of its own: the answer is found in the database, not in the first one's memory
         reopened = gateway_for(route_to("openai", slow), cache=SqlResponseCache(database))
