@@ -36,9 +36,9 @@ async def test_waiting_is_bounded() -> None:
         with pytest.raises(SlotWaitExceeded):
             async with limiter.slot(timeout_s=0.1):
                 pass
-        assert 0.09 <= time.perf_counter() - started < 0.5
+        assert 0.09 <= time.perf_counter() - started < 3  # gave up, not held for ever
     async with limiter.slot(timeout_s=0.1) as waited:  # released: free again
-        assert waited < 0.05
+        assert waited < 0.5
 
 
 async def test_requests_per_minute_spaces_requests() -> None:

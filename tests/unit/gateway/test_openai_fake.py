@@ -87,8 +87,8 @@ async def test_hang_and_refusal_are_per_request() -> None:
             await client.chat.completions.create(
                 model="m", messages=[{"role": "user", "content": "hang"}]
             )
-        assert time.monotonic() - started < 2
-        refused = await client.chat.completions.create(
+        assert time.monotonic() - started < 10  # given up, not hung for ever
+        refused = await client.with_options(timeout=30).chat.completions.create(
             model="m", messages=[{"role": "user", "content": "bad"}]
         )
         await client.close()

@@ -114,7 +114,7 @@ async def test_hang_times_out_each_attempt(backend: str) -> None:
         elapsed = time.perf_counter() - started
         await gateway.close()
     assert failure.value.outcome == "timeout" and failure.value.attempts == 2
-    assert 0.4 <= elapsed < 2.0
+    assert 0.4 <= elapsed < 10
     after = _metric("steadfast_model_requests_total", route="r", backend=backend, outcome="timeout")
     assert after == before + 1
 
