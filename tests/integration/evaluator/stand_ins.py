@@ -36,6 +36,8 @@ class StandInUpstream:
         self.answered: Counter[tuple[str, str]] = Counter()
         self.paraphrased: Counter[str] = Counter()
         self.grade_calls = 0
+        #: calls hanging now (``hang_after`` reached)
+        self.hanging = 0
 
     async def route_names(self) -> set[str] | None:
         return self.routes
@@ -69,6 +71,7 @@ class StandInUpstream:
     async def generate_batch(self, requests: list[GenerateRequest]) -> list[Generated]:
         await asyncio.sleep(self.latency_s)
         if self.hang_after is not None and sum(self.answered.values()) >= self.hang_after:
+            self.hanging += 1
             await asyncio.Event().wait()
         outcomes = []
         for request in requests:

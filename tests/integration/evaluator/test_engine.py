@@ -325,15 +325,19 @@ async def test_each_outage_after_an_ordinary_failure_is_waited_for_afresh(
     assert job is not None and (job.status, job.message) == ("succeeded", None)
 
 
+async def stored_answers(store: EvaluationStore, job_id: str) -> set[tuple[str, str]]:
+    return {(a.model, a.prompt) for a in await store.answers_of(job_id) if a.text}
+
+
 async def test_killed_worker_resumes_without_asking_again(store: EvaluationStore) -> None:
     upstream = StandInUpstream(answer_right, latency_s=0.02, hang_after=10)
     job_id = await create(store, n=6, k=3)
     first = asyncio.create_task(JobEngine(store, upstream, FAST, owner="first").run(job_id))
-    await until(lambda: sum(upstream.answered.values()) >= 10)
-    await asyncio.sleep(0.2)  # every lane is now stuck in a model call
+    # every lane stuck in a model call (not in a write the kill would leave open)
+    await until(lambda: upstream.hanging == FAST.answer_lanes)
     first.cancel()  # the worker dies; its leases stay behind
     await asyncio.gather(first, return_exceptions=True)
-    stored_before = {(a.model, a.prompt) for a in await store.answers_of(job_id) if a.text}
+    stored_before = await stored_answers(store, job_id)
     assert 0 < len(stored_before) < 6 * 4 * 2
     calls_before = dict(upstream.answered)
 
@@ -506,7 +510,9 @@ async def test_a_claim_reads_the_open_answers_index_not_every_answer(
 
 
 async def test_a_lease_renewal_that_fails_once_loses_no_work(store: EvaluationStore) -> None:
-    # calls slower than a renewal tick (lease_s / 3); the first renewal hits a database blip
+    # calls that outlast the lease, kept by its renewals; the first renewal hits a database
+    # blip; a lease of 3 s leaves the renewal after it a second of room on a loaded machine
+    store = EvaluationStore(store.engine, lease_s=3.0)
     renew = store.renew
     blips = [OSError("connection reset")]
 
@@ -516,7 +522,7 @@ async def test_a_lease_renewal_that_fails_once_loses_no_work(store: EvaluationSt
         await renew(table, ids, owner)
 
     store.renew = renew_after_a_blip  # type: ignore[method-assign]
-    upstream = StandInUpstream(answer_right, latency_s=0.5)
+    upstream = StandInUpstream(answer_right, latency_s=3.5)
     job_id = await create(store, n=2, k=1)
     await JobEngine(store, upstream, FAST).run(job_id)
     job = await store.get(job_id)
