@@ -4,6 +4,7 @@ stand-in servers (OpenAI-compatible, Gemini through google-genai, Ollama)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -284,16 +285,23 @@ async def test_with_a_maximum_age_an_old_answer_is_asked_again_and_the_sweep_del
         first, second = [await client.generate(question) for _ in range(2)]
         assert (first.cached, second.cached) == (False, True)
         await asyncio.sleep(max_age_s + 0.5)
+        # the sweep (every 0.2 s) deletes it; the third request would store a fresh one
+        deadline = time.monotonic() + 30
+        while await _purged_responses(url) < 1:
+            assert time.monotonic() < deadline, "the sweep deleted no expired answer"
+            await asyncio.sleep(0.1)
         third = await client.generate(question)
-        async with get_session().get(f"{url}/metrics") as response:
-            metrics = await response.text()
     finally:
         supervisor.stop()
     assert third.cached is False and openai.call_count == calls + 2
+
+
+async def _purged_responses(gateway_url: str) -> float:
+    async with get_session().get(f"{gateway_url}/metrics") as response:
+        metrics = await response.text()
     purged = 'steadfast_model_cache_purged_total{kind="response"} '
-    assert any(
-        line.startswith(purged) and float(line.split()[-1]) >= 1 for line in metrics.splitlines()
-    )
+    counts = [float(line.split()[-1]) for line in metrics.splitlines() if line.startswith(purged)]
+    return counts[0] if counts else 0.0
 
 
 def _batch_posts(gateway_url: str, text: str) -> float:
