@@ -9,7 +9,8 @@ from collections.abc import Iterable
 # The study's ``[A-Za-z0-9']+`` made Unicode-aware: a token is a run of letters, digits,
 # combining marks of any script (a Devanagari vowel sign belongs to its word) and apostrophes,
 # so "don't" and "dell'anno" stay one token and "students'" is not "students", as in the study.
-_APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'"})
+# the apostrophe's other code points; an opening quotation mark (‘) is no apostrophe
+_APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "＇": "'"})
 
 
 def _word_char(char: str) -> bool:

@@ -334,7 +334,7 @@ async def test_killed_worker_resumes_without_asking_again(store: EvaluationStore
     job_id = await create(store, n=6, k=3)
     first = asyncio.create_task(JobEngine(store, upstream, FAST, owner="first").run(job_id))
     # every lane stuck in a model call (not in a write the kill would leave open)
-    await until(lambda: upstream.hanging == FAST.answer_lanes)
+    await until(lambda: upstream.hanging >= FAST.answer_lanes)
     first.cancel()  # the worker dies; its leases stay behind
     await asyncio.gather(first, return_exceptions=True)
     stored_before = await stored_answers(store, job_id)
@@ -517,7 +517,8 @@ async def test_a_lease_renewal_that_fails_once_loses_no_work(store: EvaluationSt
     blips = [OSError("connection reset")]
 
     async def renew_after_a_blip(table: str, ids: Any, owner: str) -> None:
-        if blips:
+        # on an answer batch's lease: an idle answer lane would take its rows once it ran out
+        if blips and table == "answers":
             raise blips.pop()
         await renew(table, ids, owner)
 

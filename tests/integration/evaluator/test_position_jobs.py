@@ -307,7 +307,8 @@ async def test_a_renewal_that_fails_once_neither_loses_the_job_nor_blocks_a_stop
         if blips:
             raise blips.pop()
         renewed = await renew(job_id, owner)
-        renewed_after_the_blip.set()
+        if renewed:
+            renewed_after_the_blip.set()
         return renewed
 
     store.renew = renew_after_a_blip  # type: ignore[method-assign]
@@ -318,7 +319,13 @@ async def test_a_renewal_that_fails_once_neither_loses_the_job_nor_blocks_a_stop
     job = await store.create(REQUEST, 2)
     await asyncio.wait_for(renewed_after_the_blip.wait(), 20)
     assert not blips
-    # no other worker could take it: the lease was renewed after the blip
+    # the lease now runs past the first one's end, and no other worker can take the job
+    async with store.engine.connect() as connection:
+        query = sa.select(position_jobs.c.lease_until, position_jobs.c.started_at)
+        lease_until, started_at = (
+            await connection.execute(query.where(position_jobs.c.id == job.id))
+        ).one()
+    assert lease_until > started_at + store.lease_s
     assert await store.claim("w2") is None
     # a stop while the job runs returns, the job left free for the next claim (not finished)
     await asyncio.wait_for(worker.stop(), 5)

@@ -28,6 +28,8 @@ def test_apostrophes_belong_to_tokens_wherever_they_stand() -> None:
     assert tokens("the students' books") == ["the", "students'", "books"]
     assert tokens("'quoted' a''b under_score") == ["'quoted'", "a''b", "under", "score"]
     assert overlap("the students' books", "the students books") == pytest.approx(2 / 3)
+    # typographic and fullwidth apostrophes are apostrophes; an opening quote is not
+    assert tokens("it’s it＇s ‘quoted’") == ["it's", "it's", "quoted'"]
 
 
 def test_overlap_of_identical_texts_is_one() -> None:
