@@ -44,6 +44,7 @@ from services.evaluator.domain.results import AnswerRecord
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings, ItemError
 from shared.contracts.perturb import Paraphrase
 from shared.db import delete_in_chunks
+from shared.problems import ProblemError
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -61,6 +62,16 @@ OPEN_ANSWER = sa.text(f"evaluator_answers.{OPEN_ANSWER_SQL}")
 
 class IdempotencyConflict(Exception):
     """The Idempotency-Key was used before with a different request."""
+
+    def problem(self, kind: str) -> ProblemError:
+        """The 422 naming the header, for the ``kind`` of job the key made first."""
+        return ProblemError(
+            422,
+            "Idempotency-Key reused",
+            f"the key was used for {kind} {self} with a different request",
+            field="Idempotency-Key",
+            source="header",
+        )
 
 
 @dataclass

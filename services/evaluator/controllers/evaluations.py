@@ -33,6 +33,12 @@ from shared.contracts.evaluator import (
 from shared.contracts.verify import Task
 from shared.problems import ProblemError, problem_responses
 
+#: the header that makes a job's submission safe to retry (see ``IdempotencyConflict``)
+IdempotencyKey = Annotated[
+    str | None,
+    HeaderParameter(name="Idempotency-Key", min_length=1, max_length=200, required=False),
+]
+
 MEDIA_TYPES = {"json": "application/json", "html": "text/html; charset=utf-8", "csv": "text/csv"}
 
 
@@ -84,10 +90,7 @@ class EvaluationController(Controller):
         self,
         data: JSONBody[EvaluationCreate],
         state: State,
-        idempotency_key: Annotated[
-            str | None,
-            HeaderParameter(name="Idempotency-Key", min_length=1, max_length=200, required=False),
-        ] = None,
+        idempotency_key: IdempotencyKey = None,
     ) -> Response[EvaluationAccepted]:
         evaluations: Evaluations = state.evaluations
         await require_known_routes(state.upstream, data)

@@ -3,16 +3,15 @@ protocol."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
 from litestar import Controller, Response, delete, get, post
 from litestar.datastructures import State
-from litestar.params import FromPath, HeaderParameter, JSONBody
+from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED
 
 from services.evaluator.adapters.datasets import iso
 from services.evaluator.adapters.position_jobs import PositionJobRow, PositionJobStore
 from services.evaluator.adapters.repository import IdempotencyConflict
+from services.evaluator.controllers.evaluations import IdempotencyKey
 from services.evaluator.domain.pipeline import UpstreamError, require_known_routes
 from services.evaluator.domain.position import (
     evaluate_position_bias,
@@ -75,10 +74,7 @@ class PositionBiasController(Controller):
         self,
         data: JSONBody[PositionBiasEvaluate],
         state: State,
-        idempotency_key: Annotated[
-            str | None,
-            HeaderParameter(name="Idempotency-Key", min_length=1, max_length=200, required=False),
-        ] = None,
+        idempotency_key: IdempotencyKey = None,
     ) -> Response[PositionBiasJob]:
         settings: EvaluatorSettings = state.settings
         request_hash = fingerprint(data)  # of the request as sent, before a dataset fills it
@@ -91,13 +87,7 @@ class PositionBiasController(Controller):
                 data, needed, idempotency_key=idempotency_key, request_hash=request_hash
             )
         except IdempotencyConflict as conflict:
-            raise ProblemError(
-                422,
-                "Idempotency-Key reused",
-                f"the key was used for position-bias job {conflict} with a different request",
-                field="Idempotency-Key",
-                source="header",
-            ) from conflict
+            raise conflict.problem("position-bias job") from conflict
         state.position_runner.wake()
         return Response(
             job_view(job),

@@ -142,13 +142,7 @@ class Evaluations:
                 raise IdempotencyConflict(job.id)
             return job, created
         except IdempotencyConflict as conflict:
-            raise ProblemError(
-                422,
-                "Idempotency-Key reused",
-                f"the key was used for evaluation {conflict} with a different request",
-                field="Idempotency-Key",
-                source="header",
-            ) from conflict
+            raise conflict.problem("evaluation") from conflict
 
     async def _items(self, data: EvaluationCreate) -> list[EvaluationItem]:
         if (data.items is None) == (data.dataset_id is None):
