@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 import re
 from typing import Any
 
@@ -11,6 +13,7 @@ from litestar import Litestar, Request, Response
 from litestar.exceptions import ClientException, HTTPException, ValidationException
 from litestar.openapi import ResponseSpec
 from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
+from litestar.utils.scope.state import ScopeState
 from sqlalchemy.exc import DBAPIError
 
 from shared.contracts.base import FieldError, Problem
@@ -117,15 +120,61 @@ def handle_validation(_: Request[Any, Any, Any], exc: ValidationException) -> Re
     )
 
 
-def handle_http(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
-    if type(exc) is ClientException and exc.status_code == HTTP_400_BAD_REQUEST:
-        # litestar raises a bare 400 ClientException when the body cannot be decoded at all
+def is_undecodable_body(exc: HTTPException) -> bool:
+    """Litestar raises a bare 400 ClientException when the body cannot be decoded at all."""
+    return type(exc) is ClientException and exc.status_code == HTTP_400_BAD_REQUEST
+
+
+#: msgspec's message for a number no float holds (``1e999``), which it cannot place in the body
+_OUT_OF_RANGE = "Number out of range"
+
+
+def undecodable_body_error(request: Request[Any, Any, Any], detail: str) -> FieldError:
+    """The field error of a body that could not be decoded, naming the field where it can."""
+    if detail.startswith(_OUT_OF_RANGE):
+        field = _field_out_of_range(request)
+        if field:
+            return FieldError(field=field, message="number out of range: no float holds it")
+    return FieldError(field=field_from_message(detail) or "body", message=detail)
+
+
+def _field_out_of_range(request: Request[Any, Any, Any]) -> str | None:
+    # the stdlib parser reads such a number as ±inf, whose place names the field; litestar
+    # keeps the body it read in the scope (an internal API: without it the answer names no field)
+    body = ScopeState.from_scope(request.scope).body
+    if not isinstance(body, bytes):
+        return None
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return None
+    return _path_of_infinity(document, "")
+
+
+def _path_of_infinity(value: Any, path: str) -> str | None:
+    if isinstance(value, float) and math.isinf(value):
+        return path or None
+    children: Any = ()
+    if isinstance(value, dict):
+        children = ((f"{path}.{key}" if path else str(key), child) for key, child in value.items())
+    elif isinstance(value, list):
+        children = ((f"{path}[{index}]", child) for index, child in enumerate(value))
+    for child_path, child in children:
+        found = _path_of_infinity(child, child_path)
+        if found:
+            return found
+    return None
+
+
+def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    if is_undecodable_body(exc):
+        error = undecodable_body_error(request, exc.detail)
         return problem_response(
             Problem(
                 title="Malformed JSON body",
                 status=HTTP_400_BAD_REQUEST,
-                detail=exc.detail,
-                errors=[FieldError(field="body", message=exc.detail)],
+                detail=f"{error.field}: {error.message}",
+                errors=[error],
             )
         )
     errors = validation_errors(exc.extra) or None

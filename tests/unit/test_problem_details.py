@@ -64,6 +64,27 @@ def test_malformed_json_is_400_problem(client: TestClient) -> None:  # type: ign
     body = response.json()
     assert body["status"] == 400
     assert body["title"] == "Malformed JSON body"
+    assert body["errors"][0]["field"] == "body"
+
+
+@pytest.mark.parametrize(
+    ("raw", "field"),
+    [
+        (b'{"question": "q", "k": 1e999}', "k"),
+        (b'{"question": "q", "items": [{"k": 1}, {"k": -1e400}]}', "items[1].k"),
+        (b'{"question": "q", "k": 1, "extra": {"deep": [1e999]}}', "extra.deep[0]"),
+    ],
+)
+def test_a_number_no_float_holds_names_its_field(
+    client: TestClient,  # type: ignore[type-arg]
+    raw: bytes,
+    field: str,
+) -> None:
+    response = client.post("/v1/echo", content=raw, headers={"content-type": "application/json"})
+    assert response.status_code == 400
+    body = response.json()
+    assert [error["field"] for error in body["errors"]] == [field]
+    assert body["detail"].startswith(f"{field}: number out of range")
 
 
 def test_wrong_type_names_the_field(client: TestClient) -> None:  # type: ignore[type-arg]

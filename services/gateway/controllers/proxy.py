@@ -40,7 +40,14 @@ from shared.contracts.proxy import (
     StrategyOptions,
     split_model,
 )
-from shared.problems import ProblemError, field_from_message, internal_error, validation_errors
+from shared.problems import (
+    ProblemError,
+    field_from_message,
+    internal_error,
+    is_undecodable_body,
+    undecodable_body_error,
+    validation_errors,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +65,7 @@ class ChatCompletionsController(Controller):
         ProblemError: lambda _, exc: _error(
             exc.status, exc.detail or exc.title, exc.field, getattr(exc, "code", None)
         ),
-        HTTPException: lambda _, exc: _error(exc.status_code, exc.detail),
+        HTTPException: lambda request, exc: _http_error(request, exc),
         GatewayError: lambda _, exc: _gateway_error(exc),
         Exception: lambda request, exc: _unexpected(request, exc),
     }
@@ -224,6 +231,13 @@ def _error_body(exc: Exception) -> OpenAIError:
         response = _error(500, internal_error(exc).detail or "internal error")
     body: OpenAIError = response.content
     return body
+
+
+def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    if is_undecodable_body(exc):
+        error = undecodable_body_error(request, exc.detail)
+        return _error(400, error.message, None if error.field == "body" else error.field)
+    return _error(exc.status_code, exc.detail)
 
 
 def _invalid(exc: ValidationException) -> Response[Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -387,6 +388,21 @@ def test_bad_requests_raise_the_usual_openai_exceptions(proxy: Proxy) -> None:
     assert grew("steadfast_proxy_requests_total", strategy="passthrough", **rejected) == 1
     assert grew("steadfast_proxy_requests_total", strategy="paraphrase-vote", **failed) == 0
     assert grew("steadfast_proxy_upstream_calls_per_request_count") == 0
+
+
+def test_a_number_no_float_holds_is_a_400_naming_its_param(proxy: Proxy) -> None:
+    raw = b'{"model": "%s", "messages": [{"role": "user", "content": "Hi?"}], "temperature": 1e999}'
+    request = urllib.request.Request(
+        f"{proxy.url}/v1/chat/completions",
+        data=raw % VOTE.encode(),
+        headers={"content-type": "application/json"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    assert refused.value.code == 400
+    error = json.loads(refused.value.read())["error"]
+    assert error["param"] == "temperature" and "out of range" in error["message"]
+    assert error["type"] == "invalid_request_error"
 
 
 def test_a_plain_route_passes_the_conversation_through(proxy: Proxy) -> None:
