@@ -5,14 +5,22 @@ from __future__ import annotations
 import asyncio
 import importlib
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import MetaData, inspect
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from services.evaluator.adapters.datasets import DatasetStore
-from services.evaluator.db.models import datasets, evaluation_items, evaluations, paraphrase_sets
+from services.evaluator.db.models import (
+    answers,
+    datasets,
+    evaluation_items,
+    evaluations,
+    paraphrase_sets,
+)
 from services.evaluator.domain.datasets import SAMPLES
 from shared.db import Database, downgrade, migrate, resolve_database_url, version_table
 
@@ -125,6 +133,51 @@ async def test_the_latest_migrations_go_down_and_up_again_with_rows_in_place(
                     assert list(await connection.scalars(used)) == ["ps-1"]
         finally:
             await database.dispose()
+
+
+async def test_item_and_answer_ids_go_past_32_bits(database_url: str) -> None:
+    beyond_int32 = 2**31
+    rows = {
+        evaluation_items: {"position": 0, "item_id": "q", "item": {}, "status": "pending"},
+        answers: {"position": 0, "model": "m", "variant": 0, "prompt": "q", "status": "pending"},
+    }
+    database = Database("evaluator", database_url)
+    try:
+        await database.migrate()
+        async with database.engine.begin() as connection:
+            await connection.execute(
+                evaluations.insert().values(
+                    id="ev-1",
+                    status="running",
+                    task="factual",
+                    models=["m"],
+                    k=1,
+                    item_count=1,
+                    settings={},
+                    request_hash="h",
+                    created_at=1.0,
+                )
+            )
+            for table, fields in rows.items():
+                row = {"evaluation_id": "ev-1", "attempts": 0, "next_attempt_at": 0.0, **fields}
+                await _next_id_at_least(connection, table, row, beyond_int32)
+                inserted = await connection.execute(table.insert().values(**row))
+                (row_id,) = inserted.inserted_primary_key or (None,)
+                assert row_id is not None and row_id >= beyond_int32, table.name
+                stored = await connection.scalar(sa.select(table.c.id).where(table.c.id == row_id))
+                assert stored == row_id
+    finally:
+        await database.dispose()
+
+
+async def _next_id_at_least(
+    connection: AsyncConnection, table: sa.Table, row: dict[str, Any], start: int
+) -> None:
+    if connection.dialect.name == "postgresql":
+        sequence = sa.text(f"SELECT setval(pg_get_serial_sequence('{table.name}', 'id'), :at)")
+        await connection.execute(sequence, {"at": start - 1})
+    else:  # SQLite gives a new row the largest id plus one
+        await connection.execute(table.insert().values(row | {"id": start - 1, "position": 1}))
 
 
 async def test_replicas_starting_together_migrate_and_store_the_samples_once(

@@ -17,6 +17,10 @@ metadata = new_metadata()
 #: condition (neither SQLite nor PostgreSQL can prove it from bound parameters)
 OPEN_ANSWER_SQL = "status IN ('pending', 'answered')"
 
+#: the id of a row every evaluation adds many of: 64-bit on PostgreSQL, where a serial stops at
+#: 2^31; SQLite's row id is 64-bit already, and only ``INTEGER`` makes it the row id
+ROW_ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
 datasets = sa.Table(
     "evaluator_datasets",
     metadata,
@@ -96,7 +100,7 @@ evaluations = sa.Table(
 evaluation_items = sa.Table(
     "evaluator_evaluation_items",
     metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("id", ROW_ID, primary_key=True, autoincrement=True),
     sa.Column(
         "evaluation_id",
         sa.String(64),
@@ -131,7 +135,7 @@ evaluation_items = sa.Table(
 answers = sa.Table(
     "evaluator_answers",
     metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("id", ROW_ID, primary_key=True, autoincrement=True),
     sa.Column(
         "evaluation_id",
         sa.String(64),

@@ -1,0 +1,45 @@
+"""Item and answer ids are 64-bit on PostgreSQL: a serial column (and its sequence) stops at
+2^31, which a busy evaluator reaches with time, since deleted ids are never reused. SQLite's row
+ids are 64-bit already.
+
+Revision ID: 0010
+Revises: 0009
+Create Date: 2026-12-03
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0010"
+down_revision: str | None = "0009"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+TABLES = ("evaluator_evaluation_items", "evaluator_answers")
+
+
+def upgrade() -> None:
+    _set_id_type(sa.BigInteger(), "bigint")
+
+
+def downgrade() -> None:
+    _set_id_type(sa.Integer(), "integer")
+
+
+def _set_id_type(column_type: sa.types.TypeEngine[int], sequence_type: str) -> None:
+    if op.get_bind().dialect.name != "postgresql":
+        return
+    for table in TABLES:
+        op.alter_column(table, "id", type_=column_type)
+        # the sequence has a type of its own, which bounds the ids it hands out
+        op.execute(f"ALTER SEQUENCE {_sequence_of(table)} AS {sequence_type}")
+
+
+def _sequence_of(table: str) -> str:
+    query = sa.text("SELECT pg_get_serial_sequence(:table, 'id')")
+    name = op.get_bind().scalar(query, {"table": table})
+    if not name:
+        raise RuntimeError(f"{table}.id has no sequence")
+    return str(name)
