@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import ResponseSpec
 
 from services.gateway.domain.errors import (
@@ -13,10 +15,11 @@ from services.gateway.domain.errors import (
     UnknownRoute,
     UnsupportedParameter,
 )
+from services.gateway.strategies import metrics
 from services.gateway.strategies.generate import InvalidQuestion
 from services.gateway.strategies.paraphrasers import ParaphraseOptionsRefused
 from shared.contracts.base import FieldError, Problem
-from shared.problems import problem_response, problem_responses
+from shared.problems import handle_http, handle_validation, problem_response, problem_responses
 
 #: HTTP status of each typed outcome
 OUTCOME_STATUS: dict[str, int] = {
@@ -91,3 +94,25 @@ GENERATE_ERROR_RESPONSES: dict[int, ResponseSpec] = problem_responses(
         504: "Timed out",
     }
 )
+
+ExceptionHandler = Callable[[Request[Any, Any, Any], Any], Response[Any]]
+
+
+def counting_unread_rejections(handler: ExceptionHandler) -> ExceptionHandler:
+    """``handler``, counting each request it refuses with a 4xx as a proxy request rejected
+    before its body was read (so before its strategy is known)."""
+
+    def counted(request: Request[Any, Any, Any], exc: Any) -> Response[Any]:
+        response = handler(request, exc)
+        if 400 <= (response.status_code or 500) < 500:
+            metrics.record_rejected(metrics.UNKNOWN_STRATEGY)
+        return response
+
+    return counted
+
+
+#: exception handlers of the proxy's endpoints: their rejections all count, unread bodies too
+STRATEGY_EXCEPTION_HANDLERS: dict[Any, Any] = GATEWAY_EXCEPTION_HANDLERS | {
+    ValidationException: counting_unread_rejections(handle_validation),
+    HTTPException: counting_unread_rejections(handle_http),
+}

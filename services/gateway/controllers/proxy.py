@@ -20,7 +20,11 @@ from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
 from litestar.response import Stream
 
-from services.gateway.controllers.problems import problem_for, retry_after_headers
+from services.gateway.controllers.problems import (
+    counting_unread_rejections,
+    problem_for,
+    retry_after_headers,
+)
 from services.gateway.controllers.self_paraphrase import proxy_service
 from services.gateway.domain.errors import (
     GatewayError,
@@ -61,11 +65,11 @@ class ChatCompletionsController(Controller):
     path = "/v1"
     tags = ["proxy"]  # noqa: RUF012
     exception_handlers = {  # noqa: RUF012
-        ValidationException: lambda _, exc: _invalid(exc),
+        ValidationException: counting_unread_rejections(lambda _, exc: _invalid(exc)),
         ProblemError: lambda _, exc: _error(
             exc.status, exc.detail or exc.title, exc.field, getattr(exc, "code", None)
         ),
-        HTTPException: lambda request, exc: _http_error(request, exc),
+        HTTPException: counting_unread_rejections(lambda request, exc: _http_error(request, exc)),
         GatewayError: lambda _, exc: _gateway_error(exc),
         Exception: lambda request, exc: _unexpected(request, exc),
     }

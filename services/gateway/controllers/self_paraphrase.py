@@ -7,8 +7,8 @@ from litestar.datastructures import State
 from litestar.params import JSONBody
 
 from services.gateway.controllers.problems import (
-    GATEWAY_EXCEPTION_HANDLERS,
     GENERATE_ERROR_RESPONSES,
+    STRATEGY_EXCEPTION_HANDLERS,
 )
 from services.gateway.strategies import metrics
 from services.gateway.strategies.prompts import PROMPT_VERSION
@@ -27,7 +27,7 @@ def proxy_service(state: State) -> SelfParaphraseService:
 class SelfParaphraseController(Controller):
     path = "/v1"
     tags = ["self-paraphrase"]  # noqa: RUF012
-    exception_handlers = GATEWAY_EXCEPTION_HANDLERS
+    exception_handlers = STRATEGY_EXCEPTION_HANDLERS
 
     @post(
         "/self-paraphrase",

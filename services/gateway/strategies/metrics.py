@@ -9,9 +9,11 @@ PROXY_REQUESTS = Counter(
     "Self-paraphrase and proxied chat requests, by strategy and outcome "
     "(ok, degraded: answered with failed variants or fewer paraphrases, refused: a passed "
     "through answer the model's filter blocked, failed: by the model or a service behind it, "
-    "rejected: the request's fault, with a 4xx).",
+    "rejected: the request's fault, with a 4xx; strategy unknown: its body could not be read).",
     ["strategy", "outcome"],
 )
+#: the strategy of a request whose body could not be read (undecodable, invalid, too large)
+UNKNOWN_STRATEGY = "unknown"
 PROXY_AGREEMENT = Histogram(
     "steadfast_proxy_agreement_ratio",
     "Share of the voting variants that gave the majority answer.",

@@ -380,12 +380,16 @@ def test_bad_requests_raise_the_usual_openai_exceptions(proxy: Proxy) -> None:
             model=VOTE, messages=[{"role": "system", "content": "Be brief."}]
         )
     assert no_question.value.param == "messages"
+    with pytest.raises(openai.BadRequestError) as mistyped:
+        client.chat.completions.create(model=VOTE, messages=message, extra_body={"seed": "one"})
+    assert mistyped.value.param == "seed"
     grew = _growth(before, _samples(proxy))
-    # the caller's errors that got as far as naming a strategy are counted as rejected, not as
-    # failures, and not among the calls per request (bodies that do not decode are not counted)
+    # the caller's errors are counted as rejected, not as failures, and not among the calls per
+    # request; a body that could not be read as a request has no strategy to count it under
     rejected, failed = {"outcome": "rejected"}, {"outcome": "failed"}
     assert grew("steadfast_proxy_requests_total", strategy="paraphrase-vote", **rejected) == 4
     assert grew("steadfast_proxy_requests_total", strategy="passthrough", **rejected) == 1
+    assert grew("steadfast_proxy_requests_total", strategy="unknown", **rejected) == 1
     assert grew("steadfast_proxy_requests_total", strategy="paraphrase-vote", **failed) == 0
     assert grew("steadfast_proxy_upstream_calls_per_request_count") == 0
 
@@ -397,12 +401,15 @@ def test_a_number_no_float_holds_is_a_400_naming_its_param(proxy: Proxy) -> None
         data=raw % VOTE.encode(),
         headers={"content-type": "application/json"},
     )
+    before = _samples(proxy)
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=30)
     assert refused.value.code == 400
     error = json.loads(refused.value.read())["error"]
     assert error["param"] == "temperature" and "out of range" in error["message"]
     assert error["type"] == "invalid_request_error"
+    unread = {"outcome": "rejected", "strategy": "unknown"}
+    assert _growth(before, _samples(proxy))("steadfast_proxy_requests_total", **unread) == 1
 
 
 def test_a_plain_route_passes_the_conversation_through(proxy: Proxy) -> None:
@@ -484,7 +491,11 @@ def test_self_paraphrase_endpoint_and_metrics(proxy: Proxy) -> None:
     status, problem = _post(f"{proxy.url}/v1/self-paraphrase", blank)
     assert status == 400 and problem["errors"][0]["field"] == "question"
     assert "empty" in problem["detail"]
+    status, problem = _post(f"{proxy.url}/v1/self-paraphrase", {"model": "fake", "k": "five"})
+    assert status == 400 and problem["errors"][0]["field"] == "k"
     grew = _growth(before, _samples(proxy))
+    unread = {"outcome": "rejected", "strategy": "unknown"}
+    assert grew("steadfast_proxy_requests_total", **unread) == 1
     ok = {"outcome": "ok", "strategy": "paraphrase-vote"}
     assert grew("steadfast_proxy_requests_total", **ok) == 1
     rejected = {"outcome": "rejected", "strategy": "paraphrase-vote"}
