@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 from litestar import Litestar, Request, Response
 from litestar.exceptions import ClientException, HTTPException, ValidationException
+from litestar.exceptions.http_exceptions import RequestEntityTooLarge
 from litestar.openapi import ResponseSpec
 from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
 from litestar.utils.scope.state import ScopeState
@@ -120,21 +121,45 @@ def handle_validation(_: Request[Any, Any, Any], exc: ValidationException) -> Re
     )
 
 
-def is_undecodable_body(exc: HTTPException) -> bool:
+def is_undecodable_body(exc: Exception) -> bool:
     """Litestar raises a bare 400 ClientException when the body cannot be decoded at all."""
     return type(exc) is ClientException and exc.status_code == HTTP_400_BAD_REQUEST
 
 
+#: msgspec's words for a body nested deeper than the interpreter's recursion limit
+_TOO_DEEP = "while deserializing"
+
+
+def is_too_deep_body(exc: Exception) -> bool:
+    """msgspec raises a plain ``RecursionError`` for a body nested too deep to decode."""
+    return isinstance(exc, RecursionError) and _TOO_DEEP in str(exc)
+
+
+TOO_DEEP_BODY = FieldError(field="body", message="the body nests too deep to decode")
+
+
+def is_unread_body(exc: Exception) -> bool:
+    """Whether ``exc`` refused a request body before it could be read as the endpoint's request:
+    too large, undecodable, too deep or not of the request's shape."""
+    return (
+        isinstance(exc, ValidationException | RequestEntityTooLarge)
+        or is_undecodable_body(exc)
+        or is_too_deep_body(exc)
+    )
+
+
 #: msgspec's message for a number no float holds (``1e999``), which it cannot place in the body
 _OUT_OF_RANGE = "Number out of range"
+_OUT_OF_RANGE_MESSAGE = "number out of range: no float holds it"
+#: a body larger than this is not parsed a second time to find where such a number is
+_SEARCHED_BODY_BYTES = 1024 * 1024
 
 
 def undecodable_body_error(request: Request[Any, Any, Any], detail: str) -> FieldError:
     """The field error of a body that could not be decoded, naming the field where it can."""
     if detail.startswith(_OUT_OF_RANGE):
-        field = _field_out_of_range(request)
-        if field:
-            return FieldError(field=field, message="number out of range: no float holds it")
+        field = _field_out_of_range(request) or "body"
+        return FieldError(field=field, message=_OUT_OF_RANGE_MESSAGE)
     return FieldError(field=field_from_message(detail) or "body", message=detail)
 
 
@@ -142,27 +167,29 @@ def _field_out_of_range(request: Request[Any, Any, Any]) -> str | None:
     # the stdlib parser reads such a number as ±inf, whose place names the field; litestar
     # keeps the body it read in the scope (an internal API: without it the answer names no field)
     body = ScopeState.from_scope(request.scope).body
-    if not isinstance(body, bytes):
+    if not isinstance(body, bytes) or len(body) > _SEARCHED_BODY_BYTES:
         return None
     try:
         document = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
-    return _path_of_infinity(document, "")
+    return _path_of_infinity(document)
 
 
-def _path_of_infinity(value: Any, path: str) -> str | None:
-    if isinstance(value, float) and math.isinf(value):
-        return path or None
-    children: Any = ()
-    if isinstance(value, dict):
-        children = ((f"{path}.{key}" if path else str(key), child) for key, child in value.items())
-    elif isinstance(value, list):
-        children = ((f"{path}[{index}]", child) for index, child in enumerate(value))
-    for child_path, child in children:
-        found = _path_of_infinity(child, child_path)
-        if found:
-            return found
+def _path_of_infinity(document: Any) -> str | None:
+    """The path (``items[1].k``) of the first infinite number in ``document``, depth first."""
+    pending: list[tuple[str, Any]] = [("", document)]
+    while pending:
+        path, value = pending.pop()
+        if isinstance(value, float) and math.isinf(value):
+            return path or None
+        if isinstance(value, dict):
+            children = [(f"{path}.{key}" if path else str(key), v) for key, v in value.items()]
+        elif isinstance(value, list):
+            children = [(f"{path}[{index}]", child) for index, child in enumerate(value)]
+        else:
+            continue
+        pending.extend(reversed(children))
     return None
 
 
@@ -216,6 +243,15 @@ def internal_error(exc: Exception) -> Problem:
 
 
 def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    if is_too_deep_body(exc):
+        return problem_response(
+            Problem(
+                title="Malformed JSON body",
+                status=HTTP_400_BAD_REQUEST,
+                detail=f"body: {TOO_DEEP_BODY.message}",
+                errors=[TOO_DEEP_BODY],
+            )
+        )
     logger.exception("unhandled error on %s %s", request.method, request.url.path)
     return problem_response(internal_error(exc))
 

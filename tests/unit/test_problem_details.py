@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import msgspec
 import pytest
@@ -12,7 +13,7 @@ from litestar.testing import TestClient
 
 from shared.app import create_service_app
 from shared.contracts.base import Contract
-from shared.problems import ProblemError, field_from_message
+from shared.problems import ProblemError, _path_of_infinity, field_from_message
 from shared.settings import ServiceSettings
 
 
@@ -38,14 +39,18 @@ async def crash() -> None:
     raise RuntimeError("INSERT INTO secrets VALUES ('sk-live-123')")
 
 
-@pytest.fixture
-def client() -> Iterator[TestClient]:  # type: ignore[type-arg]
+def _client(max_body_bytes: int) -> TestClient:  # type: ignore[type-arg]
     app = create_service_app(
         service="testsvc",
-        settings=ServiceSettings(max_body_bytes=1024),
+        settings=ServiceSettings(max_body_bytes=max_body_bytes),
         route_handlers=[echo, crash],
     )
-    with TestClient(app) as test_client:
+    return TestClient(app)
+
+
+@pytest.fixture
+def client() -> Iterator[TestClient]:  # type: ignore[type-arg]
+    with _client(max_body_bytes=1024) as test_client:
         yield test_client
 
 
@@ -85,6 +90,30 @@ def test_a_number_no_float_holds_names_its_field(
     body = response.json()
     assert [error["field"] for error in body["errors"]] == [field]
     assert body["detail"].startswith(f"{field}: number out of range")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"question": "q", "k": 1e999, "x": }',  # the stdlib parser fails too
+        b'{"question": "q", "k": 1e999, "k": 1}',  # the stdlib parser keeps the last value
+        b"[" * 5000 + b"1e999" + b"]" * 5000,  # deeper than the stdlib parser goes
+    ],
+)
+def test_a_number_no_float_holds_that_cannot_be_placed_is_the_bodys(raw: bytes) -> None:
+    with _client(max_body_bytes=64 * 1024) as client:
+        response = client.post(
+            "/v1/echo", content=raw, headers={"content-type": "application/json"}
+        )
+    assert response.status_code == 400
+    assert [error["field"] for error in response.json()["errors"]] == ["body"]
+
+
+def test_the_first_infinite_number_is_named_however_deep() -> None:
+    document: Any = {"a": [1.0, {"b": float("-inf")}], "c": float("inf")}
+    for _ in range(5000):
+        document = [document]
+    assert _path_of_infinity(document) == "[0]" * 5000 + ".a[1].b"
 
 
 def test_wrong_type_names_the_field(client: TestClient) -> None:  # type: ignore[type-arg]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import ResponseSpec
+from litestar.types import ExceptionHandler
 
 from services.gateway.domain.errors import (
     GatewayError,
@@ -19,7 +19,14 @@ from services.gateway.strategies import metrics
 from services.gateway.strategies.generate import InvalidQuestion
 from services.gateway.strategies.paraphrasers import ParaphraseOptionsRefused
 from shared.contracts.base import FieldError, Problem
-from shared.problems import handle_http, handle_validation, problem_response, problem_responses
+from shared.problems import (
+    handle_http,
+    handle_unexpected,
+    handle_validation,
+    is_unread_body,
+    problem_response,
+    problem_responses,
+)
 
 #: HTTP status of each typed outcome
 OUTCOME_STATUS: dict[str, int] = {
@@ -95,18 +102,15 @@ GENERATE_ERROR_RESPONSES: dict[int, ResponseSpec] = problem_responses(
     }
 )
 
-ExceptionHandler = Callable[[Request[Any, Any, Any], Any], Response[Any]]
-
 
 def counting_unread_rejections(handler: ExceptionHandler) -> ExceptionHandler:
-    """``handler``, counting each request it refuses with a 4xx as a proxy request rejected
-    before its body was read (so before its strategy is known)."""
+    """``handler``, counting each request whose body could not be read as a request (so whose
+    strategy is unknown) as a rejected proxy request; other errors are counted where raised."""
 
-    def counted(request: Request[Any, Any, Any], exc: Any) -> Response[Any]:
-        response = handler(request, exc)
-        if 400 <= (response.status_code or 500) < 500:
+    def counted(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+        if is_unread_body(exc):
             metrics.record_rejected(metrics.UNKNOWN_STRATEGY)
-        return response
+        return handler(request, exc)
 
     return counted
 
@@ -115,4 +119,5 @@ def counting_unread_rejections(handler: ExceptionHandler) -> ExceptionHandler:
 STRATEGY_EXCEPTION_HANDLERS: dict[Any, Any] = GATEWAY_EXCEPTION_HANDLERS | {
     ValidationException: counting_unread_rejections(handle_validation),
     HTTPException: counting_unread_rejections(handle_http),
+    RecursionError: counting_unread_rejections(handle_unexpected),
 }

@@ -45,9 +45,11 @@ from shared.contracts.proxy import (
     split_model,
 )
 from shared.problems import (
+    TOO_DEEP_BODY,
     ProblemError,
     field_from_message,
     internal_error,
+    is_too_deep_body,
     is_undecodable_body,
     undecodable_body_error,
     validation_errors,
@@ -71,7 +73,7 @@ class ChatCompletionsController(Controller):
         ),
         HTTPException: counting_unread_rejections(lambda request, exc: _http_error(request, exc)),
         GatewayError: lambda _, exc: _gateway_error(exc),
-        Exception: lambda request, exc: _unexpected(request, exc),
+        Exception: counting_unread_rejections(lambda request, exc: _unexpected(request, exc)),
     }
 
     @post(
@@ -279,5 +281,7 @@ def _request_field(field: str) -> str:
 
 
 def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    if is_too_deep_body(exc):
+        return _error(400, TOO_DEEP_BODY.message)
     logger.exception("unhandled error on %s %s", request.method, request.url.path)
     return _error(500, internal_error(exc).detail or "internal error")

@@ -4,6 +4,7 @@ OpenAI-compatible stand-in answering according to the question's wording."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import time
 import urllib.error
@@ -394,20 +395,56 @@ def test_bad_requests_raise_the_usual_openai_exceptions(proxy: Proxy) -> None:
     assert grew("steadfast_proxy_upstream_calls_per_request_count") == 0
 
 
-def test_a_number_no_float_holds_is_a_400_naming_its_param(proxy: Proxy) -> None:
-    raw = b'{"model": "%s", "messages": [{"role": "user", "content": "Hi?"}], "temperature": 1e999}'
-    request = urllib.request.Request(
-        f"{proxy.url}/v1/chat/completions",
-        data=raw % VOTE.encode(),
-        headers={"content-type": "application/json"},
-    )
+QUESTION_BODY = (
+    b'{"model": "%s", "messages": [{"role": "user", "content": "Hi?"}], "temperature": %s}'
+)
+
+
+@pytest.mark.parametrize(
+    ("raw", "status", "param", "words"),
+    [
+        (QUESTION_BODY % (VOTE.encode(), b"1e999"), 400, "temperature", "out of range"),
+        (QUESTION_BODY % (VOTE.encode(), b"[" * 5000 + b"]" * 5000), 400, None, "too deep"),
+    ],
+    ids=["out-of-range", "too-deep"],
+)
+def test_a_body_that_cannot_be_read_is_an_openai_error_counted_as_unknown(
+    proxy: Proxy, raw: bytes, status: int, param: str | None, words: str
+) -> None:
     before = _samples(proxy)
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(request, timeout=30)
-    assert refused.value.code == 400
-    error = json.loads(refused.value.read())["error"]
-    assert error["param"] == "temperature" and "out of range" in error["message"]
-    assert error["type"] == "invalid_request_error"
+    code, body = _post_raw(f"{proxy.url}/v1/chat/completions", raw)
+    assert code == status, body
+    assert body["error"]["param"] == param and words in body["error"]["message"]
+    assert body["error"]["type"] == "invalid_request_error"
+    unread = {"outcome": "rejected", "strategy": "unknown"}
+    assert _growth(before, _samples(proxy))("steadfast_proxy_requests_total", **unread) == 1
+
+
+def test_a_body_announced_too_large_is_a_413_counted_as_unknown(proxy: Proxy) -> None:
+    before = _samples(proxy)
+    host, port = proxy.url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:  # the size is refused from the header: no need to send the body
+        connection.putrequest("POST", "/v1/chat/completions")
+        connection.putheader("Content-Type", "application/json")
+        connection.putheader("Content-Length", str(64 * 2**20))
+        connection.endheaders()
+        response = connection.getresponse()
+        code, body = response.status, json.loads(response.read())
+    finally:
+        connection.close()
+    assert code == 413 and body["error"]["type"] == "invalid_request_error", body
+    unread = {"outcome": "rejected", "strategy": "unknown"}
+    assert _growth(before, _samples(proxy))("steadfast_proxy_requests_total", **unread) == 1
+
+
+def test_a_body_too_deep_for_the_self_paraphrase_endpoint_is_a_400_counted_as_unknown(
+    proxy: Proxy,
+) -> None:
+    before = _samples(proxy)
+    code, problem = _post_raw(f"{proxy.url}/v1/self-paraphrase", b"[" * 5000 + b"]" * 5000)
+    assert code == 400 and problem["errors"][0]["field"] == "body", problem
+    assert "too deep" in problem["detail"]
     unread = {"outcome": "rejected", "strategy": "unknown"}
     assert _growth(before, _samples(proxy))("steadfast_proxy_requests_total", **unread) == 1
 
@@ -439,9 +476,11 @@ def test_only_answers_asking_again_would_repeat_are_cached(
 
 
 def _post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
-    )
+    return _post_raw(url, json.dumps(body).encode())
+
+
+def _post_raw(url: str, raw: bytes) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(url, data=raw, headers={"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             return response.status, json.loads(response.read())
