@@ -7,6 +7,7 @@ import importlib
 from pathlib import Path
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -166,6 +167,9 @@ async def test_item_and_answer_ids_go_past_32_bits(database_url: str) -> None:
                 assert row_id is not None and row_id >= beyond_int32, table.name
                 stored = await connection.scalar(sa.select(table.c.id).where(table.c.id == row_id))
                 assert stored == row_id
+        if database.engine.dialect.name == "postgresql":
+            with pytest.raises(RuntimeError, match="cannot downgrade: evaluator_evaluation_items"):
+                await downgrade(database.engine, "evaluator", "0009")
     finally:
         await database.dispose()
 

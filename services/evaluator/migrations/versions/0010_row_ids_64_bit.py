@@ -1,6 +1,7 @@
 """Item and answer ids are 64-bit on PostgreSQL: a serial column (and its sequence) stops at
 2^31, which a busy evaluator reaches with time, since deleted ids are never reused. SQLite's row
-ids are 64-bit already.
+ids are 64-bit already. On PostgreSQL the upgrade rewrites both tables under an exclusive lock:
+on a large database, expect the first start after upgrading to take a while.
 
 Revision ID: 0010
 Revises: 0009
@@ -25,7 +26,20 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if op.get_bind().dialect.name == "postgresql":
+        _refuse_ids_past_32_bits()
     _set_id_type(sa.Integer(), "integer")
+
+
+def _refuse_ids_past_32_bits() -> None:
+    limit = 2**31 - 1
+    for table in TABLES:
+        handed_out = op.get_bind().scalar(sa.text(f"SELECT last_value FROM {_sequence_of(table)}"))
+        if handed_out is not None and handed_out > limit:
+            raise RuntimeError(
+                f"cannot downgrade: {table} has handed out ids up to {handed_out}, past what a "
+                "32-bit id holds"
+            )
 
 
 def _set_id_type(column_type: sa.types.TypeEngine[int], sequence_type: str) -> None:
