@@ -10,7 +10,12 @@ from typing import Any
 
 import msgspec
 from litestar import Litestar, Request, Response
-from litestar.exceptions import ClientException, HTTPException, ValidationException
+from litestar.exceptions import (
+    ClientException,
+    HTTPException,
+    SerializationException,
+    ValidationException,
+)
 from litestar.exceptions.http_exceptions import RequestEntityTooLarge
 from litestar.openapi import ResponseSpec
 from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
@@ -122,8 +127,9 @@ def handle_validation(_: Request[Any, Any, Any], exc: ValidationException) -> Re
 
 
 def is_undecodable_body(exc: Exception) -> bool:
-    """Litestar raises a bare 400 ClientException when the body cannot be decoded at all."""
-    return type(exc) is ClientException and exc.status_code == HTTP_400_BAD_REQUEST
+    """Litestar raises a bare ClientException from the decoder's error when the body cannot be
+    decoded at all (its other bare ones are of headers: a bad Host, a bad Content-Length)."""
+    return type(exc) is ClientException and isinstance(exc.__cause__, SerializationException)
 
 
 #: msgspec's words for a body nested deeper than the interpreter's recursion limit

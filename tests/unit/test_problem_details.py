@@ -8,12 +8,18 @@ from typing import Any
 import msgspec
 import pytest
 from litestar import post
+from litestar.exceptions import ClientException, SerializationException
 from litestar.params import JSONBody
 from litestar.testing import TestClient
 
 from shared.app import create_service_app
 from shared.contracts.base import Contract
-from shared.problems import ProblemError, _path_of_infinity, field_from_message
+from shared.problems import (
+    ProblemError,
+    _path_of_infinity,
+    field_from_message,
+    is_undecodable_body,
+)
 from shared.settings import ServiceSettings
 
 
@@ -207,3 +213,15 @@ def test_an_empty_body_is_named_as_such(client: TestClient) -> None:  # type: ig
     assert response.status_code == 400
     [error] = response.json()["errors"]
     assert error["field"] == "body" and "body is empty" in error["message"]
+
+
+def test_only_a_body_the_decoder_refused_is_called_undecodable() -> None:
+    try:
+        try:
+            raise SerializationException("malformed JSON")
+        except SerializationException as cause:
+            raise ClientException(str(cause)) from cause
+    except ClientException as refused_body:
+        assert is_undecodable_body(refused_body)
+    assert not is_undecodable_body(ClientException("Invalid content-length: 'x'"))
+    assert not is_undecodable_body(ClientException("Invalid host header"))
