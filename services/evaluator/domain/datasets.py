@@ -319,6 +319,10 @@ def _decoded(raw: bytes | bytearray, number: int) -> str:
         raise _invalid(number, "line", message) from None
 
 
+#: a JSON value nested deeper than the parser's recursion limit
+TOO_DEEP = "not valid JSON: nested too deep"
+
+
 async def parse_jsonl(
     lines: AsyncIterator[tuple[int, str]], task: Task, mapping: FieldMapping
 ) -> list[EvaluationItem]:
@@ -332,6 +336,9 @@ async def parse_jsonl(
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             parsed.add_error(LineError(number, "line", f"not valid JSON: {exc.msg}"))
+            continue
+        except RecursionError:
+            parsed.add_error(LineError(number, "line", TOO_DEEP))
             continue
         if not isinstance(record, dict):
             parsed.add_error(LineError(number, "line", "expected a JSON object"))
@@ -426,6 +433,8 @@ def _squad_items(text: str) -> list[EvaluationItem]:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise _invalid(exc.lineno, "body", f"not valid JSON: {exc.msg}") from exc
+    except RecursionError as exc:
+        raise _invalid(1, "body", TOO_DEEP) from exc
     if not isinstance(document, dict):
         raise _invalid(1, "data", NO_SQUAD_QUESTIONS)
     parsed = ParsedDataset()

@@ -82,6 +82,12 @@ QA = "data[0].paragraphs[0].qas[0]"
         (SQUAD, squad({"id": "1", "question": ""}), f"{QA}.question"),
         (SQUAD, squad({"question": "Q", "answers": [{}]}), f"{QA}.answers[0]"),
         (SQUAD, json.dumps({"data": ["x"]}).encode(), "data[0]"),
+        (  # deeper than the JSON parser goes
+            {"name": "deep.jsonl"},
+            b'{"question": "Q"}\n{"question": ' + b"[" * 5000 + b"]" * 5000 + b"}\n",
+            "line 2: line",
+        ),
+        (SQUAD, b'{"data": ' + b"[" * 5000 + b"]" * 5000 + b"}", "line 1: body"),
     ],
 )
 async def test_a_malformed_upload_is_a_422_naming_where_and_what(
