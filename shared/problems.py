@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 from litestar import Litestar, Request, Response
+from litestar.enums import ParamType
 from litestar.exceptions import (
     ClientException,
     HTTPException,
@@ -18,6 +19,7 @@ from litestar.exceptions import (
 )
 from litestar.exceptions.http_exceptions import RequestEntityTooLarge
 from litestar.openapi import ResponseSpec
+from litestar.params import ParameterKwarg
 from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
 from litestar.utils.scope.state import ScopeState
 from sqlalchemy.exc import DBAPIError
@@ -79,8 +81,11 @@ def problem_response(problem: Problem, headers: dict[str, str] | None = None) ->
     )
 
 
-def validation_errors(extra: Any) -> list[FieldError]:
-    """The field errors of a Litestar ``ValidationException.extra``, each with its full path."""
+def validation_errors(
+    extra: Any, request: Request[Any, Any, Any] | None = None
+) -> list[FieldError]:
+    """The field errors of a Litestar ``ValidationException.extra``, each with its full path;
+    with the ``request``, a parameter is named as the caller sent it."""
     errors: list[FieldError] = []
     for entry in extra if isinstance(extra, list) else []:
         if not isinstance(entry, dict):
@@ -95,10 +100,40 @@ def validation_errors(extra: Any) -> list[FieldError]:
         elif key and _NAMED_FIELD.search(message) and not field.startswith(f"{key}."):
             # litestar keeps the path of a missing/unknown field in the key, not the message
             field = f"{key}.{field}"
-        errors.append(
-            FieldError(field=str(field), message=_readable(message), source=_source_of(entry))
-        )
+        error = FieldError(field=str(field), message=_readable(message), source=_source_of(entry))
+        errors.append(_as_sent(request, error) if request is not None else error)
     return errors
+
+
+_HEADERS_OR_COOKIES = (ParamType.HEADER, ParamType.COOKIE)
+
+
+def _as_sent(request: Request[Any, Any, Any], error: FieldError) -> FieldError:
+    """litestar names a parameter by its Python name (``idempotency_key``, not the header's
+    ``Idempotency-Key``) and gives any whose name begins with "data" (``dataset_id``) as the
+    body's; the handler's signature says what the caller sent."""
+    parameter = request.route_handler.parsed_fn_signature.parameters.get(error.field)
+    if parameter is None or error.field == "data":
+        return error
+    if error.field in request.path_params:
+        return FieldError(field=error.field, message=error.message, source="path")
+    kwarg = parameter.kwarg_definition
+    if not isinstance(kwarg, ParameterKwarg):
+        return FieldError(field=error.field, message=error.message, source="query")
+    kind = kwarg.param_type
+    source = kind.value if kind is not None and kind in _HEADERS_OR_COOKIES else "query"
+    return FieldError(field=kwarg.name or error.field, message=error.message, source=source)
+
+
+#: litestar's message for a required parameter that did not come
+_MISSING_PARAMETER = re.compile(r"Missing required (?P<source>\w+) parameter '(?P<name>[^']+)'")
+
+
+def _missing_parameter(detail: str) -> FieldError | None:
+    missing = _MISSING_PARAMETER.search(detail)
+    if missing is None:
+        return None
+    return FieldError(field=missing["name"], message=detail, source=missing["source"])
 
 
 #: msgspec's words for the rule of :data:`STORABLE_TEXT` (its backslash escaped once or twice)
@@ -115,11 +150,12 @@ def _readable(message: str) -> str:
     return _NO_NUL_RULE.sub("without a NUL character (\\\\u0000)", message)
 
 
-def handle_validation(_: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:
-    errors = validation_errors(exc.extra)
+def handle_validation(request: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:
+    errors = validation_errors(exc.extra, request)
     detail = exc.detail
     if not errors:
-        errors = [FieldError(field=field_from_message(detail) or "body", message=detail)]
+        missing = _missing_parameter(detail)
+        errors = [missing or FieldError(field=field_from_message(detail) or "body", message=detail)]
     detail = "; ".join(f"{error.field}: {error.message}" for error in errors)
     return problem_response(
         Problem(title="Invalid request", status=HTTP_400_BAD_REQUEST, detail=detail, errors=errors)
@@ -210,7 +246,7 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
                 errors=[error],
             )
         )
-    errors = validation_errors(exc.extra) or None
+    errors = validation_errors(exc.extra, request) or None
     problem = Problem(
         title=_title_for(exc.status_code, exc.detail),
         status=exc.status_code,

@@ -7,10 +7,11 @@ from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, delete, get, post
 from litestar.datastructures import State
-from litestar.params import FromPath, FromQuery, Parameter
+from litestar.params import FromQuery, Parameter
 from litestar.status_codes import HTTP_201_CREATED, HTTP_204_NO_CONTENT
 
 from services.evaluator.adapters.datasets import DatasetStore
+from services.evaluator.controllers.parameters import StoredId
 from services.evaluator.domain.datasets import (
     UPLOAD_CEILING,
     DatasetFormat,
@@ -21,7 +22,7 @@ from services.evaluator.domain.datasets import (
     parse_dataset,
 )
 from services.evaluator.settings import EvaluatorSettings
-from shared.contracts.base import MAX_STORED_INT, FieldError, Problem
+from shared.contracts.base import MAX_STORED_INT, STORABLE_TEXT, FieldError, Problem
 from shared.contracts.evaluator import DatasetInfo, DatasetItemPage, DatasetList
 from shared.contracts.verify import Task
 from shared.problems import ProblemError, not_found, problem_response, problem_responses
@@ -88,7 +89,7 @@ class DatasetController(Controller):
         self,
         request: Request[Any, Any, Any],
         state: State,
-        name: Annotated[str, Parameter(min_length=1, max_length=200)],
+        name: Annotated[str, Parameter(min_length=1, max_length=200, pattern=STORABLE_TEXT)],
         task: FromQuery[Task] = "factual",
         format: FromQuery[DatasetFormat | None] = None,
         question_field: FromQuery[str | None] = None,
@@ -135,7 +136,7 @@ class DatasetController(Controller):
         operation_id="getDataset",
         summary="One dataset (by id, or a sample by name)",
     )
-    async def get_dataset(self, dataset_id: FromPath[str], state: State) -> DatasetInfo:
+    async def get_dataset(self, dataset_id: StoredId, state: State) -> DatasetInfo:
         return await _require(state, dataset_id)
 
     @delete(
@@ -145,7 +146,7 @@ class DatasetController(Controller):
         status_code=HTTP_204_NO_CONTENT,
         responses=problem_responses({409: "A built-in sample cannot be deleted"}),
     )
-    async def delete_dataset(self, dataset_id: FromPath[str], state: State) -> None:
+    async def delete_dataset(self, dataset_id: StoredId, state: State) -> None:
         info = await _require(state, dataset_id)
         if info.builtin:
             detail = f"{info.name!r} is a built-in sample: it cannot be deleted"
@@ -156,7 +157,7 @@ class DatasetController(Controller):
     @get("/{dataset_id:str}/items", operation_id="listDatasetItems", summary="Page through items")
     async def items(
         self,
-        dataset_id: FromPath[str],
+        dataset_id: StoredId,
         state: State,
         limit: Annotated[int, Parameter(ge=1, le=500)] = 50,
         offset: Annotated[int, Parameter(ge=0, le=MAX_STORED_INT)] = 0,

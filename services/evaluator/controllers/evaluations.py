@@ -6,9 +6,10 @@ from typing import Annotated, Any
 
 from litestar import Controller, Response, delete, get, post
 from litestar.datastructures import State
-from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Parameter
+from litestar.params import FromQuery, HeaderParameter, JSONBody, Parameter
 from litestar.status_codes import HTTP_202_ACCEPTED
 
+from services.evaluator.controllers.parameters import StoredFilter, StoredId
 from services.evaluator.domain.evaluate import evaluate_now, variant_count
 from services.evaluator.domain.evaluations import Evaluations, require_runnable
 from services.evaluator.domain.pipeline import (
@@ -108,8 +109,8 @@ class EvaluationController(Controller):
         state: State,
         status: FromQuery[JobStatus | None] = None,
         task: FromQuery[Task | None] = None,
-        model: FromQuery[str | None] = None,
-        dataset_id: FromQuery[str | None] = None,
+        model: StoredFilter = None,
+        dataset_id: StoredFilter = None,
         limit: Annotated[int, Parameter(ge=1, le=200)] = 20,
         offset: Annotated[int, Parameter(ge=0, le=MAX_STORED_INT)] = 0,
     ) -> EvaluationPage:
@@ -128,7 +129,7 @@ class EvaluationController(Controller):
         operation_id="getEvaluation",
         summary="Status, progress per stage, timings and errors so far",
     )
-    async def get_evaluation(self, evaluation_id: FromPath[str], state: State) -> EvaluationStatus:
+    async def get_evaluation(self, evaluation_id: StoredId, state: State) -> EvaluationStatus:
         evaluations: Evaluations = state.evaluations
         return await evaluations.status(await evaluations.require(evaluation_id))
 
@@ -139,7 +140,7 @@ class EvaluationController(Controller):
         status_code=200,
         responses=problem_responses({409: "The evaluation has finished already"}),
     )
-    async def cancel(self, evaluation_id: FromPath[str], state: State) -> EvaluationStatus:
+    async def cancel(self, evaluation_id: StoredId, state: State) -> EvaluationStatus:
         evaluations: Evaluations = state.evaluations
         return await evaluations.cancel(evaluation_id)
 
@@ -150,7 +151,7 @@ class EvaluationController(Controller):
     )
     async def items(
         self,
-        evaluation_id: FromPath[str],
+        evaluation_id: StoredId,
         state: State,
         limit: Annotated[int, Parameter(ge=1, le=500)] = 50,
         offset: Annotated[int, Parameter(ge=0, le=MAX_STORED_INT)] = 0,
@@ -166,7 +167,7 @@ class EvaluationController(Controller):
         responses=problem_responses({502: "The scoring service could not render it"}),
     )
     async def report(
-        self, evaluation_id: FromPath[str], state: State, format: FromQuery[ReportFormat] = "json"
+        self, evaluation_id: StoredId, state: State, format: FromQuery[ReportFormat] = "json"
     ) -> Response[Any]:
         evaluations: Evaluations = state.evaluations
         evaluation = await evaluations.require(evaluation_id, results=True)

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from litestar import Controller, Response, delete, get, post
 from litestar.datastructures import State
-from litestar.params import FromPath, JSONBody
+from litestar.params import JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED
 
 from services.evaluator.adapters.datasets import iso
 from services.evaluator.adapters.position_jobs import PositionJobRow, PositionJobStore
 from services.evaluator.adapters.repository import IdempotencyConflict
 from services.evaluator.controllers.evaluations import IdempotencyKey
+from services.evaluator.controllers.parameters import StoredId
 from services.evaluator.domain.pipeline import UpstreamError, require_known_routes
 from services.evaluator.domain.position import (
     evaluate_position_bias,
@@ -100,7 +101,7 @@ class PositionBiasController(Controller):
         operation_id="getPositionBiasJob",
         summary="A positional-bias job's status and, once it succeeded, its result",
     )
-    async def get_job(self, job_id: FromPath[str], state: State) -> PositionBiasJob:
+    async def get_job(self, job_id: StoredId, state: State) -> PositionBiasJob:
         return job_view(await _job(state, job_id))
 
     @delete(
@@ -110,7 +111,7 @@ class PositionBiasController(Controller):
         status_code=200,
         responses=problem_responses({409: "The job has finished already"}),
     )
-    async def cancel_job(self, job_id: FromPath[str], state: State) -> PositionBiasJob:
+    async def cancel_job(self, job_id: StoredId, state: State) -> PositionBiasJob:
         job = await _job(state, job_id)
         store: PositionJobStore = state.position_jobs
         if not await store.cancel(job.id):

@@ -67,7 +67,9 @@ class ChatCompletionsController(Controller):
     path = "/v1"
     tags = ["proxy"]  # noqa: RUF012
     exception_handlers = {  # noqa: RUF012
-        ValidationException: counting_unread_rejections(lambda _, exc: _invalid(exc)),
+        ValidationException: counting_unread_rejections(
+            lambda request, exc: _invalid(request, exc)
+        ),
         ProblemError: lambda _, exc: _error(
             exc.status, exc.detail or exc.title, exc.field, getattr(exc, "code", None)
         ),
@@ -246,8 +248,8 @@ def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response
     return _error(exc.status_code, exc.detail)
 
 
-def _invalid(exc: ValidationException) -> Response[Any]:
-    errors = validation_errors(exc.extra)
+def _invalid(request: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:
+    errors = validation_errors(exc.extra, request)
     if not errors:
         return _error(400, exc.detail, field_from_message(exc.detail))
     message = "; ".join(error.message for error in errors)
