@@ -29,6 +29,9 @@ MAX_ALSO_CORRECT = 100
 MAX_STORED_INT = 2**31 - 1
 #: a seed that is stored with what it made
 StoredSeed = Annotated[int, msgspec.Meta(ge=0, le=MAX_STORED_INT)]
+#: a seed sent to a model as it is: OpenAI's API takes a signed 64-bit one, so a larger one is
+#: the caller's 400 here rather than an upstream error later
+ModelSeed = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 #: a count of items a request may ask for, stored with it
 StoredCount = Annotated[int, msgspec.Meta(ge=1, le=MAX_STORED_INT)]
 

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import Contract, Problem, Task
+from shared.contracts.base import MAX_STORED_INT, Contract, ModelSeed, Problem, Task
 
 Role = Literal["system", "user", "assistant"]
 FinishReason = Literal["stop", "length", "content_filter", "error", "unknown"]
@@ -39,11 +39,11 @@ class GenerateRequest(Contract, kw_only=True):
     messages: Annotated[list[ChatMessage], msgspec.Meta(min_length=1)]
     temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] = 0.0
     max_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None
-    seed: int | None = None
+    seed: ModelSeed | None = None
     stop: Annotated[list[str], msgspec.Meta(max_length=8)] | None = None
     top_logprobs: Annotated[int, msgspec.Meta(ge=1, le=20)] | None = None
     #: distinguishes repeated samples of the same request (part of the cache key)
-    sample_index: Annotated[int, msgspec.Meta(ge=0)] = 0
+    sample_index: Annotated[int, msgspec.Meta(ge=0, le=MAX_STORED_INT)] = 0
     cache: bool = True
     #: the question's task: a ``"<strategy>:<route>"`` model reads and groups its answers by it
     #: (math: numbers, factual: normalised text; inferred from the replies when absent); a plain

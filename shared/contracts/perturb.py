@@ -6,7 +6,14 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import MAX_ALSO_CORRECT, AnswerText, Contract, Problem, RouteName
+from shared.contracts.base import (
+    MAX_ALSO_CORRECT,
+    AnswerText,
+    Contract,
+    Problem,
+    RouteName,
+    StoredSeed,
+)
 from shared.contracts.gateway import ModelCalls
 from shared.contracts.verify import Share, Stage, Task, VerifyOptions
 
@@ -33,7 +40,7 @@ class ParaphraseRequest(Contract, kw_only=True):
     #: sampling temperature of the generator (each candidate also has its own seed)
     temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] = 0.8
     #: makes the hint/tone choices and the sampling reproducible; drawn and reported when absent
-    seed: int | None = None
+    seed: StoredSeed | None = None
     #: ISO 639-1 code; detected from the question when absent
     language: Annotated[str, msgspec.Meta(pattern="^[a-z]{2,3}$")] | None = None
     task: Task | None = None
@@ -124,7 +131,7 @@ class DistractorRequest(Contract, kw_only=True):
     context: str | None = None
     n: Annotated[int, msgspec.Meta(ge=1, le=10)] = 1
     generator: RouteName = "local"
-    seed: int | None = None
+    seed: StoredSeed | None = None
     language: Annotated[str, msgspec.Meta(pattern="^[a-z]{2,3}$")] | None = None
 
 

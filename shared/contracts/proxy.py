@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 
-from shared.contracts.base import Contract
+from shared.contracts.base import Contract, ModelSeed, StoredSeed
 from shared.contracts.gateway import ChatMessage, Usage
 from shared.contracts.verify import Task, VerifyOptions
 
@@ -72,7 +72,7 @@ class SelfParaphraseRequest(StrategyOptions, kw_only=True):
     temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] | None = None
     max_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None
     #: seed of the sampled steps (rewrites, paraphrases), for reproducibility
-    seed: int | None = None
+    seed: StoredSeed | None = None
 
 
 class Variant(Contract, kw_only=True):
@@ -151,7 +151,7 @@ class ChatCompletionRequest(Contract, kw_only=True):
     temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] | None = None
     max_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None
     max_completion_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None
-    seed: int | None = None
+    seed: ModelSeed | None = None
     stop: str | Annotated[list[str], msgspec.Meta(max_length=8)] | None = None
     #: one choice only: a larger n is refused by name (``openai_format.unsupported_field``)
     n: Annotated[int, msgspec.Meta(ge=1)] | None = None

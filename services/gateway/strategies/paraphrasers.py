@@ -9,6 +9,7 @@ from typing import Protocol
 from services.gateway.domain.errors import GatewayError, GenerationFailed
 from services.gateway.strategies import prompts
 from services.gateway.strategies.question import AnswerSettings
+from shared.contracts.base import MAX_STORED_INT
 from shared.contracts.gateway import GenerateRequest, ModelCalls
 from shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
 from shared.contracts.verify import Task, VerifyOptions, VerifyStages
@@ -103,7 +104,7 @@ class PerturbParaphraser:
             k=k,
             generator=self.generator,
             task=self.task,
-            seed=DEFAULT_SEED if self.seed is None else self.seed,
+            seed=DEFAULT_SEED if self.seed is None else _stored_seed(self.seed),
             verify=_verification(self.verify),
             cache=self.cache,
         )
@@ -143,3 +144,9 @@ def _verification(verify: bool | VerifyOptions) -> VerifyOptions:
 def _enough(texts: list[str], k: int) -> Paraphrases:
     notes = [] if len(texts) >= k else [f"only {len(texts)} of {k} paraphrases were usable"]
     return Paraphrases(texts=texts[:k], notes=notes)
+
+
+def _stored_seed(seed: int) -> int:
+    """perturb takes a seed it can store (31 bits); a chat request's may be any 64-bit one, so
+    it is folded into that range, which keeps it reproducible."""
+    return seed % (MAX_STORED_INT + 1)

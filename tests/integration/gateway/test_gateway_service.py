@@ -169,6 +169,18 @@ async def test_problems_name_the_field(gateway_url: str) -> None:
             {"model": "fake-gpt", "messages": [{"role": "robot", "content": "x"}]},
             "messages[0].role",
         ),
+        (  # past what OpenAI's API takes: the caller's error, not the upstream's
+            {"model": "fake-gpt", "messages": [{"role": "user", "content": "x"}], "seed": 2**63},
+            "seed",
+        ),
+        (
+            {
+                "model": "fake-gpt",
+                "messages": [{"role": "user", "content": "x"}],
+                "sample_index": 2**31,
+            },
+            "sample_index",
+        ),
     ]:
         async with get_session().post(f"{gateway_url}/v1/generate", json=body) as response:
             problem = await response.json(content_type=None)

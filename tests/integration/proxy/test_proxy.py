@@ -573,6 +573,26 @@ def test_a_generator_route_gets_the_paraphrases_from_the_perturb_service(proxy: 
     assert generated, "perturb's generator calls reached the upstream model through the gateway"
 
 
+@pytest.mark.parametrize("seed", [2**40, -7])
+def test_any_64_bit_seed_reaches_the_perturb_service_in_its_range(proxy: Proxy, seed: int) -> None:
+    question = f"How many wheels do {seed % 10 + 2} bicycles have?"
+    proxy.scenario.perturb_candidates[question] = [f"{question} (reworded)"]
+    proxy.scenario.answers.update({question: "\\boxed{4}", f"{question} (reworded)": "\\boxed{4}"})
+    completion = proxy.client().chat.completions.create(
+        model=VOTE,
+        messages=[{"role": "user", "content": question}],
+        seed=seed,
+        extra_body={"steadfast": {"k": 1, "task": "math", "generator": "fake"}},
+    )
+    info = completion.model_extra["steadfast"]  # type: ignore[index]
+    assert info["answer"] == "4" and len(info["variants"]) == 2
+    with pytest.raises(openai.BadRequestError) as too_large:
+        proxy.client().chat.completions.create(
+            model=VOTE, messages=[{"role": "user", "content": question}], seed=2**63
+        )
+    assert too_large.value.param == "seed"
+
+
 @pytest.mark.parametrize("field", ["generator", "judge_model"])
 def test_an_unknown_generator_or_judge_route_is_the_callers_error(proxy: Proxy, field: str) -> None:
     # an unknown generator once answered 200 by the original alone, with an agreement of 1.0

@@ -112,6 +112,10 @@ def test_distractors(client: TestClient[Any]) -> None:
             "generator",
         ),
         ("/v1/paraphrases", {"question": "Q?", "generator": "g" * 201}, 400, "generator"),
+        # a seed is reported back and stored with the set: 31 bits, as the evaluator stores it
+        ("/v1/paraphrases", {"question": "Q?", "seed": 2**70}, 400, "seed"),
+        ("/v1/paraphrases", {"question": "Q?", "seed": -1}, 400, "seed"),
+        ("/v1/distractors", {"question": "Q?", "correct_answer": "A", "seed": 2**31}, 400, "seed"),
         ("/v1/permutations", {"options": ["only"]}, 400, "options"),
         ("/v1/permutations", {"options": ["a", "b"], "scheme": "random"}, 400, "scheme"),
         ("/v1/permutations", {"options": ["a", "b", "c"], "scheme": "swap"}, 400, "scheme"),
