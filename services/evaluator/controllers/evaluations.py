@@ -11,7 +11,7 @@ from litestar.status_codes import HTTP_202_ACCEPTED
 
 from services.evaluator.controllers.parameters import StoredFilter, StoredId
 from services.evaluator.domain.evaluate import evaluate_now, variant_count
-from services.evaluator.domain.evaluations import Evaluations, require_runnable
+from services.evaluator.domain.evaluations import Evaluations, judge_routes, require_runnable
 from services.evaluator.domain.pipeline import (
     UpstreamError,
     require_distinct_ids,
@@ -58,7 +58,7 @@ class EvaluateController(Controller):
         settings: EvaluatorSettings = state.settings
         require_runnable(data)
         require_distinct_ids(data.items)
-        await require_known_routes(state.upstream, data)
+        await require_known_routes(state.upstream, data, judges=judge_routes(data))
         needed = variant_count(data)
         if needed > settings.max_sync_variants:
             raise ProblemError(
@@ -94,7 +94,7 @@ class EvaluationController(Controller):
         idempotency_key: IdempotencyKey = None,
     ) -> Response[EvaluationAccepted]:
         evaluations: Evaluations = state.evaluations
-        await require_known_routes(state.upstream, data)
+        await require_known_routes(state.upstream, data, judges=judge_routes(data))
         job, _ = await evaluations.submit(data, idempotency_key)
         state.runner_wake()
         return Response(

@@ -15,6 +15,7 @@ from services.evaluator.controllers.evaluations import IdempotencyKey
 from services.evaluator.controllers.parameters import StoredId
 from services.evaluator.domain.pipeline import UpstreamError, require_known_routes
 from services.evaluator.domain.position import (
+    asks_generator,
     evaluate_position_bias,
     order_count,
     validate,
@@ -133,8 +134,7 @@ async def _checked(data: PositionBiasEvaluate, state: State) -> tuple[PositionBi
     answers it asks for at most."""
     data = await with_items(data, state.datasets)
     validate(data)
-    # the generator writes only missing distractors: its name is checked when it is asked
-    await require_known_routes(state.upstream, data, generator=False)
+    await require_known_routes(state.upstream, data, generator=asks_generator(data))
     return data, order_count(data)
 
 

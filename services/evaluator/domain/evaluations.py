@@ -109,7 +109,25 @@ def require_runnable(settings: EvaluationSettings) -> list[str]:
     if settings.plain_per_round + settings.toned_per_round == 0:
         detail = "a generation round must ask for at least one candidate (plain or toned)"
         raise ProblemError(400, "Invalid request", detail, field="plain_per_round")
+    _require_judges(settings)
     return models
+
+
+def judge_routes(settings: EvaluationSettings) -> list[str]:
+    """The routes that will grade the answers: the judges of the llm grader, else none."""
+    return list(settings.judge_models or []) if settings.grader == "llm" else []
+
+
+def _require_judges(settings: EvaluationSettings) -> None:
+    # the scoring service refuses these too, but only when the first answer is graded
+    if settings.grader == "llm" and not settings.judge_models:
+        detail = "the llm grader needs judge_models: the routes that grade the answers"
+        raise ProblemError(400, "Invalid request", detail, field="judge_models")
+    judges = judge_routes(settings)
+    for index, judge in enumerate(judges):
+        if judge in judges[:index]:
+            detail = f"{judge!r} is named twice: each judge grades every answer once"
+            raise ProblemError(400, "Invalid request", detail, field=f"judge_models[{index}]")
 
 
 @dataclass

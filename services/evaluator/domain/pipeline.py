@@ -201,17 +201,22 @@ class Generating(Routed, Protocol):
 
 
 async def require_known_routes(
-    upstream: Upstream, request: Generating, *, generator: bool = True
+    upstream: Upstream,
+    request: Generating,
+    *,
+    generator: bool = True,
+    judges: Sequence[str] = (),
 ) -> None:
-    """A 422 naming the field of the first model (or, when it will be asked, ``generator``) the
-    gateway does not know, before anything is stored or any model is called: a misspelt route
-    used to fail every answer later."""
+    """A 422 naming the field of the first model (or, when they will be asked, ``generator``
+    and the ``judges``) the gateway does not know, before anything is stored or any model is
+    called: a misspelt route used to fail every answer later."""
     known = await upstream.route_names()
     if known is None:
         return
     named = [(f"models[{i}]", model) for i, model in enumerate(request.models or [])]
     named += [("model", request.model)] if request.model else []
     named += [("generator", request.generator)] if generator else []
+    named += [(f"judge_models[{i}]", judge) for i, judge in enumerate(judges)]
     for field_name, route in named:
         if route not in known:
             routes = sorted(name for name in known if ":" not in name)

@@ -161,6 +161,19 @@ def wanted_conditions(request: PositionBiasEvaluate) -> list[Condition]:
     return [c for c in CONDITIONS if c in (request.conditions or CONDITIONS)]
 
 
+def asks_generator(request: PositionBiasEvaluate) -> bool:
+    """Whether a trial of the request needs a distractor written (the rule of ``plan``): an
+    item without options, in the high condition or without a distractor of its own."""
+    conditions = wanted_conditions(request)
+    return any(
+        item.options is None
+        and (condition == "high" or item.distractor is None)
+        and not not_applicable(item, condition)
+        for item in items_of(request)
+        for condition in conditions
+    )
+
+
 def not_applicable(item: PositionItem, condition: Condition) -> str | None:
     """Why ``item`` cannot run under ``condition`` (None: it can)."""
     if condition == "low" and not item.context:

@@ -565,7 +565,7 @@ async def test_an_uploaded_dataset_can_be_deleted_a_sample_cannot(
     assert (await client.get("/v1/datasets/gsm8k")).status_code == 200
 
 
-async def test_a_model_or_generator_the_gateway_does_not_know_is_refused_up_front(
+async def test_a_model_generator_or_judge_the_gateway_does_not_know_is_refused_up_front(
     database_url: str, tmp_path: Path
 ) -> None:
     upstream = StandInUpstream(answer_right)
@@ -575,17 +575,31 @@ async def test_a_model_or_generator_the_gateway_does_not_know_is_refused_up_fron
     items = [{"question": "What is 7?", "answer": "7"}]
     async with AsyncTestClient(app) as client:
         for path in ("/v1/evaluations", "/v1/evaluate"):
-            for body, field in (
-                ({"models": ["m1", "m2"]}, "models[1]"),
-                ({"model": "m1", "generator": "gpt-9"}, "generator"),
+            for body, field, status in (
+                ({"models": ["m1", "m2"]}, "models[1]", 422),
+                ({"model": "m1", "generator": "gpt-9"}, "generator", 422),
+                (
+                    {"model": "m1", "grader": "llm", "judge_models": ["m1", "m2"]},
+                    "judge_models[1]",
+                    422,
+                ),
+                ({"model": "m1", "grader": "llm"}, "judge_models", 400),
+                ({"model": "m1", "grader": "llm", "judge_models": []}, "judge_models", 400),
+                (
+                    {"model": "m1", "grader": "llm", "judge_models": ["m1", "m1"]},
+                    "judge_models[1]",
+                    400,
+                ),
             ):
                 response = await client.post(path, json={**body, "k": 1, "items": items})
-                assert response.status_code == 422, response.text
+                assert response.status_code == status, response.text
                 assert response.json()["errors"][0]["field"] == field
-                assert "m2" in response.json()["detail"] or "gpt-9" in response.json()["detail"]
         assert upstream.paraphrased == {}  # refused before anything was asked of a model
         known = {"models": ["m1", "paraphrase-vote:m1"], "k": 1, "items": items}
         assert (await client.post("/v1/evaluations", json=known)).status_code == 202
+        # judges are only asked by the llm grader: the reference grader ignores them
+        unasked = {"model": "m1", "judge_models": ["gpt-9"], "k": 1, "items": items}
+        assert (await client.post("/v1/evaluations", json=unasked)).status_code == 202
 
 
 async def rows_of(engine: AsyncEngine, evaluation_id: str) -> tuple[int, int, set[str]]:

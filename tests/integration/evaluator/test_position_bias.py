@@ -388,9 +388,16 @@ def test_a_job_has_its_own_limit_and_an_unknown_job_is_a_404(evaluator: str) -> 
             "items[0].correct_option",
         ),
         ({"model": "knower", "items": ITEMS, "conditions": ["extreme"]}, 400, "conditions[0]"),
-        ({"models": ["knower", "primacy"], "items": MANY}, 413, "items"),
+        ({"models": ["knower", "primacy"], "items": MANY, "generator": "writer"}, 413, "items"),
         ({"model": "knower", "items": [ITEMS[0], ITEMS[0]]}, 400, "items[1].id"),
         ({"model": "knower"}, 400, "items"),
+        # a distractor to write: the writer must be a route the gateway knows
+        ({"model": "knower", "items": ITEMS[:1], "generator": "gpt-9"}, 422, "generator"),
+        (
+            {"model": "knower", "items": ITEMS[1:2], "conditions": ["high"], "generator": "gpt-9"},
+            422,
+            "generator",
+        ),
     ],
 )
 def test_bad_input_names_the_field(
@@ -399,6 +406,13 @@ def test_bad_input_names_the_field(
     response = post(evaluator, body)
     assert response.status_code == status, response.text
     assert response.json()["errors"][0]["field"] == field
+
+
+def test_a_writer_the_request_never_asks_is_not_checked(evaluator: str) -> None:
+    # every distractor is given: no trial asks the writer, so its name does not matter
+    body = {"model": "knower", "items": ITEMS[1:], "conditions": ["medium"], "generator": "gpt-9"}
+    response = post(evaluator, {**body, "bootstrap": 0})
+    assert response.status_code == 200, response.text
 
 
 def test_the_cli_prints_the_table_and_writes_the_result(
