@@ -15,6 +15,7 @@ from services.evaluator.domain.evaluations import Evaluations, judge_routes, req
 from services.evaluator.domain.pipeline import (
     UpstreamError,
     require_distinct_ids,
+    require_gradable_items,
     require_known_routes,
 )
 from services.evaluator.settings import EvaluatorSettings
@@ -58,6 +59,7 @@ class EvaluateController(Controller):
         settings: EvaluatorSettings = state.settings
         require_runnable(data)
         require_distinct_ids(data.items)
+        require_gradable_items(data, data.items)
         await require_known_routes(state.upstream, data, judges=judge_routes(data))
         needed = variant_count(data)
         if needed > settings.max_sync_variants:

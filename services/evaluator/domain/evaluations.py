@@ -20,6 +20,7 @@ from services.evaluator.domain.pipeline import (
     paraphrase_request,
     paraphrase_set_id,
     require_distinct_ids,
+    require_gradable_items,
     require_models,
 )
 from services.evaluator.domain.prompts import PROMPT_VERSION as ANSWER_PROMPT_VERSION
@@ -142,6 +143,8 @@ class Evaluations:
         models = require_runnable(settings)
         items = await self._items(data)
         require_distinct_ids(items, "items" if data.items is not None else None)
+        if data.items is not None:  # a dataset's were checked as it was uploaded
+            require_gradable_items(settings, items)
         reuse = await self._stored_sets(settings, items)
         reuse.update(await self._reusable_sets(data.reuse_paraphrases_from, settings.k))
         try:

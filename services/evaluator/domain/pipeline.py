@@ -250,6 +250,37 @@ def require_distinct_ids(items: Sequence[Identified], field: str | None = "items
         seen.add(key)
 
 
+def require_gradable_items(settings: EvaluationSettings, items: Sequence[EvaluationItem]) -> None:
+    """A 400 naming the field of a request's item that no answer could be graded against (a
+    blank question or gold answer, a choice item without options, a correct option past them):
+    the scoring service refuses it too, but only once every variant has been answered."""
+    for index, item in enumerate(items):
+        where = f"items[{index}]"
+        _require_text(item.question, f"{where}.question", "the question")
+        _require_text(item.answer, f"{where}.answer", "the answer")
+        for at, text in enumerate(item.answers or []):
+            _require_text(text, f"{where}.answers[{at}]", "an answer")
+        _require_options(task_of(settings, item), item, where)
+
+
+def _require_text(text: str | None, field: str, what: str) -> None:
+    if text is not None and not text.strip():
+        raise ProblemError(400, "Invalid request", f"{what} is blank", field=field)
+
+
+def _require_options(task: Task, item: EvaluationItem, where: str) -> None:
+    options = item.options or []
+    if task == "choice" and not options:
+        detail = "a choice item needs its options (two or more)"
+        raise ProblemError(400, "Invalid request", detail, field=f"{where}.options")
+    # two options alike are let be: benchmarks have some, and a letter still tells them apart
+    for at, option in enumerate(options):
+        _require_text(option, f"{where}.options[{at}]", "an option")
+    if options and item.correct_option and ord(item.correct_option) - ord("A") >= len(options):
+        detail = f"{item.correct_option} is past the {len(options)} options"
+        raise ProblemError(400, "Invalid request", detail, field=f"{where}.correct_option")
+
+
 def instruction_role_of(settings: AnswerLayout) -> InstructionRole:
     """The layout of every answer request: as set, else the one a self-paraphrase model needs
     (for all models alike, so that they are compared on the same prompt)."""

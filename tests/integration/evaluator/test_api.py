@@ -374,6 +374,34 @@ async def test_an_unknown_evaluation_is_a_404_naming_the_path_parameter(
         assert (error["field"], error["source"]) == ("evaluation_id", "path")
 
 
+CHOICE = {"question": "Pick one.", "options": ["red", "blue"], "correct_option": "B"}
+
+
+@pytest.mark.parametrize("path", ["/v1/evaluations", "/v1/evaluate"])
+@pytest.mark.parametrize(
+    ("item", "task", "field"),
+    [
+        ({"question": " \n "}, "factual", "items[1].question"),
+        ({"question": "Q?", "answer": " "}, "factual", "items[1].answer"),
+        ({"question": "Q?", "answers": ["a", ""]}, "factual", "items[1].answers[1]"),
+        ({**CHOICE, "correct_option": "C"}, "choice", "items[1].correct_option"),
+        ({"question": "Pick one.", "correct_option": "A"}, "choice", "items[1].options"),
+        ({**CHOICE, "task": "choice", "options": ["red", "  "]}, "factual", "items[1].options[1]"),
+    ],
+)
+async def test_an_item_no_answer_could_be_graded_against_is_a_400_naming_it(
+    client: AsyncTestClient[Any], path: str, item: dict[str, Any], task: str, field: str
+) -> None:
+    # the scoring service refused these only when the first answer was graded: every grade
+    # of the item failed
+    body = job_body(n=1, task=task)
+    body["items"][0] = {**CHOICE, "id": "first"} if task == "choice" else body["items"][0]
+    body["items"].append(item)
+    response = await client.post(path, json=body)
+    assert response.status_code == 400, response.text
+    assert response.json()["errors"][0]["field"] == field
+
+
 @pytest.mark.parametrize(
     ("method", "path", "field", "source"),
     [
