@@ -235,17 +235,20 @@ def _path_of_infinity(document: Any) -> str | None:
     return None
 
 
+def _malformed_body(error: FieldError) -> Response[Any]:
+    return problem_response(
+        Problem(
+            title="Malformed JSON body",
+            status=HTTP_400_BAD_REQUEST,
+            detail=f"{error.field}: {error.message}",
+            errors=[error],
+        )
+    )
+
+
 def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     if is_undecodable_body(exc):
-        error = undecodable_body_error(request, exc.detail)
-        return problem_response(
-            Problem(
-                title="Malformed JSON body",
-                status=HTTP_400_BAD_REQUEST,
-                detail=f"{error.field}: {error.message}",
-                errors=[error],
-            )
-        )
+        return _malformed_body(undecodable_body_error(request, exc.detail))
     errors = validation_errors(exc.extra, request) or None
     problem = Problem(
         title=_title_for(exc.status_code, exc.detail),
@@ -286,14 +289,7 @@ def internal_error(exc: Exception) -> Problem:
 
 def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     if is_too_deep_body(exc):
-        return problem_response(
-            Problem(
-                title="Malformed JSON body",
-                status=HTTP_400_BAD_REQUEST,
-                detail=f"body: {TOO_DEEP_BODY.message}",
-                errors=[TOO_DEEP_BODY],
-            )
-        )
+        return _malformed_body(TOO_DEEP_BODY)
     logger.exception("unhandled error on %s %s", request.method, request.url.path)
     return problem_response(internal_error(exc))
 

@@ -26,6 +26,21 @@ from services.evaluator.domain.datasets import SAMPLES
 from shared.db import Database, downgrade, migrate, resolve_database_url, version_table
 
 
+def evaluation_row(evaluation_id: str, status: str) -> sa.Insert:
+    """An evaluation of one model and one item, as the evaluator stores one."""
+    return evaluations.insert().values(
+        id=evaluation_id,
+        status=status,
+        task="factual",
+        models=["m"],
+        k=1,
+        item_count=1,
+        settings={},
+        request_hash="h",
+        created_at=1.0,
+    )
+
+
 async def test_migrations_run_and_are_idempotent(database_url: str) -> None:
     for service in ("gateway", "evaluator"):
         database = Database(service, database_url)
@@ -101,19 +116,7 @@ async def test_the_latest_migrations_go_down_and_up_again_with_rows_in_place(
                             created_at=1.0,
                         )
                     )
-                    await connection.execute(
-                        evaluations.insert().values(
-                            id="ev-1",
-                            status="succeeded",
-                            task="factual",
-                            models=["m"],
-                            k=1,
-                            item_count=1,
-                            settings={},
-                            request_hash="h",
-                            created_at=1.0,
-                        )
-                    )
+                    await connection.execute(evaluation_row("ev-1", "succeeded"))
                     await connection.execute(
                         evaluation_items.insert().values(
                             evaluation_id="ev-1",
@@ -146,19 +149,7 @@ async def test_item_and_answer_ids_go_past_32_bits(database_url: str) -> None:
     try:
         await database.migrate()
         async with database.engine.begin() as connection:
-            await connection.execute(
-                evaluations.insert().values(
-                    id="ev-1",
-                    status="running",
-                    task="factual",
-                    models=["m"],
-                    k=1,
-                    item_count=1,
-                    settings={},
-                    request_hash="h",
-                    created_at=1.0,
-                )
-            )
+            await connection.execute(evaluation_row("ev-1", "running"))
             for table, fields in rows.items():
                 row = {"evaluation_id": "ev-1", "attempts": 0, "next_attempt_at": 0.0, **fields}
                 await _next_id_at_least(connection, table, row, beyond_int32)
