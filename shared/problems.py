@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 from litestar import Litestar, Request, Response
+from litestar.constants import RESERVED_KWARGS
 from litestar.enums import ParamType
 from litestar.exceptions import (
     ClientException,
@@ -112,8 +113,11 @@ def _as_sent(request: Request[Any, Any, Any], error: FieldError) -> FieldError:
     """litestar names a parameter by its Python name (``idempotency_key``, not the header's
     ``Idempotency-Key``) and gives any whose name begins with "data" (``dataset_id``) as the
     body's; the handler's signature says what the caller sent."""
-    parameter = request.route_handler.parsed_fn_signature.parameters.get(error.field)
-    if parameter is None or error.field == "data":
+    handler = request.scope.get("route_handler")
+    if handler is None or (error.source == "body" and not error.field.startswith("data")):
+        return error
+    parameter = handler.parsed_fn_signature.parameters.get(error.field)
+    if parameter is None or error.field in RESERVED_KWARGS:
         return error
     if error.field in request.path_params:
         return FieldError(field=error.field, message=error.message, source="path")

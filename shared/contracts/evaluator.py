@@ -79,7 +79,9 @@ class EvaluationSettings(Contract, kw_only=True):
     toned_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 8
     verify: VerifySettings = msgspec.field(default_factory=VerifySettings)
     grader: Literal["reference", "llm"] = "reference"
-    judge_models: list[ModelName] | None = None
+    #: judges of the llm grader (factual answers), their majority verdict wins (default: the
+    #: scoring service's, ``local``)
+    judge_models: Annotated[list[ModelName], msgspec.Meta(max_length=9)] | None = None
     metrics: MetricSettings = msgspec.field(default_factory=MetricSettings)
     #: cap on the answer length of the model under test
     max_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 
-from shared.contracts.base import Contract, ModelSeed, StoredSeed
+from shared.contracts.base import Contract, ModelSeed
 from shared.contracts.gateway import ChatMessage, Usage
 from shared.contracts.verify import Task, VerifyOptions
 
@@ -72,7 +72,7 @@ class SelfParaphraseRequest(StrategyOptions, kw_only=True):
     temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] | None = None
     max_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None
     #: seed of the sampled steps (rewrites, paraphrases), for reproducibility
-    seed: StoredSeed | None = None
+    seed: ModelSeed | None = None
 
 
 class Variant(Contract, kw_only=True):

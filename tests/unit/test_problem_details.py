@@ -9,7 +9,7 @@ import msgspec
 import pytest
 from litestar import post
 from litestar.exceptions import ClientException, SerializationException
-from litestar.params import JSONBody
+from litestar.params import FromQuery, JSONBody
 from litestar.testing import TestClient
 
 from shared.app import create_service_app
@@ -40,6 +40,11 @@ async def echo(data: JSONBody[Body]) -> Body:
     return data
 
 
+@post("/v1/echo-with-query", operation_id="echoWithQuery")
+async def echo_with_query(data: JSONBody[Body], k: FromQuery[int] = 1) -> Body:
+    return data
+
+
 @post("/v1/crash", operation_id="crash")
 async def crash() -> None:
     raise RuntimeError("INSERT INTO secrets VALUES ('sk-live-123')")
@@ -49,7 +54,7 @@ def _client(max_body_bytes: int) -> TestClient:  # type: ignore[type-arg]
     app = create_service_app(
         service="testsvc",
         settings=ServiceSettings(max_body_bytes=max_body_bytes),
-        route_handlers=[echo, crash],
+        route_handlers=[echo, echo_with_query, crash],
     )
     return TestClient(app)
 
@@ -225,3 +230,14 @@ def test_only_a_body_the_decoder_refused_is_called_undecodable() -> None:
         assert is_undecodable_body(refused_body)
     assert not is_undecodable_body(ClientException("Invalid content-length: 'x'"))
     assert not is_undecodable_body(ClientException("Invalid host header"))
+
+
+def test_a_body_field_named_like_a_query_parameter_stays_the_bodys(
+    client: TestClient,  # type: ignore[type-arg]
+) -> None:
+    in_body = client.post("/v1/echo-with-query", json={"question": "q", "k": "five"})
+    assert in_body.status_code == 400
+    assert [(e["field"], e["source"]) for e in in_body.json()["errors"]] == [("k", "body")]
+    in_query = client.post("/v1/echo-with-query?k=five", json={"question": "q"})
+    assert in_query.status_code == 400
+    assert [(e["field"], e["source"]) for e in in_query.json()["errors"]] == [("k", "query")]

@@ -60,7 +60,7 @@ class EvaluateController(Controller):
         require_runnable(data)
         require_distinct_ids(data.items)
         require_gradable_items(data, data.items)
-        await require_known_routes(state.upstream, data, judges=judge_routes(data))
+        await require_known_routes(state.upstream, data, judges=judge_routes(data, data.items))
         needed = variant_count(data)
         if needed > settings.max_sync_variants:
             raise ProblemError(
@@ -96,7 +96,8 @@ class EvaluationController(Controller):
         idempotency_key: IdempotencyKey = None,
     ) -> Response[EvaluationAccepted]:
         evaluations: Evaluations = state.evaluations
-        await require_known_routes(state.upstream, data, judges=judge_routes(data))
+        require_runnable(data)  # the caller's mistakes first, before asking the gateway
+        await require_known_routes(state.upstream, data, judges=judge_routes(data, data.items))
         job, _ = await evaluations.submit(data, idempotency_key)
         state.runner_wake()
         return Response(

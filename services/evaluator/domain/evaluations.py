@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -22,6 +23,7 @@ from services.evaluator.domain.pipeline import (
     require_distinct_ids,
     require_gradable_items,
     require_models,
+    task_of,
 )
 from services.evaluator.domain.prompts import PROMPT_VERSION as ANSWER_PROMPT_VERSION
 from services.evaluator.domain.report import StoredResults, item_results, refreshed_summaries
@@ -114,17 +116,18 @@ def require_runnable(settings: EvaluationSettings) -> list[str]:
     return models
 
 
-def judge_routes(settings: EvaluationSettings) -> list[str]:
-    """The routes that will grade the answers: the judges of the llm grader, else none."""
-    return list(settings.judge_models or []) if settings.grader == "llm" else []
+def judge_routes(settings: EvaluationSettings, items: Sequence[EvaluationItem] | None) -> list[str]:
+    """The routes named to judge the answers, when they will be asked: the llm grader judges
+    factual answers only (a dataset's items: by the evaluation's task)."""
+    if settings.grader != "llm" or not settings.judge_models:
+        return []  # none named: the scoring service's default judge
+    tasks = {task_of(settings, item) for item in items} if items is not None else {settings.task}
+    return list(settings.judge_models) if "factual" in tasks else []
 
 
 def _require_judges(settings: EvaluationSettings) -> None:
-    # the scoring service refuses these too, but only when the first answer is graded
-    if settings.grader == "llm" and not settings.judge_models:
-        detail = "the llm grader needs judge_models: the routes that grade the answers"
-        raise ProblemError(400, "Invalid request", detail, field="judge_models")
-    judges = judge_routes(settings)
+    # the scoring service refuses this too, but only when the first answer is graded
+    judges = settings.judge_models or [] if settings.grader == "llm" else []
     for index, judge in enumerate(judges):
         if judge in judges[:index]:
             detail = f"{judge!r} is named twice: each judge grades every answer once"

@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeVar
 import msgspec
 
 from services.evaluator.domain.prompts import answer_messages
-from shared.answers import answer_key
+from shared.answers import answer_key, normalize_factual
 from shared.backoff import Backoff
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings, InstructionRole
 from shared.contracts.gateway import GenerateRequest, TokenAlternative
@@ -251,16 +251,22 @@ def require_distinct_ids(items: Sequence[Identified], field: str | None = "items
 
 
 def require_gradable_items(settings: EvaluationSettings, items: Sequence[EvaluationItem]) -> None:
-    """A 400 naming the field of a request's item that no answer could be graded against (a
-    blank question or gold answer, a choice item without options, a correct option past them):
-    the scoring service refuses it too, but only once every variant has been answered."""
+    """A 400 naming the field of a request's item that would fail every variant: a blank
+    question (perturb refuses it), a gold the item's task reads that no answer could match, a
+    blank option or a correct option past the options (the scoring service refuses those, but
+    only once every variant has been answered). An empty gold field counts as absent."""
     for index, item in enumerate(items):
         where = f"items[{index}]"
         _require_text(item.question, f"{where}.question", "the question")
-        _require_text(item.answer, f"{where}.answer", "the answer")
-        for at, text in enumerate(item.answers or []):
-            _require_text(text, f"{where}.answers[{at}]", "an answer")
-        _require_options(task_of(settings, item), item, where)
+        task = task_of(settings, item)
+        if task == "factual":
+            for at, text in enumerate(item.answers or []):
+                _require_factual(text, f"{where}.answers[{at}]")
+            _require_factual(item.answer or None, f"{where}.answer")
+        elif task == "math":
+            _require_text(item.answer or None, f"{where}.answer", "the answer")
+        else:
+            _require_options(item, where)
 
 
 def _require_text(text: str | None, field: str, what: str) -> None:
@@ -268,12 +274,15 @@ def _require_text(text: str | None, field: str, what: str) -> None:
         raise ProblemError(400, "Invalid request", f"{what} is blank", field=field)
 
 
-def _require_options(task: Task, item: EvaluationItem, where: str) -> None:
+def _require_factual(text: str | None, field: str) -> None:
+    if text is not None and not normalize_factual(text):
+        detail = f"the answer {text!r} has no word left to compare once normalised"
+        raise ProblemError(400, "Invalid request", detail, field=field)
+
+
+def _require_options(item: EvaluationItem, where: str) -> None:
+    # without options the letters A-Z are the options (written in the question, say)
     options = item.options or []
-    if task == "choice" and not options:
-        detail = "a choice item needs its options (two or more)"
-        raise ProblemError(400, "Invalid request", detail, field=f"{where}.options")
-    # two options alike are let be: benchmarks have some, and a letter still tells them apart
     for at, option in enumerate(options):
         _require_text(option, f"{where}.options[{at}]", "an option")
     if options and item.correct_option and ord(item.correct_option) - ord("A") >= len(options):

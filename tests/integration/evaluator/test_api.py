@@ -384,8 +384,9 @@ CHOICE = {"question": "Pick one.", "options": ["red", "blue"], "correct_option":
         ({"question": " \n "}, "factual", "items[1].question"),
         ({"question": "Q?", "answer": " "}, "factual", "items[1].answer"),
         ({"question": "Q?", "answers": ["a", ""]}, "factual", "items[1].answers[1]"),
+        ({"question": "Q?", "answers": ["?!"]}, "factual", "items[1].answers[0]"),
+        ({"question": "Q?", "answer": " "}, "math", "items[1].answer"),
         ({**CHOICE, "correct_option": "C"}, "choice", "items[1].correct_option"),
-        ({"question": "Pick one.", "correct_option": "A"}, "choice", "items[1].options"),
         ({**CHOICE, "task": "choice", "options": ["red", "  "]}, "factual", "items[1].options[1]"),
     ],
 )
@@ -400,6 +401,22 @@ async def test_an_item_no_answer_could_be_graded_against_is_a_400_naming_it(
     response = await client.post(path, json=body)
     assert response.status_code == 400, response.text
     assert response.json()["errors"][0]["field"] == field
+
+
+async def test_items_whose_gold_their_task_can_read_are_accepted(
+    client: AsyncTestClient[Any],
+) -> None:
+    for task, item in (
+        ("math", {"question": "What is 3 - 3?", "answer": "0"}),
+        ("math", {"question": "What is 1?", "answer": "1", "answers": [" "]}),  # unread
+        ("factual", {"question": "Capital of Italy?", "answer": "", "answers": ["Rome"]}),
+        ("factual", {"question": "Capital of Italy?", "answer": "Rome", "options": ["a", "b"]}),
+        ("choice", {"question": "A) red B) blue: which is blue?", "correct_option": "B"}),
+        ("choice", {"question": "Which?", "options": ["a", "b"], "answer": " "}),  # unread
+    ):
+        body = {"models": ["m1"], "k": 1, "task": task, "items": [item]}
+        accepted = await client.post("/v1/evaluations", json=body)
+        assert accepted.status_code == 202, (item, accepted.text)
 
 
 @pytest.mark.parametrize(
@@ -611,8 +628,6 @@ async def test_a_model_generator_or_judge_the_gateway_does_not_know_is_refused_u
                     "judge_models[1]",
                     422,
                 ),
-                ({"model": "m1", "grader": "llm"}, "judge_models", 400),
-                ({"model": "m1", "grader": "llm", "judge_models": []}, "judge_models", 400),
                 (
                     {"model": "m1", "grader": "llm", "judge_models": ["m1", "m1"]},
                     "judge_models[1]",
@@ -625,9 +640,16 @@ async def test_a_model_generator_or_judge_the_gateway_does_not_know_is_refused_u
         assert upstream.paraphrased == {}  # refused before anything was asked of a model
         known = {"models": ["m1", "paraphrase-vote:m1"], "k": 1, "items": items}
         assert (await client.post("/v1/evaluations", json=known)).status_code == 202
-        # judges are only asked by the llm grader: the reference grader ignores them
-        unasked = {"model": "m1", "judge_models": ["gpt-9"], "k": 1, "items": items}
-        assert (await client.post("/v1/evaluations", json=unasked)).status_code == 202
+        # judges are only asked by the llm grader, of factual answers; none named: the default
+        for unasked in (
+            {"judge_models": ["gpt-9"]},
+            {"grader": "llm", "task": "math", "judge_models": ["gpt-9"]},
+            {"grader": "llm"},
+            {"grader": "llm", "judge_models": []},
+        ):
+            body = {"model": "m1", "k": 1, "items": items, **unasked}
+            accepted = await client.post("/v1/evaluations", json=body)
+            assert accepted.status_code == 202, (unasked, accepted.text)
 
 
 async def rows_of(engine: AsyncEngine, evaluation_id: str) -> tuple[int, int, set[str]]:
