@@ -9,6 +9,7 @@ import pytest
 
 from services.evaluator.domain.pipeline import Generated, UpstreamError
 from services.evaluator.domain.position import (
+    asks_generator,
     calibrated_choice,
     evaluate_position_bias,
     model_result,
@@ -20,8 +21,14 @@ from services.evaluator.domain.position import (
 from shared.backoff import Backoff
 from shared.contracts.evaluator import EvaluationItem
 from shared.contracts.gateway import GenerateRequest, TokenAlternative
-from shared.contracts.perturb import OptionOrder, PermutationRequest, PermutationResponse
-from shared.contracts.position import OrderAnswer, PositionBiasEvaluate, PositionItem
+from shared.contracts.perturb import (
+    DistractorRequest,
+    DistractorResponse,
+    OptionOrder,
+    PermutationRequest,
+    PermutationResponse,
+)
+from shared.contracts.position import Condition, OrderAnswer, PositionBiasEvaluate, PositionItem
 from shared.contracts.scoring import PositionBiasRequest, PositionBiasResponse
 
 
@@ -150,3 +157,47 @@ async def test_replies_are_returned_when_scoring_fails() -> None:
     assert result.models == {} and result.notes == [
         "no metrics: scoring: unavailable (after 2 attempts)"
     ]
+
+
+class CountingWriter(ScoringDown):
+    """Writes every distractor asked for, and counts the asks; scoring still fails (the
+    metrics do not matter here)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = 0
+
+    async def distractors(self, request: DistractorRequest) -> DistractorResponse:
+        self.asked += 1
+        texts = [f"decoy {n}" for n in range(request.n)]
+        return DistractorResponse(
+            distractors=texts, mode=request.mode, generator=request.generator, complete=True
+        )
+
+
+ITEM_SHAPES = {
+    "choice": PositionItem(question="q", options=["w", "x"], correct_option="A"),
+    "given": PositionItem(question="q", answer="a", distractor="d"),
+    "given+context": PositionItem(question="q", answer="a", distractor="d", context="c"),
+    "bare": PositionItem(question="q", answer="a"),
+    "bare+context": PositionItem(question="q", answer="a", context="c"),
+}
+CONDITION_SETS: list[list[Condition] | None] = [
+    None,
+    ["low"],
+    ["medium"],
+    ["high"],
+    ["low", "medium"],
+]
+
+
+@pytest.mark.parametrize("conditions", CONDITION_SETS)
+@pytest.mark.parametrize("shape", list(ITEM_SHAPES))
+async def test_the_writer_is_said_to_be_asked_exactly_when_the_plan_asks_it(
+    shape: str, conditions: list[Condition] | None
+) -> None:
+    # the route check of the writer (asks_generator) must follow the plan's own rule
+    request = PositionBiasEvaluate(model="m", items=[ITEM_SHAPES[shape]], conditions=conditions)
+    upstream = CountingWriter()
+    await evaluate_position_bias(request, upstream, Backoff(attempts=1, base_delay_s=0))  # type: ignore[arg-type]
+    assert (upstream.asked > 0) == asks_generator(request)
