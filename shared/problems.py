@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import re
+import traceback
 from typing import Any
 
 import msgspec
@@ -177,8 +179,16 @@ _TOO_DEEP = "while deserializing"
 
 
 def is_too_deep_body(exc: Exception) -> bool:
-    """msgspec raises a plain ``RecursionError`` for a body nested too deep to decode."""
-    return isinstance(exc, RecursionError) and _TOO_DEEP in str(exc)
+    """msgspec raises a plain ``RecursionError`` for a body nested too deep to decode; one
+    raised while decoding something else (a service's reply) is not the caller's."""
+    if not isinstance(exc, RecursionError) or _TOO_DEEP not in str(exc):
+        return False
+    frames = traceback.extract_tb(exc.__traceback__)
+    return any(frame.filename.endswith(_BODY_DECODER) for frame in frames)
+
+
+#: where litestar decodes a request body (``Request.json``)
+_BODY_DECODER = os.path.join("litestar", "connection", "request.py")
 
 
 TOO_DEEP_BODY = FieldError(field="body", message="the body nests too deep to decode")

@@ -45,6 +45,11 @@ async def echo_with_query(data: JSONBody[Body], k: FromQuery[int] = 1) -> Body:
     return data
 
 
+@post("/v1/decode-a-reply", operation_id="decodeAReply")
+async def decode_a_reply() -> None:
+    msgspec.json.decode(b"[" * 5000 + b"]" * 5000)  # as a service's reply could be
+
+
 @post("/v1/crash", operation_id="crash")
 async def crash() -> None:
     raise RuntimeError("INSERT INTO secrets VALUES ('sk-live-123')")
@@ -54,7 +59,7 @@ def _client(max_body_bytes: int) -> TestClient:  # type: ignore[type-arg]
     app = create_service_app(
         service="testsvc",
         settings=ServiceSettings(max_body_bytes=max_body_bytes),
-        route_handlers=[echo, echo_with_query, crash],
+        route_handlers=[echo, echo_with_query, decode_a_reply, crash],
     )
     return TestClient(app)
 
@@ -241,3 +246,11 @@ def test_a_body_field_named_like_a_query_parameter_stays_the_bodys(
     in_query = client.post("/v1/echo-with-query?k=five", json={"question": "q"})
     assert in_query.status_code == 400
     assert [(e["field"], e["source"]) for e in in_query.json()["errors"]] == [("k", "query")]
+
+
+def test_a_reply_nested_too_deep_is_not_blamed_on_the_caller(
+    client: TestClient,  # type: ignore[type-arg]
+) -> None:
+    response = client.post("/v1/decode-a-reply")
+    assert response.status_code == 500
+    assert "RecursionError" in response.json()["detail"]
