@@ -84,11 +84,9 @@ def problem_response(problem: Problem, headers: dict[str, str] | None = None) ->
     )
 
 
-def validation_errors(
-    extra: Any, request: Request[Any, Any, Any] | None = None
-) -> list[FieldError]:
-    """The field errors of a Litestar ``ValidationException.extra``, each with its full path;
-    with the ``request``, a parameter is named as the caller sent it."""
+def validation_errors(extra: Any, request: Request[Any, Any, Any]) -> list[FieldError]:
+    """The field errors of a Litestar ``ValidationException.extra``, each with its full path,
+    a parameter named as the caller sent it."""
     errors: list[FieldError] = []
     for entry in extra if isinstance(extra, list) else []:
         if not isinstance(entry, dict):
@@ -104,7 +102,7 @@ def validation_errors(
             # litestar keeps the path of a missing/unknown field in the key, not the message
             field = f"{key}.{field}"
         error = FieldError(field=str(field), message=_readable(message), source=_source_of(entry))
-        errors.append(_as_sent(request, error) if request is not None else error)
+        errors.append(_as_sent(request, error))
     return errors
 
 
