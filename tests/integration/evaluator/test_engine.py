@@ -181,23 +181,30 @@ async def test_a_stale_failure_never_sets_back_a_row_that_moved_on(store: Evalua
     engine = JobEngine(store, SlowGrading(answer_right), FAST)
     job_id = await create(store, n=1, k=1)
     run = asyncio.create_task(engine.run(job_id))
-    deadline = time.monotonic() + 20
-    while {a.status for a in await store.answers_of(job_id)} != {"answered"}:
-        assert time.monotonic() < deadline, "the answers never came"
-        await asyncio.sleep(0.02)
-    async with store.engine.connect() as connection:
-        query = sa.select(answer_rows.c.id).where(answer_rows.c.evaluation_id == job_id)
-        row_ids = list((await connection.execute(query)).scalars())
-    stale = AnswerRecord(position=0, model="m1", variant=0, prompt="", status="pending")
-    await store.fail_answers(
-        engine.owner,
-        [Failure(row_id, "stand-in 500", "answer", time.time() + 60) for row_id in row_ids],
-        {row_id: AnswerRow(row_id, stale, 0) for row_id in row_ids},
-    )
-    after = await store.answers_of(job_id)
-    assert {a.status for a in after} == {"answered"} and {a.error for a in after} == {None}
-    grading.set()
-    await run
+    try:
+        # every row, the paraphrases' too: a row inserted after the wait, still pending, would
+        # rightly take the failure
+        every_row = 1 * (1 + 1) * 2
+        deadline = time.monotonic() + 20
+        while [a.status for a in await store.answers_of(job_id)] != ["answered"] * every_row:
+            assert time.monotonic() < deadline, "the answers never came"
+            await asyncio.sleep(0.02)
+        async with store.engine.connect() as connection:
+            query = sa.select(answer_rows.c.id).where(answer_rows.c.evaluation_id == job_id)
+            row_ids = list((await connection.execute(query)).scalars())
+        stale = AnswerRecord(position=0, model="m1", variant=0, prompt="", status="pending")
+        await store.fail_answers(
+            engine.owner,
+            [Failure(row_id, "stand-in 500", "answer", time.time() + 60) for row_id in row_ids],
+            {row_id: AnswerRow(row_id, stale, 0) for row_id in row_ids},
+        )
+        after = await store.answers_of(job_id)
+        assert {a.status for a in after} == {"answered"} and {a.error for a in after} == {None}
+        grading.set()
+        await run
+    finally:
+        run.cancel()  # a failed assertion must not leave the job running into later tests
+        await asyncio.gather(run, return_exceptions=True)
     job = await store.get(job_id)
     assert job is not None and job.status == "succeeded"
 

@@ -362,13 +362,14 @@ async def test_a_closed_gateway_refuses_new_requests(cache: SqlResponseCache) ->
 async def test_closing_cancels_a_call_still_running_after_the_grace(
     cache: SqlResponseCache,
 ) -> None:
+    running_before = asyncio.all_tasks()  # another test's leftovers are not this one's
     with FakeOpenAIServer(latency_s=30) as stuck:
         gateway = gateway_for(route_to("openai", stuck), cache=cache)
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(gateway.generate(ask()), 0.05)
         await asyncio.wait_for(gateway.close(grace_s=0.1), 5)
-        left = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
-    assert left == []
+        left = asyncio.all_tasks() - running_before - {asyncio.current_task()}
+    assert left == set()
 
 
 async def test_an_answer_older_than_the_maximum_age_is_asked_again_and_replaced(
