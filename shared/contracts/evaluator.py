@@ -80,8 +80,9 @@ class EvaluationSettings(Contract, kw_only=True):
     verify: VerifySettings = msgspec.field(default_factory=VerifySettings)
     grader: Literal["reference", "llm"] = "reference"
     #: judges of the llm grader (factual answers), their majority verdict wins (default: the
-    #: scoring service's, ``local``)
-    judge_models: Annotated[list[ModelName], msgspec.Meta(max_length=9)] | None = None
+    #: scoring service's, ``local``); at most 9, checked when a request is submitted (not here:
+    #: stored settings are read back through this type, and earlier versions stored more)
+    judge_models: list[ModelName] | None = None
     metrics: MetricSettings = msgspec.field(default_factory=MetricSettings)
     #: cap on the answer length of the model under test
     max_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None

@@ -33,12 +33,16 @@ class GradeItem(Contract, kw_only=True):
     options: Annotated[list[str], msgspec.Meta(min_length=2, max_length=26)] | None = None
 
 
+#: judges of one grade request: a majority of 9 votes is already more than a job can afford
+MAX_JUDGES = 9
+
+
 class GradeRequest(Contract, kw_only=True):
     task: Task
     items: Annotated[list[GradeItem], msgspec.Meta(min_length=1, max_length=10000)]
     grader: Literal["reference", "llm"] = "reference"
     #: gateway routes of the LLM judges; their majority verdict wins
-    judge_models: Annotated[list[RouteName], msgspec.Meta(max_length=9)] = msgspec.field(
+    judge_models: Annotated[list[RouteName], msgspec.Meta(max_length=MAX_JUDGES)] = msgspec.field(
         default_factory=lambda: ["local"]
     )
     #: token-F1 at or above this counts as a match (reference grader); above 0, or any answer

@@ -43,6 +43,7 @@ from shared.contracts.evaluator import (
     StageProgress,
 )
 from shared.contracts.scoring import (
+    MAX_JUDGES,
     ConsistencyResponse,
     Report,
     ReportAnswer,
@@ -126,7 +127,10 @@ def judge_routes(settings: EvaluationSettings, items: Sequence[EvaluationItem] |
 
 
 def _require_judges(settings: EvaluationSettings) -> None:
-    # the scoring service refuses this too, but only when the first answer is graded
+    # the scoring service refuses these too, but only when the first answer is graded
+    if len(settings.judge_models or []) > MAX_JUDGES:
+        detail = f"at most {MAX_JUDGES} judges"
+        raise ProblemError(400, "Invalid request", detail, field="judge_models")
     judges = settings.judge_models or [] if settings.grader == "llm" else []
     for index, judge in enumerate(judges):
         if judge in judges[:index]:

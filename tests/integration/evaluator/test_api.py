@@ -633,6 +633,7 @@ async def test_a_model_generator_or_judge_the_gateway_does_not_know_is_refused_u
                     "judge_models[1]",
                     400,
                 ),
+                ({"model": "m1", "judge_models": ["m1"] * 10}, "judge_models", 400),
             ):
                 response = await client.post(path, json={**body, "k": 1, "items": items})
                 assert response.status_code == status, response.text

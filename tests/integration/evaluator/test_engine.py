@@ -98,6 +98,19 @@ async def create(
     return job.id
 
 
+async def test_an_evaluation_stored_with_more_judges_than_now_allowed_still_reads_back(
+    store: EvaluationStore,
+) -> None:
+    # earlier versions stored any number of judges: a limit on the stored type would make
+    # such a row (and every page of the list holding it) a 500
+    judges = [f"judge-{n}" for n in range(12)]
+    settings = EvaluationSettings(models=["m1"], k=1, grader="llm", judge_models=judges)
+    job, _ = await store.create(settings=settings, items=items(1), models=["m1"], request_hash="j")
+    stored = await store.get(job.id)
+    assert stored is not None and stored.settings.judge_models == judges
+    assert job.id in [row.id for row in (await store.list_page())[0]]
+
+
 async def test_job_answers_every_variant_once_and_finishes(store: EvaluationStore) -> None:
     upstream = StandInUpstream(
         lambda m, q: answer_right(m, q) if m == "m1" else flaky_on_paraphrases(m, q)
