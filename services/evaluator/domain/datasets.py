@@ -163,7 +163,7 @@ def _pick(record: dict[str, Any], wanted: str | None, candidates: Iterable[str])
     return None
 
 
-def _text_list(value: Any, separator: str) -> list[str] | None:
+def _text_list(value: Any, separator: str, field: str, line: int | None) -> list[str] | None:
     if value in (None, ""):
         return None
     if isinstance(value, list):
@@ -176,6 +176,8 @@ def _text_list(value: Any, separator: str) -> list[str] | None:
                 return [str(v).strip() for v in decoded if str(v).strip()]
         except json.JSONDecodeError:
             pass
+        except RecursionError as exc:
+            raise _invalid(line, field, TOO_DEEP) from exc
     return [part.strip() for part in text.split(separator) if part.strip()]
 
 
@@ -231,7 +233,9 @@ def _answer_as_option(record: dict[str, Any], options: list[str] | None) -> str 
     return LETTERS[index] if index is not None and 0 <= index < len(options) else None
 
 
-def _options(record: dict[str, Any], separator: str, task: Task) -> list[str] | None:
+def _options(
+    record: dict[str, Any], separator: str, task: Task, line: int | None
+) -> list[str] | None:
     """The options of a choice item: a list (JSON), or a text holding a JSON list or at least
     two options joined by the list separator (a CSV cell); else option columns from A on, as
     long as they go on: ``option_a``, ``choice_a``, ... always, bare ``A``, ``B``, ... only
@@ -239,7 +243,7 @@ def _options(record: dict[str, Any], separator: str, task: Task) -> list[str] | 
     listed = _pick(record, None, OPTION_FIELDS)
     if isinstance(listed, list):
         return [str(option) for option in listed]
-    options = _text_list(listed, separator)
+    options = _text_list(listed, separator, "options", line)
     if options is not None and len(options) >= 2:
         return options
     choice = (record.get("task") or task) == "choice"
@@ -261,8 +265,9 @@ def record_to_item(
     record: dict[str, Any], task: Task, mapping: FieldMapping, line: int | None
 ) -> EvaluationItem:
     """One source record as an item; raises :class:`DatasetInvalid` naming the line."""
-    answers = _text_list(_pick(record, mapping.answers, ANSWER_LIST_FIELDS), mapping.list_separator)
-    options = _options(record, mapping.list_separator, task)
+    listed_answers = _pick(record, mapping.answers, ANSWER_LIST_FIELDS)
+    answers = _text_list(listed_answers, mapping.list_separator, mapping.answers or "answers", line)
+    options = _options(record, mapping.list_separator, task, line)
     identifier = _pick(record, mapping.id, ID_FIELDS)
     raw = {
         "id": str(identifier) if identifier not in (None, "") else None,
@@ -270,7 +275,7 @@ def record_to_item(
         "answers": answers,
         "answer": _final_answer(task, _pick(record, mapping.answer, ANSWER_FIELDS)),
         "incorrect_answers": _text_list(
-            _pick(record, None, INCORRECT_FIELDS), mapping.list_separator
+            _pick(record, None, INCORRECT_FIELDS), mapping.list_separator, "incorrect_answers", line
         ),
         "options": options,
         "context": _pick(record, None, CONTEXT_FIELDS),

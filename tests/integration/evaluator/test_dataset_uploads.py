@@ -88,6 +88,16 @@ QA = "data[0].paragraphs[0].qas[0]"
             "line 2: line",
         ),
         (SQUAD, b'{"data": ' + b"[" * 5000 + b"]" * 5000 + b"}", "line 1: body"),
+        (  # a list written as text in a cell, as deep
+            {"name": "deep.csv"},
+            b"question,answers\nQ," + b"[" * 5000 + b"]" * 5000 + b"\n",
+            "line 2: answers",
+        ),
+        (
+            {"name": "deep.jsonl"},
+            b'{"question": "Q", "options": "' + b"[" * 5000 + b"]" * 5000 + b'"}\n',
+            "line 1: options",
+        ),
     ],
 )
 async def test_a_malformed_upload_is_a_422_naming_where_and_what(
