@@ -150,7 +150,9 @@ class Evaluations:
         models = require_runnable(settings)
         items = await self._items(data)
         require_distinct_ids(items, "items" if data.items is not None else None)
-        if data.items is not None:  # a dataset's were checked as it was uploaded
+        # a dataset's items are not refused here: one odd gold in a benchmark (SQuAD-it has an
+        # answer ".") would refuse the whole run
+        if data.items is not None:
             require_gradable_items(settings, items)
         reuse = await self._stored_sets(settings, items)
         reuse.update(await self._reusable_sets(data.reuse_paraphrases_from, settings.k))
