@@ -19,9 +19,10 @@ Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 
 class VerifyStages(Contract, kw_only=True):
     lexical: bool = True
-    #: not in METHOD.md: reject a candidate whose numbers differ from the original's (digits must
-    #: reappear, in digits or words); useful for maths, where the judge misses changed numbers
-    numbers: bool = False
+    #: quantity invariance (docs: METHOD §1.1 step 3): reject a candidate that lacks a number
+    #: of the original (digits, words, ordinals, fractions, percentages, amounts, years, in
+    #: any form of the same value) or adds one; a small judge and embeddings miss changed numbers
+    numbers: bool = True
     judge: bool = True
     semantic: SemanticCheck = "auto"
 

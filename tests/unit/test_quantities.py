@@ -1,52 +1,147 @@
+"""Quantity invariance (docs: METHOD §1.1 step 3): hand-made cases of every kind of number, in
+English and Italian."""
+
 from __future__ import annotations
 
 from fractions import Fraction
 
-from shared.quantities import quantities, quantity_difference
+import pytest
+
+from shared.quantities import mentions, quantity_difference
 
 
-def test_quantities_read_digits_fractions_and_words() -> None:
-    text = "Three boxes of 1,000 pens cost $4.50, twenty-five of them 1/4 more, twice a dozen."
-    assert quantities(text) == {
-        Fraction(3),
-        Fraction(1000),
-        Fraction(9, 2),
-        Fraction(25),
-        Fraction(1, 4),
-        Fraction(2),
-        Fraction(12),
-    }
-    assert quantities(text, words=False) == {Fraction(1000), Fraction(9, 2), Fraction(1, 4)}
-    assert quantities("three hundred people") == {Fraction(300)}
+def values(text: str, language: str = "en") -> list[set[Fraction | str]]:
+    return [set(m.values) for m in mentions(text, language)]
 
 
-def test_a_paraphrase_may_write_digits_as_words_but_not_drop_or_add_them() -> None:
-    original = "A cat eats 9 sausages in 30 minutes; a dog takes 2/3 of that time."
-    assert (
-        quantity_difference(
-            original,
-            "In 30 minutes a cat eats nine sausages; a dog needs two-thirds as long... 2/3 of it.",
-        )
-        is None
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("3 apples", [{3}]),
+        ("1,000 pens and 2,500.75 more", [{1000}, {Fraction(250075, 100)}]),
+        ("3.5 kg, .5 too", [{Fraction(7, 2)}, {Fraction(1, 2)}]),
+        ("twenty-five of them", [{25}]),
+        ("one hundred and ten coins", [{110}]),
+        ("a hundred people, a dozen eggs, two dozen", [{100}, {12}, {24}]),
+        ("three thousand four hundred", [{3400}]),
+        ("1.5 million people", [{1_500_000}]),
+        ("the 3rd, 21st and first", [{3}, {21}, {1}]),
+        ("the third day, twenty-first century", [{3}, {21}]),
+        (
+            "2/3 of it, two thirds, three-quarters, a third of them",
+            [{Fraction(2, 3)}] * 2
+            + [
+                {Fraction(3, 4)},
+                {Fraction(1, 3)},
+            ],
+        ),
+        ("½ cup", [{Fraction(1, 2)}]),
+        ("half a dozen and 1/2 a dozen", [{6}, {6}]),
+        ("twice as many, triple the amount", [{2}, {3}]),
+        ("50% and fifty percent and 50 per cent", [{50}, {50}, {50}]),
+        ("$4.50 or 25 cents", [{Fraction(9, 2)}, {25}]),
+        ("in 2010, in the 1990s", [{2010}, {1990}]),
+        ("-3 squared, minus five", [{-3}, {-5}]),
+        ("on 20/07/1969", [{20}, {7}, {1969}]),
+        ("３ apples and ٣ pears", [{3}, {3}]),
+        ("CO2 and vitamin B12 are names, not numbers", []),
+        ("one fifty-dollar bill", [{1}, {50}]),
+    ],
+)
+def test_english_numbers_are_read_as_values(text: str, expected: list[set[object]]) -> None:
+    assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("tre mele e ventitré pere", [{3}, {23}]),
+        ("duemilacinquecento euro", [{2500}]),
+        ("nel millenovecentonovantotto", [{1998}]),
+        ("centottanta, centotto, trentuno", [{180}, {108}, {31}]),
+        ("il ventesimo secolo, il terzo giorno", [{20}, {3}]),
+        ("tre quarti, un terzo", [{Fraction(3, 4)}, {Fraction(1, 3)}]),
+        ("il 50 per cento, il 50%", [{50}, {50}]),
+        ("mezz'ora", [{Fraction(1, 2)}]),
+        ("3 milioni di persone", [{3_000_000}]),
+        ("1.000 abitanti", [{1, 1000}]),  # Italian thousands, or an English decimal
+        ("3,5 litri", [{Fraction(7, 2)}]),
+        ("il centro del treno", []),  # words that merely begin like numbers
+    ],
+)
+def test_italian_numbers_are_read_as_values(text: str, expected: list[set[object]]) -> None:
+    assert values(text, "it") == expected
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        ("She has 3 apples.", "She has three apples."),
+        ("It costs 1,000 dollars.", "The price is one thousand dollars."),
+        ("It costs 1000 dollars.", "The price is 1,000 dollars."),
+        ("Half of them left.", "50% of them left."),
+        ("The price fell by 50%.", "The price fell by fifty percent."),
+        ("The price fell by 50%.", "The price was cut in half."),
+        ("Walter ate 2/5 of them.", "Walter ate 40% of them."),
+        ("three-fourths of the students", "75% of the students"),
+        ("He has to be there in 60 minutes.", "He must arrive within an hour."),
+        ("A cat eats in 30 minutes.", "In half an hour, a cat eats."),
+        ("How much does she make in 1 week?", "What does she earn in a week?"),
+        ("It costs $0.25.", "It costs 25 cents."),
+        ("Who won the award in 2010?", "In the year 2010, who won the award?"),
+        ("Which one is the largest?", "What is the largest?"),
+        ("the two websites", "both websites"),
+        ("a 1-hour episode and a 30-minute show", "a 60-minute episode and a half-hour show"),
+        ("the 2nd edition", "the second edition"),
+        ("the first half of the year", "the first six months"),
+    ],
+)
+def test_the_same_quantities_written_differently_agree(original: str, candidate: str) -> None:
+    assert quantity_difference(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "difference"),
+    [
+        ("She has three apples.", "She has four apples.", 'missing "three"; added "four"'),
+        ("Who won the award in 2010?", "Who has won the award?", 'missing "2010"'),
+        ("Who won in 2010?", "Who won in 2012?", 'missing "2010"; added "2012"'),
+        ("in 24 hours", "in 1 hour", 'missing "24 hours"'),
+        (
+            "Gretchen has 110 coins, 30 of them gold.",
+            "How many coins has Gretchen?",
+            ('missing "110", "30"'),
+        ),
+        ("the second largest city", "the third largest city", 'added "third"'),
+        ("a 10% rise", "a 20% rise", 'missing "10%"; added "20%"'),
+        ("It costs $4.50.", "It costs $5.40.", 'missing "$4.50"; added "$5.40"'),
+        ("a third of them", "a quarter of them", 'missing "a third"; added "a quarter"'),
+        ("It is -3.", "It is 3.", 'missing "-3"; added "3"'),
+        ("He ate 9 of them.", "He ate 9 of them in 2 hours.", 'added "2 hours"'),
+    ],
+)
+def test_a_dropped_changed_or_added_quantity_is_named(
+    original: str, candidate: str, difference: str
+) -> None:
+    assert quantity_difference(original, candidate) == difference
+
+
+def test_italian_pairs_compare_with_italian_number_words() -> None:
+    assert quantity_difference("Quante mele ha? Tre.", "Quante mele possiede? 3.") is None
+    assert quantity_difference("Nel 1973 tre quarti dei soci", "Nel 1973 il 75% dei soci") is None
+    assert quantity_difference(
+        "Quando è iniziata la crisi del 1973?", "Quando è iniziata la crisi?"
     )
-    assert (
-        quantity_difference(
-            original, "A cat eats 9 sausages in 40 minutes; a dog takes 2/3 of that time."
-        )
-        == "missing 30; added 40"
-    )
-    assert quantity_difference("How old is she?", "What is her age?") is None
+    assert quantity_difference("Chi sei tu?", "Tu chi sei?") is None  # "sei": "you are"
+    assert quantity_difference("Ha sei mele.", "Ha sette mele.") == 'added "sette"'
+    # in English, "due" and "tre" are no numbers
+    assert quantity_difference("When is the rent due?", "By when must the rent be paid?") is None
 
 
 def test_numbers_too_long_to_read_as_values_are_compared_as_written() -> None:
     huge = "9" * 5000
-    assert quantities(f"{huge} sheep and {huge}/{huge} of a goat, a million {huge}") == {
-        huge,
-        f"{huge}/{huge}",
-    }
+    assert values(f"{huge} sheep, {huge}/{huge} of a goat") == [{huge}, {f"{huge}/{huge}"}]
     assert quantity_difference(f"Count {huge} sheep.", f"Count sheep numbering {huge}.") is None
     assert quantity_difference(f"Count {huge} sheep.", "Count the sheep.") == (
-        "missing 999999999999…"
+        'missing "999999999999…"'
     )
-    long_fraction = f"Take 1.{'5' * 90} of 2"  # not an integer, still shown
-    assert quantity_difference(long_fraction, "Take 2") == f"missing {float('1.' + '5' * 15):g}"

@@ -5,13 +5,13 @@ from __future__ import annotations
 import random
 
 from services.perturb.domain.cleaning import clean_candidate
-from services.perturb.domain.language import detect_language, language_name
 from services.perturb.domain.paraphrasing import unknown_route
 from services.perturb.domain.prompts import DISTRACTOR_PROMPT_VERSION, distractor_messages
 from shared.answers import names_a_correct_answer, normalize_factual
 from shared.contracts.gateway import GenerateRequest
 from shared.contracts.perturb import DistractorRequest, DistractorResponse
 from shared.http_client import ServiceCallError
+from shared.language import detect_language, language_name
 from shared.metering import ModelCaller
 
 ATTEMPTS_PER_DISTRACTOR = 4

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from services.perturb.domain.cleaning import clean_candidate, same_text
-from services.perturb.domain.language import detect_language, language_name
 from services.perturb.domain.prompts import (
     HINTS,
     PARAPHRASE_PROMPT_VERSION,
@@ -31,6 +30,7 @@ from shared.contracts.perturb import (
 )
 from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
 from shared.http_client import ServiceCallError
+from shared.language import detect_language, language_name
 from shared.metering import MeteredCaller, ModelCaller
 
 

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from services.perturb.domain.language import detect_language
 from shared.clients.perturb import PerturbClient
 from shared.contracts.perturb import (
     DistractorRequest,
@@ -16,6 +15,7 @@ from shared.contracts.perturb import (
 )
 from shared.contracts.verify import VerifyOptions, VerifyThresholds
 from shared.http_client import ServiceCallError, get_session
+from shared.language import detect_language
 from tests.integration.perturb.stack import ITALIAN, ITALIAN_REWORDING, QUESTION, running_stack
 
 VERIFY = VerifyOptions(thresholds=VerifyThresholds(embedding=0.5))

@@ -40,7 +40,8 @@ async def test_stages_run_cheapest_first_and_stop_at_the_first_rejection() -> No
         "How many apples does Tom have after buying five more?!",  # lexical: overlap 1.0
         "Tom buys five more apples; what is his apple count now?",  # accepted
         "Tom buys five more pears; what is his apple count now?",  # judge says no
-        "Completely unrelated words here",  # semantic: cosine 0
+        "Completely unrelated words here, five",  # semantic: cosine 0
+        "Tom buys six more apples; what is his apple count now?",  # numbers: five is gone
     ]
     result = await verify(
         _request(candidates, thresholds=VerifyThresholds(embedding=0.2)),
@@ -48,14 +49,20 @@ async def test_stages_run_cheapest_first_and_stop_at_the_first_rejection() -> No
         semantic=EmbeddingCheck(embedder),
     )
     stages = [(r.accepted, r.deciding_stage) for r in result.results]
-    assert stages == [(False, "lexical"), (True, None), (False, "judge"), (False, "semantic")]
-    assert result.stages_run == ["lexical", "semantic", "judge"]
+    assert stages == [
+        (False, "lexical"),
+        (True, None),
+        (False, "judge"),
+        (False, "semantic"),
+        (False, "numbers"),
+    ]
+    assert result.stages_run == ["lexical", "numbers", "semantic", "judge"]
     assert result.semantic_check == "embedding"
     assert result.results[0].overlap == 1.0 and result.results[0].semantic is None
     # only the two candidates that passed the cheaper stages reached the judge, in both orders
     assert len(gateway.requests) == 4
-    # the embedder saw the original and the three candidates that passed the lexical filter
-    assert embedder.calls == [[ORIGINAL, *candidates[1:]]]
+    # the embedder saw the original and the three candidates that passed lexical and numbers
+    assert embedder.calls == [[ORIGINAL, *candidates[1:4]]]
     accepted = result.results[1]
     assert accepted.judge_verdict == "yes" and accepted.semantic is not None
     assert accepted.semantic_check == "embedding"
@@ -63,7 +70,7 @@ async def test_stages_run_cheapest_first_and_stop_at_the_first_rejection() -> No
 
 async def test_explain_all_scores_every_stage_but_keeps_the_first_rejection() -> None:
     gateway = _judge_yes_unless("pears")
-    candidates = ["How many apples does Tom have after buying five more", "pears pears"]
+    candidates = ["How many apples does Tom have after buying five more", "pears pears five"]
     result = await verify(
         _request(candidates, explain_all=True, thresholds=VerifyThresholds(embedding=0.2)),
         judge=Judge(gateway, "local"),
@@ -80,7 +87,7 @@ async def test_overlap_threshold_rejects_at_exactly_point_eight() -> None:
     request = VerifyRequest(
         original="one two three four five",
         candidates=["one two three four six", "one two three six seven"],
-        stages=VerifyStages(judge=False, semantic="off"),
+        stages=VerifyStages(judge=False, semantic="off", numbers=False),
     )
     result = await verify(request, judge=None, semantic=None)
     assert [r.overlap for r in result.results] == [0.8, 0.6]
@@ -98,7 +105,7 @@ async def test_candidates_are_compared_with_accepted_paraphrases_too() -> None:
             "alpha beta gamma delta zeta",  # 0.8 with the candidate accepted just before
             "alpha beta gamma delta zeta",  # compared with accepted ones only
         ],
-        stages=VerifyStages(judge=False, semantic="off"),
+        stages=VerifyStages(judge=False, semantic="off", numbers=False),
     )
     result = await verify(request, judge=None, semantic=None)
     assert [r.accepted for r in result.results] == [False, True, False, False]
@@ -112,7 +119,7 @@ async def test_a_failed_judge_call_rejects_with_its_reason_and_the_rest_go_on() 
         return "YES"
 
     result = await verify(
-        _request(["Tom buys five more: apple total?", "broken wording of it"]),
+        _request(["Tom buys five more: apple total?", "broken wording of it, five"]),
         judge=Judge(FakeGateway(answer), "local"),
         semantic=None,
     )
@@ -136,7 +143,7 @@ async def test_a_requests_judge_calls_are_counted_failed_and_cached_ones_too() -
 
     gateway = FakeGateway(answer)
     judge = Judge(gateway, "local")  # one judge serves every request to its route
-    candidates = ["Tom buys five more apples; what is his apple count now?", "broken wording"]
+    candidates = ["Tom buys five more apples; what is his apple count now?", "broken wording: 5"]
     result = await verify(_request(candidates, cache=False), judge=judge, semantic=None)
     asked = list(gateway.requests)
     answered = [request for request in asked if not candidate_first(request, "broken")]
@@ -200,7 +207,7 @@ async def test_nli_uses_the_mean_of_both_directions() -> None:
     assert (ORIGINAL, "Tom buys five more: apple total?") in nli.pairs
 
 
-async def test_the_optional_numbers_stage_rejects_changed_quantities() -> None:
+async def test_the_numbers_stage_rejects_changed_quantities() -> None:
     request = VerifyRequest(
         original="Ann has 3 pens and buys 4 more. How many pens does she have?",
         candidates=[
@@ -208,13 +215,13 @@ async def test_the_optional_numbers_stage_rejects_changed_quantities() -> None:
             "Ann has 5 pens and buys 4 more. How many pens does she have?",
             "Ann has some pens and buys 4 more. How many does she have?",
         ],
-        stages=VerifyStages(lexical=False, numbers=True, judge=False, semantic="off"),
+        stages=VerifyStages(lexical=False, judge=False, semantic="off"),
     )
     result = await verify(request, judge=None, semantic=None)
     assert result.stages_run == ["numbers"]
     assert [r.accepted for r in result.results] == [True, False, False]
-    assert result.results[1].reason == "numbers differ from the original: missing 3; added 5"
-    assert result.results[2].reason == "numbers differ from the original: missing 3"
+    assert result.results[1].reason == 'numbers differ from the original: missing "3"; added "5"'
+    assert result.results[2].reason == 'numbers differ from the original: missing "3"'
 
 
 class _BrokenNli:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.perturb.domain.language import detect_language, language_name
+from shared.language import detect_language, language_name
 
 
 @pytest.mark.parametrize(

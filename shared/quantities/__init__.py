@@ -1,0 +1,516 @@
+"""Quantity invariance: a rewording keeps every number of the original and adds none (verify's
+``numbers`` stage, on by default; the gateway's canonicalize and paraphrase-vote guards).
+
+A *mention* is a number as written — digits ("1,000", "3.5", "2/3", "½"), number words
+("twenty-five", "one hundred and ten", Italian "duemilacinquecento"), ordinals ("3rd",
+"third", "ventesimo"), fractions ("two thirds", "a quarter", "tre quarti"), multiples
+("twice"), percentages ("50%", "fifty percent", "per cento"), amounts ("$4.50", "25 cents") and
+durations ("30 minutes", "half an hour") — read as one or more values. Two mentions match when
+they share a value ("3" / "three", "1,000" / "one thousand") or, having the same dimension, the
+same amount in its base unit ("30 minutes" / "half an hour", "50%" / "half", "$0.25" /
+"25 cents"). Words that often are no number ("one", Italian "sei" = "you are") are *soft*: they
+may match, but are never required to reappear nor counted as added.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+from shared.language import detect_language
+from shared.quantities.lexicon import LEXICONS, Lexicon, italian_compound, italian_ordinal
+
+Quantity = Fraction | str
+
+
+@dataclass(frozen=True)
+class Mention:
+    written: str
+    values: frozenset[Quantity]
+    #: "ratio", "money", "time" or "calendar", with the amount in its base unit
+    dimension: str | None = None
+    base: Quantity | None = None
+    soft: bool = False
+
+    def matches(self, other: Mention) -> bool:
+        if self.values & other.values:
+            return True
+        same_dimension = self.dimension is not None and self.dimension == other.dimension
+        return same_dimension and self.base is not None and self.base == other.base
+
+
+def quantity_difference(original: str, candidate: str, language: str | None = None) -> str | None:
+    """Why the candidate's quantities differ from the original's (None when they agree): the
+    original's numbers it lacks and the numbers it adds. ``language`` (ISO 639-1) picks the
+    number words; default: the original's language, detected."""
+    language = language or detect_language(original) or detect_language(candidate) or "en"
+    theirs, ours = mentions(original, language), mentions(candidate, language)
+    missing = [m for m in theirs if not m.soft and not any(m.matches(c) for c in ours)]
+    added = [c for c in ours if not c.soft and not any(c.matches(m) for m in theirs)]
+    parts = []
+    if missing:
+        parts.append("missing " + _listed(missing))
+    if added:
+        parts.append("added " + _listed(added))
+    return "; ".join(parts) or None
+
+
+def _listed(found: list[Mention]) -> str:
+    shown: list[str] = []
+    for mention in found:
+        text = mention.written if len(mention.written) <= 40 else mention.written[:12] + "…"
+        if f'"{text}"' not in shown:
+            shown.append(f'"{text}"')
+    return ", ".join(shown)
+
+
+def mentions(text: str, language: str = "en") -> list[Mention]:
+    """Every number written in ``text``; number words of ``language`` (English where the
+    language has no word list here)."""
+    return _Reader(text, LEXICONS.get(language, LEXICONS["en"])).read()
+
+
+# ---- reading ------------------------------------------------------------------------------
+
+#: a number too long to read as a value (Python refuses to read over 4300 digits) is compared
+#: as it is written
+_MAX_DIGITS = 100
+
+_TOKEN = re.compile(r"(?P<num>(?<![\w.])\.\d+|\d+(?:[.,]\d+)*)|(?P<word>[^\W\d_]+)|(?P<sym>\S)")
+_ENGLISH_DIGITS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*(?:\.\d+)?")
+_ITALIAN_DIGITS = re.compile(r"\d{1,3}(?:\.\d{3})+(?:,\d+)?|\d+(?:,\d+)?")
+
+_CURRENCY = {"$": 100, "€": 100, "£": 100, "¥": 100}
+_MONEY_WORDS = {
+    "dollar": 100,
+    "dollars": 100,
+    "buck": 100,
+    "bucks": 100,
+    "euro": 100,
+    "euros": 100,
+    "cent": 1,
+    "cents": 1,
+    "penny": 1,
+    "pennies": 1,
+    "pence": 1,
+    "dollaro": 100,
+    "dollari": 100,
+    "centesimo": 1,
+    "centesimi": 1,
+}
+_TIME_WORDS = {
+    "second": 1,
+    "seconds": 1,
+    "sec": 1,
+    "secs": 1,
+    "minute": 60,
+    "minutes": 60,
+    "min": 60,
+    "mins": 60,
+    "hour": 3600,
+    "hours": 3600,
+    "hr": 3600,
+    "hrs": 3600,
+    "day": 86400,
+    "days": 86400,
+    "week": 604800,
+    "weeks": 604800,
+    "fortnight": 1209600,
+    "secondo": 1,
+    "secondi": 1,
+    "minuto": 60,
+    "minuti": 60,
+    "ora": 3600,
+    "ore": 3600,
+    "giorno": 86400,
+    "giorni": 86400,
+    "settimana": 604800,
+    "settimane": 604800,
+}
+_CALENDAR_WORDS = {
+    "month": 1,
+    "months": 1,
+    "year": 12,
+    "years": 12,
+    "decade": 120,
+    "decades": 120,
+    "century": 1200,
+    "centuries": 1200,
+    "mese": 1,
+    "mesi": 1,
+    "anno": 12,
+    "anni": 12,
+    "decennio": 120,
+    "decenni": 120,
+    "secolo": 1200,
+    "secoli": 1200,
+}
+_NEGATORS = frozenset({"minus", "negative", "meno"})
+_DEFINITE = frozenset({"the", "il", "lo", "la", "l"})
+_ORDINAL_SUFFIXES = frozenset({"st", "nd", "rd", "th", "o", "a"})
+
+
+@dataclass(frozen=True)
+class _Token:
+    kind: str
+    text: str
+    start: int
+    end: int
+
+    @property
+    def word(self) -> str:
+        return self.text.lower() if self.kind == "word" else ""
+
+
+@dataclass(frozen=True)
+class _Core:
+    """A number read from tokens ``[start, end)`` before what follows it is looked at."""
+
+    start: int
+    end: int
+    values: frozenset[Quantity]
+    soft: bool = False
+    ordinal: bool = False
+
+
+def _normalized(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).replace("\u2044", "/").replace("\u2212", "-")
+    text = text.replace("’", "'").replace("ʼ", "'")
+    return "".join(_ascii_digit(char) for char in text)
+
+
+def _ascii_digit(char: str) -> str:
+    if char.isdigit() and not char.isascii():
+        digit = unicodedata.decimal(char, None)
+        return str(digit) if digit is not None else char
+    return char
+
+
+def _number(written: str) -> Quantity:
+    digits = written.replace(",", "")
+    return Fraction(digits) if len(digits) <= _MAX_DIGITS else written
+
+
+def _scaled(value: Quantity, factor: int | Fraction) -> Quantity:
+    if isinstance(value, Fraction) and abs(value) < 10**_MAX_DIGITS:
+        return value * factor
+    return value
+
+
+class _Reader:
+    def __init__(self, text: str, lexicon: Lexicon) -> None:
+        self.text = _normalized(text)
+        self.lexicon = lexicon
+        self.tokens = [
+            _Token(match.lastgroup or "sym", match.group(), match.start(), match.end())
+            for match in _TOKEN.finditer(self.text)
+        ]
+
+    def read(self) -> list[Mention]:
+        found: list[Mention] = []
+        index = 0
+        while index < len(self.tokens):
+            read = self._at(index)
+            if read is None:
+                index += 1
+                continue
+            mentions, index = read
+            found += mentions
+        return found
+
+    def _word(self, index: int) -> str:
+        return self.tokens[index].word if 0 <= index < len(self.tokens) else ""
+
+    def _sym(self, index: int) -> str:
+        if 0 <= index < len(self.tokens) and self.tokens[index].kind == "sym":
+            return self.tokens[index].text
+        return ""
+
+    def _adjacent(self, index: int) -> bool:
+        """Token ``index`` follows the one before it with no space between."""
+        return 0 < index < len(self.tokens) and (
+            self.tokens[index].start == self.tokens[index - 1].end
+        )
+
+    # ---- what a token starts --------------------------------------------------------------
+
+    def _at(self, index: int) -> tuple[list[Mention], int] | None:
+        token = self.tokens[index]
+        if token.kind == "num":
+            return self._digits(index)
+        if token.kind != "word":
+            return None
+        core = self._words(index)
+        if core is not None:
+            return [self._finish(core)], self._after(core)
+        return self._implicit_unit(index)
+
+    def _digits(self, index: int) -> tuple[list[Mention], int] | None:
+        token = self.tokens[index]
+        if token.start > 0 and self.text[token.start - 1].isalpha():
+            return [], index + 1  # part of a name: "CO2", "B12"
+        if self._sym(index + 1) == "/" and self._is_num(index + 2):
+            if self._sym(index + 3) == "/" and self._is_num(index + 4):  # a date: 20/07/1969
+                dated = (index, index + 2, index + 4)
+                return [self._plain(self.tokens[i]) for i in dated], index + 5
+            return self._fraction(index)
+        readings = self._readings(token.text)
+        if readings is None:  # a list such as "1,2,3": each number on its own
+            parts = re.split(r"[.,]", token.text)
+            return [Mention(part, frozenset({_number(part)})) for part in parts], index + 1
+        end, values, ordinal = index + 1, readings, False
+        suffix = self._word(end)
+        if self._adjacent(end) and suffix in _ORDINAL_SUFFIXES:
+            end, ordinal = end + 1, True
+        elif self._adjacent(end) and suffix == "s":  # "the 1990s"
+            end += 1
+        scale = self.lexicon.scales.get(self._word(end))
+        if scale and not ordinal:
+            values, end = frozenset(_scaled(v, scale) for v in values), end + 1
+        core = _Core(index, end, values, soft=values == {1} and not ordinal, ordinal=ordinal)
+        return [self._finish(core)], self._after(core)
+
+    def _is_num(self, index: int) -> bool:
+        return 0 <= index < len(self.tokens) and self.tokens[index].kind == "num"
+
+    def _plain(self, token: _Token) -> Mention:
+        return Mention(token.text, frozenset({_number(token.text.replace(",", ""))}))
+
+    def _fraction(self, index: int) -> tuple[list[Mention], int]:
+        numerator, denominator = self.tokens[index].text, self.tokens[index + 2].text
+        if max(len(numerator), len(denominator)) > _MAX_DIGITS:
+            written = f"{numerator}/{denominator}"
+            return [Mention(written, frozenset({written}))], index + 3
+        try:
+            value = Fraction(_number(numerator)) / Fraction(_number(denominator))
+        except (ZeroDivisionError, ValueError, TypeError):
+            return [], index + 3
+        end, scaled = index + 3, self._article_scale(index + 3)
+        if scaled:
+            end, value = end + 2, value * scaled
+        core = _Core(index, end, frozenset({value}))
+        return [self._finish(core)], self._after(core)
+
+    def _readings(self, written: str) -> frozenset[Quantity] | None:
+        values: set[Quantity] = set()
+        if _ENGLISH_DIGITS.fullmatch(written):
+            values.add(_number(written))
+        if self.lexicon.compound and _ITALIAN_DIGITS.fullmatch(written):
+            values.add(_number(written.replace(".", "").replace(",", ".")))
+        return frozenset(values) or None
+
+    # ---- number words ---------------------------------------------------------------------
+
+    def _words(self, index: int) -> _Core | None:
+        lexicon, word = self.lexicon, self._word(index)
+        if word in lexicon.articles:
+            return self._after_article(index)
+        if word in lexicon.values:
+            return self._value_word(index)
+        if word in lexicon.ordinals or italian_ordinal(word):
+            value = lexicon.ordinals.get(word) or italian_ordinal(word) or 0
+            return _Core(index, index + 1, frozenset({Fraction(value)}), word in lexicon.soft, True)
+        if self._cardinal(word) is not None:
+            return self._cardinal_run(index)
+        return None
+
+    def _cardinal(self, word: str) -> int | None:
+        if word in self.lexicon.cardinals:
+            return self.lexicon.cardinals[word]
+        return italian_compound(word) if self.lexicon.compound and len(word) > 4 else None
+
+    def _after_article(self, index: int) -> _Core | None:
+        """ "a hundred", "a dozen", "a third", "a quarter"; a lone article is no number."""
+        lexicon, following = self.lexicon, self._word(index + 1)
+        if following in lexicon.scales:
+            run = self._cardinal_run(index + 1)
+            return replace(run, start=index) if run else None
+        denominator = lexicon.denominators.get(following)
+        if not denominator and self._ends_phrase(index + 2):  # "a third of", not "a third set"
+            denominator = lexicon.ordinals.get(following)
+        if denominator and denominator >= 3:
+            return _Core(index, index + 2, frozenset({Fraction(1, denominator)}))
+        if following in lexicon.values and lexicon.values[following] < 1:  # "a half"
+            return _Core(index, index + 2, frozenset({lexicon.values[following]}))
+        return None
+
+    def _ends_phrase(self, index: int) -> bool:
+        if index >= len(self.tokens):
+            return True
+        return self._word(index) in ("of", "di") or self.tokens[index].kind == "sym"
+
+    def _value_word(self, index: int) -> _Core:
+        """ "half", "twice", "doppio"; "half a dozen" is six."""
+        word = self._word(index)
+        value = self.lexicon.values[word]
+        scaled = self._article_scale(index + 1)
+        if scaled:
+            return _Core(index, index + 3, frozenset({value * scaled}))
+        return _Core(index, index + 1, frozenset({value}), soft=word in self.lexicon.soft)
+
+    def _article_scale(self, index: int) -> int | None:
+        """The scale of "a dozen" at ``index`` ("half a dozen", "1/2 a dozen")."""
+        if self._word(index) in self.lexicon.articles:
+            return self.lexicon.scales.get(self._word(index + 1))
+        return None
+
+    def _cardinal_run(self, index: int) -> _Core | None:
+        """A run of cardinal and scale words ("one hundred and twenty-five", "two dozen"),
+        then maybe a denominator ("two thirds") or an ordinal unit ("twenty-first")."""
+        lexicon = self.lexicon
+        total = current = 0
+        end, seen, last = index, False, ""
+        while end < len(self.tokens):
+            word = self._word(end)
+            cardinal = self._cardinal(word)
+            if cardinal is not None and self._continues(last, cardinal):
+                current, seen, last = current + cardinal, True, word
+            elif word in lexicon.scales and (seen or end == index):
+                scale = lexicon.scales[word]
+                current = max(current, 1) * scale
+                if scale >= 1000:
+                    total, current = total + current, 0
+                seen, last = True, word
+            elif seen and self._joins(end):
+                end += 1
+                continue
+            else:
+                break
+            end += 1
+        while end > index and not self._word(end - 1) and self._sym(end - 1):
+            end -= 1  # a trailing hyphen belongs to what follows
+        if not seen:
+            return None
+        value = total + current
+        return self._denominator_after(index, end, value, last)
+
+    def _continues(self, last: str, cardinal: int) -> bool:
+        """Whether a cardinal may follow the run's last word: anything after a scale ("hundred
+        and ten"), a unit after a ten ("twenty-five"); "one fifty" is two numbers."""
+        if not last or last in self.lexicon.scales:
+            return True
+        previous = self.lexicon.cardinals.get(last)
+        return previous is not None and previous in range(20, 100, 10) and 1 <= cardinal <= 9
+
+    def _joins(self, index: int) -> bool:
+        """A hyphen or "and" between two number words."""
+        joiner = self._sym(index) == "-" or self._word(index) == self.lexicon.joiner
+        following = self._word(index + 1)
+        return joiner and (
+            self._cardinal(following) is not None
+            or following in self.lexicon.scales
+            or following in self.lexicon.ordinals
+        )
+
+    def _denominator_after(self, index: int, end: int, value: int, last: str) -> _Core:
+        lexicon = self.lexicon
+        hyphen = 1 if self._sym(end) == "-" else 0
+        following = self._word(end + hyphen)
+        ordinal = lexicon.ordinals.get(following)
+        if ordinal and hyphen and last in lexicon.cardinals and ordinal < 10 <= value:
+            return _Core(index, end + 2, frozenset({Fraction(value + ordinal)}), ordinal=True)
+        denominator = lexicon.denominators.get(following) or (
+            ordinal if ordinal and ordinal >= 3 else None
+        )
+        if denominator and value > 0:
+            return _Core(index, end + hyphen + 1, frozenset({Fraction(value, denominator)}))
+        soft = value == 1 or (end - index == 1 and last in lexicon.soft)
+        return _Core(index, end, frozenset({Fraction(value)}), soft=soft)
+
+    def _implicit_unit(self, index: int) -> tuple[list[Mention], int] | None:
+        """ "an hour", "un'ora": one of a unit, which a duration on the other side may match."""
+        if self._word(index) not in self.lexicon.articles:
+            return None
+        unit = self._unit(index + 1)
+        if unit is None:
+            return None
+        dimension, factor, end = unit
+        written = self.text[self.tokens[index].start : self.tokens[end - 1].end]
+        mention = Mention(written, frozenset({Fraction(1)}), dimension, Fraction(factor), True)
+        return [mention], end
+
+    # ---- what follows a number ------------------------------------------------------------
+
+    def _finish(self, core: _Core) -> Mention:
+        values = core.values
+        negated = self._negated(core.start)
+        if negated:
+            values = frozenset(-v if isinstance(v, Fraction) else "-" + v for v in values)
+        dimension, base = self._dimension(core, values)
+        prefixed = negated or self._sym(core.start - 1) in _CURRENCY
+        first = self.tokens[core.start - 1 if prefixed else core.start]
+        written = self.text[first.start : self.tokens[self._after(core) - 1].end]
+        return Mention(written, values, dimension, base, core.soft)
+
+    def _negated(self, start: int) -> bool:
+        if self._word(start - 1) in _NEGATORS:
+            return True
+        at = self.tokens[start].start
+        before = self.text[at - 2 : at - 1] if at > 1 else ""
+        return self._sym(start - 1) == "-" and self._adjacent(start) and not before.isalnum()
+
+    def _dimension(
+        self, core: _Core, values: frozenset[Quantity]
+    ) -> tuple[str | None, Quantity | None]:
+        value = next(iter(values))
+        if not isinstance(value, Fraction) or core.ordinal:
+            return None, None
+        end = core.end
+        if self._percent_at(end):
+            return "ratio", value / 100
+        symbol = self._sym(core.start - 1)
+        if symbol in _CURRENCY:
+            return "money", value * _CURRENCY[symbol]
+        if self._word(end) in _MONEY_WORDS:
+            return "money", value * _MONEY_WORDS[self._word(end)]
+        unit = self._unit(end)
+        if unit is not None:
+            dimension, factor, _ = unit
+            return dimension, value * factor
+        if 0 < abs(value) < 1:
+            return "ratio", value
+        return None, None
+
+    def _percent_at(self, index: int) -> int:
+        """Tokens of a percent sign or word at ``index`` (0: none)."""
+        if self._sym(index) == "%":
+            return 1
+        for words in self.lexicon.percent:
+            if all(self._word(index + i) == word for i, word in enumerate(words)):
+                return len(words)
+        return 0
+
+    def _unit(self, index: int) -> tuple[str, int, int] | None:
+        """A duration's unit at ``index``, after "of" and an article maybe ("a quarter of an
+        hour", "mezz'ora"): its dimension, its size in the base unit and where it ends."""
+        at = index
+        if self._sym(at) == "-":  # "a 30-minute show"
+            at += 1
+        if self._word(at) in ("of", "di", "d"):
+            at += 1
+        if self._sym(at) == "'":
+            at += 1
+        if self._word(at) in self.lexicon.articles or self._word(at) in _DEFINITE:
+            at += 1
+        if self._sym(at) == "'":
+            at += 1
+        word = self._word(at)
+        if word in _TIME_WORDS:
+            return "time", _TIME_WORDS[word], at + 1
+        if word in _CALENDAR_WORDS:
+            return "calendar", _CALENDAR_WORDS[word], at + 1
+        return None
+
+    def _after(self, core: _Core) -> int:
+        end = core.end
+        if core.ordinal:
+            return end
+        percent = self._percent_at(end)
+        if percent:
+            return end + percent
+        if self._word(end) in _MONEY_WORDS:
+            return end + 1
+        unit = self._unit(end)
+        return unit[2] if unit else end
