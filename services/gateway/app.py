@@ -7,9 +7,12 @@ from litestar import Litestar
 from services import gateway as package
 from services.gateway.adapters.backends import BackendContext, create_backend
 from services.gateway.adapters.cache_repository import SqlResponseCache
+from services.gateway.adapters.calibration_repository import SqlCalibrationStore
+from services.gateway.controllers.calibrations import CalibrationController
 from services.gateway.controllers.generate import GenerateController
 from services.gateway.controllers.proxy import ChatCompletionsController, StreamTiming
 from services.gateway.controllers.self_paraphrase import SelfParaphraseController
+from services.gateway.domain.calibration import JudgeCalibrations
 from services.gateway.domain.gateway import ModelGateway
 from services.gateway.domain.routes import load_routes
 from services.gateway.metrics import CACHE_PURGED
@@ -31,6 +34,7 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
         backend_factory=lambda route: create_backend(route, context),
     )
 
+    calibrations = JudgeCalibrations(gateway.routes, store=None)
     perturb_url = settings.service_url("perturb")
     self_paraphrase = SelfParaphraseService(
         gateway, perturb=lambda: PerturbClient(perturb_url), routes=gateway.routes.keys()
@@ -40,6 +44,7 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
         max_age_s = settings.cache_max_age_days * 86400 or None
         cache = SqlResponseCache(app.state.database, max_age_s=max_age_s)
         gateway.use_cache(cache)
+        calibrations.use_store(SqlCalibrationStore(app.state.database))
         if max_age_s is not None:
             sweeper = RetentionSweeper(
                 {"response": cache.purge_older_than},
@@ -59,7 +64,12 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
     return create_service_app(
         service=SERVICE,
         settings=settings,
-        route_handlers=[GenerateController, SelfParaphraseController, ChatCompletionsController],
+        route_handlers=[
+            GenerateController,
+            SelfParaphraseController,
+            ChatCompletionsController,
+            CalibrationController,
+        ],
         uses_database=True,
         calls=[],
         on_startup=[attach_cache],
@@ -67,6 +77,7 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
         state={
             "model_gateway": gateway,
             "self_paraphrase": self_paraphrase,
+            "judge_calibrations": calibrations,
             "stream_timing": StreamTiming(settings.stream_hold_s, settings.stream_keepalive_s),
         },
         description=package.__doc__ or "",

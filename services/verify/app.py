@@ -7,6 +7,7 @@ from litestar import Litestar
 from services import verify as package
 from services.verify.adapters.embedder import MiniLMEmbedder
 from services.verify.adapters.nli import NliEndpoint
+from services.verify.adapters.thresholds import GatewayThresholds
 from services.verify.controllers.verify import VerifyController
 from services.verify.settings import VerifySettings, get_settings
 from shared.app import create_service_app
@@ -22,6 +23,7 @@ def create_app(settings: VerifySettings | None = None) -> Litestar:
     async def close_embedder(_: Litestar) -> None:
         embedder.close()
 
+    gateway = GatewayClient(settings.service_url("gateway"), settings.call_timeout_s)
     return create_service_app(
         service=SERVICE,
         settings=settings,
@@ -30,7 +32,8 @@ def create_app(settings: VerifySettings | None = None) -> Litestar:
         calls=["gateway"],
         on_shutdown=[close_embedder],
         state={
-            "gateway": GatewayClient(settings.service_url("gateway"), settings.call_timeout_s),
+            "gateway": gateway,
+            "thresholds": GatewayThresholds(gateway),
             "embedder": embedder,
             "nli": NliEndpoint(settings.nli_url, settings.call_timeout_s)
             if settings.nli_url

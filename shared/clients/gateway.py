@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from urllib.parse import quote
 
 from shared.batching import TickBatcher
 from shared.contracts.base import Problem
+from shared.contracts.calibration import JudgeCalibration, JudgeThreshold
 from shared.contracts.gateway import (
     GenerateBatchItem,
     GenerateBatchRequest,
@@ -53,6 +55,16 @@ class GatewayClient:
 
     async def models(self, timeout_s: float | None = None) -> ModelList:
         return await self._client.get("/v1/models", ModelList, timeout_s=timeout_s)
+
+    async def judge_threshold(self, route: str, prompt_version: str) -> JudgeThreshold:
+        """The P(YES) threshold ``route`` is held to for the judge prompt ``prompt_version``."""
+        path = f"/v1/calibrations/{quote(route, safe='')}/{quote(prompt_version, safe='')}"
+        return await self._client.get(path, JudgeThreshold)
+
+    async def store_calibration(self, calibration: JudgeCalibration) -> JudgeThreshold:
+        route = quote(calibration.route, safe="")
+        path = f"/v1/calibrations/{route}/{quote(calibration.prompt_version, safe='')}"
+        return await self._client.request("PUT", path, JudgeThreshold, calibration)
 
     async def route_names(self) -> set[str] | None:
         """The names the gateway answers to (its routes and ``<strategy>:<route>``), read at

@@ -6,13 +6,15 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import Contract, Task
+from shared.contracts.base import Contract, RouteName, Task
+from shared.contracts.calibration import JudgeThreshold
 from shared.contracts.gateway import ModelCalls
 
 #: "auto": the NLI model where one is configured, else the embedding check (METHOD §1.1's
 #: documented fallback); the response names the one that ran
 SemanticCheck = Literal["auto", "embedding", "nli", "off"]
-Stage = Literal["lexical", "numbers", "judge", "semantic"]
+#: ``audit``: the judge's second, differently worded question (docs: METHOD §1.4 "Audit")
+Stage = Literal["lexical", "numbers", "judge", "semantic", "audit"]
 
 Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 
@@ -32,10 +34,12 @@ class VerifyThresholds(Contract, kw_only=True):
 
     #: reject when overlap with the original or an accepted paraphrase is >= this
     overlap: Share = 0.8
-    #: unset: METHOD's rule, accept when every asked order's reply starts with "Y" (P(YES) is
-    #: still reported where the backend gives logprobs); a number: accept when P(YES) >= it in
-    #: every asked order, where the backend gives logprobs (else the reply rule)
+    #: accept when the judge's mean P(YES) over the orders asked is >= this (where the backend
+    #: gives logprobs; else METHOD's reply rule: every reply starts with "Y"). Unset: the judge
+    #: route's calibrated threshold, else METHOD's 0.5; the response names the one used
     judge_p_yes: Share | None = None
+    #: the same for the audit's second question (``audit``)
+    audit_p_yes: Share | None = None
     #: accept when the cosine similarity of the sentence embeddings is >= this
     embedding: Annotated[float, msgspec.Meta(ge=-1.0, le=1.0)] = 0.80
     #: accept when the mean of both entailment directions is >= this
@@ -48,7 +52,7 @@ class VerifyOptions(Contract, kw_only=True):
     stages: VerifyStages = msgspec.field(default_factory=VerifyStages)
     thresholds: VerifyThresholds = msgspec.field(default_factory=VerifyThresholds)
     #: gateway route of the judge; default: the generator's route (or ``local``)
-    judge_model: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | None = None
+    judge_model: RouteName | None = None
     #: ask the judge with the texts in both orders and keep the stricter verdict
     bidirectional: bool = True
     #: ask the gateway for the first token's logprobs to report P(YES) (skipped where unsupported)
@@ -72,6 +76,11 @@ class VerifyRequest(VerifyOptions, kw_only=True):
     explain_all: bool = False
     #: use the gateway's response cache for the judge's calls (false: every call goes upstream)
     cache: bool = True
+    #: also ask the judge a second, differently worded equivalence question, both orders (the
+    #: audit's check, docs: METHOD §1.4); a candidate passes only if both questions do
+    audit: bool = False
+    #: the route asked the audit's question; default: the judge's
+    audit_judge_model: RouteName | None = None
 
 
 class JudgeVote(Contract, kw_only=True):
@@ -91,11 +100,15 @@ class CandidateVerdict(Contract, kw_only=True):
     reason: str | None = None
     #: highest overlap with the original or an accepted paraphrase
     overlap: float | None = None
-    #: the stricter verdict over the orders asked
+    #: the verdict: mean P(YES) at the threshold, or every order's reply "YES" without logprobs
     judge_verdict: Literal["yes", "no"] | None = None
-    #: the lowest P(YES) over the orders asked, where logprobs exist
+    #: the mean P(YES) over the orders asked, where logprobs exist
     judge_p_yes: float | None = None
     judge_votes: list[JudgeVote] | None = None
+    #: the same for the audit's second question, when asked
+    audit_verdict: Literal["yes", "no"] | None = None
+    audit_p_yes: float | None = None
+    audit_votes: list[JudgeVote] | None = None
     #: cosine similarity (embedding) or mean bidirectional entailment probability (nli)
     semantic: float | None = None
     semantic_check: SemanticCheck | None = None
@@ -109,6 +122,11 @@ class VerifyResponse(Contract, kw_only=True):
     semantic_check: SemanticCheck
     judge_model: str | None = None
     judge_prompt_version: str | None = None
+    #: the P(YES) threshold the judge was held to, and where it comes from (when it ran)
+    judge_threshold: JudgeThreshold | None = None
+    audit_judge_model: str | None = None
+    audit_prompt_version: str | None = None
+    audit_threshold: JudgeThreshold | None = None
     stages_run: list[Stage] = msgspec.field(default_factory=list)
     #: the judge's model calls for this request (the only stage that calls a model)
     model_calls: ModelCalls = msgspec.field(default_factory=ModelCalls)

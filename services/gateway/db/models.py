@@ -22,3 +22,15 @@ response_cache = sa.Table(
     #: the maximum-age sweep deletes the oldest rows
     sa.Index("ix_gateway_response_cache_created_at", "created_at"),
 )
+
+#: a judge threshold chosen by ``steadfast calibrate`` for one route and judge prompt
+judge_calibrations = sa.Table(
+    "gateway_judge_calibrations",
+    metadata,
+    sa.Column("route", sa.String(200), primary_key=True),
+    sa.Column("prompt_version", sa.String(40), primary_key=True),
+    #: the calibration as JSON (threshold, rule, the rates at every threshold tried)
+    sa.Column("payload", sa.Text, nullable=False),
+    #: epoch seconds
+    sa.Column("created_at", sa.Float, nullable=False),
+)

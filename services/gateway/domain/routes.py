@@ -19,6 +19,7 @@ BackendKind = Literal["openai", "gemini", "ollama", "local"]
 
 PositiveFloat = Annotated[float, msgspec.Meta(gt=0)]
 NonNegativeFloat = Annotated[float, msgspec.Meta(ge=0)]
+Share = Annotated[float, msgspec.Meta(ge=0, le=1)]
 
 DEFAULT_BASE_URLS: dict[str, str] = {
     "openai": "https://api.openai.com/v1",
@@ -51,6 +52,10 @@ class Route(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, frozen=Tru
     #: llama.cpp threads; default: all cores but one. Threads of one model synchronise many times
     #: per token, so a thread that must share its core with other work stalls all of them.
     threads: Annotated[int, msgspec.Meta(ge=1, le=256)] | None = None
+    #: the P(YES) threshold this route is held to as a judge, for the equivalence prompt and
+    #: the audit's second prompt (docs: METHOD §1.1); unset: its calibration, else METHOD's 0.5
+    judge_threshold: Share | None = None
+    audit_threshold: Share | None = None
 
     def resolved_base_url(self) -> str | None:
         return self.base_url or DEFAULT_BASE_URLS.get(self.backend)

@@ -10,6 +10,7 @@ from services.verify import metrics
 from services.verify.adapters.embedder import EmbedderError
 from services.verify.domain.judge import Judge, UnknownModelError
 from services.verify.domain.pipeline import verify
+from services.verify.domain.prompts import AUDIT, EQUIVALENCE, JudgePrompt
 from services.verify.domain.semantic import EmbeddingCheck, NliCheck, SemanticStage
 from shared.contracts.verify import VerifyRequest, VerifyResponse
 from shared.problems import ProblemError
@@ -33,10 +34,19 @@ class VerifyController(Controller):
                 422, "Empty original", "original must not be blank", field="original"
             )
         judge = await _known_judge(data, state) if data.stages.judge else None
+        audit_judge = await _audit_judge(data, state) if data.audit else None
         try:
-            response = await verify(data, judge=judge, semantic=_semantic(data, state))
+            response = await verify(
+                data,
+                judge=judge,
+                semantic=_semantic(data, state),
+                audit_judge=audit_judge,
+                thresholds=state.thresholds,
+            )
         except UnknownModelError as exc:
-            raise ProblemError(422, "Unknown judge model", str(exc), field="judge_model") from exc
+            field = "audit_judge_model" if audit_judge and exc.model == audit_judge.model else None
+            field = field or "judge_model"
+            raise ProblemError(422, "Unknown judge model", str(exc), field=field) from exc
         except EmbedderError as exc:
             raise ProblemError(503, "Embedder unavailable", str(exc)) from exc
         metrics.record(response)
@@ -48,21 +58,39 @@ async def _known_judge(data: VerifyRequest, state: State) -> Judge:
     a candidate may never reach the judge, and a caller would learn of a misspelt route rounds
     later); a default route the gateway lacks is this service's misconfiguration (503)."""
     model = data.judge_model or state.settings.default_judge_model
+    await _require_route(model, "judge_model", data.judge_model is None, state)
+    return _judge(model, EQUIVALENCE, state)
+
+
+async def _audit_judge(data: VerifyRequest, state: State) -> Judge:
+    """The judge of the audit's second question: its own route, else the judge's."""
+    if data.audit_judge_model is not None:
+        await _require_route(data.audit_judge_model, "audit_judge_model", False, state)
+        return _judge(data.audit_judge_model, AUDIT, state)
+    model = data.judge_model or state.settings.default_judge_model
+    await _require_route(model, "judge_model", data.judge_model is None, state)
+    return _judge(model, AUDIT, state)
+
+
+async def _require_route(model: str, field: str, default: bool, state: State) -> None:
     known = await state.gateway.route_names()
-    if known is not None and model not in known:
-        if data.judge_model is None:
-            detail = f"the default judge route {model!r} is not a gateway route: set judge_model"
-            raise ProblemError(503, "Judge route not configured", detail)
-        detail = f"the gateway has no model {model!r}"
-        raise ProblemError(422, "Unknown judge model", detail, field="judge_model")
-    return _judge(model, state)
+    if known is None or model in known:
+        return
+    if default:
+        detail = f"the default judge route {model!r} is not a gateway route: set judge_model"
+        raise ProblemError(503, "Judge route not configured", detail)
+    detail = f"the gateway has no model {model!r}"
+    raise ProblemError(422, "Unknown judge model", detail, field=field)
 
 
-def _judge(model: str, state: State) -> Judge:
-    judges: dict[str, Judge] = state.judges
-    if model not in judges:
-        judges[model] = Judge(state.gateway, model, concurrency=state.settings.judge_concurrency)
-    return judges[model]
+def _judge(model: str, prompt: JudgePrompt, state: State) -> Judge:
+    """One judge per route and prompt, shared by every request (the route's concurrency)."""
+    judges: dict[tuple[str, str], Judge] = state.judges
+    key = (model, prompt.version)
+    if key not in judges:
+        concurrency = state.settings.judge_concurrency
+        judges[key] = Judge(state.gateway, model, concurrency=concurrency, prompt=prompt)
+    return judges[key]
 
 
 def _semantic(data: VerifyRequest, state: State) -> SemanticStage | None:

@@ -1,4 +1,5 @@
-"""LLM-judge stage, METHOD.md §1.1 step 3: one-token YES/NO at temperature 0, both orders."""
+"""LLM-judge stage (docs: METHOD §1.1): one-token YES/NO at temperature 0, both orders; the
+mean P(YES) over the orders is held to the route's threshold."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Literal
 
 import msgspec
 
-from services.verify.domain.prompts import judge_messages
+from services.verify.domain.prompts import EQUIVALENCE, JudgePrompt, judge_messages
 from shared.contracts.gateway import (
     ChatMessage,
     GenerateRequest,
@@ -37,27 +38,27 @@ class JudgeOutcome:
     error: str | None = None
 
     @property
-    def verdict(self) -> Literal["yes", "no"]:
-        return "yes" if self.votes and all(v.verdict == "yes" for v in self.votes) else "no"
+    def replies_yes(self) -> bool:
+        return bool(self.votes) and all(v.verdict == "yes" for v in self.votes)
 
     @property
     def p_yes(self) -> float | None:
+        """The mean P(YES) over the orders asked; None unless every order has one."""
         values = [vote.p_yes for vote in self.votes]
         if not values or any(value is None for value in values):
             return None
-        return min(value for value in values if value is not None)
+        return sum(value for value in values if value is not None) / len(values)
 
-    def passes(self, threshold: float | None) -> bool:
-        """Without a threshold, METHOD's rule: every reply starts with "Y". With one, P(YES) ≥
-        threshold in every order where logprobs were given, else the reply rule. (The two can
-        differ even at 0.5: "No" may be the likeliest token while "Yes" and "YES" together
-        outweigh it.)"""
+    def passes(self, threshold: float) -> bool:
+        """METHOD §1.1: the mean P(YES) is at least ``threshold`` where the backend gives
+        logprobs; else every reply starts with "Y"."""
         if self.error is not None:
             return False
         p_yes = self.p_yes
-        if threshold is None or p_yes is None:
-            return self.verdict == "yes"
-        return p_yes >= threshold
+        return self.replies_yes if p_yes is None else p_yes >= threshold
+
+    def verdict(self, threshold: float) -> Literal["yes", "no"]:
+        return "yes" if self.passes(threshold) else "no"
 
 
 def reply_verdict(reply: str) -> Literal["yes", "no"]:
@@ -83,9 +84,17 @@ class Judge:
     One judge serves every request to its route (they share its concurrency limit), so each
     request passes its own :meth:`meter` to count the calls made for it."""
 
-    def __init__(self, caller: ModelCaller, model: str, *, concurrency: int = 16) -> None:
+    def __init__(
+        self,
+        caller: ModelCaller,
+        model: str,
+        *,
+        concurrency: int = 16,
+        prompt: JudgePrompt = EQUIVALENCE,
+    ) -> None:
         self._caller = caller
         self.model = model
+        self.prompt = prompt
         self._limit = asyncio.Semaphore(concurrency)
         self._logprobs_supported = True
 
@@ -148,7 +157,8 @@ class Judge:
         first, second = (
             (original, candidate) if order == "original_first" else (candidate, original)
         )
-        response = await self._generate(meter, judge_messages(first, second), logprobs, cache)
+        messages = judge_messages(first, second, self.prompt)
+        response = await self._generate(meter, messages, logprobs, cache)
         return JudgeVote(
             order=order,
             reply=response.text.strip()[:50],

@@ -1,16 +1,21 @@
-"""Runs the stages over the candidates, cheapest first: lexical, numbers, semantic, judge."""
+"""Runs the stages over the candidates, cheapest first: lexical, numbers, semantic, judge, and
+the audit's second judge question when asked."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from services.verify.domain.judge import Judge, JudgeOutcome
 from services.verify.domain.lexical import max_overlap, overlap
-from services.verify.domain.prompts import JUDGE_PROMPT_VERSION
+from services.verify.domain.prompts import JudgePrompt
 from services.verify.domain.semantic import SemanticStage
+from shared.contracts.calibration import METHOD_DEFAULT_THRESHOLD, JudgeThreshold
 from shared.contracts.gateway import ModelCalls
 from shared.contracts.verify import (
     CandidateVerdict,
+    JudgeVote,
     SemanticCheck,
     Stage,
     VerifyRequest,
@@ -19,6 +24,27 @@ from shared.contracts.verify import (
 from shared.http_client import ServiceCallError
 from shared.metering import MeteredCaller
 from shared.quantities import quantity_difference
+
+#: the threshold a judge route is held to for a prompt (the gateway keeps them)
+ThresholdLookup = Callable[[str, JudgePrompt], Awaitable[JudgeThreshold]]
+
+
+@dataclass
+class _Asked:
+    """What one judge question said of a candidate."""
+
+    outcome: JudgeOutcome
+    passed: bool
+
+    @property
+    def verdict(self) -> Literal["yes", "no"] | None:
+        if self.outcome.error:
+            return None
+        return "yes" if self.passed else "no"
+
+    @property
+    def votes(self) -> list[JudgeVote]:
+        return self.outcome.votes
 
 
 @dataclass
@@ -29,75 +55,107 @@ class _Candidate:
     error: str | None = None
     overlap: float | None = None
     semantic: float | None = None
-    judge: JudgeOutcome | None = None
-    stages: list[Stage] = field(default_factory=list)
+    judge: _Asked | None = None
+    audit: _Asked | None = None
 
     def reject(self, stage: Stage, reason: str, error: str | None = None) -> None:
         if self.rejected_by is None:
             self.rejected_by, self.reason, self.error = stage, reason, error
 
     def verdict(self, semantic_name: SemanticCheck | None) -> CandidateVerdict:
-        judge = self.judge
+        judge, audit = self.judge, self.audit
         return CandidateVerdict(
             text=self.text,
             accepted=self.rejected_by is None,
             deciding_stage=self.rejected_by,
             reason=self.reason,
             overlap=self.overlap,
-            judge_verdict=judge.verdict if judge and not judge.error else None,
-            judge_p_yes=judge.p_yes if judge else None,
+            judge_verdict=judge.verdict if judge else None,
+            judge_p_yes=judge.outcome.p_yes if judge else None,
             judge_votes=judge.votes if judge else None,
+            audit_verdict=audit.verdict if audit else None,
+            audit_p_yes=audit.outcome.p_yes if audit else None,
+            audit_votes=audit.votes if audit else None,
             semantic=self.semantic,
             semantic_check=semantic_name if self.semantic is not None else None,
             error=self.error,
         )
 
 
+@dataclass
+class _Run:
+    request: VerifyRequest
+    candidates: list[_Candidate]
+    thresholds: ThresholdLookup | None
+    stages_run: list[Stage] = field(default_factory=list)
+    calls: list[MeteredCaller] = field(default_factory=list)
+
+    def pending(self) -> list[_Candidate]:
+        if self.request.explain_all:
+            return [c for c in self.candidates if c.text.strip()]
+        return [c for c in self.candidates if c.rejected_by is None]
+
+    def model_calls(self) -> ModelCalls:
+        if not self.calls:
+            return ModelCalls()
+        total, *others = self.calls
+        for meter in others:
+            total.add(meter.summary())
+        return total.summary()
+
+
 async def verify(
-    request: VerifyRequest, *, judge: Judge | None, semantic: SemanticStage | None
+    request: VerifyRequest,
+    *,
+    judge: Judge | None,
+    semantic: SemanticStage | None,
+    audit_judge: Judge | None = None,
+    thresholds: ThresholdLookup | None = None,
 ) -> VerifyResponse:
-    candidates = [_Candidate(text) for text in request.candidates]
-    stages_run: list[Stage] = []
-    for candidate in candidates:
+    """``thresholds`` gives each judge route's threshold where the request sets none (without
+    it: METHOD's default); ``audit_judge`` asks the audit's question when the request wants it."""
+    run = _Run(request, [_Candidate(text) for text in request.candidates], thresholds)
+    for candidate in run.candidates:
         if not candidate.text.strip():
             candidate.reject("lexical", "empty candidate")
     if request.stages.lexical:
-        stages_run.append("lexical")
-        _lexical(request, candidates)
+        run.stages_run.append("lexical")
+        _lexical(run)
     if request.stages.numbers:
-        stages_run.append("numbers")
-        _numbers(request, candidates)
+        run.stages_run.append("numbers")
+        _numbers(run)
     if semantic is not None:
-        stages_run.append("semantic")
-        await _semantic(request, candidates, semantic)
-    model_calls = ModelCalls()
+        run.stages_run.append("semantic")
+        await _semantic(run, semantic)
+    judge_threshold = audit_threshold = None
     if judge is not None:
-        stages_run.append("judge")
-        meter = judge.meter()
-        await _judge(request, candidates, judge, meter)
-        model_calls = meter.summary()
+        run.stages_run.append("judge")
+        judge_threshold = await _judge(run, judge, "judge", request.thresholds.judge_p_yes)
+    if audit_judge is not None and request.audit:
+        run.stages_run.append("audit")
+        audit_threshold = await _judge(run, audit_judge, "audit", request.thresholds.audit_p_yes)
     if request.stages.lexical:
-        _against_earlier_accepted(request, candidates)
+        _against_earlier_accepted(request, run.candidates)
     return VerifyResponse(
-        results=[c.verdict(semantic.name if semantic else None) for c in candidates],
+        results=[c.verdict(semantic.name if semantic else None) for c in run.candidates],
         semantic_check=semantic.name if semantic else "off",
         judge_model=judge.model if judge else None,
-        judge_prompt_version=JUDGE_PROMPT_VERSION if judge else None,
-        stages_run=stages_run,
-        model_calls=model_calls,
+        judge_prompt_version=judge.prompt.version if judge else None,
+        judge_threshold=judge_threshold,
+        audit_judge_model=audit_judge.model if audit_judge and audit_threshold else None,
+        audit_prompt_version=audit_judge.prompt.version
+        if audit_judge and audit_threshold
+        else None,
+        audit_threshold=audit_threshold,
+        stages_run=run.stages_run,
+        model_calls=run.model_calls(),
     )
 
 
-def _pending(request: VerifyRequest, candidates: list[_Candidate]) -> list[_Candidate]:
-    if request.explain_all:
-        return [c for c in candidates if c.text.strip()]
-    return [c for c in candidates if c.rejected_by is None]
-
-
-def _lexical(request: VerifyRequest, candidates: list[_Candidate]) -> None:
-    threshold = request.thresholds.overlap
-    references = [request.original, *request.accepted]
-    for candidate in _pending(request, candidates):
+def _lexical(run: _Run) -> None:
+    threshold = run.request.thresholds.overlap
+    references = [run.request.original, *run.request.accepted]
+    for candidate in run.pending():
         candidate.overlap = max_overlap(candidate.text, references)
         if candidate.overlap >= threshold:
             candidate.reject(
@@ -105,22 +163,20 @@ def _lexical(request: VerifyRequest, candidates: list[_Candidate]) -> None:
             )
 
 
-def _numbers(request: VerifyRequest, candidates: list[_Candidate]) -> None:
-    for candidate in _pending(request, candidates):
-        difference = quantity_difference(request.original, candidate.text)
+def _numbers(run: _Run) -> None:
+    for candidate in run.pending():
+        difference = quantity_difference(run.request.original, candidate.text)
         if difference:
             candidate.reject("numbers", f"numbers differ from the original: {difference}")
 
 
-async def _semantic(
-    request: VerifyRequest, candidates: list[_Candidate], semantic: SemanticStage
-) -> None:
-    pending = _pending(request, candidates)
+async def _semantic(run: _Run, semantic: SemanticStage) -> None:
+    pending = run.pending()
     if not pending:
         return
-    threshold = semantic.threshold(request.thresholds)
+    threshold = semantic.threshold(run.request.thresholds)
     try:
-        scores = await semantic.scores(request.original, [c.text for c in pending])
+        scores = await semantic.scores(run.request.original, [c.text for c in pending])
     except (ServiceCallError, ValueError) as exc:
         error = f"{semantic.name} check failed: {exc}"
         for candidate in pending:
@@ -133,11 +189,23 @@ async def _semantic(
 
 
 async def _judge(
-    request: VerifyRequest, candidates: list[_Candidate], judge: Judge, meter: MeteredCaller
-) -> None:
-    pending = _pending(request, candidates)
+    run: _Run, judge: Judge, stage: Literal["judge", "audit"], configured: float | None
+) -> JudgeThreshold | None:
+    """One judge question over the pending candidates, at the route's threshold; the threshold
+    used (None when no candidate was left to ask)."""
+    pending = run.pending()
     if not pending:
-        return
+        return None
+    try:
+        threshold = await _threshold(run, judge, configured)
+    except ServiceCallError as exc:
+        error = f"the {stage} threshold could not be read: {exc.problem.detail or exc}"
+        for candidate in pending:
+            candidate.reject(stage, error, error=error)
+        return None
+    meter = judge.meter()
+    run.calls.append(meter)
+    request = run.request
     outcomes = await judge.judge_all(
         meter,
         request.original,
@@ -146,20 +214,35 @@ async def _judge(
         logprobs=request.judge_logprobs,
         cache=request.cache,
     )
-    threshold = request.thresholds.judge_p_yes
     for candidate, outcome in zip(pending, outcomes, strict=True):
-        candidate.judge = outcome
+        asked = _Asked(outcome, outcome.passes(threshold.value))
+        if stage == "judge":
+            candidate.judge = asked
+        else:
+            candidate.audit = asked
         if outcome.error is not None:
-            candidate.reject("judge", outcome.error, error=outcome.error)
-        elif not outcome.passes(threshold):
-            candidate.reject("judge", _judge_reason(outcome, threshold))
+            candidate.reject(stage, outcome.error, error=outcome.error)
+        elif not asked.passed:
+            candidate.reject(stage, _judge_reason(stage, outcome, threshold.value))
+    return threshold
 
 
-def _judge_reason(outcome: JudgeOutcome, threshold: float | None) -> str:
-    if threshold is not None and outcome.p_yes is not None:
-        return f"judge P(yes) {outcome.p_yes:.3f} < {threshold}"
+async def _threshold(run: _Run, judge: Judge, configured: float | None) -> JudgeThreshold:
+    if configured is not None:
+        return JudgeThreshold(value=configured, source="configured", origin="the request")
+    if run.thresholds is not None:
+        return await run.thresholds(judge.model, judge.prompt)
+    return JudgeThreshold(
+        value=METHOD_DEFAULT_THRESHOLD, source="method_default", origin="METHOD's default"
+    )
+
+
+def _judge_reason(stage: str, outcome: JudgeOutcome, threshold: float) -> str:
+    name = "judge" if stage == "judge" else "audit question"
+    if outcome.p_yes is not None:
+        return f"{name}: mean P(yes) {outcome.p_yes:.3f} < {threshold:g}"
     replies = ", ".join(f"{v.order}: {v.reply!r}" for v in outcome.votes)
-    return f"judge answered no ({replies})"
+    return f"{name} answered no ({replies})"
 
 
 def _against_earlier_accepted(request: VerifyRequest, candidates: list[_Candidate]) -> None:

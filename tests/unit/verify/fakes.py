@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from shared.contracts.base import FieldError, Problem
+from shared.contracts.calibration import JudgeThreshold
 from shared.contracts.gateway import GenerateRequest, GenerateResponse, TokenAlternative, Usage
 from shared.http_client import ServiceCallError
 
@@ -50,8 +51,19 @@ class FakeGateway:
         #: the names the gateway answers to; None: it cannot say (nothing checked up front)
         self.routes: set[str] | None = None
 
+        #: calibrated thresholds by (route, prompt version); others get METHOD's default
+        self.thresholds: dict[tuple[str, str], float] = {}
+        self.threshold_lookups: list[tuple[str, str]] = []
+
     async def route_names(self) -> set[str] | None:
         return self.routes
+
+    async def judge_threshold(self, route: str, prompt_version: str) -> JudgeThreshold:
+        self.threshold_lookups.append((route, prompt_version))
+        value = self.thresholds.get((route, prompt_version))
+        if value is None:
+            return JudgeThreshold(value=0.5, source="method_default", origin="METHOD's default")
+        return JudgeThreshold(value=value, source="calibrated", origin="stand-in calibration")
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         self.requests.append(request)

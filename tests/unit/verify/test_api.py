@@ -11,6 +11,7 @@ import pytest
 from litestar.testing import TestClient
 
 from services.verify.adapters import embedder as embedder_module
+from services.verify.adapters.thresholds import GatewayThresholds
 from services.verify.app import create_app
 from services.verify.settings import VerifySettings
 from shared.contracts.gateway import GenerateRequest
@@ -27,6 +28,7 @@ def _answer(request: GenerateRequest):  # type: ignore[no-untyped-def]
 def client() -> Iterator[TestClient[Any]]:
     app = create_app(VerifySettings())
     app.state.gateway = FakeGateway(_answer)
+    app.state.thresholds = GatewayThresholds(app.state.gateway)
     app.state.embedder = BagOfWordsEmbedder()
     with TestClient(app) as test_client:
         yield test_client

@@ -1,0 +1,99 @@
+"""``/v1/calibrations``: the P(YES) threshold each judge route is held to, per judge prompt."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Controller, delete, get, put
+from litestar.datastructures import State
+from litestar.params import JSONBody, Parameter
+
+from services.gateway.controllers.problems import GATEWAY_EXCEPTION_HANDLERS
+from services.gateway.domain.calibration import JudgeCalibrations
+from shared.contracts.calibration import CalibrationList, JudgeCalibration, JudgeThreshold
+from shared.problems import ProblemError, problem_responses
+
+RoutePath = Annotated[str, Parameter(description="a route of GET /v1/models", max_length=200)]
+PromptPath = Annotated[
+    str,
+    Parameter(
+        description='the judge prompt\'s version ("judge-v4", "audit-v1")',
+        max_length=40,
+        pattern="^[a-z0-9.-]+$",
+    ),
+]
+
+_UNKNOWN_ROUTE = problem_responses({404: "Unknown model route"})
+
+
+class CalibrationController(Controller):
+    path = "/v1/calibrations"
+    tags = ["calibration"]  # noqa: RUF012
+    exception_handlers = GATEWAY_EXCEPTION_HANDLERS
+
+    @get(
+        "/",
+        operation_id="listJudgeCalibrations",
+        summary="Every stored or bundled judge calibration of a route, with its threshold",
+    )
+    async def list_calibrations(self, state: State) -> CalibrationList:
+        return CalibrationList(calibrations=await _calibrations(state).all())
+
+    @get(
+        "/{route:str}/{prompt_version:str}",
+        operation_id="getJudgeThreshold",
+        summary="The threshold a route is held to for a judge prompt, and where it comes from",
+        description=(
+            "In order: the route's configuration (`judge_threshold`, `audit_threshold`), a "
+            "calibration stored by `steadfast calibrate`, the one bundled with a local model, "
+            "METHOD's default (0.5)."
+        ),
+        responses=_UNKNOWN_ROUTE,
+    )
+    async def get_threshold(
+        self, route: RoutePath, prompt_version: PromptPath, state: State
+    ) -> JudgeThreshold:
+        return await _calibrations(state).threshold(route, prompt_version)
+
+    @put(
+        "/{route:str}/{prompt_version:str}",
+        operation_id="storeJudgeCalibration",
+        summary="Store a calibration (as `steadfast calibrate` does); every service then uses it",
+        status_code=200,
+        responses=problem_responses(
+            {404: "Unknown model route", 422: "The body names another route or prompt"}
+        ),
+    )
+    async def store(
+        self,
+        route: RoutePath,
+        prompt_version: PromptPath,
+        data: JSONBody[JudgeCalibration],
+        state: State,
+    ) -> JudgeThreshold:
+        for field, named, path in (
+            ("route", data.route, route),
+            ("prompt_version", data.prompt_version, prompt_version),
+        ):
+            if named != path:
+                detail = f"the body's {field} {named!r} is not the path's {path!r}"
+                raise ProblemError(422, "Mismatched calibration", detail, field=field)
+        return await _calibrations(state).store(data)
+
+    @delete(
+        "/{route:str}/{prompt_version:str}",
+        operation_id="deleteJudgeCalibration",
+        summary="Forget a stored calibration (the bundled one or METHOD's default applies again)",
+        responses=problem_responses(
+            {404: "Unknown model route, or no calibration stored for it and this prompt"}
+        ),
+    )
+    async def forget(self, route: RoutePath, prompt_version: PromptPath, state: State) -> None:
+        if not await _calibrations(state).forget(route, prompt_version):
+            detail = f"no calibration is stored for {route!r} and {prompt_version!r}"
+            raise ProblemError(404, "No stored calibration", detail)
+
+
+def _calibrations(state: State) -> JudgeCalibrations:
+    calibrations: JudgeCalibrations = state.judge_calibrations
+    return calibrations

@@ -1,0 +1,162 @@
+"""Judge calibrations kept by the gateway (SQLite and PostgreSQL): stored, read back with their
+source, precedence of configuration, bundled calibrations of local models, bad input."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from litestar.testing import AsyncTestClient
+
+from services.gateway.app import create_app
+from services.gateway.domain.calibration import JudgeCalibrations
+from services.gateway.domain.routes import parse_routes
+from services.gateway.settings import GatewaySettings
+from shared.contracts.calibration import JudgeCalibration, ThresholdRates
+
+ROUTES = """
+[models.judge]
+backend = "openai"
+model = "judge-model"
+base_url = "http://127.0.0.1:9/v1"
+
+[models.pinned]
+backend = "openai"
+model = "judge-model"
+base_url = "http://127.0.0.1:9/v1"
+judge_threshold = 0.35
+"""
+
+
+def calibration(route: str = "judge", threshold: float = 0.4, **changes: Any) -> JudgeCalibration:
+    fields: dict[str, Any] = {
+        "route": route,
+        "prompt_version": "judge-v3",
+        "threshold": threshold,
+        "rule": "lowest threshold rejecting 95% of the others",
+        "pairs": "bundled (240 factual + 120 maths)",
+        "equivalent": 180,
+        "other": 180,
+        "rates": [
+            ThresholdRates(threshold=0.3, accepted_equivalent=175, rejected_other=160),
+            ThresholdRates(threshold=threshold, accepted_equivalent=170, rejected_other=171),
+        ],
+        "calibrated_at": "2026-12-04T12:00:00+00:00",
+    }
+    return JudgeCalibration(**(fields | changes))
+
+
+@pytest.fixture
+async def client(database_url: str, tmp_path: Path) -> AsyncIterator[AsyncTestClient[Any]]:
+    routes = tmp_path / "models.toml"
+    routes.write_text(ROUTES)
+    settings = GatewaySettings(
+        database_url=database_url, data_dir=str(tmp_path), models_file=str(routes)
+    )
+    async with AsyncTestClient(create_app(settings)) as test_client:
+        yield test_client
+
+
+async def test_a_stored_calibration_is_the_routes_threshold_until_it_is_forgotten(
+    client: AsyncTestClient[Any],
+) -> None:
+    before = await client.get("/v1/calibrations/judge/judge-v3")
+    assert before.status_code == 200
+    assert before.json()["source"] == "method_default" and before.json()["value"] == 0.5
+
+    body = msgspec.to_builtins(calibration())
+    stored = await client.put("/v1/calibrations/judge/judge-v3", json=body)
+    assert stored.status_code == 200, stored.text
+    threshold = (await client.get("/v1/calibrations/judge/judge-v3")).json()
+    assert (threshold["value"], threshold["source"]) == (0.4, "calibrated")
+    assert "stored by steadfast calibrate on 2026-12-04" in threshold["origin"]
+    assert threshold["calibration"]["rates"][1]["rejected_other"] == 171
+    assert threshold["calibration"]["model"] == "judge-model"  # the route's, recorded
+    # another prompt version of the same route is not calibrated by it
+    other = (await client.get("/v1/calibrations/judge/judge-v4")).json()
+    assert other["source"] == "method_default"
+    listed = (await client.get("/v1/calibrations")).json()["calibrations"]
+    assert [(c["calibration"]["route"], c["value"]) for c in listed] == [("judge", 0.4)]
+
+    # a new calibration replaces the old
+    await client.put("/v1/calibrations/judge/judge-v3", json=body | {"threshold": 0.3})
+    again = (await client.get("/v1/calibrations/judge/judge-v3")).json()
+    assert again["value"] == 0.3
+
+    assert (await client.delete("/v1/calibrations/judge/judge-v3")).status_code == 204
+    after = (await client.get("/v1/calibrations/judge/judge-v3")).json()
+    assert after["source"] == "method_default"
+    gone = await client.delete("/v1/calibrations/judge/judge-v3")
+    assert gone.status_code == 404
+
+
+async def test_a_threshold_in_the_routes_configuration_wins(client: AsyncTestClient[Any]) -> None:
+    body = msgspec.to_builtins(calibration("pinned"))
+    await client.put("/v1/calibrations/pinned/judge-v3", json=body)
+    threshold = (await client.get("/v1/calibrations/pinned/judge-v3")).json()
+    assert (threshold["value"], threshold["source"]) == (0.35, "configured")
+    assert threshold["origin"] == "the route's configuration (judge_threshold)"
+    # the audit's prompt is configured by audit_threshold, which is unset
+    audit = (await client.get("/v1/calibrations/pinned/audit-v1")).json()
+    assert audit["source"] == "method_default"
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status", "field"),
+    [
+        ("/v1/calibrations/nope/judge-v3", calibration("nope"), 404, "route"),
+        ("/v1/calibrations/judge/judge-v3", calibration("pinned"), 422, "route"),
+        ("/v1/calibrations/judge/judge-v4", calibration(), 422, "prompt_version"),
+        ("/v1/calibrations/judge/judge-v3", {"route": "judge"}, 400, "prompt_version"),
+        (
+            "/v1/calibrations/judge/judge-v3",
+            msgspec.to_builtins(calibration()) | {"threshold": 1.5},
+            400,
+            "threshold",
+        ),
+        ("/v1/calibrations/judge/Judge%20V3", calibration(), 400, "prompt_version"),
+    ],
+)
+async def test_bad_calibrations_are_refused_naming_the_field(
+    client: AsyncTestClient[Any], path: str, body: Any, status: int, field: str
+) -> None:
+    payload = body if isinstance(body, dict) else msgspec.to_builtins(body)
+    response = await client.put(path, json=payload)
+    assert response.status_code == status, response.text
+    problem = response.json()
+    assert response.headers["content-type"].startswith("application/problem+json")
+    assert field in {error["field"] for error in problem.get("errors") or []} | {
+        problem.get("field")
+    }, problem
+
+
+async def test_an_unknown_route_has_no_threshold(client: AsyncTestClient[Any]) -> None:
+    response = await client.get("/v1/calibrations/nope/judge-v3")
+    assert response.status_code == 404
+    assert response.json()["errors"][0]["field"] == "route"
+
+
+async def test_a_bundled_calibration_follows_the_local_model_whatever_the_route_is_called() -> None:
+    routes = parse_routes(
+        {
+            "models": {
+                "mine": {"backend": "local", "model": "qwen2.5-coder-1.5b-instruct"},
+                "small": {"backend": "local", "model": "qwen2.5-coder-0.5b-instruct"},
+                "remote": {"backend": "openai", "model": "qwen2.5-coder-1.5b-instruct"},
+            }
+        }
+    )
+    bundled = calibration("local", 0.42, model="qwen2.5-coder-1.5b-instruct")
+    calibrations = JudgeCalibrations(routes, store=None, bundled=[bundled])
+    mine = await calibrations.threshold("mine", "judge-v3")
+    assert (mine.value, mine.source) == (0.42, "calibrated")
+    assert mine.calibration is not None and mine.calibration.route == "mine"
+    assert "bundled with the local model qwen2.5-coder-1.5b-instruct" in mine.origin
+    # another model, or the same name served elsewhere, is not the calibrated judge
+    assert (await calibrations.threshold("small", "judge-v3")).source == "method_default"
+    assert (await calibrations.threshold("remote", "judge-v3")).source == "method_default"
+    listed = await calibrations.all()
+    assert [(t.calibration.route if t.calibration else None) for t in listed] == ["mine"]
