@@ -3,6 +3,7 @@ strategies, the perturb service's generation and the verify service's judge shar
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -51,3 +52,15 @@ class MeteredCaller:
 
     def summary(self) -> ModelCalls:
         return ModelCalls(calls=self.calls, cached_calls=self.cached_calls, usage=self.usage)
+
+
+def sum_calls(parts: Iterable[ModelCalls]) -> ModelCalls:
+    """The calls and tokens of several counts together."""
+    calls = cached = input_tokens = output_tokens = 0
+    for part in parts:
+        calls += part.calls
+        cached += part.cached_calls
+        input_tokens += part.usage.input_tokens
+        output_tokens += part.usage.output_tokens
+    usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+    return ModelCalls(calls=calls, cached_calls=cached, usage=usage)

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import FrameType
 
 from shared.settings import SERVICE_NAMES
+from steadfast.calibrate import add_commands as add_calibration_commands
 from steadfast.evaluate import add_commands as add_evaluation_commands
 from steadfast.keys import add_commands as add_key_commands
 from steadfast.position import add_commands as add_position_commands
@@ -150,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_evaluation_commands(commands)
     add_key_commands(commands)
     add_position_commands(commands)
+    add_calibration_commands(commands)
     return parser
 
 

@@ -8,6 +8,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from shared.contracts.base import STORABLE_TEXT, Contract, RouteName, StoredCount, StoredSeed
+from shared.contracts.calibration import JudgeThreshold
+from shared.contracts.gateway import ModelCalls
 from shared.contracts.perturb import CandidateScores
 from shared.contracts.scoring import Label, Letter, MetricValue
 from shared.contracts.verify import Share, Task, VerifySettings
@@ -22,6 +24,10 @@ ItemStatus = Literal["pending", "complete", "partial", "failed"]
 
 #: where the evaluator puts the task instruction (see ``EvaluationSettings.instruction_role``)
 InstructionRole = Literal["user", "system"]
+
+#: which paraphrases the audit re-checks before the metrics (docs: METHOD §1.4 "Audit"): those
+#: whose answer disagrees with the original's or the set's majority, every one, or none
+AuditMode = Literal["disagreements", "all", "off"]
 
 
 class EvaluationItem(Contract, kw_only=True):
@@ -94,6 +100,12 @@ class EvaluationSettings(Contract, kw_only=True):
     #: needs to reword the question and not the instruction or the passage. Unset: "system"
     #: for every model when one of them is a self-paraphrase model, else "user"
     instruction_role: InstructionRole | None = None
+    #: the audit (METHOD §1.4): a paraphrase whose answer disagrees (``disagreements``), or
+    #: every one (``all``: an unbiased set, more calls), is verified again with a stricter check
+    #: before the metrics, and removed from its set for every model if it fails
+    audit: AuditMode = "disagreements"
+    #: the route asked the audit's second question (default: the judge's)
+    audit_judge: ModelName | None = None
 
 
 class EvaluateRequest(EvaluationSettings, kw_only=True):
@@ -132,6 +144,8 @@ class Variant(Contract, kw_only=True):
     hint: str | None = None
     #: the verification scores the paraphrase passed with (overlap, judge, semantic)
     scores: CandidateScores | None = None
+    #: why the audit removed this paraphrase from its set (its answers are in no metric)
+    audited_out: str | None = None
     answers: list[VariantAnswer] = msgspec.field(default_factory=list)
 
 
@@ -199,6 +213,36 @@ class ModelSummary(Contract, kw_only=True):
     mean_agreement: float | None = None
 
 
+class AuditSummary(Contract, kw_only=True):
+    """What the audit did before the metrics were computed (METHOD §1.4)."""
+
+    mode: AuditMode
+    #: paraphrases verified again, and removed from their sets because they failed
+    checked: int = 0
+    removed: int = 0
+    #: paraphrases the audit could not check (their verification failed), kept in the sets
+    unchecked: int = 0
+    #: the verification calls that failed, with their reasons
+    failures: list[str] = msgspec.field(default_factory=list)
+    judge_model: str | None = None
+    audit_judge_model: str | None = None
+    judge_threshold: JudgeThreshold | None = None
+    audit_threshold: JudgeThreshold | None = None
+    #: the judge calls the audit made (those the response cache answered cost nothing)
+    model_calls: ModelCalls = msgspec.field(default_factory=ModelCalls)
+
+
+class VerificationSummary(Contract, kw_only=True):
+    """How the paraphrases were verified, over the evaluation's sets."""
+
+    stages: list[str] = msgspec.field(default_factory=list)
+    semantic_check: str | None = None
+    judge_model: str | None = None
+    judge_prompt_version: str | None = None
+    #: the thresholds the judge was held to (one, unless the sets were made at different times)
+    judge_thresholds: list[JudgeThreshold] = msgspec.field(default_factory=list)
+
+
 class EvaluateResponse(Contract, kw_only=True):
     task: Task
     k: int
@@ -206,6 +250,8 @@ class EvaluateResponse(Contract, kw_only=True):
     items: list[ItemResult]
     metric_settings: MetricSettings
     semantic_check: str | None = None
+    verification: VerificationSummary | None = None
+    audit: AuditSummary | None = None
     elapsed_s: float = 0.0
     #: what could not be done (the metrics, when the scoring service failed: the answers stand)
     notes: list[str] = msgspec.field(default_factory=list)
@@ -283,6 +329,8 @@ class EvaluationReport(Contract, kw_only=True):
     errors: list[ItemError]
     timings: EvaluationTimings
     semantic_check: str | None = None
+    verification: VerificationSummary | None = None
+    audit: AuditSummary | None = None
     message: str | None = None
 
 

@@ -14,6 +14,7 @@ from shared.contracts.base import (
     RouteName,
     StoredSeed,
 )
+from shared.contracts.calibration import JudgeThreshold
 from shared.contracts.gateway import ModelCalls
 from shared.contracts.verify import Share, Stage, Task, VerifyOptions
 
@@ -52,7 +53,7 @@ class ParaphraseRequest(Contract, kw_only=True):
 
 class CandidateScores(Contract, kw_only=True):
     overlap: float | None = None
-    #: the judge's P(YES) (lowest over the orders) where logprobs exist
+    #: the judge's mean P(YES) over the orders where logprobs exist
     judge: float | None = None
     judge_verdict: Literal["yes", "no"] | None = None
     semantic: float | None = None
@@ -81,6 +82,16 @@ class RejectedCandidate(Contract, kw_only=True):
     sample_index: int = 0
 
 
+class Verification(Contract, kw_only=True):
+    """How a set's candidates were verified (the last verification of the set)."""
+
+    stages: list[Stage] = msgspec.field(default_factory=list)
+    semantic_check: str = ""
+    judge_model: str | None = None
+    judge_prompt_version: str | None = None
+    judge_threshold: JudgeThreshold | None = None
+
+
 class ParaphraseResponse(Contract, kw_only=True):
     question: str
     #: the result: the first ceil(plain_share·k) plain paraphrases plus the toned ones, cut to k
@@ -102,6 +113,9 @@ class ParaphraseResponse(Contract, kw_only=True):
     prompt_version: str = ""
     judge_prompt_version: str | None = None
     semantic_check: str = ""
+    #: how the candidates were verified: the stages that ran, the judge route, and the
+    #: threshold it was held to with where that comes from
+    verification: Verification | None = None
     language: Annotated[str, msgspec.Meta(pattern="^[a-z]{2,3}$")] | None = None
     #: the model calls made for this set: the generator's and the verify service's judge's
     model_calls: ModelCalls = msgspec.field(default_factory=ModelCalls)

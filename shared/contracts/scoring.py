@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from shared.contracts.base import Contract, RouteName
+from shared.contracts.calibration import JudgeThreshold
 from shared.contracts.verify import Share, Task
 
 Label = Literal["correct", "incorrect", "not_attempted", "invalid"]
@@ -270,6 +271,8 @@ class ReportVariant(Contract, kw_only=True):
     #: "original", "plain" or "toned"
     kind: str | None = None
     tone: str | None = None
+    #: why the audit removed this paraphrase (its answers are in no metric)
+    audited_out: str | None = None
 
 
 class ReportAnswer(Contract, kw_only=True):
@@ -298,6 +301,34 @@ class ReportFailure(Contract, kw_only=True):
     variant: int | None = None
 
 
+class AuditedVariant(Contract, kw_only=True):
+    item_id: str
+    variant: int
+    text: str
+    reason: str
+
+
+class ReportTrust(Contract, kw_only=True):
+    """How far the paraphrases, and so the rates, can be trusted: how the paraphrases were
+    verified (the judge's threshold and the figures it was calibrated on) and what the audit
+    removed before the metrics (docs: METHOD §1.1, §1.4)."""
+
+    stages: list[str] = msgspec.field(default_factory=list)
+    semantic_check: str | None = None
+    judge_model: str | None = None
+    judge_prompt_version: str | None = None
+    judge_thresholds: list[JudgeThreshold] = msgspec.field(default_factory=list)
+    audit_mode: str | None = None
+    audit_judge_model: str | None = None
+    audit_threshold: JudgeThreshold | None = None
+    audit_checked: int = 0
+    audit_removed: int = 0
+    audit_unchecked: int = 0
+    audit_calls: int = 0
+    audit_cached_calls: int = 0
+    audited_out: list[AuditedVariant] = msgspec.field(default_factory=list)
+
+
 class Report(Contract, kw_only=True):
     """The report document: what the evaluator hands to ``POST /v1/reports/render``.
 
@@ -315,6 +346,7 @@ class Report(Contract, kw_only=True):
     items: list[ReportItem] = msgspec.field(default_factory=list)
     failures: list[ReportFailure] = msgspec.field(default_factory=list)
     notes: list[str] = msgspec.field(default_factory=list)
+    trust: ReportTrust | None = None
 
 
 class ReportRenderRequest(Contract, kw_only=True):

@@ -1,7 +1,8 @@
 """The five real services in front of the stand-in OpenAI-compatible model server.
 
 The stand-in plays three roles, told apart by the prompt: the paraphraser (returns a distinct
-rewording "Rephrased #n: <question>"), the judge (always YES) and the models under test. The
+rewording "Rephrased <letters>: <question>", lettered so that it adds no number the quantity check
+would reject), the judge (always YES) and the models under test. The
 questions are "Item i: what is the code word for item i?" with gold answer "alpha-i"; how each
 model answers is fixed per item (see :func:`answer`), so every metric can be computed by hand.
 """
@@ -61,6 +62,16 @@ def answer(model: str, item: int, paraphrased: bool) -> str:
     return right if band == 2 else wrong
 
 
+def lettered(n: int) -> str:
+    """1 → "a", 26 → "z", 27 → "ba": a distinct tag that is no number."""
+    letters = ""
+    while True:
+        n, digit = divmod(n - 1, 26)
+        letters = chr(ord("a") + digit) + letters
+        if n == 0:
+            return letters
+
+
 class TinyWorld:
     def __init__(self) -> None:
         self._counter = itertools.count(1)
@@ -76,11 +87,11 @@ class TinyWorld:
             match = REWRITE.search(user)
             question = match.group(1).strip() if match else user
             with self._lock:
-                return f"Rephrased #{next(self._counter)}: {question}"
+                return f"Rephrased {lettered(next(self._counter))}: {question}"
         match = ITEM.search(user)
         if match is None:
             return "unknown"
-        return answer(body["model"], int(match.group(1)), "Rephrased #" in user)
+        return answer(body["model"], int(match.group(1)), "Rephrased " in user)
 
 
 def is_answer_call(body: dict[str, Any]) -> bool:

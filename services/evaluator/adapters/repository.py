@@ -42,7 +42,7 @@ from services.evaluator.domain.pipeline import (
 )
 from services.evaluator.domain.results import AnswerRecord
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings, ItemError
-from shared.contracts.perturb import Paraphrase
+from shared.contracts.perturb import Paraphrase, Verification
 from shared.db import delete_in_chunks
 from shared.problems import ProblemError
 
@@ -190,7 +190,14 @@ def _answer_record(row: RowMapping) -> AnswerRecord:
 
 def _paraphrase_set(row: RowMapping) -> ParaphraseSet:
     paraphrases = msgspec.convert(row["paraphrases"], list[Paraphrase])
-    return _from_row(ParaphraseSet, row, paraphrases=paraphrases, rejected=list(row["rejected"]))
+    verification = row["verification"]
+    return _from_row(
+        ParaphraseSet,
+        row,
+        paraphrases=paraphrases,
+        rejected=list(row["rejected"]),
+        verification=msgspec.convert(verification, Verification) if verification else None,
+    )
 
 
 #: the grade key of an answer text to the item at a position (None: no gold answer)
@@ -250,6 +257,7 @@ def _set_values(paraphrase_set: ParaphraseSet) -> dict[str, Any]:
         "candidates_generated": paraphrase_set.candidates_generated,
         "paraphrases": msgspec.to_builtins(paraphrase_set.paraphrases),
         "rejected": paraphrase_set.rejected,
+        "verification": msgspec.to_builtins(paraphrase_set.verification),
         "created_at": time.time(),
         "used_at": time.time(),
     }

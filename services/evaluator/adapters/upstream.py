@@ -11,6 +11,7 @@ from services.evaluator.domain.pipeline import Generated, UpstreamError
 from shared.clients.gateway import GatewayClient
 from shared.clients.perturb import PerturbClient
 from shared.clients.scoring import ScoringClient
+from shared.clients.verify import VerifyClient
 from shared.contracts.base import Problem
 from shared.contracts.gateway import GenerateRequest
 from shared.contracts.perturb import (
@@ -31,6 +32,7 @@ from shared.contracts.scoring import (
     ReportFormat,
     ReportRenderRequest,
 )
+from shared.contracts.verify import VerifyRequest, VerifyResponse
 from shared.http_client import ServiceCallError
 from shared.settings import ServiceSettings
 
@@ -64,6 +66,7 @@ class HttpUpstream:
         self.gateway = GatewayClient(settings.service_url("gateway"), timeout)
         self.perturb = PerturbClient(settings.service_url("perturb"), timeout)
         self.scoring = ScoringClient(settings.service_url("scoring"), timeout)
+        self.verifier = VerifyClient(settings.service_url("verify"), timeout)
 
     async def render(self, report: Report, fmt: ReportFormat) -> bytes:
         """The report rendered by the scoring service (HTML page or CSV)."""
@@ -97,6 +100,12 @@ class HttpUpstream:
                 failure = UpstreamError(f"gateway: {describe(problem)}", retryable=retryable)
                 outcomes.append(Generated(error=failure))
         return outcomes
+
+    async def verify(self, request: VerifyRequest) -> VerifyResponse:
+        try:
+            return await self.verifier.verify(request)
+        except ServiceCallError as error:
+            raise upstream_error(error) from error
 
     async def grade(self, request: GradeRequest) -> list[GradeResult]:
         try:

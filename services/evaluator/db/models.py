@@ -66,6 +66,8 @@ paraphrase_sets = sa.Table(
     sa.Column("paraphrases", sa.JSON, nullable=False),
     #: rejected candidates with the stage and score that rejected them
     sa.Column("rejected", sa.JSON, nullable=False),
+    #: how the candidates were verified (stages, judge route, threshold and its origin)
+    sa.Column("verification", sa.JSON),
     sa.Column("created_at", sa.Float, nullable=False),
     #: when an evaluation last took the set (stored or reused): the retention sweep deletes the
     #: sets no evaluation uses that were not taken since its cutoff

@@ -29,6 +29,7 @@ from services.evaluator.adapters.repository import (
     StoredAnswer,
     StoredGrade,
 )
+from services.evaluator.domain.audit import audit_note, run_audit
 from services.evaluator.domain.pipeline import (
     Generated,
     ParaphraseSet,
@@ -45,7 +46,12 @@ from services.evaluator.domain.pipeline import (
     to_paraphrase_set,
     with_retries,
 )
-from services.evaluator.domain.report import build_results, consistency_records
+from services.evaluator.domain.report import (
+    AuditedOut,
+    audited_items,
+    build_results,
+    consistency_records,
+)
 from services.evaluator.domain.results import AnswerRecord
 from services.evaluator.metrics import ANSWERS_STORED, EVALUATIONS_FINISHED, PARAPHRASE_SETS
 from shared.backoff import Backoff
@@ -387,15 +393,25 @@ class JobEngine:
         sets = await self.store.paraphrase_sets(
             r.paraphrase_set_id for r in items if r.paraphrase_set_id
         )
-        metrics, metrics_error = await self._metrics(context, items, answers, sets)
+        audit = await run_audit(
+            self.upstream,
+            context.settings,
+            audited_items(items, sets, answers),
+            self.settings.retry,
+        )
+        metrics, metrics_error = await self._metrics(context, items, answers, sets, audit.removed)
         if metrics_error:
             return None, f"metrics could not be computed: {metrics_error}", answered
-        results = build_results(context.settings, context.models, items, sets, answers, metrics)
+        results = build_results(
+            context.settings, context.models, items, sets, answers, metrics, audit
+        )
         errors, error_count = await self.store.errors(context.id, 1)
         message = f"finished with {error_count} recorded failures" if error_count else None
         if not answered:
             first = f"; the first: {errors[0].reason}" if errors else ""
             message = f"no answer came back ({error_count} recorded failures{first})"
+        elif note := audit_note(audit):
+            message = f"{message}; {note}" if message else note
         return results, message, answered
 
     async def _metrics(
@@ -404,8 +420,9 @@ class JobEngine:
         items: list[ItemRow],
         answers: list[AnswerRecord],
         sets: dict[str, ParaphraseSet],
+        audited_out: AuditedOut,
     ) -> tuple[dict[str, Any] | None, str | None]:
-        records = consistency_records(items, answers, sets)
+        records = consistency_records(items, answers, sets, audited_out)
         if not records:
             return None, None
         request = consistency_request(context.settings, records)

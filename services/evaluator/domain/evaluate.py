@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from services.evaluator.domain.audit import AuditedItem, AuditOutcome, audit_note, run_audit
 from services.evaluator.domain.pipeline import (
     ParaphraseSet,
     Upstream,
@@ -24,7 +25,13 @@ from services.evaluator.domain.pipeline import (
     to_paraphrase_set,
     with_retries,
 )
-from services.evaluator.domain.report import consistency_record, semantic_check_of, summarise
+from services.evaluator.domain.report import (
+    AuditedOut,
+    consistency_record,
+    semantic_check_of,
+    summarise,
+    verification_of,
+)
 from services.evaluator.domain.results import AnswerRecord, assemble_item, per_item_metrics
 from shared.backoff import Backoff
 from shared.contracts.evaluator import EvaluateRequest, EvaluateResponse
@@ -88,15 +95,32 @@ class _Run:
         for record, result in zip(gradable, results, strict=True):
             record.label, record.status = result.label, "graded"
 
-    async def metrics(
+    async def audit(
         self, records: list[AnswerRecord], sets: list[ParaphraseSet | None]
+    ) -> AuditOutcome:
+        items = self.request.items
+        audited = [
+            AuditedItem(
+                item_id(items[position], position),
+                items[position],
+                paraphrase_set,
+                [r for r in records if r.position == position],
+            )
+            for position, paraphrase_set in enumerate(sets)
+            if paraphrase_set is not None and paraphrase_set.paraphrases
+        ]
+        return await run_audit(self.upstream, self.request, audited, self.retry)
+
+    async def metrics(
+        self, records: list[AnswerRecord], sets: list[ParaphraseSet | None], removed: AuditedOut
     ) -> tuple[dict[str, Any] | None, str | None]:
         """The metrics, or None and why not (the answers are returned either way)."""
         items = self.request.items
+        keys = [item_id(item, position) for position, item in enumerate(items)]
         consistency_records = [
-            consistency_record(item_id(items[r.position], r.position), r, sets[r.position])
+            consistency_record(keys[r.position], r, sets[r.position])
             for r in records
-            if r.label is not None
+            if r.label is not None and r.variant not in removed.get(keys[r.position], {})
         ]
         if not consistency_records:
             return None, None
@@ -126,7 +150,9 @@ async def evaluate_now(
         ]
     await run.answer(records)
     await run.grade(records)
-    metrics, metrics_note = await run.metrics(records, [s for s, _ in paraphrased])
+    set_list = [s for s, _ in paraphrased]
+    audit = await run.audit(records, set_list)
+    metrics, metrics_note = await run.metrics(records, set_list, audit.removed)
     by_item = per_item_metrics(metrics)
     results = []
     for position, (paraphrase_set, note) in zip(positions, paraphrased, strict=True):
@@ -141,6 +167,7 @@ async def evaluate_now(
                 answers=[r for r in records if r.position == position],
                 item_metrics=by_item.get(key),
                 paraphrase_error=note,
+                audited_out=audit.removed.get(key),
             )
         )
     sets = {s.id: s for s, _ in paraphrased if s is not None}
@@ -151,6 +178,8 @@ async def evaluate_now(
         items=results,
         metric_settings=request.metrics,
         semantic_check=semantic_check_of(sets),
+        verification=verification_of(sets),
+        audit=audit.summary,
         elapsed_s=round(time.monotonic() - started, 3),
-        notes=[metrics_note] if metrics_note else [],
+        notes=[note for note in (metrics_note, audit_note(audit)) if note],
     )

@@ -44,11 +44,13 @@ from shared.contracts.evaluator import (
 )
 from shared.contracts.scoring import (
     MAX_JUDGES,
+    AuditedVariant,
     ConsistencyResponse,
     Report,
     ReportAnswer,
     ReportFailure,
     ReportItem,
+    ReportTrust,
     ReportVariant,
 )
 from shared.fingerprint import explicit, fingerprint
@@ -313,7 +315,8 @@ class Evaluations:
         )
         stored = stored_results(evaluation)
         metrics = stored.item_metrics if stored else None
-        return item_results(evaluation.models, rows, sets, answers, metrics)
+        removed = stored.removed() if stored else None
+        return item_results(evaluation.models, rows, sets, answers, metrics, removed)
 
     async def items_page(self, evaluation: EvaluationRow, offset: int, limit: int) -> ItemPage:
         return ItemPage(
@@ -340,6 +343,8 @@ class Evaluations:
             errors=errors,
             timings=timings(evaluation),
             semantic_check=stored.semantic_check if stored else None,
+            verification=stored.verification if stored else None,
+            audit=stored.audit if stored else None,
             message=evaluation.message,
         )
 
@@ -372,6 +377,7 @@ class Evaluations:
                 for e in report.errors
             ],
             notes=report_notes(evaluation, report),
+            trust=report_trust(report),
         )
 
 
@@ -417,7 +423,9 @@ def report_item(item: ItemResult) -> ReportItem:
         question=item.question,
         gold=item.gold,
         variants=[
-            ReportVariant(index=v.index, text=v.text, kind=v.kind, tone=v.tone)
+            ReportVariant(
+                index=v.index, text=v.text, kind=v.kind, tone=v.tone, audited_out=v.audited_out
+            )
             for v in item.variants
         ],
         answers=[
@@ -433,6 +441,38 @@ def report_item(item: ItemResult) -> ReportItem:
             for a in v.answers
         ],
     )
+
+
+def report_trust(report: EvaluationReport) -> ReportTrust | None:
+    """How the paraphrases were verified and what the audit removed, for the rendered report."""
+    verification, audit = report.verification, report.audit
+    if verification is None and audit is None:
+        return None
+    trust = ReportTrust(
+        audited_out=[
+            AuditedVariant(item_id=item.id, variant=v.index, text=v.text, reason=v.audited_out)
+            for item in report.items
+            for v in item.variants
+            if v.audited_out
+        ]
+    )
+    if verification is not None:
+        trust.stages = verification.stages
+        trust.semantic_check = verification.semantic_check
+        trust.judge_model = verification.judge_model
+        trust.judge_prompt_version = verification.judge_prompt_version
+        trust.judge_thresholds = verification.judge_thresholds
+    if audit is not None:
+        trust.audit_mode = audit.mode
+        trust.audit_judge_model = audit.audit_judge_model or audit.judge_model
+        trust.audit_threshold = audit.audit_threshold
+        trust.audit_checked, trust.audit_removed = audit.checked, audit.removed
+        trust.audit_unchecked = audit.unchecked
+        trust.audit_calls, trust.audit_cached_calls = (
+            audit.model_calls.calls,
+            audit.model_calls.cached_calls,
+        )
+    return trust
 
 
 def report_notes(evaluation: EvaluationRow, report: EvaluationReport) -> list[str]:

@@ -21,7 +21,12 @@ from shared.answers import answer_key, normalize_factual
 from shared.backoff import Backoff
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings, InstructionRole
 from shared.contracts.gateway import GenerateRequest, TokenAlternative
-from shared.contracts.perturb import Paraphrase, ParaphraseRequest, ParaphraseResponse
+from shared.contracts.perturb import (
+    Paraphrase,
+    ParaphraseRequest,
+    ParaphraseResponse,
+    Verification,
+)
 from shared.contracts.proxy import split_model
 from shared.contracts.scoring import (
     ConsistencyOptions,
@@ -32,7 +37,7 @@ from shared.contracts.scoring import (
     GradeRequest,
     GradeResult,
 )
-from shared.contracts.verify import Task
+from shared.contracts.verify import Task, VerifyRequest, VerifyResponse
 from shared.problems import ProblemError
 
 T = TypeVar("T")
@@ -67,6 +72,8 @@ class Upstream(Protocol):
     async def paraphrase(self, request: ParaphraseRequest) -> ParaphraseResponse: ...
 
     async def generate_batch(self, requests: list[GenerateRequest]) -> list[Generated]: ...
+
+    async def verify(self, request: VerifyRequest) -> VerifyResponse: ...
 
     async def grade(self, request: GradeRequest) -> list[GradeResult]: ...
 
@@ -158,6 +165,7 @@ class ParaphraseSet:
     candidates_generated: int
     paraphrases: list[Paraphrase]
     rejected: list[dict[str, Any]] = field(default_factory=list)
+    verification: Verification | None = None
 
 
 def item_id(item: Identified, position: int) -> str:
@@ -356,6 +364,7 @@ def to_paraphrase_set(request: ParaphraseRequest, response: ParaphraseResponse) 
         candidates_generated=response.candidates_generated,
         paraphrases=response.accepted[: request.k],
         rejected=[msgspec.to_builtins(candidate) for candidate in response.rejected],
+        verification=response.verification,
     )
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from services.evaluator.domain.audit import AuditedItem, AuditOutcome
 from services.evaluator.domain.pipeline import ParaphraseSet
 from services.evaluator.domain.results import (
     AnswerCounts,
@@ -16,11 +17,21 @@ from services.evaluator.domain.results import (
     model_summaries,
     per_item_metrics,
 )
-from shared.contracts.evaluator import EvaluationSettings, ItemResult, ModelSummary
+from shared.contracts.evaluator import (
+    AuditSummary,
+    EvaluationSettings,
+    ItemResult,
+    ModelSummary,
+    VerificationSummary,
+)
 from shared.contracts.scoring import ConsistencyRecord
 
 if TYPE_CHECKING:
     from services.evaluator.adapters.repository import ItemRow
+
+
+#: item key → paraphrase variant → why the audit removed it
+AuditedOut = dict[str, dict[int, str]]
 
 
 class StoredResults(msgspec.Struct, kw_only=True):
@@ -31,18 +42,34 @@ class StoredResults(msgspec.Struct, kw_only=True):
     semantic_check: str | None = None
     #: the scoring service's whole consistency response, for the report
     consistency: dict[str, Any] | None = None
+    verification: VerificationSummary | None = None
+    audit: AuditSummary | None = None
+    #: item key → paraphrase variant (as text: a JSON object's key) → why the audit removed it
+    audited_out: dict[str, dict[str, str]] = msgspec.field(default_factory=dict)
+
+    def removed(self) -> AuditedOut:
+        return {
+            key: {int(variant): reason for variant, reason in by_variant.items()}
+            for key, by_variant in self.audited_out.items()
+        }
 
 
 def consistency_records(
-    items: Sequence[ItemRow], answers: Sequence[AnswerRecord], sets: dict[str, ParaphraseSet]
+    items: Sequence[ItemRow],
+    answers: Sequence[AnswerRecord],
+    sets: dict[str, ParaphraseSet],
+    audited_out: AuditedOut | None = None,
 ) -> list[ConsistencyRecord]:
-    """One record per graded answer with a label (METHOD §1.4's unit: question × model)."""
+    """One record per graded answer with a label (METHOD §1.4's unit: question × model), none
+    for a paraphrase the audit removed."""
     by_position = {row.position: row for row in items}
     records = []
     for answer in answers:
         if answer.label is None or answer.status != "graded":
             continue
         row = by_position[answer.position]
+        if answer.variant in (audited_out or {}).get(row.item_id, {}):
+            continue
         paraphrase_set = sets.get(row.paraphrase_set_id or "")
         records.append(consistency_record(row.item_id, answer, paraphrase_set))
     return records
@@ -73,6 +100,7 @@ def item_results(
     sets: dict[str, ParaphraseSet],
     answers: Sequence[AnswerRecord],
     item_metrics: dict[str, dict[str, dict[str, Any]]] | None = None,
+    audited_out: AuditedOut | None = None,
 ) -> list[ItemResult]:
     by_position: dict[int, list[AnswerRecord]] = defaultdict(list)
     for answer in answers:
@@ -87,6 +115,7 @@ def item_results(
             item_metrics=(item_metrics or {}).get(row.item_id),
             paraphrase_error=row.error,
             paraphrase_pending=row.status == "pending",
+            audited_out=(audited_out or {}).get(row.item_id),
         )
         for row in items
     ]
@@ -134,6 +163,31 @@ def semantic_check_of(sets: dict[str, ParaphraseSet]) -> str | None:
     return ", ".join(checks) or None
 
 
+def verification_of(sets: dict[str, ParaphraseSet]) -> VerificationSummary | None:
+    """How the sets were verified: every stage any of them ran, the judge, and each distinct
+    threshold it was held to."""
+    made = [s.verification for s in sets.values() if s.verification is not None]
+    if not made:
+        return None
+    stages = sorted({str(stage) for v in made for stage in v.stages}, key=_STAGE_ORDER.index)
+    thresholds = []
+    for verification in made:
+        threshold = verification.judge_threshold
+        if threshold is not None and threshold not in thresholds:
+            thresholds.append(threshold)
+    judged = next((v for v in made if v.judge_model), made[0])
+    return VerificationSummary(
+        stages=stages,
+        semantic_check=semantic_check_of(sets),
+        judge_model=judged.judge_model,
+        judge_prompt_version=judged.judge_prompt_version,
+        judge_thresholds=thresholds,
+    )
+
+
+_STAGE_ORDER = ["lexical", "numbers", "semantic", "judge", "audit"]
+
+
 def build_results(
     settings: EvaluationSettings,
     models: list[str],
@@ -141,11 +195,36 @@ def build_results(
     sets: dict[str, ParaphraseSet],
     answers: Sequence[AnswerRecord],
     metrics: dict[str, Any] | None,
+    audit: AuditOutcome | None = None,
 ) -> StoredResults:
-    results = item_results(models, items, sets, answers)
+    removed = audit.removed if audit else {}
+    results = item_results(models, items, sets, answers, audited_out=removed)
     return StoredResults(
         models=summarise(models, results, metrics),
         item_metrics=per_item_metrics(metrics),
         semantic_check=semantic_check_of(sets),
         consistency=metrics,
+        verification=verification_of(sets),
+        audit=audit.summary if audit else None,
+        audited_out={
+            key: {str(variant): reason for variant, reason in by_variant.items()}
+            for key, by_variant in removed.items()
+        },
     )
+
+
+def audited_items(
+    items: Sequence[ItemRow], sets: dict[str, ParaphraseSet], answers: Sequence[AnswerRecord]
+) -> list[AuditedItem]:
+    """Every item with a paraphrase set, with its answers, for the audit."""
+    by_position: dict[int, list[AnswerRecord]] = defaultdict(list)
+    for answer in answers:
+        by_position[answer.position].append(answer)
+    audited = []
+    for row in items:
+        paraphrase_set = sets.get(row.paraphrase_set_id or "")
+        if paraphrase_set is not None and paraphrase_set.paraphrases:
+            audited.append(
+                AuditedItem(row.item_id, row.item, paraphrase_set, by_position[row.position])
+            )
+    return audited

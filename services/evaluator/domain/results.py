@@ -69,7 +69,9 @@ def majority_of(answers: list[AnswerRecord]) -> Majority:
     return Majority(vote.winner, text, vote.agreement)
 
 
-def _variants(item: EvaluationItem, paraphrase_set: ParaphraseSet | None) -> list[Variant]:
+def _variants(
+    item: EvaluationItem, paraphrase_set: ParaphraseSet | None, audited_out: dict[int, str]
+) -> list[Variant]:
     variants = [Variant(index=0, text=item.question, kind="original")]
     for index, paraphrase in enumerate(paraphrase_set.paraphrases if paraphrase_set else []):
         variants.append(
@@ -80,15 +82,19 @@ def _variants(item: EvaluationItem, paraphrase_set: ParaphraseSet | None) -> lis
                 tone=paraphrase.tone,
                 hint=paraphrase.hint,
                 scores=paraphrase.scores,
+                audited_out=audited_out.get(index + 1),
             )
         )
     return variants
 
 
 def _model_result(
-    model: str, answers: list[AnswerRecord], metrics: dict[str, Any] | None
+    model: str,
+    answers: list[AnswerRecord],
+    metrics: dict[str, Any] | None,
+    audited_out: dict[int, str],
 ) -> ItemModelResult:
-    majority = majority_of(answers)
+    majority = majority_of([a for a in answers if a.variant not in audited_out])
     original = next((a for a in answers if a.variant == 0), None)
     return ItemModelResult(
         model=model,
@@ -150,8 +156,12 @@ def assemble_item(
     item_metrics: dict[str, dict[str, Any]] | None = None,
     paraphrase_error: str | None = None,
     paraphrase_pending: bool = False,
+    audited_out: dict[int, str] | None = None,
 ) -> ItemResult:
-    variants = _variants(item, paraphrase_set)
+    """One item's result; a paraphrase the audit removed is listed with its answers and its
+    reason, and counts in no agreement."""
+    audited_out = audited_out or {}
+    variants = _variants(item, paraphrase_set, audited_out)
     by_variant = {variant.index: variant for variant in variants}
     by_model: dict[str, list[AnswerRecord]] = defaultdict(list)
     for answer in sorted(answers, key=lambda a: (a.variant, models.index(a.model))):
@@ -182,7 +192,7 @@ def assemble_item(
         gold=gold_texts(item),
         variants=variants,
         models=[
-            _model_result(model, by_model[model], (item_metrics or {}).get(model))
+            _model_result(model, by_model[model], (item_metrics or {}).get(model), audited_out)
             for model in models
         ],
         paraphrases=provenance_of(paraphrase_set) if paraphrase_set else None,

@@ -27,6 +27,7 @@ from shared.contracts.perturb import (
     RejectedCandidate,
     RejectionStage,
     Tone,
+    Verification,
 )
 from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
 from shared.http_client import ServiceCallError
@@ -185,6 +186,7 @@ class _Run:
     rng: random.Random = field(init=False)
     semantic_check: str = ""
     judge_version: str | None = None
+    verification: Verification | None = None
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -254,6 +256,7 @@ class ParaphraseBuilder:
                 return "verification failed: " + progress.failures[-1]
             run.semantic_check = verdicts.semantic_check
             run.judge_version = verdicts.judge_prompt_version
+            run.verification = verification_of(verdicts, run.verification)
             self._sort(request, candidates, verdicts.results, progress)
             if failing := _failing_stage(verdicts.results):
                 return "verification failed on every candidate of a round: " + failing
@@ -432,6 +435,19 @@ class ParaphraseBuilder:
             (progress.plain if spec.kind == "plain" else progress.toned).append(paraphrase)
 
 
+def verification_of(response: VerifyResponse, earlier: Verification | None) -> Verification:
+    """How this round was verified; the threshold of an earlier round when no candidate of this
+    one reached the judge."""
+    threshold = response.judge_threshold or (earlier.judge_threshold if earlier else None)
+    return Verification(
+        stages=response.stages_run,
+        semantic_check=response.semantic_check,
+        judge_model=response.judge_model,
+        judge_prompt_version=response.judge_prompt_version,
+        judge_threshold=threshold,
+    )
+
+
 def _response(run: _Run, reason: str | None) -> ParaphraseResponse:
     selection = run.progress.selection()
     complete = len(selection) >= run.request.k
@@ -451,6 +467,7 @@ def _response(run: _Run, reason: str | None) -> ParaphraseResponse:
         prompt_version=PARAPHRASE_PROMPT_VERSION,
         judge_prompt_version=run.judge_version,
         semantic_check=run.semantic_check,
+        verification=run.verification,
         language=run.language,
         model_calls=run.model.summary(),
     )

@@ -14,6 +14,7 @@ import msgspec
 
 from services.scoring.domain import svg
 from services.scoring.domain.svg import Point, Series, percent
+from shared.contracts.calibration import JudgeThreshold
 from shared.contracts.scoring import (
     ItemConsistency,
     MetricValue,
@@ -341,6 +342,7 @@ def _answer_disagreement(answers: Sequence[ReportAnswer]) -> float:
 def _rank_item(item: ReportItem, per_item: dict[tuple[str, str], ItemConsistency]) -> Ranked:
     score, why = 0.0, ""
     models = {answer.model for answer in item.answers}
+    removed = {v.index for v in item.variants if v.audited_out}
     for model in sorted(models):
         metrics = per_item.get((item.item_id, model))
         if metrics is not None and metrics.excluded is None and metrics.mode_share is not None:
@@ -349,7 +351,7 @@ def _rank_item(item: ReportItem, per_item: dict[tuple[str, str], ItemConsistency
             candidate += 1.0 - metrics.mode_share
             reason = "flipped" if flipped else "mismatch" if metrics.match is False else "conflict"
         else:
-            answers = [a for a in item.answers if a.model == model]
+            answers = [a for a in item.answers if a.model == model and a.variant not in removed]
             candidate, reason = _answer_disagreement(answers), "disagreement"
         if candidate > score:
             score, why = candidate, f"{model}: {reason}"
@@ -392,8 +394,13 @@ def _item_table(ranked: Ranked, models: Sequence[str]) -> str:
     for variant in variants:
         tag = "original" if variant.index == 0 else (variant.tone or variant.kind or "paraphrase")
         cells = "".join(_answer_cell(answers.get((model, variant.index))) for model in shown)
+        audited = (
+            f' <span class="tag inv" title="{escape(variant.audited_out)}">audited out</span>'
+            if variant.audited_out
+            else ""
+        )
         rows.append(
-            f'<tr><td class="wording"><span class="tag kind">{escape(tag)}</span> '
+            f'<tr><td class="wording"><span class="tag kind">{escape(tag)}</span>{audited} '
             f"{escape(variant.text)}</td>{cells}</tr>"
         )
     gold = ", ".join(item.gold)
@@ -461,6 +468,74 @@ def _settings_section(report: Report) -> str:
     if notes:
         body += f"<ul class='notes'>{notes}</ul>"
     return _section("Counts and settings used", body) if body else ""
+
+
+def _threshold_line(what: str, threshold: JudgeThreshold) -> str:
+    line = f"{what} threshold <b>{threshold.value:.2f}</b> — {escape(threshold.source)}: "
+    line += escape(threshold.origin)
+    calibration = threshold.calibration
+    at = calibration.at_threshold() if calibration else None
+    if calibration is not None and at is not None:
+        accepted = at.accepted_equivalent / max(1, calibration.equivalent)
+        rejected = at.rejected_other / max(1, calibration.other)
+        line += escape(
+            f". On {calibration.equivalent} equivalent and {calibration.other} meaning-changing "
+            f"labelled pairs it accepted {accepted:.1%} and rejected {rejected:.1%} at this "
+            f"threshold (calibrated {calibration.calibrated_at[:10]}; {calibration.rule})."
+        )
+    elif threshold.source == "method_default":
+        line += (
+            " — not calibrated: how often this judge lets a changed question through is unknown."
+        )
+    return f"<li>{line}</li>"
+
+
+def _trust_section(report: Report, limit: int = 200) -> str:
+    trust = report.trust
+    if trust is None:
+        return ""
+    lines = []
+    if trust.stages:
+        judge = (
+            f" (judge {trust.judge_model}, {trust.judge_prompt_version})"
+            if trust.judge_model
+            else ""
+        )
+        check = f"; semantic check: {trust.semantic_check}" if trust.semantic_check else ""
+        lines.append(
+            f"<li>Verification stages: {escape(', '.join(trust.stages) + judge + check)}</li>"
+        )
+    lines += [_threshold_line("Judge", threshold) for threshold in trust.judge_thresholds]
+    if trust.audit_mode == "off":
+        lines.append("<li>Audit: off — the flips were not checked again.</li>")
+    elif trust.audit_mode is not None:
+        checked = (
+            f"Audit ({trust.audit_mode}): {trust.audit_checked} paraphrases checked again, "
+            f"{trust.audit_removed} removed from their sets for every model before the "
+            f"metrics, {trust.audit_unchecked} could not be checked (kept); "
+            f"{trust.audit_calls} judge calls ({trust.audit_cached_calls} answered by the "
+            f"response cache), judge {trust.audit_judge_model or '–'}."
+        )
+        lines.append(f"<li>{escape(checked)}</li>")
+        if trust.audit_threshold is not None:
+            lines.append(_threshold_line("Audit question", trust.audit_threshold))
+    body = f"<ul class='notes'>{''.join(lines)}</ul>"
+    if trust.audited_out:
+        rows = "".join(
+            f"<tr><td>{escape(a.item_id)}</td><td>{a.variant}</td><td>{escape(a.text)}</td>"
+            f"<td>{escape(a.reason)}</td></tr>"
+            for a in trust.audited_out[:limit]
+        )
+        body += (
+            '<div class="scroll"><table class="metrics"><thead><tr><th>item</th><th>variant</th>'
+            f"<th>paraphrase removed</th><th>why</th></tr></thead><tbody>{rows}</tbody>"
+            "</table></div>"
+        )
+    caption = (
+        "A rate is only as good as the paraphrases behind it: how they were verified, and the "
+        "paraphrases the audit found to change the question."
+    )
+    return _section("How far to trust these numbers", body, caption)
 
 
 def _failures_section(report: Report, limit: int = 200) -> str:
@@ -542,6 +617,7 @@ def render_html(report: Report, worst_items: int = 12) -> str:
         _flips_section(report),
         _position_section(report),
         _worst_section(report, worst_items),
+        _trust_section(report),
         _failures_section(report),
         _settings_section(report),
     ]

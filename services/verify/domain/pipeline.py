@@ -22,7 +22,7 @@ from shared.contracts.verify import (
     VerifyResponse,
 )
 from shared.http_client import ServiceCallError
-from shared.metering import MeteredCaller
+from shared.metering import MeteredCaller, sum_calls
 from shared.quantities import quantity_difference
 
 #: the threshold a judge route is held to for a prompt (the gateway keeps them)
@@ -96,12 +96,7 @@ class _Run:
         return [c for c in self.candidates if c.rejected_by is None]
 
     def model_calls(self) -> ModelCalls:
-        if not self.calls:
-            return ModelCalls()
-        total, *others = self.calls
-        for meter in others:
-            total.add(meter.summary())
-        return total.summary()
+        return sum_calls(meter.summary() for meter in self.calls)
 
 
 async def verify(

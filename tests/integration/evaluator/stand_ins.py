@@ -8,9 +8,10 @@ from collections.abc import Callable
 from typing import Any
 
 from services.evaluator.domain.pipeline import Generated, UpstreamError
-from shared.contracts.gateway import GenerateRequest
+from shared.contracts.gateway import GenerateRequest, ModelCalls
 from shared.contracts.perturb import Paraphrase, ParaphraseRequest, ParaphraseResponse
 from shared.contracts.scoring import ConsistencyRequest, GradeRequest, GradeResult
+from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
 
 Answerer = Callable[[str, str], str | None]
 
@@ -36,6 +37,9 @@ class StandInUpstream:
         self.answered: Counter[tuple[str, str]] = Counter()
         self.paraphrased: Counter[str] = Counter()
         self.grade_calls = 0
+        #: the audit's verdict on a paraphrase: why it fails, or None
+        self.audit_rejects: Callable[[str, str], str | None] = lambda _question, _text: None
+        self.audited: list[tuple[str, list[str]]] = []
         #: calls hanging now (``hang_after`` reached)
         self.hanging = 0
 
@@ -83,6 +87,24 @@ class StandInUpstream:
                 self.answered[(request.model, question)] += 1
                 outcomes.append(Generated(text=text))
         return outcomes
+
+    async def verify(self, request: VerifyRequest) -> VerifyResponse:
+        """The audit's check: ``audit_rejects(question, paraphrase)`` names why it fails, or
+        None (every paraphrase passes by default)."""
+        self.audited.append((request.original, list(request.candidates)))
+        results = []
+        for text in request.candidates:
+            reason = self.audit_rejects(request.original, text)
+            results.append(
+                CandidateVerdict(
+                    text=text,
+                    accepted=reason is None,
+                    deciding_stage="audit" if reason else None,
+                    reason=reason,
+                )
+            )
+        calls = ModelCalls(calls=4 * len(request.candidates))
+        return VerifyResponse(results=results, semantic_check="off", model_calls=calls)
 
     async def grade(self, request: GradeRequest) -> list[GradeResult]:
         self.grade_calls += 1

@@ -2,7 +2,7 @@
 stand-in model whose answer depends on the question's wording.
 
 The stand-in gets every item wrong when asked in the evaluator's original wording and right in
-any rewording (the evaluator's paraphrases "Rephrased #n: ..." and the strategy's own "Reworded
+any rewording (the evaluator's paraphrases "Rephrased <letters>: ..." and the strategy's own "Reworded
 n: ..."), so the plain route flips between wordings while ``paraphrase-vote`` outvotes the
 original wording and is right and consistent everywhere."""
 
@@ -21,7 +21,7 @@ import pytest
 
 from steadfast.supervisor import Supervisor, service_ports
 from tests.conftest import free_port_block
-from tests.e2e.stack import YES, items, stack_env, wait_finished
+from tests.e2e.stack import YES, items, lettered, stack_env, wait_finished
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.routes import stand_in_routes
 
@@ -59,12 +59,13 @@ class WordingWorld:
         if "paraphrase" in system.lower() or "rewrit" in system.lower():
             found = REWRITE.search(user)
             with self._lock:
-                return f"Rephrased #{next(self._counter)}: {found.group(1) if found else user}"
+                tag = lettered(next(self._counter))
+                return f"Rephrased {tag}: {found.group(1) if found else user}"
         if match is None:
             return "unknown"
         with self._lock:
             self.answered.append(user)
-        reworded = "Rephrased #" in user or "Reworded " in user
+        reworded = "Rephrased " in user or "Reworded " in user
         return self.right(item) if reworded else self.wrong
 
 
