@@ -3,8 +3,8 @@ stand-in model whose answer depends on the question's wording.
 
 The stand-in gets every item wrong when asked in the evaluator's original wording and right in
 any rewording (the evaluator's paraphrases "Rephrased <letters>: ..." and the strategy's own
-"Reworded <letter>: ..."), so the plain route flips between wordings while ``paraphrase-vote`` outvotes the
-original wording and is right and consistent everywhere."""
+"Reworded <letter>: ..."), so the plain route flips between wordings while ``paraphrase-vote``
+outvotes the original wording and is right and consistent everywhere."""
 
 from __future__ import annotations
 
