@@ -148,6 +148,22 @@ _CALENDAR_WORDS = {
     "secoli": 1200,
 }
 _NEGATORS = frozenset({"minus", "negative", "meno"})
+_DASHES = frozenset({"-", "–", "—", "/"})
+_NAME_WORDS = frozenset({"name", "names", "nome", "nomi"})
+#: an ordinal that is also an adverb ("it first aired"): a number only after a determiner
+_ADVERBIAL_ORDINALS = frozenset({"first"})
+_DETERMINERS = frozenset(
+    {"the", "a", "an", "its", "his", "her", "their", "our", "my", "your", "this", "that"}
+)
+_ROMAN = re.compile(r"(?=[IVXLC]{2,}$)C{0,3}(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})")
+_ROMAN_VALUES = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
+
+
+def _roman(numeral: str) -> int:
+    values = [_ROMAN_VALUES[char] for char in numeral]
+    return sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
+
+
 _DEFINITE = frozenset({"the", "il", "lo", "la", "l"})
 _ORDINAL_SUFFIXES = frozenset({"st", "nd", "rd", "th", "o", "a"})
 
@@ -260,6 +276,7 @@ class _Reader:
         if readings is None:  # a list such as "1,2,3": each number on its own
             parts = re.split(r"[.,]", token.text)
             return [Mention(part, frozenset({_number(part)})) for part in parts], index + 1
+        readings |= self._short_year(index, token.text)
         end, values, ordinal = index + 1, readings, False
         suffix = self._word(end)
         if self._adjacent(end) and suffix in _ORDINAL_SUFFIXES:
@@ -271,6 +288,15 @@ class _Reader:
             values, end = frozenset(_scaled(v, scale) for v in values), end + 1
         core = _Core(index, end, values, soft=values == {1} and not ordinal, ordinal=ordinal)
         return [self._finish(core)], self._after(core)
+
+    def _short_year(self, index: int, written: str) -> frozenset[Quantity]:
+        """ "2021–22": the second year of a span written with its last two digits."""
+        if len(written) != 2 or self._sym(index - 1) not in _DASHES or index < 2:
+            return frozenset()
+        previous = self.tokens[index - 2]
+        if previous.kind != "num" or not re.fullmatch(r"1\d{3}|20\d{2}", previous.text):
+            return frozenset()
+        return frozenset({Fraction(int(previous.text[:2] + written))})
 
     def _is_num(self, index: int) -> bool:
         return 0 <= index < len(self.tokens) and self.tokens[index].kind == "num"
@@ -310,11 +336,50 @@ class _Reader:
         if word in lexicon.values:
             return self._value_word(index)
         if word in lexicon.ordinals or italian_ordinal(word):
-            value = lexicon.ordinals.get(word) or italian_ordinal(word) or 0
-            return _Core(index, index + 1, frozenset({Fraction(value)}), word in lexicon.soft, True)
+            return self._ordinal(index)
         if self._cardinal(word) is not None:
-            return self._cardinal_run(index)
+            return self._years_in_words(index, self._cardinal_run(index))
+        if _ROMAN.fullmatch(self.tokens[index].text) and self._after_a_name(index):
+            return _Core(index, index + 1, frozenset({Fraction(_roman(self.tokens[index].text))}))
         return None
+
+    def _ordinal(self, index: int) -> _Core | None:
+        """An ordinal; soft when it may not be one: "first" with no determiner before it is
+        often an adverb ("it first aired"), and "first name" is no number at all."""
+        lexicon, word = self.lexicon, self._word(index)
+        following = [self._word(index + offset) for offset in (1, 2, 3)]
+        if following[0] in _NAME_WORDS or (
+            following[0] in ("and", "or") and following[2] in _NAME_WORDS
+        ):
+            return None  # "first name", "first and last name"
+        value = lexicon.ordinals.get(word) or italian_ordinal(word) or 0
+        determined = self._word(index - 1) in _DETERMINERS or self._possessive_before(index)
+        soft = not determined and (word in lexicon.soft or word in _ADVERBIAL_ORDINALS)
+        return _Core(index, index + 1, frozenset({Fraction(value)}), soft, True)
+
+    def _possessive_before(self, index: int) -> bool:
+        """ "the Society's first", "the Illustrators' first": an ordinal that is one."""
+        if self._sym(index - 1) == "'":
+            return True
+        return self._word(index - 1) == "s" and self._sym(index - 2) == "'"
+
+    def _after_a_name(self, index: int) -> bool:
+        """A Roman numeral counts after a capitalised word ("World War II", "Henry VIII")."""
+        previous = self.tokens[index - 1] if index > 0 else None
+        return previous is not None and previous.kind == "word" and previous.text[:1].isupper()
+
+    def _years_in_words(self, index: int, first: _Core | None) -> _Core | None:
+        """ "nineteen eighty-five", "twenty fourteen": a year said as two numbers."""
+        if first is None or not first.values <= frozenset(Fraction(n) for n in range(10, 100)):
+            return first
+        if self._cardinal(self._word(first.end)) is None:
+            return first
+        second = self._cardinal_run(first.end)
+        if second is None or not second.values <= frozenset(Fraction(n) for n in range(1, 100)):
+            return first
+        hundreds = next(iter(first.values))
+        years = frozenset(hundreds * 100 + v for v in second.values if isinstance(v, Fraction))
+        return _Core(index, second.end, years)
 
     def _cardinal(self, word: str) -> int | None:
         if word in self.lexicon.cardinals:
@@ -379,8 +444,8 @@ class _Reader:
             else:
                 break
             end += 1
-        while end > index and not self._word(end - 1) and self._sym(end - 1):
-            end -= 1  # a trailing hyphen belongs to what follows
+        while end > index and (self._sym(end - 1) or self._word(end - 1) == lexicon.joiner):
+            end -= 1  # a trailing hyphen or "and" belongs to what follows
         if not seen:
             return None
         value = total + current
@@ -427,6 +492,8 @@ class _Reader:
         if unit is None:
             return None
         dimension, factor, end = unit
+        if self._word(end - 1) in self.lexicon.ordinals and not self._ends_phrase(end):
+            return None  # "a second drug": the ordinal, read next
         written = self.text[self.tokens[index].start : self.tokens[end - 1].end]
         mention = Mention(written, frozenset({Fraction(1)}), dimension, Fraction(factor), True)
         return [mention], end

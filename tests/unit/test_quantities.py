@@ -94,6 +94,15 @@ def test_italian_numbers_are_read_as_values(text: str, expected: list[set[object
         ("a 1-hour episode and a 30-minute show", "a 60-minute episode and a half-hour show"),
         ("the 2nd edition", "the second edition"),
         ("the first half of the year", "the first six months"),
+        ("a dose of the second medicine", "a dose of a second drug"),
+        ("Wait a second, please.", "Please wait one second."),
+        ("When did it first air?", "When was its debut?"),  # "first" as an adverb
+        ("What is her first and last name?", "What are her given name and surname?"),
+        ("Who won the 2014 World Cup?", "Who won the World Cup of twenty fourteen?"),
+        ("in the 1985 election", "in the election of nineteen eighty-five"),
+        ("the 2021-2022 season", "the 2021–22 season"),
+        ("When did world war 2 end?", "When did World War II end?"),
+        ("When did World War II end?", "When did the Second World War end?"),
     ],
 )
 def test_the_same_quantities_written_differently_agree(original: str, candidate: str) -> None:
@@ -112,7 +121,9 @@ def test_the_same_quantities_written_differently_agree(original: str, candidate:
             "How many coins has Gretchen?",
             ('missing "110", "30"'),
         ),
-        ("the second largest city", "the third largest city", 'added "third"'),
+        ("the second largest city", "the third largest city", 'missing "second"; added "third"'),
+        ("the first person to do it", "a person who did it", 'missing "first"'),
+        ("the Society's first show", "the Society's last show", 'missing "first"'),
         ("a 10% rise", "a 20% rise", 'missing "10%"; added "20%"'),
         ("It costs $4.50.", "It costs $5.40.", 'missing "$4.50"; added "$5.40"'),
         ("a third of them", "a quarter of them", 'missing "a third"; added "a quarter"'),
