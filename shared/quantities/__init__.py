@@ -377,8 +377,11 @@ class _Reader:
         second = self._cardinal_run(first.end)
         if second is None or not second.values <= frozenset(Fraction(n) for n in range(1, 100)):
             return first
-        hundreds = next(iter(first.values))
-        years = frozenset(hundreds * 100 + v for v in second.values if isinstance(v, Fraction))
+        years = frozenset(
+            Fraction(hundreds) * 100 + Fraction(rest)
+            for hundreds in first.values
+            for rest in second.values
+        )
         return _Core(index, second.end, years)
 
     def _cardinal(self, word: str) -> int | None:
