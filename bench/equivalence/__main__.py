@@ -1,15 +1,22 @@
-"""Verify stages on the labelled GSM-Plus pairs: accept rate of equivalent pairs, reject rate of
-meaning-changing ones, per stage, combined and per perturbation type.
+"""Verification on labelled question pairs: how many faithful rewordings each stage (and the
+whole default pipeline) accepts, and how many meaning changes it rejects, on the maths pairs
+(GSM-Plus dev) and the factual pairs, separately.
 
-    python -m bench.equivalence                     # starts gateway + verify itself
-    python -m bench.equivalence --judge-per-type 12 --verify-url http://127.0.0.1:8003
-    python -m bench.equivalence --judge-equivalent 1000 --judge-per-type 1000 \
-        --judged bench/equivalence/judged-local.jsonl --judge-budget-s 3600   # all, over runs
+    python -m bench.equivalence                      # starts gateway + verify; both data sets
+    python -m bench.equivalence --datasets factual --limit 40
+    python -m bench.equivalence --verify-url http://127.0.0.1:8003 --gateway-url http://127.0.0.1:8001
 
-The embedding stage and the lexical baseline run on every pair; the judge (slow on a CPU) on a
-stratified subset: ``--judge-equivalent`` equivalent pairs and ``--judge-per-type`` pairs of each
-meaning-changing type, drawn with a fixed seed. Every check goes through the real verify service
-(and the judge through the real gateway).
+Every check goes through the real verify service, the judge through the real gateway: both of
+its questions (verify's equivalence question and the audit's), in both orders, the mean P(YES)
+compared with a threshold. Judge verdicts are recorded per pair, judge model and prompt version
+(``--judged``), so a run asks only for the pairs not recorded yet.
+
+"At the defaults" is what a user gets with nothing set: lexical overlap < 0.8, quantity
+invariance, embedding cosine >= 0.80, and the judge's mean P(YES) at the route's threshold as the
+gateway reports it (its calibration, else METHOD's 0.5). "Meaning stages" leaves the lexical
+filter out: it rejects near-copies, which most GSM-Plus meaning changes are, so it would hide what
+the semantic checks do. The audit's check (METHOD §1.4) is measured on the pairs the defaults
+accept, which is what it re-checks in a run.
 """
 
 from __future__ import annotations
@@ -24,248 +31,206 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from bench.stack import local_services
-from services.verify.domain.prompts import JUDGE_PROMPT_VERSION
+from shared.clients.gateway import GatewayClient
 from shared.clients.verify import VerifyClient
+from shared.contracts.calibration import JudgeThreshold
 from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyStages, VerifyThresholds
 from shared.http_client import close_session
 
-REPO = Path(__file__).resolve().parents[2]
-PAIRS = REPO.parent / "shared" / "data" / "equivalence" / "gsmplus_pairs_dev.jsonl"
-EQUIVALENT_TYPE = "problem understanding"
+HERE = Path(__file__).resolve().parent
+DATASETS = {"gsmplus": HERE / "gsmplus_pairs_dev.jsonl", "factual": HERE / "factual_pairs.jsonl"}
+RECORDED = HERE / "judged.jsonl"
+#: the pairs the bundled judge calibrations were chosen on (the rest are held out)
+CALIBRATION_PAIRS = HERE.parents[1] / "steadfast" / "calibration_pairs.jsonl"
+GSMPLUS_EQUIVALENT = "problem understanding"
+EMBEDDING = VerifyThresholds().embedding
+OVERLAP = VerifyThresholds().overlap
 
 
 @dataclass
 class Pair:
     id: str
+    dataset: str
     original: str
     candidate: str
     equivalent: bool
-    type: str
-    overlap: float | None = None
+    kind: str
+    overlap: float = 0.0
+    cosine: float = 0.0
     numbers_differ: bool = False
-    cosine: float | None = None
-    p_yes: list[float | None] = field(default_factory=list)
-    replies: list[str] = field(default_factory=list)
+    judge: float | None = None
+    audit: float | None = None
+    votes: dict[str, list[float | None]] = field(default_factory=dict)
     judge_error: str | None = None
 
-    def judge_yes(self, threshold: float) -> bool:
-        """The stricter order decides; P(YES) where logprobs exist, else the reply."""
-        if self.judge_error or not self.replies:
-            return False
-        for p_yes, reply in zip(self.p_yes, self.replies, strict=True):
-            passed = p_yes >= threshold if p_yes is not None else reply.upper().startswith("Y")
-            if not passed:
-                return False
-        return True
 
-
-def verdict_key(model: str) -> str:
-    """Recorded verdicts count only for the same judge model and judge prompt."""
-    return f"{model}|{JUDGE_PROMPT_VERSION}"
-
-
-def load_verdicts(path: Path, model: str) -> dict[str, dict[str, Any]]:
-    """Judge verdicts recorded by earlier runs (``--judged``), by pair id."""
-    if not path.exists():
-        return {}
-    wanted = verdict_key(model)
-    rows = (json.loads(line) for line in path.read_text().splitlines() if line.strip())
-    return {row["id"]: row for row in rows if row["judge"] == wanted and not row["judge_error"]}
-
-
-def append_verdicts(path: Path, model: str, pairs: Iterable[Pair]) -> None:
-    rows = [
-        json.dumps(
-            {
-                "id": pair.id,
-                "judge": verdict_key(model),
-                "p_yes": pair.p_yes,
-                "replies": pair.replies,
-                "judge_error": pair.judge_error,
-            }
-        )
-        for pair in pairs
-    ]
-    with path.open("a") as out:
-        out.writelines(row + "\n" for row in rows)
-
-
-def load_pairs(path: Path) -> list[Pair]:
+def load(dataset: str, path: Path) -> list[Pair]:
     pairs = []
-    for line in path.read_text().splitlines():
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
         row = json.loads(line)
+        kind = row.get("kind") or row.get("perturbation_type") or ""
         pairs.append(
-            Pair(
-                row["id"],
-                row["original"],
-                row["candidate"],
-                row["equivalent"],
-                row["perturbation_type"],
-            )
+            Pair(row["id"], dataset, row["original"], row["candidate"], row["equivalent"], kind)
         )
     return pairs
 
 
-def stratified(pairs: list[Pair], equivalent: int, per_type: int, seed: int) -> list[Pair]:
-    by_type: dict[str, list[Pair]] = defaultdict(list)
-    for pair in pairs:
-        by_type[pair.type].append(pair)
+def calibration_ids() -> set[str]:
+    if not CALIBRATION_PAIRS.exists():
+        return set()
+    rows = (json.loads(line) for line in CALIBRATION_PAIRS.read_text().splitlines() if line)
+    return {row["id"] for row in rows}
+
+
+def sample(pairs: list[Pair], per_label: int, seed: int) -> list[Pair]:
+    """``per_label`` pairs of each label, drawn with a fixed seed (0: all)."""
+    if not per_label:
+        return pairs
     rng = random.Random(seed)
     chosen: list[Pair] = []
-    for kind, members in sorted(by_type.items()):
-        count = equivalent if kind == EQUIVALENT_TYPE else per_type
-        chosen.extend(rng.sample(members, min(count, len(members))))
+    for label in (True, False):
+        members = [p for p in pairs if p.equivalent is label]
+        chosen += rng.sample(members, min(per_label, len(members)))
     return chosen
 
 
-def _grouped(pairs: Iterable[Pair]) -> dict[str, list[Pair]]:
-    groups: dict[str, list[Pair]] = defaultdict(list)
-    for pair in pairs:
-        groups[pair.original].append(pair)
-    return groups
+# ---- running the checks ------------------------------------------------------------------------
 
 
-async def _verify_groups(
+async def _per_original(
     client: VerifyClient,
     pairs: list[Pair],
-    make_request: Callable[[str, list[str]], VerifyRequest],
+    request: Callable[[str, list[str]], VerifyRequest],
     record: Callable[[Pair, CandidateVerdict], None],
     concurrency: int,
     budget_s: float | None = None,
-    on_finished: Callable[[list[Pair]], None] | None = None,
+    on_done: Callable[[list[Pair]], None] | None = None,
 ) -> list[Pair]:
-    """Verify the pairs grouped by original; the pairs whose group finished within the budget.
-
-    ``on_finished`` sees each group as soon as it is done, so a run stopped midway keeps them.
-    """
+    """Verify the pairs grouped by original; the pairs whose group finished within the budget."""
+    groups: dict[str, list[Pair]] = defaultdict(list)
+    for pair in pairs:
+        groups[pair.original].append(pair)
     limit = asyncio.Semaphore(concurrency)
     finished: list[Pair] = []
-    done = 0
-    groups = _grouped(pairs)
 
     async def one(original: str, members: list[Pair]) -> None:
-        nonlocal done
         async with limit:
-            response = await client.verify(make_request(original, [p.candidate for p in members]))
+            response = await client.verify(request(original, [p.candidate for p in members]))
         for pair, verdict in zip(members, response.results, strict=True):
             record(pair, verdict)
         finished.extend(members)
-        if on_finished is not None:
-            on_finished(members)
-        done += len(members)
-        print(f"  {done}/{len(pairs)} pairs", file=sys.stderr, end="\r")
+        if on_done is not None:
+            on_done(members)
+        print(f"  {len(finished)}/{len(pairs)} pairs", file=sys.stderr, end="\r")
 
-    tasks = [asyncio.create_task(one(original, members)) for original, members in groups.items()]
+    tasks = [asyncio.create_task(one(o, m)) for o, m in groups.items()]
     _, pending = await asyncio.wait(tasks, timeout=budget_s)
     for task in pending:
         task.cancel()
     for task in tasks:
-        error = None if task.cancelled() else task.exception()
-        if error is not None:
-            raise error
+        if not task.cancelled() and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
     print(file=sys.stderr)
     return finished
 
 
-async def score_cheap_stages(client: VerifyClient, pairs: list[Pair]) -> None:
-    """Overlap and cosine of every pair, then (alone, so no other stage decides) numbers."""
-
+async def cheap_stages(client: VerifyClient, pairs: list[Pair]) -> None:
     def scores(original: str, candidates: list[str]) -> VerifyRequest:
         return VerifyRequest(
             original=original,
             candidates=candidates,
-            stages=VerifyStages(lexical=True, judge=False, semantic="embedding"),
+            stages=VerifyStages(lexical=True, numbers=True, judge=False, semantic="embedding"),
             thresholds=VerifyThresholds(overlap=1.0, embedding=-1.0),
             explain_all=True,
         )
 
-    def record_scores(pair: Pair, verdict: CandidateVerdict) -> None:
-        pair.overlap, pair.cosine = verdict.overlap, verdict.semantic
-
-    def numbers(original: str, candidates: list[str]) -> VerifyRequest:
-        return VerifyRequest(
-            original=original,
-            candidates=candidates,
-            stages=VerifyStages(lexical=False, numbers=True, judge=False, semantic="off"),
-        )
-
-    def record_numbers(pair: Pair, verdict: CandidateVerdict) -> None:
+    def record(pair: Pair, verdict: CandidateVerdict) -> None:
+        pair.overlap, pair.cosine = verdict.overlap or 0.0, verdict.semantic or 0.0
         pair.numbers_differ = verdict.deciding_stage == "numbers"
 
-    await _verify_groups(client, pairs, scores, record_scores, concurrency=2)
-    await _verify_groups(client, pairs, numbers, record_numbers, concurrency=2)
+    await _per_original(client, pairs, scores, record, concurrency=2)
 
 
-async def score_judge(
+def judge_key(model: str, versions: tuple[str, str]) -> str:
+    return f"{model}|{versions[0]}|{versions[1]}"
+
+
+def load_recorded(path: Path, key: str) -> dict[str, dict[str, object]]:
+    if not path.exists():
+        return {}
+    rows = (json.loads(line) for line in path.read_text().splitlines() if line.strip())
+    return {row["id"]: row for row in rows if row.get("key") == key and not row.get("error")}
+
+
+async def judge(
     client: VerifyClient,
     pairs: list[Pair],
     model: str,
+    recorded_path: Path,
+    versions: tuple[str, str],
     concurrency: int,
     budget_s: float | None,
-    on_finished: Callable[[list[Pair]], None] | None = None,
-) -> list[Pair]:
+) -> tuple[list[Pair], int]:
+    """Both judge questions' mean P(YES) for every pair (recorded ones read back); the pairs
+    judged, and how many were asked in this run."""
+    key = judge_key(model, versions)
+    recorded = load_recorded(recorded_path, key)
+    for pair in pairs:
+        row = recorded.get(f"{pair.dataset}:{pair.id}")
+        if row is not None:
+            pair.judge, pair.audit = row["judge"], row["audit"]  # type: ignore[assignment]
+    to_ask = [p for p in pairs if f"{p.dataset}:{p.id}" not in recorded]
+
     def request(original: str, candidates: list[str]) -> VerifyRequest:
         return VerifyRequest(
             original=original,
             candidates=candidates,
-            stages=VerifyStages(lexical=False, judge=True, semantic="off"),
-            thresholds=VerifyThresholds(judge_p_yes=0.0),
+            stages=VerifyStages(lexical=False, numbers=False, judge=True, semantic="off"),
+            thresholds=VerifyThresholds(judge_p_yes=0.0, audit_p_yes=0.0),
             judge_model=model,
-            task="math",
+            audit=True,
+            explain_all=True,
         )
 
     def record(pair: Pair, verdict: CandidateVerdict) -> None:
-        votes = verdict.judge_votes or []
-        pair.p_yes = [vote.p_yes for vote in votes]
-        pair.replies = [vote.reply for vote in votes]
-        pair.judge_error = verdict.error
-
-    return await _verify_groups(client, pairs, request, record, concurrency, budget_s, on_finished)
-
-
-# ----- reporting -----
-
-Rule = Callable[[Pair], bool]  # True: the pair is accepted as equivalent
-
-
-def rates(pairs: list[Pair], accepts: Rule) -> tuple[float, float, int, int]:
-    """Accept rate of the equivalent pairs (or of all, when none is), reject rate of the others."""
-    positives = [p for p in pairs if p.equivalent] or pairs
-    negatives = [p for p in pairs if not p.equivalent]
-    accept = sum(accepts(p) for p in positives) / max(1, len(positives))
-    reject = sum(not accepts(p) for p in negatives) / max(1, len(negatives))
-    return accept, reject, len(positives), len(negatives)
-
-
-def table(title: str, pairs: list[Pair], rules: dict[str, Rule]) -> str:
-    types = sorted({p.type for p in pairs if not p.equivalent})
-    header = ["rule", "n", "accept eq.", "reject non-eq.", *(t[:14] for t in types)]
-    lines = [f"\n{title}", " | ".join(header), " | ".join("---" for _ in header)]
-    for name, rule in rules.items():
-        accept, reject, n_pos, n_neg = rates(pairs, rule)
-        per_type = [f"{1 - rates([p for p in pairs if p.type == t], rule)[0]:.0%}" for t in types]
-        lines.append(
-            " | ".join([name, f"{n_pos}+{n_neg}", f"{accept:.1%}", f"{reject:.1%}", *per_type])
+        pair.judge, pair.audit, pair.judge_error = (
+            verdict.judge_p_yes,
+            verdict.audit_p_yes,
+            verdict.error,
         )
-    return "\n".join(lines)
+        pair.votes = {
+            "judge": [v.p_yes for v in verdict.judge_votes or []],
+            "audit": [v.p_yes for v in verdict.audit_votes or []],
+        }
+
+    def append(group: list[Pair]) -> None:
+        with recorded_path.open("a") as out:
+            for pair in group:
+                row = {
+                    "id": f"{pair.dataset}:{pair.id}",
+                    "key": key,
+                    "judge": pair.judge,
+                    "audit": pair.audit,
+                    "judge_votes": pair.votes.get("judge"),
+                    "audit_votes": pair.votes.get("audit"),
+                    "error": pair.judge_error,
+                }
+                out.write(json.dumps(row) + "\n")
+
+    print(f"judge on {len(to_ask)} pairs ({len(pairs) - len(to_ask)} recorded)", file=sys.stderr)
+    if to_ask:
+        await _per_original(client, to_ask, request, record, concurrency, budget_s, append)
+    judged = [p for p in pairs if p.judge is not None and p.audit is not None]
+    return judged, len(to_ask)
 
 
-def best_threshold(pairs: list[Pair], score: Callable[[Pair], float], min_accept: float) -> float:
-    """The highest threshold that still accepts ``min_accept`` of the equivalent pairs."""
-    positives = sorted((score(p) for p in pairs if p.equivalent), reverse=True)
-    index = max(0, int(len(positives) * min_accept + 0.999999) - 1)
-    return positives[min(index, len(positives) - 1)]
+# ---- reporting -----------------------------------------------------------------------------------
 
-
-def cosine_at(threshold: float) -> Rule:
-    return lambda pair: (pair.cosine or 0.0) >= threshold
-
-
-def judge_at(threshold: float) -> Rule:
-    return lambda pair: pair.judge_yes(threshold)
+Rule = Callable[[Pair], bool]  # True: accepted as equivalent
 
 
 def numbers_kept(pair: Pair) -> bool:
@@ -273,98 +238,203 @@ def numbers_kept(pair: Pair) -> bool:
 
 
 def lexically_new(pair: Pair) -> bool:
-    return (pair.overlap or 0.0) < 0.8
+    return pair.overlap < OVERLAP
+
+
+def cosine_ok(pair: Pair) -> bool:
+    return pair.cosine >= EMBEDDING
+
+
+def judge_at(threshold: float) -> Rule:
+    return lambda pair: pair.judge is not None and pair.judge >= threshold
+
+
+def audit_at(threshold: float) -> Rule:
+    return lambda pair: pair.audit is not None and pair.audit >= threshold
 
 
 def all_of(*rules: Rule) -> Rule:
     return lambda pair: all(rule(pair) for rule in rules)
 
 
-def report(pairs: list[Pair], judged: list[Pair], args: argparse.Namespace) -> str:
-    cos_t = args.embedding_threshold
-    cos_85 = best_threshold(pairs, lambda p: p.cosine or 0.0, 0.85)
-    everything: dict[str, Rule] = {
-        "accept all (baseline)": lambda _: True,
-        "lexical overlap < 0.8": lexically_new,
-        f"embedding cos >= {cos_t}": cosine_at(cos_t),
-        f"embedding cos >= {cos_85:.3f} (85% eq. kept)": cosine_at(cos_85),
-        "numbers stage (opt-in)": numbers_kept,
-        f"numbers + cos >= {cos_t}": all_of(numbers_kept, cosine_at(cos_t)),
-    }
+def counts(pairs: Iterable[Pair], accepts: Rule) -> tuple[int, int, int, int]:
+    """Equivalent pairs accepted and in all; other pairs rejected and in all."""
+    listed = list(pairs)
+    positives = [p for p in listed if p.equivalent]
+    negatives = [p for p in listed if not p.equivalent]
+    return (
+        sum(accepts(p) for p in positives),
+        len(positives),
+        sum(not accepts(p) for p in negatives),
+        len(negatives),
+    )
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({part / whole:.1%})" if whole else "–"
+
+
+def table(title: str, pairs: list[Pair], rules: dict[str, Rule]) -> str:
+    lines = [
+        f"\n{title}",
+        "rule | equivalent accepted | meaning changes rejected",
+        "--- | --- | ---",
+    ]
+    for name, rule in rules.items():
+        accepted, positives, rejected, negatives = counts(pairs, rule)
+        lines.append(f"{name} | {_share(accepted, positives)} | {_share(rejected, negatives)}")
+    return "\n".join(lines)
+
+
+def by_kind(title: str, pairs: list[Pair], rule: Rule) -> str:
+    kinds: dict[str, list[Pair]] = defaultdict(list)
+    for pair in pairs:
+        kinds[pair.kind].append(pair)
+    lines = [f"\n{title}", "kind | label | pairs | passed the rule", "--- | --- | --- | ---"]
+    for kind, members in sorted(
+        kinds.items(), key=lambda item: (not item[1][0].equivalent, item[0])
+    ):
+        label = "equivalent" if members[0].equivalent else "meaning change"
+        passed = sum(rule(p) for p in members)
+        lines.append(f"{kind} | {label} | {len(members)} | {_share(passed, len(members))}")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    judge: JudgeThreshold
+    audit: JudgeThreshold
+
+
+def defaults(thresholds: Thresholds) -> Rule:
+    return all_of(lexically_new, numbers_kept, cosine_ok, judge_at(thresholds.judge.value))
+
+
+def meaning_stages(thresholds: Thresholds) -> Rule:
+    return all_of(numbers_kept, cosine_ok, judge_at(thresholds.judge.value))
+
+
+def audit_check(thresholds: Thresholds) -> Rule:
+    return all_of(numbers_kept, judge_at(thresholds.judge.value), audit_at(thresholds.audit.value))
+
+
+def report(
+    dataset: str,
+    pairs: list[Pair],
+    judged: list[Pair],
+    thresholds: Thresholds,
+    grid: list[float],
+    held_out: set[str] | None,
+) -> str:
+    t_judge, t_audit = thresholds.judge.value, thresholds.audit.value
     out = [
-        f"pairs: {len(pairs)} ({sum(p.equivalent for p in pairs)} equivalent); judged subset: "
-        f"{len(judged)} ({sum(p.equivalent for p in judged)} equivalent), judge model "
-        f"{args.judge_model!r}, both orders, stricter verdict",
-        table("All pairs: cheap stages (reject rate per type)", pairs, everything),
+        f"\n## {dataset}: {len(pairs)} pairs ({sum(p.equivalent for p in pairs)} equivalent), "
+        f"judged {len(judged)}",
+        f"judge threshold {t_judge:.2f} ({thresholds.judge.source}: {thresholds.judge.origin}); "
+        f"audit question {t_audit:.2f} ({thresholds.audit.source})",
+        table(
+            "Cheap stages, every pair",
+            pairs,
+            {
+                f"lexical overlap < {OVERLAP}": lexically_new,
+                "quantity invariance": numbers_kept,
+                f"embedding cosine >= {EMBEDDING}": cosine_ok,
+            },
+        ),
     ]
     if not judged:
         return "\n".join(out)
     rules: dict[str, Rule] = {
-        f"embedding cos >= {cos_t}": cosine_at(cos_t),
-        "numbers stage (opt-in)": numbers_kept,
+        f"**defaults** (lexical, numbers, cosine, judge >= {t_judge:.2f})": defaults(thresholds),
+        f"meaning stages (numbers, cosine, judge >= {t_judge:.2f})": meaning_stages(thresholds),
+        f"judge alone >= {t_judge:.2f}": judge_at(t_judge),
+        f"audit check (numbers, judge >= {t_judge:.2f}, audit >= {t_audit:.2f})": audit_check(
+            thresholds
+        ),
     }
-    for t in args.p_yes_grid:
-        rules[f"judge P(yes) >= {t}"] = judge_at(t)
-    for t in args.p_yes_grid:
-        for c in args.cos_grid:
-            rules[f"judge P(yes) >= {t} + cos >= {c}"] = all_of(judge_at(t), cosine_at(c))
-    for t in args.p_yes_grid:
-        rules[f"numbers + judge >= {t} + cos >= {cos_t}"] = all_of(
-            numbers_kept, judge_at(t), cosine_at(cos_t)
+    for t in grid:
+        rules[f"numbers + cosine + judge >= {t:.2f}"] = all_of(numbers_kept, cosine_ok, judge_at(t))
+    for t in grid:
+        rules[f"audit question alone >= {t:.2f}"] = audit_at(t)
+    out.append(table("Judged pairs", judged, rules))
+    if held_out is not None:
+        unseen = [p for p in judged if p.id not in held_out]
+        out.append(
+            table(
+                f"Held out: the {len(unseen)} judged pairs the bundled calibration did not see",
+                unseen,
+                {k: rules[k] for k in list(rules)[:4]},
+            )
         )
-    out.append(table("Judged subset: judge, judge + embedding, + numbers", judged, rules))
-    errors = sum(bool(p.judge_error) for p in judged)
-    with_p = sum(bool(p.p_yes) and all(v is not None for v in p.p_yes) for p in judged)
-    out.append(f"\njudge calls failed: {errors}; pairs with P(yes): {with_p}/{len(judged)}")
+    accepted = [p for p in judged if defaults(thresholds)(p)]
+    removed = [p for p in accepted if not audit_check(thresholds)(p)]
+    out.append(
+        f"\nThe audit on what the defaults accept: {len(accepted)} pairs accepted "
+        f"({sum(not p.equivalent for p in accepted)} of them meaning changes); the audit check "
+        f"removes {sum(not p.equivalent for p in removed)} meaning changes and "
+        f"{sum(p.equivalent for p in removed)} faithful rewordings."
+    )
+    out.append(by_kind("Per kind, at the defaults", judged, defaults(thresholds)))
     return "\n".join(out)
 
 
-async def run(args: argparse.Namespace) -> None:
-    pairs = load_pairs(Path(args.pairs))
-    if args.limit:
-        pairs = stratified(pairs, args.limit, args.limit, args.seed)
-    judged = stratified(pairs, args.judge_equivalent, args.judge_per_type, args.seed)
-    client = VerifyClient(args.verify_url, timeout_s=7200)
-    started = time.monotonic()
-    print(f"embedding + overlap on {len(pairs)} pairs", file=sys.stderr)
-    await score_cheap_stages(client, pairs)
-    embedding_s = time.monotonic() - started
-    judge_s = 0.0
-    fresh: list[Pair] = []
-    if judged and not args.no_judge:
-        recorded = load_verdicts(Path(args.judged), args.judge_model) if args.judged else {}
-        earlier = [pair for pair in judged if pair.id in recorded]
-        for pair in earlier:
-            pair.p_yes, pair.replies = recorded[pair.id]["p_yes"], recorded[pair.id]["replies"]
-        to_judge = [pair for pair in judged if pair.id not in recorded]
-        print(f"judge on {len(to_judge)} pairs ({len(earlier)} recorded)", file=sys.stderr)
-        started = time.monotonic()
+async def thresholds_of(
+    gateway: GatewayClient, model: str, versions: tuple[str, str]
+) -> Thresholds:
+    judge_threshold = await gateway.judge_threshold(model, versions[0])
+    audit_threshold = await gateway.judge_threshold(model, versions[1])
+    return Thresholds(judge_threshold, audit_threshold)
 
-        def record_verdicts(group: list[Pair]) -> None:
-            append_verdicts(Path(args.judged), args.judge_model, group)
 
-        if to_judge:
-            fresh = await score_judge(
-                client,
-                to_judge,
-                args.judge_model,
-                args.concurrency,
-                args.judge_budget_s,
-                record_verdicts if args.judged else None,
-            )
-        judge_s = time.monotonic() - started
-        judged = earlier + fresh
-    else:
-        judged = []
-    print(report(pairs, judged, args))
-    print(
-        f"\ntime: embedding+overlap {embedding_s:.1f} s for {len(pairs)} pairs; judge "
-        f"{judge_s:.1f} s for {len(fresh)} pairs judged in this run "
-        f"({judge_s / max(1, len(fresh)):.2f} s/pair)"
+async def prompt_versions(client: VerifyClient, model: str) -> tuple[str, str]:
+    """The versions of the judge's two questions the running verify service asks."""
+    response = await client.verify(
+        VerifyRequest(
+            original="How old is Ann?",
+            candidates=["What is Ann's age?"],
+            stages=VerifyStages(lexical=False, numbers=False, judge=True, semantic="off"),
+            thresholds=VerifyThresholds(judge_p_yes=0.0, audit_p_yes=0.0),
+            judge_model=model,
+            audit=True,
+        )
     )
-    if args.save:
-        lines = [json.dumps(p.__dict__) for p in pairs]
-        await asyncio.to_thread(Path(args.save).write_text, "\n".join(lines) + "\n")
+    return response.judge_prompt_version or "", response.audit_prompt_version or ""
+
+
+async def run(args: argparse.Namespace) -> None:
+    client = VerifyClient(args.verify_url, timeout_s=7200)
+    gateway = GatewayClient(args.gateway_url)
+    versions = await prompt_versions(client, args.judge_model)
+    thresholds = await thresholds_of(gateway, args.judge_model, versions)
+    held_out = calibration_ids()
+    sections = []
+    for dataset in args.datasets:
+        pairs = sample(load(dataset, DATASETS[dataset]), args.limit, args.seed)
+        started = time.monotonic()
+        print(f"{dataset}: cheap stages on {len(pairs)} pairs", file=sys.stderr)
+        await cheap_stages(client, pairs)
+        cheap_s = time.monotonic() - started
+        judged, asked = [], 0
+        if not args.no_judge:
+            started = time.monotonic()
+            judged, asked = await judge(
+                client,
+                pairs,
+                args.judge_model,
+                Path(args.judged),
+                versions,
+                args.concurrency,
+                args.budget_s,
+            )
+            judge_s = time.monotonic() - started
+        seen = {i.split(":", 1)[1] for i in held_out if i.startswith(f"{dataset}:")}
+        section = report(dataset, pairs, judged, thresholds, args.grid, seen if held_out else None)
+        timing = f"\ntime: cheap stages {cheap_s:.0f} s for {len(pairs)} pairs"
+        if asked:
+            timing += f"; judge {judge_s:.0f} s for {asked} pairs ({judge_s / asked:.1f} s/pair)"
+        sections.append(section + timing)
+    print(f"judge {args.judge_model!r}, prompts {versions[0]} and {versions[1]}, both orders")
+    print("\n".join(sections))
     await close_session()
 
 
@@ -372,42 +442,34 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
-    parser.add_argument("--pairs", default=str(PAIRS))
-    parser.add_argument("--verify-url", default=None, help="use running services")
-    parser.add_argument("--judge-model", default="local")
-    parser.add_argument("--judge-equivalent", type=int, default=40)
-    parser.add_argument("--judge-per-type", type=int, default=12)
-    parser.add_argument("--no-judge", action="store_true")
     parser.add_argument(
-        "--judge-budget-s",
-        type=float,
-        default=None,
-        help="stop judging after this long; report the pairs judged by then",
+        "--datasets", nargs="+", choices=sorted(DATASETS), default=["gsmplus", "factual"]
     )
-    parser.add_argument("--concurrency", type=int, default=2, help="verify calls in flight")
-    parser.add_argument("--embedding-threshold", type=float, default=VerifyThresholds().embedding)
-    parser.add_argument("--p-yes-grid", type=float, nargs="*", default=[0.3, 0.4, 0.5, 0.6])
-    parser.add_argument("--cos-grid", type=float, nargs="*", default=[0.8])
-    parser.add_argument("--limit", type=int, default=0, help="smoke run: pairs per type")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--save", default=None, help="write the scored pairs as JSON lines")
+    parser.add_argument("--verify-url", default=None, help="use running services")
+    parser.add_argument("--gateway-url", default=None)
+    parser.add_argument("--judge-model", default="local")
     parser.add_argument(
-        "--judged",
-        default=None,
-        help="JSON lines of judge verdicts: pairs recorded there (same judge model and prompt "
-        "version) are not asked again, and this run's verdicts are appended, so the judge can "
-        "cover the whole file over several runs",
+        "--limit", type=int, default=0, help="pairs per label and data set (0: all)"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-judge", action="store_true")
+    parser.add_argument("--budget-s", type=float, default=None, help="stop judging after this long")
+    parser.add_argument("--concurrency", type=int, default=2, help="verify calls in flight")
+    parser.add_argument("--grid", type=float, nargs="*", default=[0.3, 0.4, 0.5, 0.6, 0.7])
+    parser.add_argument(
+        "--judged", default=str(RECORDED), help="recorded judge verdicts (JSON lines)"
     )
     parser.add_argument("--data-dir", default=None, help="gateway data dir (model cache)")
     args = parser.parse_args()
     if args.verify_url:
+        args.gateway_url = args.gateway_url or args.verify_url.rsplit(":", 1)[0] + ":8001"
         asyncio.run(run(args))
         return
     env = {"STEADFAST_LOG_LEVEL": "WARNING"}
     if args.data_dir:
         env["STEADFAST_DATA_DIR"] = args.data_dir
     with local_services(("gateway", "verify"), env) as urls:
-        args.verify_url = urls["verify"]
+        args.verify_url, args.gateway_url = urls["verify"], urls["gateway"]
         asyncio.run(run(args))
 
 

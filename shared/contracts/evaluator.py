@@ -83,6 +83,8 @@ class EvaluationSettings(Contract, kw_only=True):
     #: no toned candidates (0) the set is k plain paraphrases
     plain_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 14
     toned_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 8
+    #: candidates one generator call writes (a numbered list in one style)
+    candidates_per_call: Annotated[int, msgspec.Meta(ge=1, le=20)] = 5
     verify: VerifySettings = msgspec.field(default_factory=VerifySettings)
     grader: Literal["reference", "llm"] = "reference"
     #: judges of the llm grader (factual answers), their majority verdict wins (default: the

@@ -33,6 +33,10 @@ class ParaphraseRequest(Contract, kw_only=True):
     toned_share: Share = 0.4
     plain_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 14
     toned_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 8
+    #: candidates one generator call writes, as a numbered list in one style (1: a call each)
+    candidates_per_call: Annotated[int, msgspec.Meta(ge=1, le=20)] = 5
+    #: tell a round's calls why the previous round's candidates were rejected
+    feedback: bool = True
     max_candidates: Annotated[int, msgspec.Meta(ge=1, le=2000)] = 120
     #: generation stops at the budget: no round starts after it and the round's requests
     #: still out are dropped; the candidates already written are still verified, so the
@@ -67,7 +71,11 @@ class Paraphrase(Contract, kw_only=True):
     scores: CandidateScores = msgspec.field(default_factory=CandidateScores)
     generator: str = ""
     seed: int | None = None
+    #: the generator call that wrote it (its sample index) and its line in that call's list
     sample_index: int = 0
+    line: int = 1
+    #: what the call was told of earlier rejections, when anything
+    feedback: str | None = None
     prompt_version: str = ""
 
 
@@ -102,6 +110,8 @@ class ParaphraseResponse(Contract, kw_only=True):
     surplus: list[Paraphrase] = msgspec.field(default_factory=list)
     candidates_generated: int
     rounds: int
+    #: generator calls made (each writes up to ``candidates_per_call`` candidates)
+    generator_calls: int = 0
     elapsed_s: float
     complete: bool
     #: why fewer than k were accepted (budget, candidate cap, generator failures)

@@ -339,6 +339,7 @@ def paraphrase_request(settings: EvaluationSettings, item: EvaluationItem) -> Pa
         time_budget_s=settings.time_budget_s,
         plain_per_round=settings.plain_per_round,
         toned_per_round=settings.toned_per_round,
+        candidates_per_call=settings.candidates_per_call,
     )
 
 

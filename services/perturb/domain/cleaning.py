@@ -16,10 +16,22 @@ def first_line(text: str) -> str:
     return next((line for line in text.splitlines() if line.strip()), "")
 
 
+def candidate_lines(text: str, limit: int) -> list[str]:
+    """The candidates of a numbered list, cleaned, at most ``limit``: a line that ends in a
+    colon is a heading, not a candidate."""
+    lines = (clean_line(line) for line in text.splitlines())
+    return [line for line in lines if line and not line.endswith(":")][:limit]
+
+
 def clean_candidate(text: str) -> str:
+    """The first non-empty line of a reply, cleaned (:func:`clean_line`)."""
+    return clean_line(first_line(text))
+
+
+def clean_line(text: str) -> str:
     """Trim, drop one pair of surrounding quotes, collapse white space, drop a leading bullet or
     "N." numbering — on either side of the quotes (`3. "..."` and `"3. ..."` alike)."""
-    line = _without_numbering(first_line(text).strip())
+    line = _without_numbering(text.strip())
     if len(line) >= 2 and _QUOTE_PAIRS.get(line[0]) == line[-1]:
         line = _without_numbering(line[1:-1].strip())
     return _WHITESPACE.sub(" ", line)

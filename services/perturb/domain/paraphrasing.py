@@ -6,11 +6,13 @@ import asyncio
 import math
 import random
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from services.perturb.domain.cleaning import clean_candidate, same_text
+from services.perturb.domain.cleaning import candidate_lines, same_text
 from services.perturb.domain.prompts import (
+    FEEDBACK,
     HINTS,
     PARAPHRASE_PROMPT_VERSION,
     TONES,
@@ -71,12 +73,16 @@ class VerifyRejectedError(Exception):
 
 
 @dataclass(frozen=True)
-class CandidateSpec:
+class CallSpec:
+    """One generator call: ``count`` candidates of one kind in one style."""
+
     kind: Kind
+    count: int
     sample_index: int
     seed: int
     hint: str | None = None
     tone: Tone | None = None
+    feedback: str | None = None
 
 
 @dataclass
@@ -91,7 +97,10 @@ class _Progress:
     failures: list[str] = field(default_factory=list)
     generated: int = 0
     requested: int = 0
+    calls: int = 0
     rounds: int = 0
+    #: why the last round's candidates were rejected, told to the next round's calls
+    feedback: str | None = None
     #: model calls of the current round that failed, or were cancelled at the time budget
     failed_calls: int = 0
     cancelled_calls: int = 0
@@ -150,25 +159,26 @@ def request_targets(request: ParaphraseRequest) -> tuple[int, int]:
 
 def plan_round(
     request: ParaphraseRequest, progress: _Progress, rng: random.Random, base_seed: int
-) -> list[CandidateSpec]:
-    """The candidates to ask for in the next round: hints and tones drawn from ``rng``."""
+) -> list[CallSpec]:
+    """The calls of the next round: the candidates to ask for, ``candidates_per_call`` a call,
+    each call with its hint or tone drawn from ``rng``."""
     room = request.max_candidates - progress.requested
     plain = request.plain_per_round if progress.needs_plain() else 0
     toned = request.toned_per_round if progress.needs_toned() else 0
     if plain == toned == 0 and len(progress.selection()) < request.k:
         plain, toned = request.plain_per_round, request.toned_per_round
-    specs: list[CandidateSpec] = []
+    feedback = progress.feedback if request.feedback else None
+    specs: list[CallSpec] = []
     tones = list(TONES)
-    for kind, count in (("plain", plain), ("toned", toned)):
-        for _ in range(count):
-            if len(specs) >= room:
-                return specs
-            index = progress.requested + len(specs)
-            if kind == "plain":
-                spec = CandidateSpec("plain", index, base_seed + index, hint=rng.choice(HINTS))
-            else:
-                spec = CandidateSpec("toned", index, base_seed + index, tone=rng.choice(tones))
-            specs.append(spec)
+    for kind, wanted in (("plain", plain), ("toned", toned)):
+        while wanted > 0 and room > 0:
+            count = min(request.candidates_per_call, wanted, room)
+            index = progress.calls + len(specs)
+            style = {"hint": rng.choice(HINTS)} if kind == "plain" else {"tone": rng.choice(tones)}
+            specs.append(
+                CallSpec(kind, count, index, base_seed + index, feedback=feedback, **style)  # type: ignore[arg-type]
+            )
+            wanted, room = wanted - count, room - count
     return specs
 
 
@@ -242,27 +252,104 @@ class ParaphraseBuilder:
         return _response(run, reason)
 
     async def _round(self, run: _Run) -> str | None:
-        """One round of generation and verification; a reason to stop, if there is one."""
+        """One round: its calls run at once; each call's candidates are verified as soon as it
+        answers, and the round stops as soon as the set is full. A reason to stop, if any."""
         request, progress = run.request, run.progress
         specs = plan_round(request, progress, run.rng, run.seed)
         progress.rounds += 1
-        progress.requested += len(specs)
+        progress.calls += len(specs)
+        progress.requested += sum(spec.count for spec in specs)
         progress.failed_calls = progress.cancelled_calls = 0
-        generated = await self._generate_round(run, specs)
-        candidates = self._screen(generated, progress)
-        if candidates:
-            verdicts = await self._verify(run, candidates)
-            if verdicts is None:
-                return "verification failed: " + progress.failures[-1]
-            run.semantic_check = verdicts.semantic_check
-            run.judge_version = verdicts.judge_prompt_version
-            run.verification = verification_of(verdicts, run.verification)
-            self._sort(request, candidates, verdicts.results, progress)
-            if failing := _failing_stage(verdicts.results):
-                return "verification failed on every candidate of a round: " + failing
-        if not generated and progress.failed_calls and not progress.cancelled_calls:
+        first_rejection = len(progress.rejected)
+        limit = asyncio.Semaphore(self._generation_concurrency)
+        name = language_name(run.language)
+        calls = {
+            asyncio.create_task(self._generate_one(run, spec, name, limit)): spec for spec in specs
+        }
+        verdicts: list[CandidateVerdict] = []
+        written = 0
+        try:
+            stop, written = await self._as_they_arrive(run, calls, verdicts)
+        finally:
+            for task in calls:
+                task.cancel()
+            await asyncio.gather(*calls, return_exceptions=True)
+        if request.feedback:
+            progress.feedback = feedback_of(progress.rejected[first_rejection:])
+        if stop:
+            return stop
+        if failing := _failing_stage(verdicts):
+            return "verification failed on every candidate of a round: " + failing
+        if not written and progress.failed_calls and not progress.cancelled_calls:
             return "generator failed on every request of a round: " + progress.failures[-1]
         return None
+
+    async def _as_they_arrive(
+        self,
+        run: _Run,
+        calls: dict[asyncio.Task[str], CallSpec],
+        verdicts: list[CandidateVerdict],
+    ) -> tuple[str | None, int]:
+        """Verify each call's candidates as soon as it (and every call before it: the order
+        stays the seed's) has answered, until the set is full or every call has answered; at the
+        time budget the calls still out are dropped and what was written is verified. A reason
+        to stop, and the candidates written."""
+        progress, written, out_of_time = run.progress, 0, False
+        ordered = list(calls)
+        for position, task in enumerate(ordered):
+            if not out_of_time:
+                timeout = max(0.0, run.deadline - time.monotonic())
+                await asyncio.wait({task}, timeout=timeout)
+                if not task.done():  # what was written by now is still verified
+                    out_of_time = True
+                    late = sum(1 for later in ordered[position:] if not later.done())
+                    progress.cancelled_calls = late
+                    progress.failures.append(
+                        f"{late} generation request(s) cancelled at the time budget"
+                    )
+            if not task.done():
+                continue
+            lines = self._lines(task, calls[task], progress)
+            written += len(lines)
+            candidates = self._screen(lines, progress)
+            if not candidates:
+                continue
+            response = await self._verify(run, candidates)
+            if response is None:
+                return "verification failed: " + progress.failures[-1], written
+            run.semantic_check = response.semantic_check
+            run.judge_version = response.judge_prompt_version
+            run.verification = verification_of(response, run.verification)
+            self._sort(run.request, candidates, response.results, progress)
+            verdicts.extend(response.results)
+            if len(progress.selection()) >= run.request.k:
+                return None, written
+        return None, written
+
+    @staticmethod
+    def _lines(
+        task: asyncio.Task[str], spec: CallSpec, progress: _Progress
+    ) -> list[tuple[CallSpec, int, str]]:
+        """The candidates a finished call wrote, each with its line number; a failed call is
+        recorded with its reason."""
+        error = task.exception()
+        if error is None:
+            reply = task.result()
+            lines = candidate_lines(reply, spec.count)
+            if not lines:
+                progress.rejected.append(
+                    _rejected(reply.strip()[:500], spec, 1, "clean", "no candidate in the reply")
+                )
+            progress.generated += len(lines)
+            return [(spec, number, line) for number, line in enumerate(lines, 1)]
+        if not isinstance(error, ServiceCallError):
+            raise error
+        if (route_error := unknown_route(error)) is not None:
+            raise route_error from error
+        outcome = error.problem.outcome or error.status or "unreachable"
+        progress.failures.append(f"generate ({outcome}): {error.problem.detail or error}")
+        progress.failed_calls += 1
+        return []
 
     @staticmethod
     def _stop_reason(
@@ -275,50 +362,25 @@ class ParaphraseBuilder:
             return f"time budget of {request.time_budget_s:g} s ran out with {have}"
         return None
 
-    async def _generate_round(
-        self, run: _Run, specs: list[CandidateSpec]
-    ) -> list[tuple[CandidateSpec, str]]:
-        """Ask for the round's candidates; what has not come back by the deadline is dropped."""
-        progress = run.progress
-        name = language_name(run.language)
-        limit = asyncio.Semaphore(self._generation_concurrency)
-        tasks = [asyncio.create_task(self._generate_one(run, spec, name, limit)) for spec in specs]
-        timeout = max(0.0, run.deadline - time.monotonic())
-        done, pending = await asyncio.wait(tasks, timeout=timeout)
-        for task in pending:
-            task.cancel()
-        progress.cancelled_calls = len(pending)
-        if pending:
-            progress.failures.append(
-                f"{len(pending)} generation request(s) cancelled at the time budget"
-            )
-        finished = [(spec, task) for spec, task in zip(specs, tasks, strict=True) if task in done]
-        results = [(spec, task.result()) for spec, task in finished if task.exception() is None]
-        errors = [error for _, task in finished if (error := task.exception()) is not None]
-        for error in errors:
-            if not isinstance(error, ServiceCallError):
-                raise error
-            if (route_error := unknown_route(error)) is not None:
-                raise route_error from error
-            outcome = error.problem.outcome or error.status or "unreachable"
-            progress.failures.append(f"generate ({outcome}): {error.problem.detail or error}")
-            progress.failed_calls += 1
-        progress.generated += len(results)
-        return results
-
     @staticmethod
     async def _generate_one(
-        run: _Run, spec: CandidateSpec, language: str | None, limit: asyncio.Semaphore
+        run: _Run, spec: CallSpec, language: str | None, limit: asyncio.Semaphore
     ) -> str:
         request = run.request
         messages = paraphrase_messages(
-            request.question, hint=spec.hint, tone=spec.tone, language=language
+            request.question,
+            count=spec.count,
+            hint=spec.hint,
+            tone=spec.tone,
+            language=language,
+            feedback=spec.feedback,
         )
         generate = GenerateRequest(
             model=request.generator,
             messages=messages,
             temperature=request.temperature,
-            max_tokens=min(1024, 64 + len(request.question) // 2),
+            # a numbered line each, a little longer than the question at most
+            max_tokens=min(4096, spec.count * (24 + len(request.question) // 3)),
             seed=spec.seed,
             sample_index=spec.sample_index,
             cache=request.cache,
@@ -329,35 +391,34 @@ class ParaphraseBuilder:
 
     @staticmethod
     def _screen(
-        generated: list[tuple[CandidateSpec, str]], progress: _Progress
-    ) -> list[tuple[CandidateSpec, str]]:
-        """Clean each candidate; empty ones and repeats are rejected without a model call."""
-        kept: list[tuple[CandidateSpec, str]] = []
-        for spec, raw in generated:
-            text = clean_candidate(raw)
-            if not text:
-                progress.rejected.append(
-                    _rejected(raw.strip(), spec, "clean", "empty after cleaning")
-                )
-            elif any(same_text(text, earlier) for earlier in progress.seen):
+        written: list[tuple[CallSpec, int, str]], progress: _Progress
+    ) -> list[tuple[CallSpec, int, str]]:
+        """Repeats are rejected without a model call."""
+        kept: list[tuple[CallSpec, int, str]] = []
+        for spec, line, text in written:
+            if any(same_text(text, earlier) for earlier in progress.seen):
                 progress.rejected.append(
                     _rejected(
-                        text, spec, "duplicate", "same as the original or an earlier candidate"
+                        text,
+                        spec,
+                        line,
+                        "duplicate",
+                        "same as the original or an earlier candidate",
                     )
                 )
             else:
                 progress.seen.append(text)
-                kept.append((spec, text))
+                kept.append((spec, line, text))
         return kept
 
     async def _verify(
-        self, run: _Run, candidates: list[tuple[CandidateSpec, str]]
+        self, run: _Run, candidates: list[tuple[CallSpec, int, str]]
     ) -> VerifyResponse | None:
         request, progress = run.request, run.progress
         options = request.verify
         verify_request = VerifyRequest(
             original=request.question,
-            candidates=[text for _, text in candidates],
+            candidates=[text for _, _, text in candidates],
             accepted=[p.text for p in progress.plain + progress.toned],
             task=request.task,
             stages=options.stages,
@@ -378,8 +439,8 @@ class ParaphraseBuilder:
                 f"(after {gave_up.attempts} attempt{'s' if gave_up.attempts > 1 else ''})"
             )
             progress.failures.append(reason)
-            for spec, text in candidates:
-                progress.rejected.append(_rejected(text, spec, "unverified", reason))
+            for spec, line, text in candidates:
+                progress.rejected.append(_rejected(text, spec, line, "unverified", reason))
             return None
         run.model.add(response.model_calls)
         return response
@@ -401,11 +462,11 @@ class ParaphraseBuilder:
     @staticmethod
     def _sort(
         request: ParaphraseRequest,
-        candidates: list[tuple[CandidateSpec, str]],
+        candidates: list[tuple[CallSpec, int, str]],
         verdicts: list[CandidateVerdict],
         progress: _Progress,
     ) -> None:
-        for (spec, text), verdict in zip(candidates, verdicts, strict=True):
+        for (spec, line, text), verdict in zip(candidates, verdicts, strict=True):
             scores = CandidateScores(
                 overlap=verdict.overlap,
                 judge=verdict.judge_p_yes,
@@ -418,7 +479,7 @@ class ParaphraseBuilder:
                 failed = verdict.error is not None
                 stage = "unverified" if failed else verdict.deciding_stage or "judge"
                 progress.rejected.append(
-                    _rejected(text, spec, stage, verdict.reason or "rejected", scores)
+                    _rejected(text, spec, line, stage, verdict.reason or "rejected", scores)
                 )
                 continue
             paraphrase = Paraphrase(
@@ -430,6 +491,8 @@ class ParaphraseBuilder:
                 generator=request.generator,
                 seed=spec.seed,
                 sample_index=spec.sample_index,
+                line=line,
+                feedback=spec.feedback,
                 prompt_version=PARAPHRASE_PROMPT_VERSION,
             )
             (progress.plain if spec.kind == "plain" else progress.toned).append(paraphrase)
@@ -458,6 +521,7 @@ def _response(run: _Run, reason: str | None) -> ParaphraseResponse:
         surplus=run.progress.surplus(),
         candidates_generated=run.progress.generated,
         rounds=run.progress.rounds,
+        generator_calls=run.progress.calls,
         elapsed_s=round(time.monotonic() - run.started, 3),
         complete=complete,
         incomplete_reason=None if complete else reason,
@@ -473,9 +537,18 @@ def _response(run: _Run, reason: str | None) -> ParaphraseResponse:
     )
 
 
+def feedback_of(rejected: list[RejectedCandidate]) -> str | None:
+    """Why a round's candidates were rejected, its two most frequent reasons in words (none
+    when nothing was rejected on its merits)."""
+    stages = Counter(r.stage for r in rejected if r.stage in FEEDBACK)
+    reasons = [FEEDBACK[stage] for stage, _ in stages.most_common(2)]
+    return "; ".join(reasons) or None
+
+
 def _rejected(
     text: str,
-    spec: CandidateSpec,
+    spec: CallSpec,
+    line: int,
     stage: RejectionStage,
     reason: str,
     scores: CandidateScores | None = None,

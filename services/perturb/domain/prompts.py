@@ -8,7 +8,7 @@ from __future__ import annotations
 from shared.contracts.gateway import ChatMessage
 from shared.contracts.perturb import Tone
 
-PARAPHRASE_PROMPT_VERSION = "paraphrase-v3"
+PARAPHRASE_PROMPT_VERSION = "paraphrase-v4"
 DISTRACTOR_PROMPT_VERSION = "distractor-v1"
 
 #: METHOD.md §1.1: one is chosen at random for each plain candidate
@@ -34,46 +34,71 @@ TONES: dict[Tone, str] = {
 }
 
 _PARAPHRASE_SYSTEM = (
-    "You paraphrase questions. Given a question, write a new question that asks exactly the "
-    "same thing in different words and structure: keep every number, name, fact and condition, "
-    "add nothing, drop nothing, keep the intent and sentiment, and sound natural. When the "
-    "question has several sentences, rewrite all of them, not only the last. Never answer or "
-    "solve the question. Follow the style instruction. Write in the language of the question. "
-    "Reply with the rewritten question only, on one line."
+    "You reword questions. Given a question, write the number of rewordings asked for. Each "
+    "asks exactly the same thing in different words and a different structure: keep every name, "
+    "number, date, fact and condition, add nothing, drop nothing, keep the intent and the "
+    "sentiment, and sound natural. A rewording may be a question or a request with the same "
+    'intent ("Tell me how many ..."). When the question has several sentences, reword all of '
+    "them, not only the last. Never answer or solve the question. Follow the style instruction. "
+    "Write in the language of the question. Reply with a numbered list, one rewording a line, "
+    "nothing else."
 )
 
-# short examples teach the small local model the format; they are generic on purpose
-_PARAPHRASE_EXAMPLES: tuple[tuple[str, str], ...] = (
-    (
-        "Question to rewrite: How many legs does a spider have?\n"
-        "Style: use synonyms for content words where safe",
-        "What number of legs do spiders possess?",
-    ),
-    (
-        "Question to rewrite: Tom has 3 apples and buys 5 more. How many apples does he have "
-        'now?\nStyle: polite tone (courteous, "please" if natural)',
-        "Tom starts with 3 apples and then buys 5 more; could you please tell me how many "
-        "apples he has now?",
-    ),
+# a short example teaches the small local model the format; generic on purpose
+_PARAPHRASE_EXAMPLE = (
+    "Question to reword: Tom has 3 apples and buys 5 more. How many apples does he have now?\n"
+    "Style: change clause order\nRewordings: 3",
+    "1. After buying 5 more apples, how many does Tom have, if he started with 3?\n"
+    "2. How many apples does Tom own now, given that he had 3 and bought 5 more?\n"
+    "3. Tell me how many apples Tom has once he adds 5 to the 3 he had.",
 )
 
 
 def _language_line(language: str | None) -> str:
-    return f"\nWrite the rewritten question in {language}." if language else ""
+    return f"\nWrite the rewordings in {language}." if language else ""
+
+
+def style_of(hint: str | None, tone: Tone | None) -> str:
+    return f"{tone} tone ({TONES[tone]})" if tone else str(hint)
 
 
 def paraphrase_messages(
-    question: str, *, hint: str | None, tone: Tone | None, language: str | None
+    question: str,
+    *,
+    count: int,
+    hint: str | None,
+    tone: Tone | None,
+    language: str | None,
+    feedback: str | None = None,
 ) -> list[ChatMessage]:
-    """Messages asking for one candidate; exactly one of ``hint`` and ``tone`` is given."""
-    style = f"{tone} tone ({TONES[tone]})" if tone else str(hint)
-    messages = [ChatMessage(role="system", content=_PARAPHRASE_SYSTEM)]
-    for user, assistant in _PARAPHRASE_EXAMPLES:
-        messages.append(ChatMessage(role="user", content=user))
-        messages.append(ChatMessage(role="assistant", content=assistant))
-    content = f"Question to rewrite: {question}\nStyle: {style}{_language_line(language)}"
-    messages.append(ChatMessage(role="user", content=content))
-    return messages
+    """Messages asking for ``count`` rewordings in one style (exactly one of ``hint`` and
+    ``tone``); ``feedback`` says why earlier rewordings were rejected."""
+    example_user, example_reply = _PARAPHRASE_EXAMPLE
+    avoid = f"\nEarlier rewordings were rejected: {feedback}" if feedback else ""
+    content = (
+        f"Question to reword: {question}\nStyle: {style_of(hint, tone)}\nRewordings: {count}"
+        f"{avoid}{_language_line(language)}"
+    )
+    return [
+        ChatMessage(role="system", content=_PARAPHRASE_SYSTEM),
+        ChatMessage(role="user", content=example_user),
+        ChatMessage(role="assistant", content=example_reply),
+        ChatMessage(role="user", content=content),
+    ]
+
+
+#: why a round's candidates were rejected, as the next round's requests are told (by the stage
+#: that rejected them; METHOD's filters stay as they are, the generator is only told of them)
+FEEDBACK: dict[str, str] = {
+    "lexical": "too close to the original's words; change the structure and the opening "
+    "and use other words, but keep every name and number",
+    "duplicate": "repeats of earlier rewordings; write new ones",
+    "numbers": "a number was changed, dropped or added; keep every number exactly",
+    "judge": "the meaning changed; ask exactly the same thing, with every name, number and "
+    "condition",
+    "semantic": "they drifted from the question; stay close to its meaning",
+    "clean": "no usable line; reply with the numbered rewordings only",
+}
 
 
 _DISTRACTOR_SYSTEM = {

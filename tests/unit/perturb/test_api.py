@@ -38,7 +38,7 @@ def test_paraphrases(client: TestClient[Any]) -> None:
     assert response.status_code == 200, response.text
     payload = response.json()
     assert payload["complete"] is True and len(payload["accepted"]) == 3
-    assert payload["prompt_version"] == "paraphrase-v3"
+    assert payload["prompt_version"] == "paraphrase-v4"
 
 
 def test_batch_answers_each_item_with_its_result_or_error(client: TestClient[Any]) -> None:

@@ -1,7 +1,10 @@
-"""The round logic of METHOD.md §1.1 with a stand-in gateway and verify service."""
+"""The round logic of METHOD §1.1 with a stand-in gateway and verify service: several candidates
+a generator call, verified as each call answers, a round stopped once the set is full, and the
+reasons of a round's rejections told to the next round."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 
@@ -14,11 +17,12 @@ from services.perturb.domain.paraphrasing import (
     VerifyRejectedError,
     targets,
 )
-from services.perturb.domain.prompts import HINTS, PARAPHRASE_PROMPT_VERSION, TONES
+from services.perturb.domain.prompts import FEEDBACK, HINTS, PARAPHRASE_PROMPT_VERSION, TONES
 from shared.backoff import Backoff
 from shared.contracts.base import Problem
 from shared.contracts.gateway import GenerateRequest, GenerateResponse, ModelCalls, Usage
 from shared.contracts.perturb import ParaphraseRequest
+from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
 from shared.http_client import ServiceCallError
 from tests.unit.perturb.fakes import FakeVerifier
 from tests.unit.verify.fakes import FakeGateway, gateway_error, response, user_text
@@ -32,16 +36,34 @@ def _instruction(request: GenerateRequest) -> str:
     return match.group(1)
 
 
+def _count(request: GenerateRequest) -> int:
+    match = re.search(r"Rewordings: (\d+)", user_text(request))
+    assert match
+    return int(match.group(1))
+
+
+def _is_toned(request: GenerateRequest) -> bool:
+    return " tone (" in _instruction(request)
+
+
 def _distinct(request: GenerateRequest) -> str:
-    """A different candidate for every request, naming its kind."""
-    kind = "toned" if " tone (" in _instruction(request) else "plain"
-    return f"{kind} rewording number {request.sample_index}"
+    """The numbered list asked for: a different candidate on every line, naming its kind,
+    its call and its line (``plain rewording 3 2``)."""
+    kind = "toned" if _is_toned(request) else "plain"
+    lines = (
+        f"{n}. {kind} rewording {request.sample_index} {n}" for n in range(1, _count(request) + 1)
+    )
+    return "\n".join(lines)
 
 
-def _builder(responder=_distinct, accept=lambda _: True, latency_s=0.0):  # type: ignore[no-untyped-def]
+def _builder(responder=_distinct, accept=lambda _: True, latency_s=0.0, **options):  # type: ignore[no-untyped-def]
     gateway = FakeGateway(responder, latency_s)
     verifier = FakeVerifier(accept)
-    return ParaphraseBuilder(gateway, verifier), gateway, verifier
+    return ParaphraseBuilder(gateway, verifier, **options), gateway, verifier
+
+
+def _candidates(verifier: FakeVerifier) -> list[str]:
+    return [text for request in verifier.requests for text in request.candidates]
 
 
 def test_targets_round_up() -> None:
@@ -50,79 +72,149 @@ def test_targets_round_up() -> None:
     assert targets(1, 0.7, 0.4) == (1, 1)
 
 
-async def test_one_round_yields_first_seven_plain_plus_toned_cut_to_k() -> None:
+async def test_a_call_writes_several_candidates_and_the_round_stops_once_the_set_is_full() -> None:
     builder, gateway, verifier = _builder()
     result = await builder.build(ParaphraseRequest(question=QUESTION, k=10, seed=1))
-    assert result.complete and result.incomplete_reason is None
-    assert result.rounds == 1
-    # a round asks for 14 plain and 8 toned candidates
-    assert result.candidates_generated == 22 and len(gateway.requests) == 22
+    assert result.complete and result.incomplete_reason is None and result.rounds == 1
+    # 14 plain and 8 toned candidates, five a call: calls of 5, 5, 4 plain and 5, 3 toned
+    assert [_count(r) for r in gateway.requests] == [5, 5, 4, 5, 3]
+    assert [_is_toned(r) for r in gateway.requests] == [False] * 3 + [True] * 2
+    assert result.generator_calls == 5
+    # the set was full after the first toned call: the last call's candidates were never
+    # verified, and each call was verified on its own, as it answered
+    assert len(verifier.requests) == 4 and all(len(r.candidates) <= 5 for r in verifier.requests)
+    assert result.candidates_generated == 19
     kinds = [p.kind for p in result.accepted]
     assert kinds == ["plain"] * 7 + ["toned"] * 3
-    assert len(result.surplus) == 12
     for paraphrase in result.accepted:
-        assert paraphrase.prompt_version == PARAPHRASE_PROMPT_VERSION
+        assert paraphrase.prompt_version == PARAPHRASE_PROMPT_VERSION == "paraphrase-v4"
         assert paraphrase.generator == "local"
         assert (paraphrase.hint in HINTS) == (paraphrase.kind == "plain")
         assert (paraphrase.tone in TONES) == (paraphrase.kind == "toned")
-    # the judge defaults to the generator's route; one verify call per round
-    assert len(verifier.requests) == 1 and verifier.requests[0].judge_model == "local"
+        call, line = map(int, paraphrase.text.split()[-2:])
+        assert (paraphrase.sample_index, paraphrase.line) == (call, line)
+    # the judge defaults to the generator's route; later calls are checked against earlier ones
+    assert {r.judge_model for r in verifier.requests} == {"local"}
+    assert verifier.requests[1].accepted == [f"plain rewording 0 {n}" for n in range(1, 6)]
+
+
+async def test_calls_still_writing_when_the_set_is_full_are_dropped() -> None:
+    def responder(request: GenerateRequest) -> str:
+        return _distinct(request)
+
+    gateway = FakeGateway(responder)
+    original = gateway.generate
+
+    async def slow_after_the_first(request: GenerateRequest) -> GenerateResponse:
+        if request.sample_index > 0:
+            await asyncio.sleep(30)
+        return await original(request)
+
+    gateway.generate = slow_after_the_first  # type: ignore[method-assign]
+    builder = ParaphraseBuilder(gateway, FakeVerifier())
+    started = time.monotonic()
+    request = ParaphraseRequest(question=QUESTION, k=3, seed=0, toned_per_round=0)
+    result = await builder.build(request)
+    assert result.complete and [p.sample_index for p in result.accepted] == [0, 0, 0]
+    assert time.monotonic() - started < 10  # did not wait for the other calls
+    assert result.generation_failures == []  # dropped because done, not failed
+
+
+async def test_one_candidate_a_call_is_still_possible() -> None:
+    builder, gateway, _ = _builder()
+    request = ParaphraseRequest(question=QUESTION, k=3, seed=0, candidates_per_call=1)
+    result = await builder.build(request)
+    assert result.complete and all(_count(r) == 1 for r in gateway.requests)
+    assert result.generator_calls == len(gateway.requests)
 
 
 async def test_rounds_continue_until_k_are_accepted_and_ask_only_for_what_is_missing() -> None:
-    # only every third candidate survives verification
-    builder, _, verifier = _builder(accept=lambda text: int(text.split()[-1]) % 3 == 0)
+    # only the first line of every call survives verification
+    builder, _, verifier = _builder(accept=lambda text: text.endswith(" 1"))
     result = await builder.build(ParaphraseRequest(question=QUESTION, k=10, seed=3))
-    assert result.complete
-    assert result.rounds >= 2
-    assert [p.kind for p in result.accepted].count("plain") == 7
-    assert len(result.rejected) == result.candidates_generated - len(result.accepted) - len(
-        result.surplus
-    )
+    assert result.complete and result.rounds >= 2
+    # three plain and two toned accepted a round: the toned ones fill what plain left
+    assert sorted(p.kind for p in result.accepted) == ["plain"] * 6 + ["toned"] * 4
+    assert all(p.text.endswith(" 1") for p in result.accepted)
     assert all(r.stage == "judge" for r in result.rejected)
     # later rounds compare against the paraphrases accepted before
     assert verifier.requests[-1].accepted
 
 
 async def test_a_round_asks_only_for_the_kind_still_missing() -> None:
-    # round 1: every plain candidate passes, no toned one does; round 2 asks for toned only
-    toned_ok = {"first": False}
+    toned_ok = {"yet": False}
 
     def accept(text: str) -> bool:
-        return text.startswith("plain") or toned_ok["first"]
+        return text.startswith("plain") or toned_ok["yet"]
 
     builder, gateway, verifier = _builder(accept=accept)
     original_verify = verifier.verify
 
-    async def verify_then_relent(request):  # type: ignore[no-untyped-def]
-        response = await original_verify(request)
-        toned_ok["first"] = True
-        return response
+    async def relent_after_the_first_round(request: VerifyRequest) -> VerifyResponse:
+        reply = await original_verify(request)
+        if len(verifier.requests) == 5:  # every call of round 1 verified
+            toned_ok["yet"] = True
+        return reply
 
-    verifier.verify = verify_then_relent  # type: ignore[method-assign]
+    verifier.verify = relent_after_the_first_round  # type: ignore[method-assign]
     result = await builder.build(ParaphraseRequest(question=QUESTION, k=10, seed=5))
     assert result.complete and result.rounds == 2
-    second_round = gateway.requests[22:]
-    assert len(second_round) == 8
-    assert all(" tone (" in _instruction(r) for r in second_round)
+    second_round = gateway.requests[5:]
+    assert second_round and all(_is_toned(r) for r in second_round)
     assert [p.kind for p in result.accepted] == ["plain"] * 7 + ["toned"] * 3
 
 
+async def test_the_rejections_of_a_round_are_told_to_the_next() -> None:
+    rejected_first = {"round": True}
+
+    def responder(request: GenerateRequest) -> str:
+        return _distinct(request)
+
+    class LexicalFirst(FakeVerifier):
+        async def verify(self, request: VerifyRequest) -> VerifyResponse:
+            self.requests.append(request)
+            reject = rejected_first["round"]
+            results = [
+                CandidateVerdict(
+                    text=text, accepted=False, deciding_stage="lexical", reason="overlap 0.9"
+                )
+                if reject
+                else CandidateVerdict(text=text, accepted=True)
+                for text in request.candidates
+            ]
+            if reject and len(self.requests) == 2:
+                rejected_first["round"] = False
+            return VerifyResponse(results=results, semantic_check="off")
+
+    gateway = FakeGateway(responder)
+    builder = ParaphraseBuilder(gateway, LexicalFirst())
+    request = ParaphraseRequest(
+        question=QUESTION, k=3, seed=0, plain_per_round=10, toned_per_round=0
+    )
+    result = await builder.build(request)
+    assert result.complete and result.rounds == 2
+    first, second = gateway.requests[:2], gateway.requests[2:]
+    assert not any("rejected" in user_text(r) for r in first)
+    told = f"Earlier rewordings were rejected: {FEEDBACK['lexical']}"
+    assert second and all(told in user_text(r) for r in second)
+    assert {p.feedback for p in result.accepted} == {FEEDBACK["lexical"]}
+    # a request may turn it off
+    quiet, quiet_gateway, _ = _builder(accept=lambda text: text.endswith(" 1"))
+    await quiet.build(msgspec.structs.replace(request, feedback=False, k=4))
+    assert not any("rejected" in user_text(r) for r in quiet_gateway.requests)
+
+
 async def test_without_toned_candidates_the_set_is_k_plain_and_stops_there() -> None:
-    # one candidate in three survives; the set must not stop at the plain target (4 of 5) and
-    # then spend the candidate cap on plain candidates that could never enter it
-    builder, gateway, _ = _builder(accept=lambda text: int(text.split()[-1]) % 3 == 0)
+    builder, gateway, _ = _builder(accept=lambda text: text.endswith(" 1"))
     request = ParaphraseRequest(
         question=QUESTION, k=5, seed=2, plain_per_round=4, toned_per_round=0, max_candidates=40
     )
     result = await builder.build(request)
     assert result.complete and result.incomplete_reason is None
     assert [p.kind for p in result.accepted] == ["plain"] * 5
-    # candidates 0, 3, 6, 9 and 12 are kept, 15 is the fourth round's surplus; no fifth round
-    assert [p.sample_index for p in result.accepted] == [0, 3, 6, 9, 12]
-    assert [p.sample_index for p in result.surplus] == [15]
-    assert result.candidates_generated == len(gateway.requests) == 16
-    assert all(" tone (" not in _instruction(r) for r in gateway.requests)
+    # one call of four a round, one accepted each: five rounds, no sixth
+    assert result.rounds == 5 and len(gateway.requests) == 5
+    assert all(not _is_toned(r) for r in gateway.requests)
 
 
 async def test_a_toned_share_of_zero_asks_for_plain_candidates_only() -> None:
@@ -130,7 +222,7 @@ async def test_a_toned_share_of_zero_asks_for_plain_candidates_only() -> None:
     request = ParaphraseRequest(question=QUESTION, k=5, seed=2, toned_share=0.0)
     result = await builder.build(request)
     assert result.complete and [p.kind for p in result.accepted] == ["plain"] * 5
-    assert all(" tone (" not in _instruction(r) for r in gateway.requests)
+    assert all(not _is_toned(r) for r in gateway.requests)
 
 
 async def test_without_plain_candidates_the_set_is_k_toned() -> None:
@@ -138,14 +230,14 @@ async def test_without_plain_candidates_the_set_is_k_toned() -> None:
     request = ParaphraseRequest(question=QUESTION, k=5, seed=2, plain_per_round=0)
     result = await builder.build(request)
     assert result.complete and [p.kind for p in result.accepted] == ["toned"] * 5
-    assert all(" tone (" in _instruction(r) for r in gateway.requests)
+    assert all(_is_toned(r) for r in gateway.requests)
 
 
 async def test_the_candidate_cap_stops_with_a_reason() -> None:
-    builder, gateway, _ = _builder(accept=lambda text: text.endswith(" 0"))
+    builder, gateway, _ = _builder(accept=lambda text: text.endswith("0 1"))
     result = await builder.build(ParaphraseRequest(question=QUESTION, k=5, max_candidates=30))
     assert not result.complete
-    assert result.candidates_generated == 30 and len(gateway.requests) == 30
+    assert sum(_count(r) for r in gateway.requests) == 30
     assert result.rounds == 2  # 22, then the 8 left under the cap
     assert "candidate cap of 30" in (result.incomplete_reason or "")
     assert len(result.accepted) == 1
@@ -167,21 +259,39 @@ async def test_the_time_budget_stops_with_a_reason() -> None:
 
 
 async def test_requests_still_running_at_the_budget_are_cancelled_and_counted() -> None:
-    builder, gateway, _ = _builder(latency_s=1.0)
+    builder, gateway, _ = _builder(latency_s=1.0, generation_concurrency=2)
     result = await builder.build(ParaphraseRequest(question=QUESTION, k=3, time_budget_s=0.2))
     assert not result.complete and result.candidates_generated == 0
-    assert "22 generation request(s) cancelled at the time budget" in result.generation_failures
+    assert "5 generation request(s) cancelled at the time budget" in result.generation_failures
     assert "time budget" in (result.incomplete_reason or "")
-    # only the first four were sent; the others were dropped before reaching the gateway
-    assert len(gateway.requests) == 4 and gateway.max_inflight == 4
+    # only the first two were sent; the others were dropped before reaching the gateway
+    assert len(gateway.requests) == 2 and gateway.max_inflight == 2
+
+
+async def test_what_was_written_by_the_time_budget_is_still_verified() -> None:
+    gateway = FakeGateway(_distinct)
+    original = gateway.generate
+
+    async def first_call_hangs(request: GenerateRequest) -> GenerateResponse:
+        if request.sample_index == 0:
+            await asyncio.sleep(30)
+        return await original(request)
+
+    gateway.generate = first_call_hangs  # type: ignore[method-assign]
+    verifier = FakeVerifier()
+    request = ParaphraseRequest(question=QUESTION, k=10, seed=0, time_budget_s=0.3)
+    builder = ParaphraseBuilder(gateway, verifier, generation_concurrency=8)
+    result = await builder.build(request)
+    assert "1 generation request(s) cancelled at the time budget" in result.generation_failures
+    # calls 1 and 2 (plain) and 3 (toned) filled the set; call 4 was not needed
+    assert {p.sample_index for p in result.accepted + result.surplus} == {1, 2, 3}
+    assert result.complete
 
 
 async def test_generation_concurrency_bounds_the_requests_in_flight() -> None:
-    gateway = FakeGateway(_distinct, latency_s=0.01)
-    builder = ParaphraseBuilder(gateway, FakeVerifier(), generation_concurrency=2)
-    result = await builder.build(ParaphraseRequest(question=QUESTION, k=3, seed=0))
-    assert result.complete and len(gateway.requests) == 22
-    assert gateway.max_inflight == 2
+    builder, gateway, _ = _builder(latency_s=0.01, generation_concurrency=2)
+    result = await builder.build(ParaphraseRequest(question=QUESTION, k=10, seed=0))
+    assert result.complete and gateway.max_inflight == 2
 
 
 async def test_a_seed_makes_hints_tones_and_sampling_reproducible() -> None:
@@ -189,32 +299,33 @@ async def test_a_seed_makes_hints_tones_and_sampling_reproducible() -> None:
         return [(_instruction(r), r.seed, r.sample_index) for r in gateway.requests]
 
     runs = []
-    for seed in (7, 7, 8):
-        builder, gateway, _ = _builder()
-        result = await builder.build(ParaphraseRequest(question=QUESTION, seed=seed))
+    for seed in (7, 7, 8, 9):
+        builder, gateway, _ = _builder(accept=lambda text: text.endswith(" 1"))
+        result = await builder.build(ParaphraseRequest(question=QUESTION, k=6, seed=seed))
         assert result.seed == seed
         runs.append(choices(gateway))
     assert runs[0] == runs[1] != runs[2]
-    assert len({index for _, _, index in runs[0]}) == 22  # every request differs
-    assert len({instruction for instruction, _, _ in runs[0]}) > 5
+    assert len({index for _, _, index in runs[0]}) == len(runs[0])  # every call differs
+    assert len({instruction for run in runs for instruction, _, _ in run}) > 5
 
 
-async def test_duplicates_and_empty_lines_are_rejected_without_verification() -> None:
+async def test_duplicates_and_empty_replies_are_rejected_without_verification() -> None:
     def responder(request: GenerateRequest) -> str:
         if request.sample_index == 0:
-            return f'"{QUESTION.upper()}"'
-        if request.sample_index in (1, 2):
-            return "Tom buys five more apples: how many now?"
-        if request.sample_index == 3:
+            return f'1. "{QUESTION.upper()}"\n2. Tom buys five more apples: how many now?'
+        if request.sample_index == 1:
+            return "Here they are:\n1. Tom buys five more apples: how many now?"
+        if request.sample_index == 2:
             return "   "
         return _distinct(request)
 
     builder, _, verifier = _builder(responder)
-    result = await builder.build(ParaphraseRequest(question=QUESTION, k=3, seed=0))
-    stages = {r.sample_index: r.stage for r in result.rejected}
-    assert stages == {0: "duplicate", 2: "duplicate", 3: "clean"}
-    verified = verifier.requests[0].candidates
-    assert QUESTION.upper() not in verified and len(verified) == 19
+    result = await builder.build(ParaphraseRequest(question=QUESTION, k=10, seed=0))
+    stages = sorted((r.sample_index, r.stage) for r in result.rejected)
+    assert stages == [(0, "duplicate"), (1, "duplicate"), (2, "clean")]
+    verified = _candidates(verifier)
+    assert QUESTION.upper() not in verified and "Here they are:" not in verified
+    assert verified[0] == "Tom buys five more apples: how many now?"
 
 
 async def test_generator_failures_are_recorded_not_dropped() -> None:
@@ -224,11 +335,10 @@ async def test_generator_failures_are_recorded_not_dropped() -> None:
         return _distinct(request)
 
     builder, _, _ = _builder(responder)
-    result = await builder.build(ParaphraseRequest(question=QUESTION, k=3, seed=0))
+    result = await builder.build(ParaphraseRequest(question=QUESTION, k=10, seed=0))
     assert result.complete
-    assert len(result.generation_failures) == 11
-    assert "rate_limited" in result.generation_failures[0]
-    assert result.candidates_generated == 11
+    assert len(result.generation_failures) >= 2
+    assert all("rate_limited" in failure for failure in result.generation_failures)
 
 
 async def test_a_generator_that_always_fails_stops_with_its_reason() -> None:
@@ -247,12 +357,11 @@ async def test_model_calls_sum_the_generators_calls_and_the_judges() -> None:
         reply = response(text)
         return msgspec.structs.replace(reply, usage=usage, cached=request.sample_index % 5 == 0)
 
-    # only every third candidate passes, so it takes several rounds and verify calls
-    builder, gateway, verifier = _builder(responder, lambda text: int(text.split()[-1]) % 3 == 0)
+    builder, gateway, verifier = _builder(responder, lambda text: text.endswith(" 1"))
     request = ParaphraseRequest(question=QUESTION, k=10, seed=3, cache=False)
     result = await builder.build(request)
     answered = [r for r in gateway.requests if r.sample_index % 7 != 3]
-    judged = [response.model_calls for response in verifier.responses]
+    judged = [reply.model_calls for reply in verifier.responses]
     assert result.rounds >= 2 and len(answered) < len(gateway.requests)
     assert result.model_calls == ModelCalls(
         calls=len(gateway.requests) + sum(calls.calls for calls in judged),
@@ -288,14 +397,13 @@ async def test_a_failing_verify_service_leaves_the_candidates_unverified_with_th
     builder = ParaphraseBuilder(gateway, verifier, verify_retry=Backoff(base_delay_s=0.01))
     result = await builder.build(ParaphraseRequest(question=QUESTION, k=3))
     assert not result.complete and result.accepted == []
-    assert len(result.rejected) == 22 and {r.stage for r in result.rejected} == {"unverified"}
+    assert len(result.rejected) == 5 and {r.stage for r in result.rejected} == {"unverified"}
     assert "connection refused (after 3 attempts)" in (result.incomplete_reason or "")
     assert len(verifier.requests) == 3  # asked again, with back-off, before giving up
     assert result.semantic_check == ""  # "auto" names no check: none ran
 
 
 async def test_a_judge_that_fails_on_every_candidate_stops_the_set() -> None:
-    # the judge's route is down: rejecting every candidate "on its merits" would spend the cap
     verifier = FakeVerifier(judge_error="judge call failed: unavailable")
     builder = ParaphraseBuilder(FakeGateway(_distinct), verifier)
     result = await builder.build(ParaphraseRequest(question=QUESTION, k=3))
@@ -303,15 +411,8 @@ async def test_a_judge_that_fails_on_every_candidate_stops_the_set() -> None:
     assert result.incomplete_reason == (
         "verification failed on every candidate of a round: judge call failed: unavailable"
     )
-    # rejected because the judge failed, not on their merits
     assert {r.stage for r in result.rejected} == {"unverified"}
     assert {r.reason for r in result.rejected} == {"judge call failed: unavailable"}
-
-
-async def test_a_round_with_one_judged_candidate_goes_on() -> None:
-    builder, _, _ = _builder(accept=lambda text: text.endswith(" 0"))
-    result = await builder.build(ParaphraseRequest(question=QUESTION, k=3, max_candidates=44))
-    assert result.incomplete_reason is not None and "candidate cap" in result.incomplete_reason
 
 
 async def test_verify_is_not_asked_again_past_the_time_budget() -> None:
@@ -353,9 +454,7 @@ async def test_an_italian_question_is_paraphrased_in_italian() -> None:
         ParaphraseRequest(question="Quanti anni aveva Garibaldi quando è morto?", k=2)
     )
     assert result.language == "it"
-    assert all("Write the rewritten question in Italian." in user_text(r) for r in gateway.requests)
+    assert all("Write the rewordings in Italian." in user_text(r) for r in gateway.requests)
     english, gateway_en, _ = _builder()
     await english.build(ParaphraseRequest(question=QUESTION, k=2))
-    assert all(
-        "Write the rewritten question in English." in user_text(r) for r in gateway_en.requests
-    )
+    assert all("Write the rewordings in English." in user_text(r) for r in gateway_en.requests)

@@ -13,6 +13,7 @@ from litestar.testing import TestClient
 from services.verify.adapters import embedder as embedder_module
 from services.verify.adapters.thresholds import GatewayThresholds
 from services.verify.app import create_app
+from services.verify.domain.prompts import JUDGE_PROMPT_VERSION
 from services.verify.settings import VerifySettings
 from shared.contracts.gateway import GenerateRequest
 from tests.unit.verify.fakes import BagOfWordsEmbedder, FakeGateway, gateway_error
@@ -45,7 +46,7 @@ def test_verify_reports_every_candidate_and_the_checks_that_ran(client: TestClie
     payload = response.json()
     assert payload["semantic_check"] == "embedding"
     assert payload["judge_model"] == "local"
-    assert payload["judge_prompt_version"] == "judge-v3"
+    assert payload["judge_prompt_version"] == JUDGE_PROMPT_VERSION
     first, second = payload["results"]
     assert first["accepted"] is False and first["deciding_stage"] == "lexical"
     assert second["accepted"] is True and second["judge_verdict"] == "yes"
