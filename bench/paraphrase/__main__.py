@@ -1,10 +1,16 @@
-"""Paraphrase generation on GSM8K and SimpleQA questions through the real perturb service.
+"""Paraphrase generation on GSM8K and SimpleQA questions through the real perturb service, in
+two configurations measured in the same run: one candidate a generator call, verified after the
+round and told nothing of earlier rejections (how sets were built before 2026-12-04), and the
+default (several candidates a call, verified as each call answers, the round stopped once the set
+is full, the next round told why candidates were rejected).
 
     python -m bench.paraphrase                       # starts gateway, verify and perturb itself
     python -m bench.paraphrase --questions 5 --k 5 --perturb-url http://127.0.0.1:8002
 
-Prints, per data set: accepted paraphrases per question, complete sets, candidates generated per
-accepted paraphrase, seconds per question, and where the rejected candidates were stopped.
+Prints, per data set and configuration: accepted paraphrases per question, complete sets, model
+calls and tokens per accepted paraphrase (generator and judge together: what a paid API bills),
+seconds per question, and where the rejected candidates were stopped. The response cache is off,
+so neither configuration is answered from the other's calls.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import json
 import statistics
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench.stack import local_services
@@ -23,22 +30,24 @@ from shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
 from shared.contracts.verify import Task, VerifyOptions
 from shared.http_client import close_session
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO.parent / "shared" / "data" / "fixtures"
+SAMPLES = Path(__file__).resolve().parents[2] / "services" / "evaluator" / "samples"
 DATASETS: dict[str, tuple[str, Task]] = {
-    "gsm8k": ("math_gsm8k_test.jsonl", "math"),
-    "simpleqa": ("factual_simpleqa.jsonl", "factual"),
+    "gsm8k": ("gsm8k.jsonl", "math"),
+    "simpleqa": ("simpleqa.jsonl", "factual"),
 }
+#: how each configuration builds a set: (candidates per call, feedback)
+CONFIGS: dict[str, tuple[int, bool]] = {"one-a-call": (1, False), "lists": (5, True)}
 
 
 def questions(name: str, count: int) -> list[str]:
-    lines = (FIXTURES / DATASETS[name][0]).read_text().splitlines()[:count]
+    lines = (SAMPLES / DATASETS[name][0]).read_text().splitlines()[:count]
     return [json.loads(line)["question"] for line in lines]
 
 
 async def run_dataset(
-    client: PerturbClient, name: str, args: argparse.Namespace
+    client: PerturbClient, name: str, config: str, args: argparse.Namespace
 ) -> list[ParaphraseResponse]:
+    per_call, feedback = CONFIGS[config]
     results = []
     for index, question in enumerate(questions(name, args.questions)):
         request = ParaphraseRequest(
@@ -48,36 +57,78 @@ async def run_dataset(
             time_budget_s=args.time_budget,
             plain_per_round=args.plain_per_round,
             toned_per_round=args.toned_per_round,
+            candidates_per_call=per_call,
+            feedback=feedback,
             seed=index,
             task=DATASETS[name][1],
             verify=VerifyOptions(),
+            cache=False,
         )
         result = await client.paraphrases(request)
         results.append(result)
         print(
-            f"  {name} {index + 1}/{args.questions}: {len(result.accepted)}/{args.k} accepted, "
-            f"{result.candidates_generated} candidates, {result.elapsed_s:.0f} s",
+            f"  {name} {config} {index + 1}/{args.questions}: {len(result.accepted)}/{args.k} "
+            f"accepted, {result.candidates_generated} candidates, {result.elapsed_s:.0f} s",
             file=sys.stderr,
         )
     return results
 
 
-def row(name: str, results: list[ParaphraseResponse], k: int) -> str:
-    accepted = [len(r.accepted) for r in results]
-    verified = sum(len(r.accepted) + len(r.surplus) for r in results)
+@dataclass(frozen=True)
+class Figures:
+    accepted: float
+    complete: int
+    calls: float
+    tokens: float
+    seconds: float
+
+
+def figures(results: list[ParaphraseResponse]) -> Figures:
+    accepted = sum(len(r.accepted) + len(r.surplus) for r in results)
+    calls = sum(r.model_calls.calls for r in results)
+    tokens = sum(
+        r.model_calls.usage.input_tokens + r.model_calls.usage.output_tokens for r in results
+    )
+    return Figures(
+        accepted=statistics.mean(len(r.accepted) for r in results),
+        complete=sum(r.complete for r in results),
+        calls=calls / max(1, accepted),
+        tokens=tokens / max(1, accepted),
+        seconds=statistics.mean(r.elapsed_s for r in results),
+    )
+
+
+def row(name: str, config: str, results: list[ParaphraseResponse], k: int) -> str:
+    found = figures(results)
     generated = sum(r.candidates_generated for r in results)
+    verified = sum(len(r.accepted) + len(r.surplus) for r in results)
     seconds = [r.elapsed_s for r in results]
-    complete = sum(r.complete for r in results)
     return " | ".join(
         [
             name,
+            config,
             str(len(results)),
-            f"{statistics.mean(accepted):.1f} / {k}",
-            f"{complete}/{len(results)}",
+            f"{found.accepted:.1f} / {k}",
+            f"{found.complete}/{len(results)}",
             f"{generated / max(1, verified):.1f}",
-            f"{statistics.mean(seconds):.0f} (median {statistics.median(seconds):.0f})",
+            f"{found.calls:.1f}",
+            f"{found.tokens:,.0f}",
+            f"{found.seconds:.0f} (median {statistics.median(seconds):.0f})",
             f"{statistics.mean(r.rounds for r in results):.1f}",
         ]
+    )
+
+
+def ratio_row(name: str, before: list[ParaphraseResponse], after: list[ParaphraseResponse]) -> str:
+    old, new = figures(before), figures(after)
+
+    def times(a: float, b: float) -> str:
+        return f"{a / max(b, 1e-9):.2f}×"
+
+    return (
+        f"{name} | now vs before | | {times(new.accepted, old.accepted)} accepted | | | "
+        f"{times(old.calls, new.calls)} fewer | {times(old.tokens, new.tokens)} fewer | "
+        f"{times(old.seconds, new.seconds)} faster | "
     )
 
 
@@ -96,23 +147,29 @@ def rejection_summary(results: list[ParaphraseResponse]) -> str:
 async def run(args: argparse.Namespace) -> None:
     client = PerturbClient(args.perturb_url, timeout_s=3600)
     table = [
-        "dataset | questions | accepted per question | complete | candidates per verified "
+        "dataset | build | questions | accepted per question | complete | candidates per "
+        "verified paraphrase | model calls per verified paraphrase | tokens per verified "
         "paraphrase | seconds per question | rounds",
-        "--- | --- | --- | --- | --- | --- | ---",
+        " | ".join(["---"] * 10),
     ]
     notes = []
     for name in args.datasets:
-        results = await run_dataset(client, name, args)
-        table.append(row(name, results, args.k))
-        notes.append(f"{name}: {rejection_summary(results)}")
-        for result in results[: args.show]:
-            notes.append(f"  Q: {result.question[:100]}")
-            notes.extend(f"    [{p.kind}/{p.tone or p.hint}] {p.text}" for p in result.accepted)
+        by_config = {}
+        for config in args.configs:
+            results = await run_dataset(client, name, config, args)
+            by_config[config] = results
+            table.append(row(name, config, results, args.k))
+            notes.append(f"{name} {config}: {rejection_summary(results)}")
+            for result in results[: args.show]:
+                notes.append(f"  Q: {result.question[:100]}")
+                notes.extend(f"    [{p.kind}/{p.tone or p.hint}] {p.text}" for p in result.accepted)
+        if len(by_config) == 2:
+            table.append(ratio_row(name, *by_config.values()))
     await close_session()
     print(
         f"generator {args.generator!r}, judge = generator, both orders; k={args.k}, time budget "
         f"{args.time_budget:g} s per question, {args.plain_per_round} plain + "
-        f"{args.toned_per_round} toned candidates per round"
+        f"{args.toned_per_round} toned candidates per round; response cache off"
     )
     print("\n".join(table))
     print("\n".join(notes))
@@ -130,6 +187,7 @@ def main() -> None:
     parser.add_argument("--plain-per-round", type=int, default=14)
     parser.add_argument("--toned-per-round", type=int, default=8)
     parser.add_argument("--datasets", nargs="*", default=list(DATASETS), choices=list(DATASETS))
+    parser.add_argument("--configs", nargs="*", default=list(CONFIGS), choices=list(CONFIGS))
     parser.add_argument("--show", type=int, default=1, help="questions whose paraphrases to print")
     parser.add_argument("--data-dir", default=None, help="gateway data dir (model cache)")
     args = parser.parse_args()
