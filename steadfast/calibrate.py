@@ -2,13 +2,14 @@
 question pairs and store it with the gateway, where every service reads it (docs: METHOD §1.1).
 
 The judge is asked both of its questions (verify's equivalence question and the audit's second
-one), in both orders, about every labelled pair that keeps the original's quantities (the
-quantity check runs first by default, so the judge never sees the others). Its mean P(YES) is
-tried against every threshold of a grid; one threshold is chosen per question:
+one), in both orders, about every labelled pair that passes the checks verification runs before
+it by default (quantity invariance and the semantic check), as it would in a run. Its mean
+P(YES) is tried against every threshold of a grid; one threshold is chosen per question:
 
-- the equivalence question: the lowest threshold that rejects at least ``--target-reject`` of
-  the meaning-changing pairs (most faithful paraphrases kept at that safety); when none does,
-  the one with the best balanced accuracy;
+- the equivalence question: the lowest threshold at which verification (the checks before the
+  judge, then the judge) rejects at least ``--target-reject`` of the meaning-changing pairs,
+  keeping as many faithful paraphrases as that safety allows; when none does, the one with the
+  best balanced accuracy;
 - the audit's question: the highest threshold that still accepts ``--audit-keep`` of the
   equivalent pairs, because the audit re-checks only disagreeing variants and a check that
   wrongly rejects would bias the rates toward consistency (METHOD §1.4).
@@ -34,7 +35,7 @@ from shared.clients.verify import VerifyClient
 from shared.contracts.calibration import JudgeCalibration, ThresholdRates
 from shared.contracts.verify import VerifyRequest, VerifyStages, VerifyThresholds
 from steadfast.evaluate import environment_settings, evaluator_url, run
-from steadfast.supervisor import service_ports
+from steadfast.supervisor import readiness, service_ports
 
 #: the labelled pairs bundled with Steadfast (factual and maths; see its LICENSES.md)
 BUNDLED_PAIRS = "calibration_pairs.jsonl"
@@ -107,14 +108,19 @@ def _pair(line: str, number: int, name: str) -> LabelledPair:
 
 
 def rates_at(
-    scored: Sequence[tuple[float, bool]], grid: Sequence[float] = GRID
+    scored: Sequence[tuple[float, bool]],
+    grid: Sequence[float] = GRID,
+    screened_other: int = 0,
 ) -> list[ThresholdRates]:
-    """How many equivalent pairs are accepted and other pairs rejected at each threshold."""
+    """How many equivalent pairs are accepted and other pairs rejected at each threshold; the
+    ``screened_other`` meaning changes the checks before the judge rejected count as rejected
+    at every threshold."""
     return [
         ThresholdRates(
             threshold=threshold,
             accepted_equivalent=sum(1 for p, same in scored if same and p >= threshold),
-            rejected_other=sum(1 for p, same in scored if not same and p < threshold),
+            rejected_other=screened_other
+            + sum(1 for p, same in scored if not same and p < threshold),
         )
         for threshold in grid
     ]
@@ -169,7 +175,7 @@ async def judge_pairs(
         request = VerifyRequest(
             original=original,
             candidates=[pair.candidate for pair in group],
-            stages=VerifyStages(lexical=False, numbers=True, judge=True, semantic="off"),
+            stages=VerifyStages(lexical=False, numbers=True, judge=True, semantic="auto"),
             thresholds=VerifyThresholds(judge_p_yes=0.0, audit_p_yes=0.0),
             judge_model=route,
             audit=True,
@@ -180,7 +186,8 @@ async def judge_pairs(
         versions["audit"] = response.audit_prompt_version or versions["audit"]
         scored = []
         for pair, verdict in zip(group, response.results, strict=True):
-            screened = verdict.reason if verdict.deciding_stage == "numbers" else None
+            before_judge = verdict.deciding_stage in ("numbers", "semantic")
+            screened = verdict.reason if before_judge and not verdict.error else None
             scored.append(
                 Scored(pair, verdict.judge_p_yes, verdict.audit_p_yes, screened, verdict.error)
             )
@@ -202,10 +209,13 @@ def calibration_of(
     *,
     audit: bool,
     target: float,
+    screened: Sequence[bool] = (),
 ) -> JudgeCalibration:
-    equivalent = sum(1 for _, same in scores if same)
-    other = len(scores) - equivalent
-    rates = rates_at(scores)
+    """``screened``: the labels of the pairs the checks before the judge rejected."""
+    screened_other = sum(1 for same in screened if not same)
+    equivalent = sum(1 for _, same in scores if same) + len(screened) - screened_other
+    other = len(scores) + len(screened) - equivalent
+    rates = rates_at(scores, screened_other=screened_other)
     choose = choose_for_audit if audit else choose_for_equivalence
     threshold, rule = choose(rates, equivalent, other, target)
     return JudgeCalibration(
@@ -218,6 +228,7 @@ def calibration_of(
         other=other,
         rates=rates,
         failed=failed,
+        screened=len(screened),
         calibrated_at=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     )
 
@@ -225,7 +236,8 @@ def calibration_of(
 def table(calibration: JudgeCalibration) -> str:
     lines = [
         f"{calibration.prompt_version}: {calibration.equivalent} equivalent and "
-        f"{calibration.other} meaning-changing pairs judged",
+        f"{calibration.other} meaning-changing pairs ({calibration.screened} rejected by the "
+        "checks before the judge, at every threshold)",
         "threshold | equivalent accepted | meaning-changing rejected",
         "--- | --- | ---",
     ]
@@ -248,22 +260,28 @@ async def calibrate(args: argparse.Namespace) -> int:
     except PairsError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    async with evaluator_url(args):  # the services, started for the command if none run
-        gateway = GatewayClient(_service_url(args, "gateway"))
-        known = await gateway.route_names()
-        if known is not None and args.judge not in known:
-            routes = ", ".join(sorted(name for name in known if ":" not in name))
-            print(
-                f"error: the gateway has no route {args.judge!r} (its routes: {routes})",
-                file=sys.stderr,
-            )
-            return 2
-        verify = VerifyClient(_service_url(args, "verify"), timeout_s=3600)
-        print(f"judging {len(pairs)} labelled pairs with {args.judge!r} ...", file=sys.stderr)
-        scored, judge_version, audit_version = await judge_pairs(verify, args.judge, pairs)
-        return await _report_and_store(
-            args, gateway, pairs_name, scored, judge_version, audit_version
+    if readiness(_service_url(args, "verify"), timeout_s=1.0)[0]:
+        return await _calibrate_with(args, pairs_name, pairs)
+    async with evaluator_url(args):  # the services, started for this command
+        return await _calibrate_with(args, pairs_name, pairs)
+
+
+async def _calibrate_with(
+    args: argparse.Namespace, pairs_name: str, pairs: list[LabelledPair]
+) -> int:
+    gateway = GatewayClient(_service_url(args, "gateway"))
+    known = await gateway.route_names()
+    if known is not None and args.judge not in known:
+        routes = ", ".join(sorted(name for name in known if ":" not in name))
+        print(
+            f"error: the gateway has no route {args.judge!r} (its routes: {routes})",
+            file=sys.stderr,
         )
+        return 2
+    verify = VerifyClient(_service_url(args, "verify"), timeout_s=3600)
+    print(f"judging {len(pairs)} labelled pairs with {args.judge!r} ...", file=sys.stderr)
+    scored, judge_version, audit_version = await judge_pairs(verify, args.judge, pairs)
+    return await _report_and_store(args, gateway, pairs_name, scored, judge_version, audit_version)
 
 
 def _service_url(args: argparse.Namespace, service: str) -> str:
@@ -284,7 +302,7 @@ async def _report_and_store(
     failed = [s for s in scored if s.error and not s.screened_out]
     judged = [s for s in scored if not s.screened_out and not s.error]
     print(
-        f"{len(screened)} pairs screened out by the quantity check "
+        f"{len(screened)} pairs rejected by the checks before the judge "
         f"({sum(s.pair.equivalent for s in screened)} of them equivalent); "
         f"{len(failed)} failed judge calls; {len(judged)} judged"
     )
@@ -305,10 +323,20 @@ async def _report_and_store(
         values = [(s.audit if audit else s.judge, s.pair.equivalent) for s in judged]
         scores = [(p, same) for p, same in values if p is not None]
         calibration = calibration_of(
-            args.judge, version, scores, pairs_name, len(failed), audit=audit, target=target
+            args.judge,
+            version,
+            scores,
+            pairs_name,
+            len(failed),
+            audit=audit,
+            target=target,
+            screened=[] if audit else [s.pair.equivalent for s in screened],
         )
         print("\n" + table(calibration))
         made.append(calibration)
+    if args.save:
+        document = msgspec.json.format(msgspec.json.encode(made)).decode() + "\n"
+        await asyncio.to_thread(Path(args.save).write_text, document, encoding="utf-8")
     if args.dry_run:
         print("\n--dry-run: nothing stored")
         return 0
@@ -318,9 +346,6 @@ async def _report_and_store(
         print(f"stored: {version} of {args.judge!r} is {stored.value:.2f} ({stored.origin})")
         if stored.source == "configured":
             print("  note: the route's configuration sets it, and wins over the calibration")
-    if args.save:
-        document = msgspec.json.format(msgspec.json.encode(made)).decode() + "\n"
-        await asyncio.to_thread(Path(args.save).write_text, document, encoding="utf-8")
     return 0
 
 

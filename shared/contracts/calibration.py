@@ -54,6 +54,9 @@ class JudgeCalibration(Contract, kw_only=True):
     rates: Annotated[list[ThresholdRates], msgspec.Meta(max_length=1000)]
     #: pairs whose judge call failed (left out of the counts)
     failed: Count = 0
+    #: pairs the checks verification runs before the judge rejected (counted in ``rates``: a
+    #: meaning change among them is rejected at every threshold, a rewording never accepted)
+    screened: Count = 0
     #: ISO 8601, UTC
     calibrated_at: Annotated[str, msgspec.Meta(max_length=40)]
     #: the judge model behind the route when it was calibrated

@@ -480,8 +480,9 @@ def _threshold_line(what: str, threshold: JudgeThreshold) -> str:
         rejected = at.rejected_other / max(1, calibration.other)
         line += escape(
             f". On {calibration.equivalent} equivalent and {calibration.other} meaning-changing "
-            f"labelled pairs it accepted {accepted:.1%} and rejected {rejected:.1%} at this "
-            f"threshold (calibrated {calibration.calibrated_at[:10]}; {calibration.rule})."
+            f"labelled pairs ({calibration.pairs}), verification with this threshold accepted "
+            f"{accepted:.1%} of the equivalent ones and rejected {rejected:.1%} of the others "
+            f"(calibrated {calibration.calibrated_at[:10]}; {calibration.rule})."
         )
     elif threshold.source == "method_default":
         line += (

@@ -1,0 +1,112 @@
+"""``steadfast calibrate``'s pure parts: reading labelled pairs, rates and the threshold rules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from steadfast.calibrate import (
+    PairsError,
+    calibration_of,
+    choose_for_audit,
+    choose_for_equivalence,
+    rates_at,
+    read_pairs,
+)
+
+
+def _write(path: Path, rows: list[object]) -> Path:
+    path.write_text(
+        "".join((row if isinstance(row, str) else json.dumps(row)) + "\n" for row in rows)
+    )
+    return path
+
+
+GOOD = {"original": "Who wrote Hamlet?", "candidate": "Hamlet's author?", "equivalent": True}
+BAD = {
+    "original": "Who wrote Hamlet?",
+    "candidate": "When was Hamlet written?",
+    "equivalent": False,
+}
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ([], "no pairs"),
+        (["", "  "], "no pairs"),
+        ([GOOD, "{not json"], "line 2: not JSON"),
+        ([GOOD, ["a list"]], "line 2: not a JSON object"),
+        ([GOOD, {**BAD, "candidate": ""}], "line 2: `candidate` must be a non-empty string"),
+        ([{**GOOD, "original": 3}, BAD], "line 1: `original` must be a non-empty string"),
+        ([GOOD, {**BAD, "equivalent": "no"}], "line 2: `equivalent` must be true or false"),
+        ([GOOD, GOOD], "needs equivalent and meaning-changing pairs"),
+    ],
+)
+def test_a_bad_pairs_file_is_refused_naming_the_line(
+    tmp_path: Path, rows: list[object], message: str
+) -> None:
+    path = _write(tmp_path / "pairs.jsonl", rows)
+    with pytest.raises(PairsError) as error:
+        read_pairs(path)
+    assert message in str(error.value) and "pairs.jsonl" in str(error.value)
+
+
+def test_a_missing_file_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(PairsError, match="cannot be read"):
+        read_pairs(tmp_path / "nope.jsonl")
+
+
+def test_the_bundled_pairs_are_read() -> None:
+    name, pairs = read_pairs(None)
+    assert name.startswith("bundled") and len(pairs) >= 200
+    assert sum(p.equivalent for p in pairs) == len(pairs) // 2
+
+
+SCORES = [(0.93, True)] * 4 + [(0.72, True)] * 4 + [(0.52, True)] * 2
+SCORES += [(0.33, False)] * 6 + [(0.52, False)] * 2 + [(0.12, False)] * 2
+
+
+def test_rates_count_accepted_rewordings_and_rejected_changes_per_threshold() -> None:
+    rates = {r.threshold: r for r in rates_at(SCORES)}
+    assert (rates[0.5].accepted_equivalent, rates[0.5].rejected_other) == (10, 8)
+    assert (rates[0.55].accepted_equivalent, rates[0.55].rejected_other) == (8, 10)
+    assert (rates[0.1].accepted_equivalent, rates[0.1].rejected_other) == (10, 0)
+    # changes rejected before the judge count as rejected at every threshold
+    assert rates_at(SCORES, screened_other=5)[1].rejected_other == 5
+
+
+def test_the_equivalence_threshold_is_the_lowest_that_reaches_the_rejection_target() -> None:
+    rates = rates_at(SCORES)
+    assert choose_for_equivalence(rates, 10, 10, 0.95)[0] == 0.55
+    assert choose_for_equivalence(rates, 10, 10, 0.8)[0] == 0.35
+    # no threshold rejects every change while keeping the rewordings: best balanced accuracy
+    mixed = [(0.6, True), (0.4, True), (0.6, False), (0.2, False)]
+    threshold, rule = choose_for_equivalence(rates_at(mixed), 2, 2, 1.01)
+    assert threshold in (0.25, 0.3, 0.35, 0.4) and "balanced" in rule
+
+
+def test_the_audit_threshold_is_the_highest_that_keeps_the_rewordings() -> None:
+    rates = rates_at(SCORES)
+    assert choose_for_audit(rates, 10, 10, 0.95)[0] == 0.5
+    assert choose_for_audit(rates, 10, 10, 0.8)[0] == 0.7
+
+
+def test_a_calibration_counts_the_pairs_screened_before_the_judge() -> None:
+    calibration = calibration_of(
+        "judge",
+        "judge-v3",
+        SCORES,
+        "pairs.jsonl",
+        failed=1,
+        audit=False,
+        target=0.95,
+        screened=[False, False, True],
+    )
+    assert (calibration.equivalent, calibration.other, calibration.screened) == (11, 12, 3)
+    at = calibration.at_threshold()
+    assert at is not None and calibration.threshold == 0.55
+    assert (at.accepted_equivalent, at.rejected_other) == (8, 12)
+    assert calibration.failed == 1 and calibration.calibrated_at.startswith("20")
