@@ -142,9 +142,10 @@ def running_stack(
     concurrency: int = 16,
     extra_routes: str = "",
     extra_env: dict[str, str] | None = None,
+    world: Callable[[dict[str, Any]], Reply | str] | None = None,
 ) -> Iterator[Stack]:
     with FakeOpenAIServer(
-        responder=TinyWorld(), latency_s=latency_s, latency_spread=latency_spread
+        responder=world or TinyWorld(), latency_s=latency_s, latency_spread=latency_spread
     ) as upstream:
         routes = tmp / "models.toml"
         extra = extra_routes.format(url=upstream.url, concurrency=concurrency)

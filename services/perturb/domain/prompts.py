@@ -34,7 +34,7 @@ TONES: dict[Tone, str] = {
 }
 
 _PARAPHRASE_SYSTEM = (
-    "You reword questions. Given a question, write the number of rewordings asked for. Each "
+    "You paraphrase questions. Given a question, write the number of rewordings asked for. Each "
     "asks exactly the same thing in different words and a different structure: keep every name, "
     "number, date, fact and condition, add nothing, drop nothing, keep the intent and the "
     "sentiment, and sound natural. A rewording may be a question or a request with the same "
@@ -46,7 +46,7 @@ _PARAPHRASE_SYSTEM = (
 
 # a short example teaches the small local model the format; generic on purpose
 _PARAPHRASE_EXAMPLE = (
-    "Question to reword: Tom has 3 apples and buys 5 more. How many apples does he have now?\n"
+    "Question to rewrite: Tom has 3 apples and buys 5 more. How many apples does he have now?\n"
     "Style: change clause order\nRewordings: 3",
     "1. After buying 5 more apples, how many does Tom have, if he started with 3?\n"
     "2. How many apples does Tom own now, given that he had 3 and bought 5 more?\n"
@@ -76,7 +76,7 @@ def paraphrase_messages(
     example_user, example_reply = _PARAPHRASE_EXAMPLE
     avoid = f"\nEarlier rewordings were rejected: {feedback}" if feedback else ""
     content = (
-        f"Question to reword: {question}\nStyle: {style_of(hint, tone)}\nRewordings: {count}"
+        f"Question to rewrite: {question}\nStyle: {style_of(hint, tone)}\nRewordings: {count}"
         f"{avoid}{_language_line(language)}"
     )
     return [
