@@ -69,9 +69,14 @@ _ABSTENTION_PATTERNS = [
     r"\bno comment\b",
     r"\b(?:unanswerable|not answerable|ambiguous question)\b",
     r"\bi (?:cannot|can ?t) (?:answer|help|be certain|be sure)\b",
+    r"\bi (?:cannot|can ?t|do not|don ?t) (?:recall|remember)\b",
+    r"\bi (?:do not|don ?t) have (?:that|this|the|enough|any|reliable)\b",
+    r"^not sure\b",
+    r"\bunknown to me\b",
     # Italian
     r"\bnon (?:lo )?so\b",
-    r"\bnon (?:e|sono) (?:sicur[oa]|in grado|possibile (?:determinar|stabilir|saper|rispond))",
+    r"\bnon (?:e|sono|ne sono) "
+    r"(?:sicur[oa]|in grado|possibile (?:determinar|stabilir|saper|rispond))",
     r"\bimpossibile (?:determinare|stabilire|rispondere|dire|sapere)\b",
     r"\b(?:informazioni|dati) (?:insufficienti|non sufficienti)\b",
     r"\bnon ho (?:idea|informazioni|commenti)\b",

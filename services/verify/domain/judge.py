@@ -4,7 +4,6 @@ mean P(YES) over the orders is held to the route's threshold."""
 from __future__ import annotations
 
 import asyncio
-import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -15,10 +14,10 @@ from shared.contracts.gateway import (
     ChatMessage,
     GenerateRequest,
     GenerateResponse,
-    TokenAlternative,
 )
 from shared.contracts.verify import JudgeVote
 from shared.http_client import ServiceCallError
+from shared.judging import p_yes_from, reply_verdict
 from shared.metering import MeteredCaller, ModelCaller
 
 Order = Literal["original_first", "candidate_first"]
@@ -59,23 +58,6 @@ class JudgeOutcome:
 
     def verdict(self, threshold: float) -> Literal["yes", "no"]:
         return "yes" if self.passes(threshold) else "no"
-
-
-def reply_verdict(reply: str) -> Literal["yes", "no"]:
-    return "yes" if reply.strip().upper().startswith("Y") else "no"
-
-
-def p_yes_from(alternatives: list[TokenAlternative] | None) -> float | None:
-    """P(YES) / (P(YES) + P(NO)) over the first token's alternatives."""
-    if not alternatives:
-        return None
-    mass = {"Y": 0.0, "N": 0.0}
-    for alternative in alternatives:
-        initial = alternative.token.strip().upper()[:1]
-        if initial in mass:
-            mass[initial] += math.exp(alternative.logprob)
-    total = mass["Y"] + mass["N"]
-    return mass["Y"] / total if total > 0 else None
 
 
 class Judge:

@@ -1,0 +1,1 @@
+"""Answer equivalence on hand-labelled answer pairs."""
