@@ -47,6 +47,8 @@ _FILLER_WORDS = (
     "would say said called named known would be which who what whom whose when where "
     "do does did has have had will shall can could should may might must "
     "about around roughly approximately circa some nearly almost exactly just "
+    # what is left of a contraction or an elision once its apostrophe is split
+    "s t d ll re ve m nell dell all dall sull coll "
     # Italian
     "il lo la i gli le un uno una di del della dei degli delle da dal dalla in nel nella "
     "su sul sulla a al alla e ed o che chi cui è era sono fu stato stata credo penso forse "
@@ -110,18 +112,21 @@ def _quantities(text: str, language: str) -> list[Mention]:
 
 
 def _relation(ours: list[Mention], theirs: list[Mention]) -> str:
-    """ "same": every number on each side matches one on the other; "none": no number does;
-    else "part"."""
-    matched_ours = [any(m.matches(t) for t in theirs) for m in ours]
-    matched_theirs = [any(t.matches(m) for m in ours) for t in theirs]
-    if all(matched_ours) and all(matched_theirs):
+    """ "same": every number on each side matches one on the other; "other": each side has a
+    number the other lacks ("ottobre 1973" / "ottobre 1974"); "part": one side's numbers are
+    a part of the other's ("January 2008" / "2008")."""
+    ours_kept = all(any(m.matches(t) for t in theirs) for m in ours)
+    theirs_kept = all(any(t.matches(m) for m in ours) for t in theirs)
+    if ours_kept and theirs_kept:
         return "same"
-    return "none" if not any(matched_ours) and not any(matched_theirs) else "part"
+    return "part" if ours_kept or theirs_kept else "other"
 
 
-def _wording(core: list[str], language: str) -> set[str]:
-    """The words of a core that are no number and no month."""
-    return {t for t in core if t not in _MONTHS and not mentions(t, language)}
+def _wording(core: list[str], answer: str, language: str) -> set[str]:
+    """The words of a core that are part of no number (its unit or currency included: "2.5
+    dollars") and no month."""
+    numeric = {t for m in mentions(answer, language) for t in factual_tokens(m.written)}
+    return {t for t in core if t not in _MONTHS and t not in numeric}
 
 
 def _abstains(question: str, answer: str) -> bool:
@@ -165,8 +170,8 @@ def _by_numbers(question: str, first: str, second: str) -> bool | None:
     ours, theirs = _quantities(first, language), _quantities(second, language)
     if not ours or not theirs:
         return None
-    around = _wording(_core(question, first), language) ^ _wording(
-        _core(question, second), language
+    around = _wording(_core(question, first), first, language) ^ _wording(
+        _core(question, second), second, language
     )
     relation = _relation(ours, theirs) if not around else "part"
     return None if relation == "part" else relation == "same"

@@ -17,6 +17,7 @@ from services.gateway.domain.gateway import ModelGateway
 from services.gateway.domain.routes import load_routes
 from services.gateway.metrics import CACHE_PURGED
 from services.gateway.settings import GatewaySettings, get_settings
+from services.gateway.strategies.grouping import AnswerGrouper
 from services.gateway.strategies.service import SelfParaphraseService
 from shared.app import create_service_app
 from shared.clients.perturb import PerturbClient
@@ -36,8 +37,15 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
 
     calibrations = JudgeCalibrations(gateway.routes, store=None)
     perturb_url = settings.service_url("perturb")
+
+    async def answer_threshold(route: str, prompt_version: str) -> float:
+        return (await calibrations.threshold(route, prompt_version)).value
+
     self_paraphrase = SelfParaphraseService(
-        gateway, perturb=lambda: PerturbClient(perturb_url), routes=gateway.routes.keys()
+        gateway,
+        perturb=lambda: PerturbClient(perturb_url),
+        routes=gateway.routes.keys(),
+        grouper=AnswerGrouper(thresholds=answer_threshold),
     )
 
     async def attach_cache(app: Litestar) -> None:

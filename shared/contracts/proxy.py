@@ -21,8 +21,13 @@ VariantSource = Literal["original", "paraphrase", "canonical"]
 #: ``not_asked``: a restatement the model wrote inside its single-prompt reply, or a paraphrase
 #: left out of paraphrase-vote because it changed the question's numbers (``error`` says how)
 VariantStatus = Literal["answered", "failed", "skipped", "not_asked"]
-#: ``normalized``: equal answer keys (shared/answers.py); ``judge``: an LLM equivalence check
-Grouping = Literal["normalized", "judge"]
+#: how a vote groups free-form answers: ``semantic`` (default): by meaning, cheap steps first
+#: and the judge only for pairs they leave undecided (shared/answer_equivalence.py);
+#: ``normalized`` (or ``exact``): equal normalised text, no judge; ``judge``: the judge on every
+#: pair of different texts. Maths and choice answers are always grouped by their exact value
+Grouping = Literal["semantic", "normalized", "exact", "judge"]
+#: the grouping that ran: the task's exact value, normalised text, or meaning clusters
+Clustering = Literal["exact", "normalised", "semantic", "judge"]
 
 
 def split_model(model: str) -> tuple[StrategyName | None, str]:
@@ -51,8 +56,9 @@ class StrategyOptions(Contract, kw_only=True):
     #: full vote's; the original is always answered, so the reply is the original's whenever it
     #: agrees; ``agreement`` is then the share among the variants answered before the stop)
     early_stop: bool = False
-    grouping: Grouping = "normalized"
-    #: gateway route of the equivalence judge (``grouping="judge"``); default: the answering route
+    grouping: Grouping = "semantic"
+    #: gateway route of the equivalence judge (``semantic`` and ``judge`` grouping); default: the
+    #: answering route
     judge_model: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | None = None
     #: use the gateway's response cache (false: every model call goes upstream); answers sampled
     #: (temperature above 0) without a ``seed`` are never cached: each request is a new draw
@@ -111,6 +117,10 @@ class SelfParaphraseResponse(Contract, kw_only=True):
     #: what did not go as asked (failed variants, fewer paraphrases than k, ...)
     notes: list[str] = msgspec.field(default_factory=list)
     prompt_version: str = ""
+    #: how the answers were grouped for the vote, and the judge calls that cost (within
+    #: ``calls``)
+    clustering: Clustering | None = None
+    clustering_judge_calls: int = 0
 
 
 # --- OpenAI-compatible chat completions ----------------------------------------------------
@@ -212,6 +222,10 @@ class SteadfastInfo(Contract, kw_only=True):
     early_stopped: bool
     notes: list[str]
     prompt_version: str
+    #: how the answers were grouped for the vote, and the judge calls that cost (within
+    #: ``calls``)
+    clustering: Clustering | None = None
+    clustering_judge_calls: int = 0
 
 
 class ChatCompletion(Contract, kw_only=True, omit_defaults=True):

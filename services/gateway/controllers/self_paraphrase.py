@@ -88,4 +88,6 @@ def _response(run: Run, route: str) -> SelfParaphraseResponse:
         early_stopped=result.early_stopped,
         notes=result.notes,
         prompt_version=PROMPT_VERSION,
+        clustering=result.clustering,
+        clustering_judge_calls=result.clustering_judge_calls,
     )

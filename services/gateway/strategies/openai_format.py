@@ -129,6 +129,8 @@ def steadfast_info(run: Run, route: str) -> SteadfastInfo:
         early_stopped=result.early_stopped,
         notes=result.notes,
         prompt_version=PROMPT_VERSION,
+        clustering=result.clustering,
+        clustering_judge_calls=result.clustering_judge_calls,
     )
 
 

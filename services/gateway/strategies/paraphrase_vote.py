@@ -1,5 +1,6 @@
 """``paraphrase-vote`` (this service's own): answer the original and k paraphrases concurrently,
-group the answers by value and return the majority's (ties: the original's), with its share of
+group the answers (maths and choice by value, free-form ones by meaning) and return the
+majority's (ties: the original's), with its share of
 the votes as a consistency score and every variant's answer. A paraphrase that changes a number
 of the question is left out of the vote (and said so in the notes)."""
 
@@ -11,7 +12,6 @@ from dataclasses import dataclass
 
 from services.gateway.domain.errors import GenerationFailed
 from services.gateway.domain.gateway import DROP_WHEN_CANCELLED, DropSignal
-from services.gateway.strategies.equivalence import merge_equivalent
 from services.gateway.strategies.extraction import (
     Reading,
     chooses_option,
@@ -21,6 +21,7 @@ from services.gateway.strategies.extraction import (
     shown_content,
     task_from_counts,
 )
+from services.gateway.strategies.grouping import AnswerGrouper
 from services.gateway.strategies.paraphrasers import Paraphraser
 from services.gateway.strategies.question import AnswerSettings, Question, QuestionParts
 from services.gateway.strategies.result import StrategyResult
@@ -49,6 +50,7 @@ async def paraphrase_vote(
     settings: AnswerSettings,
     options: StrategyOptions,
     paraphraser: Paraphraser,
+    grouper: AnswerGrouper,
 ) -> StrategyResult:
     parts = question.parts(options.task)
     written = await paraphraser.paraphrase(parts.stem, options.k)
@@ -56,7 +58,9 @@ async def paraphrase_vote(
         model.add(written.model_calls)
     faithful, left_out = keep_quantities(parts, written.texts)
     wordings = [question.text, *faithful]
-    early = options.early_stop and options.grouping == "normalized"
+    early = options.early_stop and (
+        options.grouping in ("normalized", "exact") or options.task in ("math", "choice")
+    )
     replies = await answer_all(
         model, question, wordings, settings, options.task, early, parts.choices
     )
@@ -64,12 +68,22 @@ async def paraphrase_vote(
     notes = [*written.notes, *_left_out_notes(left_out, len(written.texts))]
     notes += _failure_notes(replies)
     if options.early_stop and not early:
-        notes.append("early stop is not used with judge grouping: every variant was answered")
-    if options.grouping == "judge":
-        judge = options.judge_model or settings.route
-        ballots.keys = await _judge_keys(
-            model, judge, question.text, ballots, notes, settings.cache
+        notes.append(
+            "early stop is not used when free-form answers are grouped by meaning: every "
+            "variant was answered"
         )
+    grouped = await grouper.group(
+        model,
+        judge_route=options.judge_model or settings.route,
+        question=question.text,
+        task=ballots.task,
+        keys=ballots.keys,
+        answers=[reading.answer if reading else None for reading in ballots.readings],
+        grouping=options.grouping,
+        cache=settings.cache,
+    )
+    ballots.keys = grouped.keys
+    notes += grouped.notes
     vote = tally(ballots.keys)
     chosen = _chosen_index(ballots, vote)
     if vote.winner is None:
@@ -89,6 +103,8 @@ async def paraphrase_vote(
         notes=notes,
         early_stopped=any(reply is None for reply in replies),
         finish_reason=reply.finish_reason,
+        clustering=grouped.clustering,
+        clustering_judge_calls=grouped.judge_calls,
     )
 
 
@@ -240,23 +256,6 @@ def _failure_notes(replies: list[Reply]) -> list[str]:
     if not failed:
         return []
     return [f"{failed} of {len(replies)} variant calls failed; the vote used the others"]
-
-
-async def _judge_keys(
-    model: MeteredCaller,
-    judge: str,
-    question: str,
-    ballots: Ballots,
-    notes: list[str],
-    cache: bool,
-) -> list[str | None]:
-    representatives: dict[str, str] = {}
-    for key, reading in zip(ballots.keys, ballots.readings, strict=True):
-        if key is not None and reading is not None and reading.answer is not None:
-            representatives.setdefault(key, reading.answer)
-    merge = await merge_equivalent(model, judge, question, representatives, cache)
-    notes.extend(merge.notes)
-    return [merge.group_of.get(key, key) if key is not None else None for key in ballots.keys]
 
 
 def _chosen_index(ballots: Ballots, vote: Vote) -> int:

@@ -62,11 +62,6 @@ PARAPHRASE_EXAMPLE_LINES = (
     "If Tom had 3 apples, got 5 more and then gave 2 to Ann, how many apples does he have now?",
 )
 
-EQUIVALENCE_SYSTEM = """\
-You compare two answers to the same question. Reply YES if they state the same answer (the same \
-value, entity or claim, however worded), NO otherwise. Reply with one word: YES or NO."""
-
-EQUIVALENCE_USER = "Question: {question}\nAnswer 1: {first}\nAnswer 2: {second}"
 
 _FINAL_ANSWER = re.compile(r"final answer\s*[:：]\s*", re.IGNORECASE)
 _RESTATEMENT = re.compile(r"^\W*restatement\s*\d*\s*[:：]\s*(?P<text>.+)$", re.IGNORECASE)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from shared.contracts.gateway import FinishReason
-from shared.contracts.proxy import StrategyName, Variant
+from shared.contracts.proxy import Clustering, StrategyName, Variant
 from shared.contracts.verify import Task
 
 
@@ -25,6 +25,9 @@ class StrategyResult:
     early_stopped: bool = False
     #: why the reply the answer came from ended (``length``: cut by ``max_tokens``)
     finish_reason: FinishReason = "stop"
+    #: how a vote grouped the answers, and the judge calls it made
+    clustering: Clustering | None = None
+    clustering_judge_calls: int = 0
 
     @property
     def failed_variants(self) -> int:

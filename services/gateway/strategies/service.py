@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from services.gateway.domain.errors import GatewayError, GenerationFailed, UnknownRoute
 from services.gateway.strategies import metrics
 from services.gateway.strategies.canonicalize import canonicalize
+from services.gateway.strategies.grouping import AnswerGrouper
 from services.gateway.strategies.paraphrase_vote import paraphrase_vote
 from services.gateway.strategies.paraphrasers import (
     ModelParaphraser,
@@ -51,6 +52,8 @@ class SelfParaphraseService:
     #: the gateway's route names, to refuse an unknown ``generator`` or ``judge_model`` before
     #: any call (unchecked when absent)
     routes: Collection[str] | None = None
+    #: groups a vote's answers (its verdict cache serves every request)
+    grouper: AnswerGrouper = field(default_factory=AnswerGrouper)
 
     async def run(
         self,
@@ -97,9 +100,9 @@ class SelfParaphraseService:
         if self.routes is None:
             return
         named = [("model", settings.route), *((f, getattr(options, f)) for f in ROUTE_OPTIONS)]
-        for field, name in named:
+        for option, name in named:
             if name is not None and name not in self.routes:
-                raise UnknownRoute(name, sorted(self.routes), field=field)
+                raise UnknownRoute(name, sorted(self.routes), field=option)
 
     def _dispatch(
         self,
@@ -114,7 +117,7 @@ class SelfParaphraseService:
         if strategy == "canonicalize":
             return canonicalize(meter, question, settings, options)
         paraphraser = self._paraphraser(meter, settings, options)
-        return paraphrase_vote(meter, question, settings, options, paraphraser)
+        return paraphrase_vote(meter, question, settings, options, paraphraser, self.grouper)
 
     def _paraphraser(
         self, meter: MeteredCaller, settings: AnswerSettings, options: StrategyOptions
