@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import time
 import urllib.error
 import urllib.request
@@ -48,6 +49,8 @@ class Scenario:
     cut: set[str] = field(default_factory=set)
     #: wordings the model's safety filter blocks
     blocked: set[str] = field(default_factory=set)
+    #: answers the answer-equivalence judge calls the same (it says NO to any other pair)
+    same_answers: list[frozenset[str]] = field(default_factory=list)
     default: str = "I don't know"
     #: every reply the stand-in gave, in order
     given: list[str] = field(default_factory=list)
@@ -73,6 +76,9 @@ class Scenario:
             return candidates[-1]
         if system.startswith("You judge whether two questions are equivalent"):  # verify's
             return "YES"
+        if system.startswith("You compare two answers"):  # the vote's answer judge
+            found = re.findall(r"<answer_[12]>\n(.*?)\n</answer_[12]>", question, re.DOTALL)
+            return "YES" if frozenset(found) in self.same_answers else "NO"
         return self.answers.get(question, self.default)
 
     def fault(self, body: dict[str, Any]) -> Fault | None:
@@ -720,8 +726,9 @@ async def test_generate_with_a_strategy_model_returns_the_majority_answer(proxy:
 
 
 async def test_a_strategy_model_groups_the_answers_by_the_requests_task(proxy: Proxy) -> None:
-    # nothing boxed: without a task the replies are compared as texts (all differ, the tie goes
-    # to the original); as maths, four of the six say 24
+    # nothing boxed: without a task the replies are free-form answers, grouped by meaning
+    # ("24 legs." and "There are 24." are one answer); as maths, by their last number; either
+    # way four of the six say 24, where comparing texts would have tied and kept the original
     question = "How many legs do 3 spiders have, adding them up?"
     paraphrases = [f"{question} (wording {letter})" for letter in "abcde"]
     proxy.scenario.paraphrases[question] = paraphrases
@@ -730,8 +737,7 @@ async def test_a_strategy_model_groups_the_answers_by_the_requests_task(proxy: P
     client = GatewayClient(proxy.url)
     as_text = await client.generate(_ask(VOTE, question))
     as_maths = await client.generate(_ask(VOTE, question, task="math"))
-    assert as_text.text == "I count 18 legs."
-    assert as_maths.text == "24 legs."
+    assert as_text.text == as_maths.text == "24 legs."
 
 
 def _replies(proxy: Proxy, calls: list[dict[str, Any]]) -> list[str]:
@@ -991,3 +997,52 @@ def test_a_long_conversation_passes_through(proxy: Proxy) -> None:
     start = proxy.fake.call_count
     proxy.client().chat.completions.create(model="fake", messages=history)
     assert len(proxy.calls_since(start)[0]["messages"]) == 499
+
+
+def _vote(proxy: Proxy, question: str, answers: list[str]) -> dict[str, Any]:
+    """The vote on ``question``, whose original wording is answered ``answers[0]`` and its
+    paraphrases the others, through the official client."""
+    paraphrases = [f"{question} (said {letter})" for letter in "abcdefgh"[: len(answers) - 1]]
+    proxy.scenario.paraphrases[question] = paraphrases
+    proxy.scenario.answers.update(dict(zip([question, *paraphrases], answers, strict=True)))
+    completion = proxy.client().chat.completions.create(
+        model=VOTE,
+        messages=[{"role": "user", "content": question}],
+        extra_body={"steadfast": {"k": len(paraphrases), "task": "factual"}},
+    )
+    info: dict[str, Any] = completion.model_extra["steadfast"]  # type: ignore[index]
+    info["content"] = completion.choices[0].message.content
+    return info
+
+
+def test_the_same_answer_in_other_words_is_one_answer(proxy: Proxy) -> None:
+    answers = ["Paris", "The capital of France is Paris.", "It's Paris."]
+    info = _vote(proxy, "What is the capital of France?", answers)
+    assert info["agreement"] == 1.0 and info["content"] == "Paris"
+    # the cheap steps decided it: no judge call
+    assert (info["clustering"], info["clustering_judge_calls"]) == ("semantic", 0)
+    assert info["calls"] == 1 + len(answers)  # the paraphrases and the answers, nothing more
+
+
+def test_different_answers_stay_apart_after_one_judge_call(proxy: Proxy) -> None:
+    info = _vote(proxy, "What is the capital city of France?", ["Paris", "Lyon"])
+    assert info["agreement"] == 0.5
+    assert (info["clustering"], info["clustering_judge_calls"]) == ("semantic", 1)
+
+
+def test_the_judge_merges_what_the_cheap_steps_leave_undecided(proxy: Proxy) -> None:
+    question = "What is the capital of Australia?"
+    proxy.scenario.same_answers.append(frozenset({"Canberra", "Canberra, in the ACT"}))
+    answers = ["Canberra", "Canberra, in the ACT", "Canberra", "Sydney"]
+    info = _vote(proxy, question, answers)
+    # one call merges the two Canberras; one keeps Sydney apart from their cluster
+    assert info["agreement"] == 0.75 and info["clustering_judge_calls"] == 2
+    # exact grouping costs nothing and sees three answers
+    plain = proxy.client().chat.completions.create(
+        model=VOTE,
+        messages=[{"role": "user", "content": question}],
+        extra_body={"steadfast": {"k": 3, "task": "factual", "grouping": "exact"}},
+    )
+    exact = plain.model_extra["steadfast"]  # type: ignore[index]
+    assert exact["agreement"] == 0.5
+    assert (exact["clustering"], exact["clustering_judge_calls"]) == ("normalised", 0)
