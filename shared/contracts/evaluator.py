@@ -108,6 +108,13 @@ class EvaluationSettings(Contract, kw_only=True):
     audit: AuditMode = "disagreements"
     #: the route asked the audit's second question (default: the judge's)
     audit_judge: ModelName | None = None
+    #: how one model's factual answers to a question's wordings are compared for agreement and
+    #: value-level consistency: ``semantic`` by meaning (cheap steps, then ``answer_judge`` for
+    #: what they leave undecided), ``normalized``/``exact`` by normalised text (no judge);
+    #: maths and choice answers are always compared by their exact value
+    grouping: Literal["semantic", "normalized", "exact"] = "semantic"
+    #: the route judging whether two answers say the same thing (default: the generator's)
+    answer_judge: ModelName | None = None
 
 
 class EvaluateRequest(EvaluationSettings, kw_only=True):
@@ -234,6 +241,18 @@ class AuditSummary(Contract, kw_only=True):
     model_calls: ModelCalls = msgspec.field(default_factory=ModelCalls)
 
 
+class AnswerGroupingSummary(Contract, kw_only=True):
+    """How factual answers were grouped before agreement was counted."""
+
+    clustering: Literal["semantic", "normalised"]
+    judge_model: str | None = None
+    threshold: float | None = None
+    judge_calls: int = 0
+    #: answers counted with another answer's value because they say the same thing
+    merged: int = 0
+    notes: list[str] = msgspec.field(default_factory=list)
+
+
 class VerificationSummary(Contract, kw_only=True):
     """How the paraphrases were verified, over the evaluation's sets."""
 
@@ -254,6 +273,7 @@ class EvaluateResponse(Contract, kw_only=True):
     semantic_check: str | None = None
     verification: VerificationSummary | None = None
     audit: AuditSummary | None = None
+    answer_grouping: AnswerGroupingSummary | None = None
     elapsed_s: float = 0.0
     #: what could not be done (the metrics, when the scoring service failed: the answers stand)
     notes: list[str] = msgspec.field(default_factory=list)
@@ -333,6 +353,7 @@ class EvaluationReport(Contract, kw_only=True):
     semantic_check: str | None = None
     verification: VerificationSummary | None = None
     audit: AuditSummary | None = None
+    answer_grouping: AnswerGroupingSummary | None = None
     message: str | None = None
 
 

@@ -83,6 +83,8 @@ class TinyWorld:
         user = messages[-1]["content"]
         if "<question_a>" in system or "<question_a>" in user:
             return YES
+        if system.startswith("You compare two answers"):  # the answer-equivalence judge
+            return "NO"
         if "paraphrase" in system.lower() or "rewrit" in system.lower():
             match = REWRITE.search(user)
             question = match.group(1).strip() if match else user

@@ -13,6 +13,7 @@ from shared.clients.perturb import PerturbClient
 from shared.clients.scoring import ScoringClient
 from shared.clients.verify import VerifyClient
 from shared.contracts.base import Problem
+from shared.contracts.calibration import JudgeThreshold
 from shared.contracts.gateway import GenerateRequest
 from shared.contracts.perturb import (
     DistractorRequest,
@@ -104,6 +105,12 @@ class HttpUpstream:
     async def verify(self, request: VerifyRequest) -> VerifyResponse:
         try:
             return await self.verifier.verify(request)
+        except ServiceCallError as error:
+            raise upstream_error(error) from error
+
+    async def judge_threshold(self, route: str, prompt_version: str) -> JudgeThreshold:
+        try:
+            return await self.gateway.judge_threshold(route, prompt_version)
         except ServiceCallError as error:
             raise upstream_error(error) from error
 

@@ -30,6 +30,7 @@ from services.evaluator.adapters.repository import (
     StoredGrade,
 )
 from services.evaluator.domain.audit import audit_note, run_audit
+from services.evaluator.domain.clustering import cluster_answers
 from services.evaluator.domain.pipeline import (
     Generated,
     ParaphraseSet,
@@ -50,7 +51,9 @@ from services.evaluator.domain.report import (
     AuditedOut,
     audited_items,
     build_results,
+    clustered_items,
     consistency_records,
+    grouped_by_meaning,
 )
 from services.evaluator.domain.results import AnswerRecord
 from services.evaluator.metrics import ANSWERS_STORED, EVALUATIONS_FINISHED, PARAPHRASE_SETS
@@ -393,6 +396,10 @@ class JobEngine:
         sets = await self.store.paraphrase_sets(
             r.paraphrase_set_id for r in items if r.paraphrase_set_id
         )
+        clustered = await cluster_answers(
+            self.upstream, context.settings, clustered_items(items, answers)
+        )
+        answers = grouped_by_meaning(items, answers, clustered.clusters)
         audit = await run_audit(
             self.upstream,
             context.settings,
@@ -403,7 +410,7 @@ class JobEngine:
         if metrics_error:
             return None, f"metrics could not be computed: {metrics_error}", answered
         results = build_results(
-            context.settings, context.models, items, sets, answers, metrics, audit
+            context.settings, context.models, items, sets, answers, metrics, audit, clustered
         )
         errors, error_count = await self.store.errors(context.id, 1)
         message = f"finished with {error_count} recorded failures" if error_count else None

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.evaluator.domain.audit import AuditedItem, AuditOutcome, audit_note, run_audit
+from services.evaluator.domain.clustering import ClusteredItem, cluster_answers, with_clusters
 from services.evaluator.domain.pipeline import (
     ParaphraseSet,
     Upstream,
@@ -150,6 +151,16 @@ async def evaluate_now(
         ]
     await run.answer(records)
     await run.grade(records)
+    keys = [item_id(item, position) for position, item in enumerate(request.items)]
+    clustered = await cluster_answers(
+        upstream,
+        request,
+        [
+            ClusteredItem(keys[p], request.items[p], [r for r in records if r.position == p])
+            for p in positions
+        ],
+    )
+    records = with_clusters(records, clustered.clusters, dict(enumerate(keys)))
     set_list = [s for s, _ in paraphrased]
     audit = await run.audit(records, set_list)
     metrics, metrics_note = await run.metrics(records, set_list, audit.removed)
@@ -180,6 +191,7 @@ async def evaluate_now(
         semantic_check=semantic_check_of(sets),
         verification=verification_of(sets),
         audit=audit.summary,
+        answer_grouping=clustered.summary,
         elapsed_s=round(time.monotonic() - started, 3),
         notes=[note for note in (metrics_note, audit_note(audit)) if note],
     )

@@ -26,7 +26,12 @@ from services.evaluator.domain.pipeline import (
     task_of,
 )
 from services.evaluator.domain.prompts import PROMPT_VERSION as ANSWER_PROMPT_VERSION
-from services.evaluator.domain.report import StoredResults, item_results, refreshed_summaries
+from services.evaluator.domain.report import (
+    StoredResults,
+    grouped_by_meaning,
+    item_results,
+    refreshed_summaries,
+)
 from shared.contracts.evaluator import (
     DEFAULT_PARAPHRASES,
     EvaluationCreate,
@@ -316,6 +321,8 @@ class Evaluations:
         stored = stored_results(evaluation)
         metrics = stored.item_metrics if stored else None
         removed = stored.removed() if stored else None
+        if stored is not None:
+            answers = grouped_by_meaning(rows, answers, stored.answer_clusters)
         return item_results(evaluation.models, rows, sets, answers, metrics, removed)
 
     async def items_page(self, evaluation: EvaluationRow, offset: int, limit: int) -> ItemPage:
@@ -345,6 +352,7 @@ class Evaluations:
             semantic_check=stored.semantic_check if stored else None,
             verification=stored.verification if stored else None,
             audit=stored.audit if stored else None,
+            answer_grouping=stored.answer_grouping if stored else None,
             message=evaluation.message,
         )
 
@@ -481,6 +489,13 @@ def report_notes(evaluation: EvaluationRow, report: EvaluationReport) -> list[st
         notes.append(evaluation.message)
     if report.semantic_check:
         notes.append(f"semantic check of paraphrases: {report.semantic_check}")
+    grouping = report.answer_grouping
+    if grouping is not None and grouping.clustering == "semantic":
+        notes.append(
+            f"factual answers grouped by meaning before agreement was counted: {grouping.merged} "
+            f"answers counted with another's value, {grouping.judge_calls} calls to the answer "
+            f"judge {grouping.judge_model} (threshold {grouping.threshold})"
+        )
     return notes
 
 

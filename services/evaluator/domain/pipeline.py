@@ -19,6 +19,7 @@ import msgspec
 from services.evaluator.domain.prompts import answer_messages
 from shared.answers import answer_key, normalize_factual
 from shared.backoff import Backoff
+from shared.contracts.calibration import JudgeThreshold
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings, InstructionRole
 from shared.contracts.gateway import GenerateRequest, TokenAlternative
 from shared.contracts.perturb import (
@@ -74,6 +75,8 @@ class Upstream(Protocol):
     async def generate_batch(self, requests: list[GenerateRequest]) -> list[Generated]: ...
 
     async def verify(self, request: VerifyRequest) -> VerifyResponse: ...
+
+    async def judge_threshold(self, route: str, prompt_version: str) -> JudgeThreshold: ...
 
     async def grade(self, request: GradeRequest) -> list[GradeResult]: ...
 

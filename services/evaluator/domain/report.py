@@ -9,6 +9,12 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from services.evaluator.domain.audit import AuditedItem, AuditOutcome
+from services.evaluator.domain.clustering import (
+    Clustered,
+    ClusteredItem,
+    ClusterMap,
+    with_clusters,
+)
 from services.evaluator.domain.pipeline import ParaphraseSet
 from services.evaluator.domain.results import (
     AnswerCounts,
@@ -18,6 +24,7 @@ from services.evaluator.domain.results import (
     per_item_metrics,
 )
 from shared.contracts.evaluator import (
+    AnswerGroupingSummary,
     AuditSummary,
     EvaluationSettings,
     ItemResult,
@@ -46,6 +53,9 @@ class StoredResults(msgspec.Struct, kw_only=True):
     audit: AuditSummary | None = None
     #: item key → paraphrase variant (as text: a JSON object's key) → why the audit removed it
     audited_out: dict[str, dict[str, str]] = msgspec.field(default_factory=dict)
+    answer_grouping: AnswerGroupingSummary | None = None
+    #: item key → model → an answer's stored value → the value of the answer it says the same as
+    answer_clusters: ClusterMap = msgspec.field(default_factory=dict)
 
     def removed(self) -> AuditedOut:
         return {
@@ -196,6 +206,7 @@ def build_results(
     answers: Sequence[AnswerRecord],
     metrics: dict[str, Any] | None,
     audit: AuditOutcome | None = None,
+    clustered: Clustered | None = None,
 ) -> StoredResults:
     removed = audit.removed if audit else {}
     results = item_results(models, items, sets, answers, audited_out=removed)
@@ -210,7 +221,25 @@ def build_results(
             key: {str(variant): reason for variant, reason in by_variant.items()}
             for key, by_variant in removed.items()
         },
+        answer_grouping=clustered.summary if clustered else None,
+        answer_clusters=clustered.clusters if clustered else {},
     )
+
+
+def clustered_items(
+    items: Sequence[ItemRow], answers: Sequence[AnswerRecord]
+) -> list[ClusteredItem]:
+    by_position: dict[int, list[AnswerRecord]] = defaultdict(list)
+    for answer in answers:
+        by_position[answer.position].append(answer)
+    return [ClusteredItem(row.item_id, row.item, by_position[row.position]) for row in items]
+
+
+def grouped_by_meaning(
+    items: Sequence[ItemRow], answers: Sequence[AnswerRecord], clusters: ClusterMap
+) -> list[AnswerRecord]:
+    """The answers with the values their meaning clusters give them."""
+    return with_clusters(answers, clusters, {row.position: row.item_id for row in items})
 
 
 def audited_items(

@@ -8,12 +8,15 @@ from collections.abc import Callable
 from typing import Any
 
 from services.evaluator.domain.pipeline import Generated, UpstreamError
+from shared.contracts.calibration import JudgeThreshold
 from shared.contracts.gateway import GenerateRequest, ModelCalls
 from shared.contracts.perturb import Paraphrase, ParaphraseRequest, ParaphraseResponse
 from shared.contracts.scoring import ConsistencyRequest, GradeRequest, GradeResult
 from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
 
 Answerer = Callable[[str, str], str | None]
+#: how the answer-equivalence judge's system prompt starts
+ANSWER_JUDGE = "You compare two answers"
 
 
 def question_of(request: GenerateRequest) -> str:
@@ -40,6 +43,9 @@ class StandInUpstream:
         #: the audit's verdict on a paraphrase: why it fails, or None
         self.audit_rejects: Callable[[str, str], str | None] = lambda _question, _text: None
         self.audited: list[tuple[str, list[str]]] = []
+        #: the answer-equivalence judge's reply to a pair of answers (NO by default)
+        self.answer_judge: Callable[[str], str] = lambda _pair: "NO"
+        self.answer_judged: list[str] = []
         #: calls hanging now (``hang_after`` reached)
         self.hanging = 0
 
@@ -79,6 +85,10 @@ class StandInUpstream:
             await asyncio.Event().wait()
         outcomes = []
         for request in requests:
+            if request.messages[0].content.startswith(ANSWER_JUDGE):
+                self.answer_judged.append(request.messages[-1].content)
+                outcomes.append(Generated(text=self.answer_judge(request.messages[-1].content)))
+                continue
             question = question_of(request)
             text = self.answerer(request.model, question)
             if text is None:
@@ -105,6 +115,9 @@ class StandInUpstream:
             )
         calls = ModelCalls(calls=4 * len(request.candidates))
         return VerifyResponse(results=results, semantic_check="off", model_calls=calls)
+
+    async def judge_threshold(self, route: str, prompt_version: str) -> JudgeThreshold:
+        return JudgeThreshold(value=0.5, source="method_default", origin="stand-in")
 
     async def grade(self, request: GradeRequest) -> list[GradeResult]:
         self.grade_calls += 1

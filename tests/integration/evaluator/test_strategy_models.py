@@ -50,6 +50,8 @@ class WordingWorld:
         user = messages[-1]["content"]
         if "<question_a>" in system or "<question_a>" in user:
             return YES
+        if system.startswith("You compare two answers"):  # the answer-equivalence judge
+            return "NO"
         match = ITEM.search(user)
         item = match.group(1) if match else "?"
         question = f"Item {item}: what is the code word for item {item}?"
