@@ -132,8 +132,8 @@ def choose_for_equivalence(
     safe = [r for r in rates if other and r.rejected_other >= target_reject * other]
     if safe:
         return min(r.threshold for r in safe), (
-            f"the lowest threshold rejecting at least {target_reject:.0%} of the "
-            "meaning-changing pairs the judge sees"
+            f"the lowest threshold at which verification rejects at least {target_reject:.0%} "
+            "of the meaning-changing pairs"
         )
     best = max(rates, key=lambda r: _balanced(r, equivalent, other))
     return best.threshold, (
