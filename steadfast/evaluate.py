@@ -295,9 +295,12 @@ async def _demo(args: argparse.Namespace) -> int:
             max_candidates=args.max_candidates,
             plain_per_round=args.per_round - args.per_round // 3,
             toned_per_round=args.per_round // 3,
+            # three calls a round, each writing three candidates: the local model's slots
+            # work on them together
+            candidates_per_call=3,
             max_tokens=args.max_tokens,
-            # one judge call per candidate instead of two halves the verification time on CPU
-            verify=VerifySettings(bidirectional=False),
+            # both judge orders, as the bundled judge's threshold was calibrated
+            verify=VerifySettings(),
             metrics=MetricSettings(bootstrap=200),
         )
         accepted = await client.create_evaluation(request)
@@ -431,8 +434,8 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     demo.add_argument("--limit", type=int, default=None)
     demo.add_argument("--generator", default="local")
     demo.add_argument("--time-budget", type=float, default=45.0, help="s per paraphrase set")
-    demo.add_argument("--max-candidates", type=int, default=18)
-    demo.add_argument("--per-round", type=int, default=6, help="candidates per generation round")
+    demo.add_argument("--max-candidates", type=int, default=27)
+    demo.add_argument("--per-round", type=int, default=9, help="candidates per generation round")
     demo.add_argument("--max-tokens", type=int, default=None)
     demo.add_argument("--html", default=None, help="where to write the HTML report")
     add_connection(demo)

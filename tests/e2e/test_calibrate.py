@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from steadfast.supervisor import Supervisor, service_ports
+from tests.e2e.test_cli import steadfast
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.routes import stand_in_routes
 
@@ -49,17 +48,6 @@ def pairs() -> list[dict[str, Any]]:
         }
         for tag, same in tags
     ]
-
-
-def steadfast(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "steadfast.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
 
 
 def test_calibrate_chooses_stores_and_verify_uses_the_threshold(
