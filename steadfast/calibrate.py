@@ -3,7 +3,8 @@ question pairs and store it with the gateway, where every service reads it (docs
 
 The judge is asked both of its questions (verify's equivalence question and the audit's second
 one), in both orders, about every labelled pair that passes the checks verification runs before
-it by default (quantity invariance and the semantic check), as it would in a run. Its mean
+it by default (lexical overlap with the original, quantity invariance and the semantic check), as
+it would in a run. Its mean
 P(YES) is tried against every threshold of a grid; one threshold is chosen per question:
 
 - the equivalence question: the lowest threshold at which verification (the checks before the
@@ -22,7 +23,6 @@ import asyncio
 import datetime
 import json
 import sys
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -159,23 +159,26 @@ def _balanced(rates: ThresholdRates, equivalent: int, other: int) -> float:
 
 
 async def judge_pairs(
-    client: VerifyClient, route: str, pairs: list[LabelledPair], concurrency: int = 2
+    client: VerifyClient,
+    route: str,
+    pairs: list[LabelledPair],
+    *,
+    lexical: bool = True,
+    concurrency: int = 2,
 ) -> tuple[list[Scored], str | None, str | None]:
-    """Both questions' mean P(YES) for every pair the quantity check lets through; the prompt
-    versions asked."""
-    by_original: dict[str, list[LabelledPair]] = defaultdict(list)
-    for pair in pairs:
-        by_original[pair.original].append(pair)
+    """Both questions' mean P(YES) for every pair the checks before the judge let through (one
+    request a pair: the lexical check would otherwise compare candidates with each other); the
+    prompt versions asked."""
     limit = asyncio.Semaphore(concurrency)
     versions: dict[str, str | None] = {"judge": None, "audit": None}
     done = 0
 
-    async def one(original: str, group: list[LabelledPair]) -> list[Scored]:
+    async def one(pair: LabelledPair) -> Scored:
         nonlocal done
         request = VerifyRequest(
-            original=original,
-            candidates=[pair.candidate for pair in group],
-            stages=VerifyStages(lexical=False, numbers=True, judge=True, semantic="auto"),
+            original=pair.original,
+            candidates=[pair.candidate],
+            stages=VerifyStages(lexical=lexical, numbers=True, judge=True, semantic="auto"),
             thresholds=VerifyThresholds(judge_p_yes=0.0, audit_p_yes=0.0),
             judge_model=route,
             audit=True,
@@ -184,20 +187,16 @@ async def judge_pairs(
             response = await client.verify(request)
         versions["judge"] = response.judge_prompt_version or versions["judge"]
         versions["audit"] = response.audit_prompt_version or versions["audit"]
-        scored = []
-        for pair, verdict in zip(group, response.results, strict=True):
-            before_judge = verdict.deciding_stage in ("numbers", "semantic")
-            screened = verdict.reason if before_judge and not verdict.error else None
-            scored.append(
-                Scored(pair, verdict.judge_p_yes, verdict.audit_p_yes, screened, verdict.error)
-            )
-        done += len(group)
+        (verdict,) = response.results
+        before_judge = verdict.deciding_stage in ("lexical", "numbers", "semantic")
+        screened = verdict.reason if before_judge and not verdict.error else None
+        done += 1
         print(f"  judged {done}/{len(pairs)} pairs", file=sys.stderr, end="\r")
-        return scored
+        return Scored(pair, verdict.judge_p_yes, verdict.audit_p_yes, screened, verdict.error)
 
-    groups = await asyncio.gather(*(one(o, g) for o, g in by_original.items()))
+    scored = await asyncio.gather(*(one(pair) for pair in pairs))
     print(file=sys.stderr)
-    return [s for group in groups for s in group], versions["judge"], versions["audit"]
+    return list(scored), versions["judge"], versions["audit"]
 
 
 def calibration_of(
@@ -280,7 +279,9 @@ async def _calibrate_with(
         return 2
     verify = VerifyClient(_service_url(args, "verify"), timeout_s=3600)
     print(f"judging {len(pairs)} labelled pairs with {args.judge!r} ...", file=sys.stderr)
-    scored, judge_version, audit_version = await judge_pairs(verify, args.judge, pairs)
+    scored, judge_version, audit_version = await judge_pairs(
+        verify, args.judge, pairs, lexical=not args.without_lexical
+    )
     return await _report_and_store(args, gateway, pairs_name, scored, judge_version, audit_version)
 
 
@@ -306,6 +307,13 @@ async def _report_and_store(
         f"({sum(s.pair.equivalent for s in screened)} of them equivalent); "
         f"{len(failed)} failed judge calls; {len(judged)} judged"
     )
+    if not judged:
+        print(
+            "error: no pair reached the judge (every one was rejected by the checks before it "
+            "or its judge call failed): nothing to calibrate",
+            file=sys.stderr,
+        )
+        return 1
     if any(s.judge is None for s in judged):
         print(
             f"error: {args.judge!r} gives no log-probabilities, so no P(YES) to calibrate: "
@@ -369,6 +377,11 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     calibrate_parser.add_argument("--target-reject", type=float, default=TARGET_REJECT)
     calibrate_parser.add_argument("--audit-keep", type=float, default=AUDIT_KEEP)
     calibrate_parser.add_argument("--dry-run", action="store_true", help="print, store nothing")
+    calibrate_parser.add_argument(
+        "--without-lexical",
+        action="store_true",
+        help="calibrate for verification without the lexical filter (stages.lexical false)",
+    )
     calibrate_parser.add_argument(
         "--save", default=None, help="also write the calibrations as JSON"
     )

@@ -73,6 +73,14 @@ def test_calibrate_chooses_stores_and_verify_uses_the_threshold(
         with supervisor:
             assert all(supervisor.wait_ready(120).values())
             base = ["--base-port", str(port_block)]
+            # the stand-in pairs are near-copies of their original: by default the lexical
+            # check rejects every one before the judge, and there is nothing to calibrate
+            copies = steadfast(
+                "calibrate", "--judge", "judge", "--pairs", str(labelled), *base, env=env
+            )
+            assert copies.returncode == 1 and "no pair reached the judge" in copies.stderr
+            assert "20 pairs rejected by the checks before the judge" in copies.stdout
+            base = [*base, "--without-lexical"]
             done = steadfast(
                 "calibrate", "--judge", "judge", "--pairs", str(labelled), *base, env=env
             )
