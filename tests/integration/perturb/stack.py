@@ -52,8 +52,13 @@ class TinyModel:
         if "You paraphrase questions" in system:
             if "Italian" in user:
                 return ITALIAN_REWORDING
+            asked = re.search(r"Rewordings: (\d+)", user)
+            lines = []
             with self._lock:
-                return f'"{REWORDINGS[next(self._counter) % len(REWORDINGS)]}"'
+                for number in range(1, int(asked.group(1)) + 1 if asked else 2):
+                    rewording = REWORDINGS[next(self._counter) % len(REWORDINGS)]
+                    lines.append(f'{number}. "{rewording}"')
+            return "\n".join(lines)
         return "Lyon"
 
     @staticmethod
