@@ -27,7 +27,8 @@ async def test_three_stages_through_the_gateway(stack: tuple[dict[str, str], Any
         QUESTION.lower(),  # lexical: a copy
         REWORDINGS[1],  # a paraphrase
         REWORDINGS[2],  # pears: the judge says no
-        "Who painted the Mona Lisa?",  # semantic: unrelated
+        "Who painted the Mona Lisa three times and five more?",  # semantic: unrelated
+        "Having 3 apples, Tom purchases 6 additional ones; what is his total?",  # numbers: 5 to 6
     ]
     response = await VerifyClient(urls["verify"]).verify(
         VerifyRequest(
@@ -36,7 +37,13 @@ async def test_three_stages_through_the_gateway(stack: tuple[dict[str, str], Any
     )
     assert response.semantic_check == "embedding" and response.judge_model == "fake"
     decided = [(r.accepted, r.deciding_stage) for r in response.results]
-    assert decided == [(False, "lexical"), (True, None), (False, "judge"), (False, "semantic")]
+    assert decided == [
+        (False, "lexical"),
+        (True, None),
+        (False, "judge"),
+        (False, "semantic"),
+        (False, "numbers"),
+    ]
     paraphrase = response.results[1]
     assert paraphrase.judge_p_yes == pytest.approx(0.95, abs=0.01)
     assert paraphrase.semantic is not None and paraphrase.semantic >= 0.5
@@ -46,7 +53,7 @@ async def test_three_stages_through_the_gateway(stack: tuple[dict[str, str], Any
     assert all(call["temperature"] == 0 for call in upstream.calls)
     async with get_session().get(f"{urls['verify']}/metrics") as metrics_response:
         metrics = await metrics_response.text()
-    for decision in ("accepted", "lexical", "judge", "semantic"):
+    for decision in ("accepted", "lexical", "judge", "semantic", "numbers"):
         assert f'steadfast_verify_candidates_total{{decision="{decision}"}}' in metrics
 
 
