@@ -15,15 +15,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import json
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
+
 from bench.stack import local_services
 from shared.answer_equivalence import ANSWERS_PROMPT_VERSION, STEPS, RouteJudge, cheap_decision
 from shared.clients.gateway import GatewayClient
+from shared.contracts.calibration import JudgeCalibration, ThresholdRates
 from shared.http_client import ServiceCallError, close_session
 
 HERE = Path(__file__).resolve().parent
@@ -112,6 +116,37 @@ def chain_table(pairs: list[Pair], thresholds: list[float | None], calls: int) -
     return "\n".join(lines)
 
 
+GRID = tuple(round(0.05 * step, 2) for step in range(1, 20))
+
+
+def answer_calibration(route: str, pairs: list[Pair], keep_apart: float) -> JudgeCalibration:
+    """The answer judge's threshold: the lowest at which the whole chain keeps ``keep_apart``
+    of the different answers apart (a merge of two different answers would hide an
+    inconsistency the metrics exist to show), with the chain's rates at every threshold."""
+    rates = []
+    for threshold in GRID:
+        together, _, apart, _ = chain(pairs, threshold)
+        rates.append(
+            ThresholdRates(threshold=threshold, accepted_equivalent=together, rejected_other=apart)
+        )
+    same = sum(p.same for p in pairs)
+    different = len(pairs) - same
+    safe = [r.threshold for r in rates if r.rejected_other >= keep_apart * different]
+    chosen = min(safe) if safe else max(GRID)
+    return JudgeCalibration(
+        route=route,
+        prompt_version=ANSWERS_PROMPT_VERSION,
+        threshold=chosen,
+        rule=f"the lowest threshold at which the answer grouping keeps at least "
+        f"{keep_apart:.0%} of the different answers apart",
+        pairs=f"bench/answers/pairs.jsonl ({len(pairs)} answer pairs)",
+        equivalent=same,
+        other=different,
+        rates=rates,
+        calibrated_at=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    )
+
+
 def load_recorded(path: Path, key: str) -> dict[str, float]:
     if not path.exists():
         return {}
@@ -172,6 +207,11 @@ async def run(args: argparse.Namespace) -> None:
         )
         thresholds += args.grid
     print(chain_table(pairs, thresholds, undecided if not args.no_judge else 0))
+    if args.save_calibration and not args.no_judge:
+        calibration = answer_calibration(args.judge, pairs, args.keep_apart)
+        document = msgspec.json.format(msgspec.json.encode(calibration)).decode()
+        await asyncio.to_thread(Path(args.save_calibration).write_text, document + "\n")
+        print(f"\ncalibration: threshold {calibration.threshold:.2f} ({calibration.rule})")
     wrong = [p for p in pairs if p.decided is not None and p.decided != p.same]
     print(f"\ncheap steps wrong on {len(wrong)} pairs:")
     for pair in wrong:
@@ -194,6 +234,10 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--grid", type=float, nargs="*", default=[0.3, 0.4, 0.5, 0.6, 0.7])
     parser.add_argument("--judged", default=str(RECORDED), help="recorded judge verdicts")
+    parser.add_argument(
+        "--save-calibration", default=None, help="write the answer judge's calibration (JSON)"
+    )
+    parser.add_argument("--keep-apart", type=float, default=0.95)
     args = parser.parse_args()
     if args.no_judge or args.gateway_url:
         asyncio.run(run(args))
