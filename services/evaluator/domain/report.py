@@ -195,7 +195,7 @@ def verification_of(sets: dict[str, ParaphraseSet]) -> VerificationSummary | Non
     )
 
 
-_STAGE_ORDER = ["lexical", "numbers", "semantic", "judge", "audit"]
+_STAGE_ORDER = ["form", "lexical", "numbers", "semantic", "judge", "audit"]
 
 
 def build_results(

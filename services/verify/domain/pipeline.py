@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from services.verify.domain.form import form_difference
 from services.verify.domain.judge import Judge, JudgeOutcome
 from services.verify.domain.lexical import max_overlap, overlap
 from services.verify.domain.prompts import JudgePrompt
@@ -113,6 +114,9 @@ async def verify(
     for candidate in run.candidates:
         if not candidate.text.strip():
             candidate.reject("lexical", "empty candidate")
+    if request.stages.form:
+        run.stages_run.append("form")
+        _form(run)
     if request.stages.lexical:
         run.stages_run.append("lexical")
         _lexical(run)
@@ -145,6 +149,13 @@ async def verify(
         stages_run=run.stages_run,
         model_calls=run.model_calls(),
     )
+
+
+def _form(run: _Run) -> None:
+    for candidate in run.pending():
+        difference = form_difference(run.request.original, candidate.text)
+        if difference:
+            candidate.reject("form", difference)
 
 
 def _lexical(run: _Run) -> None:

@@ -57,34 +57,34 @@ def test_verify_reports_every_candidate_and_the_checks_that_ran(client: TestClie
     ("body", "status", "field"),
     [
         ({"original": "Q?", "candidates": []}, 400, "candidates"),
-        ({"original": "", "candidates": ["x"]}, 400, "original"),
-        ({"original": "  ", "candidates": ["x"]}, 422, "original"),
+        ({"original": "", "candidates": ["x?"]}, 400, "original"),
+        ({"original": "  ", "candidates": ["x?"]}, 422, "original"),
         (
-            {"original": "Q?", "candidates": ["x"], "thresholds": {"overlap": 1.5}},
+            {"original": "Q?", "candidates": ["x?"], "thresholds": {"overlap": 1.5}},
             400,
             "thresholds.overlap",
         ),
         (
-            {"original": "Q?", "candidates": ["x"], "stages": {"semantic": "cosine"}},
+            {"original": "Q?", "candidates": ["x?"], "stages": {"semantic": "cosine"}},
             400,
             "stages.semantic",
         ),
         (
-            {"original": "Q?", "candidates": ["x"], "stages": {"semantic": "nli"}},
+            {"original": "Q?", "candidates": ["x?"], "stages": {"semantic": "nli"}},
             422,
             "stages.semantic",
         ),
         (
             {
                 "original": "Q?",
-                "candidates": ["x"],
+                "candidates": ["x?"],
                 "judge_model": "missing",
                 "stages": {"semantic": "off"},
             },
             422,
             "judge_model",
         ),
-        ({"original": "Q?", "candidates": ["x"], "colour": "red"}, 400, "colour"),
+        ({"original": "Q?", "candidates": ["x?"], "colour": "red"}, 400, "colour"),
     ],
 )
 def test_bad_input_is_a_problem_naming_the_field(

@@ -40,8 +40,9 @@ async def test_stages_run_cheapest_first_and_stop_at_the_first_rejection() -> No
         "How many apples does Tom have after buying five more?!",  # lexical: overlap 1.0
         "Tom buys five more apples; what is his apple count now?",  # accepted
         "Tom buys five more pears; what is his apple count now?",  # judge says no
-        "Completely unrelated words here, five",  # semantic: cosine 0
+        "What unrelated words are here, five?",  # semantic: cosine 0
         "Tom buys six more apples; what is his apple count now?",  # numbers: five is gone
+        "Tom has eight apples after buying five more.",  # form: a statement, it answers
     ]
     result = await verify(
         _request(candidates, thresholds=VerifyThresholds(embedding=0.2)),
@@ -55,14 +56,18 @@ async def test_stages_run_cheapest_first_and_stop_at_the_first_rejection() -> No
         (False, "judge"),
         (False, "semantic"),
         (False, "numbers"),
+        (False, "form"),
     ]
-    assert result.stages_run == ["lexical", "numbers", "semantic", "judge"]
+    assert result.stages_run == ["form", "lexical", "numbers", "semantic", "judge"]
     assert result.semantic_check == "embedding"
     assert result.results[0].overlap == 1.0 and result.results[0].semantic is None
     # only the two candidates that passed the cheaper stages reached the judge, in both orders
     assert len(gateway.requests) == 4
     # the embedder saw the original and the three candidates that passed lexical and numbers
     assert embedder.calls == [[ORIGINAL, *candidates[1:4]]]
+    assert result.results[5].reason == (
+        "a statement, not a question or a request (it may answer the question)"
+    )
     accepted = result.results[1]
     assert accepted.judge_verdict == "yes" and accepted.semantic is not None
     assert accepted.semantic_check == "embedding"
@@ -70,7 +75,7 @@ async def test_stages_run_cheapest_first_and_stop_at_the_first_rejection() -> No
 
 async def test_explain_all_scores_every_stage_but_keeps_the_first_rejection() -> None:
     gateway = _judge_yes_unless("pears")
-    candidates = ["How many apples does Tom have after buying five more", "pears pears five"]
+    candidates = ["How many apples does Tom have after buying five more", "pears pears five?"]
     result = await verify(
         _request(candidates, explain_all=True, thresholds=VerifyThresholds(embedding=0.2)),
         judge=Judge(gateway, "local"),
@@ -119,7 +124,7 @@ async def test_a_failed_judge_call_rejects_with_its_reason_and_the_rest_go_on() 
         return "YES"
 
     result = await verify(
-        _request(["Tom buys five more: apple total?", "broken wording of it, five"]),
+        _request(["Tom buys five more: apple total?", "broken wording of it, five?"]),
         judge=Judge(FakeGateway(answer), "local"),
         semantic=None,
     )
@@ -143,7 +148,7 @@ async def test_a_requests_judge_calls_are_counted_failed_and_cached_ones_too() -
 
     gateway = FakeGateway(answer)
     judge = Judge(gateway, "local")  # one judge serves every request to its route
-    candidates = ["Tom buys five more apples; what is his apple count now?", "broken wording: 5"]
+    candidates = ["Tom buys five more apples; what is his apple count now?", "broken wording: 5?"]
     result = await verify(_request(candidates, cache=False), judge=judge, semantic=None)
     asked = list(gateway.requests)
     answered = [request for request in asked if not candidate_first(request, "broken")]
@@ -218,7 +223,7 @@ async def test_the_numbers_stage_rejects_changed_quantities() -> None:
         stages=VerifyStages(lexical=False, judge=False, semantic="off"),
     )
     result = await verify(request, judge=None, semantic=None)
-    assert result.stages_run == ["numbers"]
+    assert result.stages_run == ["form", "numbers"]
     assert [r.accepted for r in result.results] == [True, False, False]
     assert result.results[1].reason == 'numbers differ from the original: missing "3"; added "5"'
     assert result.results[2].reason == 'numbers differ from the original: missing "3"'

@@ -1,0 +1,105 @@
+"""The form check: a rewording of a question is a question or a request, never a statement. A
+weak generator turns "Who painted the Mona Lisa?" into "Mona Lisa was painted by Lisa Van Eyck."
+— an answer, and a yes/no question for the model under test — which a small judge lets through.
+"""
+
+from __future__ import annotations
+
+import re
+
+_WH_TEXT = (
+    "what which who whom whose when where why how "
+    # Italian
+    "che chi quale quali quando dove perché perche come quanto quanta quanti quante qual "
+    "cosa cos"
+)
+_WH_WORDS = frozenset(_WH_TEXT.split())
+#: a question can open with one of these ("Is it ...", "È vero che ...")
+_AUXILIARIES = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "am",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "has",
+        "have",
+        "had",
+        "isn",
+        "aren",
+        "wasn",
+        "weren",
+        "don",
+        "doesn",
+        "didn",
+        "è",
+        "e",
+        "sono",
+        "era",
+        "erano",
+        "ha",
+        "hanno",
+        "può",
+        "puo",
+        "possono",
+    ]
+)
+_REQUEST_TEXT = (
+    "name tell give identify state list find calculate compute determine work figure "
+    "explain describe provide say please let show write estimate evaluate solve express "
+    "simplify convert count quote recall what's who's how's "
+    # Italian
+    "dimmi dica indica indicare elenca calcola trova spiega descrivi nomina scrivi "
+    "determina fornisci"
+)
+_REQUEST_WORDS = frozenset(_REQUEST_TEXT.split())
+_TWO_WORD_OPENINGS = frozenset(
+    {("i", "need"), ("i", "want"), ("i'd", "like"), ("i", "wonder"), ("vorrei", "sapere")}
+)
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?", re.UNICODE)
+_SENTENCE_END = re.compile(r"(?<=[.!])\s+")
+
+
+_CLAUSE = re.compile(r"[,;:]|\s[-–—]\s")
+
+
+def asks(text: str) -> bool:
+    """Whether the text asks anything: a question mark, a clause that opens with a question
+    word (maybe after a preposition: "In what year ..."), an auxiliary ("Is it ...") or a request
+    ("Name the ...", "Tell me ...", "I need ..."), or a "please"."""
+    text = text.replace("’", "'")
+    if "?" in text:
+        return True
+    words = [w.lower() for w in _WORD.findall(text)]
+    if "please" in words or "per favore" in text.lower():
+        return True
+    for clause in _CLAUSE.split(text):
+        for sentence in _SENTENCE_END.split(clause):
+            opening = [w.lower() for w in _WORD.findall(sentence)][:3]
+            if opening and (opening[0] in _OPENINGS or tuple(opening[:2]) in _TWO_WORD_OPENINGS):
+                return True
+            if any(word in _WH_WORDS for word in opening[1:]):  # "In what year ..."
+                return True
+    return False
+
+
+def form_difference(original: str, candidate: str) -> str | None:
+    """Why the candidate does not ask what a question or request asks, or None."""
+    if asks(original) and not asks(candidate):
+        return "a statement, not a question or a request (it may answer the question)"
+    return None
+
+
+_OPENINGS = _WH_WORDS | _AUXILIARIES | _REQUEST_WORDS

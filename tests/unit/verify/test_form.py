@@ -1,0 +1,47 @@
+"""The form check: a question's rewording asks too; a statement (which may answer it) does not."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.verify.domain.form import asks, form_difference
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Who painted the Mona Lisa?",
+        "what is the currency of japan",  # no question mark, a question word
+        "In what year did the Berlin Wall fall",
+        "Name the 2001 recipient of the Gerard P. Kuiper Prize.",  # an abbreviation inside
+        "Tell me how many apples Tom has.",
+        "Is it true that reindeer fly",
+        "If Bill used 12 pints in all, calculate how many pints of red paint he used.",
+        "I need the season and the episode number.",
+        "The author of Hamlet, please.",
+        "Quando è iniziata la crisi",
+        "Dimmi quando è cominciata la crisi.",
+        "Dan planted 3 bushes with 25 roses each; count the thorns.",
+    ],
+)
+def test_questions_and_requests_ask(text: str) -> None:
+    assert asks(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Mona Lisa was painted by Lisa Van Eyck.",
+        "Gold is represented by the chemical symbol Au.",
+        "Janet earns money daily at the market from 16 eggs minus three.",
+        "La crisi è iniziata nel 1973.",
+    ],
+)
+def test_statements_do_not(text: str) -> None:
+    assert not asks(text)
+
+
+def test_a_statement_is_no_rewording_of_a_question_but_may_be_of_a_statement() -> None:
+    assert form_difference("Who painted the Mona Lisa?", "Leonardo painted the Mona Lisa.")
+    assert form_difference("Who painted it?", "Which painter made it?") is None
+    assert form_difference("Paris is in France.", "France contains Paris.") is None
