@@ -19,7 +19,7 @@ HINTS: tuple[str, ...] = (
     "use synonyms for content words where safe",
     "compress slightly",
     "expand slightly with harmless connectives",
-    "switch statement/question form keeping the intent",
+    "switch between a question and a request (\"Tell me ...\") keeping the intent",
     "passive/active voice change",
 )
 
@@ -38,8 +38,9 @@ _PARAPHRASE_SYSTEM = (
     "asks exactly the same thing in different words and a different structure: keep every name, "
     "number, date, fact and condition, add nothing, drop nothing, keep the intent and the "
     "sentiment, and sound natural. A rewording may be a question or a request with the same "
-    'intent ("Tell me how many ..."). When the question has several sentences, reword all of '
-    "them, not only the last. Never answer or solve the question. Follow the style instruction. "
+    'intent ("Tell me how many ..."), never a statement. When the question has several '
+    "sentences, reword all of them, not only the last. Never answer or solve the question, and "
+    "never name its answer. Follow the style instruction. "
     "Write in the language of the question. Reply with a numbered list, one rewording a line, "
     "nothing else."
 )
