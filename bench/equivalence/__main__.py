@@ -60,6 +60,7 @@ class Pair:
     overlap: float = 0.0
     cosine: float = 0.0
     numbers_differ: bool = False
+    statement: bool = False
     judge: float | None = None
     audit: float | None = None
     votes: dict[str, list[float | None]] = field(default_factory=dict)
@@ -143,13 +144,16 @@ async def cheap_stages(client: VerifyClient, pairs: list[Pair]) -> None:
         return VerifyRequest(
             original=original,
             candidates=candidates,
-            stages=VerifyStages(lexical=True, numbers=True, judge=False, semantic="embedding"),
+            stages=VerifyStages(
+                form=True, lexical=True, numbers=True, judge=False, semantic="embedding"
+            ),
             thresholds=VerifyThresholds(overlap=1.0, embedding=-1.0),
             explain_all=True,
         )
 
     def record(pair: Pair, verdict: CandidateVerdict) -> None:
         pair.overlap, pair.cosine = verdict.overlap or 0.0, verdict.semantic or 0.0
+        pair.statement = verdict.deciding_stage == "form"
         pair.numbers_differ = verdict.deciding_stage == "numbers"
 
     await _per_original(client, pairs, scores, record, concurrency=2)
@@ -234,7 +238,8 @@ Rule = Callable[[Pair], bool]  # True: accepted as equivalent
 
 
 def numbers_kept(pair: Pair) -> bool:
-    return not pair.numbers_differ
+    """Quantity invariance, and (run before it) the form check."""
+    return not pair.numbers_differ and not pair.statement
 
 
 def lexically_new(pair: Pair) -> bool:
@@ -337,7 +342,7 @@ def report(
             pairs,
             {
                 f"lexical overlap < {OVERLAP}": lexically_new,
-                "quantity invariance": numbers_kept,
+                "form and quantity invariance": numbers_kept,
                 f"embedding cosine >= {EMBEDDING}": cosine_ok,
             },
         ),
@@ -345,8 +350,12 @@ def report(
     if not judged:
         return "\n".join(out)
     rules: dict[str, Rule] = {
-        f"**defaults** (lexical, numbers, cosine, judge >= {t_judge:.2f})": defaults(thresholds),
-        f"meaning stages (numbers, cosine, judge >= {t_judge:.2f})": meaning_stages(thresholds),
+        f"**defaults** (form, lexical, numbers, cosine, judge >= {t_judge:.2f})": defaults(
+            thresholds
+        ),
+        f"meaning stages (form, numbers, cosine, judge >= {t_judge:.2f})": meaning_stages(
+            thresholds
+        ),
         f"judge alone >= {t_judge:.2f}": judge_at(t_judge),
         f"audit check (numbers, judge >= {t_judge:.2f}, audit >= {t_audit:.2f})": audit_check(
             thresholds

@@ -19,7 +19,7 @@ HINTS: tuple[str, ...] = (
     "use synonyms for content words where safe",
     "compress slightly",
     "expand slightly with harmless connectives",
-    "switch between a question and a request (\"Tell me ...\") keeping the intent",
+    'switch between a question and a request ("Tell me ...") keeping the intent',
     "passive/active voice change",
 )
 
