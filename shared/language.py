@@ -18,15 +18,16 @@ LANGUAGE_NAMES: dict[str, str] = {
 _STOPWORD_TEXT: dict[str, str] = {
     "en": "the a an of is are was what which who how many much to in and does did",
     "it": "il lo la gli le un una di del della dei che chi è sono quanti quante quale come "
-    "per con nel nella cosa quando dove perché ha hanno",
+    "per con nel nella cosa quando dove perché ha hanno quanto quanta in al alla si non era "
+    "aveva fu questo questa quello quella anche più",
     "fr": "le la les un une des du de est sont qui que quel quelle combien comment pour avec "
     "dans où quand pourquoi",
     "es": "el la los las un una de del es son qué quién cuántos cuántas cómo para con en "
     "dónde cuándo por",
-    "de": "der die das ein eine ist sind wer wie viele was welche mit für und im wann wo warum",
+    "de": "der die das ein eine ist sind wer wie viele was welche mit für und im in wann wo warum",
     "pt": "o a os as um uma do da de é são quem quantos quantas como para com em onde quando",
     "nl": "de het een van is zijn wie hoeveel hoe wat welke welk met voor en waar wanneer waarom "
-    "hij zij niet op naar bij om",
+    "hij zij niet op naar bij om in",
 }
 _STOPWORDS = {code: frozenset(words.split()) for code, words in _STOPWORD_TEXT.items()}
 #: a word several languages share ("a", "de", "la") is split between them

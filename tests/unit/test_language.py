@@ -11,6 +11,9 @@ from shared.language import detect_language, language_name
         ("How many legs does a spider have?", "en"),
         ("Quanti anni aveva Garibaldi quando è morto?", "it"),
         ("In che anno è nato Dante Alighieri?", "it"),
+        # two rewordings the local model wrote that an earlier word list left unnamed
+        ("Quanto tempo aveva Giuseppe Garibaldi quando morì?", "it"),
+        ("In che anno Giuseppe Garibaldi morì?", "it"),
         ("Quelle est la capitale du Canada?", "fr"),
         ("¿Cuál es la capital de Perú y dónde está?", "es"),
         ("Wer hat das Telefon erfunden und wann?", "de"),
