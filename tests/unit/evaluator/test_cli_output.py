@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import io
 
+from shared.contracts.calibration import JudgeThreshold
 from shared.contracts.evaluator import (
+    AnswerGroupingSummary,
+    AuditSummary,
     EvaluationProgress,
     EvaluationReport,
     EvaluationSettings,
@@ -13,9 +16,11 @@ from shared.contracts.evaluator import (
     ItemError,
     ModelSummary,
     StageProgress,
+    VerificationSummary,
 )
+from shared.contracts.gateway import ModelCalls
 from shared.contracts.scoring import MetricValue
-from steadfast.evaluate import print_outcome, progress_line, summary_table
+from steadfast.evaluate import print_outcome, progress_line, summary_table, trust_lines
 
 TIMINGS = EvaluationTimings(created_at="2026-11-30T00:00:00+00:00")
 
@@ -75,6 +80,42 @@ def test_summary_table_shows_values_counts_and_gaps() -> None:
     text = out.getvalue()
     assert "a gap of 50.0 points" in text
     assert "failed: q3 local variant 2 (answer): gateway: timeout" in text
+
+
+def test_the_outcome_says_how_far_to_trust_the_numbers() -> None:
+    threshold = JudgeThreshold(
+        value=0.6, source="calibrated", origin="bundled with the local model"
+    )
+    audited = report()
+    audited.verification = VerificationSummary(
+        stages=["form", "lexical", "numbers", "semantic", "judge"],
+        semantic_check="embedding",
+        judge_model="local",
+        judge_prompt_version="judge-v3",
+        judge_thresholds=[threshold],
+    )
+    audited.audit = AuditSummary(
+        mode="disagreements", checked=4, removed=1, model_calls=ModelCalls(calls=12, cached_calls=2)
+    )
+    audited.answer_grouping = AnswerGroupingSummary(clustering="semantic", merged=3, judge_calls=5)
+    verification, audit, grouping = trust_lines(audited)
+    assert verification == (
+        "paraphrases verified with: form, lexical, numbers, semantic (embedding), judge; judge "
+        "local (judge-v3) at 0.60 (calibrated: bundled with the local model)"
+    )
+    assert audit == (
+        "audit (disagreements): 4 paraphrase(s) checked again, 1 removed from their sets, 0 "
+        "could not be checked; 12 judge call(s), 2 from the cache"
+    )
+    assert grouping.startswith("answers grouped by meaning (semantic): 3 answer(s)")
+
+    audited.audit = AuditSummary(mode="off")
+    audited.verification.stages = ["lexical", "semantic"]
+    verification, audit, _ = trust_lines(audited)
+    assert verification == "paraphrases verified with: lexical, semantic (embedding)"
+    assert audit.startswith("audit: off")
+    # a report from before verification summaries: the semantic check alone, as before
+    assert trust_lines(report()) == []
 
 
 def test_progress_line() -> None:
