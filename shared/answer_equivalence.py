@@ -78,6 +78,67 @@ _MONTHS = {
 }
 #: an abstention that goes on to answer ("I'm not sure, but maybe 1999")
 _HEDGES = frozenset({"but", "maybe", "perhaps", "probably", "possibly", "think", "forse", "ma"})
+#: the words an abstention declines with, beyond function words ("I'm not sure; I don't have
+#: information about that match")
+_DECLINING = frozenset(
+    [
+        "know",
+        "sure",
+        "unsure",
+        "certain",
+        "uncertain",
+        "idea",
+        "information",
+        "record",
+        "records",
+        "find",
+        "found",
+        "answer",
+        "sorry",
+        "unable",
+        "able",
+        "enough",
+        "exact",
+        "exactly",
+        "not",
+        "no",
+        "don",
+        "can",
+        "cannot",
+        "recall",
+        "remember",
+        "determine",
+        "comment",
+        "specific",
+        "details",
+        "detail",
+        "provide",
+        "reliable",
+        "reliably",
+        "so",
+        "saprei",
+        "dispiace",
+        "mi",
+        "dispongo",
+        "questa",
+        "questo",
+        "alcuna",
+        "informazione",
+        "informazioni",
+        "ne",
+        "non",
+        "sicuro",
+        "sicura",
+        "ho",
+        "conosco",
+        "posso",
+        "riesco",
+        "rispondere",
+        "dire",
+        "trovare",
+    ]
+)
+_DIGITS = re.compile(r"\d+")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -130,13 +191,20 @@ def _wording(core: list[str], answer: str, language: str) -> set[str]:
 
 
 def _abstains(question: str, answer: str) -> bool:
-    """A plain abstention: it declines, and states nothing more (no number, no "but maybe ...",
-    none of the question's words: "You cannot find peace" quoted is no abstention)."""
-    if not is_abstention(answer) or any(char.isdigit() for char in answer):
+    """A plain abstention: it declines, and states nothing more: no number the question does
+    not have, no "but maybe ...", and none of the question's words unless all it adds are words
+    of declining ("I don't know who received it in 2010."); "Virginia Woolf wrote 'You cannot
+    find peace ...'" quoted is no abstention."""
+    if not is_abstention(answer):
         return False
     words = set(factual_tokens(answer))
-    asked = set(factual_tokens(question)) - _FILLER
-    return not (words & asked) and not (words & _HEDGES)
+    if words & _HEDGES:
+        return False
+    asked = set(factual_tokens(question))
+    numbers = set(_DIGITS.findall(answer))
+    if not numbers and not (words & (asked - _FILLER)):
+        return True
+    return numbers <= set(_DIGITS.findall(question)) and not (words - asked - _FILLER - _DECLINING)
 
 
 def _initials(short: str, long: str) -> bool:

@@ -80,6 +80,10 @@ _ABSTENTION_PATTERNS = [
     r"\bimpossibile (?:determinare|stabilire|rispondere|dire|sapere)\b",
     r"\b(?:informazioni|dati) (?:insufficienti|non sufficienti)\b",
     r"\bnon ho (?:idea|informazioni|commenti)\b",
+    r"\bnon ne ho (?:idea|la minima idea)\b",
+    r"\bnon saprei\b",
+    r"\bnon dispongo di (?:questa|queste|tali|alcuna|alcune) informazion",
+    r"\bnon (?:posso|riesco a) (?:rispondere|dirlo|determinarlo|saperlo)\b",
 ]
 _ABSTENTION = re.compile("|".join(f"(?:{pattern})" for pattern in _ABSTENTION_PATTERNS))
 

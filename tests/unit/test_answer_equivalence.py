@@ -24,6 +24,38 @@ CAPITAL = "What is the capital of France?"
         (CAPITAL, "I don't know.", "I'm not sure, I can't recall.", True, "abstention"),
         (CAPITAL, "I don't know.", "Paris", False, "abstention"),
         ("Chi ha scritto l'Inferno?", "Non lo so.", "Dante", False, "abstention"),
+        # an abstention may name what it does not know, with the question's words and numbers
+        (
+            "Who received the IEEE Frank Rosenblatt Award in 2010?",
+            "I don't know who received it in 2010.",
+            "**Michio Sugeno**",
+            False,
+            "abstention",
+        ),
+        (
+            "What are the GPS coordinates of Malawi?",
+            "I don't know the exact coordinates.",
+            "Sorry, I can't answer that.",
+            True,
+            "abstention",
+        ),
+        ("Who won in 2010?", "I don't know who won in 2011.", "Ann", None, "undecided"),
+        (
+            "Chi fu eletto?",
+            "Non saprei.",
+            "Mi dispiace, non dispongo di questa informazione.",
+            True,
+            "abstention",
+        ),
+        ("Quando fu eletto?", "Non ne ho idea.", "Nel 1979.", False, "abstention"),
+        # a quotation that contains "cannot" is no plain abstention: the judge decides
+        (
+            'Who wrote "You cannot find peace by avoiding life"?',
+            'Virginia Woolf wrote "You cannot find peace by avoiding life".',
+            "I don't know.",
+            None,
+            "undecided",
+        ),
         # an abstention that goes on to answer is no plain abstention
         ("In which year?", "I'm not sure, but maybe 1999.", "I don't know.", None, "undecided"),
         # normalised text
