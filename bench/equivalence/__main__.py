@@ -132,6 +132,8 @@ async def _per_original(
     _, pending = await asyncio.wait(tasks, timeout=budget_s)
     for task in pending:
         task.cancel()
+    # a cancelled task is done only once it has run its cancellation
+    await asyncio.gather(*pending, return_exceptions=True)
     for task in tasks:
         if not task.cancelled() and task.exception() is not None:
             raise task.exception()  # type: ignore[misc]
