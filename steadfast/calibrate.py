@@ -14,6 +14,11 @@ P(YES) is tried against every threshold of a grid; one threshold is chosen per q
 - the audit's question: the highest threshold that still accepts ``--audit-keep`` of the
   equivalent pairs, because the audit re-checks only disagreeing variants and a check that
   wrongly rejects would bias the rates toward consistency (METHOD §1.4).
+
+With ``--task`` only the pairs of that kind of question are used (the bundled ones name theirs:
+factual or math) and the thresholds are stored for that task: the judge's P(YES) spreads
+differently over multi-sentence maths problems than over short factual questions, so a task's
+own threshold comes before the route's general one wherever verification knows the task.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import msgspec
 
 from shared.clients.gateway import GatewayClient
 from shared.clients.verify import VerifyClient
+from shared.contracts.base import Task
 from shared.contracts.calibration import JudgeCalibration, ThresholdRates
 from shared.contracts.verify import VerifyRequest, VerifyStages, VerifyThresholds
 from steadfast.evaluate import environment_settings, evaluator_url, run
@@ -42,6 +48,9 @@ BUNDLED_PAIRS = "calibration_pairs.jsonl"
 GRID = tuple(round(0.05 * step, 2) for step in range(1, 20))
 TARGET_REJECT = 0.95
 AUDIT_KEEP = 0.95
+TASKS: tuple[Task, ...] = ("factual", "math", "choice")
+#: the stages a pair can be rejected by before it reaches the judge
+BEFORE_JUDGE = ("form", "lexical", "numbers", "semantic")
 
 
 class PairsError(ValueError):
@@ -54,6 +63,8 @@ class LabelledPair:
     candidate: str
     equivalent: bool
     line: int
+    #: the kind of question (a ``task`` field of the line), if it says
+    task: Task | None = None
 
 
 @dataclass
@@ -67,9 +78,10 @@ class Scored:
     error: str | None = None
 
 
-def read_pairs(path: Path | None) -> tuple[str, list[LabelledPair]]:
-    """The pairs of a JSON-lines file (``original``, ``candidate``, ``equivalent``), or the
-    bundled ones; its name for the record. Raises :class:`PairsError` naming the line."""
+def read_pairs(path: Path | None, task: Task | None = None) -> tuple[str, list[LabelledPair]]:
+    """The pairs of a JSON-lines file (``original``, ``candidate``, ``equivalent``, optionally
+    ``task``), or the bundled ones, only those of ``task`` when one is named; the file's name for
+    the record. Raises :class:`PairsError` naming the line."""
     if path is None:
         text = resources.files("steadfast").joinpath(BUNDLED_PAIRS).read_text(encoding="utf-8")
         name = f"bundled {BUNDLED_PAIRS}"
@@ -86,6 +98,11 @@ def read_pairs(path: Path | None) -> tuple[str, list[LabelledPair]]:
     ]
     if not pairs:
         raise PairsError(f"{name}: no pairs (one JSON object a line)")
+    if task is not None:
+        pairs = [p for p in pairs if p.task == task]
+        if not pairs:
+            raise PairsError(f"{name}: no pair of task {task!r} (a line names it in `task`)")
+        name = f"{task} pairs of {name}"
     if all(p.equivalent for p in pairs) or not any(p.equivalent for p in pairs):
         raise PairsError(f"{name}: needs equivalent and meaning-changing pairs, not one kind only")
     return name, pairs
@@ -104,7 +121,10 @@ def _pair(line: str, number: int, name: str) -> LabelledPair:
             raise PairsError(f"{where}: `{field}` must be a non-empty string")
     if not isinstance(row.get("equivalent"), bool):
         raise PairsError(f"{where}: `equivalent` must be true or false")
-    return LabelledPair(row["original"], row["candidate"], row["equivalent"], number)
+    task = row.get("task")
+    if task is not None and task not in TASKS:
+        raise PairsError(f"{where}: `task` must be one of {', '.join(TASKS)}")
+    return LabelledPair(row["original"], row["candidate"], row["equivalent"], number, task)
 
 
 def rates_at(
@@ -182,13 +202,14 @@ async def judge_pairs(
             thresholds=VerifyThresholds(judge_p_yes=0.0, audit_p_yes=0.0),
             judge_model=route,
             audit=True,
+            task=pair.task,
         )
         async with limit:
             response = await client.verify(request)
         versions["judge"] = response.judge_prompt_version or versions["judge"]
         versions["audit"] = response.audit_prompt_version or versions["audit"]
         (verdict,) = response.results
-        before_judge = verdict.deciding_stage in ("lexical", "numbers", "semantic")
+        before_judge = verdict.deciding_stage in BEFORE_JUDGE
         screened = verdict.reason if before_judge and not verdict.error else None
         done += 1
         print(f"  judged {done}/{len(pairs)} pairs", file=sys.stderr, end="\r")
@@ -209,6 +230,7 @@ def calibration_of(
     audit: bool,
     target: float,
     screened: Sequence[bool] = (),
+    task: Task | None = None,
 ) -> JudgeCalibration:
     """``screened``: the labels of the pairs the checks before the judge rejected."""
     screened_other = sum(1 for same in screened if not same)
@@ -229,12 +251,14 @@ def calibration_of(
         failed=failed,
         screened=len(screened),
         calibrated_at=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        task=task,
     )
 
 
 def table(calibration: JudgeCalibration) -> str:
+    scope = f" ({calibration.task} questions)" if calibration.task else ""
     lines = [
-        f"{calibration.prompt_version}: {calibration.equivalent} equivalent and "
+        f"{calibration.prompt_version}{scope}: {calibration.equivalent} equivalent and "
         f"{calibration.other} meaning-changing pairs ({calibration.screened} rejected by the "
         "checks before the judge, at every threshold)",
         "threshold | equivalent accepted | meaning-changing rejected",
@@ -255,7 +279,7 @@ def _share(count: int, total: int) -> str:
 
 async def calibrate(args: argparse.Namespace) -> int:
     try:
-        pairs_name, pairs = read_pairs(Path(args.pairs) if args.pairs else None)
+        pairs_name, pairs = read_pairs(Path(args.pairs) if args.pairs else None, args.task)
     except PairsError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -339,6 +363,7 @@ async def _report_and_store(
             audit=audit,
             target=target,
             screened=[] if audit else [s.pair.equivalent for s in screened],
+            task=args.task,
         )
         print("\n" + table(calibration))
         made.append(calibration)
@@ -373,6 +398,13 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--pairs",
         default=None,
         help="JSON lines with original, candidate, equivalent (default: the bundled pairs)",
+    )
+    calibrate_parser.add_argument(
+        "--task",
+        choices=TASKS,
+        default=None,
+        help="calibrate for this kind of question only, on the pairs that name it (its threshold "
+        "then comes before the route's general one for that task)",
     )
     calibrate_parser.add_argument("--target-reject", type=float, default=TARGET_REJECT)
     calibrate_parser.add_argument("--audit-keep", type=float, default=AUDIT_KEEP)

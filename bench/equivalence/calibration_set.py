@@ -30,7 +30,8 @@ def factual_half() -> list[dict[str, Any]]:
     for label in (True, False):
         members = [row for row in _rows("factual_pairs.jsonl") if row["equivalent"] is label]
         chosen += members[::2]
-    return [_pair("factual", row, "hand-labelled factual pairs (Apache-2.0)") for row in chosen]
+    source = "hand-labelled factual pairs (Apache-2.0)"
+    return [_pair("factual", row, source, "factual") for row in chosen]
 
 
 def gsmplus_draw(seed: int = 0) -> list[dict[str, Any]]:
@@ -42,15 +43,17 @@ def gsmplus_draw(seed: int = 0) -> list[dict[str, Any]]:
     for _kind, members in sorted(by_type.items()):
         count = GSMPLUS_EQUIVALENT if members[0]["equivalent"] else GSMPLUS_PER_TYPE
         chosen += rng.sample(members, count)
-    return [_pair("gsmplus", row, "GSM-Plus testmini (CC BY-SA 4.0)") for row in chosen]
+    return [_pair("gsmplus", row, "GSM-Plus testmini (CC BY-SA 4.0)", "math") for row in chosen]
 
 
-def _pair(dataset: str, row: dict[str, Any], source: str) -> dict[str, Any]:
+def _pair(dataset: str, row: dict[str, Any], source: str, task: str) -> dict[str, Any]:
     return {
         "id": f"{dataset}:{row['id']}",
         "original": row["original"],
         "candidate": row["candidate"],
         "equivalent": row["equivalent"],
+        # steadfast calibrate --task uses the pairs of one kind of question
+        "task": task,
         "source": source,
     }
 

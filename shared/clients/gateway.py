@@ -7,7 +7,7 @@ import time
 from urllib.parse import quote
 
 from shared.batching import TickBatcher
-from shared.contracts.base import Problem
+from shared.contracts.base import Problem, Task
 from shared.contracts.calibration import JudgeCalibration, JudgeThreshold
 from shared.contracts.gateway import (
     GenerateBatchItem,
@@ -56,10 +56,14 @@ class GatewayClient:
     async def models(self, timeout_s: float | None = None) -> ModelList:
         return await self._client.get("/v1/models", ModelList, timeout_s=timeout_s)
 
-    async def judge_threshold(self, route: str, prompt_version: str) -> JudgeThreshold:
-        """The P(YES) threshold ``route`` is held to for the judge prompt ``prompt_version``."""
+    async def judge_threshold(
+        self, route: str, prompt_version: str, task: Task | None = None
+    ) -> JudgeThreshold:
+        """The P(YES) threshold ``route`` is held to for the judge prompt ``prompt_version`` on
+        questions of ``task`` (none: the threshold for every task)."""
         path = f"/v1/calibrations/{quote(route, safe='')}/{quote(prompt_version, safe='')}"
-        return await self._client.get(path, JudgeThreshold)
+        params = {"task": task} if task else None
+        return await self._client.get(path, JudgeThreshold, params=params)
 
     async def store_calibration(self, calibration: JudgeCalibration) -> JudgeThreshold:
         route = quote(calibration.route, safe="")

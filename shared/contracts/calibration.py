@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import Contract, RouteName
+from shared.contracts.base import Contract, RouteName, Task
 
 Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 Count = Annotated[int, msgspec.Meta(ge=0)]
@@ -61,6 +61,10 @@ class JudgeCalibration(Contract, kw_only=True):
     calibrated_at: Annotated[str, msgspec.Meta(max_length=40)]
     #: the judge model behind the route when it was calibrated
     model: Annotated[str, msgspec.Meta(max_length=500)] | None = None
+    #: the kind of question it holds for (none: every kind). A judge's P(YES) spreads
+    #: differently over multi-sentence maths problems than over short factual questions, so
+    #: one threshold rarely serves both; a task's own calibration comes before a general one.
+    task: Task | None = None
 
     def at_threshold(self) -> ThresholdRates | None:
         return next((r for r in self.rates if r.threshold == self.threshold), None)

@@ -128,3 +128,44 @@ def test_calibrate_chooses_stores_and_verify_uses_the_threshold(
             assert dry.returncode == 0 and "nothing stored" in dry.stdout
             again = httpx.get(f"{gateway}/v1/calibrations/judge/judge-v3").json()
             assert again["value"] == 0.55  # a dry run stores nothing
+
+            # a threshold for maths questions only, chosen on the pairs that say they are
+            maths = tmp_path / "maths.jsonl"
+            maths.write_text("".join(json.dumps(p | {"task": "math"}) + "\n" for p in pairs()))
+            for_maths = steadfast(
+                "calibrate",
+                "--judge",
+                "judge",
+                "--pairs",
+                str(maths),
+                "--task",
+                "math",
+                "--target-reject",
+                "0.8",
+                *base,
+                env=env,
+            )
+            assert for_maths.returncode == 0, for_maths.stdout + for_maths.stderr
+            assert "judge-v3 (math questions)" in for_maths.stdout
+            assert "stored: judge-v3 of 'judge' is 0.35" in for_maths.stdout
+            thresholds = {}
+            for task in ("math", "factual"):
+                answer = httpx.post(
+                    f"{verify}/v1/verify", json=body | {"task": task}, timeout=60
+                ).json()
+                thresholds[task] = answer["judge_threshold"]["value"]
+                accepted = [r["accepted"] for r in answer["results"]]
+                assert accepted == ([True, True] if task == "math" else [True, False]), answer
+            assert thresholds == {"math": 0.35, "factual": 0.55}
+            no_task = steadfast(
+                "calibrate",
+                "--judge",
+                "judge",
+                "--pairs",
+                str(labelled),
+                "--task",
+                "math",
+                *base,
+                env=env,
+            )
+            assert no_task.returncode == 2 and "no pair of task 'math'" in no_task.stderr

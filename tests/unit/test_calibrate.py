@@ -43,6 +43,7 @@ BAD = {
         ([{**GOOD, "original": 3}, BAD], "line 1: `original` must be a non-empty string"),
         ([GOOD, {**BAD, "equivalent": "no"}], "line 2: `equivalent` must be true or false"),
         ([GOOD, GOOD], "needs equivalent and meaning-changing pairs"),
+        ([GOOD, {**BAD, "task": "poetry"}], "line 2: `task` must be one of factual, math"),
     ],
 )
 def test_a_bad_pairs_file_is_refused_naming_the_line(
@@ -63,6 +64,24 @@ def test_the_bundled_pairs_are_read() -> None:
     name, pairs = read_pairs(None)
     assert name.startswith("bundled") and len(pairs) >= 200
     assert sum(p.equivalent for p in pairs) == len(pairs) // 2
+    # every bundled pair names its kind of question, half of each kind faithful
+    for task in ("factual", "math"):
+        _, of_task = read_pairs(None, task)
+        assert of_task and all(p.task == task for p in of_task)
+        assert sum(p.equivalent for p in of_task) == len(of_task) // 2
+    assert len(read_pairs(None, "factual")[1]) + len(read_pairs(None, "math")[1]) == len(pairs)
+
+
+def test_pairs_of_a_task_that_the_file_lacks_are_an_error(tmp_path: Path) -> None:
+    rows = [{**GOOD, "task": "math"}, {**BAD, "task": "math"}, {**GOOD, "task": "choice"}]
+    path = _write(tmp_path / "pairs.jsonl", rows)
+    name, maths = read_pairs(path, "math")
+    assert [p.task for p in maths] == ["math", "math"] and name == "math pairs of pairs.jsonl"
+    with pytest.raises(PairsError, match="no pair of task 'factual'"):
+        read_pairs(path, "factual")
+    # the pairs of one task must hold both kinds too
+    with pytest.raises(PairsError, match="needs equivalent and meaning-changing pairs"):
+        read_pairs(path, "choice")
 
 
 SCORES = [(0.93, True)] * 4 + [(0.72, True)] * 4 + [(0.52, True)] * 2
@@ -108,5 +127,10 @@ def test_a_calibration_counts_the_pairs_screened_before_the_judge() -> None:
     assert (calibration.equivalent, calibration.other, calibration.screened) == (11, 12, 3)
     at = calibration.at_threshold()
     assert at is not None and calibration.threshold == 0.55
+    assert calibration.task is None
+    maths = calibration_of(
+        "judge", "judge-v3", SCORES, "pairs.jsonl", 0, audit=False, target=0.95, task="math"
+    )
+    assert maths.task == "math"
     assert (at.accepted_equivalent, at.rejected_other) == (8, 12)
     assert calibration.failed == 1 and calibration.calibrated_at.startswith("20")

@@ -6,10 +6,11 @@ from typing import Annotated
 
 from litestar import Controller, delete, get, put
 from litestar.datastructures import State
-from litestar.params import JSONBody, Parameter
+from litestar.params import JSONBody, Parameter, QueryParameter
 
 from services.gateway.controllers.problems import GATEWAY_EXCEPTION_HANDLERS
 from services.gateway.domain.calibration import JudgeCalibrations
+from shared.contracts.base import Task
 from shared.contracts.calibration import CalibrationList, JudgeCalibration, JudgeThreshold
 from shared.problems import ProblemError, problem_responses
 
@@ -20,6 +21,17 @@ PromptPath = Annotated[
         description='the judge prompt\'s version ("judge-v4", "audit-v1")',
         max_length=40,
         pattern="^[a-z0-9.-]+$",
+    ),
+]
+
+TaskQuery = Annotated[
+    Task | None,
+    QueryParameter(
+        name="task",
+        description=(
+            "the kind of question judged (factual, math, choice): the task's own calibration "
+            "comes before one for every task; unset: the one for every task"
+        ),
     ),
 ]
 
@@ -45,20 +57,28 @@ class CalibrationController(Controller):
         summary="The threshold a route is held to for a judge prompt, and where it comes from",
         description=(
             "In order: the route's configuration (`judge_threshold`, `audit_threshold`), a "
-            "calibration stored by `steadfast calibrate`, the one bundled with a local model, "
-            "METHOD's default (0.5)."
+            "calibration stored by `steadfast calibrate` (for the task, then for every task), "
+            "the one bundled with a local model (likewise), METHOD's default (0.5)."
         ),
-        responses=_UNKNOWN_ROUTE,
+        responses=problem_responses({400: "An unknown task", 404: "Unknown model route"}),
     )
     async def get_threshold(
-        self, route: RoutePath, prompt_version: PromptPath, state: State
+        self,
+        route: RoutePath,
+        prompt_version: PromptPath,
+        state: State,
+        task: TaskQuery = None,
     ) -> JudgeThreshold:
-        return await _calibrations(state).threshold(route, prompt_version)
+        return await _calibrations(state).threshold(route, prompt_version, task)
 
     @put(
         "/{route:str}/{prompt_version:str}",
         operation_id="storeJudgeCalibration",
         summary="Store a calibration (as `steadfast calibrate` does); every service then uses it",
+        description=(
+            "A calibration with a `task` holds for that task's questions only, one without for "
+            "every task; storing replaces the calibration of the same route, prompt and task."
+        ),
         status_code=200,
         responses=problem_responses(
             {404: "Unknown model route", 422: "The body names another route or prompt"}
@@ -85,12 +105,22 @@ class CalibrationController(Controller):
         operation_id="deleteJudgeCalibration",
         summary="Forget a stored calibration (the bundled one or METHOD's default applies again)",
         responses=problem_responses(
-            {404: "Unknown model route, or no calibration stored for it and this prompt"}
+            {
+                400: "An unknown task",
+                404: "Unknown model route, or no calibration stored for it, this prompt and task",
+            }
         ),
     )
-    async def forget(self, route: RoutePath, prompt_version: PromptPath, state: State) -> None:
-        if not await _calibrations(state).forget(route, prompt_version):
-            detail = f"no calibration is stored for {route!r} and {prompt_version!r}"
+    async def forget(
+        self,
+        route: RoutePath,
+        prompt_version: PromptPath,
+        state: State,
+        task: TaskQuery = None,
+    ) -> None:
+        if not await _calibrations(state).forget(route, prompt_version, task):
+            scope = f" and task {task!r}" if task else ""
+            detail = f"no calibration is stored for {route!r} and {prompt_version!r}{scope}"
             raise ProblemError(404, "No stored calibration", detail)
 
 

@@ -29,6 +29,8 @@ judge_calibrations = sa.Table(
     metadata,
     sa.Column("route", sa.String(200), primary_key=True),
     sa.Column("prompt_version", sa.String(40), primary_key=True),
+    #: the task it holds for; "" for every task
+    sa.Column("task", sa.String(20), primary_key=True, server_default=""),
     #: the calibration as JSON (threshold, rule, the rates at every threshold tried)
     sa.Column("payload", sa.Text, nullable=False),
     #: epoch seconds

@@ -1,8 +1,9 @@
-"""Which P(YES) threshold a judge route is held to, per judge prompt (docs: METHOD §1.1).
+"""Which P(YES) threshold a judge route is held to, per judge prompt and task (docs: METHOD
+§1.1).
 
 In order: the route's configuration (``judge_threshold``, ``audit_threshold`` in the routes
-file), a calibration stored by ``steadfast calibrate``, the calibration bundled with a local
-model, and METHOD's default of 0.5.
+file), a calibration stored by ``steadfast calibrate`` (the task's own, then one for every task),
+the calibration bundled with a local model (likewise), and METHOD's default of 0.5.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import msgspec
 
 from services.gateway.domain.errors import UnknownRoute
 from services.gateway.domain.routes import Route
+from shared.contracts.base import Task
 from shared.contracts.calibration import (
     METHOD_DEFAULT_THRESHOLD,
     JudgeCalibration,
@@ -30,13 +32,15 @@ AUDIT_PROMPT_PREFIX = "audit-"
 
 
 class CalibrationStore(Protocol):
-    async def get(self, route: str, prompt_version: str) -> JudgeCalibration | None: ...
+    async def get(
+        self, route: str, prompt_version: str, task: Task | None = None
+    ) -> JudgeCalibration | None: ...
 
     async def all(self) -> list[JudgeCalibration]: ...
 
     async def put(self, calibration: JudgeCalibration) -> None: ...
 
-    async def delete(self, route: str, prompt_version: str) -> bool: ...
+    async def delete(self, route: str, prompt_version: str, task: Task | None = None) -> bool: ...
 
 
 def load_bundled(path: Path = BUNDLED_FILE) -> list[JudgeCalibration]:
@@ -65,19 +69,23 @@ class JudgeCalibrations:
             raise UnknownRoute(name, sorted(self._routes), field="route")
         return route
 
-    async def threshold(self, route_name: str, prompt_version: str) -> JudgeThreshold:
+    async def threshold(
+        self, route_name: str, prompt_version: str, task: Task | None = None
+    ) -> JudgeThreshold:
         route = self.route(route_name)
         configured = _configured(route, prompt_version)
         if configured is not None:
             return configured
-        stored = await self._store.get(route.name, prompt_version) if self._store else None
+        stored = await self._stored(route, prompt_version, task)
         if stored is not None:
             when = stored.calibrated_at[:10]
             origin = f"stored by steadfast calibrate on {when} ({stored.pairs})"
             return JudgeThreshold(
                 value=stored.threshold, source="calibrated", origin=origin, calibration=stored
             )
-        bundled = self._bundled_for(route, prompt_version)
+        bundled = self._bundled_for(route, prompt_version, task) or self._bundled_for(
+            route, prompt_version, None
+        )
         if bundled is not None:
             origin = f"bundled with the local model {route.model} ({bundled.pairs})"
             return JudgeThreshold(
@@ -91,34 +99,49 @@ class JudgeCalibrations:
 
     async def all(self) -> list[JudgeThreshold]:
         """The threshold of every stored or bundled calibration of a known route."""
-        keys: dict[tuple[str, str], None] = {}
+        keys: dict[tuple[str, str, Task | None], None] = {}
         for calibration in await self._store.all() if self._store else []:
             if calibration.route in self._routes:
-                keys[(calibration.route, calibration.prompt_version)] = None
+                keys[(calibration.route, calibration.prompt_version, calibration.task)] = None
         for route in self._routes.values():
             for calibration in self._bundled:
                 if route.backend == "local" and calibration.model == route.model:
-                    keys[(route.name, calibration.prompt_version)] = None
-        return [await self.threshold(route, version) for route, version in keys]
+                    keys[(route.name, calibration.prompt_version, calibration.task)] = None
+        return [await self.threshold(*key) for key in keys]
 
     async def store(self, calibration: JudgeCalibration) -> JudgeThreshold:
         route = self.route(calibration.route)
         if self._store is None:
             raise RuntimeError("the gateway has no database to store calibrations in")
         await self._store.put(msgspec.structs.replace(calibration, model=route.model))
-        return await self.threshold(route.name, calibration.prompt_version)
+        return await self.threshold(route.name, calibration.prompt_version, calibration.task)
 
-    async def forget(self, route_name: str, prompt_version: str) -> bool:
+    async def forget(self, route_name: str, prompt_version: str, task: Task | None = None) -> bool:
         route = self.route(route_name)
         if self._store is None:
             return False
-        return await self._store.delete(route.name, prompt_version)
+        return await self._store.delete(route.name, prompt_version, task)
 
-    def _bundled_for(self, route: Route, prompt_version: str) -> JudgeCalibration | None:
+    async def _stored(
+        self, route: Route, prompt_version: str, task: Task | None
+    ) -> JudgeCalibration | None:
+        """The task's own stored calibration, else the one stored for every task."""
+        if self._store is None:
+            return None
+        own = await self._store.get(route.name, prompt_version, task) if task else None
+        return own or await self._store.get(route.name, prompt_version, None)
+
+    def _bundled_for(
+        self, route: Route, prompt_version: str, task: Task | None
+    ) -> JudgeCalibration | None:
         if route.backend != "local":
             return None
         for calibration in self._bundled:
-            if calibration.model == route.model and calibration.prompt_version == prompt_version:
+            if (
+                calibration.model == route.model
+                and calibration.prompt_version == prompt_version
+                and calibration.task == task
+            ):
                 return msgspec.structs.replace(calibration, route=route.name)
         return None
 

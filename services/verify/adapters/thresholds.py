@@ -1,4 +1,5 @@
-"""Judge thresholds as the gateway keeps them, read at most every ``ttl_s`` per route and prompt."""
+"""Judge thresholds as the gateway keeps them, read at most every ``ttl_s`` per route, prompt and
+task."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import time
 from typing import Protocol
 
 from services.verify.domain.prompts import JudgePrompt
+from shared.contracts.base import Task
 from shared.contracts.calibration import JudgeThreshold
 
 #: a calibration stored by ``steadfast calibrate`` is used by verify within this many seconds
@@ -13,22 +15,26 @@ THRESHOLD_TTL_S = 30.0
 
 
 class ThresholdKeeper(Protocol):
-    async def judge_threshold(self, route: str, prompt_version: str) -> JudgeThreshold: ...
+    async def judge_threshold(
+        self, route: str, prompt_version: str, task: Task | None = None
+    ) -> JudgeThreshold: ...
 
 
 class GatewayThresholds:
     def __init__(self, gateway: ThresholdKeeper, ttl_s: float = THRESHOLD_TTL_S) -> None:
         self._gateway = gateway
         self._ttl_s = ttl_s
-        self._read: dict[tuple[str, str], tuple[float, JudgeThreshold]] = {}
+        self._read: dict[tuple[str, str, Task | None], tuple[float, JudgeThreshold]] = {}
 
-    async def __call__(self, route: str, prompt: JudgePrompt) -> JudgeThreshold:
+    async def __call__(
+        self, route: str, prompt: JudgePrompt, task: Task | None = None
+    ) -> JudgeThreshold:
         """Raises :class:`shared.http_client.ServiceCallError` when the gateway cannot say."""
-        key = (route, prompt.version)
+        key = (route, prompt.version, task)
         now = time.monotonic()
         read = self._read.get(key)
         if read is not None and now - read[0] < self._ttl_s:
             return read[1]
-        threshold = await self._gateway.judge_threshold(route, prompt.version)
+        threshold = await self._gateway.judge_threshold(route, prompt.version, task)
         self._read[key] = (now, threshold)
         return threshold

@@ -12,6 +12,7 @@ from services.verify.domain.judge import Judge, JudgeOutcome
 from services.verify.domain.lexical import max_overlap, overlap
 from services.verify.domain.prompts import JudgePrompt
 from services.verify.domain.semantic import SemanticStage
+from shared.contracts.base import Task
 from shared.contracts.calibration import METHOD_DEFAULT_THRESHOLD, JudgeThreshold
 from shared.contracts.gateway import ModelCalls
 from shared.contracts.verify import (
@@ -27,7 +28,8 @@ from shared.metering import MeteredCaller, sum_calls
 from shared.quantities import quantity_difference
 
 #: the threshold a judge route is held to for a prompt (the gateway keeps them)
-ThresholdLookup = Callable[[str, JudgePrompt], Awaitable[JudgeThreshold]]
+#: a judge route's threshold for a prompt, on questions of a task (none: any task)
+ThresholdLookup = Callable[[str, JudgePrompt, Task | None], Awaitable[JudgeThreshold]]
 
 
 @dataclass
@@ -237,7 +239,7 @@ async def _threshold(run: _Run, judge: Judge, configured: float | None) -> Judge
     if configured is not None:
         return JudgeThreshold(value=configured, source="configured", origin="the request")
     if run.thresholds is not None:
-        return await run.thresholds(judge.model, judge.prompt)
+        return await run.thresholds(judge.model, judge.prompt, run.request.task)
     return JudgeThreshold(
         value=METHOD_DEFAULT_THRESHOLD, source="method_default", origin="METHOD's default"
     )

@@ -160,3 +160,59 @@ async def test_a_bundled_calibration_follows_the_local_model_whatever_the_route_
     assert (await calibrations.threshold("remote", "judge-v3")).source == "method_default"
     listed = await calibrations.all()
     assert [(t.calibration.route if t.calibration else None) for t in listed] == ["mine"]
+
+
+async def test_a_tasks_own_calibration_comes_before_the_general_one(
+    client: AsyncTestClient[Any],
+) -> None:
+    general = msgspec.to_builtins(calibration(threshold=0.6))
+    maths = msgspec.to_builtins(
+        calibration(threshold=0.4, task="math", pairs="math pairs of pairs.jsonl")
+    )
+    for body in (general, maths):
+        stored = await client.put("/v1/calibrations/judge/judge-v3", json=body)
+        assert stored.status_code == 200, stored.text
+    assert stored.json()["value"] == 0.4  # the stored calibration, read back for its task
+
+    def threshold(task: str | None) -> Any:
+        params = {"task": task} if task else None
+        return client.get("/v1/calibrations/judge/judge-v3", params=params)
+
+    on_maths = (await threshold("math")).json()
+    assert (on_maths["value"], on_maths["calibration"]["task"]) == (0.4, "math")
+    assert "(math pairs of pairs.jsonl)" in on_maths["origin"]
+    # a task without its own calibration, or none named, gets the general one
+    assert (await threshold("factual")).json()["value"] == 0.6
+    assert (await threshold(None)).json()["value"] == 0.6
+    listed = (await client.get("/v1/calibrations")).json()["calibrations"]
+    assert sorted((c["calibration"].get("task") or "", c["value"]) for c in listed) == [
+        ("", 0.6),
+        ("math", 0.4),
+    ]
+
+    # forgetting the task's calibration leaves the general one, for every task
+    assert (
+        await client.delete("/v1/calibrations/judge/judge-v3", params={"task": "math"})
+    ).status_code == 204
+    assert (await threshold("math")).json()["value"] == 0.6
+    missing = await client.delete("/v1/calibrations/judge/judge-v3", params={"task": "math"})
+    assert missing.status_code == 404 and "task 'math'" in missing.json()["detail"]
+    unknown = await threshold("poetry")
+    assert unknown.status_code == 400, unknown.text
+
+
+async def test_a_bundled_calibration_for_a_task_is_used_for_that_task_only() -> None:
+    routes = parse_routes(
+        {"models": {"mine": {"backend": "local", "model": "qwen2.5-coder-1.5b-instruct"}}}
+    )
+    model = "qwen2.5-coder-1.5b-instruct"
+    bundled = [
+        calibration("local", 0.6, model=model),
+        calibration("local", 0.35, model=model, task="math"),
+    ]
+    calibrations = JudgeCalibrations(routes, store=None, bundled=bundled)
+    assert (await calibrations.threshold("mine", "judge-v3", "math")).value == 0.35
+    assert (await calibrations.threshold("mine", "judge-v3", "factual")).value == 0.6
+    assert (await calibrations.threshold("mine", "judge-v3")).value == 0.6
+    listed = await calibrations.all()
+    assert sorted(t.value for t in listed) == [0.35, 0.6]

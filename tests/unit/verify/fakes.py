@@ -52,15 +52,19 @@ class FakeGateway:
         self.routes: set[str] | None = None
 
         #: calibrated thresholds by (route, prompt version); others get METHOD's default
-        self.thresholds: dict[tuple[str, str], float] = {}
-        self.threshold_lookups: list[tuple[str, str]] = []
+        #: by (route, prompt version), or (route, prompt version, task) for a task's own
+        self.thresholds: dict[tuple[str, ...], float] = {}
+        self.threshold_lookups: list[tuple[str, str, str | None]] = []
 
     async def route_names(self) -> set[str] | None:
         return self.routes
 
-    async def judge_threshold(self, route: str, prompt_version: str) -> JudgeThreshold:
-        self.threshold_lookups.append((route, prompt_version))
-        value = self.thresholds.get((route, prompt_version))
+    async def judge_threshold(
+        self, route: str, prompt_version: str, task: str | None = None
+    ) -> JudgeThreshold:
+        self.threshold_lookups.append((route, prompt_version, task))
+        value = self.thresholds.get((route, prompt_version, task or ""))
+        value = self.thresholds.get((route, prompt_version)) if value is None else value
         if value is None:
             return JudgeThreshold(value=0.5, source="method_default", origin="METHOD's default")
         return JudgeThreshold(value=value, source="calibrated", origin="stand-in calibration")

@@ -82,13 +82,40 @@ async def test_thresholds_are_read_once_per_route_and_prompt_within_their_lifeti
     )
     for _ in range(3):
         await verify(request, judge=Judge(gateway, "local"), semantic=None, thresholds=thresholds)
-    assert gateway.threshold_lookups == [("local", EQUIVALENCE.version)]
+    assert gateway.threshold_lookups == [("local", EQUIVALENCE.version, None)]
+
+
+async def test_the_threshold_is_the_one_for_the_requests_task() -> None:
+    gateway = FakeGateway(_p_yes_by_candidate({"composed": 0.45}))
+    gateway.thresholds[("local", EQUIVALENCE.version)] = 0.6
+    gateway.thresholds[("local", EQUIVALENCE.version, "math")] = 0.4
+    thresholds = GatewayThresholds(gateway, ttl_s=60)
+    verdicts = {}
+    for task in ("math", "factual", None):
+        request = VerifyRequest(
+            original=ORIGINAL,
+            candidates=["Who composed Romeo and Juliet?"],
+            stages=NO_CHEAP_STAGES,
+            task=task,
+        )
+        result = await verify(
+            request, judge=Judge(gateway, "local"), semantic=None, thresholds=thresholds
+        )
+        assert result.judge_threshold is not None
+        verdicts[task] = (result.judge_threshold.value, result.results[0].accepted)
+    assert verdicts == {"math": (0.4, True), "factual": (0.6, False), None: (0.6, False)}
+    # each task's threshold is read once and kept apart from the others
+    assert gateway.threshold_lookups == [
+        ("local", EQUIVALENCE.version, "math"),
+        ("local", EQUIVALENCE.version, "factual"),
+        ("local", EQUIVALENCE.version, None),
+    ]
 
 
 async def test_a_threshold_that_cannot_be_read_fails_the_stage_with_its_reason() -> None:
     gateway = FakeGateway(_p_yes_by_candidate({"composed": 0.9}))
 
-    async def unreachable(route: str, prompt: object) -> object:
+    async def unreachable(route: str, prompt: object, task: object) -> object:
         raise gateway_error(503, detail="gateway restarting")
 
     request = VerifyRequest(

@@ -1,4 +1,4 @@
-"""Judge thresholds chosen by ``steadfast calibrate``, per route and judge prompt.
+"""Judge thresholds chosen by ``steadfast calibrate``, per route, judge prompt and task.
 
 Revision ID: 0003
 Revises: 0002
@@ -21,9 +21,12 @@ def upgrade() -> None:
         "gateway_judge_calibrations",
         sa.Column("route", sa.String(200), nullable=False),
         sa.Column("prompt_version", sa.String(40), nullable=False),
+        sa.Column("task", sa.String(20), nullable=False, server_default=""),
         sa.Column("payload", sa.Text(), nullable=False),
         sa.Column("created_at", sa.Float(), nullable=False),
-        sa.PrimaryKeyConstraint("route", "prompt_version", name="pk_gateway_judge_calibrations"),
+        sa.PrimaryKeyConstraint(
+            "route", "prompt_version", "task", name="pk_gateway_judge_calibrations"
+        ),
     )
 
 
