@@ -38,7 +38,11 @@ import msgspec
 from shared.clients.gateway import GatewayClient
 from shared.clients.verify import VerifyClient
 from shared.contracts.base import Task
-from shared.contracts.calibration import JudgeCalibration, ThresholdRates
+from shared.contracts.calibration import (
+    METHOD_DEFAULT_THRESHOLD,
+    JudgeCalibration,
+    ThresholdRates,
+)
 from shared.contracts.verify import VerifyRequest, VerifyStages, VerifyThresholds
 from steadfast.evaluate import environment_settings, evaluator_url, run
 from steadfast.supervisor import readiness, service_ports
@@ -48,6 +52,9 @@ BUNDLED_PAIRS = "calibration_pairs.jsonl"
 GRID = tuple(round(0.05 * step, 2) for step in range(1, 20))
 TARGET_REJECT = 0.95
 AUDIT_KEEP = 0.95
+#: meaning changes that must reach the judge for its rejections to be measured; with fewer (the
+#: checks before it rejected the rest) the judge is held at least to METHOD's default
+MIN_JUDGED_CHANGES = 10
 TASKS: tuple[Task, ...] = ("factual", "math", "choice")
 #: the stages a pair can be rejected by before it reaches the judge
 BEFORE_JUDGE = ("form", "lexical", "numbers", "semantic")
@@ -147,9 +154,24 @@ def rates_at(
 
 
 def choose_for_equivalence(
-    rates: list[ThresholdRates], equivalent: int, other: int, target_reject: float
+    rates: list[ThresholdRates],
+    equivalent: int,
+    other: int,
+    target_reject: float,
+    judged_other: int | None = None,
 ) -> tuple[float, str]:
+    """``judged_other``: the meaning changes that reached the judge (default: all)."""
     safe = [r for r in rates if other and r.rejected_other >= target_reject * other]
+    judged = other if judged_other is None else judged_other
+    if safe and judged < MIN_JUDGED_CHANGES:
+        lowest = min(r.threshold for r in safe)
+        # the checks before the judge reject the changes on their own: the pairs say nothing of
+        # what the judge would let through, so it is not trusted below METHOD's default
+        return max(lowest, METHOD_DEFAULT_THRESHOLD), (
+            f"only {judged} meaning-changing pairs reached the judge (the checks before it "
+            f"rejected the others), too few to measure it: METHOD's default, or the lowest "
+            f"threshold rejecting {target_reject:.0%} of the meaning-changing pairs if higher"
+        )
     if safe:
         return min(r.threshold for r in safe), (
             f"the lowest threshold at which verification rejects at least {target_reject:.0%} "
@@ -237,8 +259,11 @@ def calibration_of(
     equivalent = sum(1 for _, same in scores if same) + len(screened) - screened_other
     other = len(scores) + len(screened) - equivalent
     rates = rates_at(scores, screened_other=screened_other)
-    choose = choose_for_audit if audit else choose_for_equivalence
-    threshold, rule = choose(rates, equivalent, other, target)
+    if audit:
+        threshold, rule = choose_for_audit(rates, equivalent, other, target)
+    else:
+        judged_other = other - screened_other
+        threshold, rule = choose_for_equivalence(rates, equivalent, other, target, judged_other)
     return JudgeCalibration(
         route=route,
         prompt_version=version,

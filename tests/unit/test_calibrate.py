@@ -107,6 +107,32 @@ def test_the_equivalence_threshold_is_the_lowest_that_reaches_the_rejection_targ
     assert threshold in (0.25, 0.3, 0.35, 0.4) and "balanced" in rule
 
 
+def test_a_judge_that_too_few_changes_reach_is_held_to_methods_default_at_least() -> None:
+    # every change is rejected before the judge: any threshold "reaches" the target
+    rewordings = [(0.93, True)] * 6 + [(0.42, True)] * 4
+    rates = rates_at(rewordings, screened_other=10)
+    threshold, rule = choose_for_equivalence(rates, 10, 10, 0.95, judged_other=0)
+    assert threshold == 0.5 and "only 0 meaning-changing pairs reached the judge" in rule
+    # enough changes reached it: the measured rule decides, even below 0.5
+    enough = rewordings + [(0.2, False)] * 10
+    assert choose_for_equivalence(rates_at(enough), 10, 10, 0.95, judged_other=10)[0] == 0.25
+    # and a measured threshold above the default stands
+    high = rewordings + [(0.7, False)] * 2
+    rates = rates_at(high, screened_other=8)
+    assert choose_for_equivalence(rates, 10, 10, 0.95, judged_other=2)[0] == 0.75
+    calibration = calibration_of(
+        "judge",
+        "judge-v3",
+        rewordings,
+        "pairs",
+        0,
+        audit=False,
+        target=0.95,
+        screened=[False] * 10,
+    )
+    assert calibration.threshold == 0.5 and "too few" in calibration.rule
+
+
 def test_the_audit_threshold_is_the_highest_that_keeps_the_rewordings() -> None:
     rates = rates_at(SCORES)
     assert choose_for_audit(rates, 10, 10, 0.95)[0] == 0.5
