@@ -35,12 +35,15 @@ from pathlib import Path
 from bench.stack import local_services
 from shared.clients.gateway import GatewayClient
 from shared.clients.verify import VerifyClient
+from shared.contracts.base import Task
 from shared.contracts.calibration import JudgeThreshold
 from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyStages, VerifyThresholds
 from shared.http_client import close_session
 
 HERE = Path(__file__).resolve().parent
 DATASETS = {"gsmplus": HERE / "gsmplus_pairs_dev.jsonl", "factual": HERE / "factual_pairs.jsonl"}
+#: the task each data set's questions are (the judge's threshold may be calibrated per task)
+TASKS: dict[str, Task] = {"gsmplus": "math", "factual": "factual"}
 RECORDED = HERE / "judged.jsonl"
 #: the pairs the bundled judge calibrations were chosen on (the rest are held out)
 CALIBRATION_PAIRS = HERE.parents[1] / "steadfast" / "calibration_pairs.jsonl"
@@ -390,10 +393,10 @@ def report(
 
 
 async def thresholds_of(
-    gateway: GatewayClient, model: str, versions: tuple[str, str]
+    gateway: GatewayClient, model: str, versions: tuple[str, str], task: Task
 ) -> Thresholds:
-    judge_threshold = await gateway.judge_threshold(model, versions[0])
-    audit_threshold = await gateway.judge_threshold(model, versions[1])
+    judge_threshold = await gateway.judge_threshold(model, versions[0], task)
+    audit_threshold = await gateway.judge_threshold(model, versions[1], task)
     return Thresholds(judge_threshold, audit_threshold)
 
 
@@ -416,10 +419,10 @@ async def run(args: argparse.Namespace) -> None:
     client = VerifyClient(args.verify_url, timeout_s=7200)
     gateway = GatewayClient(args.gateway_url)
     versions = await prompt_versions(client, args.judge_model)
-    thresholds = await thresholds_of(gateway, args.judge_model, versions)
     held_out = calibration_ids()
     sections = []
     for dataset in args.datasets:
+        thresholds = await thresholds_of(gateway, args.judge_model, versions, TASKS[dataset])
         pairs = sample(load(dataset, DATASETS[dataset]), args.limit, args.seed)
         started = time.monotonic()
         print(f"{dataset}: cheap stages on {len(pairs)} pairs", file=sys.stderr)
