@@ -7,7 +7,9 @@ import re
 _QUOTE_PAIRS = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "„": "“", "`": "`"}
 #: a hyphen is a bullet only before a space: "-3 squared is what?" starts with minus three;
 #: so is an asterisk: "*Why* is it?" starts with emphasis
-_BULLET_OR_NUMBER = re.compile(r"^(?:[-*]\s+|[•·–—]\s*|\(?\d{1,3}[.)]\s+)")
+_BULLET_OR_NUMBER = re.compile(r"^(?:[-*]\s+|[•·–—]\s*|\(?\d{1,3}[.)](?:\s+|$))")
+#: a word's letter: a line without one ("3", an item's number alone) is no candidate
+_LETTER = re.compile(r"[^\W\d_]")
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -18,9 +20,10 @@ def first_line(text: str) -> str:
 
 def candidate_lines(text: str, limit: int) -> list[str]:
     """The candidates of a numbered list, cleaned, at most ``limit``: a line that ends in a
-    colon is a heading, not a candidate."""
+    colon is a heading, and one without a letter (an item's number alone, as a reply cut short
+    or ended early leaves it) is no candidate."""
     lines = (clean_line(line) for line in text.splitlines())
-    return [line for line in lines if line and not line.endswith(":")][:limit]
+    return [line for line in lines if _LETTER.search(line) and not line.endswith(":")][:limit]
 
 
 def clean_candidate(text: str) -> str:

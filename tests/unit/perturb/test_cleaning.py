@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.perturb.domain.cleaning import clean_candidate, same_text
+from services.perturb.domain.cleaning import candidate_lines, clean_candidate, same_text
 
 
 @pytest.mark.parametrize(
@@ -41,3 +41,22 @@ def test_cleaning_rules(raw: str, clean: str) -> None:
 def test_same_text_ignores_case_and_spacing() -> None:
     assert same_text("How  old is HE?", "how old is he?")
     assert not same_text("How old is he?", "How old is she?")
+
+
+@pytest.mark.parametrize(
+    ("reply", "lines"),
+    [
+        ("1. Who wrote it?\n2. Whose play is it?\n3. Name its author.", 3),
+        # a reply cut short, or ended early, leaves an item's number alone: no candidate
+        ("1. Who wrote it?\n2. Whose play is it?\n3.", 2),
+        ("1. Who wrote it?\n2. Whose play is it?\n3", 2),
+        ("1) Who wrote it?\n(2)", 1),
+        ("Here are three:\n1. Who wrote it?", 1),
+        # a number that starts a candidate stays
+        ("1. 3.5 km from here, what town is it?", 1),
+    ],
+)
+def test_candidate_lines_are_the_items_with_words(reply: str, lines: int) -> None:
+    found = candidate_lines(reply, 5)
+    assert len(found) == lines, found
+    assert all(any(char.isalpha() for char in line) for line in found)
