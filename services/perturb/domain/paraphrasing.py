@@ -356,10 +356,12 @@ class ParaphraseBuilder:
         request: ParaphraseRequest, progress: _Progress, deadline: float
     ) -> str | None:
         have = f"{len(progress.selection())} of {request.k} accepted"
-        if progress.requested >= request.max_candidates:
-            return f"candidate cap of {request.max_candidates} reached with {have}"
+        # out of time first: the cap counts candidates asked for, and those of requests still
+        # out at the budget were never written
         if time.monotonic() >= deadline:
             return f"time budget of {request.time_budget_s:g} s ran out with {have}"
+        if progress.requested >= request.max_candidates:
+            return f"candidate cap of {request.max_candidates} reached with {have}"
         return None
 
     @staticmethod

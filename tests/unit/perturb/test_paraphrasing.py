@@ -268,6 +268,17 @@ async def test_requests_still_running_at_the_budget_are_cancelled_and_counted() 
     assert len(gateway.requests) == 2 and gateway.max_inflight == 2
 
 
+async def test_a_set_out_of_time_says_so_even_when_its_requests_reached_the_cap() -> None:
+    # one round asks for every candidate the cap allows; its calls are still out at the budget
+    builder, _, _ = _builder(latency_s=1.0)
+    request = ParaphraseRequest(
+        question=QUESTION, k=3, time_budget_s=0.2, max_candidates=10, candidates_per_call=5
+    )
+    result = await builder.build(request)
+    assert result.candidates_generated == 0
+    assert "time budget of 0.2 s" in (result.incomplete_reason or ""), result.incomplete_reason
+
+
 async def test_what_was_written_by_the_time_budget_is_still_verified() -> None:
     gateway = FakeGateway(_distinct)
     original = gateway.generate
