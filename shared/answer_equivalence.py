@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Literal, Protocol
+from typing import Protocol
 
 from shared.answers import ABSTENTION_KEY, factual_tokens, is_abstention, normalize_factual
 from shared.contracts.calibration import METHOD_DEFAULT_THRESHOLD
@@ -29,9 +29,6 @@ from shared.language import detect_language
 from shared.metering import ModelCaller
 from shared.quantities import Mention, mentions
 
-#: how the answers were grouped: the task's exact key (maths value, option letter), normalised
-#: text, or normalised text merged by meaning (cheap steps, then the judge)
-Clustering = Literal["exact", "normalised", "semantic"]
 ANSWERS_PROMPT_VERSION = "answers-v1"
 #: distinct answers the semantic steps compare; the rest keep their normalised text (a cap on
 #: the judge's calls: every new answer may be compared with every cluster)
@@ -361,15 +358,12 @@ class VerdictCache:
 
 
 @dataclass
-class Grouping:
+class AnswerClusters:
     """Each answer's cluster key (its cluster's first answer's normalised text; None for an
-    answer that takes no part), how the answers were grouped and what the judge cost."""
+    answer that takes no part) and what the judge cost."""
 
     keys: list[str | None]
-    clustering: Clustering
     judge_calls: int = 0
-    #: pairs each step decided, by step name (the judge's as "judge")
-    decided: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -388,12 +382,12 @@ async def group_answers(
     threshold: float = METHOD_DEFAULT_THRESHOLD,
     cache: VerdictCache | None = None,
     cheap_steps: bool = True,
-) -> Grouping:
+) -> AnswerClusters:
     """The meaning clusters of ``answers`` (None or blank: no answer). Without ``judge`` the
     pairs the cheap steps leave undecided stay apart; ``cheap_steps=False`` asks the judge about
     every pair whose normalised text differs."""
     normalised = [_key(answer) for answer in answers]
-    grouping = Grouping(keys=[None] * len(answers), clustering="semantic")
+    grouping = AnswerClusters(keys=[None] * len(answers))
     clusters: list[_Cluster] = []
     assigned: dict[str, str] = {}
     for index, (answer, key) in enumerate(zip(answers, normalised, strict=True)):
@@ -437,7 +431,7 @@ async def _place(
     answer: str,
     key: str,
     clusters: list[_Cluster],
-    grouping: Grouping,
+    grouping: AnswerClusters,
     judge: AnswerJudge | None,
     judge_route: str,
     threshold: float,
@@ -452,8 +446,6 @@ async def _place(
             if cheap_steps
             else Decision(None, "judge only")
         )
-        if decision.same is not None:
-            grouping.decided[decision.step] = grouping.decided.get(decision.step, 0) + 1
         if decision.same:
             return cluster.key
         if decision.same is None:
@@ -472,7 +464,7 @@ async def _ask(
     question: str,
     first: str,
     second: str,
-    grouping: Grouping,
+    grouping: AnswerClusters,
     judge: AnswerJudge | None,
     judge_route: str,
     threshold: float,
@@ -499,10 +491,9 @@ async def _ask(
             return False
         if cache is not None:
             cache.put(cache_key, p_same)
-    grouping.decided["judge"] = grouping.decided.get("judge", 0) + 1
     return p_same >= threshold
 
 
-def _note_once(grouping: Grouping, note: str) -> None:
+def _note_once(grouping: AnswerClusters, note: str) -> None:
     if note not in grouping.notes:
         grouping.notes.append(note)

@@ -68,10 +68,9 @@ _REQUEST_WORDS = frozenset(_REQUEST_TEXT.split())
 _TWO_WORD_OPENINGS = frozenset(
     {("i", "need"), ("i", "want"), ("i'd", "like"), ("i", "wonder"), ("vorrei", "sapere")}
 )
+_OPENINGS = _WH_WORDS | _AUXILIARIES | _REQUEST_WORDS
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!])\s+")
-
-
 _CLAUSE = re.compile(r"[,;:]|\s[-–—]\s")
 
 
@@ -100,6 +99,3 @@ def form_difference(original: str, candidate: str) -> str | None:
     if asks(original) and not asks(candidate):
         return "a statement, not a question or a request (it may answer the question)"
     return None
-
-
-_OPENINGS = _WH_WORDS | _AUXILIARIES | _REQUEST_WORDS

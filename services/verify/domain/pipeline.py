@@ -27,8 +27,8 @@ from shared.http_client import ServiceCallError
 from shared.metering import MeteredCaller, sum_calls
 from shared.quantities import quantity_difference
 
-#: the threshold a judge route is held to for a prompt (the gateway keeps them)
-#: a judge route's threshold for a prompt, on questions of a task (none: any task)
+#: a judge route's threshold for a prompt on questions of a task (none: any task), as the
+#: gateway keeps them
 ThresholdLookup = Callable[[str, JudgePrompt, Task | None], Awaitable[JudgeThreshold]]
 
 
