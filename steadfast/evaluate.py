@@ -26,6 +26,7 @@ from shared.contracts.evaluator import (
     MetricSettings,
     StageProgress,
 )
+from shared.contracts.perturb import given_sets_line
 from shared.contracts.verify import VerifySettings, VerifyStages
 from shared.http_client import ServiceCallError, close_session
 from shared.settings import ServiceSettings, load_settings
@@ -109,6 +110,8 @@ def verification_line(report: EvaluationReport) -> str | None:
         thresholds = "; ".join(_threshold(t) for t in verification.judge_thresholds)
         line += f"; judge {verification.judge_model} ({verification.judge_prompt_version})"
         line += f" at {thresholds}" if thresholds else ""
+    if verification.given_sets:
+        line += "; " + given_sets_line(verification.given_sets, verification.unverified_sets)
     return line
 
 

@@ -10,7 +10,12 @@ import msgspec
 from shared.contracts.base import STORABLE_TEXT, Contract, RouteName, StoredCount, StoredSeed
 from shared.contracts.calibration import JudgeThreshold
 from shared.contracts.gateway import ModelCalls
-from shared.contracts.perturb import CandidateScores
+from shared.contracts.perturb import (
+    MAX_GIVEN_PARAPHRASES,
+    CandidateScores,
+    GivenParaphraseIn,
+    Provenance,
+)
 from shared.contracts.scoring import Label, Letter, MetricValue
 from shared.contracts.verify import Share, Task, VerifySettings
 
@@ -48,6 +53,15 @@ class EvaluationItem(Contract, kw_only=True):
     context: Annotated[str, msgspec.Meta(max_length=50000, pattern=STORABLE_TEXT)] | None = None
     #: this item's task, when an evaluation mixes tasks (default: the evaluation's)
     task: Task | None = None
+    #: paraphrases of the question brought with it (texts, or objects with ``text`` and
+    #: optional ``kind``/``tone``): used instead of generated ones, verified like them unless
+    #: the evaluation's ``verify_given`` is false; the item's set is every one that passes
+    paraphrases: (
+        Annotated[
+            list[GivenParaphraseIn], msgspec.Meta(min_length=1, max_length=MAX_GIVEN_PARAPHRASES)
+        ]
+        | None
+    ) = None
 
 
 #: METHOD §1.1: up to k (default 10) paraphrases per question
@@ -86,6 +100,9 @@ class EvaluationSettings(Contract, kw_only=True):
     #: candidates one generator call writes (a numbered list in one style)
     candidates_per_call: Annotated[int, msgspec.Meta(ge=1, le=20)] = 5
     verify: VerifySettings = msgspec.field(default_factory=VerifySettings)
+    #: false: the paraphrases items bring are taken as they are, not verified (repeats of the
+    #: question or of each other are still dropped)
+    verify_given: bool = True
     grader: Literal["reference", "llm"] = "reference"
     #: judges of the llm grader (factual answers), their majority verdict wins (default: the
     #: scoring service's, ``local``); at most 9, checked when a request is submitted (not here:
@@ -153,6 +170,8 @@ class Variant(Contract, kw_only=True):
     hint: str | None = None
     #: the verification scores the paraphrase passed with (overlap, judge, semantic)
     scores: CandidateScores | None = None
+    #: a paraphrase's origin: written by the generator, or given with the item
+    provenance: Provenance | None = None
     #: why the audit removed this paraphrase from its set (its answers are in no metric)
     audited_out: str | None = None
     answers: list[VariantAnswer] = msgspec.field(default_factory=list)
@@ -196,6 +215,9 @@ class ParaphraseProvenance(Contract, kw_only=True):
     incomplete_reason: str | None = None
     candidates_generated: int = 0
     rejected: int = 0
+    #: ``given``: the item brought its paraphrases (``verified`` false: taken unverified)
+    source: Provenance = "generated"
+    verified: bool = True
 
 
 class ItemResult(Contract, kw_only=True):
@@ -262,6 +284,9 @@ class VerificationSummary(Contract, kw_only=True):
     judge_prompt_version: str | None = None
     #: the thresholds the judge was held to (one, unless the sets were made at different times)
     judge_thresholds: list[JudgeThreshold] = msgspec.field(default_factory=list)
+    #: sets of paraphrases the items brought, and how many of them were taken unverified
+    given_sets: int = 0
+    unverified_sets: int = 0
 
 
 class EvaluateResponse(Contract, kw_only=True):

@@ -23,6 +23,31 @@ Tone = Literal["formal", "casual", "polite", "confident", "neutral", "supportive
 #: ``clean``: nothing left after cleaning; ``duplicate``: same text as the original or an earlier
 #: candidate; ``unverified``: the verify service failed, so the candidate could not be checked
 RejectionStage = Literal["clean", "duplicate", "unverified", Stage]
+#: where a paraphrase comes from: written by the generator, or given with the request
+Provenance = Literal["generated", "given"]
+
+#: the most paraphrases a request may bring (k's own limit)
+MAX_GIVEN_PARAPHRASES = 50
+#: a paraphrase's text: not blank
+GivenText = Annotated[str, msgspec.Meta(min_length=1, max_length=20000, pattern=r"\S")]
+
+
+class GivenParaphrase(Contract, kw_only=True):
+    """A paraphrase the caller brings (a published paraphrase set, one of their own)."""
+
+    text: GivenText
+    kind: Kind = "plain"
+    tone: Tone | None = None
+
+
+#: a given paraphrase: its text alone, or an object with its kind and tone
+GivenParaphraseIn = GivenText | GivenParaphrase
+
+
+def given_sets_line(given: int, unverified: int) -> str:
+    """How many sets the items brought, in the words every report uses."""
+    how = f"{unverified} of them taken unverified" if unverified else "verified like generated ones"
+    return f"{given} paraphrase set(s) given with the items ({how})"
 
 
 class ParaphraseRequest(Contract, kw_only=True):
@@ -53,6 +78,17 @@ class ParaphraseRequest(Contract, kw_only=True):
     #: use the gateway's response cache for the generator's and the judge's calls (false: every
     #: call goes upstream)
     cache: bool = True
+    #: paraphrases brought by the caller, used instead of generated ones: nothing is generated,
+    #: each is verified like a generated candidate (unless ``verify_given`` is false) and the
+    #: set is every one that passes; ``k`` is then ignored
+    given: (
+        Annotated[
+            list[GivenParaphraseIn], msgspec.Meta(min_length=1, max_length=MAX_GIVEN_PARAPHRASES)
+        ]
+        | None
+    ) = None
+    #: false: the given paraphrases are taken as they are, unverified
+    verify_given: bool = True
 
 
 class CandidateScores(Contract, kw_only=True):
@@ -77,6 +113,7 @@ class Paraphrase(Contract, kw_only=True):
     #: what the call was told of earlier rejections, when anything
     feedback: str | None = None
     prompt_version: str = ""
+    provenance: Provenance = "generated"
 
 
 class RejectedCandidate(Contract, kw_only=True):
@@ -88,6 +125,7 @@ class RejectedCandidate(Contract, kw_only=True):
     hint: str | None = None
     scores: CandidateScores = msgspec.field(default_factory=CandidateScores)
     sample_index: int = 0
+    provenance: Provenance = "generated"
 
 
 class Verification(Contract, kw_only=True):
@@ -98,6 +136,8 @@ class Verification(Contract, kw_only=True):
     judge_model: str | None = None
     judge_prompt_version: str | None = None
     judge_threshold: JudgeThreshold | None = None
+    #: the set's paraphrases were given with the request (``stages`` empty: taken unverified)
+    provenance: Provenance = "generated"
 
 
 class ParaphraseResponse(Contract, kw_only=True):

@@ -273,6 +273,8 @@ class ReportVariant(Contract, kw_only=True):
     tone: str | None = None
     #: why the audit removed this paraphrase (its answers are in no metric)
     audited_out: str | None = None
+    #: "given" for a paraphrase the item brought (else generated)
+    provenance: str | None = None
 
 
 class ReportAnswer(Contract, kw_only=True):
@@ -318,6 +320,9 @@ class ReportTrust(Contract, kw_only=True):
     judge_model: str | None = None
     judge_prompt_version: str | None = None
     judge_thresholds: list[JudgeThreshold] = msgspec.field(default_factory=list)
+    #: paraphrase sets the items brought, and those taken unverified
+    given_sets: int = 0
+    unverified_sets: int = 0
     audit_mode: str | None = None
     audit_judge_model: str | None = None
     audit_threshold: JudgeThreshold | None = None

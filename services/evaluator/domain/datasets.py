@@ -46,6 +46,7 @@ OPTION_COLUMNS = [
 ]
 CORRECT_OPTION_FIELDS = ("correct_option", "answer_index", "label")
 CONTEXT_FIELDS = ("context", "passage")
+PARAPHRASE_FIELDS = ("paraphrases",)
 _GSM8K_FINAL = re.compile(r"####\s*(.+?)\s*$")
 
 # A CSV field is bounded by the upload limit, not by the csv module's 128 KiB default (a long
@@ -181,6 +182,25 @@ def _text_list(value: Any, separator: str, field: str, line: int | None) -> list
     return [part.strip() for part in text.split(separator) if part.strip()]
 
 
+def _paraphrases(record: dict[str, Any], separator: str, line: int | None) -> list[Any] | None:
+    """The paraphrases an item brings: a list (JSON Lines: texts or objects with ``text``,
+    ``kind``, ``tone``), or a text holding a JSON list (a CSV cell) or texts joined by the list
+    separator; the item's type checks each."""
+    value = _pick(record, None, PARAPHRASE_FIELDS)
+    if isinstance(value, list):
+        return value or None
+    if isinstance(value, str) and value.strip().startswith("["):
+        try:
+            decoded = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise _invalid(line, "paraphrases", f"not a JSON list: {exc.msg}") from exc
+        except RecursionError as exc:
+            raise _invalid(line, "paraphrases", TOO_DEEP) from exc
+        if isinstance(decoded, list):
+            return decoded or None
+    return _text_list(value, separator, "paraphrases", line)
+
+
 def _final_answer(task: Task, answer: Any) -> str | None:
     if answer in (None, ""):
         return None
@@ -280,6 +300,7 @@ def record_to_item(
         "options": options,
         "context": _pick(record, None, CONTEXT_FIELDS),
         "task": record.get("task") or None,
+        "paraphrases": _paraphrases(record, mapping.list_separator, line),
     }
     try:
         item = msgspec.convert(raw, EvaluationItem)

@@ -39,8 +39,12 @@ from shared.contracts.evaluator import EvaluateRequest, EvaluateResponse
 
 
 def variant_count(request: EvaluateRequest) -> int:
-    """Model calls the request needs for answers: items × (1 + k) × models."""
-    return len(request.items) * (1 + request.k) * max(1, len(models_of(request)))
+    """Model calls the request needs for answers: items × (1 + k) × models, an item that
+    brings its paraphrases counting those."""
+    wordings = sum(
+        1 + (len(item.paraphrases) if item.paraphrases else request.k) for item in request.items
+    )
+    return wordings * max(1, len(models_of(request)))
 
 
 @dataclass

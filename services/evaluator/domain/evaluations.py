@@ -162,7 +162,10 @@ class Evaluations:
         if data.items is not None:
             require_gradable_items(settings, items)
         reuse = await self._stored_sets(settings, items)
-        reuse.update(await self._reusable_sets(data.reuse_paraphrases_from, settings.k))
+        earlier = await self._reusable_sets(data.reuse_paraphrases_from, settings.k)
+        # an item that brings its paraphrases is asked them, not an earlier set
+        brought = {item.question for item in items if item.paraphrases}
+        reuse.update({q: s for q, s in earlier.items() if q not in brought})
         try:
             job, created = await self.store.create(
                 settings=settings,
@@ -432,7 +435,12 @@ def report_item(item: ItemResult) -> ReportItem:
         gold=item.gold,
         variants=[
             ReportVariant(
-                index=v.index, text=v.text, kind=v.kind, tone=v.tone, audited_out=v.audited_out
+                index=v.index,
+                text=v.text,
+                kind=v.kind,
+                tone=v.tone,
+                audited_out=v.audited_out,
+                provenance=v.provenance,
             )
             for v in item.variants
         ],
@@ -470,6 +478,8 @@ def report_trust(report: EvaluationReport) -> ReportTrust | None:
         trust.judge_model = verification.judge_model
         trust.judge_prompt_version = verification.judge_prompt_version
         trust.judge_thresholds = verification.judge_thresholds
+        trust.given_sets = verification.given_sets
+        trust.unverified_sets = verification.unverified_sets
     if audit is not None:
         trust.audit_mode = audit.mode
         trust.audit_judge_model = audit.audit_judge_model or audit.judge_model

@@ -26,6 +26,7 @@ from shared.contracts.perturb import (
     Paraphrase,
     ParaphraseRequest,
     ParaphraseResponse,
+    Provenance,
     Verification,
 )
 from shared.contracts.proxy import split_model
@@ -169,6 +170,15 @@ class ParaphraseSet:
     paraphrases: list[Paraphrase]
     rejected: list[dict[str, Any]] = field(default_factory=list)
     verification: Verification | None = None
+
+    @property
+    def source(self) -> Provenance:
+        return self.verification.provenance if self.verification else "generated"
+
+    @property
+    def verified(self) -> bool:
+        """False for given paraphrases taken as they are (``verify_given`` false)."""
+        return self.source == "generated" or bool(self.verification and self.verification.stages)
 
 
 def item_id(item: Identified, position: int) -> str:
@@ -331,9 +341,14 @@ def gold_of(task: Task, item: EvaluationItem) -> Gold | None:
 
 
 def paraphrase_request(settings: EvaluationSettings, item: EvaluationItem) -> ParaphraseRequest:
+    """The set of an item: generated, or the paraphrases the item brought (all of them: k is
+    theirs)."""
+    given = item.paraphrases
     return ParaphraseRequest(
         question=item.question,
-        k=settings.k,
+        k=len(given) if given else settings.k,
+        given=given,
+        verify_given=settings.verify_given,
         generator=settings.generator,
         seed=settings.seed,
         task=task_of(settings, item),

@@ -179,6 +179,7 @@ def verification_of(sets: dict[str, ParaphraseSet]) -> VerificationSummary | Non
     made = [s.verification for s in sets.values() if s.verification is not None]
     if not made:
         return None
+    given = [s for s in sets.values() if s.source == "given"]
     stages = sorted({str(stage) for v in made for stage in v.stages}, key=_STAGE_ORDER.index)
     thresholds = []
     for verification in made:
@@ -192,6 +193,8 @@ def verification_of(sets: dict[str, ParaphraseSet]) -> VerificationSummary | Non
         judge_model=judged.judge_model,
         judge_prompt_version=judged.judge_prompt_version,
         judge_thresholds=thresholds,
+        given_sets=len(given),
+        unverified_sets=sum(1 for s in given if not s.verified),
     )
 
 

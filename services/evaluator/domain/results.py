@@ -82,6 +82,7 @@ def _variants(
                 tone=paraphrase.tone,
                 hint=paraphrase.hint,
                 scores=paraphrase.scores,
+                provenance=paraphrase.provenance,
                 audited_out=audited_out.get(index + 1),
             )
         )
@@ -143,6 +144,8 @@ def provenance_of(paraphrase_set: ParaphraseSet) -> ParaphraseProvenance:
         incomplete_reason=paraphrase_set.incomplete_reason,
         candidates_generated=paraphrase_set.candidates_generated,
         rejected=len(paraphrase_set.rejected),
+        source=paraphrase_set.source,
+        verified=paraphrase_set.verified,
     )
 
 

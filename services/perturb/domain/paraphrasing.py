@@ -22,10 +22,12 @@ from shared.backoff import Backoff
 from shared.contracts.gateway import GenerateRequest
 from shared.contracts.perturb import (
     CandidateScores,
+    GivenParaphrase,
     Kind,
     Paraphrase,
     ParaphraseRequest,
     ParaphraseResponse,
+    Provenance,
     RejectedCandidate,
     RejectionStage,
     Tone,
@@ -83,6 +85,7 @@ class CallSpec:
     hint: str | None = None
     tone: Tone | None = None
     feedback: str | None = None
+    provenance: Provenance = "generated"
 
 
 @dataclass
@@ -210,7 +213,11 @@ class _Run:
 
     @classmethod
     def start(cls, request: ParaphraseRequest, generator: ModelCaller) -> _Run:
-        progress = _Progress(request.k, *request_targets(request), seen=[request.question])
+        if request.given is not None:  # every given paraphrase that passes is in the set
+            count = len(request.given)
+            progress = _Progress(count, count, count, seen=[request.question])
+        else:
+            progress = _Progress(request.k, *request_targets(request), seen=[request.question])
         return cls(
             request=request,
             started=time.monotonic(),
@@ -240,6 +247,8 @@ class ParaphraseBuilder:
         self._generation_concurrency = generation_concurrency
 
     async def build(self, request: ParaphraseRequest) -> ParaphraseResponse:
+        if request.given is not None:
+            return await self._take_given(_Run.start(request, self._generator))
         if request.plain_per_round + request.toned_per_round == 0:
             raise RequestError("plain_per_round", "a round must ask for at least one candidate")
         run = _Run.start(request, self._generator)
@@ -249,6 +258,31 @@ class ParaphraseBuilder:
             reason = reason or await self._round(run)
             if reason:
                 break
+        return _response(run, reason)
+
+    async def _take_given(self, run: _Run) -> ParaphraseResponse:
+        """The caller's paraphrases instead of generated ones: screened for repeats and
+        verified in one call (unless ``verify_given`` is false); the set is those that pass."""
+        request, progress = run.request, run.progress
+        given = given_candidates(request.given or [])
+        candidates = self._screen(given, progress)
+        reason: str | None = None
+        run.verification = Verification(provenance="given")  # until a verification ran
+        if not request.verify_given:
+            unchecked = [CandidateVerdict(text=text, accepted=True) for _, _, text in candidates]
+            self._sort(request, candidates, unchecked, progress)
+        elif candidates:
+            response = await self._verify(run, candidates)
+            if response is None:
+                reason = "verification failed: " + progress.failures[-1]
+            else:
+                run.semantic_check = response.semantic_check
+                run.judge_version = response.judge_prompt_version
+                run.verification = verification_of(response, None, provenance="given")
+                self._sort(request, candidates, response.results, progress)
+        refused = len(given) - len(progress.selection())
+        if refused and reason is None:
+            reason = f"{refused} of {len(given)} given paraphrases rejected"
         return _response(run, reason)
 
     async def _round(self, run: _Run) -> str | None:
@@ -484,23 +518,27 @@ class ParaphraseBuilder:
                     _rejected(text, spec, line, stage, verdict.reason or "rejected", scores)
                 )
                 continue
+            generated = spec.provenance == "generated"
             paraphrase = Paraphrase(
                 text=text,
                 kind=spec.kind,
                 tone=spec.tone,
                 hint=spec.hint,
                 scores=scores,
-                generator=request.generator,
-                seed=spec.seed,
+                generator=request.generator if generated else "",
+                seed=spec.seed if generated else None,
                 sample_index=spec.sample_index,
                 line=line,
                 feedback=spec.feedback,
-                prompt_version=PARAPHRASE_PROMPT_VERSION,
+                prompt_version=PARAPHRASE_PROMPT_VERSION if generated else "",
+                provenance=spec.provenance,
             )
             (progress.plain if spec.kind == "plain" else progress.toned).append(paraphrase)
 
 
-def verification_of(response: VerifyResponse, earlier: Verification | None) -> Verification:
+def verification_of(
+    response: VerifyResponse, earlier: Verification | None, provenance: Provenance = "generated"
+) -> Verification:
     """How this round was verified; the threshold of an earlier round when no candidate of this
     one reached the judge."""
     threshold = response.judge_threshold or (earlier.judge_threshold if earlier else None)
@@ -510,12 +548,26 @@ def verification_of(response: VerifyResponse, earlier: Verification | None) -> V
         judge_model=response.judge_model,
         judge_prompt_version=response.judge_prompt_version,
         judge_threshold=threshold,
+        provenance=provenance,
     )
+
+
+def given_candidates(given: list[str | GivenParaphrase]) -> list[tuple[CallSpec, int, str]]:
+    """The caller's paraphrases as candidates, each numbered by its place in the request."""
+    candidates = []
+    for line, paraphrase in enumerate(given, 1):
+        if isinstance(paraphrase, str):
+            paraphrase = GivenParaphrase(text=paraphrase)
+        spec = CallSpec(paraphrase.kind, 1, 0, 0, tone=paraphrase.tone, provenance="given")
+        candidates.append((spec, line, paraphrase.text.strip()))
+    return candidates
 
 
 def _response(run: _Run, reason: str | None) -> ParaphraseResponse:
     selection = run.progress.selection()
-    complete = len(selection) >= run.request.k
+    if run.request.given is not None:  # in the caller's order
+        selection.sort(key=lambda paraphrase: paraphrase.line)
+    complete = len(selection) >= run.progress.k
     return ParaphraseResponse(
         question=run.request.question,
         accepted=selection,
@@ -564,4 +616,5 @@ def _rejected(
         hint=spec.hint,
         scores=scores or CandidateScores(),
         sample_index=spec.sample_index,
+        provenance=spec.provenance,
     )

@@ -15,6 +15,7 @@ import msgspec
 from services.scoring.domain import svg
 from services.scoring.domain.svg import Point, Series, percent
 from shared.contracts.calibration import JudgeThreshold
+from shared.contracts.perturb import given_sets_line
 from shared.contracts.scoring import (
     ItemConsistency,
     MetricValue,
@@ -393,6 +394,8 @@ def _item_table(ranked: Ranked, models: Sequence[str]) -> str:
     rows = []
     for variant in variants:
         tag = "original" if variant.index == 0 else (variant.tone or variant.kind or "paraphrase")
+        if variant.provenance == "given":
+            tag += ", given"
         cells = "".join(_answer_cell(answers.get((model, variant.index))) for model in shown)
         audited = (
             f' <span class="tag inv" title="{escape(variant.audited_out)}">audited out</span>'
@@ -507,6 +510,8 @@ def _trust_section(report: Report, limit: int = 200) -> str:
             f"<li>Verification stages: {escape(', '.join(trust.stages) + judge + check)}</li>"
         )
     lines += [_threshold_line("Judge", threshold) for threshold in trust.judge_thresholds]
+    if trust.given_sets:
+        lines.append(f"<li>{escape(given_sets_line(trust.given_sets, trust.unverified_sets))}</li>")
     if trust.audit_mode == "off":
         lines.append("<li>Audit: off — the flips were not checked again.</li>")
     elif trust.audit_mode is not None:

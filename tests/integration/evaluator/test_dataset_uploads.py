@@ -98,6 +98,17 @@ QA = "data[0].paragraphs[0].qas[0]"
             b'{"question": "Q", "options": "' + b"[" * 5000 + b"]" * 5000 + b'"}\n',
             "line 1: options",
         ),
+        (
+            {"name": "p.jsonl"},
+            b'{"question": "Q", "paraphrases": [" "]}\n',
+            "line 1: paraphrases[0]",
+        ),
+        (
+            {"name": "p.jsonl"},
+            b'{"question": "Q", "paraphrases": [{"text": "P?", "tone": "grumpy"}]}\n',
+            "line 1: paraphrases[0].tone",
+        ),
+        ({"name": "p.csv"}, b'question,paraphrases\nQ,"[""P?"", "\n', "line 2: paraphrases"),
     ],
 )
 async def test_a_malformed_upload_is_a_422_naming_where_and_what(
@@ -134,6 +145,37 @@ async def test_squad_items_are_validated_so_the_dataset_reads_back(
     assert page.status_code == 200, page.text
     [item] = page.json()["items"]
     assert (item["id"], item["answers"], item["context"]) == ("1", ["a"], "c")
+
+
+async def test_items_bring_their_paraphrases_in_a_list_column(
+    client: AsyncTestClient[Any],
+) -> None:
+    jsonl = json.dumps(
+        {
+            "question": "How old is Tom?",
+            "paraphrases": [
+                "What is Tom's age?",
+                {"text": "Tom's age?", "kind": "toned", "tone": "casual"},
+            ],
+        }
+    ).encode()
+    csv_body = (
+        b'question,paraphrases\n"How old is Ann?","[""What is Ann\'s age?"", ""Ann\'s age?""]"\n'
+        b'"How old is Bo?",What is Bo\'s age?;How many years has Bo lived?\n'
+        b'"How old is Cy?",\n'
+    )
+    read = []
+    for name, body in (("given.jsonl", jsonl + b"\n"), ("given.csv", csv_body)):
+        uploaded = await client.post("/v1/datasets", params={"name": name}, content=body)
+        assert uploaded.status_code == 201, uploaded.text
+        page = await client.get(f"/v1/datasets/{uploaded.json()['id']}/items")
+        read += [item["paraphrases"] for item in page.json()["items"]]
+    assert read == [
+        ["What is Tom's age?", {"text": "Tom's age?", "kind": "toned", "tone": "casual"}],
+        ["What is Ann's age?", "Ann's age?"],
+        ["What is Bo's age?", "How many years has Bo lived?"],
+        None,
+    ]
 
 
 async def test_datasets_are_listed_a_page_at_a_time_samples_first_then_newest_upload(

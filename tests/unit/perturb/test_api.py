@@ -41,6 +41,21 @@ def test_paraphrases(client: TestClient[Any]) -> None:
     assert payload["prompt_version"] == "paraphrase-v4"
 
 
+def test_given_paraphrases_are_used_instead_of_generated_ones(client: TestClient[Any]) -> None:
+    body = {
+        "question": "How old is Tom?",
+        "given": ["What is Tom's age?", {"text": "Tom's age, please?", "kind": "toned"}],
+    }
+    response = client.post("/v1/paraphrases", json=body)
+    assert response.status_code == 200, response.text
+    payload = response.json()
+    assert [(p["text"], p["kind"], p["provenance"]) for p in payload["accepted"]] == [
+        ("What is Tom's age?", "plain", "given"),
+        ("Tom's age, please?", "toned", "given"),
+    ]
+    assert payload["complete"] is True and payload["generator_calls"] == 0
+
+
 def test_batch_answers_each_item_with_its_result_or_error(client: TestClient[Any]) -> None:
     body = {
         "requests": [
@@ -95,6 +110,16 @@ def test_distractors(client: TestClient[Any]) -> None:
             400,
             "verify.thresholds.nli",
         ),
+        ("/v1/paraphrases", {"question": "Q?", "given": []}, 400, "given"),
+        ("/v1/paraphrases", {"question": "Q?", "given": [" \n"]}, 400, "given[0]"),
+        ("/v1/paraphrases", {"question": "Q?", "given": ["P?"] * 51}, 400, "given"),
+        (
+            "/v1/paraphrases",
+            {"question": "Q?", "given": [{"text": "P?", "kind": "x"}]},
+            400,
+            "given[0].kind",
+        ),
+        ("/v1/paraphrases", {"question": "Q?", "given": [{"kind": "plain"}]}, 400, "given[0].text"),
         ("/v1/paraphrases/batch", {"requests": []}, 400, "requests"),
         ("/v1/paraphrases/batch", {"requests": [{"question": "Q", "k": 99}]}, 400, "requests[0].k"),
         ("/v1/distractors", {"question": "Q?", "correct_answer": " "}, 422, "correct_answer"),

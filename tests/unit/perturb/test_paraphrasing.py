@@ -21,7 +21,7 @@ from services.perturb.domain.prompts import FEEDBACK, HINTS, PARAPHRASE_PROMPT_V
 from shared.backoff import Backoff
 from shared.contracts.base import Problem
 from shared.contracts.gateway import GenerateRequest, GenerateResponse, ModelCalls, Usage
-from shared.contracts.perturb import ParaphraseRequest
+from shared.contracts.perturb import GivenParaphrase, ParaphraseRequest
 from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
 from shared.http_client import ServiceCallError
 from tests.unit.perturb.fakes import FakeVerifier
@@ -469,3 +469,75 @@ async def test_an_italian_question_is_paraphrased_in_italian() -> None:
     english, gateway_en, _ = _builder()
     await english.build(ParaphraseRequest(question=QUESTION, k=2))
     assert all("Write the rewordings in English." in user_text(r) for r in gateway_en.requests)
+
+
+# ---- paraphrases given with the request ----------------------------------------------------
+
+GIVEN = [
+    "After buying five more apples, how many does Tom have?",
+    GivenParaphrase(
+        text="Tom buys five more apples: how many has he now?", kind="toned", tone="casual"
+    ),
+    "How many pears does Tom have after buying five more?",
+]
+
+
+async def test_given_paraphrases_are_verified_and_used_instead_of_generated_ones() -> None:
+    builder, gateway, verifier = _builder(accept=lambda text: "pears" not in text)
+    request = ParaphraseRequest(question=QUESTION, k=10, given=GIVEN, seed=3)
+    result = await builder.build(request)
+    assert gateway.requests == []  # nothing generated
+    assert result.generator_calls == result.candidates_generated == result.rounds == 0
+    # one verify call with every given paraphrase; the one that changes the fruit fails
+    assert [r.candidates for r in verifier.requests] == [
+        [GIVEN[0], GIVEN[1].text, GIVEN[2]]  # type: ignore[union-attr]
+    ]
+    assert [(p.text, p.kind, p.tone, p.line) for p in result.accepted] == [
+        (GIVEN[0], "plain", None, 1),
+        (GIVEN[1].text, "toned", "casual", 2),  # type: ignore[union-attr]
+    ]
+    assert all(p.provenance == "given" and p.generator == "" for p in result.accepted)
+    assert [(r.text, r.stage, r.provenance) for r in result.rejected] == [
+        (GIVEN[2], "judge", "given")
+    ]
+    # k does not apply: the set is the given paraphrases that pass, and says one failed
+    assert not result.complete
+    assert result.incomplete_reason == "1 of 3 given paraphrases rejected"
+    assert result.verification is not None and result.verification.provenance == "given"
+    assert result.model_calls.calls == 6  # the judge's: two orders a candidate
+
+
+async def test_given_paraphrases_that_all_pass_make_a_complete_set_in_their_order() -> None:
+    builder, _, _ = _builder()
+    given = ["Tom buys five more apples; how many has he?", "After five more, Tom has how many?"]
+    result = await builder.build(ParaphraseRequest(question=QUESTION, k=1, given=given))
+    assert result.complete and result.incomplete_reason is None
+    assert [p.text for p in result.accepted] == given
+
+
+async def test_given_paraphrases_may_be_taken_unverified_but_repeats_are_still_dropped() -> None:
+    builder, gateway, verifier = _builder(accept=lambda _: False)
+    given = ["How many pears does Tom have?", QUESTION, "How many pears does Tom have?"]
+    request = ParaphraseRequest(question=QUESTION, given=given, verify_given=False)
+    result = await builder.build(request)
+    assert gateway.requests == verifier.requests == []
+    assert [p.text for p in result.accepted] == ["How many pears does Tom have?"]
+    assert [r.stage for r in result.rejected] == ["duplicate", "duplicate"]
+    assert result.verification is not None
+    assert (result.verification.provenance, result.verification.stages) == ("given", [])
+    assert result.incomplete_reason == "2 of 3 given paraphrases rejected"
+
+
+async def test_given_paraphrases_the_verify_service_cannot_check_are_unverified_rejections() -> (
+    None
+):
+    problem = Problem(title="Service Unavailable", status=503, detail="down")
+    verifier = FakeVerifier(error=ServiceCallError("verify", 503, problem, "http://verify"))
+    builder = ParaphraseBuilder(
+        FakeGateway(_distinct), verifier, verify_retry=Backoff(attempts=2, base_delay_s=0.01)
+    )
+    result = await builder.build(ParaphraseRequest(question=QUESTION, given=GIVEN[:1]))
+    assert result.accepted == [] and [r.stage for r in result.rejected] == ["unverified"]
+    assert result.incomplete_reason is not None
+    assert result.incomplete_reason.startswith("verification failed: verify (503)")
+    assert len(verifier.requests) == 2  # asked again before giving up
