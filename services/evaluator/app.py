@@ -8,15 +8,18 @@ from litestar.openapi.spec import SecurityScheme
 from services import evaluator as package
 from services.evaluator.adapters.api_keys import ApiKeyStore
 from services.evaluator.adapters.datasets import DatasetStore
+from services.evaluator.adapters.monitors import MonitorStore
 from services.evaluator.adapters.position_jobs import PositionJobStore
 from services.evaluator.adapters.repository import EvaluationStore
 from services.evaluator.adapters.upstream import HttpUpstream, Renderer
 from services.evaluator.auth import require_api_key
 from services.evaluator.controllers.datasets import DatasetController
 from services.evaluator.controllers.evaluations import EvaluateController, EvaluationController
+from services.evaluator.controllers.monitors import MonitorController
 from services.evaluator.controllers.position import PositionBiasController
 from services.evaluator.domain.engine import EngineSettings, JobEngine, JobRunner
 from services.evaluator.domain.evaluations import Evaluations
+from services.evaluator.domain.monitors import Monitors, MonitorScheduler
 from services.evaluator.domain.position import PositionUpstream
 from services.evaluator.domain.position_jobs import PositionJobRunner, PositionJobSettings
 from services.evaluator.metrics import PURGED
@@ -86,12 +89,26 @@ def create_app(
         )
         position_runner = PositionJobRunner(position_jobs, upstream, position_settings)
         app.state.position_jobs, app.state.position_runner = position_jobs, position_runner
+        monitors = Monitors(
+            MonitorStore(database.engine),
+            app.state.evaluations,
+            datasets,
+            position_jobs,
+            upstream,
+            wake_jobs=runner.wake,
+            wake_position_jobs=position_runner.wake,
+            max_job_answers=settings.max_job_answers,
+        )
+        scheduler = MonitorScheduler(monitors, settings.monitor_poll_s)
+        app.state.monitors, app.state.monitor_wake = monitors, scheduler.wake
         if settings.run_jobs:
             if store.sqlite:  # one process owns an SQLite file: leases left behind are void
                 await store.release_all_leases()
                 await position_jobs.release_all_leases()
             runner.start()
             position_runner.start()
+            scheduler.start()
+            app.state.monitor_scheduler = scheduler
             if settings.retention_days:
                 sweeper = retention_sweeper(settings, store, position_jobs)
                 sweeper.start()
@@ -105,6 +122,9 @@ def create_app(
         position_runner: PositionJobRunner | None = app.state.get("position_runner")
         if position_runner is not None:
             await position_runner.stop()
+        scheduler: MonitorScheduler | None = app.state.get("monitor_scheduler")
+        if scheduler is not None:
+            await scheduler.stop()
         sweeper: RetentionSweeper | None = app.state.get("retention_sweeper")
         if sweeper is not None:
             await sweeper.stop()
@@ -120,6 +140,7 @@ def create_app(
                     EvaluationController,
                     DatasetController,
                     PositionBiasController,
+                    MonitorController,
                 ],
                 guards=[require_api_key],
                 security=[{"apiKey": []}],

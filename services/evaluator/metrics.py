@@ -1,8 +1,9 @@
-"""Prometheus metrics of the evaluation engine (no per-evaluation or per-question labels)."""
+"""Prometheus metrics of the evaluation engine (no per-evaluation or per-question labels; the
+monitors' are per monitor, of which there are at most 50)."""
 
 from __future__ import annotations
 
-from prometheus_client import Counter
+from prometheus_client import Counter, Gauge
 
 ANSWERS_STORED = Counter(
     "steadfast_evaluation_answers_total",
@@ -33,4 +34,20 @@ PURGED = Counter(
     "steadfast_evaluator_purged_total",
     "Rows the retention sweep deleted, by kind (evaluation, paraphrase_set, position_job).",
     ["kind"],
+)
+MONITOR_VALUE = Gauge(
+    "steadfast_monitor_value",
+    "A monitor's value of one metric for one model, in its last run that succeeded (read "
+    "from the database, so every evaluator exports it, after a restart too).",
+    ["monitor", "model", "metric"],
+)
+MONITOR_RUNS = Counter(
+    "steadfast_monitor_runs_total",
+    "Monitor runs this process finished, by outcome (succeeded, failed).",
+    ["monitor", "status"],
+)
+MONITOR_LAST_SUCCESS = Gauge(
+    "steadfast_monitor_last_success_timestamp_seconds",
+    "When a monitor's last run that succeeded finished (Unix time).",
+    ["monitor"],
 )

@@ -41,6 +41,8 @@ class EvaluatorSettings(ServiceSettings, kw_only=True):
     retention_days: Annotated[float, msgspec.Meta(ge=0)] = 0.0
     #: how often the retention sweep runs (when ``retention_days`` is set)
     retention_sweep_s: Annotated[float, msgspec.Meta(gt=0)] = 3600.0
+    #: how often the monitor scheduler looks for due runs and ended ones
+    monitor_poll_s: Annotated[float, msgspec.Meta(gt=0)] = 5.0
     #: dataset uploads larger than this get 413
     max_upload_bytes: int = 50 * 1024 * 1024
 

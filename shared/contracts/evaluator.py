@@ -132,6 +132,10 @@ class EvaluationSettings(Contract, kw_only=True):
     grouping: Literal["semantic", "normalized", "exact"] = "semantic"
     #: the route judging whether two answers say the same thing (default: the generator's)
     answer_judge: ModelName | None = None
+    #: ask the models under test every question again: no answer stored by an earlier
+    #: evaluation and none from the gateway's response cache (monitors' runs: a model changed
+    #: behind its name must show in the numbers)
+    fresh_answers: bool = False
 
 
 class EvaluateRequest(EvaluationSettings, kw_only=True):

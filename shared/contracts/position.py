@@ -74,6 +74,8 @@ class PositionBiasEvaluate(Contract, kw_only=True):
     #: highest (the route must support ``top_logprobs``: local and openai do)
     calibrate: bool = False
     bootstrap: Annotated[int, msgspec.Meta(ge=0, le=100000)] = 1000
+    #: ask the models under test without the gateway's response cache (monitors' runs)
+    fresh_answers: bool = False
 
 
 class OrderAnswer(Contract, kw_only=True):

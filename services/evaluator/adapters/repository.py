@@ -365,7 +365,7 @@ class EvaluationStore:
             await connection.execute(evaluation_items.insert(), chunk)
         grade_keys = _grade_keys(settings, dict(enumerate(items)))
         for chunk in _chunks(answer_rows, 1000):
-            await self._insert_answers(connection, evaluation_id, chunk, grade_keys)
+            await self._insert_answers(connection, evaluation_id, chunk, grade_keys, settings)
 
     async def by_idempotency_key(self, key: str) -> EvaluationRow | None:
         async with self.engine.connect() as connection:
@@ -698,7 +698,7 @@ class EvaluationStore:
             rows = _answer_rows(evaluation_id, item.position, models, prompts, settings, item.item)
             if rows:
                 grade_keys = _grade_keys(settings, {item.position: item.item})
-                await self._insert_answers(connection, evaluation_id, rows, grade_keys)
+                await self._insert_answers(connection, evaluation_id, rows, grade_keys, settings)
         return True
 
     async def _insert_answers(
@@ -707,11 +707,15 @@ class EvaluationStore:
         evaluation_id: str,
         rows: list[dict[str, Any]],
         grade_key_of: GradeKeys,
+        settings: EvaluationSettings,
     ) -> None:
         """Insert pending answers; those whose exact request was answered before take that
         answer at once (the gateway would serve it from its cache anyway), and its label too
-        when the same answer was graded the same way before (or is final: no gold answer)."""
-        await self._reuse_answers(connection, evaluation_id, rows)
+        when the same answer was graded the same way before (or is final: no gold answer) —
+        unless the evaluation asks for fresh answers (a monitor's run: a changed model must
+        show)."""
+        if not settings.fresh_answers:
+            await self._reuse_answers(connection, evaluation_id, rows)
         await self._reuse_grades(connection, rows, grade_key_of)
         await connection.execute(answers.insert(), rows)
 

@@ -13,14 +13,8 @@ from services.evaluator.adapters.position_jobs import PositionJobRow, PositionJo
 from services.evaluator.adapters.repository import IdempotencyConflict
 from services.evaluator.controllers.evaluations import IdempotencyKey
 from services.evaluator.controllers.parameters import StoredId
-from services.evaluator.domain.pipeline import UpstreamError, require_known_routes
-from services.evaluator.domain.position import (
-    asks_generator,
-    evaluate_position_bias,
-    order_count,
-    validate,
-    with_items,
-)
+from services.evaluator.domain.pipeline import UpstreamError
+from services.evaluator.domain.position import checked_request, evaluate_position_bias
 from services.evaluator.settings import EvaluatorSettings
 from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation, PositionBiasJob
 from shared.fingerprint import fingerprint
@@ -130,12 +124,7 @@ async def _job(state: State, job_id: str) -> PositionJobRow:
 
 
 async def _checked(data: PositionBiasEvaluate, state: State) -> tuple[PositionBiasEvaluate, int]:
-    """The request with a dataset's items in it, validated (4xx naming the field), and the
-    answers it asks for at most."""
-    data = await with_items(data, state.datasets)
-    validate(data)
-    await require_known_routes(state.upstream, data, generator=asks_generator(data))
-    return data, order_count(data)
+    return await checked_request(data, state.datasets, state.upstream)
 
 
 def _too_large(needed: int, limit: str) -> ProblemError:

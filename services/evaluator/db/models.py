@@ -219,3 +219,42 @@ position_jobs = sa.Table(
     sa.Index("ix_evaluator_position_jobs_status", "status"),
     sa.Index("ux_evaluator_position_jobs_idempotency_key", "idempotency_key", unique=True),
 )
+
+monitors = sa.Table(
+    "evaluator_monitors",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("name", sa.String(100), nullable=False, unique=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    #: the MonitorCreate it was made with (JSON): the evaluation or job each run repeats
+    sa.Column("spec", sa.Text, nullable=False),
+    sa.Column("models", sa.JSON, nullable=False),
+    sa.Column("interval_s", sa.Float, nullable=False),
+    sa.Column("paused", sa.Boolean, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    #: when the next run is due; a worker takes a due time by moving it on (compare and set)
+    sa.Column("next_run_at", sa.Float),
+    #: the evaluation whose paraphrase sets every run asks again
+    sa.Column("frozen_sets_from", sa.String(64)),
+    #: the last run, and the last run that succeeded (its values are the gauges')
+    sa.Column("last_run_id", sa.String(32)),
+    sa.Column("last_success_id", sa.String(32)),
+)
+
+monitor_runs = sa.Table(
+    "evaluator_monitor_runs",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("monitor_id", sa.String(32), nullable=False),
+    sa.Column("due_at", sa.Float, nullable=False),
+    sa.Column("started_at", sa.Float, nullable=False),
+    sa.Column("finished_at", sa.Float),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("job_id", sa.String(64)),
+    sa.Column("error", sa.Text),
+    #: {model: {metric: {value, n, ci_low, ci_high}}} of a run that succeeded
+    sa.Column("metric_values", sa.JSON),
+    # one run per due time, whatever number of evaluators saw it due
+    sa.UniqueConstraint("monitor_id", "due_at", name="uq_evaluator_monitor_runs_due"),
+    sa.Index("ix_evaluator_monitor_runs_monitor", "monitor_id", "started_at"),
+)

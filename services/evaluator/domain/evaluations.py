@@ -155,7 +155,7 @@ class Evaluations:
     ) -> tuple[EvaluationRow, bool]:
         settings = settings_of(data)
         models = require_runnable(settings)
-        items = await self._items(data)
+        items = await self.items_of(data)
         require_distinct_ids(items, "items" if data.items is not None else None)
         # a dataset's items are not refused here: one odd gold in a benchmark (SQuAD-it has an
         # answer ".") would refuse the whole run
@@ -184,7 +184,8 @@ class Evaluations:
         except IdempotencyConflict as conflict:
             raise conflict.problem("evaluation") from conflict
 
-    async def _items(self, data: EvaluationCreate) -> list[EvaluationItem]:
+    async def items_of(self, data: EvaluationCreate) -> list[EvaluationItem]:
+        """The items to evaluate: inline, or a stored dataset's (a 4xx naming the field)."""
         if (data.items is None) == (data.dataset_id is None):
             raise ProblemError(
                 400,

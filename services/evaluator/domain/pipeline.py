@@ -408,6 +408,7 @@ def answer_request(
         max_tokens=settings.max_tokens or DEFAULT_MAX_TOKENS[task],
         # a "<strategy>:<route>" model groups its variants' answers by the task
         task=task,
+        cache=not settings.fresh_answers,
     )
 
 

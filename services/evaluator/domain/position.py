@@ -30,6 +30,7 @@ from services.evaluator.domain.pipeline import (
     item_id,
     models_of,
     require_distinct_ids,
+    require_known_routes,
     require_models,
     with_retries,
 )
@@ -183,6 +184,17 @@ def not_applicable(item: PositionItem, condition: Condition) -> str | None:
     return None
 
 
+async def checked_request(
+    request: PositionBiasEvaluate, datasets: DatasetStore, upstream: PositionUpstream
+) -> tuple[PositionBiasEvaluate, int]:
+    """The request with a dataset's items in it, validated (4xx naming the field), and the
+    answers it asks for at most."""
+    request = await with_items(request, datasets)
+    validate(request)
+    await require_known_routes(upstream, request, generator=asks_generator(request))
+    return request, order_count(request)
+
+
 def order_count(request: PositionBiasEvaluate) -> int:
     """The answers the request needs at most: option orders × conditions run × models."""
     orders = sum(
@@ -323,6 +335,7 @@ class _Run:
             max_tokens=self.request.max_tokens,
             top_logprobs=CALIBRATION_ALTERNATIVES if calibrated else None,
             task="choice",
+            cache=not self.request.fresh_answers,
         )
 
 

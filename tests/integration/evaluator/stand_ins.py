@@ -38,6 +38,8 @@ class StandInUpstream:
         #: the gateway's model names; None: it cannot say (nothing is checked up front)
         self.routes: set[str] | None = None
         self.answered: Counter[tuple[str, str]] = Counter()
+        #: answer requests by their ``cache`` flag (False: the gateway's cache bypassed)
+        self.cache_flags: Counter[bool] = Counter()
         self.paraphrased: Counter[str] = Counter()
         self.grade_calls = 0
         #: the audit's verdict on a paraphrase: why it fails, or None
@@ -90,6 +92,7 @@ class StandInUpstream:
                 outcomes.append(Generated(text=self.answer_judge(request.messages[-1].content)))
                 continue
             question = question_of(request)
+            self.cache_flags[request.cache] += 1
             text = self.answerer(request.model, question)
             if text is None:
                 outcomes.append(Generated(error=UpstreamError("upstream_error: stand-in 500")))

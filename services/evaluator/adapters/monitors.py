@@ -1,0 +1,289 @@
+"""Monitors and their runs in the database.
+
+Any number of evaluators share the schedule: a worker takes a due time by moving the monitor's
+``next_run_at`` on from exactly the value it read (compare and set), and the run row is unique per
+(monitor, due time), so a due time is run once whoever saw it first."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from services.evaluator.db.models import monitor_runs, monitors
+from shared.contracts.monitors import MonitorCreate, MonitorRunStatus, MonitorValue
+
+#: ``{model: {metric: value}}``
+RunValues = dict[str, dict[str, MonitorValue]]
+
+
+class MonitorNameTaken(Exception):
+    """Another monitor has this name."""
+
+
+@dataclass(frozen=True)
+class MonitorRow:
+    id: str
+    name: str
+    kind: str
+    spec: MonitorCreate
+    models: list[str]
+    interval_s: float
+    paused: bool
+    created_at: float
+    next_run_at: float | None
+    frozen_sets_from: str | None
+    last_run_id: str | None = None
+    last_success_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Latest:
+    last_run: RunRow | None
+    last_success: RunRow | None
+    runs: int
+
+
+@dataclass(frozen=True)
+class RunRow:
+    id: str
+    monitor_id: str
+    due_at: float
+    started_at: float
+    finished_at: float | None
+    status: MonitorRunStatus
+    job_id: str | None
+    error: str | None
+    values: RunValues
+
+
+class MonitorStore:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    # ---- monitors ------------------------------------------------------------------------
+
+    async def create(self, spec: MonitorCreate, models: list[str], now: float) -> MonitorRow:
+        values = {
+            "id": f"mon-{uuid.uuid4().hex[:20]}",
+            "name": spec.name,
+            "kind": spec.kind,
+            "spec": msgspec.json.encode(spec).decode(),
+            "models": models,
+            "interval_s": spec.interval_s,
+            "paused": spec.paused,
+            "created_at": now,
+            "next_run_at": None if spec.paused else now,
+            "frozen_sets_from": None,
+            "last_run_id": None,
+            "last_success_id": None,
+        }
+        try:
+            async with self.engine.begin() as connection:
+                await connection.execute(monitors.insert().values(**values))
+        except IntegrityError as exc:
+            raise MonitorNameTaken(spec.name) from exc
+        return _monitor({**values, "spec": values["spec"]})
+
+    async def count(self) -> int:
+        async with self.engine.connect() as connection:
+            counted = await connection.scalar(sa.select(sa.func.count()).select_from(monitors))
+        return int(counted or 0)
+
+    async def get(self, monitor_id: str) -> MonitorRow | None:
+        async with self.engine.connect() as connection:
+            row = (
+                (await connection.execute(sa.select(monitors).where(monitors.c.id == monitor_id)))
+                .mappings()
+                .first()
+            )
+        return _monitor(row) if row is not None else None
+
+    async def all(self) -> list[MonitorRow]:
+        async with self.engine.connect() as connection:
+            rows = await connection.execute(sa.select(monitors).order_by(monitors.c.created_at))
+            return [_monitor(row) for row in rows.mappings()]
+
+    async def update(self, monitor_id: str, **values: Any) -> None:
+        async with self.engine.begin() as connection:
+            await connection.execute(
+                monitors.update().where(monitors.c.id == monitor_id).values(**values)
+            )
+
+    async def delete(self, monitor_id: str) -> bool:
+        async with self.engine.begin() as connection:
+            await connection.execute(
+                monitor_runs.delete().where(monitor_runs.c.monitor_id == monitor_id)
+            )
+            deleted = await connection.execute(monitors.delete().where(monitors.c.id == monitor_id))
+        return bool(deleted.rowcount)
+
+    # ---- the schedule --------------------------------------------------------------------
+
+    async def due(self, now: float) -> list[MonitorRow]:
+        async with self.engine.connect() as connection:
+            rows = await connection.execute(
+                sa.select(monitors).where(
+                    monitors.c.next_run_at <= now, monitors.c.paused.is_(False)
+                )
+            )
+            return [_monitor(row) for row in rows.mappings()]
+
+    async def take_due_time(self, monitor: MonitorRow, now: float) -> RunRow | None:
+        """The run of the monitor's due time, if this worker is the one to take it: the next
+        run moves to an interval from now (a run missed while no evaluator ran happens once,
+        not once per missed interval). None when another worker took it first."""
+        due = monitor.next_run_at
+        if due is None:
+            return None
+        run = RunRow(
+            id=f"run-{uuid.uuid4().hex[:20]}",
+            monitor_id=monitor.id,
+            due_at=due,
+            started_at=now,
+            finished_at=None,
+            status="running",
+            job_id=None,
+            error=None,
+            values={},
+        )
+        try:
+            async with self.engine.begin() as connection:
+                moved = await connection.execute(
+                    monitors.update()
+                    .where(monitors.c.id == monitor.id, monitors.c.next_run_at == due)
+                    .values(next_run_at=now + monitor.interval_s, last_run_id=run.id)
+                )
+                if moved.rowcount != 1:
+                    return None
+                await connection.execute(monitor_runs.insert().values(**_run_values(run)))
+        except IntegrityError:  # the unique due time: another worker's run is in
+            return None
+        return run
+
+    # ---- runs ----------------------------------------------------------------------------
+
+    async def set_job(self, run_id: str, job_id: str) -> None:
+        async with self.engine.begin() as connection:
+            await connection.execute(
+                monitor_runs.update().where(monitor_runs.c.id == run_id).values(job_id=job_id)
+            )
+
+    async def finish_run(
+        self,
+        run_id: str,
+        status: MonitorRunStatus,
+        now: float,
+        *,
+        error: str | None = None,
+        values: RunValues | None = None,
+    ) -> bool:
+        """Records the outcome once: False when the run was finished already (by another
+        worker that saw its job end at the same time)."""
+        async with self.engine.begin() as connection:
+            finished = await connection.execute(
+                monitor_runs.update()
+                .where(monitor_runs.c.id == run_id, monitor_runs.c.status == "running")
+                .values(
+                    status=status,
+                    finished_at=now,
+                    error=error,
+                    metric_values=msgspec.to_builtins(values) if values else None,
+                )
+            )
+            if finished.rowcount == 1 and status == "succeeded":
+                owner = sa.select(monitor_runs.c.monitor_id).where(monitor_runs.c.id == run_id)
+                await connection.execute(
+                    monitors.update()
+                    .where(monitors.c.id == owner.scalar_subquery())
+                    .values(last_success_id=run_id)
+                )
+        return finished.rowcount == 1
+
+    async def running(self) -> list[RunRow]:
+        async with self.engine.connect() as connection:
+            rows = await connection.execute(
+                sa.select(monitor_runs).where(monitor_runs.c.status == "running")
+            )
+            return [_run(row) for row in rows.mappings()]
+
+    async def runs(self, monitor_id: str, status: str | None = None) -> list[RunRow]:
+        """The monitor's runs, oldest first."""
+        query = sa.select(monitor_runs).where(monitor_runs.c.monitor_id == monitor_id)
+        if status is not None:
+            query = query.where(monitor_runs.c.status == status)
+        async with self.engine.connect() as connection:
+            rows = await connection.execute(query.order_by(monitor_runs.c.started_at))
+            return [_run(row) for row in rows.mappings()]
+
+    async def latest_runs(self, rows: list[MonitorRow]) -> dict[str, Latest]:
+        """Per monitor: its last run, its last run that succeeded, and how many it had; two
+        queries whatever the number of monitors."""
+        wanted = {r.last_run_id for r in rows} | {r.last_success_id for r in rows}
+        wanted.discard(None)
+        async with self.engine.connect() as connection:
+            found = await connection.execute(
+                sa.select(monitor_runs).where(monitor_runs.c.id.in_(sorted(wanted)))
+            )
+            runs = {run.id: run for run in map(_run, found.mappings())}
+            counted = await connection.execute(
+                sa.select(monitor_runs.c.monitor_id, sa.func.count()).group_by(
+                    monitor_runs.c.monitor_id
+                )
+            )
+            counts: dict[str, int] = {monitor: count for monitor, count in counted}
+        return {r.id: _latest(r, runs, counts.get(r.id, 0)) for r in rows}
+
+
+def _latest(row: MonitorRow, runs: dict[str, RunRow], count: int) -> Latest:
+    last_run = runs.get(row.last_run_id or "")
+    # the monitor row may have been read just before its last run succeeded
+    if last_run is not None and last_run.status == "succeeded":
+        return Latest(last_run, last_run, count)
+    return Latest(last_run, runs.get(row.last_success_id or ""), count)
+
+
+def _monitor(row: Any) -> MonitorRow:
+    return MonitorRow(
+        id=row["id"],
+        name=row["name"],
+        kind=row["kind"],
+        spec=msgspec.json.decode(row["spec"], type=MonitorCreate),
+        models=list(row["models"]),
+        interval_s=row["interval_s"],
+        paused=bool(row["paused"]),
+        created_at=row["created_at"],
+        next_run_at=row["next_run_at"],
+        frozen_sets_from=row["frozen_sets_from"],
+        last_run_id=row["last_run_id"],
+        last_success_id=row["last_success_id"],
+    )
+
+
+def _run(row: Any) -> RunRow:
+    return RunRow(
+        id=row["id"],
+        monitor_id=row["monitor_id"],
+        due_at=row["due_at"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        status=row["status"],
+        job_id=row["job_id"],
+        error=row["error"],
+        values=msgspec.convert(row["metric_values"] or {}, RunValues),
+    )
+
+
+def _run_values(run: RunRow) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "monitor_id": run.monitor_id,
+        "due_at": run.due_at,
+        "started_at": run.started_at,
+        "status": run.status,
+    }

@@ -1,0 +1,121 @@
+"""``/v1/monitors``: thin handlers over the monitors' use cases."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Controller, Response, delete, get, patch, post
+from litestar.datastructures import State
+from litestar.params import FromQuery, JSONBody, Parameter
+from litestar.status_codes import HTTP_201_CREATED, HTTP_202_ACCEPTED
+
+from services.evaluator.controllers.parameters import StoredId
+from services.evaluator.domain.monitors import Monitors
+from shared.contracts.monitors import (
+    Monitor,
+    MonitorCreate,
+    MonitorMetric,
+    MonitorPage,
+    MonitorRunAccepted,
+    MonitorSeries,
+    MonitorUpdate,
+)
+from shared.problems import problem_responses
+
+ModelQuery = Annotated[str, Parameter(min_length=1, max_length=200, pattern="^[^\\x00]*$")]
+
+
+class MonitorController(Controller):
+    path = "/v1/monitors"
+    tags = ["monitors"]  # noqa: RUF012
+
+    @post(
+        "",
+        operation_id="createMonitor",
+        summary="Create a monitor: an evaluation or positional-bias job run every interval, the "
+        "first run at once",
+        status_code=HTTP_201_CREATED,
+        responses=problem_responses(
+            {
+                404: "Unknown dataset_id",
+                409: "A monitor of this name exists, or there are 50 monitors already",
+                422: "A model, generator or judge the gateway does not know",
+            }
+        ),
+    )
+    async def create(self, data: JSONBody[MonitorCreate], state: State) -> Response[Monitor]:
+        monitors: Monitors = state.monitors
+        monitor = await monitors.create(data)
+        state.monitor_wake()
+        return Response(
+            monitor,
+            status_code=HTTP_201_CREATED,
+            headers={"Location": f"/v1/monitors/{monitor.id}"},
+        )
+
+    @get("", operation_id="listMonitors", summary="Every monitor, oldest first")
+    async def list_monitors(self, state: State) -> MonitorPage:
+        monitors: Monitors = state.monitors
+        return await monitors.page()
+
+    @get(
+        "/{monitor_id:str}",
+        operation_id="getMonitor",
+        summary="A monitor: its last run, next run and last values",
+    )
+    async def get_monitor(self, monitor_id: StoredId, state: State) -> Monitor:
+        monitors: Monitors = state.monitors
+        return await monitors.view(monitor_id)
+
+    @get(
+        "/{monitor_id:str}/series",
+        operation_id="getMonitorSeries",
+        summary="One model's value of one metric in every run that succeeded, with its 95% "
+        "interval and n",
+        responses=problem_responses({404: "Unknown monitor, or a model it does not follow"}),
+    )
+    async def series(
+        self,
+        monitor_id: StoredId,
+        model: ModelQuery,
+        metric: FromQuery[MonitorMetric],
+        state: State,
+    ) -> MonitorSeries:
+        monitors: Monitors = state.monitors
+        return await monitors.series(monitor_id, model, metric)
+
+    @patch(
+        "/{monitor_id:str}",
+        operation_id="updateMonitor",
+        summary="Pause or resume a monitor (resumed: a run at once), or change its interval",
+    )
+    async def update(
+        self, monitor_id: StoredId, data: JSONBody[MonitorUpdate], state: State
+    ) -> Monitor:
+        monitors: Monitors = state.monitors
+        monitor = await monitors.update(monitor_id, data)
+        state.monitor_wake()
+        return monitor
+
+    @delete(
+        "/{monitor_id:str}",
+        operation_id="deleteMonitor",
+        summary="Delete a monitor and its runs (the evaluations they ran stay)",
+        status_code=204,
+    )
+    async def delete_monitor(self, monitor_id: StoredId, state: State) -> None:
+        monitors: Monitors = state.monitors
+        await monitors.delete(monitor_id)
+
+    @post(
+        "/{monitor_id:str}/runs",
+        operation_id="runMonitorNow",
+        summary="Run a monitor now (the next run then follows an interval after it)",
+        status_code=HTTP_202_ACCEPTED,
+        responses=problem_responses({409: "The monitor is paused"}),
+    )
+    async def run_now(self, monitor_id: StoredId, state: State) -> MonitorRunAccepted:
+        monitors: Monitors = state.monitors
+        accepted = await monitors.run_now(monitor_id)
+        state.monitor_wake()
+        return accepted
