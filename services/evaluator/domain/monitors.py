@@ -284,7 +284,12 @@ class Monitors:
             if evaluation.status in ("queued", "running"):
                 return None
             if evaluation.status != "succeeded":
-                return "failed", evaluation.message or f"evaluation {evaluation.status}", None
+                reason, note = f"evaluation {evaluation.status}", evaluation.message
+                return (
+                    "failed",
+                    f"{reason}: {note}" if note and note != evaluation.status else reason,
+                    None,
+                )
             summaries = msgspec.convert(
                 (evaluation.results or {}).get("models", []), list[ModelSummary]
             )

@@ -10,10 +10,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from litestar.testing import AsyncTestClient
 from prometheus_client import REGISTRY
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from services.evaluator.adapters.datasets import DatasetStore
 from services.evaluator.adapters.monitors import MonitorStore
@@ -24,8 +24,10 @@ from services.evaluator.domain.evaluations import Evaluations
 from services.evaluator.domain.monitors import Monitors
 from services.evaluator.metrics import MONITOR_VALUE
 from services.evaluator.settings import EvaluatorSettings
-from shared.contracts.monitors import MAX_MONITORS
-from shared.contracts.scoring import Report, ReportFormat
+from shared.contracts.monitors import MAX_MONITORS, MonitorCreate
+from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation, PositionItem
+from shared.contracts.scoring import MetricValue, Report, ReportFormat
+from shared.db import create_engine, migrate
 from tests.integration.evaluator.stand_ins import StandInUpstream
 
 
@@ -237,7 +239,7 @@ async def test_names_are_unique_and_monitors_are_capped(
 
 
 def _monitors(url: str, clock: list[float]) -> Monitors:
-    engine = create_async_engine(url)
+    engine = create_engine(url)
     store = EvaluationStore(engine)
     datasets = DatasetStore(engine)
     upstream = StandInUpstream(lambda _model, _question: "1")
@@ -252,14 +254,13 @@ def _monitors(url: str, clock: list[float]) -> Monitors:
 
 
 async def test_two_evaluators_start_one_run_per_due_time_and_a_missed_run_once(
-    world: tuple[AsyncTestClient[Any], StandInUpstream, ChangingModel], database_url: str
+    migrated: str,
 ) -> None:
-    client, _, _ = world
-    created = await client.post("/v1/monitors", json=monitor_body("shared", paused=True))
-    monitor_id = created.json()["id"]
     clock = [time.time()]
-    replicas = [_monitors(database_url, clock), _monitors(database_url, clock)]
+    replicas = [_monitors(migrated, clock), _monitors(migrated, clock)]
     store = replicas[0].store
+    spec = msgspec.convert(monitor_body("shared", paused=True), MonitorCreate)
+    monitor_id = (await replicas[0].create(spec)).id
     # due ten intervals ago (every evaluator was down): one run, not ten
     await store.update(monitor_id, paused=False, next_run_at=clock[0] - 10 * 3600)
     for _ in range(5):
@@ -290,4 +291,72 @@ async def test_a_restarted_evaluator_exports_the_last_values_again(
     replica = _monitors(database_url, [time.time()])
     await replica.export_gauges()
     assert gauge(name, "m1", "a_orig") == 1.0
+    await replica.store.engine.dispose()
+
+
+@pytest.fixture
+async def migrated(database_url: str) -> str:
+    """The database, migrated, with no evaluator running: the tests drive the schedule."""
+    engine = create_engine(database_url)
+    await migrate(engine, "evaluator")
+    await engine.dispose()
+    return database_url
+
+
+async def test_a_position_bias_monitor_runs_a_fresh_job_and_follows_pf_and_pc(
+    migrated: str,
+) -> None:
+    clock = [time.time()]
+    replica = _monitors(migrated, clock)
+    item = PositionItem(id="q", question="Which?", answer="yes", distractor="no")
+    spec = MonitorCreate(
+        name="primacy",
+        kind="position-bias",
+        interval_s=600,
+        position_bias=PositionBiasEvaluate(model="m1", items=[item], conditions=["medium"]),
+    )
+    monitor = await replica.create(spec)
+    assert monitor.next_run_at is not None  # the first run is due at once
+    assert await replica.start_due_runs() == 1
+    [run] = await replica.store.runs(monitor.id)
+    assert run.job_id is not None and run.job_id.startswith("pb-")
+    job = await replica.position_jobs.get(run.job_id)
+    assert job is not None and job.request is not None and job.request.fresh_answers
+    assert await replica.finish_ended_runs() == 0  # the job is still queued
+
+    claimed = await replica.position_jobs.claim("worker")
+    assert claimed is not None and claimed.id == run.job_id
+    metrics = {
+        "PF": MetricValue(value=0.5, n=2, ci_low=0.0, ci_high=1.0),
+        "PC": MetricValue(value=0.25, n=2),
+    }
+    result = PositionBiasEvaluation(trials=[], skipped=[], models={"m1": metrics})
+    assert await replica.position_jobs.finish(run.job_id, "worker", result=result)
+    assert await replica.finish_ended_runs() == 1
+    assert await replica.finish_ended_runs() == 0  # recorded once
+    [point] = (await replica.series(monitor.id, "m1", "pf")).points
+    assert (point.value, point.n, point.ci_low, point.ci_high) == (0.5, 2, 0.0, 1.0)
+    shown = await replica.view(monitor.id)
+    assert shown.last_values["m1"]["pc"].value == 0.25
+    await replica.store.engine.dispose()
+
+
+async def test_a_run_whose_job_failed_is_recorded_with_its_reason(migrated: str) -> None:
+    clock = [time.time()]
+    replica = _monitors(migrated, clock)
+    spec = msgspec.convert(monitor_body("failing"), MonitorCreate)
+    monitor = await replica.create(spec)
+    assert await replica.start_due_runs() == 1
+    [run] = await replica.store.runs(monitor.id)
+    assert run.job_id is not None
+    assert await replica.evaluations.store.cancel(run.job_id)
+    assert await replica.finish_ended_runs() == 1
+    shown = await replica.view(monitor.id)
+    assert shown.last_run is not None and shown.last_run.status == "failed"
+    assert shown.last_run.error == "evaluation cancelled"
+    assert shown.last_success_at is None and shown.frozen_sets_from is None
+    # tried again at the next interval
+    assert shown.next_run_at is not None
+    clock[0] += 3600
+    assert await replica.start_due_runs() == 1
     await replica.store.engine.dispose()
