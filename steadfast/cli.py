@@ -15,6 +15,7 @@ from shared.settings import SERVICE_NAMES
 from steadfast.calibrate import add_commands as add_calibration_commands
 from steadfast.evaluate import add_commands as add_evaluation_commands
 from steadfast.keys import add_commands as add_key_commands
+from steadfast.monitor import add_commands as add_monitor_commands
 from steadfast.position import add_commands as add_position_commands
 from steadfast.supervisor import AUTH_VARIABLE, Supervisor, readiness, service_ports
 
@@ -152,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_key_commands(commands)
     add_position_commands(commands)
     add_calibration_commands(commands)
+    add_monitor_commands(commands)
     return parser
 
 

@@ -13,7 +13,9 @@ import uuid
 import webbrowser
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypeVar
+
+import msgspec
 
 from shared.clients.evaluator import EvaluatorClient
 from shared.contracts.calibration import JudgeThreshold
@@ -42,6 +44,7 @@ SUMMARY_METRICS = (
     "conflict_rate",
 )
 TERMINAL = ("succeeded", "failed", "cancelled")
+T = TypeVar("T")
 DEMO_DATASET = "demo"
 
 
@@ -306,6 +309,18 @@ async def _evaluate(args: argparse.Namespace) -> int:
         if args.html:
             await write_html(client, accepted.id, Path(args.html))
         return 0 if final == "succeeded" else 1
+
+
+def read_jsonl(path: Path, kind: type[T]) -> list[T]:
+    """One JSON object of ``kind`` per line; a bad line stops the command, naming it."""
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    items = []
+    for number, line in enumerate(lines, 1):
+        try:
+            items.append(msgspec.json.decode(line, type=kind))
+        except msgspec.DecodeError as error:
+            raise SystemExit(f"{path}:{number}: {error}") from error
+    return items
 
 
 def save(path: Path, content: bytes) -> Path:

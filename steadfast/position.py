@@ -21,7 +21,7 @@ from shared.contracts.position import (
 )
 from shared.contracts.scoring import MetricValue
 from shared.http_client import ServiceCallError
-from steadfast.evaluate import add_connection, evaluator_url, run, save
+from steadfast.evaluate import add_connection, evaluator_url, read_jsonl, run, save
 
 TOO_LARGE = 413
 #: failed status requests in a row before the CLI stops waiting for a job
@@ -31,14 +31,7 @@ COLUMNS = ("PF", "abs_PF", "PC", "acc_correct_first", "acc_correct_second", "inv
 
 def read_items(path: Path) -> list[PositionItem]:
     """One JSON object per line, as ``POST /v1/position-bias`` takes its items."""
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    items = []
-    for number, line in enumerate(lines, 1):
-        try:
-            items.append(msgspec.json.decode(line, type=PositionItem))
-        except msgspec.DecodeError as error:
-            raise SystemExit(f"{path}:{number}: {error}") from error
-    return items
+    return read_jsonl(path, PositionItem)
 
 
 def request_of(args: argparse.Namespace) -> PositionBiasEvaluate:

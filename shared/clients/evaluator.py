@@ -15,6 +15,15 @@ from shared.contracts.evaluator import (
     ItemPage,
     ReportFormat,
 )
+from shared.contracts.monitors import (
+    Monitor,
+    MonitorCreate,
+    MonitorMetric,
+    MonitorPage,
+    MonitorRunAccepted,
+    MonitorSeries,
+    MonitorUpdate,
+)
 from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation, PositionBiasJob
 from shared.http_client import ServiceClient
 
@@ -93,3 +102,29 @@ class EvaluatorClient:
     async def datasets(self, limit: int = 100, offset: int = 0) -> DatasetList:
         params = {"limit": str(limit), "offset": str(offset)}
         return await self._client.get("/v1/datasets", DatasetList, params=params)
+
+    async def create_monitor(self, request: MonitorCreate) -> Monitor:
+        return await self._client.post("/v1/monitors", request, Monitor)
+
+    async def monitors(self) -> MonitorPage:
+        return await self._client.get("/v1/monitors", MonitorPage)
+
+    async def monitor(self, monitor_id: str) -> Monitor:
+        return await self._client.get(f"/v1/monitors/{monitor_id}", Monitor)
+
+    async def update_monitor(self, monitor_id: str, change: MonitorUpdate) -> Monitor:
+        return await self._client.request("PATCH", f"/v1/monitors/{monitor_id}", Monitor, change)
+
+    async def delete_monitor(self, monitor_id: str) -> None:
+        await self._client.request("DELETE", f"/v1/monitors/{monitor_id}", bytes)
+
+    async def run_monitor(self, monitor_id: str) -> MonitorRunAccepted:
+        return await self._client.post(f"/v1/monitors/{monitor_id}/runs", None, MonitorRunAccepted)
+
+    async def monitor_series(
+        self, monitor_id: str, model: str, metric: MonitorMetric
+    ) -> MonitorSeries:
+        params = {"model": model, "metric": metric}
+        return await self._client.get(
+            f"/v1/monitors/{monitor_id}/series", MonitorSeries, params=params
+        )
