@@ -8,10 +8,12 @@ from services import gateway as package
 from services.gateway.adapters.backends import BackendContext, create_backend
 from services.gateway.adapters.cache_repository import SqlResponseCache
 from services.gateway.adapters.calibration_repository import SqlCalibrationStore
+from services.gateway.adapters.shadow_repository import SqlDisagreementStore
 from services.gateway.controllers.calibrations import CalibrationController
 from services.gateway.controllers.generate import GenerateController
 from services.gateway.controllers.proxy import ChatCompletionsController, StreamTiming
 from services.gateway.controllers.self_paraphrase import SelfParaphraseController
+from services.gateway.controllers.shadow import ShadowController
 from services.gateway.domain.calibration import JudgeCalibrations
 from services.gateway.domain.gateway import ModelGateway
 from services.gateway.domain.routes import load_routes
@@ -19,11 +21,23 @@ from services.gateway.metrics import CACHE_PURGED
 from services.gateway.settings import GatewaySettings, get_settings
 from services.gateway.strategies.grouping import AnswerGrouper
 from services.gateway.strategies.service import SelfParaphraseService
+from services.gateway.strategies.shadow import ShadowChecker, ShadowSettings
 from shared.app import create_service_app
 from shared.clients.perturb import PerturbClient
 from shared.retention import RetentionSweeper
 
 SERVICE = "gateway"
+
+
+def shadow_settings(settings: GatewaySettings) -> ShadowSettings:
+    return ShadowSettings(
+        rate=settings.shadow_rate,
+        k=settings.shadow_k,
+        queue_size=settings.shadow_queue,
+        workers=settings.shadow_workers,
+        share=settings.shadow_share,
+        generator=settings.shadow_generator,
+    )
 
 
 def create_app(settings: GatewaySettings | None = None) -> Litestar:
@@ -41,18 +55,22 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
     async def answer_threshold(route: str, prompt_version: str) -> float:
         return (await calibrations.threshold(route, prompt_version)).value
 
+    grouper = AnswerGrouper(thresholds=answer_threshold)
     self_paraphrase = SelfParaphraseService(
         gateway,
         perturb=lambda: PerturbClient(perturb_url),
         routes=gateway.routes.keys(),
-        grouper=AnswerGrouper(thresholds=answer_threshold),
+        grouper=grouper,
     )
+    shadow = ShadowChecker(gateway, gateway.routes, shadow_settings(settings), grouper)
 
     async def attach_cache(app: Litestar) -> None:
         max_age_s = settings.cache_max_age_days * 86400 or None
         cache = SqlResponseCache(app.state.database, max_age_s=max_age_s)
         gateway.use_cache(cache)
         calibrations.use_store(SqlCalibrationStore(app.state.database))
+        app.state.shadow_store = shadow.store = SqlDisagreementStore(app.state.database)
+        shadow.start()
         if max_age_s is not None:
             sweeper = RetentionSweeper(
                 {"response": cache.purge_older_than},
@@ -64,6 +82,7 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
             app.state.cache_sweeper = sweeper
 
     async def close_backends(app: Litestar) -> None:
+        await shadow.stop()
         sweeper: RetentionSweeper | None = app.state.get("cache_sweeper")
         if sweeper is not None:
             await sweeper.stop()
@@ -77,6 +96,7 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
             SelfParaphraseController,
             ChatCompletionsController,
             CalibrationController,
+            ShadowController,
         ],
         uses_database=True,
         calls=[],
@@ -85,6 +105,7 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
         state={
             "model_gateway": gateway,
             "self_paraphrase": self_paraphrase,
+            "shadow": shadow,
             "judge_calibrations": calibrations,
             "stream_timing": StreamTiming(settings.stream_hold_s, settings.stream_keepalive_s),
         },

@@ -25,6 +25,19 @@ class GatewaySettings(ServiceSettings, kw_only=True):
     #: are deleted by a sweep every ``cache_sweep_s``; 0 keeps them for ever
     cache_max_age_days: Annotated[float, msgspec.Meta(ge=0)] = 0.0
     cache_sweep_s: Annotated[float, msgspec.Meta(gt=0)] = 3600.0
+    #: shadow checks: the share of plain chat completions checked on a route without its own
+    #: ``shadow_rate``, the paraphrases each asks, the checks waiting at most (more are dropped
+    #: and counted), the workers running them, the share of a route's concurrency they may take,
+    #: and the route writing the paraphrases (default: the answering route)
+    shadow_rate: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.0
+    shadow_k: Annotated[int, msgspec.Meta(ge=1, le=10)] = 3
+    shadow_queue: Annotated[int, msgspec.Meta(ge=1, le=100000)] = 100
+    shadow_workers: Annotated[int, msgspec.Meta(ge=1, le=64)] = 2
+    shadow_share: Annotated[float, msgspec.Meta(gt=0.0, le=1.0)] = 0.25
+    shadow_generator: str | None = None
+    #: the key that reads stored shadow disagreements (``Authorization: Bearer <key>``); unset:
+    #: they cannot be read
+    admin_key: str | None = None
 
 
 @cache

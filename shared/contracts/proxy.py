@@ -277,3 +277,30 @@ class OpenAIError(Contract, kw_only=True):
     """OpenAI's error shape, so its client libraries raise their usual exceptions."""
 
     error: OpenAIErrorBody
+
+
+class ShadowVariant(Contract, kw_only=True):
+    """A paraphrase a shadow check asked, its answer, and whether it agrees with the caller's."""
+
+    question: str
+    answer: str | None = None
+    agrees: bool = False
+
+
+class ShadowDisagreement(Contract, kw_only=True):
+    """A live answer that its paraphrases did not all confirm (stored only for a route with
+    ``shadow_store``)."""
+
+    route: str
+    question: str
+    answer: str
+    #: share of the answered paraphrases whose answer is grouped with the caller's
+    agreement: float
+    variants: list[ShadowVariant]
+    #: Unix time of the check
+    created_at: float
+    elapsed_s: float = 0.0
+
+
+class ShadowDisagreementPage(Contract, kw_only=True):
+    disagreements: list[ShadowDisagreement]

@@ -7,6 +7,7 @@ exceptions."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -36,6 +37,7 @@ from services.gateway.strategies import metrics, openai_format
 from services.gateway.strategies.paraphrasers import ParaphraseOptionsRefused
 from services.gateway.strategies.question import AnswerSettings
 from services.gateway.strategies.service import PASSTHROUGH, SelfParaphraseService
+from services.gateway.strategies.shadow import ShadowChecker
 from shared.contracts.gateway import Usage
 from shared.contracts.proxy import (
     ChatCompletion,
@@ -179,7 +181,7 @@ async def _complete(data: ChatCompletionRequest, state: State) -> ChatCompletion
     settings = openai_format.answer_settings(data, route)
     service = proxy_service(state)
     if strategy is None:
-        return await _pass_through(data, settings, service)
+        return await _pass_through(data, settings, service, state.shadow)
     try:
         question = openai_format.question_of(data)
     except ValueError as exc:
@@ -197,9 +199,13 @@ async def _complete(data: ChatCompletionRequest, state: State) -> ChatCompletion
 
 
 async def _pass_through(
-    data: ChatCompletionRequest, settings: AnswerSettings, service: SelfParaphraseService
+    data: ChatCompletionRequest,
+    settings: AnswerSettings,
+    service: SelfParaphraseService,
+    shadow: ShadowChecker,
 ) -> ChatCompletion:
-    """A plain route: the conversation as it came (no user message needed), one call."""
+    """A plain route: the conversation as it came (no user message needed), one call; a
+    sample of the answers is checked afterwards with paraphrases (shadow checks)."""
     if data.steadfast is not None:
         detail = "steadfast options need a '<strategy>:<route>' model, e.g. paraphrase-vote:local"
         metrics.record_rejected(PASSTHROUGH)
@@ -211,6 +217,9 @@ async def _pass_through(
             raise
         # as OpenAI answers a blocked completion: 200, no content, finish_reason content_filter
         return openai_format.completion(data.model, "", Usage(), finish_reason="content_filter")
+    if shadow.draws(settings.route):
+        with contextlib.suppress(ValueError):  # a conversation without a question: no check
+            shadow.offer(openai_format.question_of(data), settings, passed.response)
     reason = FINISH_REASONS.get(passed.response.finish_reason, "stop")
     return openai_format.completion(
         data.model, passed.response.text, passed.response.usage, finish_reason=reason

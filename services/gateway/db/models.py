@@ -36,3 +36,17 @@ judge_calibrations = sa.Table(
     #: epoch seconds
     sa.Column("created_at", sa.Float, nullable=False),
 )
+
+#: a shadow check whose paraphrases did not all confirm the live answer (routes with
+#: ``shadow_store`` only: it holds the caller's question and answer)
+shadow_disagreements = sa.Table(
+    "gateway_shadow_disagreements",
+    metadata,
+    sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True),
+    sa.Column("route", sa.String(200), nullable=False),
+    #: the disagreement as JSON (question, answer, paraphrases and their answers)
+    sa.Column("payload", sa.Text, nullable=False),
+    #: epoch seconds
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Index("ix_gateway_shadow_disagreements_created_at", "created_at"),
+)

@@ -19,7 +19,9 @@ BackendKind = Literal["openai", "gemini", "ollama", "local"]
 
 PositiveFloat = Annotated[float, msgspec.Meta(gt=0)]
 NonNegativeFloat = Annotated[float, msgspec.Meta(ge=0)]
-Share = Annotated[float, msgspec.Meta(ge=0, le=1)]
+#: written with floats: typing caches equal Annotated types, and an int bound here would
+#: become the one the OpenAPI documents show for every share (`1` for `1.0`)
+Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 
 DEFAULT_BASE_URLS: dict[str, str] = {
     "openai": "https://api.openai.com/v1",
@@ -56,6 +58,11 @@ class Route(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, frozen=Tru
     #: the audit's second prompt (docs: METHOD §1.1); unset: its calibration, else METHOD's 0.5
     judge_threshold: Share | None = None
     audit_threshold: Share | None = None
+    #: share of this route's plain chat completions checked in the background with paraphrases
+    #: (unset: ``STEADFAST_GATEWAY_SHADOW_RATE``, 0 by default)
+    shadow_rate: Share | None = None
+    #: keep the questions and answers of checks that disagreed, readable with the admin key
+    shadow_store: bool = False
 
     def resolved_base_url(self) -> str | None:
         return self.base_url or DEFAULT_BASE_URLS.get(self.backend)

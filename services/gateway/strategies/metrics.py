@@ -27,6 +27,21 @@ PROXY_UPSTREAM_CALLS = Histogram(
 )
 
 
+SHADOW_CHECKS = Counter(
+    "steadfast_shadow_checks_total",
+    "Shadow checks of live plain completions, by route and outcome (agree: every paraphrase "
+    "answered as the caller was; disagree; no_paraphrase: none kept the question's numbers; "
+    "dropped: the queue was full; failed: a model call or the comparison failed).",
+    ["route", "outcome"],
+)
+SHADOW_AGREEMENT = Histogram(
+    "steadfast_shadow_agreement_ratio",
+    "Share of a shadow check's answered paraphrases whose answer is grouped with the caller's.",
+    ["route"],
+    buckets=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.99, 1.0],
+)
+
+
 def record(strategy: str, outcome: str, calls: int, agreement: float | None = None) -> None:
     """A request that reached a strategy (or passed through); see :func:`record_rejected`."""
     PROXY_REQUESTS.labels(strategy=strategy, outcome=outcome).inc()

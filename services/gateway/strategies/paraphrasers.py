@@ -49,6 +49,8 @@ class Paraphrases:
     notes: list[str] = field(default_factory=list)
     #: the calls another service made to write them (the answering model's are metered already)
     model_calls: ModelCalls | None = None
+    #: the call that writes them failed (not: it wrote none that could be used)
+    failed: bool = False
 
 
 class Paraphraser(Protocol):
@@ -78,7 +80,7 @@ class ModelParaphraser:
             reply = await self.model.generate(request)
         except GenerationFailed as failure:
             note = f"paraphrase generation failed ({failure.outcome}: {failure.detail})"
-            return Paraphrases(texts=[], notes=[note])
+            return Paraphrases(texts=[], notes=[note], failed=True)
         return _enough(prompts.paraphrase_lines(reply.text, question, k), k)
 
 
@@ -116,7 +118,7 @@ class PerturbParaphraser:
             note = (
                 f"paraphrase generation failed (perturb {failure.status}: {failure.problem.detail})"
             )
-            return Paraphrases(texts=[], notes=[note])
+            return Paraphrases(texts=[], notes=[note], failed=True)
         result = _enough([paraphrase.text for paraphrase in response.accepted], k)
         if response.incomplete_reason:
             result.notes.append(f"perturb: {response.incomplete_reason}")

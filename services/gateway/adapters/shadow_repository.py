@@ -1,0 +1,35 @@
+"""Shadow-check disagreements in the gateway's database (routes with ``shadow_store`` only)."""
+
+from __future__ import annotations
+
+import msgspec
+import sqlalchemy as sa
+
+from services.gateway.db.models import shadow_disagreements
+from shared.contracts.proxy import ShadowDisagreement
+from shared.db import Database
+
+_decode = msgspec.json.Decoder(ShadowDisagreement).decode
+
+
+class SqlDisagreementStore:
+    def __init__(self, database: Database) -> None:
+        self._database = database
+
+    async def add(self, disagreement: ShadowDisagreement) -> None:
+        row = {
+            "route": disagreement.route,
+            "payload": msgspec.json.encode(disagreement).decode(),
+            "created_at": disagreement.created_at,
+        }
+        async with self._database.engine.begin() as connection:
+            await connection.execute(shadow_disagreements.insert().values(**row))
+
+    async def newest(self, route: str | None, limit: int) -> list[ShadowDisagreement]:
+        query = sa.select(shadow_disagreements.c.payload)
+        if route is not None:
+            query = query.where(shadow_disagreements.c.route == route)
+        query = query.order_by(shadow_disagreements.c.created_at.desc()).limit(limit)
+        async with self._database.engine.connect() as connection:
+            rows = (await connection.execute(query)).scalars().all()
+        return [_decode(payload) for payload in rows]
