@@ -47,6 +47,12 @@ case "${1:-}" in
       { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; } >&2 \
         || { echo "dev.sh: could not install chromium (needed by the HTML report test)" >&2; exit 1; }
     fi
+    # promtool (Debian's prometheus package) runs the alert rules' unit tests
+    if ! command -v promtool >/dev/null; then
+      { apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus; } >&2 \
+        || { echo "dev.sh: could not install promtool (needed by the alert rule tests)" >&2; exit 1; }
+    fi
+    export STEADFAST_REQUIRE_PROMTOOL=1
     export STEADFAST_TEST_POSTGRES_URL=${STEADFAST_TEST_POSTGRES_URL:-postgresql://postgres@127.0.0.1:5432/test}
     export STEADFAST_REQUIRE_POSTGRES=1
     echo "==> ruff" >&2

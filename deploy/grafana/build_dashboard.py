@@ -1,7 +1,10 @@
-"""Writes deploy/grafana/steadfast-dashboard.json: `python deploy/grafana/build_dashboard.py`.
+"""Writes the Grafana dashboards: `python deploy/grafana/build_dashboard.py`.
 
-Kept as code so every panel has the same shape; tests/unit/test_deploy.py checks that every
-metric a panel queries is one the services export.
+``steadfast-dashboard.json`` shows how the services are doing; ``steadfast-reliability-
+dashboard.json`` ("Steadfast — model reliability") how the *models* are doing, per model over
+time: the monitors' values, the proxy's and the shadow checks' agreement. Kept as code so every
+panel has the same shape; tests/unit/test_deploy.py checks that every metric a panel queries is
+one the services export.
 """
 
 from __future__ import annotations
@@ -224,6 +227,99 @@ PANELS: list[tuple[str, str, list[tuple[str, str]]]] = [
 ]
 
 
+#: the monitors' series, narrowed by the dashboard's monitor and model variables
+MONITORED = 'steadfast_monitor_value{monitor=~"$monitor", model=~"$model", metric="%s"}'
+
+RELIABILITY_PANELS: list[tuple[str, str, list[tuple[str, str]]]] = [
+    (
+        "A_strict: right on every wording (monitors)",
+        "percentunit",
+        [("{{monitor}} {{model}}", MONITORED % "a_strict")],
+    ),
+    (
+        "Flip rate (monitors)",
+        "percentunit",
+        [("{{monitor}} {{model}}", MONITORED % "flip_rate")],
+    ),
+    (
+        "Conflict rate (monitors)",
+        "percentunit",
+        [("{{monitor}} {{model}}", MONITORED % "conflict_rate")],
+    ),
+    (
+        "Position bias: PF and PC (monitors)",
+        "short",
+        [
+            ("{{monitor}} {{model}} PF", MONITORED % "pf"),
+            ("{{monitor}} {{model}} PC", MONITORED % "pc"),
+        ],
+    ),
+    (
+        "Proxy agreement, median of the votes",
+        "percentunit",
+        [
+            (
+                "paraphrase-vote",
+                "histogram_quantile(0.5, sum by (le) "
+                f"(rate(steadfast_proxy_agreement_ratio_bucket{RATE})))",
+            ),
+        ],
+    ),
+    (
+        "Shadow agreement on live traffic, median by route",
+        "percentunit",
+        [
+            (
+                "{{route}}",
+                "histogram_quantile(0.5, sum by (le, route) "
+                f"(rate(steadfast_shadow_agreement_ratio_bucket{RATE})))",
+            ),
+        ],
+    ),
+    (
+        "Shadow checks/s by route and outcome",
+        "short",
+        [
+            (
+                "{{route}} {{outcome}}",
+                f"sum by (route, outcome) (rate(steadfast_shadow_checks_total{RATE}))",
+            ),
+        ],
+    ),
+    (
+        "Monitor runs by outcome (last day) and hours since the last success",
+        "short",
+        [
+            (
+                "{{monitor}} {{status}}",
+                "sum by (monitor, status) "
+                '(increase(steadfast_monitor_runs_total{monitor=~"$monitor"}[1d]))',
+            ),
+            (
+                "{{monitor}} hours since success",
+                "(time() - max by (monitor) "
+                '(steadfast_monitor_last_success_timestamp_seconds{monitor=~"$monitor"})) / 3600',
+            ),
+        ],
+    ),
+]
+
+
+def variable(name: str, query: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "type": "query",
+        "datasource": {"type": "prometheus", "uid": "prometheus"},
+        "query": {"query": query, "refId": f"{name}-values"},
+        "definition": query,
+        "refresh": 2,
+        "includeAll": True,
+        "multi": True,
+        "current": {"text": "All", "value": "$__all"},
+        "sort": 1,
+    }
+
+
 def panel(index: int, title: str, unit: str, targets: list[tuple[str, str]]) -> dict[str, Any]:
     return {
         "id": index + 1,
@@ -251,7 +347,34 @@ def dashboard() -> dict[str, Any]:
     }
 
 
+def reliability_dashboard() -> dict[str, Any]:
+    return {
+        "uid": "steadfast-reliability",
+        "title": "Steadfast — model reliability",
+        "tags": ["steadfast"],
+        "schemaVersion": 39,
+        "time": {"from": "now-30d", "to": "now"},
+        "refresh": "5m",
+        "templating": {
+            "list": [
+                variable("monitor", "label_values(steadfast_monitor_value, monitor)"),
+                variable(
+                    "model", 'label_values(steadfast_monitor_value{monitor=~"$monitor"}, model)'
+                ),
+            ]
+        },
+        "panels": [panel(i, *spec) for i, spec in enumerate(RELIABILITY_PANELS)],
+    }
+
+
+#: file name → the dashboard written to it
+DASHBOARDS = {
+    "steadfast-dashboard.json": dashboard,
+    "steadfast-reliability-dashboard.json": reliability_dashboard,
+}
+
 if __name__ == "__main__":
-    path = Path(__file__).with_name("steadfast-dashboard.json")
-    path.write_text(json.dumps(dashboard(), indent=2) + "\n")
-    print(f"wrote {path}")
+    for name, build in DASHBOARDS.items():
+        path = Path(__file__).with_name(name)
+        path.write_text(json.dumps(build(), indent=2, ensure_ascii=False) + "\n")
+        print(f"wrote {path}")

@@ -51,3 +51,14 @@ MONITOR_LAST_SUCCESS = Gauge(
     "When a monitor's last run that succeeded finished (Unix time).",
     ["monitor"],
 )
+MONITOR_INTERVAL = Gauge(
+    "steadfast_monitor_interval_seconds",
+    "A monitor's interval between runs (absent while it is paused: no run is expected).",
+    ["monitor"],
+)
+MONITOR_CREATED = Gauge(
+    "steadfast_monitor_created_timestamp_seconds",
+    "When a monitor was created (Unix time): the staleness alert's start for a monitor that "
+    "never succeeded.",
+    ["monitor"],
+)

@@ -37,6 +37,7 @@ def shadow_settings(settings: GatewaySettings) -> ShadowSettings:
         workers=settings.shadow_workers,
         share=settings.shadow_share,
         generator=settings.shadow_generator,
+        defer_s=settings.shadow_defer_s,
     )
 
 

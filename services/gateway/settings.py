@@ -35,6 +35,8 @@ class GatewaySettings(ServiceSettings, kw_only=True):
     shadow_workers: Annotated[int, msgspec.Meta(ge=1, le=64)] = 2
     shadow_share: Annotated[float, msgspec.Meta(gt=0.0, le=1.0)] = 0.25
     shadow_generator: str | None = None
+    #: a check waits at most this long for a moment with no live completion being served
+    shadow_defer_s: Annotated[float, msgspec.Meta(ge=0.0, le=600.0)] = 2.0
     #: the key that reads stored shadow disagreements (``Authorization: Bearer <key>``); unset:
     #: they cannot be read
     admin_key: str | None = None

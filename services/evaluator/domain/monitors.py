@@ -37,7 +37,13 @@ from services.evaluator.domain.pipeline import (
     require_known_routes,
 )
 from services.evaluator.domain.position import PositionUpstream, checked_request
-from services.evaluator.metrics import MONITOR_LAST_SUCCESS, MONITOR_RUNS, MONITOR_VALUE
+from services.evaluator.metrics import (
+    MONITOR_CREATED,
+    MONITOR_INTERVAL,
+    MONITOR_LAST_SUCCESS,
+    MONITOR_RUNS,
+    MONITOR_VALUE,
+)
 from shared.contracts.evaluator import EvaluationCreate, ModelSummary
 from shared.contracts.monitors import (
     MAX_MONITOR_ITEMS,
@@ -239,6 +245,12 @@ class Monitors:
             forget_gauges(self._exported.pop(gone))
         for row in rows:
             self._exported[row.name] = row
+            MONITOR_CREATED.labels(row.name).set(row.created_at)
+            if row.paused:
+                with contextlib.suppress(KeyError):
+                    MONITOR_INTERVAL.remove(row.name)
+            else:
+                MONITOR_INTERVAL.labels(row.name).set(row.interval_s)
             success = latest[row.id].last_success
             if success is None:
                 continue
@@ -412,8 +424,9 @@ def monitor_view(row: MonitorRow, latest: Latest) -> Monitor:
 
 def forget_gauges(row: MonitorRow) -> None:
     """A deleted monitor's series leave the metrics."""
-    with contextlib.suppress(KeyError):
-        MONITOR_LAST_SUCCESS.remove(row.name)
+    for gauge in (MONITOR_LAST_SUCCESS, MONITOR_INTERVAL, MONITOR_CREATED):
+        with contextlib.suppress(KeyError):
+            gauge.remove(row.name)
     for model in row.models:
         for metric in (*CONSISTENCY_METRICS, "agreement", *POSITION_METRICS):
             with contextlib.suppress(KeyError):

@@ -211,7 +211,8 @@ async def _pass_through(
         metrics.record_rejected(PASSTHROUGH)
         raise ProblemError(400, "Invalid request", detail, field="steadfast")
     try:
-        passed = await service.passthrough(settings, openai_format.conversation(data))
+        with shadow.serving():
+            passed = await service.passthrough(settings, openai_format.conversation(data))
     except GenerationFailed as failure:
         if failure.outcome != "refused":
             raise

@@ -4,9 +4,11 @@ compares them. The share of the paraphrases answered as the caller was answered 
 reliability signal per route, with no labelled data.
 
 Never in the caller's way: :meth:`ShadowChecker.offer` only puts the check on a bounded queue
-(full: dropped and counted), a few workers run the checks, and a route's shadow calls take at most
-a share of its concurrency. No question text reaches the metrics or the logs; disagreements are
-stored only for a route that asks for it (``shadow_store``)."""
+(full: dropped and counted), a few workers run the checks, a check waits (up to ``defer_s``) for
+a moment with no live request being served, so a burst is answered first and checked after, and
+a route's shadow calls take at most a share of its concurrency. No question text reaches the
+metrics or the logs; disagreements are stored only for a route that asks for it
+(``shadow_store``)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import logging
 import math
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
@@ -48,6 +50,8 @@ class ShadowSettings:
     workers: int = 2
     share: float = 0.25
     generator: str | None = None
+    #: a check waits at most this long for a moment with no live request being served
+    defer_s: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,9 @@ async def shadow_check(
     """Paraphrase the question (numbers kept), answer each paraphrase, and compare each answer
     with the one the caller got: agreement is the share grouped with it."""
     metered = MeteredCaller(model)
-    settings, question = job.settings, job.question
+    # asked now, not read from the response cache: the check is of the model as it answers
+    # today, and a cache write would queue before live requests' reads on the database
+    settings, question = replace(job.settings, cache=False), job.question
     parts = question.parts(None)
     writer = replace(settings, route=generator) if generator else settings
     written = await ModelParaphraser(metered, writer).paraphrase(parts.stem, k)
@@ -142,6 +148,22 @@ class ShadowChecker:
         self._queue: asyncio.Queue[ShadowJob] = asyncio.Queue(settings.queue_size)
         self._limits: dict[str, asyncio.Semaphore] = {}
         self._workers: list[asyncio.Task[None]] = []
+        #: live requests being served now, and set while there are none
+        self._live = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[None]:
+        """Around a live request: checks wait for a moment without any."""
+        self._live += 1
+        self._idle.clear()
+        try:
+            yield
+        finally:
+            self._live -= 1
+            if self._live == 0:
+                self._idle.set()
 
     def rate(self, route: str) -> float:
         configured = self._routes[route].shadow_rate if route in self._routes else None
@@ -183,6 +205,8 @@ class ShadowChecker:
         while True:
             job = await self._queue.get()
             try:
+                with contextlib.suppress(TimeoutError):  # under steady traffic: run anyway
+                    await asyncio.wait_for(self._idle.wait(), self.settings.defer_s)
                 await self.run(job)
             finally:
                 self._queue.task_done()

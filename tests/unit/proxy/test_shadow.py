@@ -184,3 +184,26 @@ async def test_a_failed_paraphrase_call_is_a_failed_check_not_a_missing_paraphra
         before[0] + 1,
         before[1],
     )
+
+
+async def test_a_check_waits_for_a_moment_without_live_requests_but_not_for_ever() -> None:
+    model = WordingModel(lambda _: "24")
+    shadow, _ = checker(model, "deferred", k=1, defer_s=5.0)
+    shadow.start()
+    with shadow.serving():
+        assert shadow.offer(
+            Question(text=QUESTION), AnswerSettings(route="deferred"), response("24")
+        )
+        await asyncio.sleep(0.2)
+        assert model.requests == []  # a live request is being served: the check waits
+    await asyncio.wait_for(shadow.drain(), 5)
+    assert len(model.requests) == 2  # ran once the live request was done
+    await shadow.stop()
+
+    steady, _ = checker(model, "steady", k=1, defer_s=0.1)
+    steady.start()
+    with steady.serving():  # traffic that never stops: the check runs after defer_s
+        assert steady.offer(Question(text=QUESTION), AnswerSettings(route="steady"), response("24"))
+        await asyncio.wait_for(steady.drain(), 5)
+    assert len(model.requests) == 4
+    await steady.stop()
