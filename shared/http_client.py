@@ -24,6 +24,18 @@ _session: aiohttp.ClientSession | None = None
 _session_loop: asyncio.AbstractEventLoop | None = None
 
 
+def is_transient(status: int | None, problem: Problem) -> bool:
+    """Whether a failure says "down for now, ask again later": the service could not be
+    reached, answered 503 of its own, or relayed a model server it could not reach (the
+    gateway's ``unavailable`` with a Retry-After; without one it is a lasting refusal, a wrong
+    key or model name, that waiting will not mend)."""
+    if status is None:
+        return True
+    if status != 503:
+        return False
+    return problem.outcome is None or problem.retry_after_s is not None
+
+
 class ServiceCallError(Exception):
     """A call to another service failed: it answered non-2xx, or could not be reached."""
 
@@ -37,6 +49,11 @@ class ServiceCallError(Exception):
     @property
     def unreachable(self) -> bool:
         return self.status is None
+
+    @property
+    def transient(self) -> bool:
+        """Down for now: worth waiting for (see :func:`is_transient`)."""
+        return is_transient(self.status, self.problem)
 
     @property
     def refused(self) -> bool:

@@ -215,6 +215,9 @@ class StandInServer:
 
     # ----- lifecycle in a background thread -----
     def start(self) -> None:
+        """Serve (again, after :meth:`stop`: on the same port, as a restarted server would)."""
+        self._started.clear()
+        self._start_error = None
         self._thread = threading.Thread(target=self._run, name=type(self).__name__, daemon=True)
         self._thread.start()
         self._started.wait(15)

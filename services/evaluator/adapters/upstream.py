@@ -34,7 +34,7 @@ from shared.contracts.scoring import (
     ReportRenderRequest,
 )
 from shared.contracts.verify import VerifyRequest, VerifyResponse
-from shared.http_client import ServiceCallError
+from shared.http_client import ServiceCallError, is_transient
 from shared.settings import ServiceSettings
 
 Renderer = Callable[[Report, ReportFormat], Awaitable[bytes]]
@@ -55,10 +55,12 @@ def _retryable(status: int | None, problem: Problem) -> bool:
 
 
 def upstream_error(error: ServiceCallError) -> UpstreamError:
+    """A failed call; one that is down for now (the service or the model server behind the
+    gateway) is waited for as long as an unreachable service, not given up on after a few
+    quick attempts: its work would be lost, not failed on its merits."""
     reason = f"{error.service}: {describe(error.problem)}"
-    unreachable = error.unreachable or (error.status == 503 and error.problem.outcome is None)
     retryable = _retryable(error.status, error.problem)
-    return UpstreamError(reason, retryable=retryable, unreachable=unreachable)
+    return UpstreamError(reason, retryable=retryable, unreachable=error.transient)
 
 
 class HttpUpstream:
@@ -97,8 +99,11 @@ class HttpUpstream:
                 )
             else:
                 problem = item.error or Problem(title="no result", status=502)
-                retryable = _retryable(problem.status, problem)
-                failure = UpstreamError(f"gateway: {describe(problem)}", retryable=retryable)
+                failure = UpstreamError(
+                    f"gateway: {describe(problem)}",
+                    retryable=_retryable(problem.status, problem),
+                    unreachable=is_transient(problem.status, problem),
+                )
                 outcomes.append(Generated(error=failure))
         return outcomes
 

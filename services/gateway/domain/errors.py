@@ -6,6 +6,9 @@ from shared.contracts.gateway import Outcome
 
 #: outcomes worth another attempt (5xx upstream errors too, see ``BackendError.retryable``)
 RETRYABLE_OUTCOMES: frozenset[str] = frozenset({"rate_limited", "timeout"})
+#: the Retry-After of a model server that could not be reached (restarting, a network blip):
+#: callers then know the failure is for now, not for good (a wrong key, an unknown model)
+UNREACHABLE_RETRY_AFTER_S = 5.0
 
 
 class GatewayError(Exception):
@@ -86,10 +89,13 @@ class GenerationFailed(GatewayError):
 
     @classmethod
     def from_backend(cls, error: BackendError, route: str, attempts: int) -> GenerationFailed:
+        retry_after_s = error.retry_after_s
+        if retry_after_s is None and error.outcome == "unavailable" and error.retryable:
+            retry_after_s = UNREACHABLE_RETRY_AFTER_S
         return cls(
             error.outcome,
             error.detail,
             route=route,
             attempts=attempts,
-            retry_after_s=error.retry_after_s,
+            retry_after_s=retry_after_s,
         )

@@ -15,6 +15,7 @@ from services.gateway import metrics
 from services.gateway.domain.backend import Backend, Completion
 from services.gateway.domain.cache import ResponseCache, cache_key, is_cacheable
 from services.gateway.domain.errors import (
+    UNREACHABLE_RETRY_AFTER_S,
     BackendError,
     GenerationFailed,
     UnknownRoute,
@@ -127,7 +128,11 @@ class ModelGateway:
         route = self.route(request.model)
         if self._closing:
             raise GenerationFailed(
-                "unavailable", "the gateway is shutting down", route=route.name, attempts=0
+                "unavailable",
+                "the gateway is shutting down",
+                route=route.name,
+                attempts=0,
+                retry_after_s=UNREACHABLE_RETRY_AFTER_S,
             )
         lane = self._lane(route)
         if request.top_logprobs is not None and not lane.backend.supports_logprobs:

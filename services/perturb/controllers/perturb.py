@@ -13,6 +13,7 @@ from services.perturb.domain.distractors import DistractorWriter
 from services.perturb.domain.paraphrasing import (
     ParaphraseBuilder,
     RequestError,
+    UpstreamUnavailable,
     VerifyRejectedError,
 )
 from services.perturb.domain.permutations import permute
@@ -28,7 +29,7 @@ from shared.contracts.perturb import (
     PermutationRequest,
     PermutationResponse,
 )
-from shared.problems import ProblemError
+from shared.problems import ProblemError, problem_responses
 
 
 class PerturbController(Controller):
@@ -40,6 +41,13 @@ class PerturbController(Controller):
         operation_id="createParaphrases",
         summary="Generate and verify up to k paraphrases of a question",
         status_code=200,
+        responses=problem_responses(
+            {
+                422: "A blank question, an unknown generator route, or verify settings refused",
+                503: "The generator's model server or the verify service is down for now: ask "
+                "again later (an incomplete set is only returned for other reasons)",
+            }
+        ),
     )
     async def create_paraphrases(
         self, data: JSONBody[ParaphraseRequest], state: State
@@ -107,6 +115,8 @@ async def _build(builder: ParaphraseBuilder, request: ParaphraseRequest) -> Para
         response = await builder.build(request)
     except RequestError as error:
         raise ProblemError(422, error.title, str(error), field=error.field) from error
+    except UpstreamUnavailable as error:
+        raise ProblemError(503, "Service Unavailable", str(error)) from error
     except VerifyRejectedError as error:
         problem = error.error.problem
         field = problem.errors[0].field if problem.errors else None

@@ -66,6 +66,12 @@ def unknown_route(error: ServiceCallError) -> UnknownRouteError | None:
     return UnknownRouteError("generator", error.problem.detail or str(error))
 
 
+class UpstreamUnavailable(Exception):
+    """The generator's model or the verify service is down for now: the set cannot be built
+    now, and asking again later may build it. Returned as an incomplete set it would be taken
+    as final by an evaluation, and its answers lost."""
+
+
 class VerifyRejectedError(Exception):
     """The verify service refused the request (4xx): the caller's verify settings are wrong."""
 
@@ -104,8 +110,10 @@ class _Progress:
     rounds: int = 0
     #: why the last round's candidates were rejected, told to the next round's calls
     feedback: str | None = None
-    #: model calls of the current round that failed, or were cancelled at the time budget
+    #: model calls of the current round that failed (of those, down for now: ``transient``), or
+    #: were cancelled at the time budget
     failed_calls: int = 0
+    transient_calls: int = 0
     cancelled_calls: int = 0
 
     def selection(self) -> list[Paraphrase]:
@@ -293,7 +301,7 @@ class ParaphraseBuilder:
         progress.rounds += 1
         progress.calls += len(specs)
         progress.requested += sum(spec.count for spec in specs)
-        progress.failed_calls = progress.cancelled_calls = 0
+        progress.failed_calls = progress.transient_calls = progress.cancelled_calls = 0
         first_rejection = len(progress.rejected)
         limit = asyncio.Semaphore(self._generation_concurrency)
         name = language_name(run.language)
@@ -315,7 +323,10 @@ class ParaphraseBuilder:
         if failing := _failing_stage(verdicts):
             return "verification failed on every candidate of a round: " + failing
         if not written and progress.failed_calls and not progress.cancelled_calls:
-            return "generator failed on every request of a round: " + progress.failures[-1]
+            reason = "generator failed on every request of a round: " + progress.failures[-1]
+            if progress.transient_calls == progress.failed_calls:
+                raise UpstreamUnavailable(reason)
+            return reason
         return None
 
     async def _as_they_arrive(
@@ -383,6 +394,7 @@ class ParaphraseBuilder:
         outcome = error.problem.outcome or error.status or "unreachable"
         progress.failures.append(f"generate ({outcome}): {error.problem.detail or error}")
         progress.failed_calls += 1
+        progress.transient_calls += error.transient
         return []
 
     @staticmethod
@@ -474,6 +486,8 @@ class ParaphraseBuilder:
                 f"verify ({error.status or 'unreachable'}): {error.problem.detail or error} "
                 f"(after {gave_up.attempts} attempt{'s' if gave_up.attempts > 1 else ''})"
             )
+            if error.transient:
+                raise UpstreamUnavailable(reason) from error
             progress.failures.append(reason)
             for spec, line, text in candidates:
                 progress.rejected.append(_rejected(text, spec, line, "unverified", reason))

@@ -8,12 +8,12 @@ from litestar.params import JSONBody
 
 from services.verify import metrics
 from services.verify.adapters.embedder import EmbedderError
-from services.verify.domain.judge import Judge, UnknownModelError
+from services.verify.domain.judge import Judge, JudgeUnavailable, UnknownModelError
 from services.verify.domain.pipeline import verify
 from services.verify.domain.prompts import AUDIT, EQUIVALENCE, JudgePrompt
 from services.verify.domain.semantic import EmbeddingCheck, NliCheck, SemanticStage
 from shared.contracts.verify import VerifyRequest, VerifyResponse
-from shared.problems import ProblemError
+from shared.problems import ProblemError, problem_responses
 
 
 class VerifyController(Controller):
@@ -25,6 +25,13 @@ class VerifyController(Controller):
         operation_id="verifyCandidates",
         summary="Check candidate paraphrases against the original: lexical, semantic, judge",
         status_code=200,
+        responses=problem_responses(
+            {
+                422: "A blank original, or an unknown judge route",
+                503: "The embedder, the default judge route, or the judge's model server is "
+                "unavailable (the model server down for now: ask again later)",
+            }
+        ),
     )
     async def verify_candidates(
         self, data: JSONBody[VerifyRequest], state: State
@@ -49,6 +56,8 @@ class VerifyController(Controller):
             raise ProblemError(422, "Unknown judge model", str(exc), field=field) from exc
         except EmbedderError as exc:
             raise ProblemError(503, "Embedder unavailable", str(exc)) from exc
+        except JudgeUnavailable as exc:
+            raise ProblemError(503, "Judge unavailable", str(exc)) from exc
         metrics.record(response)
         return response
 

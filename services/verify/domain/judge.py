@@ -31,6 +31,11 @@ class UnknownModelError(Exception):
         self.model = model
 
 
+class JudgeUnavailable(Exception):
+    """The judge's model (or the gateway) is down for now: no verdict can be given now, and
+    a rejection "because the judge failed" would be taken as final by whoever asked."""
+
+
 @dataclass(frozen=True)
 class JudgeOutcome:
     votes: list[JudgeVote]
@@ -122,6 +127,11 @@ class Judge:
             if exc.status == 404:
                 raise UnknownModelError(self.model, exc.problem.detail) from exc
             outcome = exc.problem.outcome or exc.status or "unreachable"
+            if exc.transient:
+                detail = (
+                    f"judge {self.model!r} down for now ({outcome}): {exc.problem.detail or exc}"
+                )
+                raise JudgeUnavailable(detail) from exc
             return JudgeOutcome(
                 votes=[], error=f"judge call failed ({outcome}): {exc.problem.detail or exc}"
             )

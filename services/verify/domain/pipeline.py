@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from services.verify.domain.form import form_difference
-from services.verify.domain.judge import Judge, JudgeOutcome
+from services.verify.domain.judge import Judge, JudgeOutcome, JudgeUnavailable
 from services.verify.domain.lexical import max_overlap, overlap
 from services.verify.domain.prompts import JudgePrompt
 from services.verify.domain.semantic import SemanticStage
@@ -208,6 +208,8 @@ async def _judge(
         threshold = await _threshold(run, judge, configured)
     except ServiceCallError as exc:
         error = f"the {stage} threshold could not be read: {exc.problem.detail or exc}"
+        if exc.transient:
+            raise JudgeUnavailable(error) from exc
         for candidate in pending:
             candidate.reject(stage, error, error=error)
         return None

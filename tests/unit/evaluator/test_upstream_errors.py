@@ -12,19 +12,32 @@ from shared.http_client import ServiceCallError
 
 
 @pytest.mark.parametrize(
-    ("status", "outcome", "unreachable", "retryable"),
+    ("status", "outcome", "retry_after_s", "unreachable", "retryable"),
     [
-        (None, None, True, True),  # refused, reset, timed out: nobody answered
-        (503, None, True, True),  # a proxy or the service itself says it is unavailable
-        (503, "unavailable", False, True),  # the gateway answered: a model's backend is down
-        (502, "upstream_error", False, True),
-        (400, None, False, False),
+        (None, None, None, True, True),  # refused, reset, timed out: nobody answered
+        (503, None, None, True, True),  # a proxy or the service itself says it is unavailable
+        # the gateway could not reach the model's server (it says when to come back): waited
+        # for like an unreachable service, or a 20 s outage would fail answers for good
+        (503, "unavailable", 5.0, True, True),
+        # the model's backend refused for good (a wrong key): retried as a failing call
+        (503, "unavailable", None, False, True),
+        (502, "upstream_error", None, False, True),
+        (400, None, None, False, False),
     ],
 )
 def test_a_service_out_of_reach_is_told_from_a_failing_model(
-    status: int | None, outcome: str | None, unreachable: bool, retryable: bool
+    status: int | None,
+    outcome: str | None,
+    retry_after_s: float | None,
+    unreachable: bool,
+    retryable: bool,
 ) -> None:
-    problem = Problem(title="failed", status=status or 503, outcome=outcome)  # type: ignore[arg-type]
+    problem = Problem(
+        title="failed",
+        status=status or 503,
+        outcome=outcome,  # type: ignore[arg-type]
+        retry_after_s=retry_after_s,
+    )
     error = upstream_error(ServiceCallError("gateway", status, problem, "http://127.0.0.1:1"))
     assert (error.unreachable, error.retryable) == (unreachable, retryable)
 

@@ -12,7 +12,12 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from services.gateway.domain.errors import GenerationFailed, UnknownRoute, UnsupportedParameter
+from services.gateway.domain.errors import (
+    UNREACHABLE_RETRY_AFTER_S,
+    GenerationFailed,
+    UnknownRoute,
+    UnsupportedParameter,
+)
 from tests.conftest import free_port
 from tests.fakes.gemini_server import FakeGeminiServer
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
@@ -150,8 +155,10 @@ async def test_unreachable_server_is_unavailable(backend: str) -> None:
     with pytest.raises(GenerationFailed) as failure:
         await gateway.generate(ask())
     await gateway.close()
-    # a refused connection is asked again (a server restarting), then given up on
+    # a refused connection is asked again (a server restarting), then given up on, saying
+    # when to come back: a caller can tell "down for now" from "refused for good"
     assert failure.value.outcome == "unavailable" and failure.value.attempts == 3
+    assert failure.value.retry_after_s == UNREACHABLE_RETRY_AFTER_S
 
 
 async def test_retry_after_beyond_the_deadline_fails_at_once() -> None:
@@ -214,6 +221,7 @@ async def test_missing_api_key_is_unavailable_and_keys_never_leak(
         with pytest.raises(GenerationFailed) as failure:
             await gateway.generate(ask())
         assert failure.value.outcome == "unavailable"
+        assert failure.value.retry_after_s is None  # for good: waiting will not bring a key
         assert "STEADFAST_TEST_OPENAI_KEY" in failure.value.detail
         assert fake.call_count == 0
         monkeypatch.setenv("STEADFAST_TEST_OPENAI_KEY", "sk-very-secret")

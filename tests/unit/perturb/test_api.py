@@ -20,6 +20,8 @@ from tests.unit.verify.fakes import FakeGateway, gateway_error
 def _answer(request: GenerateRequest):  # type: ignore[no-untyped-def]
     if request.model == "nope":
         return gateway_error(404, detail="unknown route 'nope'")
+    if request.model == "down":  # its model server refuses connections for now
+        return gateway_error(503, "unavailable", "cannot connect", retry_after_s=5.0)
     return f"rewording {request.sample_index}"
 
 
@@ -54,6 +56,16 @@ def test_given_paraphrases_are_used_instead_of_generated_ones(client: TestClient
         ("Tom's age, please?", "toned", "given"),
     ]
     assert payload["complete"] is True and payload["generator_calls"] == 0
+
+
+def test_a_generator_down_for_now_is_a_503_not_an_incomplete_set(client: TestClient[Any]) -> None:
+    response = client.post("/v1/paraphrases", json={"question": "Q?", "generator": "down"})
+    assert response.status_code == 503, response.text
+    assert "generator failed on every request" in response.json()["detail"]
+    batch = client.post(
+        "/v1/paraphrases/batch", json={"requests": [{"question": "Q?", "generator": "down"}]}
+    )
+    assert batch.json()["results"][0]["error"]["status"] == 503
 
 
 def test_batch_answers_each_item_with_its_result_or_error(client: TestClient[Any]) -> None:

@@ -14,6 +14,7 @@ import pytest
 from services.perturb.domain.paraphrasing import (
     ParaphraseBuilder,
     UnknownRouteError,
+    UpstreamUnavailable,
     VerifyRejectedError,
     targets,
 )
@@ -352,6 +353,29 @@ async def test_generator_failures_are_recorded_not_dropped() -> None:
     assert all("rate_limited" in failure for failure in result.generation_failures)
 
 
+@pytest.mark.parametrize(
+    "failure",
+    [
+        ServiceCallError("gateway", None, Problem(title="unreachable", status=503), "http://g"),
+        gateway_error(503, "unavailable", "cannot connect: refused", retry_after_s=5.0),
+    ],
+    ids=["gateway unreachable", "model server unreachable"],
+)
+async def test_a_generator_down_for_now_is_no_incomplete_set_but_a_failure_for_now(
+    failure: ServiceCallError,
+) -> None:
+    builder, _, _ = _builder(lambda _: failure)
+    with pytest.raises(UpstreamUnavailable, match="generator failed on every request"):
+        await builder.build(ParaphraseRequest(question=QUESTION, k=3))
+
+
+async def test_a_generator_refused_for_good_stops_the_set_with_its_reason() -> None:
+    # "unavailable" without a Retry-After: a wrong key or model name, which waiting cannot mend
+    builder, _, _ = _builder(lambda _: gateway_error(503, "unavailable", "HTTP 401: bad key"))
+    result = await builder.build(ParaphraseRequest(question=QUESTION, k=3))
+    assert not result.complete and "bad key" in (result.incomplete_reason or "")
+
+
 async def test_a_generator_that_always_fails_stops_with_its_reason() -> None:
     builder, _, _ = _builder(lambda _: gateway_error(502, "upstream_error", "model crashed"))
     result = await builder.build(ParaphraseRequest(question=QUESTION, k=3))
@@ -401,15 +425,26 @@ async def test_an_unknown_generator_route_is_the_callers_error() -> None:
     assert error.value.field == "generator"
 
 
-async def test_a_failing_verify_service_leaves_the_candidates_unverified_with_the_reason() -> None:
+async def test_a_verify_service_out_of_reach_is_no_incomplete_set_but_a_failure_for_now() -> None:
+    # an incomplete set would be stored as final by an evaluation: its answers lost for good
     problem = Problem(title="verify unreachable", status=503, detail="connection refused")
     gateway = FakeGateway(_distinct)
     verifier = FakeVerifier(error=ServiceCallError("verify", None, problem, "http://verify"))
     builder = ParaphraseBuilder(gateway, verifier, verify_retry=Backoff(base_delay_s=0.01))
+    with pytest.raises(UpstreamUnavailable, match=r"connection refused \(after 3 attempts\)"):
+        await builder.build(ParaphraseRequest(question=QUESTION, k=3))
+    assert len(verifier.requests) == 3  # asked again, with back-off, before giving up
+
+
+async def test_a_failing_verify_service_leaves_the_candidates_unverified_with_the_reason() -> None:
+    problem = Problem(title="Internal Server Error", status=500, detail="a bug")
+    gateway = FakeGateway(_distinct)
+    verifier = FakeVerifier(error=ServiceCallError("verify", 500, problem, "http://verify"))
+    builder = ParaphraseBuilder(gateway, verifier, verify_retry=Backoff(base_delay_s=0.01))
     result = await builder.build(ParaphraseRequest(question=QUESTION, k=3))
     assert not result.complete and result.accepted == []
     assert len(result.rejected) == 5 and {r.stage for r in result.rejected} == {"unverified"}
-    assert "connection refused (after 3 attempts)" in (result.incomplete_reason or "")
+    assert "a bug (after 3 attempts)" in (result.incomplete_reason or "")
     assert len(verifier.requests) == 3  # asked again, with back-off, before giving up
     assert result.semantic_check == ""  # "auto" names no check: none ran
 
@@ -432,9 +467,9 @@ async def test_verify_is_not_asked_again_past_the_time_budget() -> None:
     retry = Backoff(base_delay_s=60.0)  # a back-off that would end past the budget
     builder = ParaphraseBuilder(FakeGateway(_distinct), verifier, verify_retry=retry)
     request = ParaphraseRequest(question=QUESTION, k=3, time_budget_s=5.0)
-    result = await builder.build(request)
-    assert not result.complete and len(verifier.requests) == 1
-    assert "connection refused (after 1 attempt)" in (result.incomplete_reason or "")
+    with pytest.raises(UpstreamUnavailable, match=r"connection refused \(after 1 attempt\)"):
+        await builder.build(request)
+    assert len(verifier.requests) == 1
 
 
 @pytest.mark.parametrize("status", [503, 429, None])
@@ -531,13 +566,13 @@ async def test_given_paraphrases_may_be_taken_unverified_but_repeats_are_still_d
 async def test_given_paraphrases_the_verify_service_cannot_check_are_unverified_rejections() -> (
     None
 ):
-    problem = Problem(title="Service Unavailable", status=503, detail="down")
-    verifier = FakeVerifier(error=ServiceCallError("verify", 503, problem, "http://verify"))
+    problem = Problem(title="Bad Gateway", status=502, detail="down")
+    verifier = FakeVerifier(error=ServiceCallError("verify", 502, problem, "http://verify"))
     builder = ParaphraseBuilder(
         FakeGateway(_distinct), verifier, verify_retry=Backoff(attempts=2, base_delay_s=0.01)
     )
     result = await builder.build(ParaphraseRequest(question=QUESTION, given=GIVEN[:1]))
     assert result.accepted == [] and [r.stage for r in result.rejected] == ["unverified"]
     assert result.incomplete_reason is not None
-    assert result.incomplete_reason.startswith("verification failed: verify (503)")
+    assert result.incomplete_reason.startswith("verification failed: verify (502)")
     assert len(verifier.requests) == 2  # asked again before giving up

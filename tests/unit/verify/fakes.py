@@ -17,10 +17,21 @@ Reply = str | GenerateResponse | ServiceCallError
 
 
 def gateway_error(
-    status: int, outcome: str | None = None, detail: str = "failed", field: str | None = None
+    status: int,
+    outcome: str | None = None,
+    detail: str = "failed",
+    field: str | None = None,
+    retry_after_s: float | None = None,
 ) -> ServiceCallError:
     errors = [FieldError(field=field, message=detail)] if field else None
-    problem = Problem(title="failed", status=status, detail=detail, outcome=outcome, errors=errors)
+    problem = Problem(
+        title="failed",
+        status=status,
+        detail=detail,
+        outcome=outcome,
+        errors=errors,
+        retry_after_s=retry_after_s,
+    )
     return ServiceCallError("gateway", status, problem, "http://gateway/v1/generate")
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from services.verify.adapters.thresholds import GatewayThresholds
-from services.verify.domain.judge import Judge
+from services.verify.domain.judge import Judge, JudgeUnavailable
 from services.verify.domain.pipeline import verify
 from services.verify.domain.prompts import AUDIT, EQUIVALENCE
 from shared.contracts.gateway import GenerateRequest
@@ -115,8 +117,8 @@ async def test_the_threshold_is_the_one_for_the_requests_task() -> None:
 async def test_a_threshold_that_cannot_be_read_fails_the_stage_with_its_reason() -> None:
     gateway = FakeGateway(_p_yes_by_candidate({"composed": 0.9}))
 
-    async def unreachable(route: str, prompt: object, task: object) -> object:
-        raise gateway_error(503, detail="gateway restarting")
+    async def broken(route: str, prompt: object, task: object) -> object:
+        raise gateway_error(500, detail="calibration table unreadable")
 
     request = VerifyRequest(
         original=ORIGINAL, candidates=["Who composed Romeo and Juliet?"], stages=NO_CHEAP_STAGES
@@ -125,12 +127,39 @@ async def test_a_threshold_that_cannot_be_read_fails_the_stage_with_its_reason()
         request,
         judge=Judge(gateway, "local"),
         semantic=None,
-        thresholds=unreachable,  # type: ignore[arg-type]
+        thresholds=broken,  # type: ignore[arg-type]
     )
     (verdict,) = result.results
     assert not verdict.accepted and verdict.deciding_stage == "judge"
-    assert verdict.error and "gateway restarting" in verdict.error
+    assert verdict.error and "calibration table unreadable" in verdict.error
     assert gateway.requests == []  # no judge call without its threshold
+
+
+async def test_a_gateway_down_for_now_is_no_rejection_but_a_failure_for_now() -> None:
+    # a candidate rejected "because the judge failed" would be final to whoever asked
+    gateway = FakeGateway(_p_yes_by_candidate({"composed": 0.9}))
+
+    async def restarting(route: str, prompt: object, task: object) -> object:
+        raise gateway_error(503, detail="gateway restarting")
+
+    request = VerifyRequest(
+        original=ORIGINAL, candidates=["Who composed Romeo and Juliet?"], stages=NO_CHEAP_STAGES
+    )
+    with pytest.raises(JudgeUnavailable, match="gateway restarting"):
+        await verify(
+            request,
+            judge=Judge(gateway, "local"),
+            semantic=None,
+            thresholds=restarting,  # type: ignore[arg-type]
+        )
+    down = FakeGateway(lambda _: gateway_error(503, "unavailable", "refused", retry_after_s=5.0))
+    with pytest.raises(JudgeUnavailable, match="down for now"):
+        await verify(
+            request,
+            judge=Judge(down, "local"),
+            semantic=None,
+            thresholds=GatewayThresholds(down),
+        )
 
 
 async def test_the_audit_asks_a_second_differently_worded_question_of_its_own_route() -> None:
