@@ -227,8 +227,12 @@ PANELS: list[tuple[str, str, list[tuple[str, str]]]] = [
 ]
 
 
-#: the monitors' series, narrowed by the dashboard's monitor and model variables
-MONITORED = 'steadfast_monitor_value{monitor=~"$monitor", model=~"$model", metric="%s"}'
+#: the monitors' series, narrowed by the dashboard's monitor and model variables (every
+#: evaluator exports the same values: one line per monitor and model, not per instance)
+MONITORED = (
+    'max by (monitor, model) (steadfast_monitor_value{monitor=~"$monitor", model=~"$model", '
+    'metric="%s"})'
+)
 
 RELIABILITY_PANELS: list[tuple[str, str, list[tuple[str, str]]]] = [
     (

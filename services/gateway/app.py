@@ -17,7 +17,7 @@ from services.gateway.controllers.shadow import ShadowController
 from services.gateway.domain.calibration import JudgeCalibrations
 from services.gateway.domain.gateway import ModelGateway
 from services.gateway.domain.routes import load_routes
-from services.gateway.metrics import CACHE_PURGED
+from services.gateway.metrics import CACHE_PURGED, SHADOW_PURGED
 from services.gateway.settings import GatewaySettings, get_settings
 from services.gateway.strategies.grouping import AnswerGrouper
 from services.gateway.strategies.service import SelfParaphraseService
@@ -70,8 +70,17 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
         cache = SqlResponseCache(app.state.database, max_age_s=max_age_s)
         gateway.use_cache(cache)
         calibrations.use_store(SqlCalibrationStore(app.state.database))
-        app.state.shadow_store = shadow.store = SqlDisagreementStore(app.state.database)
+        disagreements = SqlDisagreementStore(app.state.database)
+        app.state.shadow_store = shadow.store = disagreements
         shadow.start()
+        shadow_sweeper = RetentionSweeper(
+            {"shadow_disagreement": disagreements.purge_older_than},
+            settings.shadow_store_days * 86400,
+            settings.cache_sweep_s,
+            deleted=SHADOW_PURGED,
+        )
+        shadow_sweeper.start()
+        app.state.shadow_sweeper = shadow_sweeper
         if max_age_s is not None:
             sweeper = RetentionSweeper(
                 {"response": cache.purge_older_than},
@@ -84,6 +93,9 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
 
     async def close_backends(app: Litestar) -> None:
         await shadow.stop()
+        shadow_sweeper: RetentionSweeper | None = app.state.get("shadow_sweeper")
+        if shadow_sweeper is not None:
+            await shadow_sweeper.stop()
         sweeper: RetentionSweeper | None = app.state.get("cache_sweeper")
         if sweeper is not None:
             await sweeper.stop()

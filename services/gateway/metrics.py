@@ -36,6 +36,11 @@ CACHE_PURGED = Counter(
     "Cached answers the age sweep deleted (kind: response).",
     ["kind"],
 )
+SHADOW_PURGED = Counter(
+    "steadfast_shadow_disagreements_purged_total",
+    "Stored shadow disagreements the age sweep deleted (kind: shadow_disagreement).",
+    ["kind"],
+)
 MODEL_TOKENS = Counter(
     "steadfast_model_tokens_total",
     "Tokens reported by the backends (cache hits excluded).",

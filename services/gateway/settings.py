@@ -37,6 +37,9 @@ class GatewaySettings(ServiceSettings, kw_only=True):
     shadow_generator: str | None = None
     #: a check waits at most this long for a moment with no live completion being served
     shadow_defer_s: Annotated[float, msgspec.Meta(ge=0.0, le=600.0)] = 2.0
+    #: stored shadow disagreements (they hold callers' questions) are deleted after this many
+    #: days, by a sweep every ``cache_sweep_s``
+    shadow_store_days: Annotated[float, msgspec.Meta(gt=0.0)] = 30.0
     #: the key that reads stored shadow disagreements (``Authorization: Bearer <key>``); unset:
     #: they cannot be read
     admin_key: str | None = None

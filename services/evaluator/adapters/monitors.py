@@ -6,6 +6,7 @@ Any number of evaluators share the schedule: a worker takes a due time by moving
 
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.evaluator.db.models import monitor_runs, monitors
 from shared.contracts.monitors import MonitorCreate, MonitorRunStatus, MonitorValue
+
+logger = logging.getLogger(__name__)
 
 #: ``{model: {metric: value}}``
 RunValues = dict[str, dict[str, MonitorValue]]
@@ -115,6 +118,22 @@ class MonitorStore:
                 monitors.update().where(monitors.c.id == monitor_id).values(**values)
             )
 
+    async def update_unless_taken(
+        self, monitor_id: str, next_run_at_was: float | None, **values: Any
+    ) -> bool:
+        """Change the schedule only if no worker took a due time since it was read (a
+        ``next_run_at`` written back from before would name a due time already run)."""
+        async with self.engine.begin() as connection:
+            changed = await connection.execute(
+                monitors.update()
+                .where(
+                    monitors.c.id == monitor_id,
+                    monitors.c.next_run_at.is_not_distinct_from(next_run_at_was),
+                )
+                .values(**values)
+            )
+        return changed.rowcount == 1
+
     async def delete(self, monitor_id: str) -> bool:
         async with self.engine.begin() as connection:
             await connection.execute(
@@ -162,7 +181,9 @@ class MonitorStore:
                 if moved.rowcount != 1:
                     return None
                 await connection.execute(monitor_runs.insert().values(**_run_values(run)))
-        except IntegrityError:  # the unique due time: another worker's run is in
+        except IntegrityError:  # this due time was run already: move on, or it stays due for ever
+            logger.warning("monitor %s: due time %s was run already; moved on", monitor.name, due)
+            await self.update_unless_taken(monitor.id, due, next_run_at=now + monitor.interval_s)
             return None
         return run
 
@@ -197,12 +218,7 @@ class MonitorStore:
                 )
             )
             if finished.rowcount == 1 and status == "succeeded":
-                owner = sa.select(monitor_runs.c.monitor_id).where(monitor_runs.c.id == run_id)
-                await connection.execute(
-                    monitors.update()
-                    .where(monitors.c.id == owner.scalar_subquery())
-                    .values(last_success_id=run_id)
-                )
+                await connection.execute(_newest_success(run_id))
         return finished.rowcount == 1
 
     async def running(self) -> list[RunRow]:
@@ -238,6 +254,28 @@ class MonitorStore:
             )
             counts: dict[str, int] = {monitor: count for monitor, count in counted}
         return {r.id: _latest(r, runs, counts.get(r.id, 0)) for r in rows}
+
+
+def _newest_success(run_id: str) -> sa.Update:
+    """The run as its monitor's last success, unless a run started after it succeeded already
+    (runs may overlap: one started by hand while a scheduled one runs)."""
+    run = monitor_runs.alias("run")
+    earlier = monitor_runs.alias("earlier")
+    this_run = sa.select(run.c.started_at).where(run.c.id == run_id).scalar_subquery()
+    current = (
+        sa.select(earlier.c.started_at)
+        .where(earlier.c.id == monitors.c.last_success_id)
+        .scalar_subquery()
+    )
+    owner = sa.select(run.c.monitor_id).where(run.c.id == run_id).scalar_subquery()
+    return (
+        monitors.update()
+        .where(
+            monitors.c.id == owner,
+            sa.or_(monitors.c.last_success_id.is_(None), current <= this_run),
+        )
+        .values(last_success_id=run_id)
+    )
 
 
 def _latest(row: MonitorRow, runs: dict[str, RunRow], count: int) -> Latest:

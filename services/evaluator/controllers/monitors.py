@@ -39,6 +39,7 @@ class MonitorController(Controller):
             {
                 404: "Unknown dataset_id",
                 409: "A monitor of this name exists, or there are 50 monitors already",
+                413: "A position-bias run would ask for more answers than a job may",
                 422: "A model, generator or judge the gateway does not know",
             }
         ),
@@ -88,6 +89,7 @@ class MonitorController(Controller):
         "/{monitor_id:str}",
         operation_id="updateMonitor",
         summary="Pause or resume a monitor (resumed: a run at once), or change its interval",
+        responses=problem_responses({409: "The schedule kept changing under the update"}),
     )
     async def update(
         self, monitor_id: StoredId, data: JSONBody[MonitorUpdate], state: State

@@ -192,13 +192,14 @@ def _paraphrases(record: dict[str, Any], separator: str, line: int | None) -> li
     if isinstance(value, str) and value.strip().startswith("["):
         try:
             decoded = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise _invalid(line, "paraphrases", f"not a JSON list: {exc.msg}") from exc
+        except json.JSONDecodeError:
+            decoded = None  # not a list after all: texts joined by the separator
         except RecursionError as exc:
             raise _invalid(line, "paraphrases", TOO_DEEP) from exc
         if isinstance(decoded, list):
             return decoded or None
-    return _text_list(value, separator, "paraphrases", line)
+    # a blank cell, or one of separators only, brings none
+    return _text_list(value, separator, "paraphrases", line) or None
 
 
 def _final_answer(task: Task, answer: Any) -> str | None:

@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 import msgspec
 
@@ -76,8 +76,11 @@ CONSISTENCY_METRICS: dict[MonitorMetric, str] = {
     "conflict_rate": "conflict_rate",
 }
 POSITION_METRICS: dict[MonitorMetric, str] = {"pf": "PF", "pc": "PC"}
+ALL_METRICS: tuple[MonitorMetric, ...] = get_args(MonitorMetric)
 #: a run whose job was never recorded (its worker stopped while submitting it) is failed after
 SUBMIT_GRACE_S = 300.0
+UPDATE_ATTEMPTS = 5
+RUN_STATUSES = ("succeeded", "failed")
 
 
 @contextlib.contextmanager
@@ -136,18 +139,25 @@ class Monitors:
         return row
 
     async def update(self, monitor_id: str, change: MonitorUpdate) -> Monitor:
-        row = await self.require(monitor_id)
+        for _ in range(UPDATE_ATTEMPTS):  # a worker may take a due time meanwhile: read again
+            row = await self.require(monitor_id)
+            values = self._changed_schedule(row, change)
+            if await self.store.update_unless_taken(row.id, row.next_run_at, **values):
+                return await self.view(row.id)
+        raise ProblemError(409, "Conflict", "the monitor's schedule kept changing: try again")
+
+    def _changed_schedule(self, row: MonitorRow, change: MonitorUpdate) -> dict[str, Any]:
         interval = change.interval_s or row.interval_s
         paused = row.paused if change.paused is None else change.paused
         values: dict[str, Any] = {"interval_s": interval, "paused": paused}
+        now = self.clock()
         if paused:
             values["next_run_at"] = None
         elif row.paused:  # resumed: a run now, then every interval
-            values["next_run_at"] = self.clock()
-        elif change.interval_s is not None and row.next_run_at is not None:
+            values["next_run_at"] = now
+        elif row.next_run_at is not None and row.next_run_at > now:  # not one due now
             values["next_run_at"] = row.next_run_at - row.interval_s + interval
-        await self.store.update(row.id, **values)
-        return await self.view(row.id)
+        return values
 
     async def delete(self, monitor_id: str) -> None:
         row = await self.require(monitor_id)
@@ -187,8 +197,13 @@ class Monitors:
                 return await self._require_evaluation(data.evaluation)
         assert data.position_bias is not None
         with nested_under("position_bias"):
-            request, _ = await checked_request(data.position_bias, self.datasets, self.upstream)
+            request, needed = await checked_request(
+                data.position_bias, self.datasets, self.upstream
+            )
             _require_few(len(request.items or []))
+        if needed > self.max_job_answers:
+            detail = f"up to {needed} answers a run exceed the job limit of {self.max_job_answers}"
+            raise ProblemError(413, "Request too large", detail, field="position_bias.items")
         return models_of(request)
 
     async def _require_evaluation(self, data: EvaluationCreate) -> list[str]:
@@ -231,9 +246,12 @@ class Monitors:
             monitor = monitors.get(run.monitor_id)
             if monitor is None:
                 continue
-            outcome = await self._outcome(monitor, run)
-            if outcome is not None:
-                finished += await self._finish(monitor, run, *outcome)
+            try:  # one run that cannot be read must not hold up the others
+                outcome = await self._outcome(monitor, run)
+                if outcome is not None:
+                    finished += await self._finish(monitor, run, *outcome)
+            except Exception:
+                logger.exception("monitor %s: run %s could not be recorded", monitor.name, run.id)
         return finished
 
     async def export_gauges(self) -> None:
@@ -245,20 +263,10 @@ class Monitors:
             forget_gauges(self._exported.pop(gone))
         for row in rows:
             self._exported[row.name] = row
-            MONITOR_CREATED.labels(row.name).set(row.created_at)
-            if row.paused:
-                with contextlib.suppress(KeyError):
-                    MONITOR_INTERVAL.remove(row.name)
-            else:
-                MONITOR_INTERVAL.labels(row.name).set(row.interval_s)
+            _export_schedule(row)
             success = latest[row.id].last_success
-            if success is None:
-                continue
-            for model, values in success.values.items():
-                for metric, value in values.items():
-                    if value.value is not None:
-                        MONITOR_VALUE.labels(row.name, model, metric).set(value.value)
-            MONITOR_LAST_SUCCESS.labels(row.name).set(success.finished_at or 0.0)
+            if success is not None:
+                _export_values(row, success)
 
     async def _submit(self, monitor: MonitorRow, run: RunRow) -> str:
         spec = monitor.spec
@@ -267,7 +275,7 @@ class Monitors:
                 spec.evaluation,
                 name=f"monitor {monitor.name}",
                 fresh_answers=True,
-                reuse_paraphrases_from=monitor.frozen_sets_from,
+                reuse_paraphrases_from=await self._frozen_sets(monitor),
             )
             job, _ = await self.evaluations.submit(data, f"monitor-run-{run.id}")
             self.wake_jobs()
@@ -280,6 +288,16 @@ class Monitors:
         position_job = await self.position_jobs.create(request, needed)
         self.wake_position_jobs()
         return position_job.id
+
+    async def _frozen_sets(self, monitor: MonitorRow) -> str | None:
+        """The evaluation whose sets the run asks again; None (the sets are built anew) when
+        the retention sweep deleted it."""
+        frozen = monitor.frozen_sets_from
+        if frozen is None or await self.evaluations.store.get(frozen) is not None:
+            return frozen
+        logger.warning("monitor %s: evaluation %s is gone; sets built anew", monitor.name, frozen)
+        await self.store.update(monitor.id, frozen_sets_from=None)
+        return None
 
     async def _outcome(
         self, monitor: MonitorRow, run: RunRow
@@ -333,7 +351,9 @@ class Monitors:
             return 0  # another worker recorded it
         MONITOR_RUNS.labels(monitor.name, status).inc()
         if status == "succeeded" and monitor.kind == "consistency" and run.job_id:
-            await self.store.update(monitor.id, frozen_sets_from=run.job_id)
+            current = await self.store.get(monitor.id)
+            if current is not None and current.last_success_id == run.id:  # the newest success
+                await self.store.update(monitor.id, frozen_sets_from=run.job_id)
         if error:
             logger.warning("monitor %s: run %s failed: %s", monitor.name, run.id, error)
         return 1
@@ -422,13 +442,42 @@ def monitor_view(row: MonitorRow, latest: Latest) -> Monitor:
     )
 
 
+def _export_schedule(row: MonitorRow) -> None:
+    MONITOR_CREATED.labels(row.name).set(row.created_at)
+    for status in RUN_STATUSES:  # from 0: a first failure is an increase the alert can see
+        MONITOR_RUNS.labels(row.name, status)
+    if row.paused:
+        with contextlib.suppress(KeyError):
+            MONITOR_INTERVAL.remove(row.name)
+    else:
+        MONITOR_INTERVAL.labels(row.name).set(row.interval_s)
+
+
+def _export_values(row: MonitorRow, success: RunRow) -> None:
+    """The last success's values; a series it has no value for leaves the metrics (it would
+    go on showing an older run's)."""
+    for model in row.models:
+        values = success.values.get(model, {})
+        for metric in ALL_METRICS:
+            value = values.get(metric)
+            if value is not None and value.value is not None:
+                MONITOR_VALUE.labels(row.name, model, metric).set(value.value)
+            else:
+                with contextlib.suppress(KeyError):
+                    MONITOR_VALUE.remove(row.name, model, metric)
+    MONITOR_LAST_SUCCESS.labels(row.name).set(success.finished_at or 0.0)
+
+
 def forget_gauges(row: MonitorRow) -> None:
     """A deleted monitor's series leave the metrics."""
     for gauge in (MONITOR_LAST_SUCCESS, MONITOR_INTERVAL, MONITOR_CREATED):
         with contextlib.suppress(KeyError):
             gauge.remove(row.name)
+    for status in RUN_STATUSES:
+        with contextlib.suppress(KeyError):
+            MONITOR_RUNS.remove(row.name, status)
     for model in row.models:
-        for metric in (*CONSISTENCY_METRICS, "agreement", *POSITION_METRICS):
+        for metric in ALL_METRICS:
             with contextlib.suppress(KeyError):
                 MONITOR_VALUE.remove(row.name, model, metric)
 
@@ -454,9 +503,16 @@ class MonitorScheduler:
             await asyncio.gather(self._task, return_exceptions=True)
 
     async def tick(self) -> None:
-        await self.monitors.finish_ended_runs()
-        await self.monitors.start_due_runs()
-        await self.monitors.export_gauges()
+        """Each step on its own: one that fails (its error logged) leaves the others running."""
+        for step in (
+            self.monitors.finish_ended_runs,
+            self.monitors.start_due_runs,
+            self.monitors.export_gauges,
+        ):
+            try:
+                await step()
+            except Exception:
+                logger.exception("monitor scheduler: %s failed", step.__name__)
 
     async def _loop(self) -> None:
         while True:

@@ -7,7 +7,7 @@ import sqlalchemy as sa
 
 from services.gateway.db.models import shadow_disagreements
 from shared.contracts.proxy import ShadowDisagreement
-from shared.db import Database
+from shared.db import Database, delete_in_chunks
 
 _decode = msgspec.json.Decoder(ShadowDisagreement).decode
 
@@ -33,3 +33,10 @@ class SqlDisagreementStore:
         async with self._database.engine.connect() as connection:
             rows = (await connection.execute(query)).scalars().all()
         return [_decode(payload) for payload in rows]
+
+    async def purge_older_than(self, cutoff: float) -> int:
+        """Delete the disagreements kept before ``cutoff`` (epoch seconds); how many."""
+        old = shadow_disagreements.c.created_at < cutoff
+        return await delete_in_chunks(
+            self._database.engine, shadow_disagreements.c.id, old, chunk=5000
+        )

@@ -222,9 +222,11 @@ class ShadowChecker:
                 self.settings.k,
                 self.settings.generator,
             )
-        except (GatewayError, ValueError) as error:
+        except Exception as error:  # a worker that died would leave every later check dropped
             # the reason's kind only: a model's message may quote the question
-            logger.warning("shadow check on %s failed: %s", route, type(error).__name__)
+            expected = isinstance(error, GatewayError | ValueError)
+            log = logger.warning if expected else logger.error
+            log("shadow check on %s failed: %s", route, type(error).__name__)
             result = CheckResult("failed")
         SHADOW_CHECKS.labels(route, result.outcome).inc()
         if result.agreement is not None:
@@ -254,5 +256,9 @@ class ShadowChecker:
             created_at=time.time(),
             elapsed_s=round(elapsed_s, 3),
         )
-        with contextlib.suppress(Exception):  # a lost record must not stop the checks
+        try:
             await self.store.add(disagreement)
+        except Exception as error:  # a lost record must not stop the checks, but is told
+            logger.error(
+                "shadow disagreement on %s not stored: %s", route.name, type(error).__name__
+            )

@@ -108,7 +108,11 @@ QA = "data[0].paragraphs[0].qas[0]"
             b'{"question": "Q", "paraphrases": [{"text": "P?", "tone": "grumpy"}]}\n',
             "line 1: paraphrases[0].tone",
         ),
-        ({"name": "p.csv"}, b'question,paraphrases\nQ,"[""P?"", "\n', "line 2: paraphrases"),
+        (  # a list of objects in a cell, one without its text
+            {"name": "p.csv"},
+            b'question,paraphrases\nQ,"[{""kind"": ""plain""}]"\n',
+            "line 2: paraphrases[0]",
+        ),
     ],
 )
 async def test_a_malformed_upload_is_a_422_naming_where_and_what(
@@ -163,6 +167,8 @@ async def test_items_bring_their_paraphrases_in_a_list_column(
         b'question,paraphrases\n"How old is Ann?","[""What is Ann\'s age?"", ""Ann\'s age?""]"\n'
         b'"How old is Bo?",What is Bo\'s age?;How many years has Bo lived?\n'
         b'"How old is Cy?",\n'
+        b'"How old is Di?"," ; "\n'
+        b'"How old is Ed?","[Ed] how many years?"\n'
     )
     read = []
     for name, body in (("given.jsonl", jsonl + b"\n"), ("given.csv", csv_body)):
@@ -175,6 +181,8 @@ async def test_items_bring_their_paraphrases_in_a_list_column(
         ["What is Ann's age?", "Ann's age?"],
         ["What is Bo's age?", "How many years has Bo lived?"],
         None,
+        None,  # separators only: none
+        ["[Ed] how many years?"],  # no JSON list: a text
     ]
 
 

@@ -24,10 +24,11 @@ from services.evaluator.domain.evaluations import Evaluations
 from services.evaluator.domain.monitors import Monitors
 from services.evaluator.metrics import MONITOR_VALUE
 from services.evaluator.settings import EvaluatorSettings
-from shared.contracts.monitors import MAX_MONITORS, MonitorCreate
+from shared.contracts.monitors import MAX_MONITORS, MonitorCreate, MonitorUpdate, MonitorValue
 from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation, PositionItem
 from shared.contracts.scoring import MetricValue, Report, ReportFormat
 from shared.db import create_engine, migrate
+from shared.problems import ProblemError
 from tests.integration.evaluator.stand_ins import StandInUpstream
 
 
@@ -114,8 +115,11 @@ async def test_a_changed_model_shows_in_the_series_and_the_gauge_with_fresh_answ
     assert first["last_run"]["status"] == "succeeded", first
     assert first["last_values"]["m1"]["a_orig"]["value"] == 1.0, first
     assert await settled_gauge(name, "m1", "a_orig", 1.0) == 1.0
-    frozen = first["frozen_sets_from"]
-    assert frozen == first["last_run"]["job_id"]
+    deadline = time.monotonic() + 10  # recorded just after the run's outcome
+    while first["frozen_sets_from"] is None and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+        first = (await client.get(f"/v1/monitors/{monitor_id}")).json()
+    assert first["frozen_sets_from"] == first["last_run"]["job_id"]
     paraphrased = sum(upstream.paraphrased.values())
 
     model.changed = True
@@ -359,4 +363,127 @@ async def test_a_run_whose_job_failed_is_recorded_with_its_reason(migrated: str)
     assert shown.next_run_at is not None
     clock[0] += 3600
     assert await replica.start_due_runs() == 1
+    await replica.store.engine.dispose()
+
+
+async def test_a_schedule_change_racing_a_worker_never_writes_back_a_due_time_already_run(
+    migrated: str,
+) -> None:
+    clock = [time.time()]
+    replica = _monitors(migrated, clock)
+    monitor = await replica.create(msgspec.convert(monitor_body("raced"), MonitorCreate))
+    store = replica.store
+    read = await store.get(monitor.id)  # a PATCH reads the row ...
+    assert read is not None and read.next_run_at is not None
+    assert await replica.start_due_runs() == 1  # ... a worker takes its due time ...
+    # ... and the PATCH's write, made from what it read, is refused: it would name a due time
+    # already run (before: the monitor then stayed due, and never ran again)
+    assert not await store.update_unless_taken(monitor.id, read.next_run_at, interval_s=7200)
+    changed = await replica.update(monitor.id, MonitorUpdate(interval_s=7200))
+    assert changed.interval_s == 7200
+    assert changed.next_run_at is not None and changed.next_run_at > iso_of(read.next_run_at)
+
+    # a due time written back anyway (an older version, a hand edit) is moved on, not stuck
+    await store.update(monitor.id, next_run_at=read.next_run_at)
+    assert await replica.start_due_runs() == 0
+    moved = await store.get(monitor.id)
+    assert moved is not None and moved.next_run_at == pytest.approx(clock[0] + 7200)
+    await store.engine.dispose()
+
+
+def iso_of(epoch: float) -> str:
+    from services.evaluator.adapters.datasets import iso
+
+    return iso(epoch) or ""
+
+
+async def test_sets_built_anew_when_the_retention_sweep_deleted_the_frozen_evaluation(
+    migrated: str,
+) -> None:
+    clock = [time.time()]
+    replica = _monitors(migrated, clock)
+    monitor = await replica.create(msgspec.convert(monitor_body("swept"), MonitorCreate))
+    await replica.store.update(monitor.id, frozen_sets_from="ev-deleted-by-the-sweep")
+    assert await replica.start_due_runs() == 1
+    [run] = await replica.store.runs(monitor.id)
+    assert run.job_id is not None  # submitted: not "not started: no evaluation (404)"
+    evaluation = await replica.evaluations.store.get(run.job_id)
+    assert evaluation is not None and evaluation.settings.fresh_answers
+    row = await replica.store.get(monitor.id)
+    assert row is not None and row.frozen_sets_from is None
+    await replica.store.engine.dispose()
+
+
+async def test_counters_start_at_zero_and_values_a_run_lacks_leave_the_metrics(
+    migrated: str,
+) -> None:
+    clock = [time.time()]
+    replica = _monitors(migrated, clock)
+    monitor = await replica.create(msgspec.convert(monitor_body("gauged"), MonitorCreate))
+    await replica.export_gauges()
+    failed = {"monitor": "gauged", "status": "failed"}
+    # present from 0, so that a first failed run is an increase an alert can see
+    assert REGISTRY.get_sample_value("steadfast_monitor_runs_total", failed) == 0.0
+    interval = REGISTRY.get_sample_value(
+        "steadfast_monitor_interval_seconds", {"monitor": "gauged"}
+    )
+    assert interval == 3600
+
+    store = replica.store
+    for values in (
+        {"m1": {"a_orig": MonitorValue(value=0.5, n=3), "flip_rate": MonitorValue(value=0.2, n=3)}},
+        {"m1": {"a_orig": MonitorValue(value=1.0, n=3)}},  # no flip rate this time
+    ):
+        monitor_row = await store.get(monitor.id)
+        assert monitor_row is not None
+        clock[0] += 3600
+        run = await store.take_due_time(monitor_row, clock[0])
+        assert run is not None
+        await store.finish_run(run.id, "succeeded", clock[0], values=values)  # type: ignore[arg-type]
+        await replica.export_gauges()
+    assert gauge("gauged", "m1", "a_orig") == 1.0
+    assert gauge("gauged", "m1", "flip_rate") is None  # not the first run's 0.2
+    await store.engine.dispose()
+
+
+async def test_an_earlier_run_finishing_last_does_not_become_the_last_success(
+    migrated: str,
+) -> None:
+    clock = [time.time()]
+    replica = _monitors(migrated, clock)
+    monitor = await replica.create(msgspec.convert(monitor_body("overlap"), MonitorCreate))
+    store = replica.store
+    row = await store.get(monitor.id)
+    assert row is not None
+    older = await store.take_due_time(row, clock[0])
+    clock[0] += 10
+    await store.update(monitor.id, next_run_at=clock[0])  # run by hand while it runs
+    row = await store.get(monitor.id)
+    assert row is not None and older is not None
+    newer = await store.take_due_time(row, clock[0] + 1)
+    assert newer is not None
+    await store.finish_run(newer.id, "succeeded", clock[0] + 2)
+    await store.finish_run(older.id, "succeeded", clock[0] + 3)
+    after = await store.get(monitor.id)
+    assert after is not None and after.last_success_id == newer.id
+    await store.engine.dispose()
+
+
+async def test_a_position_bias_monitor_whose_runs_would_be_too_large_is_refused(
+    migrated: str,
+) -> None:
+    replica = _monitors(migrated, [time.time()])
+    replica.max_job_answers = 3
+    items = [
+        PositionItem(id=f"q{i}", question="Which?", answer="yes", distractor="no") for i in range(2)
+    ]
+    spec = MonitorCreate(
+        name="huge",
+        kind="position-bias",
+        interval_s=600,
+        position_bias=PositionBiasEvaluate(model="m1", items=items, conditions=["medium"]),
+    )
+    with pytest.raises(ProblemError) as refused:
+        await replica.create(spec)
+    assert refused.value.status == 413 and refused.value.field == "position_bias.items"
     await replica.store.engine.dispose()

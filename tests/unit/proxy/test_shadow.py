@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from prometheus_client import REGISTRY
 
 from services.gateway.domain.routes import Route
@@ -207,3 +208,38 @@ async def test_a_check_waits_for_a_moment_without_live_requests_but_not_for_ever
         await asyncio.wait_for(steady.drain(), 5)
     assert len(model.requests) == 4
     await steady.stop()
+
+
+class Broken(WordingModel):
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        raise RuntimeError("a bug, or a database that went away")
+
+
+async def test_an_unexpected_error_fails_the_check_and_the_worker_goes_on() -> None:
+    shadow, _ = checker(Broken(lambda _: "24"), "buggy", k=1, workers=1, defer_s=0.0)
+    before = checks("buggy", "failed")
+    shadow.start()
+    for _ in range(3):
+        assert shadow.offer(Question(text=QUESTION), AnswerSettings(route="buggy"), response("24"))
+        await asyncio.wait_for(shadow.drain(), 5)
+    assert checks("buggy", "failed") == before + 3  # the one worker ran all three
+    await shadow.stop()
+
+
+class Unstorable(Kept):
+    async def add(self, disagreement: ShadowDisagreement) -> None:
+        raise OSError("disk full")
+
+
+async def test_a_disagreement_that_cannot_be_stored_is_logged_and_the_check_counted(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    model = WordingModel(by_wording({PARAPHRASES[0]: "18"}, "24"))
+    routes = {"full": Route(name="full", backend="openai", model="m", shadow_store=True)}
+    shadow = ShadowChecker(
+        model, routes, ShadowSettings(rate=1.0, k=2), AnswerGrouper(), store=Unstorable()
+    )
+    before = checks("full", "disagree")
+    assert (await shadow.run(job("full"))).outcome == "disagree"
+    assert checks("full", "disagree") == before + 1
+    assert "not stored: OSError" in caplog.text and QUESTION not in caplog.text
