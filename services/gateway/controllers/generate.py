@@ -30,6 +30,7 @@ from shared.contracts.gateway import (
 )
 from shared.contracts.proxy import STRATEGY_NAMES
 from shared.problems import internal_error
+from shared.redaction import public_url
 from shared.request_context import current_request_id
 
 logger = logging.getLogger(__name__)
@@ -112,7 +113,7 @@ def _listed(gateway: ModelGateway, route: Route) -> ModelRoute:
         name=route.name,
         backend=route.backend,
         model=route.model,
-        base_url=route.resolved_base_url(),
+        base_url=public_url(route.resolved_base_url()),
         max_concurrency=route.max_concurrency,
         requests_per_minute=route.requests_per_minute,
         timeout_s=route.timeout_s,

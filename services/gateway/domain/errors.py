@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from shared.contracts.gateway import Outcome
+from shared.redaction import redact
 
 #: outcomes worth another attempt (5xx upstream errors too, see ``BackendError.retryable``)
 RETRYABLE_OUTCOMES: frozenset[str] = frozenset({"rate_limited", "timeout"})
@@ -52,6 +53,9 @@ class BackendError(Exception):
         retry_after_s: float | None = None,
         retryable: bool | None = None,
     ) -> None:
+        # an upstream's error body may echo the request's headers, an exception a URL with its
+        # password: neither reaches callers, logs or stored errors
+        detail = redact(detail)
         super().__init__(f"{outcome}: {detail}")
         self.outcome: Outcome = outcome
         self.detail = detail

@@ -324,3 +324,20 @@ async def test_a_retry_that_never_gets_a_slot_fails_with_the_upstreams_reason() 
         await gateway.close()
     assert failed.value.outcome == "rate_limited" and failed.value.retry_after_s == 0.2
     assert "waited for a free slot" in failed.value.detail
+
+
+async def test_an_upstream_echoing_the_key_in_its_error_never_passes_it_on(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    key = "sk-very-secret-provider-key"
+    monkeypatch.setenv("STEADFAST_TEST_OPENAI_KEY", key)
+    echo = f'{{"error": "bad request", "headers": {{"Authorization": "Bearer {key}"}}}}'
+    with FakeOpenAIServer() as fake:
+        fake.enqueue(Fault.error(400, body=echo))
+        gateway = gateway_for(route_to("openai", fake, api_key_env="STEADFAST_TEST_OPENAI_KEY"))
+        with pytest.raises(GenerationFailed) as failure:
+            await gateway.generate(ask())
+        await gateway.close()
+    assert key not in str(failure.value) and key not in failure.value.detail
+    assert "[redacted]" in failure.value.detail and "bad request" in failure.value.detail
+    assert key not in caplog.text
