@@ -10,9 +10,16 @@ from shared.contracts.base import MAX_STORED_INT, Contract, ModelSeed, Problem, 
 
 Role = Literal["system", "user", "assistant"]
 FinishReason = Literal["stop", "length", "content_filter", "error", "unknown"]
-#: typed failure of one model call
+#: typed failure of one model call (``too_large``: the request is more than the model takes, a
+#: body or a context too long: the caller's to shorten, never retried)
 Outcome = Literal[
-    "rate_limited", "timeout", "upstream_error", "bad_response", "refused", "unavailable"
+    "rate_limited",
+    "timeout",
+    "upstream_error",
+    "bad_response",
+    "refused",
+    "unavailable",
+    "too_large",
 ]
 BackendName = Literal["openai", "gemini", "ollama", "local"]
 

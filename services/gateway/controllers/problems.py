@@ -36,6 +36,7 @@ OUTCOME_STATUS: dict[str, int] = {
     "bad_response": 502,
     "refused": 422,
     "unavailable": 503,
+    "too_large": 413,
 }
 
 
@@ -94,6 +95,7 @@ GENERATE_ERROR_RESPONSES: dict[int, ResponseSpec] = problem_responses(
     {
         400: "Invalid request (a strategy model needs a user message: the question)",
         404: "Unknown model route, strategy route or generator route",
+        413: "More than the model takes (the body or the context is too long): not retried",
         422: "Parameter unsupported by the route's backend, or the answer was refused",
         429: "Rate limited upstream after every retry (Retry-After set)",
         502: "Upstream error or malformed upstream answer",

@@ -97,6 +97,7 @@ class ChatCompletionsController(Controller):
             for status, description in {
                 400: "Invalid request",
                 404: "Unknown model route",
+                413: "More than the model takes (the body or the context is too long)",
                 422: "Unsupported parameter, or the answer was refused",
                 429: "Rate limited upstream after every retry",
                 502: "Upstream error",

@@ -86,6 +86,8 @@ class GenerationFailed(GatewayError):
     ) -> None:
         super().__init__(f"{route}: {outcome} after {attempts} attempt(s): {detail}")
         self.outcome: Outcome = outcome
+        #: a request the model cannot take is the caller's to shorten
+        self.caller_error = outcome == "too_large"
         self.detail = detail
         self.route = route
         self.attempts = attempts

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
+from services.gateway.controllers.problems import problem_for
 from services.gateway.domain.errors import (
     UNREACHABLE_RETRY_AFTER_S,
     GenerationFailed,
@@ -341,3 +342,26 @@ async def test_an_upstream_echoing_the_key_in_its_error_never_passes_it_on(
     assert key not in str(failure.value) and key not in failure.value.detail
     assert "[redacted]" in failure.value.detail and "bad request" in failure.value.detail
     assert key not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        (413, "Request Entity Too Large"),
+        (400, '{"error": {"code": "context_length_exceeded", "message": "too long"}}'),
+        (400, "This model's maximum context length is 8192 tokens"),
+    ],
+)
+async def test_a_request_the_model_cannot_take_is_the_callers_413_not_retried(
+    status: int, body: str
+) -> None:
+    with FakeOpenAIServer() as fake:
+        fake.enqueue(Fault.error(status, body=body))
+        gateway = gateway_for(route_to("openai", fake))
+        with pytest.raises(GenerationFailed) as failure:
+            await gateway.generate(ask())
+        await gateway.close()
+    assert failure.value.outcome == "too_large" and failure.value.caller_error
+    assert failure.value.attempts == 1 and fake.call_count == 1
+    problem = problem_for(failure.value)
+    assert (problem.status, problem.outcome) == (413, "too_large")  # was a 502

@@ -12,6 +12,8 @@ import aiohttp
 from services.gateway.domain.errors import BackendError
 
 _REFUSAL_MARKERS = ("content_filter", "content_policy", "safety")
+#: how providers say a request is longer than the model takes (OpenAI, vLLM, llama.cpp)
+_TOO_LONG_MARKERS = ("context_length_exceeded", "maximum context length", "exceeds the context")
 
 
 def retry_after_s(headers: Mapping[str, str]) -> float | None:
@@ -53,6 +55,9 @@ def error_for_status(status: int, body: str, headers: Mapping[str, str]) -> Back
         )
     if status == 408:
         return BackendError("timeout", detail, status=status)
+    too_long = status == 400 and any(marker in body.lower() for marker in _TOO_LONG_MARKERS)
+    if status == 413 or too_long:
+        return BackendError("too_large", detail, status=status)
     if any(marker in body.lower() for marker in _REFUSAL_MARKERS) and status < 500:
         return BackendError("refused", detail, status=status)
     if status in (401, 403, 404):
