@@ -56,11 +56,17 @@ def command_up(args: argparse.Namespace) -> int:
         if not args.require_keys and AUTH_VARIABLE not in os.environ:
             print("Open local mode: the API needs no key (--require-keys to need one).")
         print("Press Ctrl-C to stop.", flush=True)
+        noticed: set[int] = set()
         while not stop_requested.wait(0.5):
             for proc in supervisor.processes:
-                if proc.process.poll() is not None:
-                    print(f"{proc.name} exited unexpectedly", file=sys.stderr)
-                    return 1
+                code = proc.process.poll()
+                if code is not None and proc.process.pid not in noticed:
+                    noticed.add(proc.process.pid)
+                    log = f"; see {proc.log_path}" if proc.log_path else ""
+                    print(f"{proc.name} exited with code {code}{log}", file=sys.stderr, flush=True)
+            for proc in supervisor.restart_crashed():
+                count = supervisor.restarts[proc.name]
+                print(f"{proc.name} restarted ({count} so far)", file=sys.stderr, flush=True)
         return 0
     except RuntimeError as exc:
         print(str(exc), file=sys.stderr)

@@ -116,6 +116,9 @@ class Supervisor:
     #: for a key whatever the environment says
     open_local: bool = True
     processes: list[ServiceProcess] = field(default_factory=list)
+    #: how often each service was restarted, and when one that exited restarts next
+    restarts: dict[str, int] = field(default_factory=dict)
+    _restart_at: dict[str, float] = field(default_factory=dict, repr=False)
     _signals: contextlib.ExitStack = field(default_factory=contextlib.ExitStack, repr=False)
 
     def environment(self) -> dict[str, str]:
@@ -163,6 +166,27 @@ class Supervisor:
             preexec_fn=_die_with_parent,
         )
         return ServiceProcess(name, port, process, log_path)
+
+    def restart_crashed(self, now: float | None = None) -> list[ServiceProcess]:
+        """Start again every service that exited, once its back-off has passed (1 s, doubling
+        per restart of that service, at most 30 s: a service that cannot start is not spun);
+        the services it started. The others run on: one crash does not stop them all."""
+        now = time.monotonic() if now is None else now
+        env: dict[str, str] | None = None
+        started = []
+        for index, proc in enumerate(self.processes):
+            if proc.process.poll() is None:
+                continue
+            count = self.restarts.get(proc.name, 0)
+            due = self._restart_at.setdefault(proc.name, now + min(30.0, 2.0**count))
+            if now < due:
+                continue
+            env = env or self.environment()
+            self.processes[index] = self._spawn(proc.name, env)
+            self.restarts[proc.name] = count + 1
+            del self._restart_at[proc.name]
+            started.append(self.processes[index])
+        return started
 
     def wait_ready(self, timeout_s: float = 60.0) -> dict[str, bool]:
         deadline = time.monotonic() + timeout_s

@@ -87,3 +87,29 @@ def test_nothing_changes_outside_the_main_thread() -> None:
     worker.start()
     worker.join()
     assert seen == [before]
+
+
+def test_a_crashed_service_restarts_after_a_back_off_that_doubles() -> None:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from steadfast.supervisor import ServiceProcess, Supervisor
+
+    def exited() -> subprocess.Popen[bytes]:
+        process = subprocess.Popen([sys.executable, "-c", "pass"])
+        process.wait()
+        return process
+
+    class Counting(Supervisor):
+        spawned: list[str] = []  # noqa: RUF012
+
+        def _spawn(self, name: str, env: Mapping[str, str]) -> ServiceProcess:
+            self.spawned.append(name)
+            return ServiceProcess(name, 1, exited(), None)  # crashes again at once
+
+    supervisor = Counting(services=())
+    supervisor.processes = [ServiceProcess("perturb", 1, exited(), None)]
+    restarts: list[Any] = [supervisor.restart_crashed(now=t) for t in (0.0, 0.5, 1.0)]
+    assert [len(r) for r in restarts] == [0, 0, 1]  # 1 s after it was seen down
+    assert [len(supervisor.restart_crashed(now=t)) for t in (1.0, 2.9, 3.0)] == [0, 0, 1]  # 2 s
+    assert supervisor.restarts == {"perturb": 2} and supervisor.spawned == ["perturb"] * 2
