@@ -201,7 +201,11 @@ def answers_stored(url: str) -> int:
 def test_a_failing_model_is_recorded_per_item_and_the_job_finishes(
     tmp_path: Path, port_block: int
 ) -> None:
-    with running_stack(tmp_path, port_block) as stack:
+    # "broken" points where nothing listens: a server down for now, as far as anyone can tell,
+    # so its answers are waited for with the patience of an unreachable service (2 s here,
+    # 300 s by default) before they are recorded as failed
+    patience = {"STEADFAST_EVALUATOR_UNREACHABLE_WAIT_S": "2"}
+    with running_stack(tmp_path, port_block, extra_env=patience) as stack:
         body = job(3, 2, models=["steady", "broken"])
         job_id = submit(stack.evaluator, body)
         status = wait_finished(stack.evaluator, job_id)
@@ -212,7 +216,8 @@ def test_a_failing_model_is_recorded_per_item_and_the_job_finishes(
         report = report_of(stack.evaluator, job_id)
         errors = report["errors"]
         assert {(e["model"], e["stage"]) for e in errors} == {("broken", "answer")}
-        assert all("gateway" in e["reason"] and "attempts" in e["reason"] for e in errors)
+        assert all("gateway: unavailable" in e["reason"] for e in errors)
+        assert all("attempts" in e["reason"] for e in errors)
         assert metrics_of(report)["steady"]["A_orig"] == 1.0
         assert report["items"][0]["status"] == "partial"
 

@@ -469,6 +469,49 @@ class EvaluationStore:
             )
         return bool(result.rowcount)
 
+    async def retry_failed(self, evaluation_id: str, finished_as: str) -> int:
+        """The failed parts of a job that finished as ``finished_as``, put back to work with
+        their attempts counted anew (an answer that failed at grading is graded again, not asked
+        again), and the job queued again; how many parts. 0 when none had failed, or the job is
+        no longer as read (another retry or a worker came first): then nothing changes."""
+        again = {"error": None, "attempts": 0, "unreachable_attempts": 0, "next_attempt_at": 0.0}
+        failed_items = sa.and_(
+            evaluation_items.c.evaluation_id == evaluation_id,
+            evaluation_items.c.status == "failed",
+        )
+        failed_answers = sa.and_(
+            answers.c.evaluation_id == evaluation_id, answers.c.status == "failed"
+        )
+        async with self.engine.begin() as connection:
+            queued = await connection.execute(
+                evaluations.update()
+                .where(evaluations.c.id == evaluation_id, evaluations.c.status == finished_as)
+                .values(
+                    status="queued",
+                    results=None,
+                    message=None,
+                    finished_at=None,
+                    lease_owner=None,
+                    lease_until=None,
+                )
+            )
+            if queued.rowcount != 1:
+                return 0
+            parts = 0
+            for statement in (
+                evaluation_items.update().where(failed_items).values(status="pending", **again),
+                answers.update()
+                .where(failed_answers, answers.c.text.is_not(None))
+                .values(status="answered", error_stage=None, **again),
+                answers.update()
+                .where(failed_answers, answers.c.text.is_(None))
+                .values(status="pending", error_stage=None, **again),
+            ):
+                parts += (await connection.execute(statement)).rowcount
+            if parts == 0:  # nothing failed: the job stays as it finished
+                await connection.rollback()
+        return parts
+
     async def lease_evaluation(self, evaluation_id: str, owner: str) -> bool:
         """Take the job's own lease (to finalise it, or to fail one that cannot be run, even
         before it started); only one worker holds it at a time."""

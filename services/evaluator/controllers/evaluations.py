@@ -147,6 +147,22 @@ class EvaluationController(Controller):
         evaluations: Evaluations = state.evaluations
         return await evaluations.cancel(evaluation_id)
 
+    @post(
+        "/{evaluation_id:str}/retry",
+        operation_id="retryEvaluation",
+        summary="Run a finished evaluation's failed parts again (paraphrase sets, answers, "
+        "grades); the rest stays as it is, and the report is made anew",
+        status_code=HTTP_202_ACCEPTED,
+        responses=problem_responses(
+            {409: "The evaluation is not finished, was cancelled, or has no failed part"}
+        ),
+    )
+    async def retry(self, evaluation_id: StoredId, state: State) -> EvaluationAccepted:
+        evaluations: Evaluations = state.evaluations
+        job = await evaluations.retry(evaluation_id)
+        state.runner_wake()
+        return EvaluationAccepted(id=job.id, status=job.status)  # type: ignore[arg-type]
+
     @get(
         "/{evaluation_id:str}/items",
         operation_id="listEvaluationItems",

@@ -237,6 +237,21 @@ class Evaluations:
             )
         return await self.store.sets_by_question(evaluation_id)
 
+    async def retry(self, evaluation_id: str) -> EvaluationRow:
+        """Run a finished job's failed parts again (its other answers stay as they are)."""
+        evaluation = await self.require(evaluation_id)
+        if evaluation.status not in ("succeeded", "failed"):
+            detail = (
+                f"evaluation {evaluation.id} is {evaluation.status}: only a finished one is retried"
+            )
+            raise ProblemError(409, "Conflict", detail, field="evaluation_id", source="path")
+        if not await self.store.retry_failed(evaluation.id, evaluation.status):
+            detail = f"evaluation {evaluation.id} has no failed part to run again"
+            raise ProblemError(
+                409, "Nothing to retry", detail, field="evaluation_id", source="path"
+            )
+        return await self.require(evaluation.id)
+
     async def require(self, evaluation_id: str, *, results: bool = False) -> EvaluationRow:
         """The job or a 404; ``results`` for the item pages and reports, which show them."""
         evaluation = await self.store.get(evaluation_id, results=results)

@@ -803,3 +803,59 @@ async def test_a_service_with_a_retention_period_deletes_what_finished_before_it
         assert await rows_of(engine, job_id) == (0, 0, set())
     finally:
         await engine.dispose()
+
+
+class MendedModel:
+    """The model named "broken" fails every call until ``mended``; the others answer right."""
+
+    def __init__(self) -> None:
+        self.mended = False
+
+    def __call__(self, model: str, question: str) -> str | None:
+        if model == "broken" and not self.mended:
+            return None
+        return question.split()[2].rstrip("?")
+
+
+async def test_a_retry_runs_only_the_failed_parts_again(database_url: str, tmp_path: Path) -> None:
+    model = MendedModel()
+    upstream = StandInUpstream(model)
+    settings = EvaluatorSettings(
+        database_url=database_url,
+        data_dir=str(tmp_path),
+        poll_s=0.05,
+        retry_base_s=0.01,
+        max_attempts=2,
+        log_json=False,
+        log_level="WARNING",
+        auth="open",
+    )
+    async with AsyncTestClient(create_app(settings, upstream, render)) as client:
+        job_id = (
+            await client.post("/v1/evaluations", json=job_body(models=["m1", "broken"]))
+        ).json()["id"]
+        first = await wait_finished(client, job_id)
+        assert first["status"] == "succeeded" and first["error_count"] == 9  # 3 items × 3
+        assert "9 recorded failures" in first["message"]
+        m1_calls = sum(n for (m, _), n in upstream.answered.items() if m == "m1")
+
+        model.mended = True  # the provider's outage is over
+        busy = await client.post(f"/v1/evaluations/{job_id}/retry")
+        assert busy.status_code == 202, busy.text
+        assert busy.json() == {"id": job_id, "status": "queued"}
+        again = await wait_finished(client, job_id)
+        assert again["status"] == "succeeded" and again["error_count"] == 0, again
+        assert again["message"] is None
+        # m1's answers stood: only broken's nine were asked again
+        assert sum(n for (m, _), n in upstream.answered.items() if m == "m1") == m1_calls
+        assert sum(n for (m, _), n in upstream.answered.items() if m == "broken") == 9
+        report = (await client.get(f"/v1/evaluations/{job_id}/report?format=json")).json()
+        broken = next(s for s in report["models"] if s["model"] == "broken")
+        assert broken["answered"] == 9 and broken["failed"] == 0
+
+        nothing = await client.post(f"/v1/evaluations/{job_id}/retry")
+        assert nothing.status_code == 409 and "no failed part" in nothing.json()["detail"]
+        assert (await client.post("/v1/evaluations/missing/retry")).status_code == 404
+        running = (await client.post("/v1/evaluations", json=job_body(n=40))).json()["id"]
+        early = await client.post(f"/v1/evaluations/{running}/retry")
+        assert early.status_code == 409 and early.json()["errors"][0]["field"] == "evaluation_id"
