@@ -69,7 +69,8 @@ async def test_llama_cpps_error_body_becomes_a_typed_error(
             await backend.complete(ask(), timeout_s=5)
     finally:
         await backend.close()
-    assert failure.value.outcome == "upstream_error" and failure.value.status == 400
+    # a prompt longer than the model's context: the caller's to shorten, not an upstream fault
+    assert failure.value.outcome == "too_large" and failure.value.status == 400
     assert "exceeds the context size" in failure.value.detail
     assert not failure.value.retryable
 
