@@ -27,6 +27,7 @@ from shared.metrics import MetricsController, http_metrics_config, record_build_
 from shared.middleware import request_id_middleware
 from shared.problems import EXCEPTION_HANDLERS, document_problems, problem_response
 from shared.settings import ServiceSettings
+from shared.strict_body import StrictBodyRequest
 
 logger = logging.getLogger(__name__)
 
@@ -124,6 +125,7 @@ def create_service_app(
         middleware=[request_id_middleware, metrics.middleware],
         exception_handlers=EXCEPTION_HANDLERS,
         request_max_body_size=settings.max_body_bytes,
+        request_class=StrictBodyRequest,
         on_startup=[*startup, *on_startup],
         on_shutdown=[*on_shutdown, close_resources],
         state=State(

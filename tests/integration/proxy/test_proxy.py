@@ -390,13 +390,18 @@ def test_bad_requests_raise_the_usual_openai_exceptions(proxy: Proxy) -> None:
     with pytest.raises(openai.BadRequestError) as mistyped:
         client.chat.completions.create(model=VOTE, messages=message, extra_body={"seed": "one"})
     assert mistyped.value.param == "seed"
+    with pytest.raises(openai.BadRequestError) as quoted:  # a number in quotes is no number
+        client.chat.completions.create(
+            model=VOTE, messages=message, extra_body={"max_tokens": "64"}
+        )
+    assert quoted.value.param == "max_tokens"
     grew = _growth(before, _samples(proxy))
     # the caller's errors are counted as rejected, not as failures, and not among the calls per
     # request; a body that could not be read as a request has no strategy to count it under
     rejected, failed = {"outcome": "rejected"}, {"outcome": "failed"}
     assert grew("steadfast_proxy_requests_total", strategy="paraphrase-vote", **rejected) == 4
     assert grew("steadfast_proxy_requests_total", strategy="passthrough", **rejected) == 1
-    assert grew("steadfast_proxy_requests_total", strategy="unknown", **rejected) == 1
+    assert grew("steadfast_proxy_requests_total", strategy="unknown", **rejected) == 2
     assert grew("steadfast_proxy_requests_total", strategy="paraphrase-vote", **failed) == 0
     assert grew("steadfast_proxy_upstream_calls_per_request_count") == 0
 

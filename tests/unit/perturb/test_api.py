@@ -106,6 +106,15 @@ def test_distractors(client: TestClient[Any]) -> None:
         ("/v1/paraphrases", {"question": ""}, 400, "question"),
         ("/v1/paraphrases", {"question": "   "}, 422, "question"),
         ("/v1/paraphrases", {"question": "Q?", "k": 0}, 400, "k"),
+        # a number sent as a string is not read as one: the contracts promise their types
+        ("/v1/paraphrases", {"question": "Q?", "k": "2"}, 400, "k"),
+        ("/v1/paraphrases", {"question": "Q?", "feedback": "true"}, 400, "feedback"),
+        (
+            "/v1/paraphrases",
+            {"question": "Q?", "verify": {"thresholds": {"nli": "0.5"}}},
+            400,
+            "verify.thresholds.nli",
+        ),
         ("/v1/paraphrases", {"question": "Q?", "k": 51}, 400, "k"),
         ("/v1/paraphrases", {"question": "Q?", "generator": "nope"}, 422, "generator"),
         ("/v1/paraphrases", {"question": "Q?", "language": "Italian"}, 400, "language"),
