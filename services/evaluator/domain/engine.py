@@ -60,7 +60,7 @@ from services.evaluator.metrics import ANSWERS_STORED, EVALUATIONS_FINISHED, PAR
 from shared.backoff import Backoff
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
 from shared.contracts.gateway import GenerateRequest
-from shared.contracts.scoring import Gold
+from shared.contracts.scoring import Gold, GradeResult
 
 logger = logging.getLogger(__name__)
 
@@ -307,16 +307,39 @@ class JobEngine:
             graded.append((context.items[row.record.position], gold, row.record.text))
         if graded:
             try:
-                results = await grade_all(self.upstream, context.settings, graded)
+                outcomes = await self._grade_batch(context, graded)
             except UpstreamError as error:
-                failures = [self._failure(row, error, "grade") for row in rows]
-                await self.store.fail_answers(self.owner, failures, by_id)
-                rows, results, graded = [], [], []
+                outcomes = [error] * len(rows)
+            failures = [
+                self._failure(row, outcome, "grade")
+                for row, outcome in zip(rows, outcomes, strict=True)
+                if isinstance(outcome, UpstreamError)
+            ]
+            await self.store.fail_answers(self.owner, failures, by_id)
             grades += [
-                StoredGrade(row.row_id, result.label, grade_key(context.settings, item, text))
-                for row, result, (item, _, text) in zip(rows, results, graded, strict=True)
+                StoredGrade(row.row_id, outcome.label, grade_key(context.settings, item, text))
+                for row, outcome, (item, _, text) in zip(rows, outcomes, graded, strict=True)
+                if not isinstance(outcome, UpstreamError)
             ]
         await self.store.store_grades(self.owner, grades)
+
+    async def _grade_batch(
+        self, context: JobContext, graded: list[tuple[EvaluationItem, Gold, str]]
+    ) -> list[GradeResult | UpstreamError]:
+        """The batch's grades; when scoring refuses the batch (one gold it cannot read, say),
+        each answer alone: the refused one fails with its reason, the others are graded."""
+        try:
+            return list(await grade_all(self.upstream, context.settings, graded))
+        except UpstreamError as error:
+            if error.retryable or len(graded) == 1:
+                raise
+        outcomes: list[GradeResult | UpstreamError] = []
+        for one in graded:
+            try:
+                outcomes += await grade_all(self.upstream, context.settings, [one])
+            except UpstreamError as error:
+                outcomes.append(error)
+        return outcomes
 
     def _failure(
         self, row: ItemRow | AnswerRow, error: UpstreamError | None, stage: str

@@ -743,3 +743,32 @@ async def test_a_job_another_worker_finalises_is_not_picked_up_meanwhile(
     assert await store.active(10) == []  # its runs would reload every item to find nothing
     await store.release_evaluation(job_id, "finaliser")
     assert await store.active(10) == [job_id]
+
+
+async def test_one_gold_scoring_refuses_fails_its_answers_and_the_others_are_graded(
+    store: EvaluationStore,
+) -> None:
+    class RefusesOneGold(StandInUpstream):
+        """Scoring refuses (422, not retryable) any batch holding item 7's gold."""
+
+        async def grade(self, request: GradeRequest) -> list[GradeResult]:
+            if any("7" in [item.gold.answer, *(item.gold.answers or [])] for item in request.items):
+                self.grade_calls += 1
+                raise UpstreamError("scoring: 422 items[0].gold: no number", retryable=False)
+            return await super().grade(request)
+
+    settings = dataclasses.replace(FAST, answer_batch=32)  # every answer in one batch
+    job_id = await create(store, n=10, k=1)
+    upstream = RefusesOneGold(answer_right)
+    await JobEngine(store, upstream, settings).run(job_id)
+    stored = await store.answers_of(job_id)
+    refused = [a for a in stored if a.position == 7]
+    graded = [a for a in stored if a.position != 7]
+    # item 7's four answers (2 models × 2 wordings) fail with scoring's reason; the other nine
+    # items' 36 answers are graded, not failed with the batch that held item 7
+    assert len(graded) == 36 and all(a.status == "graded" and a.label == "correct" for a in graded)
+    assert len(refused) == 4 and all(a.status == "failed" for a in refused)
+    assert all("no number" in (a.error or "") and a.error_stage == "grade" for a in refused)
+    job = await store.get(job_id)
+    assert job is not None and job.status == "succeeded"
+    assert job.message == "finished with 4 recorded failures"
