@@ -145,6 +145,9 @@ class PositionBiasEvaluation(Contract, kw_only=True):
     #: ``{model: replies that failed after every retry}``: they count in no metric (their
     #: reason is on the reply)
     failed_replies: dict[str, int] = msgspec.field(default_factory=dict)
+    #: what each metric is counted over (its ``n``): PC and the fluctuation rate, say, rest on
+    #: different units
+    metric_sets: dict[str, str] = msgspec.field(default_factory=dict)
     #: what the caller should know: a model that could not be calibrated, metrics that failed
     notes: list[str] = msgspec.field(default_factory=list)
     elapsed_s: float = 0.0

@@ -242,6 +242,21 @@ class PairCounts(Contract, kw_only=True):
     BB: int
 
 
+#: the units each position-bias metric is counted over (its ``n``): they differ, so PC and the
+#: fluctuation rate of one model may rest on different items
+POSITION_METRIC_SETS: dict[str, str] = {
+    "PF": "complete units: every option order answered validly",
+    "abs_PF": "complete units",
+    "PC": "complete units",
+    "acc_correct_first": "complete units",
+    "acc_correct_second": "complete units",
+    "n_pairs": "complete units",
+    "recall_std": "complete units (a recall per position of the correct option)",
+    "invalid_rate": "every reply",
+    "fluctuation_rate": "units with at least two valid replies, complete or not",
+}
+
+
 class PositionBiasResponse(Contract, kw_only=True):
     #: ``{model: {PF, abs_PF, PC, acc_correct_first, acc_correct_second, invalid_rate, n_pairs,
     #: recall_std, fluctuation_rate}: MetricValue}`` over every condition
@@ -255,6 +270,8 @@ class PositionBiasResponse(Contract, kw_only=True):
     #: ``{model: count}``: items (per condition) with an order not answered, left out of every
     #: metric but ``invalid_rate``
     incomplete_items: dict[str, int] = msgspec.field(default_factory=dict)
+    #: what each metric is counted over (its ``n``)
+    metric_sets: dict[str, str] = msgspec.field(default_factory=lambda: dict(POSITION_METRIC_SETS))
 
 
 # --- reports -------------------------------------------------------------------------------

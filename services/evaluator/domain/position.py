@@ -493,3 +493,4 @@ async def _score(
         return
     evaluation.models, evaluation.by_condition = metrics.models, metrics.by_condition
     evaluation.pairs, evaluation.recall_by_position = metrics.pairs, metrics.recall_by_position
+    evaluation.metric_sets = metrics.metric_sets

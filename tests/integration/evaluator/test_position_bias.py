@@ -148,6 +148,9 @@ def test_primacy_and_knowledge_show_in_pf_and_pc(evaluator: str, world: ChoiceWo
     assert value(low_medium, "PC") == 1.0 and value(low_medium, "PF") == 0.0
     assert value(result["by_condition"]["high"]["knower"], "PF") == 1.0
     assert value(knower, "invalid_rate") == 0.0
+    # what each metric is counted over comes with them (PC and fluctuation differ)
+    assert result["metric_sets"]["PC"].startswith("complete units")
+    assert "two valid replies" in result["metric_sets"]["fluctuation_rate"]
     assert result["pairs"]["primacy"] == {"AB": 0, "BA": 0, "AA": 5, "BB": 0}
 
 

@@ -120,6 +120,11 @@ def test_k_options_recall_spread_and_fluctuation() -> None:
     # item 4: valid replies A (offset 0) and C (offset 0): unchanged
     assert metrics["fluctuation_rate"] == pytest.approx(1 / 4)
     assert metrics["invalid_rate"] == pytest.approx(1 / 12)
+    # PC and the fluctuation rate rest on different units, and the response says which
+    counted = response.models["m"]
+    assert (counted["PC"].n, counted["fluctuation_rate"].n) == (3, 4)
+    assert response.metric_sets["PC"].startswith("complete units")
+    assert "at least two valid replies" in response.metric_sets["fluctuation_rate"]
 
 
 def test_letter_beyond_the_options_is_rejected() -> None:
