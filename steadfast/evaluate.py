@@ -12,6 +12,7 @@ import time
 import uuid
 import webbrowser
 from collections.abc import AsyncIterator
+from datetime import datetime
 from pathlib import Path
 from typing import TextIO, TypeVar
 
@@ -43,6 +44,10 @@ SUMMARY_METRICS = (
     "flip_rate",
     "conflict_rate",
 )
+#: the metrics a CI job may gate on (--fail-under / --fail-over)
+GATED_METRICS = SUMMARY_METRICS
+#: the exit code of an evaluation that ran but missed a --fail-under/--fail-over threshold
+GATE_FAILED = 3
 TERMINAL = ("succeeded", "failed", "cancelled")
 T = TypeVar("T")
 DEMO_DATASET = "demo"
@@ -59,12 +64,65 @@ def bar(stage: StageProgress, width: int = 16) -> str:
     return f"[{'#' * filled}{'.' * (width - filled)}] {finished}/{stage.total}{failed}"
 
 
-def progress_line(status: EvaluationStatus) -> str:
+def progress_line(status: EvaluationStatus, now: float | None = None) -> str:
     progress = status.progress
-    return (
+    line = (
         f"{status.status:<9} paraphrase {bar(progress.paraphrase, 10)}  "
         f"answer {bar(progress.answer)}  grade {bar(progress.grade, 10)}"
     )
+    remaining = eta_s(status, time.time() if now is None else now)
+    return f"{line}  ETA {_duration(remaining)}" if remaining is not None else line
+
+
+def eta_s(status: EvaluationStatus, now: float) -> float | None:
+    """Seconds left at the pace so far (answered share over time since the start); None before
+    there is a pace to go by, or once the job ended."""
+    started = status.timings.started_at
+    fraction = status.progress.fraction
+    if status.status != "running" or started is None or not 0.02 <= fraction < 1:
+        return None
+    elapsed = now - datetime.fromisoformat(started).timestamp()
+    return max(0.0, elapsed * (1 - fraction) / fraction)
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def gate_failures(
+    report: EvaluationReport, under: dict[str, float], over: dict[str, float]
+) -> list[str]:
+    """Why the evaluation fails the caller's thresholds: a metric below its ``--fail-under`` or
+    above its ``--fail-over`` value for some model (or not measured at all)."""
+    failures = []
+    for summary in report.models:
+        for bounds, below in ((under, True), (over, False)):
+            for name, bound in bounds.items():
+                metric = summary.metrics.get(name)
+                value = metric.value if metric else None
+                if value is None:
+                    failures.append(f"{summary.model}: {name} was not measured")
+                elif (value < bound) if below else (value > bound):
+                    side = "below" if below else "above"
+                    failures.append(f"{summary.model}: {name} {value:.3f} is {side} {bound:g}")
+    return failures
+
+
+def thresholds(pairs: list[str], option: str) -> dict[str, float]:
+    """``METRIC=VALUE`` pairs by the report's metric names (any case); a mistake stops the
+    command before anything runs."""
+    known = {name.lower(): name for name in GATED_METRICS}
+    parsed = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        if name.lower() not in known:
+            raise SystemExit(f"{option} {pair}: metric one of {', '.join(GATED_METRICS)}")
+        try:
+            parsed[known[name.lower()]] = float(value)
+        except ValueError:
+            raise SystemExit(f"{option} {pair}: expected METRIC=NUMBER") from None
+    return parsed
 
 
 def _percent(value: float | None) -> str:
@@ -281,6 +339,7 @@ def evaluation_request(args: argparse.Namespace, dataset_id: str) -> EvaluationC
         max_tokens=args.max_tokens,
         time_budget_s=args.time_budget,
         metrics=MetricSettings(strict_threshold=args.strict_threshold),
+        seed=args.seed,
     )
 
 
@@ -295,6 +354,9 @@ async def _dataset_id(client: EvaluatorClient, args: argparse.Namespace) -> str:
 
 
 async def _evaluate(args: argparse.Namespace) -> int:
+    under = thresholds(args.fail_under, "--fail-under")
+    over = thresholds(args.fail_over, "--fail-over")
+    waits = args.wait or args.json or under or over
     async with evaluator_url(args) as url:
         client = EvaluatorClient(url, api_key=args.api_key)
         dataset_id = await _dataset_id(client, args)
@@ -302,13 +364,21 @@ async def _evaluate(args: argparse.Namespace) -> int:
             evaluation_request(args, dataset_id), idempotency_key=uuid.uuid4().hex
         )
         print(f"evaluation {accepted.id} submitted to {url}")
-        if not args.wait and not getattr(args, "started_services", False):
+        if not waits and not getattr(args, "started_services", False):
             return 0
         final = await follow(client, accepted.id)
-        print_outcome(await client.report(accepted.id))
+        report = await client.report(accepted.id)
+        print_outcome(report)
         if args.html:
             await write_html(client, accepted.id, Path(args.html))
-        return 0 if final == "succeeded" else 1
+        if args.json:
+            written = await asyncio.to_thread(save, Path(args.json), msgspec.json.encode(report))
+            print(f"JSON result: {written}")
+        if final != "succeeded":
+            return 1
+        for failure in (failed := gate_failures(report, under, over)):
+            print(f"threshold missed: {failure}", file=sys.stderr)
+        return GATE_FAILED if failed else 0
 
 
 def read_jsonl(path: Path, kind: type[T]) -> list[T]:
@@ -485,6 +555,29 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="follow progress, print the summary (always, when this command started the services)",
     )
     evaluate.add_argument("--html", default=None, help="with --wait: write the HTML report here")
+    evaluate.add_argument(
+        "--json", default=None, help="write the whole result (the report as JSON) here; waits"
+    )
+    evaluate.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the paraphrase generator (same seed, same sets)",
+    )
+    evaluate.add_argument(
+        "--fail-under",
+        action="append",
+        default=[],
+        metavar="METRIC=VALUE",
+        help="exit 3 when a model's METRIC is below VALUE (e.g. A_strict=0.8); waits; repeat",
+    )
+    evaluate.add_argument(
+        "--fail-over",
+        action="append",
+        default=[],
+        metavar="METRIC=VALUE",
+        help="exit 3 when a model's METRIC is above VALUE (e.g. flip_rate=0.1); waits; repeat",
+    )
     add_connection(evaluate)
     evaluate.set_defaults(handler=command_evaluate)
 

@@ -70,6 +70,28 @@ def test_evaluate_file_then_report(tmp_path: Path, port_block: int) -> None:
         missing = steadfast("report", "nope", *ports, env=env)
         assert missing.returncode == 1 and "404" in missing.stderr
 
+        # a CI job gating a model on its reliability: the whole result as JSON, exit code 3
+        # when a threshold is missed (shaky's A_orig is 5 of 6, it flips on every item it had
+        # right; its A_any, 1 of 6, meets the 0.1 asked)
+        gate = [str(dataset), "--model", "shaky", "--k", "2", "--generator", "writer",
+                "--no-lexical", "--semantic", "off", "--seed", "3", *ports]  # fmt: skip
+        result = tmp_path / "result.json"
+        missed = steadfast(
+            "evaluate", *gate, "--json", str(result), "--fail-under", "a_orig=0.9",
+            "--fail-over", "flip_rate=0.5", "--fail-under", "A_any=0.1", env=env,
+        )  # fmt: skip
+        assert missed.returncode == 3, missed.stdout + missed.stderr
+        assert "threshold missed: shaky: A_orig 0.833 is below 0.9" in missed.stderr
+        assert "threshold missed: shaky: flip_rate 1.000 is above 0.5" in missed.stderr
+        assert "A_any" not in missed.stderr  # that one was met
+        written = json.loads(result.read_text())
+        assert written["status"] == "succeeded" and written["settings"]["seed"] == 3
+        assert [m["model"] for m in written["models"]] == ["shaky"]
+        met = steadfast("evaluate", *gate, "--fail-under", "A_orig=0.8", env=env)
+        assert met.returncode == 0, met.stdout + met.stderr
+        wrong = steadfast("evaluate", *gate, "--fail-under", "accuracy=0.8", env=env)
+        assert wrong.returncode != 0 and "metric one of A_orig" in wrong.stderr
+
 
 def test_evaluate_starts_and_stops_the_services_when_none_run(
     tmp_path: Path, port_block: int
