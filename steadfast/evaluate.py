@@ -30,7 +30,7 @@ from shared.contracts.evaluator import (
     StageProgress,
 )
 from shared.contracts.perturb import given_sets_line
-from shared.contracts.verify import VerifySettings, VerifyStages
+from shared.contracts.verify import VerifyOptions, VerifyStages
 from shared.http_client import ServiceCallError, close_session
 from shared.settings import ServiceSettings, load_settings
 from steadfast.supervisor import Supervisor, exit_on_sigterm, readiness, service_ports
@@ -323,9 +323,7 @@ async def follow(client: EvaluatorClient, evaluation_id: str, out: TextIO = sys.
 
 
 def evaluation_request(args: argparse.Namespace, dataset_id: str) -> EvaluationCreate:
-    verify = VerifySettings(
-        stages=VerifyStages(lexical=not args.no_lexical, semantic=args.semantic)
-    )
+    verify = VerifyOptions(stages=VerifyStages(lexical=not args.no_lexical, semantic=args.semantic))
     return EvaluationCreate(
         name=args.name,
         dataset_id=dataset_id,
@@ -440,7 +438,7 @@ async def _demo(args: argparse.Namespace) -> int:
             candidates_per_call=3,
             max_tokens=args.max_tokens,
             # both judge orders, as the bundled judge's threshold was calibrated
-            verify=VerifySettings(),
+            verify=VerifyOptions(),
             metrics=MetricSettings(bootstrap=200),
         )
         accepted = await client.create_evaluation(request)

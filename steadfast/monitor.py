@@ -18,7 +18,7 @@ from shared.contracts.monitors import (
     MonitorUpdate,
 )
 from shared.contracts.position import PositionBiasEvaluate, PositionItem
-from shared.contracts.verify import VerifySettings, VerifyStages
+from shared.contracts.verify import VerifyOptions, VerifyStages
 from steadfast.evaluate import add_connection, evaluator_address, read_jsonl, run
 
 MONITOR_METRICS = get_args(MonitorMetric)
@@ -58,7 +58,7 @@ def monitor_request(args: argparse.Namespace) -> MonitorCreate:
         task=args.task,
         k=args.k,
         generator=args.generator,
-        verify=VerifySettings(
+        verify=VerifyOptions(
             stages=VerifyStages(lexical=not args.no_lexical, semantic=args.semantic)
         ),
     )

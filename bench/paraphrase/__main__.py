@@ -26,8 +26,9 @@ from pathlib import Path
 
 from bench.stack import local_services
 from shared.clients.perturb import PerturbClient
+from shared.contracts.base import Task
 from shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
-from shared.contracts.verify import Task, VerifyOptions
+from shared.contracts.verify import VerifyOptions
 from shared.http_client import close_session
 
 SAMPLES = Path(__file__).resolve().parents[2] / "services" / "evaluator" / "samples"

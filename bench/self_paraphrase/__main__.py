@@ -52,10 +52,10 @@ from services.scoring.domain.bootstrap import model_rng, ratio_intervals
 from shared.clients.evaluator import EvaluatorClient
 from shared.clients.gateway import GatewayClient
 from shared.clients.scoring import ScoringClient
+from shared.contracts.base import Task
 from shared.contracts.gateway import ChatMessage, GenerateRequest
 from shared.contracts.proxy import SelfParaphraseRequest, SelfParaphraseResponse, StrategyOptions
 from shared.contracts.scoring import GradeItem, GradeRequest, Label
-from shared.contracts.verify import Task
 from shared.http_client import ServiceCallError, ServiceClient, close_session
 from shared.settings import default_data_dir
 

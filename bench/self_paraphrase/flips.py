@@ -29,6 +29,7 @@ from bench.self_paraphrase.items import PLAIN, Item, model_name, prompts_part
 from services.scoring.domain.consistency import consistency_metrics
 from services.scoring.domain.questions import columns_from_records
 from shared.clients.evaluator import EvaluatorClient
+from shared.contracts.base import Task
 from shared.contracts.evaluator import (
     EvaluationCreate,
     EvaluationItem,
@@ -38,7 +39,7 @@ from shared.contracts.evaluator import (
 )
 from shared.contracts.proxy import StrategyOptions
 from shared.contracts.scoring import ConsistencyOptions, ConsistencyRecord, Gold
-from shared.contracts.verify import Task, VerifyOptions, VerifyStages
+from shared.contracts.verify import VerifyOptions, VerifyStages
 
 #: the paraphrase sets' rule as named on the command line → its part of a record key: records
 #: before 2026-12-01's fix of perturb have none (their sets without toned paraphrases stopped at

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from services.gateway.strategies.prompts import STRATEGY_PROMPT_VERSIONS
+from shared.contracts.base import Task
 from shared.contracts.scoring import Gold
-from shared.contracts.verify import Task
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO.parent / "shared" / "data" / "fixtures"

@@ -9,14 +9,14 @@ from services.verify.adapters.embedder import MiniLMEmbedder
 from services.verify.adapters.nli import NliEndpoint
 from services.verify.adapters.thresholds import GatewayThresholds
 from services.verify.controllers.verify import VerifyController
-from services.verify.settings import VerifySettings, get_settings
+from services.verify.settings import VerifyServiceSettings, get_settings
 from shared.app import create_service_app
 from shared.clients.gateway import GatewayClient
 
 SERVICE = "verify"
 
 
-def create_app(settings: VerifySettings | None = None) -> Litestar:
+def create_app(settings: VerifyServiceSettings | None = None) -> Litestar:
     settings = settings or get_settings()
     embedder = MiniLMEmbedder(threads=settings.embedder_threads)
 

@@ -7,7 +7,7 @@ from functools import cache
 from shared.settings import ServiceSettings, load_settings
 
 
-class VerifySettings(ServiceSettings, kw_only=True):
+class VerifyServiceSettings(ServiceSettings, kw_only=True):
     #: gateway route of the judge when a request names none
     default_judge_model: str = "local"
     #: judge calls in flight at once per process (the gateway queues beyond its own limits)
@@ -19,5 +19,5 @@ class VerifySettings(ServiceSettings, kw_only=True):
 
 
 @cache
-def get_settings() -> VerifySettings:
-    return load_settings("verify", VerifySettings)
+def get_settings() -> VerifyServiceSettings:
+    return load_settings("verify", VerifyServiceSettings)

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from shared.contracts.base import STORABLE_TEXT, Contract, RouteName, StoredCount, StoredSeed
+from shared.contracts.base import STORABLE_TEXT, Contract, RouteName, StoredCount, StoredSeed, Task
 from shared.contracts.calibration import JudgeThreshold
 from shared.contracts.gateway import ModelCalls
 from shared.contracts.perturb import (
@@ -17,7 +17,7 @@ from shared.contracts.perturb import (
     Provenance,
 )
 from shared.contracts.scoring import Label, Letter, MetricValue
-from shared.contracts.verify import Share, Task, VerifySettings
+from shared.contracts.verify import Share, VerifyOptions
 
 ModelName = RouteName
 Identifier = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=STORABLE_TEXT)]
@@ -99,7 +99,7 @@ class EvaluationSettings(Contract, kw_only=True):
     toned_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 8
     #: candidates one generator call writes (a numbered list in one style)
     candidates_per_call: Annotated[int, msgspec.Meta(ge=1, le=20)] = 5
-    verify: VerifySettings = msgspec.field(default_factory=VerifySettings)
+    verify: VerifyOptions = msgspec.field(default_factory=VerifyOptions)
     #: false: the paraphrases items bring are taken as they are, not verified (repeats of the
     #: question or of each other are still dropped)
     verify_given: bool = True

@@ -13,10 +13,11 @@ from shared.contracts.base import (
     Problem,
     RouteName,
     StoredSeed,
+    Task,
 )
 from shared.contracts.calibration import JudgeThreshold
 from shared.contracts.gateway import ModelCalls
-from shared.contracts.verify import Share, Stage, Task, VerifyOptions
+from shared.contracts.verify import Share, Stage, VerifyOptions
 
 Kind = Literal["plain", "toned"]
 Tone = Literal["formal", "casual", "polite", "confident", "neutral", "supportive", "inquisitive"]

@@ -62,10 +62,6 @@ class VerifyOptions(Contract, kw_only=True):
     judge_logprobs: bool = True
 
 
-#: the name the evaluator's contracts use
-VerifySettings = VerifyOptions
-
-
 class VerifyRequest(VerifyOptions, kw_only=True):
     original: Annotated[str, msgspec.Meta(min_length=1, max_length=20000)]
     candidates: Annotated[

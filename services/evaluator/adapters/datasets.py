@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.evaluator.db.models import dataset_items, datasets
 from services.evaluator.domain.datasets import SAMPLES, sample_items
+from shared.contracts.base import Task
 from shared.contracts.evaluator import DatasetInfo, EvaluationItem
-from shared.contracts.verify import Task
 
 logger = logging.getLogger(__name__)
 

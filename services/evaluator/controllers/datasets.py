@@ -22,9 +22,8 @@ from services.evaluator.domain.datasets import (
     parse_dataset,
 )
 from services.evaluator.settings import EvaluatorSettings
-from shared.contracts.base import MAX_STORED_INT, STORABLE_TEXT, FieldError, Problem
+from shared.contracts.base import MAX_STORED_INT, STORABLE_TEXT, FieldError, Problem, Task
 from shared.contracts.evaluator import DatasetInfo, DatasetItemPage, DatasetList
-from shared.contracts.verify import Task
 from shared.problems import ProblemError, not_found, problem_response, problem_responses
 
 

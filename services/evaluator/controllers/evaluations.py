@@ -19,7 +19,7 @@ from services.evaluator.domain.pipeline import (
     require_known_routes,
 )
 from services.evaluator.settings import EvaluatorSettings
-from shared.contracts.base import MAX_STORED_INT
+from shared.contracts.base import MAX_STORED_INT, Task
 from shared.contracts.evaluator import (
     EvaluateRequest,
     EvaluateResponse,
@@ -32,7 +32,6 @@ from shared.contracts.evaluator import (
     JobStatus,
     ReportFormat,
 )
-from shared.contracts.verify import Task
 from shared.problems import ProblemError, problem_responses
 
 #: the header that makes a job's submission safe to retry (see ``IdempotencyConflict``)

@@ -19,8 +19,8 @@ from typing import Any, Literal
 import msgspec
 
 from services.evaluator.domain.pipeline import item_id
+from shared.contracts.base import Task
 from shared.contracts.evaluator import EvaluationItem
-from shared.contracts.verify import Task
 
 DatasetFormat = Literal["jsonl", "csv", "mmlu", "squad"]
 MAX_ERRORS = 20

@@ -19,6 +19,7 @@ import msgspec
 from services.evaluator.domain.prompts import answer_messages
 from shared.answers import answer_key, normalize_factual
 from shared.backoff import Backoff
+from shared.contracts.base import Task
 from shared.contracts.calibration import JudgeThreshold
 from shared.contracts.evaluator import EvaluationItem, EvaluationSettings, InstructionRole
 from shared.contracts.gateway import GenerateRequest, TokenAlternative
@@ -39,7 +40,7 @@ from shared.contracts.scoring import (
     GradeRequest,
     GradeResult,
 )
-from shared.contracts.verify import Task, VerifyRequest, VerifyResponse
+from shared.contracts.verify import VerifyRequest, VerifyResponse
 from shared.problems import ProblemError
 
 T = TypeVar("T")

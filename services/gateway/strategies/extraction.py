@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shared.answers import answer_key, extract_math_answer, last_boxed, read_choice_letter
-from shared.contracts.verify import Task
+from shared.contracts.base import Task
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ from shared.answer_equivalence import (
     VerdictCache,
     group_answers,
 )
+from shared.contracts.base import Task
 from shared.contracts.calibration import METHOD_DEFAULT_THRESHOLD
 from shared.contracts.proxy import Clustering, Grouping
-from shared.contracts.verify import Task
 from shared.metering import MeteredCaller
 
 #: a route's P(YES) threshold for a judge prompt version

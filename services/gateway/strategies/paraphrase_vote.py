@@ -25,9 +25,9 @@ from services.gateway.strategies.grouping import AnswerGrouper
 from services.gateway.strategies.paraphrasers import Paraphraser
 from services.gateway.strategies.question import AnswerSettings, Question, QuestionParts
 from services.gateway.strategies.result import StrategyResult
+from shared.contracts.base import Task
 from shared.contracts.gateway import GenerateResponse
 from shared.contracts.proxy import StrategyOptions, Variant
-from shared.contracts.verify import Task
 from shared.metering import MeteredCaller
 from shared.quantities import quantity_difference
 from shared.voting import ORIGINAL, Vote, decided, tally

@@ -9,10 +9,10 @@ from typing import Protocol
 from services.gateway.domain.errors import GatewayError, GenerationFailed
 from services.gateway.strategies import prompts
 from services.gateway.strategies.question import AnswerSettings
-from shared.contracts.base import MAX_STORED_INT
+from shared.contracts.base import MAX_STORED_INT, Task
 from shared.contracts.gateway import GenerateRequest, ModelCalls
 from shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
-from shared.contracts.verify import Task, VerifyOptions, VerifyStages
+from shared.contracts.verify import VerifyOptions, VerifyStages
 from shared.http_client import ServiceCallError
 from shared.metering import MeteredCaller
 

@@ -14,7 +14,7 @@ from services.verify.adapters import embedder as embedder_module
 from services.verify.adapters.thresholds import GatewayThresholds
 from services.verify.app import create_app
 from services.verify.domain.prompts import JUDGE_PROMPT_VERSION
-from services.verify.settings import VerifySettings
+from services.verify.settings import VerifyServiceSettings
 from shared.contracts.gateway import GenerateRequest
 from tests.unit.verify.fakes import BagOfWordsEmbedder, FakeGateway, gateway_error
 
@@ -27,7 +27,7 @@ def _answer(request: GenerateRequest):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def client() -> Iterator[TestClient[Any]]:
-    app = create_app(VerifySettings())
+    app = create_app(VerifyServiceSettings())
     app.state.gateway = FakeGateway(_answer)
     app.state.thresholds = GatewayThresholds(app.state.gateway)
     app.state.embedder = BagOfWordsEmbedder()
