@@ -6,7 +6,7 @@ from litestar import Controller, post
 from litestar.datastructures import State
 from litestar.params import JSONBody
 
-from services.scoring.domain.grade import grade
+from services.scoring.domain.grader import grade
 from services.scoring.metrics import count_grades
 from shared.contracts.scoring import GradeRequest, GradeResponse
 

@@ -9,7 +9,7 @@ import msgspec
 from litestar import Controller, Response, get, post
 from litestar.params import JSONBody
 
-from services.scoring.domain.report import MEDIA_TYPES, render
+from services.scoring.domain.report_rendering import MEDIA_TYPES, render
 from services.scoring.metrics import REPORTS_RENDERED
 from shared.contracts.scoring import Report, ReportRenderRequest
 

@@ -7,15 +7,15 @@ from pathlib import Path
 import pytest
 
 from services.scoring.domain import math_grading
-from services.scoring.domain.grade import grade_with_judges
-from services.scoring.domain.grading import (
+from services.scoring.domain.grader import grade_with_judges
+from services.scoring.domain.math_grading import _sympy_equal, grade_math
+from services.scoring.domain.reference_grading import (
     combine_votes,
     grade_choice,
     grade_factual_reference,
     judge_messages,
     parse_verdict,
 )
-from services.scoring.domain.math_grading import _sympy_equal, grade_math
 from shared.answers import ABSTENTION_KEY
 from shared.contracts.base import Problem
 from shared.contracts.scoring import Gold, GradeItem, GradeRequest, GradeResult, JudgeVote

@@ -6,7 +6,7 @@ from typing import Protocol
 
 import msgspec
 
-from services.scoring.domain.grading import (
+from services.scoring.domain.reference_grading import (
     WORDLESS,
     combine_votes,
     grade_choice,
