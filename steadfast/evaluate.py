@@ -379,6 +379,13 @@ async def _evaluate(args: argparse.Namespace) -> int:
         return GATE_FAILED if failed else 0
 
 
+def dataset_reference(name: str | None) -> str | None:
+    """A stored dataset's id, or a built-in sample's given by its short name (``mmlu``)."""
+    if name and not name.startswith("sample-") and "-" not in name:
+        return f"sample-{name}"
+    return name
+
+
 def read_jsonl(path: Path, kind: type[T]) -> list[T]:
     """One JSON object of ``kind`` per line; a bad line stops the command, naming it."""
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

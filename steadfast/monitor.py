@@ -19,19 +19,19 @@ from shared.contracts.monitors import (
 )
 from shared.contracts.position import PositionBiasEvaluate, PositionItem
 from shared.contracts.verify import VerifyOptions, VerifyStages
-from steadfast.evaluate import add_connection, evaluator_address, read_jsonl, run
+from steadfast.evaluate import (
+    add_connection,
+    dataset_reference,
+    evaluator_address,
+    read_jsonl,
+    run,
+)
 
 MONITOR_METRICS = get_args(MonitorMetric)
 
 
 def _client(args: argparse.Namespace) -> EvaluatorClient:
     return EvaluatorClient(evaluator_address(args), api_key=args.api_key)
-
-
-def _dataset_id(name: str | None) -> str | None:
-    if name and not name.startswith("sample-") and "-" not in name:
-        return f"sample-{name}"  # a built-in sample by its short name
-    return name
 
 
 def monitor_request(args: argparse.Namespace) -> MonitorCreate:
@@ -43,7 +43,7 @@ def monitor_request(args: argparse.Namespace) -> MonitorCreate:
         position = PositionBiasEvaluate(
             models=args.model,
             items=read_jsonl(path, PositionItem) if path else None,
-            dataset_id=_dataset_id(args.dataset),
+            dataset_id=dataset_reference(args.dataset),
             limit=args.limit,
             generator=args.generator,
         )
@@ -53,7 +53,7 @@ def monitor_request(args: argparse.Namespace) -> MonitorCreate:
     evaluation = EvaluationCreate(
         models=args.model,
         items=read_jsonl(path, EvaluationItem) if path else None,
-        dataset_id=_dataset_id(args.dataset),
+        dataset_id=dataset_reference(args.dataset),
         limit=args.limit,
         task=args.task,
         k=args.k,

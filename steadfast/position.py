@@ -21,7 +21,14 @@ from shared.contracts.position import (
 )
 from shared.contracts.scoring import MetricValue
 from shared.http_client import ServiceCallError
-from steadfast.evaluate import add_connection, evaluator_url, read_jsonl, run, save
+from steadfast.evaluate import (
+    add_connection,
+    dataset_reference,
+    evaluator_url,
+    read_jsonl,
+    run,
+    save,
+)
 
 TOO_LARGE = 413
 #: failed status requests in a row before the CLI stops waiting for a job
@@ -37,9 +44,7 @@ def read_items(path: Path) -> list[PositionItem]:
 def request_of(args: argparse.Namespace) -> PositionBiasEvaluate:
     if bool(args.file) == bool(args.dataset):
         raise SystemExit("give a FILE or --dataset NAME")
-    dataset = args.dataset
-    if dataset and not dataset.startswith("sample-") and "-" not in dataset:
-        dataset = f"sample-{dataset}"  # a built-in sample by its short name
+    dataset = dataset_reference(args.dataset)
     return PositionBiasEvaluate(
         models=args.model,
         items=read_items(Path(args.file)) if args.file else None,

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import STORABLE_TEXT, Contract
+from shared.contracts.base import Contract
 from shared.contracts.evaluator import EvaluationCreate
 from shared.contracts.position import PositionBiasEvaluate
 
@@ -130,6 +130,3 @@ class MonitorSeries(Contract, kw_only=True):
     metric: MonitorMetric
     #: every succeeded run's value, oldest first
     points: list[SeriesPoint]
-
-
-MonitorNote = Annotated[str, msgspec.Meta(max_length=2000, pattern=STORABLE_TEXT)]

@@ -13,7 +13,7 @@ from services.gateway.domain.routes import Route
 from services.gateway.strategies.grouping import AnswerGrouper
 from services.gateway.strategies.question import AnswerSettings, Question
 from services.gateway.strategies.shadow import ShadowChecker, ShadowJob, ShadowSettings
-from shared.contracts.gateway import GenerateRequest, GenerateResponse, Usage
+from shared.contracts.gateway import GenerateRequest, GenerateResponse
 from shared.contracts.proxy import ShadowDisagreement
 from tests.unit.proxy.test_strategies import (
     PARAPHRASES,
@@ -22,18 +22,7 @@ from tests.unit.proxy.test_strategies import (
     by_wording,
     failure,
 )
-
-
-def response(text: str) -> GenerateResponse:
-    return GenerateResponse(
-        text=text,
-        model="m",
-        backend="fake",
-        finish_reason="stop",
-        usage=Usage(),
-        latency_s=0.0,
-        cached=False,
-    )
+from tests.unit.verify.fakes import response
 
 
 def checks(route: str, outcome: str) -> float:
