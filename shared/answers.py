@@ -1,5 +1,5 @@
 """Answer extraction and normalisation shared by the grader, the self-paraphrase proxy and the
-evaluator (METHOD.md §1.3, §1.5, §2.1). Pure functions: no I/O, no model, thread-safe.
+evaluator (docs/method.md §1.3, §1.5, §2.1). Pure functions: no I/O, no model, thread-safe.
 
 - :func:`normalize_factual` — compare short factual answers: lower-case, accents folded,
   punctuation and English/Italian articles stripped, white space folded.
@@ -389,7 +389,7 @@ def _plain_number(text: str) -> Fraction | None:
 
 
 def _is_trimmable(char: str) -> bool:
-    """White space or punctuation (METHOD §2.1): not symbols such as ``$`` or ``+``."""
+    """White space or punctuation (docs/method.md §2.1): not symbols such as ``$`` or ``+``."""
     return char.isspace() or unicodedata.category(char).startswith("P")
 
 
@@ -429,7 +429,7 @@ def read_choice_letter(text: str, options: list[str] | None = None) -> str | Non
     none of these singles out one option.
 
     Lenient on purpose: for a strategy that reads its own model's replies (the self-paraphrase
-    proxy). Grading the model under test stays strict (METHOD §2.1)."""
+    proxy). Grading the model under test stays strict (docs/method.md §2.1)."""
     n_options = len(options) if options else 26
     if not 1 <= n_options <= 26:
         raise ValueError("options must number between 1 and 26")

@@ -1,4 +1,4 @@
-"""Majority vote over the variants' answer keys (METHOD.md §1.5, tie rule of §1.4), for the
+"""Majority vote over the variants' answer keys (docs/method.md §1.5, tie rule of §1.4), for the
 self-paraphrase proxy and the evaluator's per-question agreement.
 
 Keys are task-aware answer values (:func:`shared.answers.answer_key`, the grader's normalised

@@ -1,5 +1,5 @@
 """``steadfast calibrate --judge ROUTE``: choose the P(YES) threshold of a judge route on labelled
-question pairs and store it with the gateway, where every service reads it (docs: METHOD §1.1).
+question pairs and store it with the gateway, where every service reads it (docs/method.md §1.1).
 
 The judge is asked both of its questions (verify's equivalence question and the audit's second
 one), in both orders, about every labelled pair that passes the checks verification runs before
@@ -13,7 +13,7 @@ P(YES) is tried against every threshold of a grid; one threshold is chosen per q
   best balanced accuracy;
 - the audit's question: the highest threshold that still accepts ``--audit-keep`` of the
   equivalent pairs, because the audit re-checks only disagreeing variants and a check that
-  wrongly rejects would bias the rates toward consistency (METHOD §1.4).
+  wrongly rejects would bias the rates toward consistency (docs/method.md §1.4).
 
 With ``--task`` only the pairs of that kind of question are used (the bundled ones name theirs:
 factual or math) and the thresholds are stored for that task: the judge's P(YES) spreads

@@ -1,5 +1,5 @@
-"""``steadfast position-bias``: METHOD §2's option-order protocol on a file or a stored dataset,
-through a running evaluator (or services started for the command)."""
+"""``steadfast position-bias``: docs/method.md §2's option-order protocol on a file or a stored
+dataset, through a running evaluator (or services started for the command)."""
 
 from __future__ import annotations
 

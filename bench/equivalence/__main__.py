@@ -15,8 +15,8 @@ compared with a threshold. Judge verdicts are recorded per pair, judge model and
 invariance, embedding cosine >= 0.80, and the judge's mean P(YES) at the route's threshold as the
 gateway reports it (its calibration, else METHOD's 0.5). "Meaning stages" leaves the lexical
 filter out: it rejects near-copies, which most GSM-Plus meaning changes are, so it would hide what
-the semantic checks do. The audit's check (METHOD §1.4) is measured on the pairs the defaults
-accept, which is what it re-checks in a run.
+the semantic checks do. The audit's check (docs/method.md §1.4) is measured on the pairs the
+defaults accept, which is what it re-checks in a run.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Consistency metrics for 1,000,000 variant records (10,000 questions × 10 models × 10 variants:
 the original and 9 paraphrases), against a plain pandas group-by implementation of the same
-METHOD §1.4 metrics, measured in the same run on the same integer-coded columns.
+docs/method.md §1.4 metrics, measured in the same run on the same integer-coded columns.
 
     python -m bench.scoring [--questions 10000] [--models 10] [--variants 10] [--repeat 3]
 
@@ -310,7 +310,7 @@ def main() -> None:
     )
     print(f"{'what':<62} {'wall s':>7} {'cpu s':>7} {'× pandas (wall/cpu)':>20}")
     rows: list[tuple[str, Timing, Timing | None]] = [
-        ("pandas group-by: 16 METHOD §1.4 metrics (baseline)", pandas_s, pandas_s),
+        ("pandas group-by: 16 docs/method.md §1.4 metrics (baseline)", pandas_s, pandas_s),
         ("numpy: the same 16 metrics (results checked equal)", numpy_s, pandas_s),
         ("pandas group-by: 16 metrics + value level (baseline)", pandas_full_s, pandas_full_s),
         ("numpy: whole response¹, no bootstrap (value level checked equal)", full_s, pandas_full_s),

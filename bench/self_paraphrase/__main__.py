@@ -1,4 +1,4 @@
-"""Which self-paraphrase strategy buys how much reliability for how much cost (METHOD.md §1.5).
+"""Which self-paraphrase strategy buys how much reliability for how much cost (docs/method.md §1.5).
 
     python -m bench.self_paraphrase                      # 10 GSM8K + 10 SimpleQA items, local-small
     python -m bench.self_paraphrase --model local --math 20 --factual 20 --k 5 --flip-k 5

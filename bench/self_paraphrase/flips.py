@@ -7,7 +7,7 @@ numbers check — only: no judge, no embedding check), the same paraphrases for 
 task instruction in a system message as in the accuracy part (a strategy rewrites the user
 message, and should rewrite the question, not the instruction). Each
 (item, model)'s graded variants are appended to the flip record, so the full size can be measured
-over many runs (a day of CPU here); the flip rate is METHOD.md §1.4's, computed by the scoring
+over many runs (a day of CPU here); the flip rate is docs/method.md §1.4's, computed by the scoring
 service's own code over the items every strategy has a record for:
 #(original correct ∧ majority not correct) / #(original correct).
 """
@@ -53,7 +53,7 @@ Rate = tuple[float | None, int]
 
 @dataclass(frozen=True)
 class Consistency:
-    """A strategy's METHOD §1.4 rates over the flip record's items."""
+    """A strategy's docs/method.md §1.4 rates over the flip record's items."""
 
     #: over the items whose original is correct
     flip: Rate
@@ -275,7 +275,7 @@ async def measure(
             )
 
 
-#: METHOD §1.4 as the scoring service computes it by default, without intervals
+#: docs/method.md §1.4 as the scoring service computes it by default, without intervals
 CONSISTENCY = ConsistencyOptions(bootstrap=0)
 
 
@@ -304,7 +304,7 @@ def flip_rates(
     record: FlipRecord, items: Sequence[Item], settings: FlipSettings
 ) -> tuple[dict[str, Consistency], int]:
     """``{strategy: its flip and conflict rates}`` over the items every strategy has a record
-    for (scoring's METHOD §1.4 code, no bootstrap), and how many items that is."""
+    for (scoring's docs/method.md §1.4 code, no bootstrap), and how many items that is."""
     common = common_items(record, items, settings)
     records = [
         variant

@@ -11,7 +11,8 @@ from shared.contracts.base import Task
 from shared.contracts.scoring import Gold
 
 REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO.parent / "shared" / "data" / "fixtures"
+#: 100-record normalised subsets of SimpleQA and GSM8K (sources and licences: its README)
+FIXTURES = REPO / "bench" / "data"
 DATASETS: dict[str, tuple[Task, str]] = {
     "gsm8k": ("math", "math_gsm8k_test.jsonl"),
     "simpleqa": ("factual", "factual_simpleqa.jsonl"),

@@ -1,4 +1,4 @@
-"""Judge calibration: the P(YES) threshold a judge route is held to (docs: METHOD §1.1).
+"""Judge calibration: the P(YES) threshold a judge route is held to (docs/method.md §1.1).
 
 A judge's mean P(YES) over both orders of the two questions is compared with its route's
 threshold. ``steadfast calibrate`` picks that threshold on labelled pairs and stores it with the

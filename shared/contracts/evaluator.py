@@ -30,7 +30,7 @@ ItemStatus = Literal["pending", "complete", "partial", "failed"]
 #: where the evaluator puts the task instruction (see ``EvaluationSettings.instruction_role``)
 InstructionRole = Literal["user", "system"]
 
-#: which paraphrases the audit re-checks before the metrics (docs: METHOD §1.4 "Audit"): those
+#: which paraphrases the audit re-checks before the metrics (docs/method.md §1.4 "Audit"): those
 #: whose answer disagrees with the original's or the set's majority, every one, or none
 AuditMode = Literal["disagreements", "all", "off"]
 
@@ -64,12 +64,12 @@ class EvaluationItem(Contract, kw_only=True):
     ) = None
 
 
-#: METHOD §1.1: up to k (default 10) paraphrases per question
+#: docs/method.md §1.1: up to k (default 10) paraphrases per question
 DEFAULT_PARAPHRASES = 10
 
 
 class MetricSettings(Contract, kw_only=True):
-    """METHOD.md §1.4 options; every report states the ones it used."""
+    """docs/method.md §1.4 options; every report states the ones it used."""
 
     drop_majority_ties: bool = False
     strict_threshold: Share = 1.0
@@ -90,11 +90,11 @@ class EvaluationSettings(Contract, kw_only=True):
     generator: ModelName = "local"
     #: seed of the paraphrase generator (a fixed seed makes a re-run cost no model calls)
     seed: StoredSeed = 0
-    #: paraphrase generation budget per question (METHOD §1.1: 120 candidates, 75 s)
+    #: paraphrase generation budget per question (docs/method.md §1.1: 120 candidates, 75 s)
     max_candidates: Annotated[int, msgspec.Meta(ge=1, le=2000)] = 120
     time_budget_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 75.0
-    #: candidates asked for per generation round (METHOD §1.1: about 14 plain and 8 toned); with
-    #: no toned candidates (0) the set is k plain paraphrases
+    #: candidates asked for per generation round (docs/method.md §1.1: about 14 plain and 8
+    #: toned); with no toned candidates (0) the set is k plain paraphrases
     plain_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 14
     toned_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 8
     #: candidates one generator call writes (a numbered list in one style)
@@ -112,14 +112,14 @@ class EvaluationSettings(Contract, kw_only=True):
     #: cap on the answer length of the model under test
     max_tokens: Annotated[int, msgspec.Meta(ge=1, le=32768)] | None = None
     system_prompt: Annotated[str, msgspec.Meta(max_length=20000)] | None = None
-    #: where the task instruction goes: "user" (METHOD §1.2), with the question in one user
+    #: where the task instruction goes: "user" (docs/method.md §1.2), with the question in one user
     #: message; "system", in a system message (after ``system_prompt``, before an item's
     #: context), the user message then holding the question alone (with its options) — what a
     #: self-paraphrase model (``<strategy>:<route>``), which rewrites the last user message,
     #: needs to reword the question and not the instruction or the passage. Unset: "system"
     #: for every model when one of them is a self-paraphrase model, else "user"
     instruction_role: InstructionRole | None = None
-    #: the audit (METHOD §1.4): a paraphrase whose answer disagrees (``disagreements``), or
+    #: the audit (docs/method.md §1.4): a paraphrase whose answer disagrees (``disagreements``), or
     #: every one (``all``: an unbiased set, more calls), is verified again with a stricter check
     #: before the metrics, and removed from its set for every model if it fails
     audit: AuditMode = "disagreements"
@@ -187,17 +187,17 @@ class ItemModelResult(Contract, kw_only=True):
     model: str
     original_answer: str | None = None
     original_label: Label | None = None
-    #: the answer most variants gave, the original included (METHOD §1.5's vote; the §1.4
+    #: the answer most variants gave, the original included (docs/method.md §1.5's vote; the §1.4
     #: metrics' majority is over the paraphrases alone)
     majority_answer: str | None = None
     #: share of the variants answered with a readable value whose normalised answer equals the
-    #: majority's (METHOD §1.4 leaves invalid answers out); null with fewer than two of them
+    #: majority's (docs/method.md §1.4 leaves invalid answers out); null with fewer than two of them
     agreement: float | None = None
     answered: int = 0
     #: answered, but no answer value could be read from the reply (left out of ``agreement``)
     unparsed: int = 0
     failed: int = 0
-    #: per-question metrics of METHOD §1.4 (when gold answers were given)
+    #: per-question metrics of docs/method.md §1.4 (when gold answers were given)
     metrics: dict[str, Any] | None = None
 
 
@@ -238,7 +238,7 @@ class ItemResult(Contract, kw_only=True):
 
 class ModelSummary(Contract, kw_only=True):
     model: str
-    #: METHOD §1.4 metrics under their names (only when gold answers were given)
+    #: docs/method.md §1.4 metrics under their names (only when gold answers were given)
     metrics: dict[str, MetricValue] = msgspec.field(default_factory=dict)
     #: everything else the scoring service reported (slot range, value level, flips by kind...)
     extra: dict[str, Any] = msgspec.field(default_factory=dict)
@@ -249,7 +249,7 @@ class ModelSummary(Contract, kw_only=True):
 
 
 class AuditSummary(Contract, kw_only=True):
-    """What the audit did before the metrics were computed (METHOD §1.4)."""
+    """What the audit did before the metrics were computed (docs/method.md §1.4)."""
 
     mode: AuditMode
     #: paraphrases verified again, and removed from their sets because they failed

@@ -12,7 +12,7 @@ from shared.contracts.evaluator import EvaluationCreate
 from shared.contracts.position import PositionBiasEvaluate
 
 MonitorKind = Literal["consistency", "position-bias"]
-#: the values a monitor follows per model: METHOD §1.4 (consistency) and §2 (position bias)
+#: the values a monitor follows per model: docs/method.md §1.4 (consistency) and §2 (position bias)
 MonitorMetric = Literal[
     "a_orig",
     "a_expected",

@@ -1,4 +1,4 @@
-"""Wire contracts of the perturb service — METHOD.md §1.1 step 1 and §2.1."""
+"""Wire contracts of the perturb service — docs/method.md §1.1 step 1 and §2.1."""
 
 from __future__ import annotations
 

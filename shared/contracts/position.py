@@ -1,5 +1,5 @@
 """The evaluator's ``POST /v1/position-bias``: a model asked the same choice question with its
-options in every order (METHOD.md §2)."""
+options in every order (docs/method.md §2)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from shared.contracts.base import (
 from shared.contracts.evaluator import Identifier, InstructionRole, ModelName
 from shared.contracts.scoring import Letter, MetricValue, ModelMetrics, PairCounts
 
-#: METHOD §2.1: low — context shown, plausible distractor; medium — the same without the
+#: docs/method.md §2.1: low — context shown, plausible distractor; medium — the same without the
 #: context; high — two out-of-context distractors and no correct option
 Condition = Literal["low", "medium", "high"]
 CONDITIONS: tuple[Condition, ...] = ("low", "medium", "high")
@@ -69,7 +69,7 @@ class PositionBiasEvaluate(Contract, kw_only=True):
     system_prompt: Annotated[str, msgspec.Meta(max_length=20000)] | None = None
     #: where the instruction goes; default "system" when a model is a self-paraphrase model
     instruction_role: InstructionRole | None = None
-    #: METHOD §2.3 balanced position calibration: ask each reply's first-token
+    #: docs/method.md §2.3 balanced position calibration: ask each reply's first-token
     #: log-probabilities and choose the option whose probability, averaged over the orders, is
     #: highest (the route must support ``top_logprobs``: local and openai do)
     calibrate: bool = False
@@ -84,7 +84,7 @@ class OrderAnswer(Contract, kw_only=True):
     #: ``order[j]``: the index (in the trial's ``options``) of the option shown at letter j
     order: list[int]
     text: str | None = None
-    #: the letter replied, parsed strictly (METHOD §2.1); None when invalid or failed
+    #: the letter replied, parsed strictly (docs/method.md §2.1); None when invalid or failed
     choice: Letter | None = None
     #: the index of the option chosen, in the trial's ``options``
     chosen: int | None = None
@@ -99,11 +99,11 @@ class TrialModelResult(Contract, kw_only=True):
     answers: list[OrderAnswer]
     #: every order chose the same option (by content); None when a reply is missing
     consistent: bool | None = None
-    #: METHOD §2.3 swap-and-agree: the option every order agreed on, else None
+    #: docs/method.md §2.3 swap-and-agree: the option every order agreed on, else None
     agreed: int | None = None
-    #: METHOD §2.3 permutation vote: the option most orders chose (ties: None)
+    #: docs/method.md §2.3 permutation vote: the option most orders chose (ties: None)
     vote: int | None = None
-    #: METHOD §2.3 balanced position calibration (with ``calibrate``): the option with the
+    #: docs/method.md §2.3 balanced position calibration (with ``calibrate``): the option with the
     #: highest probability averaged over the orders (ties or no probabilities: None)
     calibrated: int | None = None
 

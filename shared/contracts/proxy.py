@@ -1,5 +1,5 @@
 """Wire contracts of the self-paraphrase strategies (``/v1/self-paraphrase``) and the
-OpenAI-compatible reliability proxy (``/v1/chat/completions``) — METHOD.md §1.5."""
+OpenAI-compatible reliability proxy (``/v1/chat/completions``) — docs/method.md §1.5."""
 
 from __future__ import annotations
 

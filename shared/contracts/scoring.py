@@ -1,4 +1,4 @@
-"""Wire contracts of the scoring service — METHOD.md §1.3, §1.4, §2.2."""
+"""Wire contracts of the scoring service — docs/method.md §1.3, §1.4, §2.2."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ class ConsistencyRequest(Contract, kw_only=True):
     options: ConsistencyOptions = msgspec.field(default_factory=ConsistencyOptions)
 
 
-#: METHOD.md §1.4 per-model consistency metrics, under exactly these names, in report order
+#: docs/method.md §1.4 per-model consistency metrics, under exactly these names, in report order
 METRIC_NAMES = (
     "A_orig",
     "A_expected",
@@ -168,7 +168,7 @@ class ModelCounts(Contract, kw_only=True):
 
 
 class ItemConsistency(Contract, kw_only=True):
-    """Per-question values of METHOD §1.4 for one (question, model)."""
+    """Per-question values of docs/method.md §1.4 for one (question, model)."""
 
     item_id: str
     model: str
@@ -195,7 +195,7 @@ class ItemConsistency(Contract, kw_only=True):
 
 
 class ConsistencyResponse(Contract, kw_only=True):
-    #: ``{model: {A_orig, A_expected, ...: MetricValue}}`` — METHOD §1.4 names
+    #: ``{model: {A_orig, A_expected, ...: MetricValue}}`` — docs/method.md §1.4 names
     models: ModelMetrics
     counts: dict[str, ModelCounts]
     slot_accuracy: dict[str, SlotAccuracy]
@@ -330,7 +330,7 @@ class AuditedVariant(Contract, kw_only=True):
 class ReportTrust(Contract, kw_only=True):
     """How far the paraphrases, and so the rates, can be trusted: how the paraphrases were
     verified (the judge's threshold and the figures it was calibrated on) and what the audit
-    removed before the metrics (docs: METHOD §1.1, §1.4)."""
+    removed before the metrics (docs/method.md §1.1, §1.4)."""
 
     stages: list[str] = msgspec.field(default_factory=list)
     semantic_check: str | None = None

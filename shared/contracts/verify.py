@@ -1,4 +1,4 @@
-"""Wire contracts of the verify service (``/v1/verify``) — METHOD.md §1.1 steps 2–3."""
+"""Wire contracts of the verify service (``/v1/verify``) — docs/method.md §1.1 steps 2–3."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from shared.contracts.base import Contract, RouteName, Task
 from shared.contracts.calibration import JudgeThreshold
 from shared.contracts.gateway import ModelCalls
 
-#: "auto": the NLI model where one is configured, else the embedding check (METHOD §1.1's
+#: "auto": the NLI model where one is configured, else the embedding check (docs/method.md §1.1's
 #: documented fallback); the response names the one that ran
 SemanticCheck = Literal["auto", "embedding", "nli", "off"]
-#: ``audit``: the judge's second, differently worded question (docs: METHOD §1.4 "Audit")
+#: ``audit``: the judge's second, differently worded question (docs/method.md §1.4 "Audit")
 Stage = Literal["form", "lexical", "numbers", "judge", "semantic", "audit"]
 
 Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
@@ -24,7 +24,7 @@ class VerifyStages(Contract, kw_only=True):
     #: (which may answer it): this service's addition, a cheap guard the judge needs
     form: bool = True
     lexical: bool = True
-    #: quantity invariance (docs: METHOD §1.1 step 3): reject a candidate that lacks a number
+    #: quantity invariance (docs/method.md §1.1 step 3): reject a candidate that lacks a number
     #: of the original (digits, words, ordinals, fractions, percentages, amounts, years, in
     #: any form of the same value) or adds one; a small judge and embeddings miss changed numbers
     numbers: bool = True
@@ -33,7 +33,7 @@ class VerifyStages(Contract, kw_only=True):
 
 
 class VerifyThresholds(Contract, kw_only=True):
-    """Defaults are METHOD.md's (overlap, judge, nli) and the calibrated embedding value."""
+    """Defaults are docs/method.md's (overlap, judge, nli) and the calibrated embedding value."""
 
     #: reject when overlap with the original or an accepted paraphrase is >= this
     overlap: Share = 0.8
@@ -76,7 +76,7 @@ class VerifyRequest(VerifyOptions, kw_only=True):
     #: use the gateway's response cache for the judge's calls (false: every call goes upstream)
     cache: bool = True
     #: also ask the judge a second, differently worded equivalence question, both orders (the
-    #: audit's check, docs: METHOD §1.4); a candidate passes only if both questions do
+    #: audit's check, docs/method.md §1.4); a candidate passes only if both questions do
     audit: bool = False
     #: the route asked the audit's question; default: the judge's
     audit_judge_model: RouteName | None = None

@@ -1,4 +1,4 @@
-"""The audit (docs: METHOD §1.4) through the five real services: a paraphrase that a lenient
+"""The audit (docs/method.md §1.4) through the five real services: a paraphrase that a lenient
 first check let through, and whose answer is the only "flip", is checked again before the
 metrics, removed from its set for every model with its reason, and the flip is gone."""
 

@@ -19,7 +19,7 @@ from tests.e2e.stack import job, running_stack, wait_finished, wait_progress
 N, K = 20, 5
 ANSWER_CALLS = 2 * N * (1 + K)
 
-#: METHOD §1.4 by hand for the answer pattern of tests.e2e.stack.answer (20 questions)
+#: docs/method.md §1.4 by hand for the answer pattern of tests.e2e.stack.answer (20 questions)
 EXPECTED = {
     "steady": {
         "A_orig": 1.0,

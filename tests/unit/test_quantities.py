@@ -1,4 +1,4 @@
-"""Quantity invariance (docs: METHOD §1.1 step 3): hand-made cases of every kind of number, in
+"""Quantity invariance (docs/method.md §1.1 step 3): hand-made cases of every kind of number, in
 English and Italian."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The audit (docs: METHOD §1.4): before the metrics, a paraphrase whose answer disagrees with the
+"""The audit (docs/method.md §1.4): before the metrics, a paraphrase whose answer disagrees with the
 original's or with its set's majority, for any model, is verified again with a stricter check
 (quantity invariance, both judge orders at the route's calibrated threshold, and the judge's
 second, differently worded question). One that fails is removed from its set for every model,
@@ -28,7 +28,7 @@ from shared.metering import sum_calls
 
 #: verification requests of one audit in flight at once
 AUDIT_CONCURRENCY = 4
-#: METHOD §1.4's tie order of labels: a tied majority goes to the first of these present
+#: docs/method.md §1.4's tie order of labels: a tied majority goes to the first of these present
 _LABEL_ORDER = ("correct", "incorrect", "not_attempted")
 
 

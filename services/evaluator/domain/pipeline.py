@@ -156,7 +156,7 @@ async def _generate_chunk(upstream: Upstream, requests: list[GenerateRequest]) -
 
 @dataclass
 class ParaphraseSet:
-    """A verified paraphrase set with its provenance (METHOD.md §1.1)."""
+    """A verified paraphrase set with its provenance (docs/method.md §1.1)."""
 
     id: str
     question: str

@@ -1,4 +1,4 @@
-"""``POST /v1/position-bias`` (METHOD.md §2): every item asked with its options in each order.
+"""``POST /v1/position-bias`` (docs/method.md §2): every item asked with its options in each order.
 
 An item becomes one trial per condition it allows: its options (the correct answer and a
 distractor, written by perturb when not given; or the item's own k options), the context when
@@ -370,8 +370,8 @@ def option_probabilities(order: list[int], alternatives: list[TokenAlternative])
 
 
 def model_result(model: str, answers: list[OrderAnswer]) -> TrialModelResult:
-    """The model's replies to every order, with METHOD §2.3's swap-and-agree, permutation vote
-    and (when probabilities were asked for) balanced position calibration."""
+    """The model's replies to every order, with docs/method.md §2.3's swap-and-agree, permutation
+    vote and (when probabilities were asked for) balanced position calibration."""
     chosen = [answer.chosen for answer in answers]
     complete = all(option is not None for option in chosen)
     consistent = len(set(chosen)) == 1 if complete else None

@@ -1,4 +1,4 @@
-"""Messages that ask the model under test to answer one variant (METHOD.md §1.2)."""
+"""Messages that ask the model under test to answer one variant (docs/method.md §1.2)."""
 
 from __future__ import annotations
 

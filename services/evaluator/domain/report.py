@@ -70,8 +70,8 @@ def consistency_records(
     sets: dict[str, ParaphraseSet],
     audited_out: AuditedOut | None = None,
 ) -> list[ConsistencyRecord]:
-    """One record per graded answer with a label (METHOD §1.4's unit: question × model), none
-    for a paraphrase the audit removed."""
+    """One record per graded answer with a label (docs/method.md §1.4's unit: question × model),
+    none for a paraphrase the audit removed."""
     by_position = {row.position: row for row in items}
     records = []
     for answer in answers:

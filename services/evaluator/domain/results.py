@@ -51,12 +51,12 @@ class Majority:
 
 def majority_of(answers: list[AnswerRecord]) -> Majority:
     """The majority answer value over every variant answered with a readable value, the
-    original included, as METHOD §1.5's vote counts them (ties by §1.4's rule: the original's
-    value, else the value seen first), and its share of them. The metrics' majority (§1.4) is
-    over the paraphrases alone and may differ. As METHOD §1.4 leaves invalid answers out of k,
-    an answer no value could be read from counts neither for nor against (``unparsed`` counts
-    it); fewer than two readable answers give no agreement (one answer agrees with itself), as
-    in the proxy's vote."""
+    original included, as docs/method.md §1.5's vote counts them (ties by §1.4's rule: the
+    original's value, else the value seen first), and its share of them. The metrics' majority
+    (§1.4) is over the paraphrases alone and may differ. As docs/method.md §1.4 leaves invalid
+    answers out of k, an answer no value could be read from counts neither for nor against
+    (``unparsed`` counts it); fewer than two readable answers give no agreement (one answer
+    agrees with itself), as in the proxy's vote."""
     readable = sorted(
         (a for a in answers if a.text is not None and a.value is not None),
         key=lambda a: a.variant,
@@ -225,7 +225,7 @@ def model_summaries(
     counts: dict[str, AnswerCounts],
     agreements: dict[str, list[float]],
 ) -> list[ModelSummary]:
-    """Per model: the METHOD §1.4 metrics from scoring, answer counts, mean agreement
+    """Per model: the docs/method.md §1.4 metrics from scoring, answer counts, mean agreement
     (``agreements[model]``: the per-item agreements)."""
     per_model: dict[str, Any] = (metrics_response or {}).get("models") or {}
     summaries = []

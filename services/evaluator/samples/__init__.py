@@ -1,2 +1,3 @@
-"""Built-in sample datasets (≤ 200 items each), copied from ../shared/data with their licences;
-see ``LICENSES.md``. Rebuild with ``python -m services.evaluator.samples.build``."""
+"""Built-in sample datasets (≤ 200 items each), subsets of public benchmarks with their
+licences; see ``LICENSES.md``. Rebuild with ``python -m services.evaluator.samples.build
+SOURCE``."""

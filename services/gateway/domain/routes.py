@@ -55,7 +55,7 @@ class Route(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, frozen=Tru
     #: per token, so a thread that must share its core with other work stalls all of them.
     threads: Annotated[int, msgspec.Meta(ge=1, le=256)] | None = None
     #: the P(YES) threshold this route is held to as a judge, for the equivalence prompt and
-    #: the audit's second prompt (docs: METHOD §1.1); unset: its calibration, else METHOD's 0.5
+    #: the audit's second prompt (docs/method.md §1.1); unset: its calibration, else METHOD's 0.5
     judge_threshold: Share | None = None
     audit_threshold: Share | None = None
     #: share of this route's plain chat completions checked in the background with paraphrases

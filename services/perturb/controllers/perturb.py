@@ -103,7 +103,9 @@ class PerturbController(Controller):
         if data.scheme == "swap" and len(data.options) > 2:
             # scoring tells the passes of a unit apart by rotation: a reversal of three or more
             # options would leave it incomplete and out of every metric
-            detail = "`swap` is for two options; use `cyclic` for three or more (METHOD §2.1)"
+            detail = (
+                "`swap` is for two options; use `cyclic` for three or more (docs/method.md §2.1)"
+            )
             raise ProblemError(400, "Invalid request", detail, field="scheme")
         return PermutationResponse(scheme=data.scheme, orders=permute(data.options, data.scheme))
 

@@ -1,4 +1,4 @@
-"""Cleaning of one generated line, METHOD.md §1.1 step 1."""
+"""Cleaning of one generated line, docs/method.md §1.1 step 1."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Distractor generation, METHOD.md §2.1: wrong but plausible, or unrelated, answers."""
+"""Distractor generation, docs/method.md §2.1: wrong but plausible, or unrelated, answers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Builds a set of verified paraphrases in rounds, METHOD.md §1.1."""
+"""Builds a set of verified paraphrases in rounds, docs/method.md §1.1."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Option orders for the positional-bias protocol, METHOD.md §2.1."""
+"""Option orders for the positional-bias protocol, docs/method.md §2.1."""
 
 from __future__ import annotations
 

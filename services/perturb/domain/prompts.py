@@ -11,7 +11,7 @@ from shared.contracts.perturb import Tone
 PARAPHRASE_PROMPT_VERSION = "paraphrase-v4"
 DISTRACTOR_PROMPT_VERSION = "distractor-v1"
 
-#: METHOD.md §1.1: one is chosen at random for each plain candidate
+#: docs/method.md §1.1: one is chosen at random for each plain candidate
 HINTS: tuple[str, ...] = (
     "avoid repeating key nouns verbatim",
     "change clause order",

@@ -18,7 +18,7 @@ class GradeController(Controller):
     @post(
         "/grade",
         operation_id="gradeAnswers",
-        summary="Label answers correct / incorrect / not_attempted / invalid (METHOD §1.3)",
+        summary="Label answers correct / incorrect / not_attempted / invalid (docs/method.md §1.3)",
         status_code=200,
     )
     async def grade_answers(self, data: JSONBody[GradeRequest], state: State) -> GradeResponse:

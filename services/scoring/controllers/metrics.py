@@ -34,7 +34,10 @@ class MetricsController(Controller):
     @post(
         "/consistency",
         operation_id="computeConsistencyMetrics",
-        summary="Paraphrase-consistency metrics per model with bootstrap intervals (METHOD §1.4)",
+        summary=(
+            "Paraphrase-consistency metrics per model with bootstrap intervals"
+            " (docs/method.md §1.4)"
+        ),
         status_code=200,
     )
     async def consistency_metrics(self, data: JSONBody[ConsistencyRequest]) -> ConsistencyResponse:
@@ -45,7 +48,7 @@ class MetricsController(Controller):
     @post(
         "/position-bias",
         operation_id="computePositionBiasMetrics",
-        summary="Positional-bias metrics per model and condition (METHOD §2.2)",
+        summary="Positional-bias metrics per model and condition (docs/method.md §2.2)",
         status_code=200,
     )
     async def position_bias_metrics(

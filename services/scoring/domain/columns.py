@@ -15,7 +15,7 @@ IntArray = NDArray[np.int64]
 
 LABELS: tuple[Label, ...] = ("correct", "incorrect", "not_attempted", "invalid")
 CORRECT, INCORRECT, NOT_ATTEMPTED, INVALID = range(4)
-#: labels that count in p_c (METHOD §1.4); their codes are also the tie-break order
+#: labels that count in p_c (docs/method.md §1.4); their codes are also the tie-break order
 VALID_LABELS = 3
 LABEL_CODES: dict[str, int] = {label: code for code, label in enumerate(LABELS)}
 

@@ -1,4 +1,4 @@
-"""Per-model paraphrase-consistency metrics of METHOD.md §1.4 with 95% bootstrap intervals
+"""Per-model paraphrase-consistency metrics of docs/method.md §1.4 with 95% bootstrap intervals
 over questions, plus the per-slot accuracy range, flips by paraphrase kind/tone, counts and the
 per-question rows. The per-question values come from :mod:`.questions` and :mod:`.values`."""
 
@@ -385,7 +385,7 @@ def _with_breakdowns(
 def consistency_metrics(
     columns: ConsistencyColumns, options: ConsistencyOptions
 ) -> ConsistencyResponse:
-    """Every METHOD §1.4 metric per model, with counts and 95% bootstrap intervals."""
+    """Every docs/method.md §1.4 metric per model, with counts and 95% bootstrap intervals."""
     table = question_table(columns, options.drop_majority_ties)
     label_matrices = metric_matrices(table, options.strict_threshold)
     values = value_table(columns, table)

@@ -1,4 +1,4 @@
-"""``grade``: one label per answer (METHOD.md §1.3), dispatching on task and grader."""
+"""``grade``: one label per answer (docs/method.md §1.3), dispatching on task and grader."""
 
 from __future__ import annotations
 
@@ -76,8 +76,8 @@ async def grade_with_judges(request: GradeRequest, judges: Judges) -> list[Grade
         if model in request.judge_models[:index]:
             detail = f"judge {model!r} is named twice: each judge votes once"
             raise ProblemError(422, "Judge named twice", detail, field=f"judge_models[{index}]")
-    # an answer without a single word is invalid (METHOD §1.3), as the reference grader says:
-    # no judge is asked about it
+    # an answer without a single word is invalid (docs/method.md §1.3), as the reference grader
+    # says: no judge is asked about it
     judged = [
         index for index, item in enumerate(request.items) if normalize_factual(item.answer_text)
     ]

@@ -1,4 +1,4 @@
-"""Maths grading (METHOD.md §1.3): the final answer (last ``\\boxed{}``, else the last
+"""Maths grading (docs/method.md §1.3): the final answer (last ``\\boxed{}``, else the last
 number/expression) compared symbolically/numerically with the gold answer by math-verify, with a
 sympy/value comparison where math-verify cannot parse either side.
 

@@ -1,4 +1,4 @@
-"""Positional-bias metrics of METHOD.md §2.2, vectorised with numpy.
+"""Positional-bias metrics of docs/method.md §2.2, vectorised with numpy.
 
 Unit: one (model, condition, item). Its passes are told apart by where the correct option stood:
 pass 1 has it at A, pass 2 at B (k options: one pass per cyclic permutation). A complete pair

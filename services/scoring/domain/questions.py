@@ -1,4 +1,4 @@
-"""Per-question values of METHOD.md §1.4, vectorised with numpy.
+"""Per-question values of docs/method.md §1.4, vectorised with numpy.
 
 Unit: one (question, model). o = label of the original (variant 0), p_c = share of the valid
 paraphrase labels equal to c. ``invalid`` answers are left out of p_c and k and counted; a question
@@ -85,7 +85,7 @@ class Questions:
 
 
 def normalize_entropy(entropy: FloatArray, k: IntArray) -> FloatArray:
-    """entropy / ln k, 0 when k ≤ 1 (METHOD §1.4: divided by ln k as the study did)."""
+    """entropy / ln k, 0 when k ≤ 1 (docs/method.md §1.4: divided by ln k as the study did)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(k > 1, entropy / np.log(np.maximum(k, 2)), 0.0)
 

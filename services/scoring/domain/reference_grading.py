@@ -1,4 +1,4 @@
-"""Answer grading of METHOD.md §1.3 and §2.1: the offline reference grader for factual answers,
+"""Answer grading of docs/method.md §1.3 and §2.1: the offline reference grader for factual answers,
 strict option-letter parsing for choice items, and the parsing of LLM-judge verdicts.
 Maths grading (math-verify) is in :mod:`services.scoring.domain.math_grading`."""
 
@@ -105,7 +105,7 @@ def _reference_verdict(item: GradeItem, f1_threshold: float) -> tuple[Label, str
 
 
 def grade_choice(item: GradeItem) -> GradeResult:
-    """Strict option letter (METHOD §2.1); anything else is ``invalid``."""
+    """Strict option letter (docs/method.md §2.1); anything else is ``invalid``."""
     n_options = len(item.options) if item.options else 26
     letter = parse_choice_letter(item.answer_text, n_options)
     if letter is None:

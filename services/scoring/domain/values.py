@@ -1,4 +1,4 @@
-"""Value-level consistency (METHOD.md §1.4 "for maths the same formulas also run on the
+"""Value-level consistency (docs/method.md §1.4 "for maths the same formulas also run on the
 normalised answer values"): per question, the agreement among the paraphrases' answer values."""
 
 from __future__ import annotations

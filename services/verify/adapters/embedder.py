@@ -1,4 +1,4 @@
-"""all-MiniLM-L6-v2 (int8 ONNX) sentence embeddings without torch, as MODELS.md describes.
+"""all-MiniLM-L6-v2 (int8 ONNX) sentence embeddings without torch, as docs/models.md describes.
 
 Loaded once, lazily, on first use; inference runs in one worker thread, off the event loop.
 """

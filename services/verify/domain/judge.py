@@ -1,4 +1,4 @@
-"""LLM-judge stage (docs: METHOD §1.1): one-token YES/NO at temperature 0, both orders; the
+"""LLM-judge stage (docs/method.md §1.1): one-token YES/NO at temperature 0, both orders; the
 mean P(YES) over the orders is held to the route's threshold."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class JudgeOutcome:
         return sum(value for value in values if value is not None) / len(values)
 
     def passes(self, threshold: float) -> bool:
-        """METHOD §1.1: the mean P(YES) is at least ``threshold`` where the backend gives
+        """docs/method.md §1.1: the mean P(YES) is at least ``threshold`` where the backend gives
         logprobs; else every reply starts with "Y"."""
         if self.error is not None:
             return False

@@ -1,4 +1,4 @@
-"""Lexical-overlap filter, METHOD.md §1.1 step 2."""
+"""Lexical-overlap filter, docs/method.md §1.1 step 2."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ class JudgePrompt:
     system: str
 
 
-# METHOD §1.1's criteria, each named: intent and meaning, constraints, sentiment and
+# docs/method.md §1.1's criteria, each named: intent and meaning, constraints, sentiment and
 # assumptions, interchangeable and answerable the same way, no partial solution
 EQUIVALENCE = JudgePrompt(
     version="judge-v3",
@@ -34,8 +34,8 @@ EQUIVALENCE = JudgePrompt(
     ),
 )
 
-# the audit's second question (METHOD §1.4): worded apart from the first, about answers rather
-# than meaning, so that a paraphrase must pass two different readings
+# the audit's second question (docs/method.md §1.4): worded apart from the first, about answers
+# rather than meaning, so that a paraphrase must pass two different readings
 AUDIT = JudgePrompt(
     version="audit-v1",
     system=(

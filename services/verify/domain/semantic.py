@@ -1,4 +1,4 @@
-"""Entailment stage, METHOD.md §1.1 step 3: NLI where configured, else embedding cosine."""
+"""Entailment stage, docs/method.md §1.1 step 3: NLI where configured, else embedding cosine."""
 
 from __future__ import annotations
 

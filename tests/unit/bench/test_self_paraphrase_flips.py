@@ -1,5 +1,5 @@
 """The self-paraphrase bench's flip rates: measured chunk by chunk through the evaluator, kept in
-a record across runs, computed with the scoring service's METHOD §1.4 code."""
+a record across runs, computed with the scoring service's docs/method.md §1.4 code."""
 
 from __future__ import annotations
 

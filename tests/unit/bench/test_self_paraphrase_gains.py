@@ -66,7 +66,7 @@ def test_a_failed_request_is_counted_not_graded(capsys: pytest.CaptureFixture[st
     print_table([plain, vote], args, wall_s=1.0)
     printed = capsys.readouterr().out
     line = next(line for line in printed.splitlines() if "paraphrase-vote" in line)
-    # METHOD §1.4: a report says how majority ties were treated
+    # docs/method.md §1.4: a report says how majority ties were treated
     assert "majority ties kept, broken towards correct" in printed
     # n, accuracy, ... latency mean and p50 over the 3 answered, and 1 error
     assert line.split()[2:4] == ["3", "1.00"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import json
 import time
@@ -20,8 +21,10 @@ from services.evaluator.domain.datasets import (
     parse_dataset,
     sample_items,
 )
+from services.evaluator.samples import build as samples_build
 
-DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
+#: the first records of each public benchmark file, unchanged (sources and licences: its README)
+BENCHMARKS = Path(__file__).resolve().parents[2] / "data" / "benchmarks"
 
 
 async def chunked(data: bytes, size: int = 7) -> AsyncIterator[bytes]:
@@ -118,19 +121,18 @@ async def test_empty_upload_is_invalid() -> None:
 @pytest.mark.parametrize(
     ("relative", "fmt", "task", "count"),
     [
-        ("gsm8k/test.jsonl", "jsonl", "math", 1319),
-        ("simpleqa/simple_qa_test_set.csv", "csv", "factual", 4326),
-        ("truthfulqa/TruthfulQA.csv", "csv", "factual", 817),
-        ("math500/MATH_500_test.csv", "csv", "math", 500),
-        ("mmlu/test/anatomy_test.csv", "mmlu", "choice", 135),
-        ("squad_it/SQuAD_it-test.json", "squad", "factual", 7609),
+        ("gsm8k_test_head.jsonl", "jsonl", "math", 12),
+        ("simpleqa_head.csv", "csv", "factual", 12),
+        ("truthfulqa_head.csv", "csv", "factual", 12),
+        ("math500_head.csv", "csv", "math", 12),
+        ("mmlu_anatomy_head.csv", "mmlu", "choice", 12),
+        ("squad_it_head.json", "squad", "factual", 10),
     ],
 )
-async def test_full_benchmark_files_import(relative: str, fmt: str, task: str, count: int) -> None:
-    path = DATA / relative
-    if not path.exists():
-        pytest.skip(f"{path} not present")
-    items = await parse_dataset(chunked(path.read_bytes(), 65536), fmt, task, FieldMapping())  # type: ignore[arg-type]
+async def test_benchmark_files_import(relative: str, fmt: str, task: str, count: int) -> None:
+    path = BENCHMARKS / relative
+    # chunks of an odd size split records and multi-byte characters across reads
+    items = await parse_dataset(chunked(path.read_bytes(), 97), fmt, task, FieldMapping())  # type: ignore[arg-type]
     assert len(items) == count
     first = items[0]
     assert first.question
@@ -142,6 +144,27 @@ async def test_full_benchmark_files_import(relative: str, fmt: str, task: str, c
         assert first.answer
     else:
         assert first.answers or first.answer
+
+
+@pytest.mark.parametrize(
+    ("relative", "fmt", "task", "sample"),
+    [
+        ("gsm8k_test_head.jsonl", "jsonl", "math", "gsm8k"),
+        ("simpleqa_head.csv", "csv", "factual", "simpleqa"),
+        ("truthfulqa_head.csv", "csv", "factual", "truthfulqa"),
+        ("math500_head.csv", "csv", "math", "math500"),
+        ("squad_it_head.json", "squad", "factual", "squad_it"),
+    ],
+)
+async def test_the_samples_begin_with_the_benchmark_files(
+    relative: str, fmt: str, task: str, sample: str
+) -> None:
+    data = (BENCHMARKS / relative).read_bytes()
+    items = await parse_dataset(chunked(data, 4096), fmt, task, FieldMapping())  # type: ignore[arg-type]
+    bundled = sample_items(sample)[: len(items)]
+    assert [(i.question, i.answer, i.answers) for i in items] == [
+        (i.question, i.answer, i.answers) for i in bundled
+    ]
 
 
 def test_samples_are_small_and_licensed() -> None:
@@ -423,3 +446,39 @@ async def test_option_columns_need_two_from_a_on_and_a_text_list_follows_the_sep
     assert split.options == ["x", "y"]
     [one] = await parse(json.dumps({"question": "q?", "options": "x; y"}), list_separator="|")
     assert one.options is None  # one option is no choice: the text is not taken
+
+
+def test_the_sample_builder_reads_a_source_directory(tmp_path: Path) -> None:
+    layout = {
+        "gsm8k/test.jsonl": "gsm8k_test_head.jsonl",
+        "simpleqa/simple_qa_test_set.csv": "simpleqa_head.csv",
+        "truthfulqa/TruthfulQA.csv": "truthfulqa_head.csv",
+        "math500/MATH_500_test.csv": "math500_head.csv",
+        "mmlu/test/anatomy_test.csv": "mmlu_anatomy_head.csv",
+        "squad_it/SQuAD_it-test.json": "squad_it_head.json",
+    }
+    for target, excerpt in layout.items():
+        (tmp_path / target).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / target).write_bytes((BENCHMARKS / excerpt).read_bytes())
+    built = asyncio.run(samples_build.build(tmp_path))
+    assert {name: len(items) for name, items in built.items()} == {
+        "gsm8k": 12,
+        "simpleqa": 12,
+        "truthfulqa": 12,
+        "math500": 12,
+        "mmlu": 2,
+        "squad_it": 10,
+    }
+    assert [item.id for item in built["mmlu"]] == ["mmlu_anatomy_0", "mmlu_anatomy_1"]
+    assert built["gsm8k"][0] == sample_items("gsm8k")[0]
+
+
+def test_the_sample_builder_names_what_a_source_lacks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "gsm8k").mkdir()
+    (tmp_path / "gsm8k" / "test.jsonl").write_text("")
+    with pytest.raises(SystemExit) as stopped:
+        samples_build.main([str(tmp_path)])
+    assert stopped.value.code == 2
+    assert "simpleqa/simple_qa_test_set.csv" in capsys.readouterr().err

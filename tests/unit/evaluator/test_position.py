@@ -1,4 +1,4 @@
-"""The positional-bias protocol's reading of replies and its mitigations (METHOD §2.1, §2.3)."""
+"""The positional-bias protocol's reading of replies and its mitigations (method §2.1, §2.3)."""
 
 from __future__ import annotations
 

@@ -57,7 +57,7 @@ def test_unparseable_and_failed_answers() -> None:
     assert majority.agreement is None  # one readable answer agrees with itself: no share
     assert majority_of([answer(0, None, None, status="failed")]).agreement is None
     disagreeing = [*answers, answer(3, "41", "41")]
-    assert majority_of(disagreeing).agreement == 1 / 2  # of the readable answers (METHOD §1.4)
+    assert majority_of(disagreeing).agreement == 1 / 2  # of the readable answers (method §1.4)
 
 
 def test_gold_by_task() -> None:

@@ -1,6 +1,6 @@
-"""The round logic of METHOD §1.1 with a stand-in gateway and verify service: several candidates
-a generator call, verified as each call answers, a round stopped once the set is full, and the
-reasons of a round's rejections told to the next round."""
+"""The round logic of docs/method.md §1.1 with a stand-in gateway and verify service: several
+candidates a generator call, verified as each call answers, a round stopped once the set is
+full, and the reasons of a round's rejections told to the next round."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from shared.contracts.scoring import (
     ReportVariant,
 )
 
-DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "fixtures"
+DATA = Path(__file__).resolve().parents[2] / "data"
 HOSTILE = '<script>document.title="pwned"</script><img src=x onerror="alert(1)">'
 MODELS = {"qwen2.5-1.5b": 0.8, "qwen2.5-0.5b": 0.5, f"evil{HOSTILE}": 0.3}
 WORDINGS = [

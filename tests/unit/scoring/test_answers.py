@@ -174,7 +174,7 @@ def test_equal_rationals_share_one_value(value) -> None:  # type: ignore[no-unty
         ("", 2, None),
         ("à", 2, None),
         ("«B»", 2, "B"),  # quotation marks are punctuation
-        ("$A$", 2, None),  # symbols are not trimmed (METHOD §2.1: white space and punctuation)
+        ("$A$", 2, None),  # symbols are not trimmed (method §2.1: white space and punctuation)
         ("+A", 2, None),
     ],
 )

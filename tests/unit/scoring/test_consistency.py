@@ -1,4 +1,4 @@
-"""Hand-computed examples for every METHOD §1.4 metric, ties, k = 1 and the exclusions."""
+"""Hand-computed examples for every docs/method.md §1.4 metric, ties, k = 1 and the exclusions."""
 
 from __future__ import annotations
 

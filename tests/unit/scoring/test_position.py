@@ -1,4 +1,4 @@
-"""Hand-computed positional-bias examples (METHOD §2.2): pairs, invalid replies, k options."""
+"""Hand-computed positional-bias examples (method §2.2): pairs, invalid replies, k options."""
 
 from __future__ import annotations
 

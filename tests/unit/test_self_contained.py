@@ -1,0 +1,73 @@
+"""The repository stands alone: no tracked file reads or cites anything outside the checkout."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: written in pieces so that this file does not match itself
+OUTSIDE = [
+    re.compile(r"\.\./" + r"shared\b"),  # the team's folder beside the checkout
+    re.compile(r"parents\[\d\]\.parent\b"),  # a path built above the repository root
+    re.compile(r"REPO\.parent\b"),
+    re.compile(r"(?<![\w.])/" + r"work/"),  # this machine's checkout location
+    # documents that lived beside the checkout; the repository's own are docs/*.md
+    re.compile(r"\b(?:METHOD|ARCHITECTURE|MODELS)\.md\b"),
+]
+BINARY_SUFFIXES = {".png", ".gguf", ".onnx", ".sqlite3", ".ico", ".woff2"}
+
+
+def tracked_files() -> list[Path]:
+    try:
+        listing = subprocess.run(
+            ["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True, text=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    return [REPO / name for name in listing.split("\0") if name]
+
+
+def outside_references(text: str) -> list[tuple[int, str]]:
+    return [
+        (number, line.strip())
+        for number, line in enumerate(text.splitlines(), start=1)
+        if any(pattern.search(line) for pattern in OUTSIDE)
+    ]
+
+
+def test_no_tracked_file_refers_outside_the_repository() -> None:
+    this_file = Path(__file__).resolve()
+    found = []
+    for path in tracked_files():
+        if path == this_file or path.suffix in BINARY_SUFFIXES or not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        found += [f"{path.relative_to(REPO)}:{n}: {line}" for n, line in outside_references(text)]
+    assert not found, "references outside the repository:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'DATA = HERE.parents[2].parent / "shared" / "data"',
+        "Read ../shared/docs/METHOD.md first",
+        "see METHOD.md §1.4",
+        'FIXTURES = REPO.parent / "shared"',
+        "cd /work/main && make",
+    ],
+)
+def test_the_check_catches_each_kind(line: str) -> None:
+    assert outside_references(line) == [(1, line)]
+
+
+def test_the_check_lets_the_repositorys_own_paths_pass() -> None:
+    text = 'DATA = Path(__file__).resolve().parents[2] / "data"\nsee docs/method.md §1.4'
+    assert outside_references(text) == []
