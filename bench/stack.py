@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from shared.settings import SERVICE_NAMES
+from steadfast.shared.settings import SERVICE_NAMES
 from steadfast.supervisor import Supervisor, service_ports
 
 

@@ -9,5 +9,5 @@ case "$service" in
   verify) port=${port:-8003} ;; scoring) port=${port:-8004} ;;
   *) echo "unknown service: $service" >&2; exit 2 ;;
 esac
-exec uvicorn --factory "services.${service}.app:create_app" --host 0.0.0.0 --port "$port" \
+exec uvicorn --factory "steadfast.services.${service}.app:create_app" --host 0.0.0.0 --port "$port" \
   --no-access-log --timeout-graceful-shutdown 10

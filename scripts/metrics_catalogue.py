@@ -42,10 +42,10 @@ def registered() -> list[dict[str, Any]]:
     from litestar.testing import TestClient
     from prometheus_client import REGISTRY
 
-    from shared.settings import SERVICE_NAMES
+    from steadfast.shared.settings import SERVICE_NAMES
 
     for service in SERVICE_NAMES:
-        app = importlib.import_module(f"services.{service}.app").create_app()
+        app = importlib.import_module(f"steadfast.services.{service}.app").create_app()
         with TestClient(app) as client:
             client.get("/healthz")  # the HTTP metrics are made on the first request
     found = []

@@ -1,4 +1,6 @@
 """Code every Steadfast service uses: contracts, settings, HTTP client, logging, metrics,
 database."""
 
-__version__ = "0.1.0"
+from steadfast import __version__
+
+__all__ = ["__version__"]

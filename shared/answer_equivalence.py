@@ -21,13 +21,18 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Protocol
 
-from shared.answers import ABSTENTION_KEY, factual_tokens, is_abstention, normalize_factual
-from shared.contracts.calibration import METHOD_DEFAULT_THRESHOLD
-from shared.contracts.gateway import ChatMessage, GenerateRequest
-from shared.judging import p_yes_from, reply_verdict
-from shared.language import detect_language
-from shared.metering import ModelCaller
-from shared.quantities import Mention, mentions
+from steadfast.shared.answers import (
+    ABSTENTION_KEY,
+    factual_tokens,
+    is_abstention,
+    normalize_factual,
+)
+from steadfast.shared.contracts.calibration import METHOD_DEFAULT_THRESHOLD
+from steadfast.shared.contracts.gateway import ChatMessage, GenerateRequest
+from steadfast.shared.judging import p_yes_from, reply_verdict
+from steadfast.shared.language import detect_language
+from steadfast.shared.metering import ModelCaller
+from steadfast.shared.quantities import Mention, mentions
 
 ANSWERS_PROMPT_VERSION = "answers-v1"
 #: distinct answers the semantic steps compare; the rest keep their normalised text (a cap on

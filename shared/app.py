@@ -18,16 +18,16 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, Reference, SecurityScheme
 from litestar.types import ControllerRouterHandler
 
-from shared import __version__
-from shared.contracts.base import HealthStatus, Problem, ReadinessStatus
-from shared.db import Database, resolve_database_url
-from shared.http_client import ServiceClient, close_session
-from shared.logging import configure_logging
-from shared.metrics import MetricsController, http_metrics_config, record_build_info
-from shared.middleware import request_id_middleware
-from shared.problems import EXCEPTION_HANDLERS, document_problems, problem_response
-from shared.settings import ServiceSettings
-from shared.strict_body import StrictBodyRequest
+from steadfast.shared import __version__
+from steadfast.shared.contracts.base import HealthStatus, Problem, ReadinessStatus
+from steadfast.shared.db import Database, resolve_database_url
+from steadfast.shared.http_client import ServiceClient, close_session
+from steadfast.shared.logging import configure_logging
+from steadfast.shared.metrics import MetricsController, http_metrics_config, record_build_info
+from steadfast.shared.middleware import request_id_middleware
+from steadfast.shared.problems import EXCEPTION_HANDLERS, document_problems, problem_response
+from steadfast.shared.settings import ServiceSettings
+from steadfast.shared.strict_body import StrictBodyRequest
 
 logger = logging.getLogger(__name__)
 

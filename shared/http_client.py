@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 import aiohttp
 import msgspec
 
-from shared.contracts.base import Problem
-from shared.request_context import REQUEST_ID_HEADER, current_request_id
-from shared.tolerant_reader import decode_response
+from steadfast.shared.contracts.base import Problem
+from steadfast.shared.request_context import REQUEST_ID_HEADER, current_request_id
+from steadfast.shared.tolerant_reader import decode_response
 
 T = TypeVar("T")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from shared.contracts.gateway import TokenAlternative
+from steadfast.shared.contracts.gateway import TokenAlternative
 
 
 def reply_verdict(reply: str) -> Literal["yes", "no"]:

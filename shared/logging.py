@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from shared.request_context import current_request_id
+from steadfast.shared.request_context import current_request_id
 
 _RESERVED = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime"}
 

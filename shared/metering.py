@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from shared.contracts.gateway import GenerateRequest, GenerateResponse, ModelCalls, Usage
+from steadfast.shared.contracts.gateway import GenerateRequest, GenerateResponse, ModelCalls, Usage
 
 
 class ModelCaller(Protocol):

@@ -7,7 +7,7 @@ import platform
 from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
 from prometheus_client import Gauge
 
-from shared import __version__
+from steadfast.shared import __version__
 
 BUILD_INFO = Gauge(
     "steadfast_build_info",

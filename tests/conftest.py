@@ -25,7 +25,7 @@ async def _shared_http_session_closed() -> AsyncIterator[None]:
     """Async tests share one event loop and, through it, shared.http_client's pooled session;
     close it when the tests end (left to the interpreter's exit, aiohttp warns of it unclosed)."""
     yield
-    from shared.http_client import close_session
+    from steadfast.shared.http_client import close_session
 
     await close_session()
 

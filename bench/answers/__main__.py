@@ -25,10 +25,15 @@ from pathlib import Path
 import msgspec
 
 from bench.stack import local_services
-from shared.answer_equivalence import ANSWERS_PROMPT_VERSION, STEPS, RouteJudge, cheap_decision
-from shared.clients.gateway import GatewayClient
-from shared.contracts.calibration import JudgeCalibration, ThresholdRates
-from shared.http_client import ServiceCallError, close_session
+from steadfast.shared.answer_equivalence import (
+    ANSWERS_PROMPT_VERSION,
+    STEPS,
+    RouteJudge,
+    cheap_decision,
+)
+from steadfast.shared.clients.gateway import GatewayClient
+from steadfast.shared.contracts.calibration import JudgeCalibration, ThresholdRates
+from steadfast.shared.http_client import ServiceCallError, close_session
 
 HERE = Path(__file__).resolve().parent
 PAIRS = HERE / "pairs.jsonl"

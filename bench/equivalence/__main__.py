@@ -33,12 +33,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.stack import local_services
-from shared.clients.gateway import GatewayClient
-from shared.clients.verify import VerifyClient
-from shared.contracts.base import Task
-from shared.contracts.calibration import JudgeThreshold
-from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyStages, VerifyThresholds
-from shared.http_client import close_session
+from steadfast.shared.clients.gateway import GatewayClient
+from steadfast.shared.clients.verify import VerifyClient
+from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.calibration import JudgeThreshold
+from steadfast.shared.contracts.verify import (
+    CandidateVerdict,
+    VerifyRequest,
+    VerifyStages,
+    VerifyThresholds,
+)
+from steadfast.shared.http_client import close_session
 
 HERE = Path(__file__).resolve().parent
 DATASETS = {"gsmplus": HERE / "gsmplus_pairs_dev.jsonl", "factual": HERE / "factual_pairs.jsonl"}

@@ -151,7 +151,8 @@ def gateway(port: int, upstream: str, data_dir: Path) -> AbstractContextManager[
         "STEADFAST_MODELS_FILE": str(routes),
         "STEADFAST_GATEWAY_PORT": str(port),
     }
-    command = [sys.executable, "-m", "uvicorn", "--factory", "services.gateway.app:create_app",
+    app = "steadfast.services.gateway.app:create_app"
+    command = [sys.executable, "-m", "uvicorn", "--factory", app,
                "--host", "127.0.0.1", "--port", str(port), "--no-access-log"]  # fmt: skip
     return process(command, f"http://127.0.0.1:{port}/readyz", PROXY_CORE, env=env)
 
@@ -289,11 +290,11 @@ async def local_tokens_per_second(
 ) -> dict[int, tuple[float, float]]:
     """Output tokens per second of ``n`` concurrent requests, for each ``n`` in ``levels``: per
     wall-clock second and per CPU second of this process (the model runs in it)."""
-    from services.gateway.adapters.backends import BackendContext, create_backend
-    from services.gateway.domain.gateway import ModelGateway
-    from services.gateway.domain.routes import BUILTIN_ROUTES
-    from services.gateway.settings import get_settings
-    from shared.contracts.gateway import ChatMessage, GenerateRequest
+    from steadfast.services.gateway.adapters.backends import BackendContext, create_backend
+    from steadfast.services.gateway.domain.gateway import ModelGateway
+    from steadfast.services.gateway.domain.routes import BUILTIN_ROUTES
+    from steadfast.services.gateway.settings import get_settings
+    from steadfast.shared.contracts.gateway import ChatMessage, GenerateRequest
 
     context = BackendContext(models_dir=get_settings().resolved_data_dir() / "models")
     route = msgspec.structs.replace(BUILTIN_ROUTES[route_name], threads=threads)

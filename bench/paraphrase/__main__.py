@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.stack import local_services
-from shared.clients.perturb import PerturbClient
-from shared.contracts.base import Task
-from shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
-from shared.contracts.verify import VerifyOptions
-from shared.http_client import close_session
+from steadfast.shared.clients.perturb import PerturbClient
+from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
+from steadfast.shared.contracts.verify import VerifyOptions
+from steadfast.shared.http_client import close_session
 
 SAMPLES = Path(__file__).resolve().parents[2] / "services" / "evaluator" / "samples"
 DATASETS: dict[str, tuple[str, Task]] = {

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from services.scoring.domain.columns import Coded
-from services.scoring.domain.consistency import (
+from steadfast.services.scoring.domain.columns import Coded
+from steadfast.services.scoring.domain.consistency import (
     METRIC_NAMES,
     ConsistencyColumns,
     columns_from_records,
@@ -31,8 +31,8 @@ from services.scoring.domain.consistency import (
     metric_matrices,
     question_table,
 )
-from services.scoring.domain.position import PositionColumns, position_bias_metrics
-from shared.contracts.scoring import (
+from steadfast.services.scoring.domain.position import PositionColumns, position_bias_metrics
+from steadfast.shared.contracts.scoring import (
     ConsistencyOptions,
     ConsistencyRecord,
     Label,

@@ -46,18 +46,22 @@ from bench.self_paraphrase.flips import (
 )
 from bench.self_paraphrase.items import PLAIN, STRATEGIES, Item, load_items, prompts_part
 from bench.stack import local_services
-from services.evaluator.domain.prompts import INSTRUCTIONS
-from services.gateway.domain.routes import BUILTIN_ROUTES
-from services.scoring.domain.bootstrap import model_rng, ratio_intervals
-from shared.clients.evaluator import EvaluatorClient
-from shared.clients.gateway import GatewayClient
-from shared.clients.scoring import ScoringClient
-from shared.contracts.base import Task
-from shared.contracts.gateway import ChatMessage, GenerateRequest
-from shared.contracts.proxy import SelfParaphraseRequest, SelfParaphraseResponse, StrategyOptions
-from shared.contracts.scoring import GradeItem, GradeRequest, Label
-from shared.http_client import ServiceCallError, ServiceClient, close_session
-from shared.settings import default_data_dir
+from steadfast.services.evaluator.domain.prompts import INSTRUCTIONS
+from steadfast.services.gateway.domain.routes import BUILTIN_ROUTES
+from steadfast.services.scoring.domain.bootstrap import model_rng, ratio_intervals
+from steadfast.shared.clients.evaluator import EvaluatorClient
+from steadfast.shared.clients.gateway import GatewayClient
+from steadfast.shared.clients.scoring import ScoringClient
+from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.gateway import ChatMessage, GenerateRequest
+from steadfast.shared.contracts.proxy import (
+    SelfParaphraseRequest,
+    SelfParaphraseResponse,
+    StrategyOptions,
+)
+from steadfast.shared.contracts.scoring import GradeItem, GradeRequest, Label
+from steadfast.shared.http_client import ServiceCallError, ServiceClient, close_session
+from steadfast.shared.settings import default_data_dir
 
 #: the whole stack: the evaluator computes the flip rate
 SERVICES = ("gateway", "perturb", "verify", "scoring", "evaluator")

@@ -26,20 +26,20 @@ from typing import Any
 import msgspec
 
 from bench.self_paraphrase.items import PLAIN, Item, model_name, prompts_part
-from services.scoring.domain.consistency import consistency_metrics
-from services.scoring.domain.questions import columns_from_records
-from shared.clients.evaluator import EvaluatorClient
-from shared.contracts.base import Task
-from shared.contracts.evaluator import (
+from steadfast.services.scoring.domain.consistency import consistency_metrics
+from steadfast.services.scoring.domain.questions import columns_from_records
+from steadfast.shared.clients.evaluator import EvaluatorClient
+from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.evaluator import (
     EvaluationCreate,
     EvaluationItem,
     InstructionRole,
     ItemResult,
     MetricSettings,
 )
-from shared.contracts.proxy import StrategyOptions
-from shared.contracts.scoring import ConsistencyOptions, ConsistencyRecord, Gold
-from shared.contracts.verify import VerifyOptions, VerifyStages
+from steadfast.shared.contracts.proxy import StrategyOptions
+from steadfast.shared.contracts.scoring import ConsistencyOptions, ConsistencyRecord, Gold
+from steadfast.shared.contracts.verify import VerifyOptions, VerifyStages
 
 #: the paraphrase sets' rule as named on the command line → its part of a record key: records
 #: before 2026-12-01's fix of perturb have none (their sets without toned paraphrases stopped at

@@ -6,9 +6,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.gateway.strategies.prompts import STRATEGY_PROMPT_VERSIONS
-from shared.contracts.base import Task
-from shared.contracts.scoring import Gold
+from steadfast.services.gateway.strategies.prompts import STRATEGY_PROMPT_VERSIONS
+from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.scoring import Gold
 
 REPO = Path(__file__).resolve().parents[2]
 #: 100-record normalised subsets of SimpleQA and GSM8K (sources and licences: its README)

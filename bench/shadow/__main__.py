@@ -69,7 +69,8 @@ def gateway(port: int, upstream: str, data_dir: Path, rate: float) -> Iterator[i
         "STEADFAST_GATEWAY_SHADOW_QUEUE": "1000",
         "STEADFAST_LOG_LEVEL": "WARNING",
     }
-    command = [sys.executable, "-m", "uvicorn", "--factory", "services.gateway.app:create_app",
+    app = "steadfast.services.gateway.app:create_app"
+    command = [sys.executable, "-m", "uvicorn", "--factory", app,
                "--host", "127.0.0.1", "--port", str(port), "--no-access-log"]  # fmt: skip
     with process(command, f"http://127.0.0.1:{port}/readyz", PROXY_CORE, env=env) as pid:
         yield pid

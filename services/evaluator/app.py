@@ -5,29 +5,32 @@ from __future__ import annotations
 from litestar import Litestar, Router
 from litestar.openapi.spec import SecurityScheme
 
-from services import evaluator as package
-from services.evaluator.adapters.api_keys import ApiKeyStore
-from services.evaluator.adapters.datasets import DatasetStore
-from services.evaluator.adapters.monitors import MonitorStore
-from services.evaluator.adapters.position_jobs import PositionJobStore
-from services.evaluator.adapters.repository import EvaluationStore
-from services.evaluator.adapters.upstream import HttpUpstream, Renderer
-from services.evaluator.auth import require_api_key
-from services.evaluator.controllers.datasets import DatasetController
-from services.evaluator.controllers.evaluations import EvaluateController, EvaluationController
-from services.evaluator.controllers.monitors import MonitorController
-from services.evaluator.controllers.position import PositionBiasController
-from services.evaluator.domain.engine import EngineSettings, JobEngine, JobRunner
-from services.evaluator.domain.evaluations import Evaluations
-from services.evaluator.domain.monitors import Monitors, MonitorScheduler
-from services.evaluator.domain.position import PositionUpstream
-from services.evaluator.domain.position_jobs import PositionJobRunner, PositionJobSettings
-from services.evaluator.metrics import PURGED
-from services.evaluator.settings import EvaluatorSettings, get_settings
-from shared.app import create_service_app
-from shared.backoff import Backoff
-from shared.db import Database
-from shared.retention import RetentionSweeper
+from steadfast.services import evaluator as package
+from steadfast.services.evaluator.adapters.api_keys import ApiKeyStore
+from steadfast.services.evaluator.adapters.datasets import DatasetStore
+from steadfast.services.evaluator.adapters.monitors import MonitorStore
+from steadfast.services.evaluator.adapters.position_jobs import PositionJobStore
+from steadfast.services.evaluator.adapters.repository import EvaluationStore
+from steadfast.services.evaluator.adapters.upstream import HttpUpstream, Renderer
+from steadfast.services.evaluator.auth import require_api_key
+from steadfast.services.evaluator.controllers.datasets import DatasetController
+from steadfast.services.evaluator.controllers.evaluations import (
+    EvaluateController,
+    EvaluationController,
+)
+from steadfast.services.evaluator.controllers.monitors import MonitorController
+from steadfast.services.evaluator.controllers.position import PositionBiasController
+from steadfast.services.evaluator.domain.engine import EngineSettings, JobEngine, JobRunner
+from steadfast.services.evaluator.domain.evaluations import Evaluations
+from steadfast.services.evaluator.domain.monitors import Monitors, MonitorScheduler
+from steadfast.services.evaluator.domain.position import PositionUpstream
+from steadfast.services.evaluator.domain.position_jobs import PositionJobRunner, PositionJobSettings
+from steadfast.services.evaluator.metrics import PURGED
+from steadfast.services.evaluator.settings import EvaluatorSettings, get_settings
+from steadfast.shared.app import create_service_app
+from steadfast.shared.backoff import Backoff
+from steadfast.shared.db import Database
+from steadfast.shared.retention import RetentionSweeper
 
 SERVICE = "evaluator"
 

@@ -9,9 +9,9 @@ from litestar.connection import ASGIConnection
 from litestar.exceptions import NotAuthorizedException
 from litestar.handlers.base import BaseRouteHandler
 
-from services.evaluator.adapters.api_keys import ApiKeyStore
-from services.evaluator.metrics import AUTH_REJECTIONS
-from services.evaluator.settings import EvaluatorSettings
+from steadfast.services.evaluator.adapters.api_keys import ApiKeyStore
+from steadfast.services.evaluator.metrics import AUTH_REJECTIONS
+from steadfast.services.evaluator.settings import EvaluatorSettings
 
 API_KEY_HEADER = "X-API-Key"
 

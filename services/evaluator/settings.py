@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.settings import ServiceSettings, load_settings
+from steadfast.shared.settings import ServiceSettings, load_settings
 
 
 class EvaluatorSettings(ServiceSettings, kw_only=True):

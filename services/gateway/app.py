@@ -4,27 +4,27 @@ from __future__ import annotations
 
 from litestar import Litestar
 
-from services import gateway as package
-from services.gateway.adapters.backends import BackendContext, create_backend
-from services.gateway.adapters.cache_repository import SqlResponseCache
-from services.gateway.adapters.calibration_repository import SqlCalibrationStore
-from services.gateway.adapters.shadow_repository import SqlDisagreementStore
-from services.gateway.controllers.calibrations import CalibrationController
-from services.gateway.controllers.generate import GenerateController
-from services.gateway.controllers.proxy import ChatCompletionsController, StreamTiming
-from services.gateway.controllers.self_paraphrase import SelfParaphraseController
-from services.gateway.controllers.shadow import ShadowController
-from services.gateway.domain.calibration import JudgeCalibrations
-from services.gateway.domain.gateway import ModelGateway
-from services.gateway.domain.routes import load_routes
-from services.gateway.metrics import CACHE_PURGED, SHADOW_PURGED
-from services.gateway.settings import GatewaySettings, get_settings
-from services.gateway.strategies.grouping import AnswerGrouper
-from services.gateway.strategies.service import SelfParaphraseService
-from services.gateway.strategies.shadow import ShadowChecker, ShadowSettings
-from shared.app import create_service_app
-from shared.clients.perturb import PerturbClient
-from shared.retention import RetentionSweeper
+from steadfast.services import gateway as package
+from steadfast.services.gateway.adapters.backends import BackendContext, create_backend
+from steadfast.services.gateway.adapters.cache_repository import SqlResponseCache
+from steadfast.services.gateway.adapters.calibration_repository import SqlCalibrationStore
+from steadfast.services.gateway.adapters.shadow_repository import SqlDisagreementStore
+from steadfast.services.gateway.controllers.calibrations import CalibrationController
+from steadfast.services.gateway.controllers.generate import GenerateController
+from steadfast.services.gateway.controllers.proxy import ChatCompletionsController, StreamTiming
+from steadfast.services.gateway.controllers.self_paraphrase import SelfParaphraseController
+from steadfast.services.gateway.controllers.shadow import ShadowController
+from steadfast.services.gateway.domain.calibration import JudgeCalibrations
+from steadfast.services.gateway.domain.gateway import ModelGateway
+from steadfast.services.gateway.domain.routes import load_routes
+from steadfast.services.gateway.metrics import CACHE_PURGED, SHADOW_PURGED
+from steadfast.services.gateway.settings import GatewaySettings, get_settings
+from steadfast.services.gateway.strategies.grouping import AnswerGrouper
+from steadfast.services.gateway.strategies.service import SelfParaphraseService
+from steadfast.services.gateway.strategies.shadow import ShadowChecker, ShadowSettings
+from steadfast.shared.app import create_service_app
+from steadfast.shared.clients.perturb import PerturbClient
+from steadfast.shared.retention import RetentionSweeper
 
 SERVICE = "gateway"
 
@@ -44,7 +44,9 @@ def shadow_settings(settings: GatewaySettings) -> ShadowSettings:
 def create_app(settings: GatewaySettings | None = None) -> Litestar:
     settings = settings or get_settings()
     # a broken routes file raises RoutesFileError here, naming the route and key: no start-up
-    context = BackendContext(models_dir=settings.resolved_data_dir() / "models")
+    context = BackendContext(
+        models_dir=settings.resolved_data_dir() / "models", local_threads=settings.local_threads
+    )
     gateway = ModelGateway(
         load_routes(settings.models_file),
         backend_factory=lambda route: create_backend(route, context),

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from litestar import Litestar
 
-from services import perturb as package
-from services.perturb.controllers.perturb import PerturbController
-from services.perturb.domain.distractors import DistractorWriter
-from services.perturb.domain.paraphrasing import ParaphraseBuilder
-from services.perturb.settings import PerturbSettings, get_settings
-from shared.app import create_service_app
-from shared.clients.gateway import GatewayClient
-from shared.clients.verify import VerifyClient
+from steadfast.services import perturb as package
+from steadfast.services.perturb.controllers.perturb import PerturbController
+from steadfast.services.perturb.domain.distractors import DistractorWriter
+from steadfast.services.perturb.domain.paraphrasing import ParaphraseBuilder
+from steadfast.services.perturb.settings import PerturbSettings, get_settings
+from steadfast.shared.app import create_service_app
+from steadfast.shared.clients.gateway import GatewayClient
+from steadfast.shared.clients.verify import VerifyClient
 
 SERVICE = "perturb"
 

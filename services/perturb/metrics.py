@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Histogram
 
-from shared.contracts.perturb import ParaphraseResponse
+from steadfast.shared.contracts.perturb import ParaphraseResponse
 
 PARAPHRASE_SETS = Counter(
     "steadfast_paraphrase_sets_total",

@@ -6,15 +6,15 @@ import asyncio
 
 from litestar import Litestar
 
-from services import scoring as package
-from services.scoring.adapters.judges import GatewayJudges
-from services.scoring.adapters.math_pool import MathPool
-from services.scoring.controllers.grading import GradeController
-from services.scoring.controllers.metrics import MetricsController
-from services.scoring.controllers.reports import ReportController
-from services.scoring.settings import ScoringSettings, get_settings
-from shared.app import create_service_app
-from shared.clients.gateway import GatewayClient
+from steadfast.services import scoring as package
+from steadfast.services.scoring.adapters.judges import GatewayJudges
+from steadfast.services.scoring.adapters.math_pool import MathPool
+from steadfast.services.scoring.controllers.grading import GradeController
+from steadfast.services.scoring.controllers.metrics import MetricsController
+from steadfast.services.scoring.controllers.reports import ReportController
+from steadfast.services.scoring.settings import ScoringSettings, get_settings
+from steadfast.shared.app import create_service_app
+from steadfast.shared.clients.gateway import GatewayClient
 
 SERVICE = "scoring"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter
 
-from shared.contracts.scoring import GradeRequest, GradeResponse
+from steadfast.shared.contracts.scoring import GradeRequest, GradeResponse
 
 ANSWERS_GRADED = Counter(
     "steadfast_scoring_answers_graded_total",

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from litestar import Litestar
 
-from services import verify as package
-from services.verify.adapters.embedder import MiniLMEmbedder
-from services.verify.adapters.nli import NliEndpoint
-from services.verify.adapters.thresholds import GatewayThresholds
-from services.verify.controllers.verify import VerifyController
-from services.verify.settings import VerifyServiceSettings, get_settings
-from shared.app import create_service_app
-from shared.clients.gateway import GatewayClient
+from steadfast.services import verify as package
+from steadfast.services.verify.adapters.embedder import MiniLMEmbedder
+from steadfast.services.verify.adapters.nli import NliEndpoint
+from steadfast.services.verify.adapters.thresholds import GatewayThresholds
+from steadfast.services.verify.controllers.verify import VerifyController
+from steadfast.services.verify.settings import VerifyServiceSettings, get_settings
+from steadfast.shared.app import create_service_app
+from steadfast.shared.clients.gateway import GatewayClient
 
 SERVICE = "verify"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter
 
-from shared.contracts.verify import VerifyResponse
+from steadfast.shared.contracts.verify import VerifyResponse
 
 VERIFIED_CANDIDATES = Counter(
     "steadfast_verify_candidates_total",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from shared.settings import ServiceSettings, load_settings
+from steadfast.shared.settings import ServiceSettings, load_settings
 
 
 class VerifyServiceSettings(ServiceSettings, kw_only=True):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.contracts.evaluator import (
+from steadfast.shared.contracts.evaluator import (
     DatasetInfo,
     DatasetList,
     EvaluateRequest,
@@ -15,7 +15,7 @@ from shared.contracts.evaluator import (
     ItemPage,
     ReportFormat,
 )
-from shared.contracts.monitors import (
+from steadfast.shared.contracts.monitors import (
     Monitor,
     MonitorCreate,
     MonitorMetric,
@@ -24,8 +24,12 @@ from shared.contracts.monitors import (
     MonitorSeries,
     MonitorUpdate,
 )
-from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation, PositionBiasJob
-from shared.http_client import ServiceClient
+from steadfast.shared.contracts.position import (
+    PositionBiasEvaluate,
+    PositionBiasEvaluation,
+    PositionBiasJob,
+)
+from steadfast.shared.http_client import ServiceClient
 
 
 class EvaluatorClient:

@@ -6,10 +6,10 @@ import asyncio
 import time
 from urllib.parse import quote
 
-from shared.batching import TickBatcher
-from shared.contracts.base import Problem, Task
-from shared.contracts.calibration import JudgeCalibration, JudgeThreshold
-from shared.contracts.gateway import (
+from steadfast.shared.batching import TickBatcher
+from steadfast.shared.contracts.base import Problem, Task
+from steadfast.shared.contracts.calibration import JudgeCalibration, JudgeThreshold
+from steadfast.shared.contracts.gateway import (
     GenerateBatchItem,
     GenerateBatchRequest,
     GenerateBatchResponse,
@@ -17,7 +17,7 @@ from shared.contracts.gateway import (
     GenerateResponse,
     ModelList,
 )
-from shared.http_client import ServiceCallError, ServiceClient
+from steadfast.shared.http_client import ServiceCallError, ServiceClient
 
 Outcome = GenerateResponse | ServiceCallError
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.contracts.perturb import (
+from steadfast.shared.contracts.perturb import (
     DistractorRequest,
     DistractorResponse,
     ParaphraseBatchRequest,
@@ -12,7 +12,7 @@ from shared.contracts.perturb import (
     PermutationRequest,
     PermutationResponse,
 )
-from shared.http_client import ServiceClient
+from steadfast.shared.http_client import ServiceClient
 
 
 class PerturbClient:

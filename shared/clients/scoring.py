@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.contracts.scoring import (
+from steadfast.shared.contracts.scoring import (
     ConsistencyRequest,
     ConsistencyResponse,
     GradeRequest,
@@ -11,7 +11,7 @@ from shared.contracts.scoring import (
     PositionBiasResponse,
     ReportRenderRequest,
 )
-from shared.http_client import ServiceClient
+from steadfast.shared.http_client import ServiceClient
 
 
 class ScoringClient:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from shared.contracts.verify import VerifyRequest, VerifyResponse
-from shared.http_client import ServiceClient
+from steadfast.shared.contracts.verify import VerifyRequest, VerifyResponse
+from steadfast.shared.http_client import ServiceClient
 
 
 class VerifyClient:

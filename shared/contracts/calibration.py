@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import Contract, RouteName, Task
+from steadfast.shared.contracts.base import Contract, RouteName, Task
 
 Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 Count = Annotated[int, msgspec.Meta(ge=0)]

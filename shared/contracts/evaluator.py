@@ -7,17 +7,24 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from shared.contracts.base import STORABLE_TEXT, Contract, RouteName, StoredCount, StoredSeed, Task
-from shared.contracts.calibration import JudgeThreshold
-from shared.contracts.gateway import ModelCalls
-from shared.contracts.perturb import (
+from steadfast.shared.contracts.base import (
+    STORABLE_TEXT,
+    Contract,
+    RouteName,
+    StoredCount,
+    StoredSeed,
+    Task,
+)
+from steadfast.shared.contracts.calibration import JudgeThreshold
+from steadfast.shared.contracts.gateway import ModelCalls
+from steadfast.shared.contracts.perturb import (
     MAX_GIVEN_PARAPHRASES,
     CandidateScores,
     GivenParaphraseIn,
     Provenance,
 )
-from shared.contracts.scoring import Label, Letter, MetricValue
-from shared.contracts.verify import Share, VerifyOptions
+from steadfast.shared.contracts.scoring import Label, Letter, MetricValue
+from steadfast.shared.contracts.verify import Share, VerifyOptions
 
 ModelName = RouteName
 Identifier = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=STORABLE_TEXT)]

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import MAX_STORED_INT, Contract, ModelSeed, Problem, Task
+from steadfast.shared.contracts.base import MAX_STORED_INT, Contract, ModelSeed, Problem, Task
 
 Role = Literal["system", "user", "assistant"]
 FinishReason = Literal["stop", "length", "content_filter", "error", "unknown"]

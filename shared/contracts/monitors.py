@@ -7,9 +7,9 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import Contract
-from shared.contracts.evaluator import EvaluationCreate
-from shared.contracts.position import PositionBiasEvaluate
+from steadfast.shared.contracts.base import Contract
+from steadfast.shared.contracts.evaluator import EvaluationCreate
+from steadfast.shared.contracts.position import PositionBiasEvaluate
 
 MonitorKind = Literal["consistency", "position-bias"]
 #: the values a monitor follows per model: docs/method.md §1.4 (consistency) and §2 (position bias)

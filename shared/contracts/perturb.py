@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import (
+from steadfast.shared.contracts.base import (
     MAX_ALSO_CORRECT,
     AnswerText,
     Contract,
@@ -15,9 +15,9 @@ from shared.contracts.base import (
     StoredSeed,
     Task,
 )
-from shared.contracts.calibration import JudgeThreshold
-from shared.contracts.gateway import ModelCalls
-from shared.contracts.verify import Share, Stage, VerifyOptions
+from steadfast.shared.contracts.calibration import JudgeThreshold
+from steadfast.shared.contracts.gateway import ModelCalls
+from steadfast.shared.contracts.verify import Share, Stage, VerifyOptions
 
 Kind = Literal["plain", "toned"]
 Tone = Literal["formal", "casual", "polite", "confident", "neutral", "supportive", "inquisitive"]

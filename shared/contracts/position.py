@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import (
+from steadfast.shared.contracts.base import (
     MAX_ALSO_CORRECT,
     STORABLE_TEXT,
     AnswerText,
@@ -15,8 +15,8 @@ from shared.contracts.base import (
     StoredCount,
     StoredSeed,
 )
-from shared.contracts.evaluator import Identifier, InstructionRole, ModelName
-from shared.contracts.scoring import Letter, MetricValue, ModelMetrics, PairCounts
+from steadfast.shared.contracts.evaluator import Identifier, InstructionRole, ModelName
+from steadfast.shared.contracts.scoring import Letter, MetricValue, ModelMetrics, PairCounts
 
 #: docs/method.md §2.1: low — context shown, plausible distractor; medium — the same without the
 #: context; high — two out-of-context distractors and no correct option

@@ -7,9 +7,9 @@ from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 
-from shared.contracts.base import Contract, ModelSeed, Task
-from shared.contracts.gateway import ChatMessage, Usage
-from shared.contracts.verify import VerifyOptions
+from steadfast.shared.contracts.base import Contract, ModelSeed, Task
+from steadfast.shared.contracts.gateway import ChatMessage, Usage
+from steadfast.shared.contracts.verify import VerifyOptions
 
 StrategyName = Literal["single-prompt", "canonicalize", "paraphrase-vote"]
 STRATEGY_NAMES: tuple[str, ...] = get_args(StrategyName)

@@ -6,9 +6,9 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import Contract, RouteName, Task
-from shared.contracts.calibration import JudgeThreshold
-from shared.contracts.verify import Share
+from steadfast.shared.contracts.base import Contract, RouteName, Task
+from steadfast.shared.contracts.calibration import JudgeThreshold
+from steadfast.shared.contracts.verify import Share
 
 Label = Literal["correct", "incorrect", "not_attempted", "invalid"]
 Letter = Annotated[str, msgspec.Meta(pattern="^[A-Z]$")]

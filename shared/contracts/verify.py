@@ -1,4 +1,5 @@
-"""Wire contracts of the verify service (``/v1/verify``) — docs/method.md §1.1 steps 2–3."""
+"""Wire contracts of the verify service (``/v1/verify``): docs/method.md §1.1 steps 2–4, and
+the audit's check of §1.4."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.contracts.base import Contract, RouteName, Task
-from shared.contracts.calibration import JudgeThreshold
-from shared.contracts.gateway import ModelCalls
+from steadfast.shared.contracts.base import Contract, RouteName, Task
+from steadfast.shared.contracts.calibration import JudgeThreshold
+from steadfast.shared.contracts.gateway import ModelCalls
 
 #: "auto": the NLI model where one is configured, else the embedding check (docs/method.md §1.1's
 #: documented fallback); the response names the one that ran

@@ -19,8 +19,8 @@ import unicodedata
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from shared.language import detect_language
-from shared.quantities.lexicon import LEXICONS, Lexicon, italian_compound, italian_ordinal
+from steadfast.shared.language import detect_language
+from steadfast.shared.quantities.lexicon import LEXICONS, Lexicon, italian_compound, italian_ordinal
 
 Quantity = Fraction | str
 

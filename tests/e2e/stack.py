@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from services.evaluator.domain.prompts import FACTUAL_INSTRUCTION
+from steadfast.services.evaluator.domain.prompts import FACTUAL_INSTRUCTION
 from steadfast.supervisor import Supervisor, service_ports
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.routes import BROKEN_ROUTE, stand_in_routes

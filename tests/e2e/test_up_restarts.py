@@ -22,7 +22,10 @@ def service_pid(name: str, port: int) -> int | None:
             command = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if f"services.{name}.app:create_app".encode() in command and str(port).encode() in command:
+        if (
+            f"steadfast.services.{name}.app:create_app".encode() in command
+            and str(port).encode() in command
+        ):
             return int(entry.name)
     return None
 

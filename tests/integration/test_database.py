@@ -14,16 +14,16 @@ from alembic.migration import MigrationContext
 from sqlalchemy import MetaData, inspect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from services.evaluator.adapters.datasets import DatasetStore
-from services.evaluator.db.models import (
+from steadfast.services.evaluator.adapters.datasets import DatasetStore
+from steadfast.services.evaluator.db.models import (
     answers,
     datasets,
     evaluation_items,
     evaluations,
     paraphrase_sets,
 )
-from services.evaluator.domain.datasets import SAMPLES
-from shared.db import Database, downgrade, migrate, resolve_database_url, version_table
+from steadfast.services.evaluator.domain.datasets import SAMPLES
+from steadfast.shared.db import Database, downgrade, migrate, resolve_database_url, version_table
 
 
 def evaluation_row(evaluation_id: str, status: str) -> sa.Insert:
@@ -57,7 +57,9 @@ async def test_migrations_run_and_are_idempotent(database_url: str) -> None:
 
 async def test_migrations_build_exactly_the_tables_the_code_defines(database_url: str) -> None:
     for service in ("gateway", "evaluator"):
-        metadata: MetaData = importlib.import_module(f"services.{service}.db.models").metadata
+        metadata: MetaData = importlib.import_module(
+            f"steadfast.services.{service}.db.models"
+        ).metadata
 
         def own(name: str | None, kind: str, _: object, service: str = service) -> bool:
             # the services share one database here; the version tables are alembic's

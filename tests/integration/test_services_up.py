@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.settings import SERVICE_NAMES
+from steadfast.shared.settings import SERVICE_NAMES
 from steadfast.supervisor import Supervisor, readiness, service_ports
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.answer_equivalence import (
+from steadfast.shared.answer_equivalence import (
     MAX_DISTINCT,
     MAX_JUDGE_CALLS,
     VerdictCache,

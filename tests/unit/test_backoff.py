@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from shared.backoff import Backoff
+from steadfast.shared.backoff import Backoff
 
 
 def test_delay_doubles_up_to_the_cap() -> None:
@@ -72,7 +72,7 @@ async def test_run_waits_a_jittered_back_off_between_tries(monkeypatch: pytest.M
     async def no_wait(seconds: float) -> None:
         waits.append(seconds)
 
-    monkeypatch.setattr("shared.backoff.asyncio.sleep", no_wait)
+    monkeypatch.setattr("steadfast.shared.backoff.asyncio.sleep", no_wait)
 
     async def failing() -> None:
         raise ConnectionError("refused")

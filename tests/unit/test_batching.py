@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from shared.batching import Coalescer, TickBatcher
+from steadfast.shared.batching import Coalescer, TickBatcher
 
 
 class Recorder:

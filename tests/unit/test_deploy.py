@@ -13,7 +13,7 @@ import yaml
 from litestar.testing import TestClient
 from prometheus_client import REGISTRY, generate_latest
 
-from shared.settings import SERVICE_NAMES
+from steadfast.shared.settings import SERVICE_NAMES
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 METRIC_NAME = re.compile(r"\bsteadfast_[a-z_]+")
@@ -23,7 +23,7 @@ HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 def exported_metric_names() -> set[str]:
     """Every metric family the five services register, after one request through each app."""
     for service in SERVICE_NAMES:
-        app = importlib.import_module(f"services.{service}.app").create_app()
+        app = importlib.import_module(f"steadfast.services.{service}.app").create_app()
         with TestClient(app) as client:
             client.get("/healthz")
     text = generate_latest(REGISTRY).decode()

@@ -6,16 +6,6 @@ from datetime import datetime
 
 import pytest
 
-from shared.contracts.evaluator import (
-    EvaluationProgress,
-    EvaluationReport,
-    EvaluationSettings,
-    EvaluationStatus,
-    EvaluationTimings,
-    ModelSummary,
-    StageProgress,
-)
-from shared.contracts.scoring import MetricValue
 from steadfast.cli import build_parser
 from steadfast.evaluate import (
     eta_s,
@@ -24,6 +14,16 @@ from steadfast.evaluate import (
     progress_line,
     thresholds,
 )
+from steadfast.shared.contracts.evaluator import (
+    EvaluationProgress,
+    EvaluationReport,
+    EvaluationSettings,
+    EvaluationStatus,
+    EvaluationTimings,
+    ModelSummary,
+    StageProgress,
+)
+from steadfast.shared.contracts.scoring import MetricValue
 
 
 def test_the_semantic_check_defaults_to_the_verify_services_choice() -> None:

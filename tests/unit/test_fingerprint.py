@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import msgspec
 
-from services.evaluator.domain.evaluations import request_hash
-from shared.contracts.evaluator import EvaluationCreate, EvaluationItem
-from shared.fingerprint import fingerprint
+from steadfast.services.evaluator.domain.evaluations import request_hash
+from steadfast.shared.contracts.evaluator import EvaluationCreate, EvaluationItem
+from steadfast.shared.fingerprint import fingerprint
 
 
 class Inner(msgspec.Struct, kw_only=True):

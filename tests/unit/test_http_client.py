@@ -8,11 +8,11 @@ import msgspec
 import pytest
 from aiohttp import web
 
-from shared.clients.evaluator import EvaluatorClient
-from shared.contracts.base import HealthStatus
-from shared.contracts.gateway import ModelCalls, Usage
-from shared.http_client import ServiceCallError, ServiceClient, close_session
-from shared.request_context import current_request_id
+from steadfast.shared.clients.evaluator import EvaluatorClient
+from steadfast.shared.contracts.base import HealthStatus
+from steadfast.shared.contracts.gateway import ModelCalls, Usage
+from steadfast.shared.http_client import ServiceCallError, ServiceClient, close_session
+from steadfast.shared.request_context import current_request_id
 
 
 @pytest.fixture

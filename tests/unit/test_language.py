@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.language import detect_language, language_name
+from steadfast.shared.language import detect_language, language_name
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,8 @@ from __future__ import annotations
 import json
 import logging
 
-from shared.logging import JsonFormatter
-from shared.request_context import current_request_id
+from steadfast.shared.logging import JsonFormatter
+from steadfast.shared.request_context import current_request_id
 
 
 def test_json_log_line_has_service_request_id_and_extra() -> None:

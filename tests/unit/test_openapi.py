@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from shared.settings import SERVICE_NAMES
 from steadfast.cli import generate_openapi
+from steadfast.shared.settings import SERVICE_NAMES
 
 OPENAPI_DIR = Path(__file__).resolve().parents[2] / "openapi"
 

@@ -6,10 +6,14 @@ from typing import Any
 
 import pytest
 
-from shared.contracts.base import Problem
-from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation, PositionBiasJob
-from shared.http_client import ServiceCallError
 from steadfast.position import evaluated
+from steadfast.shared.contracts.base import Problem
+from steadfast.shared.contracts.position import (
+    PositionBiasEvaluate,
+    PositionBiasEvaluation,
+    PositionBiasJob,
+)
+from steadfast.shared.http_client import ServiceCallError
 
 REQUEST = PositionBiasEvaluate(model="m")
 RESULT = PositionBiasEvaluation(trials=[], skipped=[], notes=["done"])

@@ -12,16 +12,16 @@ from litestar.exceptions import ClientException, SerializationException
 from litestar.params import FromQuery, JSONBody
 from litestar.testing import TestClient
 
-from shared import problems
-from shared.app import create_service_app
-from shared.contracts.base import Contract
-from shared.problems import (
+from steadfast.shared import problems
+from steadfast.shared.app import create_service_app
+from steadfast.shared.contracts.base import Contract
+from steadfast.shared.problems import (
     ProblemError,
     _path_of_infinity,
     field_from_message,
     is_undecodable_body,
 )
-from shared.settings import ServiceSettings
+from steadfast.shared.settings import ServiceSettings
 
 
 class Inner(Contract):

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from shared.quantities import mentions, quantity_difference
+from steadfast.shared.quantities import mentions, quantity_difference
 
 
 def values(text: str, language: str = "en") -> list[set[Fraction | str]]:

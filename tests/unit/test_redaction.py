@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.redaction import REDACTED, public_url, redact
+from steadfast.shared.redaction import REDACTED, public_url, redact
 
 
 @pytest.mark.parametrize(

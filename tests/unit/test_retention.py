@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import REGISTRY, Counter
 
-from shared.retention import Purge, RetentionSweeper
+from steadfast.shared.retention import Purge, RetentionSweeper
 
 DELETED = Counter("steadfast_test_purged_total", "Rows a test sweep deleted.", ["kind"])
 

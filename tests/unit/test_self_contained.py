@@ -71,3 +71,31 @@ def test_the_check_catches_each_kind(line: str) -> None:
 def test_the_check_lets_the_repositorys_own_paths_pass() -> None:
     text = 'DATA = Path(__file__).resolve().parents[2] / "data"\nsee docs/method.md §1.4'
     assert outside_references(text) == []
+
+
+def cited_sections(text: str) -> set[str]:
+    """Section numbers cited as ``docs/method.md §1.4`` (and ``§2.1`` right after, in a list)."""
+    cited = set()
+    for citation in re.finditer(
+        r"docs/method\.md\s+((?:§\d+(?:\.\d+)?(?:,\s*|\s+and\s+)?)+)", text
+    ):
+        cited.update(re.findall(r"§(\d+(?:\.\d+)?)", citation.group(1)))
+    return cited
+
+
+def test_every_cited_section_of_the_method_exists() -> None:
+    method = (REPO / "docs" / "method.md").read_text(encoding="utf-8")
+    headings = set(re.findall(r"^#{2,3} (\d+(?:\.\d+)?)\.? ", method, flags=re.M))
+    cited: dict[str, str] = {}
+    for path in tracked_files():
+        if path.suffix in {".py", ".md", ".txt", ".toml", ".sh"} and path.is_file():
+            for section in cited_sections(path.read_text(encoding="utf-8")):
+                cited.setdefault(section, str(path.relative_to(REPO)))
+    assert len(cited) >= 8  # the code cites the method throughout
+    missing = {section: where for section, where in cited.items() if section not in headings}
+    assert not missing, f"cited but not in docs/method.md: {missing}"
+
+
+def test_citations_are_read_with_their_lists() -> None:
+    assert cited_sections("see docs/method.md §1.3, §2.1 and §2.2.") == {"1.3", "2.1", "2.2"}
+    assert cited_sections("(docs/method.md §2): every item") == {"2"}

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from services.evaluator.settings import EvaluatorSettings
-from services.gateway.settings import GatewaySettings
-from shared.settings import SettingsError, default_data_dir, load_settings
+from steadfast.services.evaluator.settings import EvaluatorSettings
+from steadfast.services.gateway.settings import GatewaySettings
+from steadfast.shared.settings import SettingsError, default_data_dir, load_settings
 
 
 def test_service_specific_variable_wins_over_global(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -60,7 +60,7 @@ def test_a_retry_base_of_zero_is_refused_at_start(monkeypatch: pytest.MonkeyPatc
 def test_a_port_set_in_the_environment_is_where_services_listen_and_are_looked_for(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from shared.settings import ServiceSettings
+    from steadfast.shared.settings import ServiceSettings
     from steadfast.supervisor import service_ports
 
     monkeypatch.setenv("STEADFAST_EVALUATOR_PORT", "9000")

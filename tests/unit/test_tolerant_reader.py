@@ -7,10 +7,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from shared.contracts.evaluator import EvaluationStatus
-from shared.contracts.gateway import GenerateResponse, ModelCalls, TokenAlternative, Usage
-from shared.contracts.perturb import CandidateScores, Paraphrase, ParaphraseResponse
-from shared.tolerant_reader import decode_response
+from steadfast.shared.contracts.evaluator import EvaluationStatus
+from steadfast.shared.contracts.gateway import GenerateResponse, ModelCalls, TokenAlternative, Usage
+from steadfast.shared.contracts.perturb import CandidateScores, Paraphrase, ParaphraseResponse
+from steadfast.shared.tolerant_reader import decode_response
 
 RESPONSE = ParaphraseResponse(
     question="How many legs do 3 spiders have?",

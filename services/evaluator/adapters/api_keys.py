@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.evaluator.db.models import api_keys
+from steadfast.services.evaluator.db.models import api_keys
 
 KEY_PREFIX = "sf_"
 

@@ -13,10 +13,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.evaluator.db.models import dataset_items, datasets
-from services.evaluator.domain.datasets import SAMPLES, sample_items
-from shared.contracts.base import Task
-from shared.contracts.evaluator import DatasetInfo, EvaluationItem
+from steadfast.services.evaluator.db.models import dataset_items, datasets
+from steadfast.services.evaluator.domain.datasets import SAMPLES, sample_items
+from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.evaluator import DatasetInfo, EvaluationItem
 
 logger = logging.getLogger(__name__)
 

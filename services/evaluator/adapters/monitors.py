@@ -16,8 +16,8 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.evaluator.db.models import monitor_runs, monitors
-from shared.contracts.monitors import MonitorCreate, MonitorRunStatus, MonitorValue
+from steadfast.services.evaluator.db.models import monitor_runs, monitors
+from steadfast.shared.contracts.monitors import MonitorCreate, MonitorRunStatus, MonitorValue
 
 logger = logging.getLogger(__name__)
 

@@ -15,14 +15,14 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.evaluator.adapters.repository import IdempotencyConflict
-from services.evaluator.db.models import position_jobs
-from shared.contracts.position import (
+from steadfast.services.evaluator.adapters.repository import IdempotencyConflict
+from steadfast.services.evaluator.db.models import position_jobs
+from steadfast.shared.contracts.position import (
     PositionBiasEvaluate,
     PositionBiasEvaluation,
     PositionJobStatus,
 )
-from shared.db import delete_in_chunks
+from steadfast.shared.db import delete_in_chunks
 
 T = TypeVar("T")
 

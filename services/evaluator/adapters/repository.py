@@ -26,25 +26,25 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from services.evaluator.db.models import (
+from steadfast.services.evaluator.db.models import (
     OPEN_ANSWER_SQL,
     answers,
     evaluation_items,
     evaluations,
     paraphrase_sets,
 )
-from services.evaluator.domain.pipeline import (
+from steadfast.services.evaluator.domain.pipeline import (
     ParaphraseSet,
     answer_request,
     grade_key,
     item_id,
     request_key,
 )
-from services.evaluator.domain.results import AnswerRecord
-from shared.contracts.evaluator import EvaluationItem, EvaluationSettings, ItemError
-from shared.contracts.perturb import Paraphrase, Verification
-from shared.db import delete_in_chunks
-from shared.problems import ProblemError
+from steadfast.services.evaluator.domain.results import AnswerRecord
+from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings, ItemError
+from steadfast.shared.contracts.perturb import Paraphrase, Verification
+from steadfast.shared.db import delete_in_chunks
+from steadfast.shared.problems import ProblemError
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance

@@ -7,15 +7,15 @@ from typing import Any
 
 import msgspec
 
-from services.evaluator.domain.pipeline import Generated, UpstreamError
-from shared.clients.gateway import GatewayClient
-from shared.clients.perturb import PerturbClient
-from shared.clients.scoring import ScoringClient
-from shared.clients.verify import VerifyClient
-from shared.contracts.base import Problem
-from shared.contracts.calibration import JudgeThreshold
-from shared.contracts.gateway import GenerateRequest
-from shared.contracts.perturb import (
+from steadfast.services.evaluator.domain.pipeline import Generated, UpstreamError
+from steadfast.shared.clients.gateway import GatewayClient
+from steadfast.shared.clients.perturb import PerturbClient
+from steadfast.shared.clients.scoring import ScoringClient
+from steadfast.shared.clients.verify import VerifyClient
+from steadfast.shared.contracts.base import Problem
+from steadfast.shared.contracts.calibration import JudgeThreshold
+from steadfast.shared.contracts.gateway import GenerateRequest
+from steadfast.shared.contracts.perturb import (
     DistractorRequest,
     DistractorResponse,
     ParaphraseRequest,
@@ -23,7 +23,7 @@ from shared.contracts.perturb import (
     PermutationRequest,
     PermutationResponse,
 )
-from shared.contracts.scoring import (
+from steadfast.shared.contracts.scoring import (
     ConsistencyRequest,
     GradeRequest,
     GradeResult,
@@ -33,9 +33,9 @@ from shared.contracts.scoring import (
     ReportFormat,
     ReportRenderRequest,
 )
-from shared.contracts.verify import VerifyRequest, VerifyResponse
-from shared.http_client import ServiceCallError, is_transient
-from shared.settings import ServiceSettings
+from steadfast.shared.contracts.verify import VerifyRequest, VerifyResponse
+from steadfast.shared.http_client import ServiceCallError, is_transient
+from steadfast.shared.settings import ServiceSettings
 
 Renderer = Callable[[Report, ReportFormat], Awaitable[bytes]]
 

@@ -10,9 +10,9 @@ from litestar.datastructures import State
 from litestar.params import FromQuery, Parameter
 from litestar.status_codes import HTTP_201_CREATED, HTTP_204_NO_CONTENT
 
-from services.evaluator.adapters.datasets import DatasetStore
-from services.evaluator.controllers.parameters import StoredId
-from services.evaluator.domain.datasets import (
+from steadfast.services.evaluator.adapters.datasets import DatasetStore
+from steadfast.services.evaluator.controllers.parameters import StoredId
+from steadfast.services.evaluator.domain.datasets import (
     UPLOAD_CEILING,
     DatasetFormat,
     DatasetInvalid,
@@ -21,10 +21,10 @@ from services.evaluator.domain.datasets import (
     guess_format,
     parse_dataset,
 )
-from services.evaluator.settings import EvaluatorSettings
-from shared.contracts.base import MAX_STORED_INT, STORABLE_TEXT, FieldError, Problem, Task
-from shared.contracts.evaluator import DatasetInfo, DatasetItemPage, DatasetList
-from shared.problems import ProblemError, not_found, problem_response, problem_responses
+from steadfast.services.evaluator.settings import EvaluatorSettings
+from steadfast.shared.contracts.base import MAX_STORED_INT, STORABLE_TEXT, FieldError, Problem, Task
+from steadfast.shared.contracts.evaluator import DatasetInfo, DatasetItemPage, DatasetList
+from steadfast.shared.problems import ProblemError, not_found, problem_response, problem_responses
 
 
 async def limited(chunks: AsyncIterator[bytes], limit: int) -> AsyncIterator[bytes]:

@@ -9,18 +9,22 @@ from litestar.datastructures import State
 from litestar.params import FromQuery, HeaderParameter, JSONBody, Parameter
 from litestar.status_codes import HTTP_202_ACCEPTED
 
-from services.evaluator.controllers.parameters import StoredFilter, StoredId
-from services.evaluator.domain.evaluate import evaluate_now, variant_count
-from services.evaluator.domain.evaluations import Evaluations, judge_routes, require_runnable
-from services.evaluator.domain.pipeline import (
+from steadfast.services.evaluator.controllers.parameters import StoredFilter, StoredId
+from steadfast.services.evaluator.domain.evaluate import evaluate_now, variant_count
+from steadfast.services.evaluator.domain.evaluations import (
+    Evaluations,
+    judge_routes,
+    require_runnable,
+)
+from steadfast.services.evaluator.domain.pipeline import (
     UpstreamError,
     require_distinct_ids,
     require_gradable_items,
     require_known_routes,
 )
-from services.evaluator.settings import EvaluatorSettings
-from shared.contracts.base import MAX_STORED_INT, Task
-from shared.contracts.evaluator import (
+from steadfast.services.evaluator.settings import EvaluatorSettings
+from steadfast.shared.contracts.base import MAX_STORED_INT, Task
+from steadfast.shared.contracts.evaluator import (
     EvaluateRequest,
     EvaluateResponse,
     EvaluationAccepted,
@@ -32,7 +36,7 @@ from shared.contracts.evaluator import (
     JobStatus,
     ReportFormat,
 )
-from shared.problems import ProblemError, problem_responses
+from steadfast.shared.problems import ProblemError, problem_responses
 
 #: the header that makes a job's submission safe to retry (see ``IdempotencyConflict``)
 IdempotencyKey = Annotated[

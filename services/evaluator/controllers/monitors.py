@@ -9,9 +9,9 @@ from litestar.datastructures import State
 from litestar.params import FromQuery, JSONBody, Parameter
 from litestar.status_codes import HTTP_201_CREATED, HTTP_202_ACCEPTED
 
-from services.evaluator.controllers.parameters import StoredId
-from services.evaluator.domain.monitors import Monitors
-from shared.contracts.monitors import (
+from steadfast.services.evaluator.controllers.parameters import StoredId
+from steadfast.services.evaluator.domain.monitors import Monitors
+from steadfast.shared.contracts.monitors import (
     Monitor,
     MonitorCreate,
     MonitorMetric,
@@ -20,7 +20,7 @@ from shared.contracts.monitors import (
     MonitorSeries,
     MonitorUpdate,
 )
-from shared.problems import problem_responses
+from steadfast.shared.problems import problem_responses
 
 ModelQuery = Annotated[str, Parameter(min_length=1, max_length=200, pattern="^[^\\x00]*$")]
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from litestar.params import Parameter
 
-from shared.contracts.base import STORABLE_TEXT
+from steadfast.shared.contracts.base import STORABLE_TEXT
 
 #: an id in the path (``/v1/evaluations/{evaluation_id}``)
 StoredId = Annotated[str, Parameter(pattern=STORABLE_TEXT)]

@@ -8,17 +8,21 @@ from litestar.datastructures import State
 from litestar.params import JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED
 
-from services.evaluator.adapters.datasets import iso
-from services.evaluator.adapters.position_jobs import PositionJobRow, PositionJobStore
-from services.evaluator.adapters.repository import IdempotencyConflict
-from services.evaluator.controllers.evaluations import IdempotencyKey
-from services.evaluator.controllers.parameters import StoredId
-from services.evaluator.domain.pipeline import UpstreamError
-from services.evaluator.domain.position import checked_request, evaluate_position_bias
-from services.evaluator.settings import EvaluatorSettings
-from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation, PositionBiasJob
-from shared.fingerprint import fingerprint
-from shared.problems import ProblemError, not_found, problem_responses
+from steadfast.services.evaluator.adapters.datasets import iso
+from steadfast.services.evaluator.adapters.position_jobs import PositionJobRow, PositionJobStore
+from steadfast.services.evaluator.adapters.repository import IdempotencyConflict
+from steadfast.services.evaluator.controllers.evaluations import IdempotencyKey
+from steadfast.services.evaluator.controllers.parameters import StoredId
+from steadfast.services.evaluator.domain.pipeline import UpstreamError
+from steadfast.services.evaluator.domain.position import checked_request, evaluate_position_bias
+from steadfast.services.evaluator.settings import EvaluatorSettings
+from steadfast.shared.contracts.position import (
+    PositionBiasEvaluate,
+    PositionBiasEvaluation,
+    PositionBiasJob,
+)
+from steadfast.shared.fingerprint import fingerprint
+from steadfast.shared.problems import ProblemError, not_found, problem_responses
 
 
 class PositionBiasController(Controller):

@@ -12,19 +12,19 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from services.evaluator.domain.pipeline import (
+from steadfast.services.evaluator.domain.pipeline import (
     ParaphraseSet,
     Upstream,
     UpstreamError,
     task_of,
     with_retries,
 )
-from services.evaluator.domain.results import AnswerRecord
-from shared.backoff import Backoff
-from shared.contracts.evaluator import AuditSummary, EvaluationItem, EvaluationSettings
-from shared.contracts.gateway import ModelCalls
-from shared.contracts.verify import VerifyRequest, VerifyResponse, VerifyStages
-from shared.metering import sum_calls
+from steadfast.services.evaluator.domain.results import AnswerRecord
+from steadfast.shared.backoff import Backoff
+from steadfast.shared.contracts.evaluator import AuditSummary, EvaluationItem, EvaluationSettings
+from steadfast.shared.contracts.gateway import ModelCalls
+from steadfast.shared.contracts.verify import VerifyRequest, VerifyResponse, VerifyStages
+from steadfast.shared.metering import sum_calls
 
 #: verification requests of one audit in flight at once
 AUDIT_CONCURRENCY = 4

@@ -10,12 +10,16 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from services.evaluator.domain.pipeline import Upstream, UpstreamError, task_of
-from services.evaluator.domain.results import AnswerRecord
-from shared.answer_equivalence import ANSWERS_PROMPT_VERSION, RouteJudge, group_answers
-from shared.contracts.calibration import METHOD_DEFAULT_THRESHOLD
-from shared.contracts.evaluator import AnswerGroupingSummary, EvaluationItem, EvaluationSettings
-from shared.contracts.gateway import GenerateRequest, GenerateResponse, Usage
+from steadfast.services.evaluator.domain.pipeline import Upstream, UpstreamError, task_of
+from steadfast.services.evaluator.domain.results import AnswerRecord
+from steadfast.shared.answer_equivalence import ANSWERS_PROMPT_VERSION, RouteJudge, group_answers
+from steadfast.shared.contracts.calibration import METHOD_DEFAULT_THRESHOLD
+from steadfast.shared.contracts.evaluator import (
+    AnswerGroupingSummary,
+    EvaluationItem,
+    EvaluationSettings,
+)
+from steadfast.shared.contracts.gateway import GenerateRequest, GenerateResponse, Usage
 
 #: (item key, model) groups clustered at once
 CLUSTER_CONCURRENCY = 4

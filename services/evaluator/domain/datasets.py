@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 import msgspec
 
-from services.evaluator.domain.pipeline import item_id
-from shared.contracts.base import Task
-from shared.contracts.evaluator import EvaluationItem
+from steadfast.services.evaluator.domain.pipeline import item_id
+from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.evaluator import EvaluationItem
 
 DatasetFormat = Literal["jsonl", "csv", "mmlu", "squad"]
 MAX_ERRORS = 20
@@ -586,5 +586,9 @@ SAMPLES: dict[str, Sample] = {
 
 
 def sample_items(name: str) -> list[EvaluationItem]:
-    text = resources.files("services.evaluator.samples").joinpath(f"{name}.jsonl").read_text()
+    text = (
+        resources.files("steadfast.services.evaluator.samples")
+        .joinpath(f"{name}.jsonl")
+        .read_text()
+    )
     return [msgspec.json.decode(line, type=EvaluationItem) for line in text.splitlines() if line]

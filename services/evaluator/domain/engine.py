@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.evaluator.adapters.repository import (
+from steadfast.services.evaluator.adapters.repository import (
     AnswerRow,
     EvaluationRow,
     EvaluationStore,
@@ -29,9 +29,9 @@ from services.evaluator.adapters.repository import (
     StoredAnswer,
     StoredGrade,
 )
-from services.evaluator.domain.audit import audit_note, run_audit
-from services.evaluator.domain.clustering import cluster_answers
-from services.evaluator.domain.pipeline import (
+from steadfast.services.evaluator.domain.audit import audit_note, run_audit
+from steadfast.services.evaluator.domain.clustering import cluster_answers
+from steadfast.services.evaluator.domain.pipeline import (
     Generated,
     ParaphraseSet,
     Upstream,
@@ -47,7 +47,7 @@ from services.evaluator.domain.pipeline import (
     to_paraphrase_set,
     with_retries,
 )
-from services.evaluator.domain.report import (
+from steadfast.services.evaluator.domain.report import (
     AuditedOut,
     audited_items,
     build_results,
@@ -55,12 +55,16 @@ from services.evaluator.domain.report import (
     consistency_records,
     grouped_by_meaning,
 )
-from services.evaluator.domain.results import AnswerRecord
-from services.evaluator.metrics import ANSWERS_STORED, EVALUATIONS_FINISHED, PARAPHRASE_SETS
-from shared.backoff import Backoff
-from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
-from shared.contracts.gateway import GenerateRequest
-from shared.contracts.scoring import Gold, GradeResult
+from steadfast.services.evaluator.domain.results import AnswerRecord
+from steadfast.services.evaluator.metrics import (
+    ANSWERS_STORED,
+    EVALUATIONS_FINISHED,
+    PARAPHRASE_SETS,
+)
+from steadfast.shared.backoff import Backoff
+from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings
+from steadfast.shared.contracts.gateway import GenerateRequest
+from steadfast.shared.contracts.scoring import Gold, GradeResult
 
 logger = logging.getLogger(__name__)
 

@@ -7,9 +7,18 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from services.evaluator.domain.audit import AuditedItem, AuditOutcome, audit_note, run_audit
-from services.evaluator.domain.clustering import ClusteredItem, cluster_answers, with_clusters
-from services.evaluator.domain.pipeline import (
+from steadfast.services.evaluator.domain.audit import (
+    AuditedItem,
+    AuditOutcome,
+    audit_note,
+    run_audit,
+)
+from steadfast.services.evaluator.domain.clustering import (
+    ClusteredItem,
+    cluster_answers,
+    with_clusters,
+)
+from steadfast.services.evaluator.domain.pipeline import (
     ParaphraseSet,
     Upstream,
     UpstreamError,
@@ -26,16 +35,20 @@ from services.evaluator.domain.pipeline import (
     to_paraphrase_set,
     with_retries,
 )
-from services.evaluator.domain.report import (
+from steadfast.services.evaluator.domain.report import (
     AuditedOut,
     consistency_record,
     semantic_check_of,
     summarise,
     verification_of,
 )
-from services.evaluator.domain.results import AnswerRecord, assemble_item, per_item_metrics
-from shared.backoff import Backoff
-from shared.contracts.evaluator import EvaluateRequest, EvaluateResponse
+from steadfast.services.evaluator.domain.results import (
+    AnswerRecord,
+    assemble_item,
+    per_item_metrics,
+)
+from steadfast.shared.backoff import Backoff
+from steadfast.shared.contracts.evaluator import EvaluateRequest, EvaluateResponse
 
 
 def variant_count(request: EvaluateRequest) -> int:

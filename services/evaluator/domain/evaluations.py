@@ -9,13 +9,13 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from services.evaluator.adapters.datasets import DatasetStore, iso
-from services.evaluator.adapters.repository import (
+from steadfast.services.evaluator.adapters.datasets import DatasetStore, iso
+from steadfast.services.evaluator.adapters.repository import (
     EvaluationRow,
     EvaluationStore,
     IdempotencyConflict,
 )
-from services.evaluator.domain.pipeline import (
+from steadfast.services.evaluator.domain.pipeline import (
     ParaphraseSet,
     instruction_role_of,
     paraphrase_request,
@@ -25,14 +25,14 @@ from services.evaluator.domain.pipeline import (
     require_models,
     task_of,
 )
-from services.evaluator.domain.prompts import PROMPT_VERSION as ANSWER_PROMPT_VERSION
-from services.evaluator.domain.report import (
+from steadfast.services.evaluator.domain.prompts import PROMPT_VERSION as ANSWER_PROMPT_VERSION
+from steadfast.services.evaluator.domain.report import (
     StoredResults,
     grouped_by_meaning,
     item_results,
     refreshed_summaries,
 )
-from shared.contracts.evaluator import (
+from steadfast.shared.contracts.evaluator import (
     DEFAULT_PARAPHRASES,
     EvaluationCreate,
     EvaluationItem,
@@ -47,7 +47,7 @@ from shared.contracts.evaluator import (
     ItemResult,
     StageProgress,
 )
-from shared.contracts.scoring import (
+from steadfast.shared.contracts.scoring import (
     MAX_JUDGES,
     AuditedVariant,
     ConsistencyResponse,
@@ -58,8 +58,8 @@ from shared.contracts.scoring import (
     ReportTrust,
     ReportVariant,
 )
-from shared.fingerprint import explicit, fingerprint
-from shared.problems import ProblemError, not_found
+from steadfast.shared.fingerprint import explicit, fingerprint
+from steadfast.shared.problems import ProblemError, not_found
 
 STATUS_ERRORS = 20
 

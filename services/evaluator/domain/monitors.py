@@ -18,8 +18,8 @@ from typing import Any, get_args
 
 import msgspec
 
-from services.evaluator.adapters.datasets import DatasetStore, iso
-from services.evaluator.adapters.monitors import (
+from steadfast.services.evaluator.adapters.datasets import DatasetStore, iso
+from steadfast.services.evaluator.adapters.monitors import (
     Latest,
     MonitorNameTaken,
     MonitorRow,
@@ -27,25 +27,29 @@ from services.evaluator.adapters.monitors import (
     RunRow,
     RunValues,
 )
-from services.evaluator.adapters.position_jobs import PositionJobStore
-from services.evaluator.domain.evaluations import Evaluations, judge_routes, require_runnable
-from services.evaluator.domain.pipeline import (
+from steadfast.services.evaluator.adapters.position_jobs import PositionJobStore
+from steadfast.services.evaluator.domain.evaluations import (
+    Evaluations,
+    judge_routes,
+    require_runnable,
+)
+from steadfast.services.evaluator.domain.pipeline import (
     UpstreamError,
     models_of,
     require_distinct_ids,
     require_gradable_items,
     require_known_routes,
 )
-from services.evaluator.domain.position import PositionUpstream, checked_request
-from services.evaluator.metrics import (
+from steadfast.services.evaluator.domain.position import PositionUpstream, checked_request
+from steadfast.services.evaluator.metrics import (
     MONITOR_CREATED,
     MONITOR_INTERVAL,
     MONITOR_LAST_SUCCESS,
     MONITOR_RUNS,
     MONITOR_VALUE,
 )
-from shared.contracts.evaluator import EvaluationCreate, ModelSummary
-from shared.contracts.monitors import (
+from steadfast.shared.contracts.evaluator import EvaluationCreate, ModelSummary
+from steadfast.shared.contracts.monitors import (
     MAX_MONITOR_ITEMS,
     MAX_MONITORS,
     Monitor,
@@ -60,9 +64,9 @@ from shared.contracts.monitors import (
     MonitorValue,
     SeriesPoint,
 )
-from shared.contracts.position import PositionBiasEvaluation
-from shared.contracts.scoring import MetricValue
-from shared.problems import ProblemError, not_found
+from steadfast.shared.contracts.position import PositionBiasEvaluation
+from steadfast.shared.contracts.scoring import MetricValue
+from steadfast.shared.problems import ProblemError, not_found
 
 logger = logging.getLogger(__name__)
 

@@ -16,22 +16,22 @@ from typing import Any, Protocol, TypeVar
 
 import msgspec
 
-from services.evaluator.domain.prompts import answer_messages
-from shared.answers import answer_key, normalize_factual
-from shared.backoff import Backoff
-from shared.contracts.base import Task
-from shared.contracts.calibration import JudgeThreshold
-from shared.contracts.evaluator import EvaluationItem, EvaluationSettings, InstructionRole
-from shared.contracts.gateway import GenerateRequest, TokenAlternative
-from shared.contracts.perturb import (
+from steadfast.services.evaluator.domain.prompts import answer_messages
+from steadfast.shared.answers import answer_key, normalize_factual
+from steadfast.shared.backoff import Backoff
+from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.calibration import JudgeThreshold
+from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings, InstructionRole
+from steadfast.shared.contracts.gateway import GenerateRequest, TokenAlternative
+from steadfast.shared.contracts.perturb import (
     Paraphrase,
     ParaphraseRequest,
     ParaphraseResponse,
     Provenance,
     Verification,
 )
-from shared.contracts.proxy import split_model
-from shared.contracts.scoring import (
+from steadfast.shared.contracts.proxy import split_model
+from steadfast.shared.contracts.scoring import (
     ConsistencyOptions,
     ConsistencyRecord,
     ConsistencyRequest,
@@ -40,8 +40,8 @@ from shared.contracts.scoring import (
     GradeRequest,
     GradeResult,
 )
-from shared.contracts.verify import VerifyRequest, VerifyResponse
-from shared.problems import ProblemError
+from steadfast.shared.contracts.verify import VerifyRequest, VerifyResponse
+from steadfast.shared.problems import ProblemError
 
 T = TypeVar("T")
 

@@ -20,8 +20,8 @@ from typing import Protocol
 
 import msgspec
 
-from services.evaluator.adapters.datasets import DatasetStore
-from services.evaluator.domain.pipeline import (
+from steadfast.services.evaluator.adapters.datasets import DatasetStore
+from steadfast.services.evaluator.domain.pipeline import (
     Generated,
     Upstream,
     UpstreamError,
@@ -34,19 +34,19 @@ from services.evaluator.domain.pipeline import (
     require_models,
     with_retries,
 )
-from services.evaluator.domain.prompts import answer_messages
-from shared.answers import names_a_correct_answer, parse_choice_letter
-from shared.backoff import Backoff
-from shared.contracts.base import MAX_ALSO_CORRECT, MAX_ANSWER_CHARS
-from shared.contracts.evaluator import EvaluationItem, InstructionRole
-from shared.contracts.gateway import GenerateRequest, TokenAlternative
-from shared.contracts.perturb import (
+from steadfast.services.evaluator.domain.prompts import answer_messages
+from steadfast.shared.answers import names_a_correct_answer, parse_choice_letter
+from steadfast.shared.backoff import Backoff
+from steadfast.shared.contracts.base import MAX_ALSO_CORRECT, MAX_ANSWER_CHARS
+from steadfast.shared.contracts.evaluator import EvaluationItem, InstructionRole
+from steadfast.shared.contracts.gateway import GenerateRequest, TokenAlternative
+from steadfast.shared.contracts.perturb import (
     DistractorRequest,
     DistractorResponse,
     PermutationRequest,
     PermutationResponse,
 )
-from shared.contracts.position import (
+from steadfast.shared.contracts.position import (
     CONDITIONS,
     Condition,
     OrderAnswer,
@@ -57,14 +57,14 @@ from shared.contracts.position import (
     Trial,
     TrialModelResult,
 )
-from shared.contracts.proxy import split_model
-from shared.contracts.scoring import (
+from steadfast.shared.contracts.proxy import split_model
+from steadfast.shared.contracts.scoring import (
     PositionBiasOptions,
     PositionBiasRequest,
     PositionBiasResponse,
     PositionRecord,
 )
-from shared.problems import ProblemError
+from steadfast.shared.problems import ProblemError
 
 LETTERS = string.ascii_uppercase
 #: first-token alternatives asked for with ``calibrate`` (the gateway's maximum)

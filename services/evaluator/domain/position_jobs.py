@@ -11,12 +11,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.evaluator.adapters.position_jobs import PositionJobRow, PositionJobStore
-from services.evaluator.domain.pipeline import UpstreamError
-from services.evaluator.domain.position import PositionUpstream, evaluate_position_bias
-from services.evaluator.metrics import POSITION_JOBS_FINISHED
-from shared.backoff import Backoff
-from shared.contracts.position import PositionBiasEvaluation
+from steadfast.services.evaluator.adapters.position_jobs import PositionJobRow, PositionJobStore
+from steadfast.services.evaluator.domain.pipeline import UpstreamError
+from steadfast.services.evaluator.domain.position import PositionUpstream, evaluate_position_bias
+from steadfast.services.evaluator.metrics import POSITION_JOBS_FINISHED
+from steadfast.shared.backoff import Backoff
+from steadfast.shared.contracts.position import PositionBiasEvaluation
 
 logger = logging.getLogger(__name__)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import string
 
-from shared.contracts.base import Task
-from shared.contracts.evaluator import EvaluationItem, InstructionRole
-from shared.contracts.gateway import ChatMessage
+from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.evaluator import EvaluationItem, InstructionRole
+from steadfast.shared.contracts.gateway import ChatMessage
 
 #: named in the rendered report; v2: with the instruction in the system message, an item's
 #: context goes there too

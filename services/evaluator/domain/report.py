@@ -8,22 +8,22 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from services.evaluator.domain.audit import AuditedItem, AuditOutcome
-from services.evaluator.domain.clustering import (
+from steadfast.services.evaluator.domain.audit import AuditedItem, AuditOutcome
+from steadfast.services.evaluator.domain.clustering import (
     Clustered,
     ClusteredItem,
     ClusterMap,
     with_clusters,
 )
-from services.evaluator.domain.pipeline import ParaphraseSet
-from services.evaluator.domain.results import (
+from steadfast.services.evaluator.domain.pipeline import ParaphraseSet
+from steadfast.services.evaluator.domain.results import (
     AnswerCounts,
     AnswerRecord,
     assemble_item,
     model_summaries,
     per_item_metrics,
 )
-from shared.contracts.evaluator import (
+from steadfast.shared.contracts.evaluator import (
     AnswerGroupingSummary,
     AuditSummary,
     EvaluationSettings,
@@ -31,10 +31,10 @@ from shared.contracts.evaluator import (
     ModelSummary,
     VerificationSummary,
 )
-from shared.contracts.scoring import ConsistencyRecord
+from steadfast.shared.contracts.scoring import ConsistencyRecord
 
 if TYPE_CHECKING:
-    from services.evaluator.adapters.repository import ItemRow
+    from steadfast.services.evaluator.adapters.repository import ItemRow
 
 
 #: item key → paraphrase variant → why the audit removed it

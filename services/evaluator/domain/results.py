@@ -8,8 +8,8 @@ from typing import Any
 
 import msgspec
 
-from services.evaluator.domain.pipeline import ParaphraseSet
-from shared.contracts.evaluator import (
+from steadfast.services.evaluator.domain.pipeline import ParaphraseSet
+from steadfast.shared.contracts.evaluator import (
     EvaluationItem,
     ItemError,
     ItemModelResult,
@@ -20,8 +20,8 @@ from shared.contracts.evaluator import (
     Variant,
     VariantAnswer,
 )
-from shared.contracts.scoring import METRIC_NAMES, MetricValue
-from shared.voting import tally
+from steadfast.shared.contracts.scoring import METRIC_NAMES, MetricValue
+from steadfast.shared.voting import tally
 
 TERMINAL_ANSWER = frozenset({"graded", "failed"})
 #: parts of scoring's consistency response that are keyed by model

@@ -1,6 +1,6 @@
 from alembic import context
 
-from services.evaluator.db.models import metadata
-from shared.db import run_migrations_online
+from steadfast.services.evaluator.db.models import metadata
+from steadfast.shared.db import run_migrations_online
 
 run_migrations_online(context, metadata)  # type: ignore[arg-type]

@@ -1,10 +1,11 @@
 """Rebuild the built-in samples from the full public benchmark files.
 
-``python -m services.evaluator.samples.build SOURCE`` where SOURCE is a directory laid out as
-the upstream projects publish them (``gsm8k/test.jsonl``, ``simpleqa/simple_qa_test_set.csv``,
-``truthfulqa/TruthfulQA.csv``, ``math500/MATH_500_test.csv``, ``mmlu/test/*_test.csv``,
-``squad_it/SQuAD_it-test.json``; sources and licences in ``LICENSES.md``). Each sample is read
-with the same importers uploads use, so this also exercises them."""
+``python -m steadfast.services.evaluator.samples.build SOURCE``, where SOURCE is a directory
+laid out as the upstream projects publish their files: ``gsm8k/test.jsonl``,
+``simpleqa/simple_qa_test_set.csv``, ``truthfulqa/TruthfulQA.csv``,
+``math500/MATH_500_test.csv``, ``mmlu/test/*_test.csv``, ``squad_it/SQuAD_it-test.json``
+(sources and licences in ``LICENSES.md``). Each sample is read with the same importers uploads
+use, so this also exercises them."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from pathlib import Path
 
 import msgspec
 
-from services.evaluator.domain.datasets import FieldMapping, parse_dataset
-from shared.contracts.evaluator import EvaluationItem
+from steadfast.services.evaluator.domain.datasets import FieldMapping, parse_dataset
+from steadfast.shared.contracts.evaluator import EvaluationItem
 
 HERE = Path(__file__).resolve().parent
 SIZE = 100

@@ -19,12 +19,12 @@ import msgspec
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
-from services.gateway.db.models import response_cache
-from services.gateway.domain.backend import Completion
-from services.gateway.domain.routes import Route
-from shared.batching import Coalescer
-from shared.contracts.gateway import FinishReason, TokenAlternative
-from shared.db import Database, delete_in_chunks
+from steadfast.services.gateway.db.models import response_cache
+from steadfast.services.gateway.domain.backend import Completion
+from steadfast.services.gateway.domain.routes import Route
+from steadfast.shared.batching import Coalescer
+from steadfast.shared.contracts.gateway import FinishReason, TokenAlternative
+from steadfast.shared.db import Database, delete_in_chunks
 
 
 class _Stored(msgspec.Struct):

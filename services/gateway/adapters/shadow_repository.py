@@ -5,9 +5,9 @@ from __future__ import annotations
 import msgspec
 import sqlalchemy as sa
 
-from services.gateway.db.models import shadow_disagreements
-from shared.contracts.proxy import ShadowDisagreement
-from shared.db import Database, delete_in_chunks
+from steadfast.services.gateway.db.models import shadow_disagreements
+from steadfast.shared.contracts.proxy import ShadowDisagreement
+from steadfast.shared.db import Database, delete_in_chunks
 
 _decode = msgspec.json.Decoder(ShadowDisagreement).decode
 

@@ -8,11 +8,11 @@ from litestar import Controller, delete, get, put
 from litestar.datastructures import State
 from litestar.params import JSONBody, Parameter, QueryParameter
 
-from services.gateway.controllers.problems import GATEWAY_EXCEPTION_HANDLERS
-from services.gateway.domain.calibration import JudgeCalibrations
-from shared.contracts.base import Task
-from shared.contracts.calibration import CalibrationList, JudgeCalibration, JudgeThreshold
-from shared.problems import ProblemError, problem_responses
+from steadfast.services.gateway.controllers.problems import GATEWAY_EXCEPTION_HANDLERS
+from steadfast.services.gateway.domain.calibration import JudgeCalibrations
+from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.calibration import CalibrationList, JudgeCalibration, JudgeThreshold
+from steadfast.shared.problems import ProblemError, problem_responses
 
 RoutePath = Annotated[str, Parameter(description="a route of GET /v1/models", max_length=200)]
 PromptPath = Annotated[

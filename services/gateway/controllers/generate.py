@@ -9,16 +9,16 @@ from litestar import Controller, get, post
 from litestar.datastructures import State
 from litestar.params import JSONBody
 
-from services.gateway.controllers.problems import (
+from steadfast.services.gateway.controllers.problems import (
     GATEWAY_EXCEPTION_HANDLERS,
     GENERATE_ERROR_RESPONSES,
     problem_for,
 )
-from services.gateway.domain.errors import GatewayError
-from services.gateway.domain.gateway import ModelGateway
-from services.gateway.domain.routes import Route
-from services.gateway.strategies.generate import StrategyGateway
-from shared.contracts.gateway import (
+from steadfast.services.gateway.domain.errors import GatewayError
+from steadfast.services.gateway.domain.gateway import ModelGateway
+from steadfast.services.gateway.domain.routes import Route
+from steadfast.services.gateway.strategies.generate import StrategyGateway
+from steadfast.shared.contracts.gateway import (
     GenerateBatchItem,
     GenerateBatchRequest,
     GenerateBatchResponse,
@@ -28,10 +28,10 @@ from shared.contracts.gateway import (
     ModelRoute,
     OpenAIModel,
 )
-from shared.contracts.proxy import STRATEGY_NAMES
-from shared.problems import internal_error
-from shared.redaction import public_url
-from shared.request_context import current_request_id
+from steadfast.shared.contracts.proxy import STRATEGY_NAMES
+from steadfast.shared.problems import internal_error
+from steadfast.shared.redaction import public_url
+from steadfast.shared.request_context import current_request_id
 
 logger = logging.getLogger(__name__)
 

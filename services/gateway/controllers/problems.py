@@ -9,17 +9,17 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import ResponseSpec
 from litestar.types import ExceptionHandler
 
-from services.gateway.domain.errors import (
+from steadfast.services.gateway.domain.errors import (
     GatewayError,
     GenerationFailed,
     UnknownRoute,
     UnsupportedParameter,
 )
-from services.gateway.strategies import metrics
-from services.gateway.strategies.generate import InvalidQuestion
-from services.gateway.strategies.paraphrasers import ParaphraseOptionsRefused
-from shared.contracts.base import FieldError, Problem
-from shared.problems import (
+from steadfast.services.gateway.strategies import metrics
+from steadfast.services.gateway.strategies.generate import InvalidQuestion
+from steadfast.services.gateway.strategies.paraphrasers import ParaphraseOptionsRefused
+from steadfast.shared.contracts.base import FieldError, Problem
+from steadfast.shared.problems import (
     handle_http,
     handle_unexpected,
     handle_validation,

@@ -21,32 +21,32 @@ from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
 from litestar.response import Stream
 
-from services.gateway.controllers.problems import (
+from steadfast.services.gateway.controllers.problems import (
     counting_unread_rejections,
     problem_for,
     retry_after_headers,
 )
-from services.gateway.controllers.self_paraphrase import proxy_service
-from services.gateway.domain.errors import (
+from steadfast.services.gateway.controllers.self_paraphrase import proxy_service
+from steadfast.services.gateway.domain.errors import (
     GatewayError,
     GenerationFailed,
     UnknownRoute,
     UnsupportedParameter,
 )
-from services.gateway.strategies import metrics, openai_format
-from services.gateway.strategies.paraphrasers import ParaphraseOptionsRefused
-from services.gateway.strategies.question import AnswerSettings
-from services.gateway.strategies.service import PASSTHROUGH, SelfParaphraseService
-from services.gateway.strategies.shadow import ShadowChecker
-from shared.contracts.gateway import Usage
-from shared.contracts.proxy import (
+from steadfast.services.gateway.strategies import metrics, openai_format
+from steadfast.services.gateway.strategies.paraphrasers import ParaphraseOptionsRefused
+from steadfast.services.gateway.strategies.question import AnswerSettings
+from steadfast.services.gateway.strategies.service import PASSTHROUGH, SelfParaphraseService
+from steadfast.services.gateway.strategies.shadow import ShadowChecker
+from steadfast.shared.contracts.gateway import Usage
+from steadfast.shared.contracts.proxy import (
     ChatCompletion,
     ChatCompletionRequest,
     OpenAIError,
     StrategyOptions,
     split_model,
 )
-from shared.problems import (
+from steadfast.shared.problems import (
     TOO_DEEP_BODY,
     ProblemError,
     field_from_message,

@@ -6,16 +6,16 @@ from litestar import Controller, post
 from litestar.datastructures import State
 from litestar.params import JSONBody
 
-from services.gateway.controllers.problems import (
+from steadfast.services.gateway.controllers.problems import (
     GENERATE_ERROR_RESPONSES,
     STRATEGY_EXCEPTION_HANDLERS,
 )
-from services.gateway.strategies import metrics
-from services.gateway.strategies.prompts import PROMPT_VERSION
-from services.gateway.strategies.question import AnswerSettings, Question
-from services.gateway.strategies.service import Run, SelfParaphraseService
-from shared.contracts.proxy import SelfParaphraseRequest, SelfParaphraseResponse
-from shared.problems import ProblemError
+from steadfast.services.gateway.strategies import metrics
+from steadfast.services.gateway.strategies.prompts import PROMPT_VERSION
+from steadfast.services.gateway.strategies.question import AnswerSettings, Question
+from steadfast.services.gateway.strategies.service import Run, SelfParaphraseService
+from steadfast.shared.contracts.proxy import SelfParaphraseRequest, SelfParaphraseResponse
+from steadfast.shared.problems import ProblemError
 
 
 def proxy_service(state: State) -> SelfParaphraseService:

@@ -10,10 +10,10 @@ from litestar import Controller, Request, get
 from litestar.datastructures import State
 from litestar.params import Parameter
 
-from services.gateway.adapters.shadow_repository import SqlDisagreementStore
-from services.gateway.settings import GatewaySettings
-from shared.contracts.proxy import ShadowDisagreementPage
-from shared.problems import ProblemError, problem_responses
+from steadfast.services.gateway.adapters.shadow_repository import SqlDisagreementStore
+from steadfast.services.gateway.settings import GatewaySettings
+from steadfast.shared.contracts.proxy import ShadowDisagreementPage
+from steadfast.shared.problems import ProblemError, problem_responses
 
 
 def require_admin(request: Request[object, object, State], settings: GatewaySettings) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from shared.db import new_metadata
+from steadfast.shared.db import new_metadata
 
 metadata = new_metadata()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from shared.contracts.gateway import FinishReason, GenerateRequest, TokenAlternative
+from steadfast.shared.contracts.gateway import FinishReason, GenerateRequest, TokenAlternative
 
 
 @dataclass(frozen=True)

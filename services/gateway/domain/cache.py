@@ -7,9 +7,9 @@ from typing import Protocol
 
 import msgspec
 
-from services.gateway.domain.backend import Completion
-from services.gateway.domain.routes import Route
-from shared.contracts.gateway import GenerateRequest
+from steadfast.services.gateway.domain.backend import Completion
+from steadfast.services.gateway.domain.routes import Route
+from steadfast.shared.contracts.gateway import GenerateRequest
 
 KEY_VERSION = "v1"
 

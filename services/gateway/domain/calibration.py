@@ -14,10 +14,10 @@ from typing import Protocol
 
 import msgspec
 
-from services.gateway.domain.errors import UnknownRoute
-from services.gateway.domain.routes import Route
-from shared.contracts.base import Task
-from shared.contracts.calibration import (
+from steadfast.services.gateway.domain.errors import UnknownRoute
+from steadfast.services.gateway.domain.routes import Route
+from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.calibration import (
     METHOD_DEFAULT_THRESHOLD,
     JudgeCalibration,
     JudgeThreshold,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from shared.contracts.gateway import Outcome
-from shared.redaction import redact
+from steadfast.shared.contracts.gateway import Outcome
+from steadfast.shared.redaction import redact
 
 #: outcomes worth another attempt (5xx upstream errors too, see ``BackendError.retryable``)
 RETRYABLE_OUTCOMES: frozenset[str] = frozenset({"rate_limited", "timeout"})

@@ -11,20 +11,20 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from services.gateway import metrics
-from services.gateway.domain.backend import Backend, Completion
-from services.gateway.domain.cache import ResponseCache, cache_key, is_cacheable
-from services.gateway.domain.errors import (
+from steadfast.services.gateway import metrics
+from steadfast.services.gateway.domain.backend import Backend, Completion
+from steadfast.services.gateway.domain.cache import ResponseCache, cache_key, is_cacheable
+from steadfast.services.gateway.domain.errors import (
     UNREACHABLE_RETRY_AFTER_S,
     BackendError,
     GenerationFailed,
     UnknownRoute,
     UnsupportedParameter,
 )
-from services.gateway.domain.limits import RouteLimiter, SlotWaitExceeded
-from services.gateway.domain.routes import Route
-from shared.backoff import Backoff
-from shared.contracts.gateway import GenerateRequest, GenerateResponse, Usage
+from steadfast.services.gateway.domain.limits import RouteLimiter, SlotWaitExceeded
+from steadfast.services.gateway.domain.routes import Route
+from steadfast.shared.backoff import Backoff
+from steadfast.shared.contracts.gateway import GenerateRequest, GenerateResponse, Usage
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.problems import field_from_message
+from steadfast.shared.problems import field_from_message
 
 BackendKind = Literal["openai", "gemini", "ollama", "local"]
 
@@ -119,7 +119,7 @@ def _parse_route(name: str, table: object, source: str) -> Route:
 
 
 def _check_local_model(route: Route, source: str) -> None:
-    from services.gateway.adapters.local_models import BUNDLED_MODELS
+    from steadfast.services.gateway.adapters.local_models import BUNDLED_MODELS
 
     if route.model not in BUNDLED_MODELS:
         known = ", ".join(sorted(BUNDLED_MODELS))

@@ -3,15 +3,15 @@ seed and sample index, so the rewrite is reproducible), then answer the rewrite 
 
 from __future__ import annotations
 
-from services.gateway.domain.errors import GenerationFailed
-from services.gateway.strategies import prompts
-from services.gateway.strategies.extraction import infer_task, read_answer, shown_content
-from services.gateway.strategies.question import AnswerSettings, Question
-from services.gateway.strategies.result import StrategyResult
-from shared.contracts.gateway import GenerateRequest
-from shared.contracts.proxy import StrategyOptions, Variant
-from shared.metering import MeteredCaller
-from shared.quantities import quantity_difference
+from steadfast.services.gateway.domain.errors import GenerationFailed
+from steadfast.services.gateway.strategies import prompts
+from steadfast.services.gateway.strategies.extraction import infer_task, read_answer, shown_content
+from steadfast.services.gateway.strategies.question import AnswerSettings, Question
+from steadfast.services.gateway.strategies.result import StrategyResult
+from steadfast.shared.contracts.gateway import GenerateRequest
+from steadfast.shared.contracts.proxy import StrategyOptions, Variant
+from steadfast.shared.metering import MeteredCaller
+from steadfast.shared.quantities import quantity_difference
 
 REWRITE_TEMPERATURE = 0.7
 DEFAULT_SEED = 0

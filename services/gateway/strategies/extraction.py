@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shared.answers import answer_key, extract_math_answer, last_boxed, read_choice_letter
-from shared.contracts.base import Task
+from steadfast.shared.answers import answer_key, extract_math_answer, last_boxed, read_choice_letter
+from steadfast.shared.contracts.base import Task
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from services.gateway.domain.errors import GatewayError, UnknownRoute, UnsupportedParameter
-from services.gateway.domain.gateway import ModelGateway
-from services.gateway.strategies import metrics
-from services.gateway.strategies.question import AnswerSettings, Question
-from services.gateway.strategies.service import Run, SelfParaphraseService
-from shared.contracts.gateway import GenerateRequest, GenerateResponse
-from shared.contracts.proxy import StrategyOptions, split_model
+from steadfast.services.gateway.domain.errors import (
+    GatewayError,
+    UnknownRoute,
+    UnsupportedParameter,
+)
+from steadfast.services.gateway.domain.gateway import ModelGateway
+from steadfast.services.gateway.strategies import metrics
+from steadfast.services.gateway.strategies.question import AnswerSettings, Question
+from steadfast.services.gateway.strategies.service import Run, SelfParaphraseService
+from steadfast.shared.contracts.gateway import GenerateRequest, GenerateResponse
+from steadfast.shared.contracts.proxy import StrategyOptions, split_model
 
 
 class InvalidQuestion(GatewayError):

@@ -7,16 +7,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from shared.answer_equivalence import (
+from steadfast.shared.answer_equivalence import (
     ANSWERS_PROMPT_VERSION,
     RouteJudge,
     VerdictCache,
     group_answers,
 )
-from shared.contracts.base import Task
-from shared.contracts.calibration import METHOD_DEFAULT_THRESHOLD
-from shared.contracts.proxy import Clustering, Grouping
-from shared.metering import MeteredCaller
+from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.calibration import METHOD_DEFAULT_THRESHOLD
+from steadfast.shared.contracts.proxy import Clustering, Grouping
+from steadfast.shared.metering import MeteredCaller
 
 #: a route's P(YES) threshold for a judge prompt version
 ThresholdLookup = Callable[[str, str], Awaitable[float]]

@@ -10,11 +10,11 @@ from typing import Any
 
 import msgspec
 
-from services.gateway.strategies.prompts import PROMPT_VERSION
-from services.gateway.strategies.question import AnswerSettings, Question
-from services.gateway.strategies.service import Run
-from shared.contracts.gateway import ChatMessage, Usage
-from shared.contracts.proxy import (
+from steadfast.services.gateway.strategies.prompts import PROMPT_VERSION
+from steadfast.services.gateway.strategies.question import AnswerSettings, Question
+from steadfast.services.gateway.strategies.service import Run
+from steadfast.shared.contracts.gateway import ChatMessage, Usage
+from steadfast.shared.contracts.proxy import (
     AssistantMessage,
     ChatCompletion,
     ChatCompletionChunk,

@@ -10,9 +10,9 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from services.gateway.domain.errors import GenerationFailed
-from services.gateway.domain.gateway import DROP_WHEN_CANCELLED, DropSignal
-from services.gateway.strategies.extraction import (
+from steadfast.services.gateway.domain.errors import GenerationFailed
+from steadfast.services.gateway.domain.gateway import DROP_WHEN_CANCELLED, DropSignal
+from steadfast.services.gateway.strategies.extraction import (
     Reading,
     chooses_option,
     infer_task,
@@ -21,16 +21,16 @@ from services.gateway.strategies.extraction import (
     shown_content,
     task_from_counts,
 )
-from services.gateway.strategies.grouping import AnswerGrouper
-from services.gateway.strategies.paraphrasers import Paraphraser
-from services.gateway.strategies.question import AnswerSettings, Question, QuestionParts
-from services.gateway.strategies.result import StrategyResult
-from shared.contracts.base import Task
-from shared.contracts.gateway import GenerateResponse
-from shared.contracts.proxy import StrategyOptions, Variant
-from shared.metering import MeteredCaller
-from shared.quantities import quantity_difference
-from shared.voting import ORIGINAL, Vote, decided, tally
+from steadfast.services.gateway.strategies.grouping import AnswerGrouper
+from steadfast.services.gateway.strategies.paraphrasers import Paraphraser
+from steadfast.services.gateway.strategies.question import AnswerSettings, Question, QuestionParts
+from steadfast.services.gateway.strategies.result import StrategyResult
+from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.gateway import GenerateResponse
+from steadfast.shared.contracts.proxy import StrategyOptions, Variant
+from steadfast.shared.metering import MeteredCaller
+from steadfast.shared.quantities import quantity_difference
+from steadfast.shared.voting import ORIGINAL, Vote, decided, tally
 
 #: one variant's fate: its reply, its final failure, or None when early stop skipped it
 Reply = GenerateResponse | GenerationFailed | None

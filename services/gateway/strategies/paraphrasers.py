@@ -6,15 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from services.gateway.domain.errors import GatewayError, GenerationFailed
-from services.gateway.strategies import prompts
-from services.gateway.strategies.question import AnswerSettings
-from shared.contracts.base import MAX_STORED_INT, Task
-from shared.contracts.gateway import GenerateRequest, ModelCalls
-from shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
-from shared.contracts.verify import VerifyOptions, VerifyStages
-from shared.http_client import ServiceCallError
-from shared.metering import MeteredCaller
+from steadfast.services.gateway.domain.errors import GatewayError, GenerationFailed
+from steadfast.services.gateway.strategies import prompts
+from steadfast.services.gateway.strategies.question import AnswerSettings
+from steadfast.shared.contracts.base import MAX_STORED_INT, Task
+from steadfast.shared.contracts.gateway import GenerateRequest, ModelCalls
+from steadfast.shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
+from steadfast.shared.contracts.verify import VerifyOptions, VerifyStages
+from steadfast.shared.http_client import ServiceCallError
+from steadfast.shared.metering import MeteredCaller
 
 PARAPHRASE_TEMPERATURE = 0.7
 DEFAULT_SEED = 0

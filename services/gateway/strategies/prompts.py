@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from shared.contracts.gateway import ChatMessage
+from steadfast.shared.contracts.gateway import ChatMessage
 
 PROMPT_VERSION = "self-paraphrase/4"
 #: the version in which each strategy's own prompts last changed: results measured with an

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from shared.contracts.base import Task
-from shared.contracts.gateway import ChatMessage, GenerateRequest
+from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.gateway import ChatMessage, GenerateRequest
 
 
 @dataclass(frozen=True)

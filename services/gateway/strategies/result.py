@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from shared.contracts.base import Task
-from shared.contracts.gateway import FinishReason
-from shared.contracts.proxy import Clustering, StrategyName, Variant
+from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.gateway import FinishReason
+from steadfast.shared.contracts.proxy import Clustering, StrategyName, Variant
 
 
 @dataclass

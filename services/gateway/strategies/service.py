@@ -6,23 +6,23 @@ import time
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 
-from services.gateway.domain.errors import GatewayError, GenerationFailed, UnknownRoute
-from services.gateway.strategies import metrics
-from services.gateway.strategies.canonicalize import canonicalize
-from services.gateway.strategies.grouping import AnswerGrouper
-from services.gateway.strategies.paraphrase_vote import paraphrase_vote
-from services.gateway.strategies.paraphrasers import (
+from steadfast.services.gateway.domain.errors import GatewayError, GenerationFailed, UnknownRoute
+from steadfast.services.gateway.strategies import metrics
+from steadfast.services.gateway.strategies.canonicalize import canonicalize
+from steadfast.services.gateway.strategies.grouping import AnswerGrouper
+from steadfast.services.gateway.strategies.paraphrase_vote import paraphrase_vote
+from steadfast.services.gateway.strategies.paraphrasers import (
     ModelParaphraser,
     ParaphraseClient,
     Paraphraser,
     PerturbParaphraser,
 )
-from services.gateway.strategies.question import AnswerSettings, Question
-from services.gateway.strategies.result import StrategyResult
-from services.gateway.strategies.single_prompt import single_prompt
-from shared.contracts.gateway import ChatMessage, GenerateResponse
-from shared.contracts.proxy import StrategyName, StrategyOptions
-from shared.metering import MeteredCaller, ModelCaller
+from steadfast.services.gateway.strategies.question import AnswerSettings, Question
+from steadfast.services.gateway.strategies.result import StrategyResult
+from steadfast.services.gateway.strategies.single_prompt import single_prompt
+from steadfast.shared.contracts.gateway import ChatMessage, GenerateResponse
+from steadfast.shared.contracts.proxy import StrategyName, StrategyOptions
+from steadfast.shared.metering import MeteredCaller, ModelCaller
 
 PASSTHROUGH = "passthrough"
 

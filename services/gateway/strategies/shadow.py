@@ -22,16 +22,20 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
-from services.gateway.domain.errors import GatewayError
-from services.gateway.domain.routes import Route
-from services.gateway.strategies.grouping import AnswerGrouper
-from services.gateway.strategies.metrics import SHADOW_AGREEMENT, SHADOW_CHECKS
-from services.gateway.strategies.paraphrase_vote import answer_all, keep_quantities, read_ballots
-from services.gateway.strategies.paraphrasers import ModelParaphraser
-from services.gateway.strategies.question import AnswerSettings, Question
-from shared.contracts.gateway import GenerateRequest, GenerateResponse
-from shared.contracts.proxy import ShadowDisagreement, ShadowVariant
-from shared.metering import MeteredCaller, ModelCaller
+from steadfast.services.gateway.domain.errors import GatewayError
+from steadfast.services.gateway.domain.routes import Route
+from steadfast.services.gateway.strategies.grouping import AnswerGrouper
+from steadfast.services.gateway.strategies.metrics import SHADOW_AGREEMENT, SHADOW_CHECKS
+from steadfast.services.gateway.strategies.paraphrase_vote import (
+    answer_all,
+    keep_quantities,
+    read_ballots,
+)
+from steadfast.services.gateway.strategies.paraphrasers import ModelParaphraser
+from steadfast.services.gateway.strategies.question import AnswerSettings, Question
+from steadfast.shared.contracts.gateway import GenerateRequest, GenerateResponse
+from steadfast.shared.contracts.proxy import ShadowDisagreement, ShadowVariant
+from steadfast.shared.metering import MeteredCaller, ModelCaller
 
 logger = logging.getLogger(__name__)
 

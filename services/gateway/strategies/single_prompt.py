@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from services.gateway.strategies import prompts
-from services.gateway.strategies.extraction import infer_task, read_answer, shown_content
-from services.gateway.strategies.question import AnswerSettings, Question
-from services.gateway.strategies.result import StrategyResult
-from shared.contracts.proxy import StrategyOptions, Variant
-from shared.metering import MeteredCaller
+from steadfast.services.gateway.strategies import prompts
+from steadfast.services.gateway.strategies.extraction import infer_task, read_answer, shown_content
+from steadfast.services.gateway.strategies.question import AnswerSettings, Question
+from steadfast.services.gateway.strategies.result import StrategyResult
+from steadfast.shared.contracts.proxy import StrategyOptions, Variant
+from steadfast.shared.metering import MeteredCaller
 
 
 async def single_prompt(

@@ -8,17 +8,17 @@ from litestar import Controller, post
 from litestar.datastructures import State
 from litestar.params import JSONBody
 
-from services.perturb import metrics
-from services.perturb.domain.distractors import DistractorWriter
-from services.perturb.domain.paraphrasing import (
+from steadfast.services.perturb import metrics
+from steadfast.services.perturb.domain.distractors import DistractorWriter
+from steadfast.services.perturb.domain.paraphrasing import (
     ParaphraseBuilder,
     RequestError,
     UpstreamUnavailable,
     VerifyRejectedError,
 )
-from services.perturb.domain.permutations import permute
-from shared.contracts.base import FieldError, Problem
-from shared.contracts.perturb import (
+from steadfast.services.perturb.domain.permutations import permute
+from steadfast.shared.contracts.base import FieldError, Problem
+from steadfast.shared.contracts.perturb import (
     DistractorRequest,
     DistractorResponse,
     ParaphraseBatchItem,
@@ -29,7 +29,7 @@ from shared.contracts.perturb import (
     PermutationRequest,
     PermutationResponse,
 )
-from shared.problems import ProblemError, problem_responses
+from steadfast.shared.problems import ProblemError, problem_responses
 
 
 class PerturbController(Controller):

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import random
 
-from services.perturb.domain.cleaning import clean_candidate
-from services.perturb.domain.paraphrasing import unknown_route
-from services.perturb.domain.prompts import DISTRACTOR_PROMPT_VERSION, distractor_messages
-from shared.answers import names_a_correct_answer, normalize_factual
-from shared.contracts.gateway import GenerateRequest
-from shared.contracts.perturb import DistractorRequest, DistractorResponse
-from shared.http_client import ServiceCallError
-from shared.language import detect_language, language_name
-from shared.metering import ModelCaller
+from steadfast.services.perturb.domain.cleaning import clean_candidate
+from steadfast.services.perturb.domain.paraphrasing import unknown_route
+from steadfast.services.perturb.domain.prompts import DISTRACTOR_PROMPT_VERSION, distractor_messages
+from steadfast.shared.answers import names_a_correct_answer, normalize_factual
+from steadfast.shared.contracts.gateway import GenerateRequest
+from steadfast.shared.contracts.perturb import DistractorRequest, DistractorResponse
+from steadfast.shared.http_client import ServiceCallError
+from steadfast.shared.language import detect_language, language_name
+from steadfast.shared.metering import ModelCaller
 
 ATTEMPTS_PER_DISTRACTOR = 4
 

@@ -10,17 +10,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from services.perturb.domain.cleaning import candidate_lines, same_text
-from services.perturb.domain.prompts import (
+from steadfast.services.perturb.domain.cleaning import candidate_lines, same_text
+from steadfast.services.perturb.domain.prompts import (
     FEEDBACK,
     HINTS,
     PARAPHRASE_PROMPT_VERSION,
     TONES,
     paraphrase_messages,
 )
-from shared.backoff import Backoff
-from shared.contracts.gateway import GenerateRequest
-from shared.contracts.perturb import (
+from steadfast.shared.backoff import Backoff
+from steadfast.shared.contracts.gateway import GenerateRequest
+from steadfast.shared.contracts.perturb import (
     CandidateScores,
     GivenParaphrase,
     Kind,
@@ -33,10 +33,10 @@ from shared.contracts.perturb import (
     Tone,
     Verification,
 )
-from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
-from shared.http_client import ServiceCallError
-from shared.language import detect_language, language_name
-from shared.metering import MeteredCaller, ModelCaller
+from steadfast.shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
+from steadfast.shared.http_client import ServiceCallError
+from steadfast.shared.language import detect_language, language_name
+from steadfast.shared.metering import MeteredCaller, ModelCaller
 
 
 class Verifier(Protocol):

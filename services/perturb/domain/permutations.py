@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import string
 
-from shared.contracts.perturb import OptionOrder
+from steadfast.shared.contracts.perturb import OptionOrder
 
 
 def option_orders(count: int, scheme: str) -> list[list[int]]:

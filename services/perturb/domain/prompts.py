@@ -5,8 +5,8 @@ Change a text → bump its version; the version is recorded with each paraphrase
 
 from __future__ import annotations
 
-from shared.contracts.gateway import ChatMessage
-from shared.contracts.perturb import Tone
+from steadfast.shared.contracts.gateway import ChatMessage
+from steadfast.shared.contracts.perturb import Tone
 
 PARAPHRASE_PROMPT_VERSION = "paraphrase-v4"
 DISTRACTOR_PROMPT_VERSION = "distractor-v1"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from shared.clients.gateway import GatewayClient
-from shared.contracts.base import Problem
-from shared.contracts.gateway import ChatMessage, GenerateRequest
-from shared.http_client import ServiceCallError
-from shared.problems import ProblemError
+from steadfast.shared.clients.gateway import GatewayClient
+from steadfast.shared.contracts.base import Problem
+from steadfast.shared.contracts.gateway import ChatMessage, GenerateRequest
+from steadfast.shared.http_client import ServiceCallError
+from steadfast.shared.problems import ProblemError
 
 #: the gateway accepts at most this many requests per batch call
 BATCH = 1000

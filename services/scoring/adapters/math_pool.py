@@ -8,9 +8,9 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from services.scoring.domain.math_grading import grade_math_batch
-from shared.contracts.scoring import GradeResult
-from shared.problems import ProblemError
+from steadfast.services.scoring.domain.math_grading import grade_math_batch
+from steadfast.shared.contracts.scoring import GradeResult
+from steadfast.shared.problems import ProblemError
 
 #: (answer text, gold answer) pairs sent to a worker at once
 CHUNK = 32

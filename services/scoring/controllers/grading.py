@@ -6,9 +6,9 @@ from litestar import Controller, post
 from litestar.datastructures import State
 from litestar.params import JSONBody
 
-from services.scoring.domain.grader import grade
-from services.scoring.metrics import count_grades
-from shared.contracts.scoring import GradeRequest, GradeResponse
+from steadfast.services.scoring.domain.grader import grade
+from steadfast.services.scoring.metrics import count_grades
+from steadfast.shared.contracts.scoring import GradeRequest, GradeResponse
 
 
 class GradeController(Controller):

@@ -7,9 +7,9 @@ import asyncio
 from litestar import Controller, post
 from litestar.params import JSONBody
 
-from services.scoring.domain import consistency, position
-from services.scoring.metrics import METRIC_RECORDS
-from shared.contracts.scoring import (
+from steadfast.services.scoring.domain import consistency, position
+from steadfast.services.scoring.metrics import METRIC_RECORDS
+from steadfast.shared.contracts.scoring import (
     ConsistencyRequest,
     ConsistencyResponse,
     PositionBiasRequest,

@@ -9,9 +9,9 @@ import msgspec
 from litestar import Controller, Response, get, post
 from litestar.params import JSONBody
 
-from services.scoring.domain.report_rendering import MEDIA_TYPES, render
-from services.scoring.metrics import REPORTS_RENDERED
-from shared.contracts.scoring import Report, ReportRenderRequest
+from steadfast.services.scoring.domain.report_rendering import MEDIA_TYPES, render
+from steadfast.services.scoring.metrics import REPORTS_RENDERED
+from steadfast.shared.contracts.scoring import Report, ReportRenderRequest
 
 #: the document's JSON Schema, built once (it only depends on the ``Report`` type)
 REPORT_SCHEMA: dict[str, Any] = msgspec.json.schema(Report)

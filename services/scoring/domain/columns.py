@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from shared.contracts.scoring import Label
+from steadfast.shared.contracts.scoring import Label
 
 IntArray = NDArray[np.int64]
 

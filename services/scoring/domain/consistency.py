@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from services.scoring.domain.bootstrap import model_rng, ratio_intervals
-from services.scoring.domain.columns import (
+from steadfast.services.scoring.domain.bootstrap import model_rng, ratio_intervals
+from steadfast.services.scoring.domain.columns import (
     CORRECT,
     INVALID,
     LABELS,
@@ -18,7 +18,7 @@ from services.scoring.domain.columns import (
     IntArray,
     segment_starts,
 )
-from services.scoring.domain.questions import (
+from steadfast.services.scoring.domain.questions import (
     EXCLUSIONS,
     MISSING,
     BoolArray,
@@ -28,8 +28,8 @@ from services.scoring.domain.questions import (
     columns_from_records,
     question_table,
 )
-from services.scoring.domain.values import ValueQuestions, value_matrices, value_table
-from shared.contracts.scoring import (
+from steadfast.services.scoring.domain.values import ValueQuestions, value_matrices, value_table
+from steadfast.shared.contracts.scoring import (
     METRIC_NAMES,
     ConsistencyOptions,
     ConsistencyResponse,

@@ -6,7 +6,7 @@ from typing import Protocol
 
 import msgspec
 
-from services.scoring.domain.reference_grading import (
+from steadfast.services.scoring.domain.reference_grading import (
     WORDLESS,
     combine_votes,
     grade_choice,
@@ -14,10 +14,10 @@ from services.scoring.domain.reference_grading import (
     judge_messages,
     parse_verdict,
 )
-from shared.answers import answer_key, normalize_factual
-from shared.contracts.base import Problem
-from shared.contracts.scoring import GradeRequest, GradeResponse, GradeResult, JudgeVote
-from shared.problems import ProblemError
+from steadfast.shared.answers import answer_key, normalize_factual
+from steadfast.shared.contracts.base import Problem
+from steadfast.shared.contracts.scoring import GradeRequest, GradeResponse, GradeResult, JudgeVote
+from steadfast.shared.problems import ProblemError
 
 
 class MathGrader(Protocol):

@@ -13,8 +13,8 @@ import re
 import threading
 from typing import Any
 
-from shared.answers import extract_math_answer, normalize_math_value
-from shared.contracts.scoring import GradeResult
+from steadfast.shared.answers import extract_math_answer, normalize_math_value
+from steadfast.shared.contracts.scoring import GradeResult
 
 logger = logging.getLogger(__name__)
 

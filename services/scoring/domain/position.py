@@ -22,14 +22,14 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from services.scoring.domain.bootstrap import (
+from steadfast.services.scoring.domain.bootstrap import (
     bootstrap_ratios,
     model_rng,
     percentile_intervals,
 )
-from services.scoring.domain.columns import Coded, IntArray, cell_index, first_duplicate
-from services.scoring.domain.questions import BoolArray
-from shared.contracts.scoring import (
+from steadfast.services.scoring.domain.columns import Coded, IntArray, cell_index, first_duplicate
+from steadfast.services.scoring.domain.questions import BoolArray
+from steadfast.shared.contracts.scoring import (
     MetricValue,
     ModelMetrics,
     PairCounts,
@@ -37,7 +37,7 @@ from shared.contracts.scoring import (
     PositionBiasResponse,
     PositionRecord,
 )
-from shared.problems import ProblemError
+from steadfast.shared.problems import ProblemError
 
 FloatArray = NDArray[np.float64]
 

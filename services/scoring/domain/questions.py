@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from services.scoring.domain.columns import (
+from steadfast.services.scoring.domain.columns import (
     CORRECT,
     INVALID,
     VALID_LABELS,
@@ -23,8 +23,8 @@ from services.scoring.domain.columns import (
     first_duplicate,
     label_codes,
 )
-from shared.contracts.scoring import ConsistencyRecord
-from shared.problems import ProblemError
+from steadfast.shared.contracts.scoring import ConsistencyRecord
+from steadfast.shared.problems import ProblemError
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
-from shared.answers import (
+from steadfast.shared.answers import (
     answer_key,
     contains_phrase,
     is_abstention,
@@ -17,7 +17,7 @@ from shared.answers import (
     parse_choice_letter,
     token_f1,
 )
-from shared.contracts.scoring import GradeItem, GradeResult, JudgeVote, Label
+from steadfast.shared.contracts.scoring import GradeItem, GradeResult, JudgeVote, Label
 
 
 class Strength(IntEnum):

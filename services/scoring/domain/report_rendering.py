@@ -12,11 +12,11 @@ from html import escape
 
 import msgspec
 
-from services.scoring.domain import svg
-from services.scoring.domain.svg import Point, Series, percent
-from shared.contracts.calibration import JudgeThreshold
-from shared.contracts.perturb import given_sets_line
-from shared.contracts.scoring import (
+from steadfast.services.scoring.domain import svg
+from steadfast.services.scoring.domain.svg import Point, Series, percent
+from steadfast.shared.contracts.calibration import JudgeThreshold
+from steadfast.shared.contracts.perturb import given_sets_line
+from steadfast.shared.contracts.scoring import (
     ItemConsistency,
     MetricValue,
     Report,

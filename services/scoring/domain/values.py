@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from services.scoring.domain.columns import INVALID, IntArray
-from services.scoring.domain.questions import (
+from steadfast.services.scoring.domain.columns import INVALID, IntArray
+from steadfast.services.scoring.domain.questions import (
     MISSING,
     BoolArray,
     ConsistencyColumns,

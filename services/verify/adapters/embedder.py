@@ -66,7 +66,8 @@ class MiniLMEmbedder:
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise EmbedderError(
-                f"{exc.name or 'onnxruntime'} missing: pip install 'steadfast[embeddings]'"
+                f"{exc.name or 'onnxruntime'} missing: "
+                "pip install 'steadfast-reliability[embeddings]'"
             ) from exc
         model_path, tokenizer_path = _model_files()
         _verify_sha256(model_path)

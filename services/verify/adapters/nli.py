@@ -11,8 +11,8 @@ import re
 
 import msgspec
 
-from shared.backoff import Backoff
-from shared.http_client import ServiceCallError, ServiceClient
+from steadfast.shared.backoff import Backoff
+from steadfast.shared.http_client import ServiceCallError, ServiceClient
 
 
 class LabelScore(msgspec.Struct):

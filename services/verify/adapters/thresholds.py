@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from typing import Protocol
 
-from services.verify.domain.prompts import JudgePrompt
-from shared.contracts.base import Task
-from shared.contracts.calibration import JudgeThreshold
+from steadfast.services.verify.domain.prompts import JudgePrompt
+from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.calibration import JudgeThreshold
 
 #: a calibration stored by ``steadfast calibrate`` is used by verify within this many seconds
 THRESHOLD_TTL_S = 30.0

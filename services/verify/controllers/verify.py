@@ -6,14 +6,14 @@ from litestar import Controller, post
 from litestar.datastructures import State
 from litestar.params import JSONBody
 
-from services.verify import metrics
-from services.verify.adapters.embedder import EmbedderError
-from services.verify.domain.judge import Judge, JudgeUnavailable, UnknownModelError
-from services.verify.domain.pipeline import verify
-from services.verify.domain.prompts import AUDIT, EQUIVALENCE, JudgePrompt
-from services.verify.domain.semantic import EmbeddingCheck, NliCheck, SemanticStage
-from shared.contracts.verify import VerifyRequest, VerifyResponse
-from shared.problems import ProblemError, problem_responses
+from steadfast.services.verify import metrics
+from steadfast.services.verify.adapters.embedder import EmbedderError
+from steadfast.services.verify.domain.judge import Judge, JudgeUnavailable, UnknownModelError
+from steadfast.services.verify.domain.pipeline import verify
+from steadfast.services.verify.domain.prompts import AUDIT, EQUIVALENCE, JudgePrompt
+from steadfast.services.verify.domain.semantic import EmbeddingCheck, NliCheck, SemanticStage
+from steadfast.shared.contracts.verify import VerifyRequest, VerifyResponse
+from steadfast.shared.problems import ProblemError, problem_responses
 
 
 class VerifyController(Controller):

@@ -9,16 +9,16 @@ from typing import Literal
 
 import msgspec
 
-from services.verify.domain.prompts import EQUIVALENCE, JudgePrompt, judge_messages
-from shared.contracts.gateway import (
+from steadfast.services.verify.domain.prompts import EQUIVALENCE, JudgePrompt, judge_messages
+from steadfast.shared.contracts.gateway import (
     ChatMessage,
     GenerateRequest,
     GenerateResponse,
 )
-from shared.contracts.verify import JudgeVote
-from shared.http_client import ServiceCallError
-from shared.judging import p_yes_from, reply_verdict
-from shared.metering import MeteredCaller, ModelCaller
+from steadfast.shared.contracts.verify import JudgeVote
+from steadfast.shared.http_client import ServiceCallError
+from steadfast.shared.judging import p_yes_from, reply_verdict
+from steadfast.shared.metering import MeteredCaller, ModelCaller
 
 Order = Literal["original_first", "candidate_first"]
 

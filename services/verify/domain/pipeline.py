@@ -7,15 +7,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from services.verify.domain.form import form_difference
-from services.verify.domain.judge import Judge, JudgeOutcome, JudgeUnavailable
-from services.verify.domain.lexical import max_overlap, overlap
-from services.verify.domain.prompts import JudgePrompt
-from services.verify.domain.semantic import SemanticStage
-from shared.contracts.base import Task
-from shared.contracts.calibration import METHOD_DEFAULT_THRESHOLD, JudgeThreshold
-from shared.contracts.gateway import ModelCalls
-from shared.contracts.verify import (
+from steadfast.services.verify.domain.form import form_difference
+from steadfast.services.verify.domain.judge import Judge, JudgeOutcome, JudgeUnavailable
+from steadfast.services.verify.domain.lexical import max_overlap, overlap
+from steadfast.services.verify.domain.prompts import JudgePrompt
+from steadfast.services.verify.domain.semantic import SemanticStage
+from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.calibration import METHOD_DEFAULT_THRESHOLD, JudgeThreshold
+from steadfast.shared.contracts.gateway import ModelCalls
+from steadfast.shared.contracts.verify import (
     CandidateVerdict,
     JudgeVote,
     SemanticCheck,
@@ -23,9 +23,9 @@ from shared.contracts.verify import (
     VerifyRequest,
     VerifyResponse,
 )
-from shared.http_client import ServiceCallError
-from shared.metering import MeteredCaller, sum_calls
-from shared.quantities import quantity_difference
+from steadfast.shared.http_client import ServiceCallError
+from steadfast.shared.metering import MeteredCaller, sum_calls
+from steadfast.shared.quantities import quantity_difference
 
 #: a judge route's threshold for a prompt on questions of a task (none: any task), as the
 #: gateway keeps them

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from shared.contracts.gateway import ChatMessage
+from steadfast.shared.contracts.gateway import ChatMessage
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Entailment stage, docs/method.md §1.1 step 3: NLI where configured, else embedding cosine."""
+"""Entailment stage, docs/method.md §1.1 step 4: NLI where configured, else embedding cosine."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Protocol
 
 import numpy as np
 
-from shared.contracts.verify import SemanticCheck, VerifyThresholds
+from steadfast.shared.contracts.verify import SemanticCheck, VerifyThresholds
 
 
 class Embedder(Protocol):

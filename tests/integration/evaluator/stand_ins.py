@@ -7,12 +7,12 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from services.evaluator.domain.pipeline import Generated, UpstreamError
-from shared.contracts.calibration import JudgeThreshold
-from shared.contracts.gateway import GenerateRequest, ModelCalls
-from shared.contracts.perturb import Paraphrase, ParaphraseRequest, ParaphraseResponse
-from shared.contracts.scoring import ConsistencyRequest, GradeRequest, GradeResult
-from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
+from steadfast.services.evaluator.domain.pipeline import Generated, UpstreamError
+from steadfast.shared.contracts.calibration import JudgeThreshold
+from steadfast.shared.contracts.gateway import GenerateRequest, ModelCalls
+from steadfast.shared.contracts.perturb import Paraphrase, ParaphraseRequest, ParaphraseResponse
+from steadfast.shared.contracts.scoring import ConsistencyRequest, GradeRequest, GradeResult
+from steadfast.shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
 
 Answerer = Callable[[str, str], str | None]
 #: how the answer-equivalence judge's system prompt starts

@@ -8,14 +8,14 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from services.evaluator.adapters.datasets import DatasetStore
-from services.evaluator.adapters.repository import EvaluationStore
-from services.evaluator.domain.engine import EngineSettings, JobEngine
-from services.evaluator.domain.evaluate import evaluate_now
-from services.evaluator.domain.evaluations import Evaluations
-from shared.backoff import Backoff
-from shared.contracts.evaluator import EvaluateRequest, EvaluationItem, EvaluationSettings
-from shared.db import create_engine, migrate
+from steadfast.services.evaluator.adapters.datasets import DatasetStore
+from steadfast.services.evaluator.adapters.repository import EvaluationStore
+from steadfast.services.evaluator.domain.engine import EngineSettings, JobEngine
+from steadfast.services.evaluator.domain.evaluate import evaluate_now
+from steadfast.services.evaluator.domain.evaluations import Evaluations
+from steadfast.shared.backoff import Backoff
+from steadfast.shared.contracts.evaluator import EvaluateRequest, EvaluationItem, EvaluationSettings
+from steadfast.shared.db import create_engine, migrate
 from tests.integration.evaluator.stand_ins import StandInUpstream
 
 CAPITAL = EvaluationItem(id="france", question="What is the capital of France?", answers=["Paris"])

@@ -15,14 +15,19 @@ import sqlalchemy as sa
 from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from services.evaluator.adapters.repository import EvaluationStore
-from services.evaluator.app import create_app
-from services.evaluator.db.models import answers, evaluation_items, evaluations, paraphrase_sets
-from services.evaluator.domain.evaluations import legacy_request_hash, request_hash
-from services.evaluator.domain.pipeline import UpstreamError
-from services.evaluator.settings import EvaluatorSettings
-from shared.contracts.evaluator import EvaluationCreate
-from shared.contracts.scoring import Report, ReportFormat
+from steadfast.services.evaluator.adapters.repository import EvaluationStore
+from steadfast.services.evaluator.app import create_app
+from steadfast.services.evaluator.db.models import (
+    answers,
+    evaluation_items,
+    evaluations,
+    paraphrase_sets,
+)
+from steadfast.services.evaluator.domain.evaluations import legacy_request_hash, request_hash
+from steadfast.services.evaluator.domain.pipeline import UpstreamError
+from steadfast.services.evaluator.settings import EvaluatorSettings
+from steadfast.shared.contracts.evaluator import EvaluationCreate
+from steadfast.shared.contracts.scoring import Report, ReportFormat
 from tests.integration.evaluator.stand_ins import StandInUpstream
 
 

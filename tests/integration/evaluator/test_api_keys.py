@@ -15,9 +15,9 @@ import sqlalchemy as sa
 from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from services.evaluator.app import create_app
-from services.evaluator.settings import EvaluatorSettings
 from steadfast.cli import main
+from steadfast.services.evaluator.app import create_app
+from steadfast.services.evaluator.settings import EvaluatorSettings
 from steadfast.supervisor import AUTH_VARIABLE, Supervisor
 from tests.integration.evaluator.stand_ins import StandInUpstream
 from tests.integration.evaluator.test_api import answer_right, job_body, render

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from litestar.testing import AsyncTestClient
 
-from services.evaluator.app import create_app
-from services.evaluator.settings import EvaluatorSettings
-from shared.contracts.scoring import Report, ReportFormat
+from steadfast.services.evaluator.app import create_app
+from steadfast.services.evaluator.settings import EvaluatorSettings
+from steadfast.shared.contracts.scoring import Report, ReportFormat
 from tests.integration.evaluator.stand_ins import StandInUpstream
 
 

@@ -14,28 +14,28 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from services.evaluator.adapters.repository import (
+from steadfast.services.evaluator.adapters.repository import (
     AnswerRow,
     EvaluationStore,
     Failure,
     IdempotencyConflict,
 )
-from services.evaluator.db.models import answers as answer_rows
-from services.evaluator.domain.engine import (
+from steadfast.services.evaluator.db.models import answers as answer_rows
+from steadfast.services.evaluator.domain.engine import (
     MAX_RUN_FAILURES,
     EngineSettings,
     JobEngine,
     JobRunner,
 )
-from services.evaluator.domain.pipeline import Generated, ParaphraseSet, UpstreamError
-from services.evaluator.domain.report import StoredResults
-from services.evaluator.domain.results import AnswerRecord
-from shared.backoff import Backoff
-from shared.contracts.evaluator import EvaluationItem, EvaluationSettings
-from shared.contracts.gateway import GenerateRequest
-from shared.contracts.perturb import Paraphrase
-from shared.contracts.scoring import GradeRequest, GradeResult
-from shared.db import create_engine, migrate
+from steadfast.services.evaluator.domain.pipeline import Generated, ParaphraseSet, UpstreamError
+from steadfast.services.evaluator.domain.report import StoredResults
+from steadfast.services.evaluator.domain.results import AnswerRecord
+from steadfast.shared.backoff import Backoff
+from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings
+from steadfast.shared.contracts.gateway import GenerateRequest
+from steadfast.shared.contracts.perturb import Paraphrase
+from steadfast.shared.contracts.scoring import GradeRequest, GradeResult
+from steadfast.shared.db import create_engine, migrate
 from tests.integration.evaluator.stand_ins import StandInUpstream, question_of
 
 FAST = EngineSettings(

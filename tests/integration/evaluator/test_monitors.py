@@ -15,20 +15,29 @@ import pytest
 from litestar.testing import AsyncTestClient
 from prometheus_client import REGISTRY
 
-from services.evaluator.adapters.datasets import DatasetStore
-from services.evaluator.adapters.monitors import MonitorStore
-from services.evaluator.adapters.position_jobs import PositionJobStore
-from services.evaluator.adapters.repository import EvaluationStore
-from services.evaluator.app import create_app
-from services.evaluator.domain.evaluations import Evaluations
-from services.evaluator.domain.monitors import Monitors
-from services.evaluator.metrics import MONITOR_VALUE
-from services.evaluator.settings import EvaluatorSettings
-from shared.contracts.monitors import MAX_MONITORS, MonitorCreate, MonitorUpdate, MonitorValue
-from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation, PositionItem
-from shared.contracts.scoring import MetricValue, Report, ReportFormat
-from shared.db import create_engine, migrate
-from shared.problems import ProblemError
+from steadfast.services.evaluator.adapters.datasets import DatasetStore
+from steadfast.services.evaluator.adapters.monitors import MonitorStore
+from steadfast.services.evaluator.adapters.position_jobs import PositionJobStore
+from steadfast.services.evaluator.adapters.repository import EvaluationStore
+from steadfast.services.evaluator.app import create_app
+from steadfast.services.evaluator.domain.evaluations import Evaluations
+from steadfast.services.evaluator.domain.monitors import Monitors
+from steadfast.services.evaluator.metrics import MONITOR_VALUE
+from steadfast.services.evaluator.settings import EvaluatorSettings
+from steadfast.shared.contracts.monitors import (
+    MAX_MONITORS,
+    MonitorCreate,
+    MonitorUpdate,
+    MonitorValue,
+)
+from steadfast.shared.contracts.position import (
+    PositionBiasEvaluate,
+    PositionBiasEvaluation,
+    PositionItem,
+)
+from steadfast.shared.contracts.scoring import MetricValue, Report, ReportFormat
+from steadfast.shared.db import create_engine, migrate
+from steadfast.shared.problems import ProblemError
 from tests.integration.evaluator.stand_ins import StandInUpstream
 
 
@@ -392,7 +401,7 @@ async def test_a_schedule_change_racing_a_worker_never_writes_back_a_due_time_al
 
 
 def iso_of(epoch: float) -> str:
-    from services.evaluator.adapters.datasets import iso
+    from steadfast.services.evaluator.adapters.datasets import iso
 
     return iso(epoch) or ""
 

@@ -11,17 +11,21 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from services.evaluator.adapters.position_jobs import PositionJobStore
-from services.evaluator.adapters.repository import IdempotencyConflict
-from services.evaluator.db.models import position_jobs
-from services.evaluator.domain.pipeline import Generated, UpstreamError
-from services.evaluator.domain.position_jobs import PositionJobRunner, PositionJobSettings
-from shared.backoff import Backoff
-from shared.contracts.gateway import GenerateRequest
-from shared.contracts.perturb import OptionOrder, PermutationRequest, PermutationResponse
-from shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation, PositionItem
-from shared.contracts.scoring import PositionBiasRequest, PositionBiasResponse
-from shared.db import create_engine, migrate
+from steadfast.services.evaluator.adapters.position_jobs import PositionJobStore
+from steadfast.services.evaluator.adapters.repository import IdempotencyConflict
+from steadfast.services.evaluator.db.models import position_jobs
+from steadfast.services.evaluator.domain.pipeline import Generated, UpstreamError
+from steadfast.services.evaluator.domain.position_jobs import PositionJobRunner, PositionJobSettings
+from steadfast.shared.backoff import Backoff
+from steadfast.shared.contracts.gateway import GenerateRequest
+from steadfast.shared.contracts.perturb import OptionOrder, PermutationRequest, PermutationResponse
+from steadfast.shared.contracts.position import (
+    PositionBiasEvaluate,
+    PositionBiasEvaluation,
+    PositionItem,
+)
+from steadfast.shared.contracts.scoring import PositionBiasRequest, PositionBiasResponse
+from steadfast.shared.db import create_engine, migrate
 
 REQUEST = PositionBiasEvaluate(
     model="m",

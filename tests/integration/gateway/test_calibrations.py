@@ -11,11 +11,11 @@ import msgspec
 import pytest
 from litestar.testing import AsyncTestClient
 
-from services.gateway.app import create_app
-from services.gateway.domain.calibration import JudgeCalibrations
-from services.gateway.domain.routes import parse_routes
-from services.gateway.settings import GatewaySettings
-from shared.contracts.calibration import JudgeCalibration, ThresholdRates
+from steadfast.services.gateway.app import create_app
+from steadfast.services.gateway.domain.calibration import JudgeCalibrations
+from steadfast.services.gateway.domain.routes import parse_routes
+from steadfast.services.gateway.settings import GatewaySettings
+from steadfast.shared.contracts.calibration import JudgeCalibration, ThresholdRates
 
 ROUTES = """
 [models.judge]

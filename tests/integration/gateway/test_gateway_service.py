@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from shared.clients.gateway import GatewayClient
-from shared.contracts.gateway import ChatMessage, GenerateRequest, GenerateResponse
-from shared.http_client import ServiceCallError, get_session
+from steadfast.shared.clients.gateway import GatewayClient
+from steadfast.shared.contracts.gateway import ChatMessage, GenerateRequest, GenerateResponse
+from steadfast.shared.http_client import ServiceCallError, get_session
 from steadfast.supervisor import Supervisor, service_ports
 from tests.conftest import free_port_block
 from tests.fakes.gemini_server import FakeGeminiServer

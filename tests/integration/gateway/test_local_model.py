@@ -13,11 +13,11 @@ import httpx
 import msgspec
 import pytest
 
-from services.gateway.adapters.backends import BackendContext, create_backend
-from services.gateway.adapters.backends.local import LocalBackend
-from services.gateway.domain.gateway import ModelGateway
-from services.gateway.domain.routes import BUILTIN_ROUTES
-from shared.contracts.gateway import ChatMessage, GenerateRequest
+from steadfast.services.gateway.adapters.backends import BackendContext, create_backend
+from steadfast.services.gateway.adapters.backends.local import LocalBackend
+from steadfast.services.gateway.domain.gateway import ModelGateway
+from steadfast.services.gateway.domain.routes import BUILTIN_ROUTES
+from steadfast.shared.contracts.gateway import ChatMessage, GenerateRequest
 from steadfast.supervisor import Supervisor, service_ports
 from tests.conftest import free_port_block
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from shared.clients.perturb import PerturbClient
-from shared.clients.verify import VerifyClient
-from shared.contracts.perturb import ParaphraseRequest
-from shared.contracts.verify import VerifyOptions, VerifyRequest, VerifyStages
-from shared.language import detect_language
+from steadfast.shared.clients.perturb import PerturbClient
+from steadfast.shared.clients.verify import VerifyClient
+from steadfast.shared.contracts.perturb import ParaphraseRequest
+from steadfast.shared.contracts.verify import VerifyOptions, VerifyRequest, VerifyStages
+from steadfast.shared.language import detect_language
 from steadfast.supervisor import Supervisor, service_ports
 from tests.conftest import free_port_block
 

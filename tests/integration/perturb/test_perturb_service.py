@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from shared.clients.perturb import PerturbClient
-from shared.contracts.perturb import (
+from steadfast.shared.clients.perturb import PerturbClient
+from steadfast.shared.contracts.perturb import (
     DistractorRequest,
     ParaphraseRequest,
     PermutationRequest,
 )
-from shared.contracts.verify import VerifyOptions, VerifyThresholds
-from shared.http_client import ServiceCallError, get_session
-from shared.language import detect_language
+from steadfast.shared.contracts.verify import VerifyOptions, VerifyThresholds
+from steadfast.shared.http_client import ServiceCallError, get_session
+from steadfast.shared.language import detect_language
 from tests.integration.perturb.stack import ITALIAN, ITALIAN_REWORDING, QUESTION, running_stack
 
 VERIFY = VerifyOptions(thresholds=VerifyThresholds(embedding=0.5))

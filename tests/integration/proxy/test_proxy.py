@@ -20,10 +20,10 @@ import pytest
 from openai.types.chat import ChatCompletionMessageParam
 from prometheus_client.parser import text_string_to_metric_families
 
-from services.gateway.strategies.prompts import SINGLE_PROMPT
-from shared.clients.gateway import GatewayClient
-from shared.contracts.gateway import ChatMessage, GenerateRequest
-from shared.http_client import ServiceCallError
+from steadfast.services.gateway.strategies.prompts import SINGLE_PROMPT
+from steadfast.shared.clients.gateway import GatewayClient
+from steadfast.shared.contracts.gateway import ChatMessage, GenerateRequest
+from steadfast.shared.http_client import ServiceCallError
 from steadfast.supervisor import Supervisor, service_ports
 from tests.conftest import free_port_block
 from tests.fakes.openai_server import FakeOpenAIServer, Reply

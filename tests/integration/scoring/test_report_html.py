@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from services.scoring.domain.report_rendering import render_html
+from steadfast.services.scoring.domain.report_rendering import render_html
 from tests.unit.scoring.report_sample import sample_report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -14,8 +14,8 @@ import httpx
 import msgspec
 import pytest
 
-from shared.clients.scoring import ScoringClient
-from shared.contracts.scoring import (
+from steadfast.shared.clients.scoring import ScoringClient
+from steadfast.shared.contracts.scoring import (
     ConsistencyOptions,
     ConsistencyRequest,
     Gold,
@@ -26,7 +26,7 @@ from shared.contracts.scoring import (
     ReportItem,
     ReportRenderRequest,
 )
-from shared.http_client import ServiceCallError, close_session
+from steadfast.shared.http_client import ServiceCallError, close_session
 from steadfast.supervisor import Supervisor, service_ports
 from tests.conftest import free_port_block
 from tests.fakes.openai_server import FakeOpenAIServer

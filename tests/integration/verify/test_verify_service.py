@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from shared.clients.verify import VerifyClient
-from shared.contracts.verify import VerifyRequest, VerifyStages, VerifyThresholds
-from shared.http_client import ServiceCallError, get_session
+from steadfast.shared.clients.verify import VerifyClient
+from steadfast.shared.contracts.verify import VerifyRequest, VerifyStages, VerifyThresholds
+from steadfast.shared.http_client import ServiceCallError, get_session
 from tests.integration.perturb.stack import QUESTION, REWORDINGS, running_stack
 
 

@@ -22,7 +22,7 @@ from bench.self_paraphrase.flips import (
     paraphrase_counts,
 )
 from bench.self_paraphrase.items import Item
-from shared.contracts.evaluator import (
+from steadfast.shared.contracts.evaluator import (
     EvaluationAccepted,
     EvaluationCreate,
     EvaluationPage,
@@ -36,8 +36,8 @@ from shared.contracts.evaluator import (
     Variant,
     VariantAnswer,
 )
-from shared.contracts.proxy import StrategyOptions
-from shared.contracts.scoring import Gold
+from steadfast.shared.contracts.proxy import StrategyOptions
+from steadfast.shared.contracts.scoring import Gold
 
 SETTINGS = FlipSettings(
     route="local",

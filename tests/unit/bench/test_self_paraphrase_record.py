@@ -18,8 +18,8 @@ from bench.self_paraphrase.__main__ import (
     run_chunks,
     run_strategy,
 )
-from services.gateway.strategies.prompts import STRATEGY_PROMPT_VERSIONS
-from shared.contracts.scoring import Gold
+from steadfast.services.gateway.strategies.prompts import STRATEGY_PROMPT_VERSIONS
+from steadfast.shared.contracts.scoring import Gold
 
 
 class CountingBench(Bench):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import io
 
-from shared.contracts.calibration import JudgeThreshold
-from shared.contracts.evaluator import (
+from steadfast.evaluate import print_outcome, progress_line, summary_table, trust_lines
+from steadfast.shared.contracts.calibration import JudgeThreshold
+from steadfast.shared.contracts.evaluator import (
     AnswerGroupingSummary,
     AuditSummary,
     EvaluationProgress,
@@ -18,9 +19,8 @@ from shared.contracts.evaluator import (
     StageProgress,
     VerificationSummary,
 )
-from shared.contracts.gateway import ModelCalls
-from shared.contracts.scoring import MetricValue
-from steadfast.evaluate import print_outcome, progress_line, summary_table, trust_lines
+from steadfast.shared.contracts.gateway import ModelCalls
+from steadfast.shared.contracts.scoring import MetricValue
 
 TIMINGS = EvaluationTimings(created_at="2026-11-30T00:00:00+00:00")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from services.evaluator.domain.datasets import (
+from steadfast.services.evaluator.domain.datasets import (
     SAMPLES,
     DatasetInvalid,
     FieldMapping,
@@ -21,7 +21,7 @@ from services.evaluator.domain.datasets import (
     parse_dataset,
     sample_items,
 )
-from services.evaluator.samples import build as samples_build
+from steadfast.services.evaluator.samples import build as samples_build
 
 #: the first records of each public benchmark file, unchanged (sources and licences: its README)
 BENCHMARKS = Path(__file__).resolve().parents[2] / "data" / "benchmarks"
@@ -402,7 +402,7 @@ async def test_incorrect_answers_are_split_by_the_list_separator() -> None:
 async def test_a_squad_document_is_read_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    from services.evaluator.domain import datasets
+    from steadfast.services.evaluator.domain import datasets
 
     readers: list[threading.Thread] = []
     real_loads = datasets.json.loads

@@ -7,8 +7,8 @@ import math
 import msgspec
 import pytest
 
-from services.evaluator.domain.pipeline import Generated, UpstreamError
-from services.evaluator.domain.position import (
+from steadfast.services.evaluator.domain.pipeline import Generated, UpstreamError
+from steadfast.services.evaluator.domain.position import (
     asks_generator,
     calibrated_choice,
     evaluate_position_bias,
@@ -18,18 +18,23 @@ from services.evaluator.domain.position import (
     position_item,
     read_reply,
 )
-from shared.backoff import Backoff
-from shared.contracts.evaluator import EvaluationItem
-from shared.contracts.gateway import GenerateRequest, TokenAlternative
-from shared.contracts.perturb import (
+from steadfast.shared.backoff import Backoff
+from steadfast.shared.contracts.evaluator import EvaluationItem
+from steadfast.shared.contracts.gateway import GenerateRequest, TokenAlternative
+from steadfast.shared.contracts.perturb import (
     DistractorRequest,
     DistractorResponse,
     OptionOrder,
     PermutationRequest,
     PermutationResponse,
 )
-from shared.contracts.position import Condition, OrderAnswer, PositionBiasEvaluate, PositionItem
-from shared.contracts.scoring import PositionBiasRequest, PositionBiasResponse
+from steadfast.shared.contracts.position import (
+    Condition,
+    OrderAnswer,
+    PositionBiasEvaluate,
+    PositionItem,
+)
+from steadfast.shared.contracts.scoring import PositionBiasRequest, PositionBiasResponse
 
 
 def test_a_reply_is_read_strictly_and_mapped_to_the_option_it_stood_for() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from services.evaluator.domain.pipeline import (
+from steadfast.services.evaluator.domain.pipeline import (
     answer_request,
     gold_of,
     grade_requests,
@@ -12,16 +12,16 @@ from services.evaluator.domain.pipeline import (
     paraphrase_set_id,
     request_key,
 )
-from services.evaluator.domain.prompts import (
+from steadfast.services.evaluator.domain.prompts import (
     CHOICE_INSTRUCTION,
     FACTUAL_INSTRUCTION,
     MATH_INSTRUCTION,
 )
-from services.evaluator.domain.report import summarise
-from services.evaluator.domain.results import AnswerRecord, assemble_item, majority_of
-from shared.contracts.evaluator import EvaluationItem, EvaluationSettings, ItemResult
-from shared.contracts.perturb import ParaphraseRequest
-from shared.contracts.scoring import Gold
+from steadfast.services.evaluator.domain.report import summarise
+from steadfast.services.evaluator.domain.results import AnswerRecord, assemble_item, majority_of
+from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings, ItemResult
+from steadfast.shared.contracts.perturb import ParaphraseRequest
+from steadfast.shared.contracts.scoring import Gold
 
 
 def answer(

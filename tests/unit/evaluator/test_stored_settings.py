@@ -5,10 +5,10 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from services.evaluator.adapters.repository import EvaluationRow, stored_settings
-from services.evaluator.domain.evaluations import report_settings, settings_of
-from services.evaluator.domain.prompts import PROMPT_VERSION
-from shared.contracts.evaluator import EvaluationCreate, EvaluationItem, InstructionRole
+from steadfast.services.evaluator.adapters.repository import EvaluationRow, stored_settings
+from steadfast.services.evaluator.domain.evaluations import report_settings, settings_of
+from steadfast.services.evaluator.domain.prompts import PROMPT_VERSION
+from steadfast.shared.contracts.evaluator import EvaluationCreate, EvaluationItem, InstructionRole
 
 ITEMS = [EvaluationItem(question="q")]
 

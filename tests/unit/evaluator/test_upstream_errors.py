@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from services.evaluator.adapters.upstream import upstream_error
-from services.evaluator.domain.pipeline import UpstreamError, with_retries
-from shared.backoff import Backoff
-from shared.contracts.base import Problem
-from shared.http_client import ServiceCallError
+from steadfast.services.evaluator.adapters.upstream import upstream_error
+from steadfast.services.evaluator.domain.pipeline import UpstreamError, with_retries
+from steadfast.shared.backoff import Backoff
+from steadfast.shared.contracts.base import Problem
+from steadfast.shared.http_client import ServiceCallError
 
 
 @pytest.mark.parametrize(

@@ -8,11 +8,11 @@ from typing import Any
 import msgspec
 import pytest
 
-from services.gateway.adapters.backends import BackendContext, create_backend
-from services.gateway.domain.cache import ResponseCache
-from services.gateway.domain.gateway import ModelGateway
-from services.gateway.domain.routes import Route
-from shared.contracts.gateway import ChatMessage, GenerateRequest
+from steadfast.services.gateway.adapters.backends import BackendContext, create_backend
+from steadfast.services.gateway.domain.cache import ResponseCache
+from steadfast.services.gateway.domain.gateway import ModelGateway
+from steadfast.services.gateway.domain.routes import Route
+from steadfast.shared.contracts.gateway import ChatMessage, GenerateRequest
 from tests.fakes.gemini_server import FakeGeminiServer
 from tests.fakes.ollama_server import FakeOllamaServer
 from tests.fakes.openai_server import FakeOpenAIServer

@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from services.gateway.controllers.generate import batch_item
-from services.gateway.domain.errors import UnknownRoute
-from shared.contracts.gateway import ChatMessage, GenerateRequest, GenerateResponse, Usage
+from steadfast.services.gateway.controllers.generate import batch_item
+from steadfast.services.gateway.domain.errors import UnknownRoute
+from steadfast.shared.contracts.gateway import ChatMessage, GenerateRequest, GenerateResponse, Usage
 
 
 class BuggyGateway:

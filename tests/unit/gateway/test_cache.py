@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from services.gateway.adapters.cache_repository import SqlResponseCache
-from services.gateway.domain import gateway as gateway_module
-from services.gateway.domain.backend import Completion
-from services.gateway.domain.cache import cache_key
-from services.gateway.domain.errors import GenerationFailed
-from services.gateway.domain.gateway import DROP_WHEN_CANCELLED, DropSignal, ModelGateway
-from shared.contracts.gateway import ChatMessage, GenerateRequest, GenerateResponse
-from shared.db import Database
+from steadfast.services.gateway.adapters.cache_repository import SqlResponseCache
+from steadfast.services.gateway.domain import gateway as gateway_module
+from steadfast.services.gateway.domain.backend import Completion
+from steadfast.services.gateway.domain.cache import cache_key
+from steadfast.services.gateway.domain.errors import GenerationFailed
+from steadfast.services.gateway.domain.gateway import DROP_WHEN_CANCELLED, DropSignal, ModelGateway
+from steadfast.shared.contracts.gateway import ChatMessage, GenerateRequest, GenerateResponse
+from steadfast.shared.db import Database
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.stand_in import Fault, StandInServer
 from tests.unit.gateway.conftest import ask, gateway_for, route_to

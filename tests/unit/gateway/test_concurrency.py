@@ -8,9 +8,9 @@ import time
 import msgspec
 import pytest
 
-from services.gateway.domain.errors import GenerationFailed
-from services.gateway.domain.gateway import ModelGateway
-from services.gateway.domain.routes import Route
+from steadfast.services.gateway.domain.errors import GenerationFailed
+from steadfast.services.gateway.domain.gateway import ModelGateway
+from steadfast.services.gateway.domain.routes import Route
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.unit.gateway.conftest import ask, gateway_for, route_to
 

@@ -8,7 +8,7 @@ import time
 import aiohttp
 import pytest
 
-from services.gateway.domain.limits import RouteLimiter, SlotWaitExceeded
+from steadfast.services.gateway.domain.limits import RouteLimiter, SlotWaitExceeded
 
 
 async def test_concurrency_limit_is_never_exceeded_and_callers_wait() -> None:
@@ -53,7 +53,10 @@ async def test_requests_per_minute_spaces_requests() -> None:
 def test_retry_after_forms() -> None:
     from email.utils import formatdate
 
-    from services.gateway.adapters.backends.http_errors import error_for_status, retry_after_s
+    from steadfast.services.gateway.adapters.backends.http_errors import (
+        error_for_status,
+        retry_after_s,
+    )
 
     assert retry_after_s({"Retry-After": "3"}) == 3.0
     assert retry_after_s({"retry-after-ms": "250", "Retry-After": "9"}) == 0.25
@@ -64,7 +67,7 @@ def test_retry_after_forms() -> None:
     assert retry_after_s({"Retry-After": "nan"}) is None
     assert retry_after_s({"retry-after-ms": "inf", "Retry-After": "9"}) == 9.0
     # Gemini's wait is in its error body
-    from services.gateway.adapters.backends.gemini import _retry_delay_s
+    from steadfast.services.gateway.adapters.backends.gemini import _retry_delay_s
 
     assert _retry_delay_s({"error": {"details": [{"retryDelay": "34s"}]}}) == 34.0
     assert _retry_delay_s({"error": {"details": [{"retryDelay": "infs"}]}}) is None
@@ -77,7 +80,7 @@ def test_retry_after_forms() -> None:
     )
     assert error_for_status(503, "", {}).retryable
     # a broken address is no passing failure
-    from services.gateway.adapters.backends.http_errors import error_for_transport
+    from steadfast.services.gateway.adapters.backends.http_errors import error_for_transport
 
     assert not error_for_transport(aiohttp.InvalidURL("http://exa mple")).retryable
     assert error_for_transport(aiohttp.ServerDisconnectedError()).retryable

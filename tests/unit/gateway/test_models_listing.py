@@ -6,8 +6,8 @@ from pathlib import Path
 
 from litestar.testing import TestClient
 
-from services.gateway.app import create_app
-from services.gateway.settings import GatewaySettings
+from steadfast.services.gateway.app import create_app
+from steadfast.services.gateway.settings import GatewaySettings
 
 ROUTES = """
 [models.remote]

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from services.gateway.controllers.problems import problem_for
-from services.gateway.domain.errors import (
+from steadfast.services.gateway.controllers.problems import problem_for
+from steadfast.services.gateway.domain.errors import (
     UNREACHABLE_RETRY_AFTER_S,
     GenerationFailed,
     UnknownRoute,
@@ -273,7 +273,7 @@ async def test_gemini_waits_the_retry_delay_its_429_body_asks_for() -> None:
 async def test_every_failed_attempt_is_logged_with_its_reason(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.INFO, logger="services.gateway.domain.gateway")
+    caplog.set_level(logging.INFO, logger="steadfast.services.gateway.domain.gateway")
     with FakeOpenAIServer() as fake:
         fake.enqueue(
             Fault.error(503, body='{"error": {"message": "overloaded, shard 7"}}'),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from services.gateway.domain.routes import BUILTIN_ROUTES, RoutesFileError, load_routes
+from steadfast.services.gateway.domain.routes import BUILTIN_ROUTES, RoutesFileError, load_routes
 
 
 def _write(tmp_path: Path, text: str) -> Path:

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from services.gateway.controllers.shadow import require_admin
-from services.gateway.settings import GatewaySettings
-from shared.problems import ProblemError
+from steadfast.services.gateway.controllers.shadow import require_admin
+from steadfast.services.gateway.settings import GatewaySettings
+from steadfast.shared.problems import ProblemError
 
 
 class _Request:

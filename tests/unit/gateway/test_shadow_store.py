@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from services.gateway.adapters.shadow_repository import SqlDisagreementStore
-from shared.contracts.proxy import ShadowDisagreement, ShadowVariant
-from shared.db import Database
+from steadfast.services.gateway.adapters.shadow_repository import SqlDisagreementStore
+from steadfast.shared.contracts.proxy import ShadowDisagreement, ShadowVariant
+from steadfast.shared.db import Database
 
 
 @pytest.fixture

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from shared.contracts.gateway import ModelCalls, Usage
-from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
-from shared.http_client import ServiceCallError
+from steadfast.shared.contracts.gateway import ModelCalls, Usage
+from steadfast.shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
+from steadfast.shared.http_client import ServiceCallError
 
 
 class FakeVerifier:

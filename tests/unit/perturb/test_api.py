@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
-from services.perturb.app import create_app
-from services.perturb.domain.distractors import DistractorWriter
-from services.perturb.domain.paraphrasing import ParaphraseBuilder
-from services.perturb.settings import PerturbSettings
-from shared.contracts.gateway import GenerateRequest
+from steadfast.services.perturb.app import create_app
+from steadfast.services.perturb.domain.distractors import DistractorWriter
+from steadfast.services.perturb.domain.paraphrasing import ParaphraseBuilder
+from steadfast.services.perturb.settings import PerturbSettings
+from steadfast.shared.contracts.gateway import GenerateRequest
 from tests.unit.perturb.fakes import FakeVerifier
 from tests.unit.verify.fakes import FakeGateway, gateway_error
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.perturb.domain.cleaning import candidate_lines, clean_candidate, same_text
+from steadfast.services.perturb.domain.cleaning import candidate_lines, clean_candidate, same_text
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from services.perturb.domain.distractors import DistractorWriter, acceptable
-from shared.contracts.gateway import GenerateRequest
-from shared.contracts.perturb import DistractorRequest
+from steadfast.services.perturb.domain.distractors import DistractorWriter, acceptable
+from steadfast.shared.contracts.gateway import GenerateRequest
+from steadfast.shared.contracts.perturb import DistractorRequest
 from tests.unit.verify.fakes import FakeGateway, gateway_error, user_text
 
 

@@ -11,20 +11,25 @@ import time
 import msgspec
 import pytest
 
-from services.perturb.domain.paraphrasing import (
+from steadfast.services.perturb.domain.paraphrasing import (
     ParaphraseBuilder,
     UnknownRouteError,
     UpstreamUnavailable,
     VerifyRejectedError,
     targets,
 )
-from services.perturb.domain.prompts import FEEDBACK, HINTS, PARAPHRASE_PROMPT_VERSION, TONES
-from shared.backoff import Backoff
-from shared.contracts.base import Problem
-from shared.contracts.gateway import GenerateRequest, GenerateResponse, ModelCalls, Usage
-from shared.contracts.perturb import GivenParaphrase, ParaphraseRequest
-from shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
-from shared.http_client import ServiceCallError
+from steadfast.services.perturb.domain.prompts import (
+    FEEDBACK,
+    HINTS,
+    PARAPHRASE_PROMPT_VERSION,
+    TONES,
+)
+from steadfast.shared.backoff import Backoff
+from steadfast.shared.contracts.base import Problem
+from steadfast.shared.contracts.gateway import GenerateRequest, GenerateResponse, ModelCalls, Usage
+from steadfast.shared.contracts.perturb import GivenParaphrase, ParaphraseRequest
+from steadfast.shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
+from steadfast.shared.http_client import ServiceCallError
 from tests.unit.perturb.fakes import FakeVerifier
 from tests.unit.verify.fakes import FakeGateway, gateway_error, response, user_text
 

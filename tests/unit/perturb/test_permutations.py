@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from services.perturb.domain.permutations import permute
+from steadfast.services.perturb.domain.permutations import permute
 
 
 def test_swap_of_two_options() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from services.gateway.strategies import openai_format
-from shared.contracts.gateway import Usage
+from steadfast.services.gateway.strategies import openai_format
+from steadfast.shared.contracts.gateway import Usage
 
 
 def test_the_answer_streams_as_chunks_ending_with_done() -> None:

@@ -9,12 +9,12 @@ import asyncio
 import pytest
 from prometheus_client import REGISTRY
 
-from services.gateway.domain.routes import Route
-from services.gateway.strategies.grouping import AnswerGrouper
-from services.gateway.strategies.question import AnswerSettings, Question
-from services.gateway.strategies.shadow import ShadowChecker, ShadowJob, ShadowSettings
-from shared.contracts.gateway import GenerateRequest, GenerateResponse
-from shared.contracts.proxy import ShadowDisagreement
+from steadfast.services.gateway.domain.routes import Route
+from steadfast.services.gateway.strategies.grouping import AnswerGrouper
+from steadfast.services.gateway.strategies.question import AnswerSettings, Question
+from steadfast.services.gateway.strategies.shadow import ShadowChecker, ShadowJob, ShadowSettings
+from steadfast.shared.contracts.gateway import GenerateRequest, GenerateResponse
+from steadfast.shared.contracts.proxy import ShadowDisagreement
 from tests.unit.proxy.test_strategies import (
     PARAPHRASES,
     QUESTION,

@@ -8,30 +8,33 @@ from typing import Any
 
 import pytest
 
-from services.gateway.domain.errors import GenerationFailed, UnknownRoute
-from services.gateway.strategies import prompts
-from services.gateway.strategies.paraphrase_vote import provisional_keys
-from services.gateway.strategies.paraphrasers import DEFAULT_SEED, ParaphraseOptionsRefused
-from services.gateway.strategies.question import (
+from steadfast.services.gateway.domain.errors import GenerationFailed, UnknownRoute
+from steadfast.services.gateway.strategies import prompts
+from steadfast.services.gateway.strategies.paraphrase_vote import provisional_keys
+from steadfast.services.gateway.strategies.paraphrasers import (
+    DEFAULT_SEED,
+    ParaphraseOptionsRefused,
+)
+from steadfast.services.gateway.strategies.question import (
     AnswerSettings,
     Question,
     QuestionParts,
     split_options,
 )
-from services.gateway.strategies.service import Run, SelfParaphraseService
-from services.gateway.strategies.single_prompt import WORKING_TOKENS
-from shared.contracts.base import FieldError, Problem
-from shared.contracts.gateway import (
+from steadfast.services.gateway.strategies.service import Run, SelfParaphraseService
+from steadfast.services.gateway.strategies.single_prompt import WORKING_TOKENS
+from steadfast.shared.contracts.base import FieldError, Problem
+from steadfast.shared.contracts.gateway import (
     ChatMessage,
     GenerateRequest,
     GenerateResponse,
     ModelCalls,
     Usage,
 )
-from shared.contracts.perturb import Paraphrase, ParaphraseRequest, ParaphraseResponse
-from shared.contracts.proxy import StrategyName, StrategyOptions, split_model
-from shared.http_client import ServiceCallError
-from shared.voting import decided
+from steadfast.shared.contracts.perturb import Paraphrase, ParaphraseRequest, ParaphraseResponse
+from steadfast.shared.contracts.proxy import StrategyName, StrategyOptions, split_model
+from steadfast.shared.http_client import ServiceCallError
+from steadfast.shared.voting import decided
 
 QUESTION = "How many legs do 3 spiders have?"
 PARAPHRASES = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.voting import decided, tally
+from steadfast.shared.voting import decided, tally
 
 
 def test_majority_wins_with_its_share_of_the_voters() -> None:

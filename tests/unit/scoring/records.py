@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.contracts.scoring import ConsistencyRecord, PositionRecord
+from steadfast.shared.contracts.scoring import ConsistencyRecord, PositionRecord
 
 SHORT = {"C": "correct", "I": "incorrect", "N": "not_attempted", "X": "invalid"}
 

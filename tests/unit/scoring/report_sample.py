@@ -8,11 +8,11 @@ import json
 import random
 from pathlib import Path
 
-from services.scoring.domain.consistency import columns_from_records, consistency_metrics
-from services.scoring.domain.position import columns_from_records as position_columns
-from services.scoring.domain.position import position_bias_metrics
-from services.scoring.domain.reference_grading import grade_factual_reference
-from shared.contracts.scoring import (
+from steadfast.services.scoring.domain.consistency import columns_from_records, consistency_metrics
+from steadfast.services.scoring.domain.position import columns_from_records as position_columns
+from steadfast.services.scoring.domain.position import position_bias_metrics
+from steadfast.services.scoring.domain.reference_grading import grade_factual_reference
+from steadfast.shared.contracts.scoring import (
     ConsistencyOptions,
     ConsistencyRecord,
     Gold,

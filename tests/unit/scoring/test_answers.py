@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.answers import (
+from steadfast.shared.answers import (
     ABSTENTION_KEY,
     answer_key,
     contains_phrase,

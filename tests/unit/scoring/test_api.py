@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
-from services.scoring.app import create_app
-from services.scoring.settings import ScoringSettings
+from steadfast.services.scoring.app import create_app
+from steadfast.services.scoring.settings import ScoringSettings
 
 
 @pytest.fixture(scope="module")

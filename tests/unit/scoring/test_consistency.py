@@ -8,15 +8,15 @@ import tracemalloc
 import msgspec
 import pytest
 
-from services.scoring.domain import consistency
-from services.scoring.domain.consistency import columns_from_records, consistency_metrics
-from shared.contracts.scoring import (
+from steadfast.services.scoring.domain import consistency
+from steadfast.services.scoring.domain.consistency import columns_from_records, consistency_metrics
+from steadfast.shared.contracts.scoring import (
     METRIC_NAMES,
     ConsistencyOptions,
     ConsistencyRecord,
     ConsistencyResponse,
 )
-from shared.problems import ProblemError
+from steadfast.shared.problems import ProblemError
 from tests.unit.scoring.records import question
 
 # q1: original correct; paraphrases C I I and one invalid (left out of p and k)

@@ -6,19 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from services.scoring.domain import math_grading
-from services.scoring.domain.grader import grade_with_judges
-from services.scoring.domain.math_grading import _sympy_equal, grade_math
-from services.scoring.domain.reference_grading import (
+from steadfast.services.scoring.domain import math_grading
+from steadfast.services.scoring.domain.grader import grade_with_judges
+from steadfast.services.scoring.domain.math_grading import _sympy_equal, grade_math
+from steadfast.services.scoring.domain.reference_grading import (
     combine_votes,
     grade_choice,
     grade_factual_reference,
     judge_messages,
     parse_verdict,
 )
-from shared.answers import ABSTENTION_KEY
-from shared.contracts.base import Problem
-from shared.contracts.scoring import Gold, GradeItem, GradeRequest, GradeResult, JudgeVote
+from steadfast.shared.answers import ABSTENTION_KEY
+from steadfast.shared.contracts.base import Problem
+from steadfast.shared.contracts.scoring import Gold, GradeItem, GradeRequest, GradeResult, JudgeVote
 
 
 def factual(answer: str, answers: list[str], incorrect: list[str] | None = None) -> GradeItem:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from services.scoring.adapters.judges import GatewayJudges
-from shared.clients.gateway import GatewayClient
-from shared.http_client import close_session
-from shared.problems import ProblemError
+from steadfast.services.scoring.adapters.judges import GatewayJudges
+from steadfast.shared.clients.gateway import GatewayClient
+from steadfast.shared.http_client import close_session
+from steadfast.shared.problems import ProblemError
 from tests.conftest import free_port_block
 
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from services.scoring.domain.position import columns_from_records, position_bias_metrics
-from shared.contracts.scoring import PositionBiasOptions, PositionBiasResponse, PositionRecord
-from shared.problems import ProblemError
+from steadfast.services.scoring.domain.position import columns_from_records, position_bias_metrics
+from steadfast.shared.contracts.scoring import (
+    PositionBiasOptions,
+    PositionBiasResponse,
+    PositionRecord,
+)
+from steadfast.shared.problems import ProblemError
 from tests.unit.scoring.records import pair
 
 

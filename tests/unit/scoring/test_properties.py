@@ -6,8 +6,8 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.scoring.domain import consistency, position
-from shared.contracts.scoring import (
+from steadfast.services.scoring.domain import consistency, position
+from steadfast.shared.contracts.scoring import (
     ConsistencyOptions,
     ConsistencyRecord,
     PositionBiasOptions,

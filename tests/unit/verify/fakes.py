@@ -8,10 +8,15 @@ from typing import Any
 
 import numpy as np
 
-from shared.contracts.base import FieldError, Problem
-from shared.contracts.calibration import JudgeThreshold
-from shared.contracts.gateway import GenerateRequest, GenerateResponse, TokenAlternative, Usage
-from shared.http_client import ServiceCallError
+from steadfast.shared.contracts.base import FieldError, Problem
+from steadfast.shared.contracts.calibration import JudgeThreshold
+from steadfast.shared.contracts.gateway import (
+    GenerateRequest,
+    GenerateResponse,
+    TokenAlternative,
+    Usage,
+)
+from steadfast.shared.http_client import ServiceCallError
 
 Reply = str | GenerateResponse | ServiceCallError
 

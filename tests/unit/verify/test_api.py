@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
-from services.verify.adapters import embedder as embedder_module
-from services.verify.adapters.thresholds import GatewayThresholds
-from services.verify.app import create_app
-from services.verify.domain.prompts import JUDGE_PROMPT_VERSION
-from services.verify.settings import VerifyServiceSettings
-from shared.contracts.gateway import GenerateRequest
+from steadfast.services.verify.adapters import embedder as embedder_module
+from steadfast.services.verify.adapters.thresholds import GatewayThresholds
+from steadfast.services.verify.app import create_app
+from steadfast.services.verify.domain.prompts import JUDGE_PROMPT_VERSION
+from steadfast.services.verify.settings import VerifyServiceSettings
+from steadfast.shared.contracts.gateway import GenerateRequest
 from tests.unit.verify.fakes import BagOfWordsEmbedder, FakeGateway, gateway_error
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from services.verify.adapters.embedder import MiniLMEmbedder
+from steadfast.services.verify.adapters.embedder import MiniLMEmbedder
 
 
 @pytest.fixture(scope="module")

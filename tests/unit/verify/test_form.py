@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.verify.domain.form import asks, form_difference
+from steadfast.services.verify.domain.form import asks, form_difference
 
 
 @pytest.mark.parametrize(

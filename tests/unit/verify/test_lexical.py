@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.verify.domain.lexical import max_overlap, overlap, tokens
+from steadfast.services.verify.domain.lexical import max_overlap, overlap, tokens
 
 
 def test_tokens_are_lower_cased_words_with_inner_apostrophes() -> None:

@@ -9,10 +9,10 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from services.verify.adapters.nli import NliEndpoint
-from services.verify.domain.semantic import NliCheck
-from shared.backoff import Backoff
-from shared.http_client import ServiceCallError
+from steadfast.services.verify.adapters.nli import NliEndpoint
+from steadfast.services.verify.domain.semantic import NliCheck
+from steadfast.shared.backoff import Backoff
+from steadfast.shared.http_client import ServiceCallError
 
 received: list[Any] = []
 #: premises that fail once (503), then are answered

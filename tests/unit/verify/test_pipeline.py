@@ -5,12 +5,12 @@ import re
 import msgspec
 import pytest
 
-from services.verify.domain.judge import Judge
-from services.verify.domain.pipeline import verify
-from services.verify.domain.semantic import EmbeddingCheck, NliCheck
-from shared.contracts.gateway import GenerateRequest, GenerateResponse, ModelCalls, Usage
-from shared.contracts.verify import VerifyRequest, VerifyStages, VerifyThresholds
-from shared.http_client import ServiceCallError
+from steadfast.services.verify.domain.judge import Judge
+from steadfast.services.verify.domain.pipeline import verify
+from steadfast.services.verify.domain.semantic import EmbeddingCheck, NliCheck
+from steadfast.shared.contracts.gateway import GenerateRequest, GenerateResponse, ModelCalls, Usage
+from steadfast.shared.contracts.verify import VerifyRequest, VerifyStages, VerifyThresholds
+from steadfast.shared.http_client import ServiceCallError
 from tests.unit.verify.fakes import (
     BagOfWordsEmbedder,
     FakeGateway,

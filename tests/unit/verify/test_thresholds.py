@@ -6,12 +6,12 @@ import math
 
 import pytest
 
-from services.verify.adapters.thresholds import GatewayThresholds
-from services.verify.domain.judge import Judge, JudgeUnavailable
-from services.verify.domain.pipeline import verify
-from services.verify.domain.prompts import AUDIT, EQUIVALENCE
-from shared.contracts.gateway import GenerateRequest
-from shared.contracts.verify import VerifyRequest, VerifyStages, VerifyThresholds
+from steadfast.services.verify.adapters.thresholds import GatewayThresholds
+from steadfast.services.verify.domain.judge import Judge, JudgeUnavailable
+from steadfast.services.verify.domain.pipeline import verify
+from steadfast.services.verify.domain.prompts import AUDIT, EQUIVALENCE
+from steadfast.shared.contracts.gateway import GenerateRequest
+from steadfast.shared.contracts.verify import VerifyRequest, VerifyStages, VerifyThresholds
 from tests.unit.verify.fakes import FakeGateway, gateway_error, response, user_text
 
 ORIGINAL = "Who wrote the play Romeo and Juliet?"

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.gateway.domain.backend import Backend
-from services.gateway.domain.routes import Route
+from steadfast.services.gateway.domain.backend import Backend
+from steadfast.services.gateway.domain.routes import Route
 
 
 @dataclass(frozen=True)
@@ -17,16 +17,18 @@ class BackendContext:
 
     #: where the local backend assembles its GGUF files
     models_dir: Path
+    #: llama.cpp threads of a local route that names none; None: all cores but one
+    local_threads: int | None = None
 
 
 BackendFactory = Callable[[Route, BackendContext], Backend]
 
 #: backend name → "module:factory", imported lazily
 _REGISTRY: dict[str, str | BackendFactory] = {
-    "openai": "services.gateway.adapters.backends.openai:OpenAIBackend",
-    "gemini": "services.gateway.adapters.backends.gemini:GeminiBackend",
-    "ollama": "services.gateway.adapters.backends.ollama:OllamaBackend",
-    "local": "services.gateway.adapters.backends.local:LocalBackend",
+    "openai": "steadfast.services.gateway.adapters.backends.openai:OpenAIBackend",
+    "gemini": "steadfast.services.gateway.adapters.backends.gemini:GeminiBackend",
+    "ollama": "steadfast.services.gateway.adapters.backends.ollama:OllamaBackend",
+    "local": "steadfast.services.gateway.adapters.backends.local:LocalBackend",
 }
 
 

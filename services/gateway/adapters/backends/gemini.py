@@ -12,16 +12,16 @@ from typing import Any
 
 import aiohttp
 
-from services.gateway.adapters.backends import BackendContext
-from services.gateway.adapters.backends.http_errors import (
+from steadfast.services.gateway.adapters.backends import BackendContext
+from steadfast.services.gateway.adapters.backends.http_errors import (
     error_for_status,
     error_for_transport,
     finite_number,
 )
-from services.gateway.domain.backend import Completion, finish_reason
-from services.gateway.domain.errors import BackendError
-from services.gateway.domain.routes import Route
-from shared.contracts.gateway import GenerateRequest
+from steadfast.services.gateway.domain.backend import Completion, finish_reason
+from steadfast.services.gateway.domain.errors import BackendError
+from steadfast.services.gateway.domain.routes import Route
+from steadfast.shared.contracts.gateway import GenerateRequest
 
 
 class GeminiBackend:

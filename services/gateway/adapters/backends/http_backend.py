@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import aiohttp
 
-from services.gateway.adapters.backends.http_errors import error_for_status, error_for_transport
-from services.gateway.domain.routes import Route
+from steadfast.services.gateway.adapters.backends.http_errors import (
+    error_for_status,
+    error_for_transport,
+)
+from steadfast.services.gateway.domain.routes import Route
 
 
 class HttpBackend:

@@ -9,7 +9,7 @@ from email.utils import parsedate_to_datetime
 
 import aiohttp
 
-from services.gateway.domain.errors import BackendError
+from steadfast.services.gateway.domain.errors import BackendError
 
 _REFUSAL_MARKERS = ("content_filter", "content_policy", "safety")
 #: how providers say a request is longer than the model takes (OpenAI, vLLM, llama.cpp)

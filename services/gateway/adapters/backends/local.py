@@ -16,18 +16,18 @@ from typing import Any
 
 import msgspec
 
-from services.gateway.adapters.backends import BackendContext
-from services.gateway.adapters.backends.http_backend import HttpBackend
-from services.gateway.adapters.backends.openai import chat_body, decode_completion
-from services.gateway.adapters.local_models import (
+from steadfast.services.gateway.adapters.backends import BackendContext
+from steadfast.services.gateway.adapters.backends.http_backend import HttpBackend
+from steadfast.services.gateway.adapters.backends.openai import chat_body, decode_completion
+from steadfast.services.gateway.adapters.local_models import (
     BUNDLED_MODELS,
     LocalModelError,
     ensure_model_file,
 )
-from services.gateway.domain.backend import Completion
-from services.gateway.domain.errors import BackendError
-from services.gateway.domain.routes import Route
-from shared.contracts.gateway import GenerateRequest
+from steadfast.services.gateway.domain.backend import Completion
+from steadfast.services.gateway.domain.errors import BackendError
+from steadfast.services.gateway.domain.routes import Route
+from steadfast.shared.contracts.gateway import GenerateRequest
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +44,7 @@ class LocalBackend(HttpBackend):
     def __init__(self, route: Route, context: BackendContext) -> None:
         super().__init__(route, url="")  # known once the model is loaded
         self.models_dir = context.models_dir
+        self.threads = route.threads or context.local_threads or max(1, (os.cpu_count() or 2) - 1)
         self._server: Any = None
         self._loading: asyncio.Future[Any] | None = None
 
@@ -72,9 +73,8 @@ class LocalBackend(HttpBackend):
         params.model.path = str(path)
         params.n_ctx = self.route.n_ctx
         params.n_parallel = self.route.n_parallel
-        threads = self.route.threads or max(1, (os.cpu_count() or 2) - 1)
-        params.cpuparams.n_threads = threads
-        params.cpuparams_batch.n_threads = threads
+        params.cpuparams.n_threads = self.threads
+        params.cpuparams_batch.n_threads = self.threads
         # a thread per request the route lets in (within reason), so that a queued request that
         # is given up is noticed too
         admitted = max(self.route.n_parallel, self.route.max_concurrency)

@@ -7,12 +7,12 @@ from typing import Any
 
 import msgspec
 
-from services.gateway.adapters.backends import BackendContext
-from services.gateway.adapters.backends.http_backend import HttpBackend
-from services.gateway.domain.backend import Completion, finish_reason
-from services.gateway.domain.errors import BackendError
-from services.gateway.domain.routes import Route
-from shared.contracts.gateway import GenerateRequest, TokenAlternative
+from steadfast.services.gateway.adapters.backends import BackendContext
+from steadfast.services.gateway.adapters.backends.http_backend import HttpBackend
+from steadfast.services.gateway.domain.backend import Completion, finish_reason
+from steadfast.services.gateway.domain.errors import BackendError
+from steadfast.services.gateway.domain.routes import Route
+from steadfast.shared.contracts.gateway import GenerateRequest, TokenAlternative
 
 
 class _TopLogprob(msgspec.Struct):
