@@ -51,10 +51,15 @@ class Backoff:
         return not retryable or attempts >= self.attempts
 
     async def run(
-        self, call: Callable[[], Awaitable[T]], *, retryable: Callable[[Exception], bool]
+        self,
+        call: Callable[[], Awaitable[T]],
+        *,
+        retryable: Callable[[Exception], bool],
+        retry_after: Callable[[Exception], float | None] | None = None,
     ) -> T:
         """``call()``, tried again after each failure ``retryable`` says is worth it, after a
-        jittered wait; the last failure is raised."""
+        jittered wait that is never shorter than ``retry_after(failure)`` (the server's
+        Retry-After); the last failure is raised."""
         attempt = 1
         while True:
             try:
@@ -62,5 +67,6 @@ class Backoff:
             except Exception as error:
                 if self.gives_up(attempt, retryable=retryable(error)):
                     raise
-            await asyncio.sleep(self.jittered_delay(attempt, _JITTER))
+                wait_at_least = retry_after(error) if retry_after else None
+            await asyncio.sleep(self.jittered_delay(attempt, _JITTER, wait_at_least))
             attempt += 1

@@ -9,6 +9,7 @@ leniently (:mod:`shared.tolerant_reader`): a field the callee added in a newer v
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import aiohttp
@@ -39,11 +40,20 @@ def is_transient(status: int | None, problem: Problem) -> bool:
 class ServiceCallError(Exception):
     """A call to another service failed: it answered non-2xx, or could not be reached."""
 
-    def __init__(self, service: str, status: int | None, problem: Problem, url: str) -> None:
+    def __init__(
+        self,
+        service: str,
+        status: int | None,
+        problem: Problem,
+        url: str,
+        retry_after_s: float | None = None,
+    ) -> None:
         self.service = service
         self.status = status
         self.problem = problem
         self.url = url
+        #: the response's Retry-After header (seconds), when it had one
+        self.retry_after_s = retry_after_s
         super().__init__(f"{service} call to {url} failed ({status}): {problem.title}")
 
     @property
@@ -82,6 +92,15 @@ async def close_session() -> None:
     _session = None
 
 
+def retry_after_seconds(header: str | None) -> float | None:
+    """A Retry-After given in seconds; None when absent, or given as a date (not ours)."""
+    try:
+        seconds = float(header) if header else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and 0 <= seconds < 86400 else None
+
+
 def _decode_problem(status: int, body: bytes, reason: str) -> Problem:
     try:
         return msgspec.json.decode(body, type=Problem)
@@ -99,8 +118,11 @@ class ServiceClient:
         base_url: str,
         timeout_s: float = 300.0,
         headers: dict[str, str] | None = None,
+        session: Callable[[], aiohttp.ClientSession] = get_session,
     ) -> None:
         self.service = service
+        #: where the connection comes from: the process-wide pool by default
+        self.session = session
         self.base_url = base_url.rstrip("/")
         self.timeout_s = timeout_s
         #: sent with every call (an API key, say)
@@ -132,7 +154,7 @@ class ServiceClient:
         data = body if body is None or isinstance(body, bytes) else msgspec.json.encode(body)
         timeout = aiohttp.ClientTimeout(total=timeout_s or self.timeout_s)
         try:
-            async with get_session().request(
+            async with self.session().request(
                 method,
                 url,
                 data=data,
@@ -143,7 +165,8 @@ class ServiceClient:
                 payload = await response.read()
                 if response.status >= 400:
                     problem = _decode_problem(response.status, payload, response.reason or "")
-                    raise ServiceCallError(self.service, response.status, problem, url)
+                    wait = retry_after_seconds(response.headers.get("Retry-After"))
+                    raise ServiceCallError(self.service, response.status, problem, url, wait)
         except (aiohttp.ClientError, TimeoutError) as exc:
             detail = str(exc) or type(exc).__name__
             problem = Problem(title=f"{self.service} unreachable", status=503, detail=detail)

@@ -18,7 +18,7 @@ from typing import TextIO, TypeVar
 
 import msgspec
 
-from steadfast.shared.clients.evaluator import EvaluatorClient
+from steadfast.client import AsyncClient
 from steadfast.shared.contracts.calibration import JudgeThreshold
 from steadfast.shared.contracts.evaluator import (
     DEFAULT_PARAPHRASES,
@@ -301,7 +301,7 @@ async def evaluator_url(
             await asyncio.to_thread(supervisor.stop)
 
 
-async def follow(client: EvaluatorClient, evaluation_id: str, out: TextIO = sys.stdout) -> str:
+async def follow(client: AsyncClient, evaluation_id: str, out: TextIO = sys.stdout) -> str:
     """Show progress until the evaluation finishes; returns its final status."""
     interactive = out.isatty()
     last_line, last_print = "", 0.0
@@ -344,7 +344,7 @@ def evaluation_request(args: argparse.Namespace, dataset_id: str) -> EvaluationC
     )
 
 
-async def _dataset_id(client: EvaluatorClient, args: argparse.Namespace) -> str:
+async def _dataset_id(client: AsyncClient, args: argparse.Namespace) -> str:
     if args.dataset:
         return str(args.dataset)
     path = Path(args.file)
@@ -359,7 +359,7 @@ async def _evaluate(args: argparse.Namespace) -> int:
     over = thresholds(args.fail_over, "--fail-over")
     waits = args.wait or args.json or under or over
     async with evaluator_url(args) as url:
-        client = EvaluatorClient(url, api_key=args.api_key)
+        client = client_for(url, args)
         dataset_id = await _dataset_id(client, args)
         accepted = await client.create_evaluation(
             evaluation_request(args, dataset_id), idempotency_key=uuid.uuid4().hex
@@ -407,7 +407,7 @@ def save(path: Path, content: bytes) -> Path:
     return path.resolve()
 
 
-async def write_html(client: EvaluatorClient, evaluation_id: str, path: Path) -> Path:
+async def write_html(client: AsyncClient, evaluation_id: str, path: Path) -> Path:
     document = await client.rendered_report(evaluation_id, "html")
     written = await asyncio.to_thread(save, path, document)
     print(f"HTML report: {written}")
@@ -415,7 +415,7 @@ async def write_html(client: EvaluatorClient, evaluation_id: str, path: Path) ->
 
 
 async def _report(args: argparse.Namespace) -> int:
-    client = EvaluatorClient(evaluator_address(args), api_key=args.api_key)
+    client = client_for(evaluator_address(args), args)
     print_outcome(await client.report(args.id))
     if args.csv:
         content = await client.rendered_report(args.id, "csv")
@@ -431,7 +431,7 @@ async def _demo(args: argparse.Namespace) -> int:
     args.start = True  # the demo always runs on services of its own, with the embedded defaults
     args.model = args.model or ["local"]
     async with evaluator_url(args, DEMO_ENVIRONMENT) as url:
-        client = EvaluatorClient(url, api_key=args.api_key)
+        client = client_for(url, args)
         request = EvaluationCreate(
             name="demo",
             dataset_id=DEMO_DATASET,
@@ -470,6 +470,17 @@ async def _demo(args: argparse.Namespace) -> int:
         return 0 if final == "succeeded" else 1
 
 
+#: the clients a command made, closed when it ends
+_CLIENTS: list[AsyncClient] = []
+
+
+def client_for(url: str, args: argparse.Namespace) -> AsyncClient:
+    """A client of the evaluator at ``url`` with the command's key, closed by :func:`run`."""
+    client = client_for(url, args)
+    _CLIENTS.append(client)
+    return client
+
+
 def run(coroutine_function: object, args: argparse.Namespace) -> int:
     async def main() -> int:
         try:
@@ -489,6 +500,8 @@ def run(coroutine_function: object, args: argparse.Namespace) -> int:
             print(f"error: {error}", file=sys.stderr)
             return 1
         finally:
+            while _CLIENTS:
+                await _CLIENTS.pop().close()
             await close_session()
 
     try:

@@ -8,14 +8,15 @@ import sys
 from pathlib import Path
 from typing import TextIO, get_args
 
+from steadfast.client import AsyncClient
 from steadfast.evaluate import (
     add_connection,
+    client_for,
     dataset_reference,
     evaluator_address,
     read_jsonl,
     run,
 )
-from steadfast.shared.clients.evaluator import EvaluatorClient
 from steadfast.shared.contracts.evaluator import EvaluationCreate, EvaluationItem
 from steadfast.shared.contracts.monitors import (
     Monitor,
@@ -30,8 +31,8 @@ from steadfast.shared.contracts.verify import VerifyOptions, VerifyStages
 MONITOR_METRICS = get_args(MonitorMetric)
 
 
-def _client(args: argparse.Namespace) -> EvaluatorClient:
-    return EvaluatorClient(evaluator_address(args), api_key=args.api_key)
+def _client(args: argparse.Namespace) -> AsyncClient:
+    return client_for(evaluator_address(args), args)
 
 
 def monitor_request(args: argparse.Namespace) -> MonitorCreate:
@@ -104,7 +105,7 @@ def print_series(series: MonitorSeries, out: TextIO = sys.stdout) -> None:
         print(f"{point.at:<34} {_cell(point.value):>7} {interval:>17} {point.n:>6}", file=out)
 
 
-async def _resolve(client: EvaluatorClient, key: str) -> str:
+async def _resolve(client: AsyncClient, key: str) -> str:
     """A monitor's id from its id or its name."""
     for monitor in (await client.monitors()).monitors:
         if key in (monitor.id, monitor.name):

@@ -12,15 +12,16 @@ from typing import TextIO
 
 import msgspec
 
+from steadfast.client import AsyncClient
 from steadfast.evaluate import (
     add_connection,
+    client_for,
     dataset_reference,
     evaluator_url,
     read_jsonl,
     run,
     save,
 )
-from steadfast.shared.clients.evaluator import EvaluatorClient
 from steadfast.shared.contracts.position import (
     CONDITIONS,
     PositionBiasEvaluate,
@@ -92,7 +93,7 @@ def print_table(result: PositionBiasEvaluation, out: TextIO | None = None) -> No
 
 
 async def evaluated(
-    client: EvaluatorClient, request: PositionBiasEvaluate, *, job: bool, poll_s: float = 1.0
+    client: AsyncClient, request: PositionBiasEvaluate, *, job: bool, poll_s: float = 1.0
 ) -> PositionBiasEvaluation:
     """The evaluation, asked for in one request or, with ``job`` or when the evaluator finds
     it too large for one (413), run as a job that is polled until it finishes."""
@@ -123,7 +124,7 @@ async def evaluated(
 
 async def _position_bias(args: argparse.Namespace) -> int:
     async with evaluator_url(args) as url:
-        client = EvaluatorClient(url, api_key=args.api_key)
+        client = client_for(url, args)
         result = await evaluated(client, args.request, job=args.job)
     print_table(result)
     if args.json:

@@ -46,10 +46,10 @@ from bench.self_paraphrase.flips import (
 )
 from bench.self_paraphrase.items import PLAIN, STRATEGIES, Item, load_items, prompts_part
 from bench.stack import local_services
+from steadfast.client import AsyncClient
 from steadfast.services.evaluator.domain.prompts import INSTRUCTIONS
 from steadfast.services.gateway.domain.routes import BUILTIN_ROUTES
 from steadfast.services.scoring.domain.bootstrap import model_rng, ratio_intervals
-from steadfast.shared.clients.evaluator import EvaluatorClient
 from steadfast.shared.clients.gateway import GatewayClient
 from steadfast.shared.clients.scoring import ScoringClient
 from steadfast.shared.contracts.base import Task
@@ -450,11 +450,17 @@ async def run(
     ]
     rows = await run_chunks(bench, args.strategies, datasets, args.chunk, started)
     if args.flip_k and evaluator_url:
-        evaluator = EvaluatorClient(evaluator_url, timeout_s=60)
         settings, record = flip_settings(args), FlipRecord(flip_record_path(args))
-        await flips.measure(
-            evaluator, datasets, settings, record, args.chunk, args.evaluation_timeout_s, started
-        )
+        async with AsyncClient(evaluator_url, timeout_s=60) as evaluator:
+            await flips.measure(
+                evaluator,
+                datasets,
+                settings,
+                record,
+                args.chunk,
+                args.evaluation_timeout_s,
+                started,
+            )
         attach_flip_rates(rows, datasets, settings, record)
     await close_session()
     print_table(rows, args, time.perf_counter() - started)

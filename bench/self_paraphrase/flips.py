@@ -26,9 +26,9 @@ from typing import Any
 import msgspec
 
 from bench.self_paraphrase.items import PLAIN, Item, model_name, prompts_part
+from steadfast.client import AsyncClient
 from steadfast.services.scoring.domain.consistency import consistency_metrics
 from steadfast.services.scoring.domain.questions import columns_from_records
-from steadfast.shared.clients.evaluator import EvaluatorClient
 from steadfast.shared.contracts.base import Task
 from steadfast.shared.contracts.evaluator import (
     EvaluationCreate,
@@ -182,7 +182,7 @@ def graded_variants(result: ItemResult, model: str) -> list[ConsistencyRecord] |
 
 
 async def evaluated_items(
-    evaluator: EvaluatorClient, evaluation: EvaluationCreate, timeout_s: float
+    evaluator: AsyncClient, evaluation: EvaluationCreate, timeout_s: float
 ) -> list[ItemResult]:
     """Run one evaluation to its end and return its per-item results; past ``timeout_s`` it is
     cancelled and what it finished is returned (the rest is asked again by a later run)."""
@@ -223,7 +223,7 @@ async def evaluated_items(
 
 
 async def measure_chunk(
-    evaluator: EvaluatorClient,
+    evaluator: AsyncClient,
     items: Sequence[Item],
     settings: FlipSettings,
     record: FlipRecord,
@@ -252,7 +252,7 @@ async def measure_chunk(
 
 
 async def measure(
-    evaluator: EvaluatorClient,
+    evaluator: AsyncClient,
     datasets: Sequence[Sequence[Item]],
     settings: FlipSettings,
     record: FlipRecord,

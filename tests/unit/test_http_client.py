@@ -8,7 +8,7 @@ import msgspec
 import pytest
 from aiohttp import web
 
-from steadfast.shared.clients.evaluator import EvaluatorClient
+from steadfast.client import AsyncClient
 from steadfast.shared.contracts.base import HealthStatus
 from steadfast.shared.contracts.gateway import ModelCalls, Usage
 from steadfast.shared.http_client import ServiceCallError, ServiceClient, close_session
@@ -118,5 +118,5 @@ async def test_a_client_with_an_api_key_sends_it_with_every_call(
     assert [headers.get("Authorization") for headers in seen] == ["Bearer sf_test"] * 2
     await ServiceClient("evaluator", url).get("/healthz", HealthStatus)
     assert "Authorization" not in seen[-1]
-    keyed = EvaluatorClient(url, api_key="sf_other")
-    assert keyed._client.default_headers == {"Authorization": "Bearer sf_other"}
+    keyed = AsyncClient(url, api_key="sf_other")
+    assert keyed._http.default_headers == {"Authorization": "Bearer sf_other"}
