@@ -6,6 +6,7 @@ import asyncio
 import os
 import random
 import socket
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -14,6 +15,47 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def outside_the_checkout(path: str, repo: Path = REPO, temporary: Path | None = None) -> bool:
+    """A path beside the checkout (a folder next to it): under the repository's parent
+    directory but not in the repository, and not in the temporary directory. Undecidable, and so
+    never flagged, when the parent is the file system's root or the temporary directory."""
+    import tempfile
+
+    parent = repo.parent
+    temporary = temporary or Path(tempfile.gettempdir()).resolve()
+    if parent == Path(parent.anchor) or parent == temporary:
+        return False
+    absolute = Path(os.path.abspath(path))
+    inside = (repo, temporary, Path(sys.prefix), Path(sys.base_prefix))
+    return absolute.is_relative_to(parent) and not any(absolute.is_relative_to(p) for p in inside)
+
+
+#: files the test process opened beside the checkout (see ``pytest_sessionfinish``)
+OUTSIDE_READS: set[str] = set()
+
+
+def _watch_opens(event: str, args: tuple[Any, ...]) -> None:
+    if event == "open" and args and isinstance(args[0], str | bytes | os.PathLike):
+        path = os.fsdecode(args[0])
+        if outside_the_checkout(path):
+            OUTSIDE_READS.add(path)
+
+
+sys.addaudithook(_watch_opens)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The repository stands alone: a test that opened a file beside the checkout fails the run
+    (a clone with nothing beside it could not run it)."""
+    if OUTSIDE_READS:
+        listing = "\n  ".join(sorted(OUTSIDE_READS)[:20])
+        print(f"\ntests opened files outside the checkout:\n  {listing}", file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "STEADFAST_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"

@@ -99,3 +99,17 @@ def test_every_cited_section_of_the_method_exists() -> None:
 def test_citations_are_read_with_their_lists() -> None:
     assert cited_sections("see docs/method.md §1.3, §2.1 and §2.2.") == {"1.3", "2.1", "2.2"}
     assert cited_sections("(docs/method.md §2): every item") == {"2"}
+
+
+def test_the_test_run_watches_for_files_opened_beside_the_checkout(tmp_path: Path) -> None:
+    from tests.conftest import outside_the_checkout
+
+    repo, elsewhere = tmp_path / "work" / "main", tmp_path / "temporary"
+    beside = tmp_path / "work" / "shared" / "data" / "x.csv"
+    assert outside_the_checkout(str(beside), repo, elsewhere)
+    assert outside_the_checkout(str(repo / ".." / "shared" / "x"), repo, elsewhere)
+    assert not outside_the_checkout(str(repo / "tests" / "data" / "x.csv"), repo, elsewhere)
+    assert not outside_the_checkout("/etc/hostname", repo, elsewhere)
+    assert not outside_the_checkout(str(elsewhere / "x"), repo, elsewhere)
+    # a checkout straight under the temporary directory cannot be told apart: not flagged
+    assert not outside_the_checkout(str(beside), repo, tmp_path / "work")
