@@ -476,7 +476,7 @@ _CLIENTS: list[AsyncClient] = []
 
 def client_for(url: str, args: argparse.Namespace) -> AsyncClient:
     """A client of the evaluator at ``url`` with the command's key, closed by :func:`run`."""
-    client = client_for(url, args)
+    client = AsyncClient(url, api_key=args.api_key)
     _CLIENTS.append(client)
     return client
 
