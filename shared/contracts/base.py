@@ -10,6 +10,11 @@ import msgspec
 #: ``verify``: the gateway's contracts need it, and verify's need the gateway's ``ModelCalls``
 Task = Literal["factual", "math", "choice"]
 
+#: an ISO 639-1 (or 639-2) language code: ``en``, ``it``
+LanguageCode = Annotated[
+    str, msgspec.Meta(pattern="^[a-z]{2,3}$", description="ISO 639 language code, e.g. en, it")
+]
+
 #: a gateway route's name (``local``, ``gpt-mini``, ``paraphrase-vote:local``)
 RouteName = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 
