@@ -35,6 +35,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import aiohttp
 
 from steadfast.shared.backoff import Backoff
+from steadfast.shared.contracts.base import ReportFormat
 from steadfast.shared.contracts.evaluator import (
     DatasetInfo,
     DatasetItemPage,
@@ -50,7 +51,6 @@ from steadfast.shared.contracts.evaluator import (
     EvaluationStatus,
     ItemPage,
     ItemResult,
-    ReportFormat,
 )
 from steadfast.shared.contracts.monitors import (
     Monitor,

@@ -31,7 +31,6 @@ ModelName = RouteName
 Identifier = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=STORABLE_TEXT)]
 JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 VariantKind = Literal["original", "plain", "toned"]
-ReportFormat = Literal["json", "html", "csv"]
 ItemStatus = Literal["pending", "complete", "partial", "failed"]
 
 

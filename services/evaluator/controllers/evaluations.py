@@ -23,7 +23,12 @@ from steadfast.services.evaluator.domain.pipeline import (
     require_known_routes,
 )
 from steadfast.services.evaluator.settings import EvaluatorSettings
-from steadfast.shared.contracts.base import MAX_STORED_INT, Task
+from steadfast.shared.contracts.base import (
+    MAX_STORED_INT,
+    REPORT_MEDIA_TYPES,
+    ReportFormat,
+    Task,
+)
 from steadfast.shared.contracts.evaluator import (
     EvaluateRequest,
     EvaluateResponse,
@@ -34,7 +39,6 @@ from steadfast.shared.contracts.evaluator import (
     EvaluationStatus,
     ItemPage,
     JobStatus,
-    ReportFormat,
 )
 from steadfast.shared.problems import ProblemError, problem_responses
 
@@ -43,8 +47,6 @@ IdempotencyKey = Annotated[
     str | None,
     HeaderParameter(name="Idempotency-Key", min_length=1, max_length=200, required=False),
 ]
-
-MEDIA_TYPES = {"json": "application/json", "html": "text/html; charset=utf-8", "csv": "text/csv"}
 
 
 class EvaluateController(Controller):
@@ -195,7 +197,7 @@ class EvaluationController(Controller):
         evaluation = await evaluations.require(evaluation_id, results=True)
         if format == "json":
             report: EvaluationReport = await evaluations.report(evaluation)
-            return Response(report, media_type=MEDIA_TYPES["json"])
+            return Response(report, media_type=REPORT_MEDIA_TYPES["json"])
         document = await evaluations.report_document(evaluation)
         try:
             rendered = await state.renderer(document, format)
@@ -204,4 +206,4 @@ class EvaluationController(Controller):
         headers = {}
         if format == "csv":
             headers["Content-Disposition"] = f'attachment; filename="{evaluation_id}.csv"'
-        return Response(rendered, media_type=MEDIA_TYPES[format], headers=headers)
+        return Response(rendered, media_type=REPORT_MEDIA_TYPES[format], headers=headers)
