@@ -58,7 +58,12 @@ class EvaluateController(Controller):
         operation_id="evaluateNow",
         summary="Evaluate a few questions in one request: paraphrase, answer, grade, score",
         status_code=200,
-        responses=problem_responses({413: "More variants than a request may answer: a job"}),
+        responses=problem_responses(
+            {
+                413: "More variants than a request may answer: a job",
+                422: "An unknown model, generator or judge route, or items the grader cannot grade",
+            }
+        ),
     )
     async def evaluate(self, data: JSONBody[EvaluateRequest], state: State) -> EvaluateResponse:
         settings: EvaluatorSettings = state.settings
@@ -90,7 +95,8 @@ class EvaluationController(Controller):
         responses=problem_responses(
             {
                 404: "Unknown dataset_id or reuse_paraphrases_from",
-                422: "An Idempotency-Key reused for another request, or sets of another k",
+                422: "An Idempotency-Key reused for another request, sets of another k, or an "
+                "unknown model, generator or judge route",
             }
         ),
     )
