@@ -194,11 +194,15 @@ class EvaluationController(Controller):
         "/{evaluation_id:str}/report",
         operation_id="getEvaluationReport",
         summary="The report as JSON, a self-contained HTML page, or CSV of per-item rows",
+        description="`format=json` (the default) answers the report below as "
+        "`application/json`; `format=html` answers a self-contained page as "
+        "`text/html; charset=utf-8`; `format=csv` answers per-item rows as "
+        "`text/csv; charset=utf-8` with `Content-Disposition: attachment`.",
         responses=problem_responses({502: "The scoring service could not render it"}),
     )
     async def report(
         self, evaluation_id: StoredId, state: State, format: FromQuery[ReportFormat] = "json"
-    ) -> Response[Any]:
+    ) -> Response[EvaluationReport]:
         evaluations: Evaluations = state.evaluations
         evaluation = await evaluations.require(evaluation_id, results=True)
         if format == "json":
