@@ -22,8 +22,14 @@ from steadfast.services.evaluator.adapters.studies import (
     StudyStore,
     new_study_id,
 )
-from steadfast.services.evaluator.domain.evaluations import Evaluations, languages_of
+from steadfast.services.evaluator.domain.evaluations import (
+    Evaluations,
+    judge_routes,
+    languages_of,
+    require_runnable,
+)
 from steadfast.services.evaluator.domain.monitors import nested_under
+from steadfast.services.evaluator.domain.pipeline import require_known_routes
 from steadfast.services.evaluator.domain.position import PositionUpstream, checked_request
 from steadfast.shared.contracts.evaluator import EvaluationCreate, JobStatus, MetricValue
 from steadfast.shared.contracts.monitors import MonitorValue
@@ -87,7 +93,10 @@ class Studies:
     ) -> EvaluationCreate | tuple[PositionBiasEvaluate, int]:
         if isinstance(request, EvaluationCreate):
             with nested_under("evaluation"):
+                require_runnable(request)
                 await self.evaluations.items_of(request)  # an unknown dataset_id: 404
+                judges = judge_routes(request, request.items)
+                await require_known_routes(self.upstream, request, judges=judges)
             return request
         with nested_under("position_bias"):
             inline, needed = await checked_request(request, self.datasets, self.upstream)
