@@ -14,9 +14,8 @@ from steadfast.shared.contracts.position import PositionBiasEvaluate
 
 StudyProtocol = Literal["consistency", "position-bias"]
 StudyStatusName = Literal["running", "succeeded", "partial", "failed"]
-StudyName = Annotated[
-    str, msgspec.Meta(min_length=1, max_length=100, pattern="^[A-Za-z0-9][A-Za-z0-9 ._-]*$")
-]
+#: a study's or a part's name: one line of text (shown, escaped, in the report)
+StudyName = Annotated[str, msgspec.Meta(min_length=1, max_length=100, pattern="^[^\\x00-\\x1f]+$")]
 #: the most parts one study runs
 MAX_STUDY_PARTS = 50
 #: the consistency metrics a study report shows, per model (docs/method.md §1.4)

@@ -160,3 +160,55 @@ def test_a_study_that_cannot_run_names_the_part(tmp_path: Path, port_block: int)
         assert httpx.get(f"{url}/v1/studies", timeout=30).json()["total"] == 0  # nothing started
         gone = httpx.get(f"{url}/v1/studies/st-nothing", timeout=30)
         assert gone.status_code == 404
+
+
+def test_the_command_runs_a_study_file_and_writes_its_reports(
+    tmp_path: Path, port_block: int
+) -> None:
+    import json
+    import subprocess
+    import sys
+
+    folder = tmp_path / "study"
+    folder.mkdir()
+    (folder / "codes.jsonl").write_text(
+        "\n".join(json.dumps(item) for item in job(3, 2)["items"]) + "\n"
+    )
+    choices = [
+        {"id": f"c{n}", "question": f"Quale è giusta, la {n}?", "options": [f"sbagliata {n}",
+         f"giusta {n}"], "correct_option": "B"}
+        for n in range(2)
+    ]  # fmt: skip
+    (folder / "scelte.jsonl").write_text("\n".join(json.dumps(c) for c in choices) + "\n")
+    (folder / "study.toml").write_text(
+        'name = "from a file"\nmodels = ["steady", "shaky"]\n\n'
+        '[[parts]]\nname = "codes"\ndataset = "codes.jsonl"\n'
+        '[parts.settings]\nk = 2\ngenerator = "writer"\n'
+        'verify = { stages = { lexical = false, semantic = "off" } }\n\n'
+        '[[parts]]\nname = "scelte"\nprotocol = "position-bias"\ndataset = "scelte.jsonl"\n'
+        'task = "choice"\n[parts.settings]\ngenerator = "writer"\nbootstrap = 20\n'
+    )
+    with running_stack(tmp_path, port_block, world=StudyWorld()) as stack:
+        command = [
+            sys.executable, "-m", "steadfast.cli", "study", "run", str(folder / "study.toml"),
+            "--url", stack.evaluator, "--html", str(tmp_path / "s.html"),
+            "--json", str(tmp_path / "s.json"), "--csv", str(tmp_path / "s.csv"),
+        ]  # fmt: skip
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "uploaded" in done.stderr and "study st-" in done.stdout
+        report = json.loads((tmp_path / "s.json").read_text())
+        assert report["status"] == "succeeded"
+        codes, scelte = report["parts"]
+        assert codes["consistency"]["models"]["steady"]["A_strict"]["value"] == 1.0
+        assert scelte["language"] == "it (2 items)"
+        assert scelte["position_bias"]["by_condition"]["all"]["steady"]["PC"]["value"] == 1.0
+        assert (tmp_path / "s.html").read_text().startswith("<!DOCTYPE html>")
+        assert "scelte,position-bias" in (tmp_path / "s.csv").read_text()
+
+        status = subprocess.run(
+            [sys.executable, "-m", "steadfast.cli", "study", "status", report["id"],
+             "--url", stack.evaluator],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert status.returncode == 0 and status.stdout.startswith("succeeded")
