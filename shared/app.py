@@ -25,7 +25,12 @@ from steadfast.shared.http_client import ServiceClient, close_session
 from steadfast.shared.logging import configure_logging
 from steadfast.shared.metrics import MetricsController, http_metrics_config, record_build_info
 from steadfast.shared.middleware import request_id_middleware
-from steadfast.shared.problems import EXCEPTION_HANDLERS, document_problems, problem_response
+from steadfast.shared.problems import (
+    EXCEPTION_HANDLERS,
+    document_problems,
+    problem_response,
+    problem_responses,
+)
 from steadfast.shared.settings import ServiceSettings
 from steadfast.shared.strict_body import StrictBodyRequest
 
@@ -48,7 +53,9 @@ class HealthController(Controller):
         "/readyz",
         operation_id="getReadiness",
         summary="The service's own dependencies (database, services it calls) are reachable",
-        responses={},
+        responses=problem_responses(
+            {503: "Not ready: the problem's detail names the failing checks"}
+        ),
     )
     async def readyz(self, state: State) -> Response[Any]:
         checks: dict[str, ReadinessCheck] = state.readiness_checks

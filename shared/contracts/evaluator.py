@@ -10,6 +10,7 @@ import msgspec
 from steadfast.shared.contracts.base import (
     STORABLE_TEXT,
     Contract,
+    LanguageCode,
     RouteName,
     StoredCount,
     StoredSeed,
@@ -30,7 +31,6 @@ ModelName = RouteName
 Identifier = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=STORABLE_TEXT)]
 JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 VariantKind = Literal["original", "plain", "toned"]
-ReportFormat = Literal["json", "html", "csv"]
 ItemStatus = Literal["pending", "complete", "partial", "failed"]
 
 
@@ -60,6 +60,9 @@ class EvaluationItem(Contract, kw_only=True):
     context: Annotated[str, msgspec.Meta(max_length=50000, pattern=STORABLE_TEXT)] | None = None
     #: this item's task, when an evaluation mixes tasks (default: the evaluation's)
     task: Task | None = None
+    #: the language the item is asked and paraphrased in (default: the evaluation's
+    #: ``language``, else detected from the question and its context)
+    language: LanguageCode | None = None
     #: paraphrases of the question brought with it (texts, or objects with ``text`` and
     #: optional ``kind``/``tone``): used instead of generated ones, verified like them unless
     #: the evaluation's ``verify_given`` is false; the item's set is every one that passes
@@ -91,6 +94,10 @@ class EvaluationSettings(Contract, kw_only=True):
     #: ... or several, compared on identical paraphrases
     models: Annotated[list[ModelName], msgspec.Meta(max_length=20)] | None = None
     task: Task = "factual"
+    #: the language of the items (each item may name its own): the model under test is asked,
+    #: and paraphrases are written, in it; unset: detected per item. Answer prompts exist in
+    #: English and Italian; an item in another language is asked with the English prompt
+    language: LanguageCode | None = None
     #: paraphrases per question
     k: Annotated[int, msgspec.Meta(ge=1, le=50)] = DEFAULT_PARAPHRASES
     #: gateway route that writes the paraphrases
@@ -235,6 +242,8 @@ class ItemResult(Contract, kw_only=True):
     id: str
     question: str
     status: ItemStatus
+    #: the language the models were asked in (the answer prompt's: ``en`` or ``it``)
+    language: str = "en"
     #: the acceptable answers (factual), final answer (math) or option letter (choice)
     gold: list[str] = msgspec.field(default_factory=list)
     variants: list[Variant]

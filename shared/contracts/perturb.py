@@ -10,6 +10,7 @@ from steadfast.shared.contracts.base import (
     MAX_ALSO_CORRECT,
     AnswerText,
     Contract,
+    LanguageCode,
     Problem,
     RouteName,
     StoredSeed,
@@ -73,7 +74,7 @@ class ParaphraseRequest(Contract, kw_only=True):
     #: makes the hint/tone choices and the sampling reproducible; drawn and reported when absent
     seed: StoredSeed | None = None
     #: ISO 639-1 code; detected from the question when absent
-    language: Annotated[str, msgspec.Meta(pattern="^[a-z]{2,3}$")] | None = None
+    language: LanguageCode | None = None
     task: Task | None = None
     verify: VerifyOptions = msgspec.field(default_factory=VerifyOptions)
     #: use the gateway's response cache for the generator's and the judge's calls (false: every
@@ -167,7 +168,7 @@ class ParaphraseResponse(Contract, kw_only=True):
     #: how the candidates were verified: the stages that ran, the judge route, and the
     #: threshold it was held to with where that comes from
     verification: Verification | None = None
-    language: Annotated[str, msgspec.Meta(pattern="^[a-z]{2,3}$")] | None = None
+    language: LanguageCode | None = None
     #: the model calls made for this set: the generator's and the verify service's judge's
     model_calls: ModelCalls = msgspec.field(default_factory=ModelCalls)
 
@@ -197,7 +198,7 @@ class DistractorRequest(Contract, kw_only=True):
     n: Annotated[int, msgspec.Meta(ge=1, le=10)] = 1
     generator: RouteName = "local"
     seed: StoredSeed | None = None
-    language: Annotated[str, msgspec.Meta(pattern="^[a-z]{2,3}$")] | None = None
+    language: LanguageCode | None = None
 
 
 class DistractorResponse(Contract, kw_only=True):

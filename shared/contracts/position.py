@@ -12,6 +12,7 @@ from steadfast.shared.contracts.base import (
     STORABLE_TEXT,
     AnswerText,
     Contract,
+    LanguageCode,
     StoredCount,
     StoredSeed,
 )
@@ -43,6 +44,8 @@ class PositionItem(Contract, kw_only=True):
     #: the options of a k-option item, asked in every cyclic order (no distractor is written)
     options: Annotated[list[str], msgspec.Meta(min_length=2, max_length=26)] | None = None
     correct_option: Letter | None = None
+    #: the language the item is asked in (default: the request's ``language``, else detected)
+    language: LanguageCode | None = None
 
 
 class PositionBiasEvaluate(Contract, kw_only=True):
@@ -69,6 +72,10 @@ class PositionBiasEvaluate(Contract, kw_only=True):
     system_prompt: Annotated[str, msgspec.Meta(max_length=20000)] | None = None
     #: where the instruction goes; default "system" when a model is a self-paraphrase model
     instruction_role: InstructionRole | None = None
+    #: the language of the items (each may name its own): the instruction, and the distractor
+    #: writer's prompt, are in it; unset: detected per item (English and Italian prompts; other
+    #: languages are asked with the English ones)
+    language: LanguageCode | None = None
     #: docs/method.md §2.3 balanced position calibration: ask each reply's first-token
     #: log-probabilities and choose the option whose probability, averaged over the orders, is
     #: highest (the route must support ``top_logprobs``: local and openai do)
@@ -121,6 +128,8 @@ class Trial(Contract, kw_only=True):
     reference: int
     #: "given" or the distractor writer's prompt version
     distractors: str
+    #: the language the model was asked in (the instruction's; ``en`` or ``it``)
+    language: str = "en"
     models: list[TrialModelResult]
 
 
@@ -145,6 +154,8 @@ class PositionBiasEvaluation(Contract, kw_only=True):
     #: ``{model: replies that failed after every retry}``: they count in no metric (their
     #: reason is on the reply)
     failed_replies: dict[str, int] = msgspec.field(default_factory=dict)
+    #: ``{language: items}``: the languages the models were asked in
+    languages: dict[str, int] = msgspec.field(default_factory=dict)
     #: what each metric is counted over (its ``n``): PC and the fluctuation rate, say, rest on
     #: different units
     metric_sets: dict[str, str] = msgspec.field(default_factory=dict)

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from steadfast.shared.contracts.base import Contract, RouteName, Task
+from steadfast.shared.contracts.base import Contract, ReportFormat, RouteName, Task
 from steadfast.shared.contracts.calibration import JudgeThreshold
 from steadfast.shared.contracts.verify import Share
 
@@ -276,7 +276,6 @@ class PositionBiasResponse(Contract, kw_only=True):
 
 # --- reports -------------------------------------------------------------------------------
 
-ReportFormat = Literal["json", "html", "csv"]
 SettingValue = str | int | float | bool | None
 
 

@@ -36,6 +36,8 @@ def test_every_api_operation_documents_its_errors_as_problem_details(service: st
             assert {"400", "500"} <= statuses, f"{method.upper()} {path}: {statuses}"
             if "{" in path:
                 assert "404" in statuses, f"{method.upper()} {path} lacks its 404"
+            if method in ("post", "put", "patch"):  # a body over max_body_bytes
+                assert "413" in statuses, f"{method.upper()} {path} lacks its 413"
             expected = "OpenAIError" if (method, path) in OWN_ERROR_SHAPE else "Problem"
             media = "application/json" if expected == "OpenAIError" else "application/problem+json"
             for status in statuses:
@@ -53,3 +55,9 @@ def test_every_operation_has_an_explicit_id(service: str) -> None:
             assert not operation["operationId"].startswith(("Get", "Post", "Delete")), (
                 f"{method.upper()} {path} has a generated operationId"
             )
+
+
+@pytest.mark.parametrize("service", SERVICE_NAMES)
+def test_readiness_documents_its_503(service: str) -> None:
+    operation = json.loads(generate_openapi(service))["paths"]["/readyz"]["get"]
+    assert "503" in operation["responses"]

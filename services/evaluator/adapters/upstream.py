@@ -12,7 +12,7 @@ from steadfast.shared.clients.gateway import GatewayClient
 from steadfast.shared.clients.perturb import PerturbClient
 from steadfast.shared.clients.scoring import ScoringClient
 from steadfast.shared.clients.verify import VerifyClient
-from steadfast.shared.contracts.base import Problem
+from steadfast.shared.contracts.base import Problem, ReportFormat
 from steadfast.shared.contracts.calibration import JudgeThreshold
 from steadfast.shared.contracts.gateway import GenerateRequest
 from steadfast.shared.contracts.perturb import (
@@ -30,7 +30,6 @@ from steadfast.shared.contracts.scoring import (
     PositionBiasRequest,
     PositionBiasResponse,
     Report,
-    ReportFormat,
     ReportRenderRequest,
 )
 from steadfast.shared.contracts.verify import VerifyRequest, VerifyResponse

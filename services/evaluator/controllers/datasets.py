@@ -96,7 +96,7 @@ class DatasetController(Controller):
         answers_field: FromQuery[str | None] = None,
         id_field: FromQuery[str | None] = None,
         list_separator: Annotated[str, Parameter(min_length=1, max_length=5)] = ";",
-    ) -> Response[Any]:
+    ) -> Response[DatasetInfo]:
         settings: EvaluatorSettings = state.settings
         fmt = format or guess_format(name, request.headers.get("content-type"))
         mapping = FieldMapping(

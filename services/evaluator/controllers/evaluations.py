@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from litestar import Controller, Response, delete, get, post
 from litestar.datastructures import State
@@ -23,7 +23,12 @@ from steadfast.services.evaluator.domain.pipeline import (
     require_known_routes,
 )
 from steadfast.services.evaluator.settings import EvaluatorSettings
-from steadfast.shared.contracts.base import MAX_STORED_INT, Task
+from steadfast.shared.contracts.base import (
+    MAX_STORED_INT,
+    REPORT_MEDIA_TYPES,
+    ReportFormat,
+    Task,
+)
 from steadfast.shared.contracts.evaluator import (
     EvaluateRequest,
     EvaluateResponse,
@@ -34,7 +39,6 @@ from steadfast.shared.contracts.evaluator import (
     EvaluationStatus,
     ItemPage,
     JobStatus,
-    ReportFormat,
 )
 from steadfast.shared.problems import ProblemError, problem_responses
 
@@ -43,8 +47,6 @@ IdempotencyKey = Annotated[
     str | None,
     HeaderParameter(name="Idempotency-Key", min_length=1, max_length=200, required=False),
 ]
-
-MEDIA_TYPES = {"json": "application/json", "html": "text/html; charset=utf-8", "csv": "text/csv"}
 
 
 class EvaluateController(Controller):
@@ -56,7 +58,12 @@ class EvaluateController(Controller):
         operation_id="evaluateNow",
         summary="Evaluate a few questions in one request: paraphrase, answer, grade, score",
         status_code=200,
-        responses=problem_responses({413: "More variants than a request may answer: a job"}),
+        responses=problem_responses(
+            {
+                413: "More variants than a request may answer: a job",
+                422: "An unknown model, generator or judge route, or items the grader cannot grade",
+            }
+        ),
     )
     async def evaluate(self, data: JSONBody[EvaluateRequest], state: State) -> EvaluateResponse:
         settings: EvaluatorSettings = state.settings
@@ -88,7 +95,8 @@ class EvaluationController(Controller):
         responses=problem_responses(
             {
                 404: "Unknown dataset_id or reuse_paraphrases_from",
-                422: "An Idempotency-Key reused for another request, or sets of another k",
+                422: "An Idempotency-Key reused for another request, sets of another k, or an "
+                "unknown model, generator or judge route",
             }
         ),
     )
@@ -186,16 +194,20 @@ class EvaluationController(Controller):
         "/{evaluation_id:str}/report",
         operation_id="getEvaluationReport",
         summary="The report as JSON, a self-contained HTML page, or CSV of per-item rows",
+        description="`format=json` (the default) answers the report below as "
+        "`application/json`; `format=html` answers a self-contained page as "
+        "`text/html; charset=utf-8`; `format=csv` answers per-item rows as "
+        "`text/csv; charset=utf-8` with `Content-Disposition: attachment`.",
         responses=problem_responses({502: "The scoring service could not render it"}),
     )
     async def report(
         self, evaluation_id: StoredId, state: State, format: FromQuery[ReportFormat] = "json"
-    ) -> Response[Any]:
+    ) -> Response[EvaluationReport]:
         evaluations: Evaluations = state.evaluations
         evaluation = await evaluations.require(evaluation_id, results=True)
         if format == "json":
             report: EvaluationReport = await evaluations.report(evaluation)
-            return Response(report, media_type=MEDIA_TYPES["json"])
+            return Response(report, media_type=REPORT_MEDIA_TYPES["json"])
         document = await evaluations.report_document(evaluation)
         try:
             rendered = await state.renderer(document, format)
@@ -204,4 +216,4 @@ class EvaluationController(Controller):
         headers = {}
         if format == "csv":
             headers["Content-Disposition"] = f'attachment; filename="{evaluation_id}.csv"'
-        return Response(rendered, media_type=MEDIA_TYPES[format], headers=headers)
+        return Response(rendered, media_type=REPORT_MEDIA_TYPES[format], headers=headers)

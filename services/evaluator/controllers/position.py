@@ -36,7 +36,9 @@ class PositionBiasController(Controller):
         status_code=200,
         responses=problem_responses(
             {
+                404: "Unknown dataset_id",
                 413: "More answers than a request may wait for: a job",
+                422: "An unknown model or generator route",
                 502: "A service the evaluation needs failed",
             }
         ),
@@ -65,8 +67,10 @@ class PositionBiasController(Controller):
         status_code=HTTP_202_ACCEPTED,
         responses=problem_responses(
             {
+                404: "Unknown dataset_id",
                 413: "More answers than a job may ask for",
-                422: "An Idempotency-Key reused for another request",
+                422: "An Idempotency-Key reused for another request, or an unknown model or "
+                "generator route",
             }
         ),
     )

@@ -258,3 +258,16 @@ monitor_runs = sa.Table(
     sa.UniqueConstraint("monitor_id", "due_at", name="uq_evaluator_monitor_runs_due"),
     sa.Index("ix_evaluator_monitor_runs_monitor", "monitor_id", "started_at"),
 )
+
+studies = sa.Table(
+    "evaluator_studies",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("name", sa.String(100), nullable=False),
+    #: the StudyCreate it was made with (JSON)
+    sa.Column("spec", sa.Text, nullable=False),
+    sa.Column("models", sa.JSON, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    #: ``[{"name", "protocol", "job_id"}]``: the job that runs each part, in the study's order
+    sa.Column("parts", sa.JSON, nullable=False),
+)

@@ -196,6 +196,7 @@ async def evaluate_now(
                 item_metrics=by_item.get(key),
                 paraphrase_error=note,
                 audited_out=audit.removed.get(key),
+                language=request.language,
             )
         )
     sets = {s.id: s for s, _ in paraphrased if s is not None}

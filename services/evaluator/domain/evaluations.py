@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -342,7 +343,8 @@ class Evaluations:
         removed = stored.removed() if stored else None
         if stored is not None:
             answers = grouped_by_meaning(rows, answers, stored.answer_clusters)
-        return item_results(evaluation.models, rows, sets, answers, metrics, removed)
+        language = evaluation.settings.language
+        return item_results(evaluation.models, rows, sets, answers, metrics, removed, language)
 
     async def items_page(self, evaluation: EvaluationRow, offset: int, limit: int) -> ItemPage:
         return ItemPage(
@@ -390,7 +392,7 @@ class Evaluations:
             generated_at=datetime.now(UTC).isoformat(),
             task=report.task,
             dataset=evaluation.dataset_id,
-            settings=report_settings(evaluation),
+            settings={**report_settings(evaluation), "language": languages_of(report.items)},
             consistency=consistency,
             items=[report_item(item) for item in report.items],
             failures=[
@@ -423,6 +425,12 @@ def timings(evaluation: EvaluationRow) -> EvaluationTimings:
         finished_at=iso(evaluation.finished_at),
         elapsed_s=round(elapsed, 3) if elapsed is not None else None,
     )
+
+
+def languages_of(items: list[ItemResult]) -> str:
+    """The languages the models were asked in, with their items: ``"it (8 items)"``."""
+    counts = Counter(item.language for item in items)
+    return ", ".join(f"{language} ({n} item{'s' * (n != 1)})" for language, n in counts.items())
 
 
 def report_settings(evaluation: EvaluationRow) -> dict[str, str | int | float | bool | None]:

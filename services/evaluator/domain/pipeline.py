@@ -16,7 +16,7 @@ from typing import Any, Protocol, TypeVar
 
 import msgspec
 
-from steadfast.services.evaluator.domain.prompts import answer_messages
+from steadfast.services.evaluator.domain.prompts import answer_messages, item_language
 from steadfast.shared.answers import answer_key, normalize_factual
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.base import Task
@@ -353,6 +353,7 @@ def paraphrase_request(settings: EvaluationSettings, item: EvaluationItem) -> Pa
         generator=settings.generator,
         seed=settings.seed,
         task=task_of(settings, item),
+        language=item.language or settings.language,
         verify=settings.verify,
         max_candidates=settings.max_candidates,
         time_budget_s=settings.time_budget_s,
@@ -403,7 +404,12 @@ def answer_request(
     return GenerateRequest(
         model=model,
         messages=answer_messages(
-            task, question, item, settings.system_prompt, instruction_role_of(settings)
+            task,
+            question,
+            item,
+            settings.system_prompt,
+            instruction_role_of(settings),
+            item_language(item, settings.language),
         ),
         temperature=0.0,
         max_tokens=settings.max_tokens or DEFAULT_MAX_TOKENS[task],

@@ -34,7 +34,11 @@ from steadfast.services.evaluator.domain.pipeline import (
     require_models,
     with_retries,
 )
-from steadfast.services.evaluator.domain.prompts import answer_messages
+from steadfast.services.evaluator.domain.prompts import (
+    DEFAULT_LANGUAGE,
+    answer_messages,
+    prompt_language,
+)
 from steadfast.shared.answers import names_a_correct_answer, parse_choice_letter
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.base import MAX_ALSO_CORRECT, MAX_ANSWER_CHARS
@@ -92,6 +96,7 @@ class PlannedTrial:
     options: list[str]
     reference: int
     distractors: str
+    language: str = DEFAULT_LANGUAGE
     orders: list[list[int]] = field(default_factory=list)
 
 
@@ -223,6 +228,7 @@ class _Run:
         explicit = self.request.conditions is not None
         trials: list[PlannedTrial] = []
         plausible: tuple[str, str] | None = None  # written once, shown in low and medium
+        language = prompt_language(self.language_of(item), f"{item.context or ''} {item.question}")
         for condition in wanted_conditions(self.request):
             if reason := not_applicable(item, condition):
                 if explicit:
@@ -245,9 +251,15 @@ class _Run:
                     continue
                 options, reference, source = [item.answer, plausible[0]], 0, plausible[1]
             trials.append(
-                PlannedTrial(key, condition, item.question, context, options, reference, source)
+                PlannedTrial(
+                    key, condition, item.question, context, options, reference, source, language
+                )
             )
         return trials
+
+    def language_of(self, item: PositionItem) -> str | None:
+        """The language the item was said to be in (by itself, else by the request)."""
+        return item.language or self.request.language
 
     async def _plausible(
         self, item: PositionItem, key: str, condition: Condition
@@ -271,6 +283,7 @@ class _Run:
             n=n,
             generator=self.request.generator,
             seed=self.request.seed,
+            language=self.language_of(item),
         )
         try:
             written = await with_retries(lambda: self.upstream.distractors(request), self.retry)
@@ -326,7 +339,7 @@ class _Run:
             context=trial.context,
         )
         messages = answer_messages(
-            "choice", trial.question, shown, self.request.system_prompt, role
+            "choice", trial.question, shown, self.request.system_prompt, role, trial.language
         )
         return GenerateRequest(
             model=model,
@@ -439,7 +452,10 @@ async def evaluate_position_bias(
     outcomes = iter(await generate_all(upstream, requests, run.retry))
     results = [_answered(trial, models, outcomes) for trial in trials]
     evaluation = PositionBiasEvaluation(
-        trials=results, skipped=run.skipped, failed_replies=_failed_replies(results, models)
+        trials=results,
+        skipped=run.skipped,
+        failed_replies=_failed_replies(results, models),
+        languages=dict(Counter({trial.item_id: trial.language for trial in results}.values())),
     )
     records = [record for trial in results for record in position_records(trial)]
     if records:
@@ -466,6 +482,7 @@ def _answered(trial: PlannedTrial, models: list[str], outcomes: Iterator[Generat
         options=trial.options,
         reference=trial.reference,
         distractors=trial.distractors,
+        language=trial.language,
         models=by_model,
     )
 

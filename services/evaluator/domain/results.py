@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from steadfast.services.evaluator.domain.pipeline import ParaphraseSet
+from steadfast.services.evaluator.domain.prompts import item_language
 from steadfast.shared.contracts.evaluator import (
     EvaluationItem,
     ItemError,
@@ -158,6 +159,7 @@ def assemble_item(
     answers: list[AnswerRecord],
     item_metrics: dict[str, dict[str, Any]] | None = None,
     paraphrase_error: str | None = None,
+    language: str | None = None,
     paraphrase_pending: bool = False,
     audited_out: dict[int, str] | None = None,
 ) -> ItemResult:
@@ -192,6 +194,7 @@ def assemble_item(
         id=item_key,
         question=item.question,
         status=status,
+        language=item_language(item, language),
         gold=gold_texts(item),
         variants=variants,
         models=[

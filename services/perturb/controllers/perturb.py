@@ -80,6 +80,9 @@ class PerturbController(Controller):
         operation_id="createDistractors",
         summary="Distinct wrong answers: plausible, or out of context",
         status_code=200,
+        responses=problem_responses(
+            {422: "A blank question or correct answer, or an unknown generator route"}
+        ),
     )
     async def create_distractors(
         self, data: JSONBody[DistractorRequest], state: State

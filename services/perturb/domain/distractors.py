@@ -11,7 +11,7 @@ from steadfast.shared.answers import names_a_correct_answer, normalize_factual
 from steadfast.shared.contracts.gateway import GenerateRequest
 from steadfast.shared.contracts.perturb import DistractorRequest, DistractorResponse
 from steadfast.shared.http_client import ServiceCallError
-from steadfast.shared.language import detect_language, language_name
+from steadfast.shared.language import detect_language
 from steadfast.shared.metering import ModelCaller
 
 ATTEMPTS_PER_DISTRACTOR = 4
@@ -31,8 +31,9 @@ class DistractorWriter:
 
     async def write(self, request: DistractorRequest) -> DistractorResponse:
         seed = request.seed if request.seed is not None else random.randrange(2**31)
-        code = request.language or detect_language(f"{request.context or ''} {request.question}")
-        language = language_name(code)
+        language = request.language or detect_language(
+            f"{request.context or ''} {request.question}"
+        )
         kept: list[str] = []
         failures: list[str] = []
         attempts = ATTEMPTS_PER_DISTRACTOR * request.n

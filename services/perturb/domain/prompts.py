@@ -5,8 +5,11 @@ Change a text → bump its version; the version is recorded with each paraphrase
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from steadfast.shared.contracts.gateway import ChatMessage
 from steadfast.shared.contracts.perturb import Tone
+from steadfast.shared.language import language_name
 
 PARAPHRASE_PROMPT_VERSION = "paraphrase-v4"
 DISTRACTOR_PROMPT_VERSION = "distractor-v1"
@@ -102,16 +105,61 @@ FEEDBACK: dict[str, str] = {
 }
 
 
-_DISTRACTOR_SYSTEM = {
-    "plausible": (
-        "You write wrong answers for quiz questions. Given a question, maybe its context, and its "
-        "correct answer, write one answer that sounds plausible for the question but is wrong. "
-        "Match the correct answer's type and length. Reply with the answer only, on one line."
+@dataclass(frozen=True)
+class DistractorTemplate:
+    """The distractor writer's prompt in one language: the system message of each mode and
+    the labels of the user message."""
+
+    system: dict[str, str]
+    context: str
+    question: str
+    correct_answer: str
+    avoid: str
+
+
+#: the distractor writer's prompt in each language it exists in; another language gets the
+#: English one with "Write the answer in <language>". To add one, add its template here (both
+#: modes, the same meaning as the English); a test checks every template is complete
+DISTRACTOR_TEMPLATES: dict[str, DistractorTemplate] = {
+    "en": DistractorTemplate(
+        system={
+            "plausible": (
+                "You write wrong answers for quiz questions. Given a question, maybe its context, "
+                "and its correct answer, write one answer that sounds plausible for the question "
+                "but is wrong. Match the correct answer's type and length. Reply with the answer "
+                "only, on one line."
+            ),
+            "out_of_context": (
+                "You write decoy answers for quiz questions. Given a question, maybe its context, "
+                "and its correct answer, write one short answer that has the form of an answer "
+                "but is unrelated to the context and the question. Reply with the answer only, "
+                "on one line."
+            ),
+        },
+        context="Context",
+        question="Question",
+        correct_answer="Correct answer",
+        avoid="Do not repeat any of",
     ),
-    "out_of_context": (
-        "You write decoy answers for quiz questions. Given a question, maybe its context, and its "
-        "correct answer, write one short answer that has the form of an answer but is unrelated "
-        "to the context and the question. Reply with the answer only, on one line."
+    "it": DistractorTemplate(
+        system={
+            "plausible": (
+                "Scrivi risposte sbagliate per domande di un quiz. Data una domanda, forse il suo "
+                "contesto, e la sua risposta corretta, scrivi una risposta che sembri plausibile "
+                "per la domanda ma che sia sbagliata. Rispetta il tipo e la lunghezza della "
+                "risposta corretta. Rispondi solo con la risposta, su una riga."
+            ),
+            "out_of_context": (
+                "Scrivi risposte esca per domande di un quiz. Data una domanda, forse il suo "
+                "contesto, e la sua risposta corretta, scrivi una risposta breve che abbia la "
+                "forma di una risposta ma non abbia nulla a che fare con il contesto e con la "
+                "domanda. Rispondi solo con la risposta, su una riga."
+            ),
+        },
+        context="Contesto",
+        question="Domanda",
+        correct_answer="Risposta corretta",
+        avoid="Non ripetere nessuna di queste",
     ),
 }
 
@@ -125,13 +173,16 @@ def distractor_messages(
     avoid: list[str],
     language: str | None,
 ) -> list[ChatMessage]:
-    lines = [f"Context: {context}"] if context else []
-    lines += [f"Question: {question}", f"Correct answer: {correct_answer}"]
+    """The writer's messages in the item's ``language`` (an ISO code) where a template exists,
+    else in English, asking for the answer in that language."""
+    words = DISTRACTOR_TEMPLATES.get(language or "en", DISTRACTOR_TEMPLATES["en"])
+    lines = [f"{words.context}: {context}"] if context else []
+    lines += [f"{words.question}: {question}", f"{words.correct_answer}: {correct_answer}"]
     if avoid:
-        lines.append("Do not repeat any of: " + "; ".join(avoid))
-    if language:
-        lines.append(f"Write the answer in {language}.")
+        lines.append(f"{words.avoid}: " + "; ".join(avoid))
+    if language and language != "en" and language not in DISTRACTOR_TEMPLATES:
+        lines.append(f"Write the answer in {language_name(language)}.")
     return [
-        ChatMessage(role="system", content=_DISTRACTOR_SYSTEM[mode]),
+        ChatMessage(role="system", content=words.system[mode]),
         ChatMessage(role="user", content="\n".join(lines)),
     ]

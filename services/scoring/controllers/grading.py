@@ -9,6 +9,7 @@ from litestar.params import JSONBody
 from steadfast.services.scoring.domain.grader import grade
 from steadfast.services.scoring.metrics import count_grades
 from steadfast.shared.contracts.scoring import GradeRequest, GradeResponse
+from steadfast.shared.problems import problem_responses
 
 
 class GradeController(Controller):
@@ -20,6 +21,13 @@ class GradeController(Controller):
         operation_id="gradeAnswers",
         summary="Label answers correct / incorrect / not_attempted / invalid (docs/method.md §1.3)",
         status_code=200,
+        responses=problem_responses(
+            {
+                422: "An item without the gold its task needs, or a judge named twice, unknown "
+                "or missing (the llm grader)",
+                502: "A judge's call failed",
+            }
+        ),
     )
     async def grade_answers(self, data: JSONBody[GradeRequest], state: State) -> GradeResponse:
         response = await grade(data, math=state.math_pool, judges=state.judges)

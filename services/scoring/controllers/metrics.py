@@ -15,6 +15,7 @@ from steadfast.shared.contracts.scoring import (
     PositionBiasRequest,
     PositionBiasResponse,
 )
+from steadfast.shared.problems import problem_responses
 
 
 def _consistency(data: ConsistencyRequest) -> ConsistencyResponse:
@@ -39,6 +40,7 @@ class MetricsController(Controller):
             " (docs/method.md §1.4)"
         ),
         status_code=200,
+        responses=problem_responses({422: "A record repeats another's (item_id, model, variant)"}),
     )
     async def consistency_metrics(self, data: JSONBody[ConsistencyRequest]) -> ConsistencyResponse:
         response = await asyncio.to_thread(_consistency, data)
@@ -50,6 +52,7 @@ class MetricsController(Controller):
         operation_id="computePositionBiasMetrics",
         summary="Positional-bias metrics per model and condition (docs/method.md §2.2)",
         status_code=200,
+        responses=problem_responses({422: "A letter beyond its item's options"}),
     )
     async def position_bias_metrics(
         self, data: JSONBody[PositionBiasRequest]

@@ -9,8 +9,9 @@ import msgspec
 from litestar import Controller, Response, get, post
 from litestar.params import JSONBody
 
-from steadfast.services.scoring.domain.report_rendering import MEDIA_TYPES, render
+from steadfast.services.scoring.domain.report_rendering import render
 from steadfast.services.scoring.metrics import REPORTS_RENDERED
+from steadfast.shared.contracts.base import REPORT_MEDIA_TYPES
 from steadfast.shared.contracts.scoring import Report, ReportRenderRequest
 
 #: the document's JSON Schema, built once (it only depends on the ``Report`` type)
@@ -31,7 +32,7 @@ class ReportController(Controller):
     async def render_report(self, data: JSONBody[ReportRenderRequest]) -> Response[str]:
         document = await asyncio.to_thread(render, data.report, data.format, data.worst_items)
         REPORTS_RENDERED.labels(data.format).inc()
-        return Response(document, media_type=MEDIA_TYPES[data.format])
+        return Response(document, media_type=REPORT_MEDIA_TYPES[data.format])
 
     @get(
         "/schema",

@@ -26,12 +26,6 @@ from steadfast.shared.contracts.scoring import (
     ReportVariant,
 )
 
-MEDIA_TYPES: dict[ReportFormat, str] = {
-    "json": "application/json",
-    "html": "text/html; charset=utf-8",
-    "csv": "text/csv; charset=utf-8",
-}
-
 HEADLINE = (
     Series("A_orig", "#64748b"),
     Series("A_expected", "#2563eb"),

@@ -102,7 +102,9 @@ async def test_job_lifecycle_items_and_reports(client: AsyncTestClient[Any]) -> 
     assert report["models"][0]["metrics"]["A_orig"]["value"] == 1.0
     assert report["settings"]["instruction_role"] == "user"  # resolved: no strategy model
     csv = await client.get(f"/v1/evaluations/{job_id}/report?format=csv")
-    assert csv.status_code == 200 and csv.headers["content-type"].startswith("text/csv")
+    assert csv.status_code == 200 and csv.headers["content-type"] == "text/csv; charset=utf-8"
+    html = await client.get(f"/v1/evaluations/{job_id}/report?format=html")
+    assert html.headers["content-type"] == "text/html; charset=utf-8"  # one charset, not two
     assert csv.text.splitlines()[1:] == ["q0,6", "q1,6", "q2,6"]
     bad_format = await client.get(f"/v1/evaluations/{job_id}/report?format=pdf")
     assert bad_format.status_code == 400 and "format" in bad_format.text

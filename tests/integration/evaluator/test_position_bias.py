@@ -23,6 +23,7 @@ from tests.conftest import free_port_block
 from tests.e2e.stack import stack_env
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.routes import BROKEN_ROUTE, stand_in_routes
+from tests.fakes.stand_in import Fault
 
 OPTION = re.compile(r"^([A-Z])\. (.*)$", re.MULTILINE)
 
@@ -64,6 +65,8 @@ class ChoiceWorld:
         self._decoys = itertools.count(1)
         self._lock = threading.Lock()
         self.asked: list[tuple[str, str]] = []
+        #: the stand-in server answering as this world (set by the ``evaluator`` fixture)
+        self.server: FakeOpenAIServer | None = None
 
     def __call__(self, body: dict[str, Any]) -> str | Reply:
         system = body["messages"][0]["content"]
@@ -92,6 +95,7 @@ def world() -> ChoiceWorld:
 def evaluator(world: ChoiceWorld, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tmp = tmp_path_factory.mktemp("position")
     with FakeOpenAIServer(responder=world) as upstream:
+        world.server = upstream
         routes = tmp / "models.toml"
         names = ("primacy", "knower", "writer", "leaning")
         routes.write_text(stand_in_routes(upstream.url, *names) + BROKEN_ROUTE)
@@ -310,11 +314,21 @@ def test_a_job_retried_with_its_idempotency_key_is_made_once(evaluator: str) -> 
     assert empty.status_code == 400 and empty.json()["errors"][0]["source"] == "header"
 
 
-def test_a_job_can_be_cancelled(evaluator: str) -> None:
-    body = {"models": ["knower", "primacy"], "items": MANY, "generator": "writer", "seed": 7}
-    submitted = httpx.post(f"{evaluator}/v1/position-bias/jobs", json=body, timeout=30)
-    location = f"{evaluator}{submitted.headers['Location']}"
-    cancelled = httpx.delete(location, timeout=30)
+def test_a_job_can_be_cancelled(evaluator: str, world: ChoiceWorld) -> None:
+    # questions no earlier test asked (the gateway's cache would answer them at once), each
+    # answer taking 2 s: the job is still running when it is cancelled
+    assert world.server is not None
+    world.server.fault_for = lambda body: (
+        Fault.delay(2.0) if "writer" not in body["model"] else None
+    )
+    items = [{**item, "question": f"{item['question']} ({item['id']})"} for item in MANY]
+    try:
+        body = {"models": ["knower", "primacy"], "items": items, "generator": "writer", "seed": 7}
+        submitted = httpx.post(f"{evaluator}/v1/position-bias/jobs", json=body, timeout=30)
+        location = f"{evaluator}{submitted.headers['Location']}"
+        cancelled = httpx.delete(location, timeout=30)
+    finally:
+        world.server.fault_for = None
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
     time.sleep(0.5)
     assert httpx.get(location, timeout=30).json()["status"] == "cancelled"

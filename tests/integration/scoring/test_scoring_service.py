@@ -202,6 +202,20 @@ async def test_report_rendered_over_http(client: ScoringClient) -> None:
     assert msgspec.json.decode(data, type=Report) == report
 
 
+@pytest.mark.parametrize(
+    ("fmt", "media_type"),
+    [("html", "text/html; charset=utf-8"), ("csv", "text/csv; charset=utf-8")],
+)
+async def test_a_rendered_report_says_its_media_type_once(
+    services: tuple[str, FakeOpenAIServer], fmt: str, media_type: str
+) -> None:
+    body = {"report": {"title": "T", "items": []}, "format": fmt}
+    async with httpx.AsyncClient(base_url=services[0], timeout=60) as http:
+        response = await http.post("/v1/reports/render", json=body)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == media_type
+
+
 def _process_group(pgid: int) -> list[int]:
     """Live processes of a process group (the supervisor starts each service in its own)."""
     members = []

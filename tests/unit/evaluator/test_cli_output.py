@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from steadfast.evaluate import print_outcome, progress_line, summary_table, trust_lines
+from steadfast.evaluate import print_outcome, progress_line, summary_table
 from steadfast.shared.contracts.calibration import JudgeThreshold
 from steadfast.shared.contracts.evaluator import (
     AnswerGroupingSummary,
@@ -21,6 +21,7 @@ from steadfast.shared.contracts.evaluator import (
 )
 from steadfast.shared.contracts.gateway import ModelCalls
 from steadfast.shared.contracts.scoring import MetricValue
+from steadfast.shared.trust_text import trust_lines
 
 TIMINGS = EvaluationTimings(created_at="2026-11-30T00:00:00+00:00")
 

@@ -221,3 +221,19 @@ def test_a_model_summary_adds_up_its_items_counts_and_averages_their_agreement()
     [summary] = summarise(["m"], items, None)
     assert (summary.answered, summary.unparsed, summary.failed) == (7, 2, 1)
     assert summary.mean_agreement == (1.0 + 2 / 3) / 2
+
+
+def test_an_item_result_names_the_language_its_models_were_asked_in() -> None:
+    from steadfast.services.evaluator.domain.evaluations import languages_of
+
+    def assembled(item: EvaluationItem, language: str | None = None) -> ItemResult:
+        return assemble_item(
+            item_key="x", item=item, models=["m"], paraphrase_set=None, answers=[],
+            language=language,
+        )  # fmt: skip
+
+    italian = assembled(EvaluationItem(question="Quando è stata la seconda crisi petrolifera?"))
+    english = assembled(EvaluationItem(question="When was the second oil crisis?"))
+    named = assembled(EvaluationItem(question="When was it?"), language="it")
+    assert (italian.language, english.language, named.language) == ("it", "en", "it")
+    assert languages_of([italian, english, named]) == "it (2 items), en (1 item)"

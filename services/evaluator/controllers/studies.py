@@ -1,0 +1,96 @@
+"""``/v1/studies``: thin handlers over the studies' use cases."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Controller, Response, get, post
+from litestar.datastructures import State
+from litestar.params import FromQuery, JSONBody, Parameter
+from litestar.status_codes import HTTP_202_ACCEPTED
+
+from steadfast.services.evaluator.controllers.parameters import StoredId
+from steadfast.services.evaluator.domain.studies import Studies
+from steadfast.services.evaluator.domain.study_report import render_csv, render_html
+from steadfast.shared.contracts.base import MAX_STORED_INT, REPORT_MEDIA_TYPES, ReportFormat
+from steadfast.shared.contracts.studies import (
+    StudyAccepted,
+    StudyCreate,
+    StudyPage,
+    StudyReport,
+    StudyStatus,
+)
+from steadfast.shared.problems import problem_responses
+
+
+class StudyController(Controller):
+    path = "/v1/studies"
+    tags = ["studies"]  # noqa: RUF012
+
+    @post(
+        "",
+        operation_id="createStudy",
+        summary="Start a study: every part (a data set under a protocol) as its own job",
+        status_code=HTTP_202_ACCEPTED,
+        responses=problem_responses(
+            {
+                404: "A part's unknown dataset_id (the problem names the part)",
+                413: "A positional-bias part would ask for more answers than a job may",
+                422: "A model, generator or judge route the gateway does not know",
+            }
+        ),
+    )
+    async def create(self, data: JSONBody[StudyCreate], state: State) -> Response[StudyAccepted]:
+        studies: Studies = state.studies
+        accepted = await studies.create(data)
+        return Response(
+            accepted,
+            status_code=HTTP_202_ACCEPTED,
+            headers={"Location": f"/v1/studies/{accepted.id}"},
+        )
+
+    @get("", operation_id="listStudies", summary="Studies, newest first, with their progress")
+    async def list_studies(
+        self,
+        state: State,
+        limit: Annotated[int, Parameter(ge=1, le=100)] = 20,
+        offset: Annotated[int, Parameter(ge=0, le=MAX_STORED_INT)] = 0,
+    ) -> StudyPage:
+        studies: Studies = state.studies
+        return await studies.page(offset, limit)
+
+    @get(
+        "/{study_id:str}",
+        operation_id="getStudy",
+        summary="A study's progress over all its parts, and each part's job and status",
+    )
+    async def get_study(self, study_id: StoredId, state: State) -> StudyStatus:
+        studies: Studies = state.studies
+        return await studies.status(await studies.require(study_id))
+
+    @get(
+        "/{study_id:str}/report",
+        operation_id="getStudyReport",
+        summary="One report of every part: tables per data set, charts, settings",
+        description="`format=json` (the default) answers the report below; `format=html` a "
+        "self-contained page (`text/html; charset=utf-8`); `format=csv` one row per part, "
+        "model, condition and metric (`text/csv; charset=utf-8`). Parts still running or "
+        "failed are listed with their status and reason.",
+    )
+    async def report(
+        self, study_id: StoredId, state: State, format: FromQuery[ReportFormat] = "json"
+    ) -> Response[StudyReport]:
+        studies: Studies = state.studies
+        report = await studies.report(await studies.require(study_id))
+        if format == "json":
+            return Response(report, media_type=REPORT_MEDIA_TYPES["json"])
+        rendered = render_html(report) if format == "html" else render_csv(report)
+        headers = {}
+        if format == "csv":
+            headers["Content-Disposition"] = f'attachment; filename="{study_id}.csv"'
+        document: Response[StudyReport] = Response(
+            rendered,  # type: ignore[arg-type]  # the html or csv rendering of the report
+            media_type=REPORT_MEDIA_TYPES[format],
+            headers=headers,
+        )
+        return document

@@ -1,0 +1,291 @@
+"""Studies: several data sets × several models × both protocols, started together and read as
+one report. Each part runs as the persisted job it is on its own (an evaluation, or a
+positional-bias job), so a study survives a restart as its jobs do; the study ties them
+together. A part's paraphrases and answers come from fixed seeds and the gateway's response
+cache, so running the same study again asks no model anything new."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import msgspec
+
+from steadfast.services.evaluator.adapters.datasets import DatasetStore, iso
+from steadfast.services.evaluator.adapters.position_jobs import PositionJobStore
+from steadfast.services.evaluator.adapters.studies import (
+    PartJob,
+    StudyRow,
+    StudyStore,
+    new_study_id,
+)
+from steadfast.services.evaluator.domain.evaluations import (
+    Evaluations,
+    judge_routes,
+    languages_of,
+    require_runnable,
+)
+from steadfast.services.evaluator.domain.monitors import nested_under
+from steadfast.services.evaluator.domain.pipeline import require_known_routes
+from steadfast.services.evaluator.domain.position import PositionUpstream, checked_request
+from steadfast.shared.contracts.evaluator import EvaluationCreate, JobStatus, MetricValue
+from steadfast.shared.contracts.monitors import MonitorValue
+from steadfast.shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation
+from steadfast.shared.contracts.studies import (
+    CONSISTENCY_COLUMNS,
+    POSITION_COLUMNS,
+    Progress,
+    StudyAccepted,
+    StudyConsistency,
+    StudyCreate,
+    StudyPage,
+    StudyPart,
+    StudyPartReport,
+    StudyPartStatus,
+    StudyPosition,
+    StudyReport,
+    StudyStatus,
+    StudyStatusName,
+)
+from steadfast.shared.problems import ProblemError, not_found
+from steadfast.shared.trust_text import trust_lines
+
+UNFINISHED = frozenset({"queued", "running"})
+
+
+@dataclass
+class Studies:
+    """The studies' use cases: start one (every part's job), read its progress, its report."""
+
+    store: StudyStore
+    evaluations: Evaluations
+    datasets: DatasetStore
+    position_jobs: PositionJobStore
+    upstream: PositionUpstream
+    wake_jobs: Callable[[], None] = lambda: None
+    wake_position_jobs: Callable[[], None] = lambda: None
+    max_job_answers: int = 20000
+    clock: Callable[[], float] = time.time
+
+    async def create(self, data: StudyCreate) -> StudyAccepted:
+        """Every part is checked before any job starts: a part that could not run refuses the
+        study, naming its field (``parts[2].evaluation.dataset_id``)."""
+        requests = [part_request(data, part, index) for index, part in enumerate(data.parts)]
+        checked: list[EvaluationCreate | tuple[PositionBiasEvaluate, int]] = []
+        for index, request in enumerate(requests):
+            with nested_under(f"parts[{index}]"):
+                checked.append(await self._checked(request))
+        study_id = new_study_id()
+        jobs = []
+        for index, (part, ready) in enumerate(zip(data.parts, checked, strict=True)):
+            key = f"{study_id}-part-{index}"
+            jobs.append(PartJob(part.name, part.protocol, await self._submit(ready, key)))
+        self.wake_jobs()
+        self.wake_position_jobs()
+        await self.store.create(study_id, data, jobs, self.clock())
+        return StudyAccepted(id=study_id, status="running")
+
+    async def _checked(
+        self, request: EvaluationCreate | PositionBiasEvaluate
+    ) -> EvaluationCreate | tuple[PositionBiasEvaluate, int]:
+        if isinstance(request, EvaluationCreate):
+            with nested_under("evaluation"):
+                require_runnable(request)
+                await self.evaluations.items_of(request)  # an unknown dataset_id: 404
+                judges = judge_routes(request, request.items)
+                await require_known_routes(self.upstream, request, judges=judges)
+            return request
+        with nested_under("position_bias"):
+            inline, needed = await checked_request(request, self.datasets, self.upstream)
+        if needed > self.max_job_answers:
+            detail = f"{needed} answers exceed the job limit of {self.max_job_answers}"
+            raise ProblemError(413, "Request too large", detail, field="position_bias.items")
+        return inline, needed
+
+    async def _submit(
+        self, request: EvaluationCreate | tuple[PositionBiasEvaluate, int], key: str
+    ) -> str:
+        if isinstance(request, EvaluationCreate):
+            with nested_under("evaluation"):
+                job, _ = await self.evaluations.submit(request, key)
+            return job.id
+        inline, needed = request
+        return (await self.position_jobs.create(inline, needed, idempotency_key=key)).id
+
+    async def require(self, study_id: str) -> StudyRow:
+        row = await self.store.get(study_id)
+        if row is None:
+            raise not_found("study", study_id, "study_id")
+        return row
+
+    async def status(self, row: StudyRow) -> StudyStatus:
+        parts = [await self._part_status(part) for part in row.parts]
+        return StudyStatus(
+            id=row.id,
+            name=row.name,
+            status=overall([part.status for part in parts]),
+            models=row.models,
+            created_at=iso(row.created_at) or "",
+            progress=Progress(
+                done=sum(part.progress.done for part in parts),
+                total=sum(part.progress.total for part in parts),
+            ),
+            parts=parts,
+        )
+
+    async def page(self, offset: int, limit: int) -> StudyPage:
+        rows, total = await self.store.page(offset, limit)
+        return StudyPage(studies=[await self.status(row) for row in rows], total=total)
+
+    async def _part_status(self, part: PartJob) -> StudyPartStatus:
+        if part.protocol == "consistency":
+            evaluation = await self.evaluations.store.get(part.job_id)
+            if evaluation is None:
+                return _gone(part, "evaluation")
+            status = await self.evaluations.status(evaluation)
+            answers = status.progress.answer
+            note = status.message if status.status != "succeeded" or status.error_count else None
+            return StudyPartStatus(
+                name=part.name,
+                protocol=part.protocol,
+                job_id=part.job_id,
+                status=status.status,
+                progress=Progress(done=answers.done + answers.failed, total=answers.total),
+                error=note,
+            )
+        job = await self.position_jobs.get(part.job_id)
+        if job is None:
+            return _gone(part, "position-bias job")
+        done = 0 if job.status in UNFINISHED else job.order_count
+        return StudyPartStatus(
+            name=part.name,
+            protocol=part.protocol,
+            job_id=part.job_id,
+            status=job.status,
+            progress=Progress(done=done, total=job.order_count),
+            error=job.error,
+        )
+
+    async def report(self, row: StudyRow) -> StudyReport:
+        status = await self.status(row)
+        parts = [
+            await self._part_report(part, spec, state)
+            for part, spec, state in zip(row.parts, row.spec.parts, status.parts, strict=True)
+        ]
+        return StudyReport(
+            id=row.id,
+            name=row.name,
+            status=status.status,
+            models=row.models,
+            generated_at=datetime.now(UTC).isoformat(),
+            parts=parts,
+        )
+
+    async def _part_report(
+        self, part: PartJob, spec: StudyPart, state: StudyPartStatus
+    ) -> StudyPartReport:
+        report = StudyPartReport(
+            name=part.name,
+            protocol=part.protocol,
+            job_id=part.job_id,
+            status=state.status,
+            error=state.error,
+        )
+        if state.status != "succeeded":
+            return report
+        if part.protocol == "consistency":
+            evaluation = await self.evaluations.store.get(part.job_id, results=True)
+            assert evaluation is not None  # its status was just read
+            full = await self.evaluations.report(evaluation)
+            report.dataset = evaluation.dataset_id
+            report.language = languages_of(full.items)
+            report.consistency = StudyConsistency(
+                models={s.model: _values(s.metrics, CONSISTENCY_COLUMNS) for s in full.models},
+                settings={
+                    "items": evaluation.item_count,
+                    "k": full.k,
+                    "generator": full.settings.generator,
+                    "grader": full.settings.grader,
+                    "seed": full.settings.seed,
+                },
+                verification=trust_lines(full),
+            )
+            return report
+        job = await self.position_jobs.get(part.job_id)
+        assert job is not None and spec.position_bias is not None
+        result = job.result or PositionBiasEvaluation(trials=[], skipped=[])
+        report.dataset = spec.position_bias.dataset_id
+        report.language = ", ".join(
+            f"{language} ({n} item{'s' * (n != 1)})" for language, n in result.languages.items()
+        )
+        report.position_bias = position_tables(result, job.request or spec.position_bias)
+        return report
+
+
+def part_request(
+    study: StudyCreate, part: StudyPart, index: int
+) -> EvaluationCreate | PositionBiasEvaluate:
+    """The part's job request, asking the study's models; 400 when the part does not carry the
+    request its protocol needs."""
+    wanted = "evaluation" if part.protocol == "consistency" else "position_bias"
+    other = "position_bias" if part.protocol == "consistency" else "evaluation"
+    if getattr(part, wanted) is None or getattr(part, other) is not None:
+        detail = f"a {part.protocol} part carries `{wanted}` (and no `{other}`)"
+        raise ProblemError(400, "Invalid request", detail, field=f"parts[{index}].{wanted}")
+    if part.evaluation is not None:
+        return msgspec.structs.replace(
+            part.evaluation, model=None, models=study.models, name=f"{study.name}: {part.name}"
+        )
+    assert part.position_bias is not None
+    return msgspec.structs.replace(part.position_bias, model=None, models=study.models)
+
+
+def overall(statuses: list[JobStatus]) -> StudyStatusName:
+    if any(status in UNFINISHED for status in statuses):
+        return "running"
+    succeeded = Counter(statuses)["succeeded"]
+    if succeeded == len(statuses):
+        return "succeeded"
+    return "partial" if succeeded else "failed"
+
+
+def position_tables(result: PositionBiasEvaluation, request: PositionBiasEvaluate) -> StudyPosition:
+    by_condition = {"all": {m: _values(v, POSITION_COLUMNS) for m, v in result.models.items()}}
+    for condition, models in result.by_condition.items():
+        by_condition[condition] = {m: _values(v, POSITION_COLUMNS) for m, v in models.items()}
+    return StudyPosition(
+        by_condition=by_condition,
+        settings={
+            "items": len({trial.item_id for trial in result.trials}),
+            "conditions": ", ".join(request.conditions or ["low", "medium", "high"]),
+            "generator": request.generator,
+            "skipped": len(result.skipped),
+        },
+    )
+
+
+def _values(metrics: dict[str, MetricValue], columns: tuple[str, ...]) -> dict[str, MonitorValue]:
+    return {
+        name: MonitorValue(
+            value=metrics[name].value,
+            n=metrics[name].n,
+            ci_low=metrics[name].ci_low,
+            ci_high=metrics[name].ci_high,
+        )
+        for name in columns
+        if name in metrics
+    }
+
+
+def _gone(part: PartJob, what: str) -> StudyPartStatus:
+    return StudyPartStatus(
+        name=part.name,
+        protocol=part.protocol,
+        job_id=part.job_id,
+        status="failed",
+        progress=Progress(),
+        error=f"{what} {part.job_id} was deleted (retention)",
+    )
