@@ -73,9 +73,21 @@ async def test_modes_context_and_language_reach_the_prompt() -> None:
         )
     )
     system, user = gateway.requests[0].messages
-    assert "unrelated" in system.content
-    assert user.content.startswith("Context: Roma è la capitale")
-    assert "Write the answer in Italian." in user.content
+    # an Italian question: the writer is asked in Italian
+    assert "non abbia nulla a che fare con il contesto" in system.content
+    assert user.content.startswith("Contesto: Roma è la capitale")
+    assert "Domanda: Qual è la capitale d'Italia?\nRisposta corretta: Roma" in user.content
+    french = FakeGateway(lambda _: "Lyon")
+    await DistractorWriter(french).write(
+        DistractorRequest(
+            question="Quelle est la capitale de la France ?",
+            correct_answer="Paris",
+            language="fr",
+        )
+    )
+    system, user = french.requests[0].messages
+    assert "unrelated" not in system.content and "plausible" in system.content  # English
+    assert user.content.endswith("Write the answer in French.")
 
 
 async def test_failed_calls_and_the_seed_are_reported_even_when_complete() -> None:
