@@ -7,6 +7,8 @@ import os
 import random
 import socket
 import sys
+import tempfile
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -19,14 +21,15 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def outside_the_checkout(path: str, repo: Path = REPO, temporary: Path | None = None) -> bool:
+#: found before the watch below starts: finding it opens files, which the watch would see
+TEMPORARY = Path(tempfile.gettempdir()).resolve()
+
+
+def outside_the_checkout(path: str, repo: Path = REPO, temporary: Path = TEMPORARY) -> bool:
     """A path beside the checkout (a folder next to it): under the repository's parent
     directory but not in the repository, and not in the temporary directory. Undecidable, and so
     never flagged, when the parent is the file system's root or the temporary directory."""
-    import tempfile
-
     parent = repo.parent
-    temporary = temporary or Path(tempfile.gettempdir()).resolve()
     if parent == Path(parent.anchor) or parent == temporary:
         return False
     absolute = Path(os.path.abspath(path))
@@ -38,11 +41,22 @@ def outside_the_checkout(path: str, repo: Path = REPO, temporary: Path | None = 
 OUTSIDE_READS: set[str] = set()
 
 
+_WATCHING = threading.local()
+
+
 def _watch_opens(event: str, args: tuple[Any, ...]) -> None:
-    if event == "open" and args and isinstance(args[0], str | bytes | os.PathLike):
-        path = os.fsdecode(args[0])
-        if outside_the_checkout(path):
-            OUTSIDE_READS.add(path)
+    """Audit hook: notes every file opened beside the checkout. It must not open a file itself
+    (it would be called again), hence the guard."""
+    if event != "open" or not args or getattr(_WATCHING, "busy", False):
+        return
+    if isinstance(args[0], str | bytes | os.PathLike):
+        _WATCHING.busy = True
+        try:
+            path = os.fsdecode(args[0])
+            if outside_the_checkout(path):
+                OUTSIDE_READS.add(path)
+        finally:
+            _WATCHING.busy = False
 
 
 sys.addaudithook(_watch_opens)
