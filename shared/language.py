@@ -40,10 +40,16 @@ _WEIGHT = {
 #: "de Havilland" is not Portuguese
 _MIN_LEAD = 0.5
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+#: a title or a saying in double quotes is often in another language than the sentence around
+#: it ('Who sang "Nel blu dipinto di blu"?' is English): it does not vote
+_QUOTED = re.compile(r'"[^"]*"|“[^”]*”|«[^»]*»|„[^“”]*[“”]')
 
 
 def detect_language(text: str) -> str | None:
-    """ISO 639-1 code of the likeliest language, or None when nothing stands out."""
+    """ISO 639-1 code of the likeliest language, or None when nothing stands out. Text in
+    double quotes is left out, unless nothing else is left."""
+    unquoted = _QUOTED.sub(" ", text)
+    text = unquoted if _WORD.search(unquoted) else text
     words = [w.split("'")[-1] for w in _WORD.findall(text.lower().replace("’", "'"))]
     scores = {
         code: sum(_WEIGHT[w] for w in words if w in stop) for code, stop in _STOPWORDS.items()

@@ -200,12 +200,12 @@ def evaluator_address(args: argparse.Namespace) -> str:
 # ---- services --------------------------------------------------------------------------------
 
 
-#: the demo runs one local model on a 2-core machine: one paraphrase set at a time, and at most
-#: two answers in flight, leave the model's other slots to the candidates of that set (which
-#: have a time budget) instead of queueing them behind long maths answers; the model gets every
-#: core, as little else runs (5 of 8 sets complete in 294 s, against 3 of 8 in 409 s with one
-#: thread, 2026-12-04)
-DEMO_ENVIRONMENT = {
+#: services a command starts for itself (the demo, a study) run the local models on this
+#: machine: one paraphrase set at a time, and at most two answers in flight, leave the model's
+#: other slots to the candidates of that set (which have a time budget) instead of queueing them
+#: behind long maths answers; the model gets every core, as little else runs (the demo: 5 of 8
+#: sets complete in 294 s, against 3 of 8 in 409 s with one thread, 2026-12-04)
+LOCAL_RUN_ENVIRONMENT = {
     "STEADFAST_EVALUATOR_PARAPHRASE_LANES": "1",
     "STEADFAST_EVALUATOR_ANSWER_LANES": "1",
     "STEADFAST_EVALUATOR_ANSWER_BATCH": "2",
@@ -376,7 +376,7 @@ async def _report(args: argparse.Namespace) -> int:
 async def _demo(args: argparse.Namespace) -> int:
     args.start = True  # the demo always runs on services of its own, with the embedded defaults
     args.model = args.model or ["local"]
-    async with evaluator_url(args, DEMO_ENVIRONMENT) as url:
+    async with evaluator_url(args, LOCAL_RUN_ENVIRONMENT) as url:
         client = client_for(url, args)
         request = EvaluationCreate(
             name="demo",

@@ -22,6 +22,7 @@ import msgspec
 
 from steadfast.client import AsyncClient
 from steadfast.evaluate import (
+    LOCAL_RUN_ENVIRONMENT,
     add_connection,
     client_for,
     dataset_reference,
@@ -159,7 +160,7 @@ async def write_reports(client: AsyncClient, study_id: str, args: argparse.Names
 async def _run_study(args: argparse.Namespace) -> int:
     path = Path(args.file)
     document = read_study_file(path)
-    async with evaluator_url(args) as url:
+    async with evaluator_url(args, LOCAL_RUN_ENVIRONMENT) as url:
         client = client_for(url, args)
         request = await study_request(client, document, path.parent)
         accepted = await client.create_study(request)

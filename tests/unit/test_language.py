@@ -25,6 +25,10 @@ from steadfast.shared.language import detect_language, language_name
         # Portuguese question, and too little to tell leaves the language unnamed
         ("Name a de Havilland aircraft.", None),
         ("Who wrote a book about de Gaulle?", "en"),
+        # a quoted title does not vote: the sentence around it says the language
+        ('Who sang "Nel blu dipinto di blu" in 1958?', "en"),
+        ("Chi ha scritto «The Old Man and the Sea» e in che anno?", "it"),
+        ('"Che cosa è la vita?"', "it"),  # nothing outside the quotes: the quote decides
     ],
 )
 def test_detect_language(question: str, code: str | None) -> None:

@@ -40,6 +40,7 @@ from steadfast.services.evaluator.domain.pipeline import (
     item_id,
     request_key,
 )
+from steadfast.services.evaluator.domain.prompts import DEFAULT_LANGUAGE, item_language
 from steadfast.services.evaluator.domain.results import AnswerRecord
 from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings, ItemError
 from steadfast.shared.contracts.perturb import Paraphrase, Verification
@@ -104,6 +105,12 @@ class ItemRow:
     error: str | None
     attempts: int
     unreachable_attempts: int
+    #: the language its models are asked in; None: a row made before that was chosen (English)
+    language: str | None = None
+
+    @property
+    def asked_in(self) -> str:
+        return self.language or DEFAULT_LANGUAGE
 
 
 @dataclass
@@ -215,6 +222,7 @@ def _answer_rows(
     prompts: list[tuple[int, str]],
     settings: EvaluationSettings,
     item: EvaluationItem,
+    language: str,
 ) -> list[dict[str, Any]]:
     return [
         {
@@ -223,7 +231,7 @@ def _answer_rows(
             "model": model,
             "variant": variant,
             "prompt": prompt,
-            "request_key": request_key(answer_request(settings, item, model, prompt)),
+            "request_key": request_key(answer_request(settings, item, model, prompt, language)),
             "status": "pending",
             "text": None,
             "value": None,
@@ -345,6 +353,7 @@ class EvaluationStore:
         answer_rows: list[dict[str, Any]] = []
         for position, item in enumerate(items):
             reused = reuse_sets.get(item.question)
+            language = item_language(item, settings.language)
             item_rows.append(
                 {
                     "evaluation_id": evaluation_id,
@@ -353,6 +362,7 @@ class EvaluationStore:
                     "item": msgspec.to_builtins(item),
                     "status": "done" if reused else "pending",
                     "paraphrase_set_id": reused.id if reused else None,
+                    "language": language,
                     "attempts": 0,
                     "next_attempt_at": 0.0,
                 }
@@ -360,7 +370,9 @@ class EvaluationStore:
             prompts = [(0, item.question)]
             if reused:
                 prompts += [(i + 1, p.text) for i, p in enumerate(reused.paraphrases)]
-            answer_rows += _answer_rows(evaluation_id, position, models, prompts, settings, item)
+            answer_rows += _answer_rows(
+                evaluation_id, position, models, prompts, settings, item, language
+            )
         for chunk in _chunks(item_rows, 500):
             await connection.execute(evaluation_items.insert(), chunk)
         grade_keys = _grade_keys(settings, dict(enumerate(items)))
@@ -738,7 +750,9 @@ class EvaluationStore:
             if not updated.rowcount:
                 return False
             prompts = [(i + 1, p.text) for i, p in enumerate(paraphrase_set.paraphrases)]
-            rows = _answer_rows(evaluation_id, item.position, models, prompts, settings, item.item)
+            rows = _answer_rows(
+                evaluation_id, item.position, models, prompts, settings, item.item, item.asked_in
+            )
             if rows:
                 grade_keys = _grade_keys(settings, {item.position: item.item})
                 await self._insert_answers(connection, evaluation_id, rows, grade_keys, settings)

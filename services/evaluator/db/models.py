@@ -122,6 +122,9 @@ evaluation_items = sa.Table(
         sa.ForeignKey("evaluator_paraphrase_sets.id", name="fk_evaluator_items_paraphrase_set"),
     ),
     sa.Column("error", sa.Text),
+    #: the language the models are asked in (the answer prompt's, chosen when the job was made);
+    #: NULL on rows from before prompts followed the item's language: those asked in English
+    sa.Column("language", sa.String(8)),
     sa.Column("attempts", sa.Integer, nullable=False, default=0),
     #: failures to reach a service (a restart), counted apart: they have their own patience
     sa.Column("unreachable_attempts", sa.Integer, nullable=False, server_default=sa.text("0")),

@@ -132,6 +132,7 @@ class JobContext:
         self.settings: EvaluationSettings = evaluation.settings
         self.models = evaluation.models
         self.items: dict[int, EvaluationItem] = {row.position: row.item for row in items}
+        self.languages: dict[int, str] = {row.position: row.asked_in for row in items}
         self.golds: dict[int, Gold | None] = {
             row.position: gold_of(self.settings.task, row.item) for row in items
         }
@@ -260,6 +261,7 @@ class JobEngine:
                 context.items[row.record.position],
                 row.record.model,
                 row.record.prompt,
+                context.languages[row.record.position],
             )
             for row in rows
         ]

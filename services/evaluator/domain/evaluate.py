@@ -35,6 +35,7 @@ from steadfast.services.evaluator.domain.pipeline import (
     to_paraphrase_set,
     with_retries,
 )
+from steadfast.services.evaluator.domain.prompts import item_language
 from steadfast.services.evaluator.domain.report import (
     AuditedOut,
     consistency_record,
@@ -196,7 +197,7 @@ async def evaluate_now(
                 item_metrics=by_item.get(key),
                 paraphrase_error=note,
                 audited_out=audit.removed.get(key),
-                language=request.language,
+                asked_in=item_language(item, request.language),
             )
         )
     sets = {s.id: s for s, _ in paraphrased if s is not None}

@@ -343,8 +343,7 @@ class Evaluations:
         removed = stored.removed() if stored else None
         if stored is not None:
             answers = grouped_by_meaning(rows, answers, stored.answer_clusters)
-        language = evaluation.settings.language
-        return item_results(evaluation.models, rows, sets, answers, metrics, removed, language)
+        return item_results(evaluation.models, rows, sets, answers, metrics, removed)
 
     async def items_page(self, evaluation: EvaluationRow, offset: int, limit: int) -> ItemPage:
         return ItemPage(

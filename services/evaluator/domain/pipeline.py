@@ -398,8 +398,14 @@ def incomplete_note(paraphrase_set: ParaphraseSet) -> str | None:
 
 
 def answer_request(
-    settings: EvaluationSettings, item: EvaluationItem, model: str, question: str
+    settings: EvaluationSettings,
+    item: EvaluationItem,
+    model: str,
+    question: str,
+    language: str | None = None,
 ) -> GenerateRequest:
+    """The request that asks ``model`` the variant ``question`` of ``item``, in ``language``
+    (default: the item's, chosen by :func:`item_language`)."""
     task = task_of(settings, item)
     return GenerateRequest(
         model=model,
@@ -409,7 +415,7 @@ def answer_request(
             item,
             settings.system_prompt,
             instruction_role_of(settings),
-            item_language(item, settings.language),
+            language or item_language(item, settings.language),
         ),
         temperature=0.0,
         max_tokens=settings.max_tokens or DEFAULT_MAX_TOKENS[task],

@@ -111,7 +111,6 @@ def item_results(
     answers: Sequence[AnswerRecord],
     item_metrics: dict[str, dict[str, dict[str, Any]]] | None = None,
     audited_out: AuditedOut | None = None,
-    language: str | None = None,
 ) -> list[ItemResult]:
     by_position: dict[int, list[AnswerRecord]] = defaultdict(list)
     for answer in answers:
@@ -127,7 +126,7 @@ def item_results(
             paraphrase_error=row.error,
             paraphrase_pending=row.status == "pending",
             audited_out=(audited_out or {}).get(row.item_id),
-            language=language,
+            asked_in=row.asked_in,
         )
         for row in items
     ]
@@ -214,9 +213,7 @@ def build_results(
     clustered: Clustered | None = None,
 ) -> StoredResults:
     removed = audit.removed if audit else {}
-    results = item_results(
-        models, items, sets, answers, audited_out=removed, language=settings.language
-    )
+    results = item_results(models, items, sets, answers, audited_out=removed)
     return StoredResults(
         models=summarise(models, results, metrics),
         item_metrics=per_item_metrics(metrics),

@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from steadfast.services.evaluator.domain.pipeline import ParaphraseSet
-from steadfast.services.evaluator.domain.prompts import item_language
+from steadfast.services.evaluator.domain.prompts import DEFAULT_LANGUAGE
 from steadfast.shared.contracts.evaluator import (
     EvaluationItem,
     ItemError,
@@ -159,7 +159,7 @@ def assemble_item(
     answers: list[AnswerRecord],
     item_metrics: dict[str, dict[str, Any]] | None = None,
     paraphrase_error: str | None = None,
-    language: str | None = None,
+    asked_in: str = DEFAULT_LANGUAGE,
     paraphrase_pending: bool = False,
     audited_out: dict[int, str] | None = None,
 ) -> ItemResult:
@@ -194,7 +194,7 @@ def assemble_item(
         id=item_key,
         question=item.question,
         status=status,
-        language=item_language(item, language),
+        language=asked_in,
         gold=gold_texts(item),
         variants=variants,
         models=[

@@ -174,13 +174,14 @@ def distractor_messages(
     language: str | None,
 ) -> list[ChatMessage]:
     """The writer's messages in the item's ``language`` (an ISO code) where a template exists,
-    else in English, asking for the answer in that language."""
+    else in English, asking for the answer in that language (English included: the English
+    messages are distractor-v1's, byte for byte, so cached distractors stay valid)."""
     words = DISTRACTOR_TEMPLATES.get(language or "en", DISTRACTOR_TEMPLATES["en"])
     lines = [f"{words.context}: {context}"] if context else []
     lines += [f"{words.question}: {question}", f"{words.correct_answer}: {correct_answer}"]
     if avoid:
         lines.append(f"{words.avoid}: " + "; ".join(avoid))
-    if language and language != "en" and language not in DISTRACTOR_TEMPLATES:
+    if language and words is DISTRACTOR_TEMPLATES["en"]:  # as distractor-v1 always did
         lines.append(f"Write the answer in {language_name(language)}.")
     return [
         ChatMessage(role="system", content=words.system[mode]),

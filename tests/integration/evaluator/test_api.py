@@ -866,3 +866,41 @@ async def test_a_retry_runs_only_the_failed_parts_again(database_url: str, tmp_p
         running = (await client.post("/v1/evaluations", json=job_body(n=40))).json()["id"]
         early = await client.post(f"/v1/evaluations/{running}/retry")
         assert early.status_code == 409 and early.json()["errors"][0]["field"] == "evaluation_id"
+
+
+async def test_the_language_an_item_was_asked_in_is_kept_with_it(
+    client: AsyncTestClient[Any], database_url: str
+) -> None:
+    items = [
+        {"id": "en", "question": "What is 4?", "answer": "4"},
+        {
+            "id": "it",
+            "question": "Qual è il numero che viene dopo il 3 e prima del 5?",
+            "answer": "4",
+        },
+    ]
+    job_id = (await client.post("/v1/evaluations", json=job_body(items=items))).json()["id"]
+    await wait_finished(client, job_id)
+    page = (await client.get(f"/v1/evaluations/{job_id}/items")).json()
+    assert {item["id"]: item["language"] for item in page["items"]} == {"en": "en", "it": "it"}
+    report = (await client.get(f"/v1/evaluations/{job_id}/report?format=html")).text
+    assert report  # the rendered settings carry the languages too (rendering is scoring's)
+    engine = create_async_engine(database_url)
+    try:
+        async with engine.begin() as connection:
+            stored = await connection.execute(
+                sa.select(evaluation_items.c.item_id, evaluation_items.c.language).where(
+                    evaluation_items.c.evaluation_id == job_id
+                )
+            )
+            assert dict(stored.all()) == {"en": "en", "it": "it"}
+            # a row made before the language was kept was asked in English, whatever its text
+            await connection.execute(
+                evaluation_items.update()
+                .where(evaluation_items.c.evaluation_id == job_id)
+                .values(language=None)
+            )
+    finally:
+        await engine.dispose()
+    page = (await client.get(f"/v1/evaluations/{job_id}/items")).json()
+    assert {item["language"] for item in page["items"]} == {"en"}

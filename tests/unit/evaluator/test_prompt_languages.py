@@ -182,3 +182,33 @@ async def test_squad_it_items_are_asked_in_italian_in_every_condition() -> None:
     upstream = RecordingUpstream()
     await evaluate_position_bias(named, upstream, Backoff(attempts=1, base_delay_s=0))  # type: ignore[arg-type]
     assert {r.language for r in upstream.distractor_requests} == {"it"}
+
+
+@pytest.mark.parametrize("language", [None, "en", "fr"])
+def test_the_english_distractor_messages_are_distractor_v1s(language: str | None) -> None:
+    system, user = distractor_messages(
+        mode="plausible",
+        question="Capital of France?",
+        correct_answer="Paris",
+        context="France is a country.",
+        avoid=["Lyon"],
+        language=language,
+    )
+    assert system.content == (
+        "You write wrong answers for quiz questions. Given a question, maybe its context, and "
+        "its correct answer, write one answer that sounds plausible for the question but is "
+        "wrong. Match the correct answer's type and length. Reply with the answer only, on one "
+        "line."
+    )
+    named = {
+        None: [],
+        "en": ["Write the answer in English."],
+        "fr": ["Write the answer in French."],
+    }
+    assert user.content.split("\n") == [
+        "Context: France is a country.",
+        "Question: Capital of France?",
+        "Correct answer: Paris",
+        "Do not repeat any of: Lyon",
+        *named[language],
+    ]

@@ -226,14 +226,15 @@ def test_a_model_summary_adds_up_its_items_counts_and_averages_their_agreement()
 def test_an_item_result_names_the_language_its_models_were_asked_in() -> None:
     from steadfast.services.evaluator.domain.evaluations import languages_of
 
-    def assembled(item: EvaluationItem, language: str | None = None) -> ItemResult:
+    def assembled(question: str, asked_in: str = "en") -> ItemResult:
         return assemble_item(
-            item_key="x", item=item, models=["m"], paraphrase_set=None, answers=[],
-            language=language,
+            item_key="x", item=EvaluationItem(question=question), models=["m"],
+            paraphrase_set=None, answers=[], asked_in=asked_in,
         )  # fmt: skip
 
-    italian = assembled(EvaluationItem(question="Quando è stata la seconda crisi petrolifera?"))
-    english = assembled(EvaluationItem(question="When was the second oil crisis?"))
-    named = assembled(EvaluationItem(question="When was it?"), language="it")
-    assert (italian.language, english.language, named.language) == ("it", "en", "it")
-    assert languages_of([italian, english, named]) == "it (2 items), en (1 item)"
+    italian = assembled("Quando è stata la seconda crisi petrolifera?", asked_in="it")
+    english = assembled("When was the second oil crisis?")
+    # the language it was asked in, not the one its text is in now (a row from before)
+    older = assembled("Quando è stata la prima crisi petrolifera?")
+    assert (italian.language, english.language, older.language) == ("it", "en", "en")
+    assert languages_of([italian, english, older]) == "it (1 item), en (2 items)"
