@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import math
@@ -339,7 +340,8 @@ def problem_responses(descriptions: dict[int, str]) -> dict[int, ResponseSpec]:
 def document_problems(app: Litestar, *, authenticated: bool) -> None:
     """Every API route's error answers in its OpenAPI operation, as problem-details: a bad
     request (400) and an unexpected error (500) anywhere, an unknown id (404) where the path
-    names one, a missing key (401) where keys are asked for; a route's own descriptions win."""
+    names one, a missing key (401) where keys are asked for, a body too large (413) where the
+    handler reads one; a route's own descriptions win."""
     for route in app.routes:
         if not route.path.startswith("/v1/"):
             continue
@@ -349,13 +351,14 @@ def document_problems(app: Litestar, *, authenticated: bool) -> None:
         }
         if "{" in route.path:
             defaults[404] = "Nothing under this id"
-        if set(getattr(route, "methods", ())) & {"POST", "PUT", "PATCH"}:
-            defaults[413] = "The body is larger than the service accepts (its max_body_bytes)"
         if authenticated:
             defaults[401] = "No API key, or one unknown or revoked"
         for handler in getattr(route, "route_handlers", []):
             own = handler.responses or {}
-            handler.responses = {**problem_responses(defaults), **own}
+            documented = dict(defaults)
+            if "data" in inspect.signature(handler.fn).parameters:
+                documented[413] = "The body is larger than the service accepts (max_body_bytes)"
+            handler.responses = {**problem_responses(documented), **own}
 
 
 #: the SQLSTATE of text the database cannot store (PostgreSQL: a NUL character)
