@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import logging
@@ -9,6 +10,7 @@ import math
 import os
 import re
 import traceback
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -335,6 +337,18 @@ def problem_responses(descriptions: dict[int, str]) -> dict[int, ResponseSpec]:
         )
         for status, description in descriptions.items()
     }
+
+
+@contextlib.contextmanager
+def nested_under(prefix: str) -> Iterator[None]:
+    """A 4xx about a field of a request nested in another (a monitor's repeated evaluation, a
+    study's part) names the field where it is in the outer body: ``parts[2].evaluation.k``."""
+    try:
+        yield
+    except ProblemError as error:
+        if error.field and error.source == "body":
+            error.field = f"{prefix}.{error.field}"
+        raise
 
 
 def document_problems(app: Litestar, *, authenticated: bool) -> None:

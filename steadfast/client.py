@@ -427,16 +427,33 @@ class Client:
         if self._loop.is_closed():
             coroutine.close()
             raise RuntimeError("the client is closed")
+        if threading.current_thread() is self._thread:
+            coroutine.close()  # from a progress callback: waiting here would wait for ever
+            raise RuntimeError("the client cannot be called from its own callbacks")
         future: Future[R] = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
-        return future.result()
+        try:
+            return future.result()
+        except BaseException:
+            future.cancel()  # Ctrl-C in a wait: the call stops too, not only the waiting
+            raise
 
     def close(self) -> None:
+        """Stop every call still running, close the connections and the client's thread."""
         if self._loop.is_closed():
             return
-        self._run(self._async.close())
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._loop.close()
+        try:
+            self._run(self._shut_down())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join()
+            self._loop.close()
+
+    async def _shut_down(self) -> None:
+        running = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        await self._async.close()
 
     def __enter__(self) -> Client:
         return self

@@ -51,19 +51,34 @@ def read_study_file(path: Path) -> dict[str, Any]:
     if not isinstance(parts, list) or not parts:
         raise StudyFileError(f"{path}: needs at least one [[parts]] table")
     for index, part in enumerate(parts):
+        if not isinstance(part, dict):
+            raise StudyFileError(f"{path}: parts[{index}]: must be a table")
         unknown = sorted(set(part) - PART_KEYS)
         if unknown:
             raise StudyFileError(f"{path}: parts[{index}]: unknown key {unknown[0]!r}")
-        if "dataset" not in part:
-            raise StudyFileError(f"{path}: parts[{index}]: needs a `dataset`")
+        for needed in ("name", "dataset"):
+            if needed not in part:
+                raise StudyFileError(f"{path}: parts[{index}]: needs a `{needed}`")
+        if not isinstance(part.get("settings", {}), dict):
+            raise StudyFileError(f"{path}: parts[{index}]: `settings` must be a table")
     return document
 
 
 async def study_request(client: AsyncClient, document: dict[str, Any], base: Path) -> StudyCreate:
-    """The study the file describes; a part's data set given as a file is uploaded first."""
+    """The study the file describes; a part's data set given as a file is uploaded, once the
+    study is known to be valid."""
+    checked(document, {index: "file" for index, _ in enumerate(document["parts"])})
+    dataset_ids = {
+        index: await _dataset_id(client, part, base) for index, part in enumerate(document["parts"])
+    }
+    return checked(document, dataset_ids)
+
+
+def checked(document: dict[str, Any], dataset_ids: dict[int, str]) -> StudyCreate:
+    """The study of the file with each part's dataset id; StudyFileError naming what is wrong."""
     parts = []
-    for part in document["parts"]:
-        dataset_id = await _dataset_id(client, part, base)
+    for index, part in enumerate(document["parts"]):
+        dataset_id = dataset_ids[index]
         protocol = part.get("protocol", "consistency")
         request = {**part.get("settings", {}), "dataset_id": dataset_id}
         if "limit" in part:

@@ -131,9 +131,17 @@ def test_a_study_runs_both_protocols_and_reports_them_together(
 
         # the same study again: stored sets, fixed seeds and the gateway's cache answer it all
         calls = stack.upstream.call_count
-        again, status = run_study(url, study())
-        assert again != study_id and status["status"] == "succeeded"
+        again, second = run_study(url, study())
+        assert again != study_id and second["status"] == "succeeded"
         assert stack.upstream.call_count == calls
+
+        def set_ids(job_id: str) -> list[str]:
+            page = httpx.get(f"{url}/v1/evaluations/{job_id}/items", timeout=30).json()
+            return [item["paraphrases"]["set_id"] for item in page["items"]]
+
+        first_sets = set_ids(status["parts"][0]["job_id"])
+        assert set_ids(second["parts"][0]["job_id"]) == first_sets  # the stored sets, reused
+        assert len(set(first_sets)) == 4
         listed = httpx.get(f"{url}/v1/studies", timeout=30).json()
         assert [s["id"] for s in listed["studies"]] == [again, study_id]
 

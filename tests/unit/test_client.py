@@ -246,12 +246,28 @@ async def test_the_blocking_client_works_inside_a_running_loop(
         client.evaluation("ev-1")
 
 
-def test_the_blocking_client_keeps_the_async_methods_signatures() -> None:
+def test_every_call_of_the_async_client_has_a_blocking_twin() -> None:
     import inspect
 
-    for name in ("create_evaluation", "wait", "report", "upload_dataset", "monitor_series"):
-        blocking, asynchronous = getattr(Client, name), getattr(AsyncClient, name)
-        assert blocking.__doc__ == asynchronous.__doc__
-        assert inspect.signature(blocking).parameters.keys() == (
-            inspect.signature(asynchronous).parameters.keys()
-        ), name
+    calls = {
+        name
+        for name, member in vars(AsyncClient).items()
+        if inspect.iscoroutinefunction(member) and not name.startswith("_")
+    } - {"close", "__aenter__", "__aexit__"}
+    assert len(calls) >= 30
+    missing = sorted(name for name in calls if not callable(getattr(Client, name, None)))
+    assert missing == []
+
+
+def test_a_closed_client_leaves_no_thread_behind(served: tuple[str, Script]) -> None:
+    url, script = served
+    script.statuses = ["running"]
+    with Client(url) as client, pytest.raises(TimeoutError):
+        client.wait("ev-1", poll_s=0.01, timeout_s=0.1)
+    assert not client._thread.is_alive()  # closed: the thread is gone, nothing left polling
+
+
+def test_a_progress_callback_may_not_call_the_client(served: tuple[str, Script]) -> None:
+    url, _ = served
+    with Client(url) as client, pytest.raises(RuntimeError, match="own callbacks"):
+        client.wait("ev-1", progress=lambda status: client.evaluation(status.id), poll_s=0.01)

@@ -64,6 +64,9 @@ async def test_a_file_part_is_uploaded_with_its_task() -> None:
         ('name = "s"\n[[parts]]\nname = "p"\n', "parts[0]: needs a `dataset`"),
         ('[[parts]]\nname = "p"\ndataset = "demo"\nlimt = 3\n', "parts[0]: unknown key 'limt'"),
         ("name = ", "not valid TOML"),
+        ('[[parts]]\ndataset = "demo"\n', "parts[0]: needs a `name`"),
+        ('parts = ["demo"]\n', "parts[0]: must be a table"),
+        ('[[parts]]\nname = "p"\ndataset = "demo"\nsettings = 3\n', "`settings` must be a table"),
     ],
 )
 def test_a_bad_study_file_is_refused_naming_the_part(
@@ -76,7 +79,10 @@ def test_a_bad_study_file_is_refused_naming_the_part(
 
 
 async def test_a_study_the_contract_refuses_is_refused_before_any_upload(tmp_path: Path) -> None:
+    (tmp_path / "items.jsonl").write_text('{"question": "Why?"}\n')
     path = tmp_path / "study.toml"
-    path.write_text('name = "s"\nmodels = []\n[[parts]]\nname = "p"\ndataset = "demo"\n')
+    path.write_text('name = "s"\nmodels = []\n[[parts]]\nname = "p"\ndataset = "items.jsonl"\n')
+    uploads = Uploads()
     with pytest.raises(StudyFileError, match="models"):
-        await study_request(Uploads(), read_study_file(path), tmp_path)  # type: ignore[arg-type]
+        await study_request(uploads, read_study_file(path), tmp_path)  # type: ignore[arg-type]
+    assert uploads.uploaded == []

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from steadfast.services.evaluator.db.models import studies
 from steadfast.shared.contracts.studies import StudyCreate, StudyProtocol
+from steadfast.shared.tolerant_reader import decode_response
 
 
 class PartJob(msgspec.Struct, frozen=True):
@@ -75,7 +76,8 @@ def _study(row: dict[str, object]) -> StudyRow:
     return StudyRow(
         id=str(row["id"]),
         name=str(row["name"]),
-        spec=msgspec.json.decode(str(row["spec"]), type=StudyCreate),
+        # read leniently: a study made by an earlier version keeps its report readable
+        spec=decode_response(str(row["spec"]).encode(), StudyCreate),
         models=list(row["models"]),  # type: ignore[call-overload]
         created_at=float(row["created_at"]),  # type: ignore[arg-type]
         parts=msgspec.convert(row["parts"], list[PartJob]),

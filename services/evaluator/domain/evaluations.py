@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -18,11 +18,13 @@ from steadfast.services.evaluator.adapters.repository import (
 )
 from steadfast.services.evaluator.domain.pipeline import (
     ParaphraseSet,
+    Upstream,
     instruction_role_of,
     paraphrase_request,
     paraphrase_set_id,
     require_distinct_ids,
     require_gradable_items,
+    require_known_routes,
     require_models,
     task_of,
 )
@@ -184,6 +186,21 @@ class Evaluations:
             return job, created
         except IdempotencyConflict as conflict:
             raise conflict.problem("evaluation") from conflict
+
+    async def check(
+        self, data: EvaluationCreate, upstream: Upstream
+    ) -> tuple[list[str], list[EvaluationItem]]:
+        """Whatever would refuse ``data`` later (a 4xx naming the field), before any job is
+        made: its models and items, an unknown dataset or earlier evaluation, items that
+        cannot be graded, routes the gateway does not know. Its models and items."""
+        models = require_runnable(data)
+        items = await self.items_of(data)
+        require_distinct_ids(items, "items" if data.items is not None else None)
+        if data.items is not None:
+            require_gradable_items(data, items)
+        await self._reusable_sets(data.reuse_paraphrases_from, settings_of(data).k)
+        await require_known_routes(upstream, data, judges=judge_routes(data, data.items))
+        return models, items
 
     async def items_of(self, data: EvaluationCreate) -> list[EvaluationItem]:
         """The items to evaluate: inline, or a stored dataset's (a 4xx naming the field)."""
@@ -428,7 +445,10 @@ def timings(evaluation: EvaluationRow) -> EvaluationTimings:
 
 def languages_of(items: list[ItemResult]) -> str:
     """The languages the models were asked in, with their items: ``"it (8 items)"``."""
-    counts = Counter(item.language for item in items)
+    return described_languages(Counter(item.language for item in items))
+
+
+def described_languages(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{language} ({n} item{'s' * (n != 1)})" for language, n in counts.items())
 
 

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
@@ -30,15 +30,10 @@ from steadfast.services.evaluator.adapters.monitors import (
 from steadfast.services.evaluator.adapters.position_jobs import PositionJobStore
 from steadfast.services.evaluator.domain.evaluations import (
     Evaluations,
-    judge_routes,
-    require_runnable,
 )
 from steadfast.services.evaluator.domain.pipeline import (
     UpstreamError,
     models_of,
-    require_distinct_ids,
-    require_gradable_items,
-    require_known_routes,
 )
 from steadfast.services.evaluator.domain.position import PositionUpstream, checked_request
 from steadfast.services.evaluator.metrics import (
@@ -66,7 +61,7 @@ from steadfast.shared.contracts.monitors import (
 )
 from steadfast.shared.contracts.position import PositionBiasEvaluation
 from steadfast.shared.contracts.scoring import MetricValue
-from steadfast.shared.problems import ProblemError, not_found
+from steadfast.shared.problems import ProblemError, nested_under, not_found
 
 logger = logging.getLogger(__name__)
 
@@ -85,17 +80,6 @@ ALL_METRICS: tuple[MonitorMetric, ...] = get_args(MonitorMetric)
 SUBMIT_GRACE_S = 300.0
 UPDATE_ATTEMPTS = 5
 RUN_STATUSES = ("succeeded", "failed")
-
-
-@contextlib.contextmanager
-def nested_under(prefix: str) -> Iterator[None]:
-    """A 4xx about a field of the repeated request names it where it is in the monitor's body."""
-    try:
-        yield
-    except ProblemError as error:
-        if error.field and error.source == "body":
-            error.field = f"{prefix}.{error.field}"
-        raise
 
 
 @dataclass
@@ -211,12 +195,7 @@ class Monitors:
         return models_of(request)
 
     async def _require_evaluation(self, data: EvaluationCreate) -> list[str]:
-        models = require_runnable(data)
-        items = await self.evaluations.items_of(data)
-        require_distinct_ids(items, "items" if data.items is not None else None)
-        if data.items is not None:
-            require_gradable_items(data, items)
-        await require_known_routes(self.upstream, data, judges=judge_routes(data, data.items))
+        models, items = await self.evaluations.check(data, self.upstream)
         _require_few(len(items))
         return models
 

@@ -2,7 +2,8 @@
 one report. Each part runs as the persisted job it is on its own (an evaluation, or a
 positional-bias job), so a study survives a restart as its jobs do; the study ties them
 together. A part's paraphrases and answers come from fixed seeds and the gateway's response
-cache, so running the same study again asks no model anything new."""
+cache, so running the same study again asks no model anything new (but for a paraphrase set
+that was left incomplete, which is built again)."""
 
 from __future__ import annotations
 
@@ -24,12 +25,9 @@ from steadfast.services.evaluator.adapters.studies import (
 )
 from steadfast.services.evaluator.domain.evaluations import (
     Evaluations,
-    judge_routes,
+    described_languages,
     languages_of,
-    require_runnable,
 )
-from steadfast.services.evaluator.domain.monitors import nested_under
-from steadfast.services.evaluator.domain.pipeline import require_known_routes
 from steadfast.services.evaluator.domain.position import PositionUpstream, checked_request
 from steadfast.shared.contracts.evaluator import EvaluationCreate, JobStatus, MetricValue
 from steadfast.shared.contracts.monitors import MonitorValue
@@ -50,10 +48,12 @@ from steadfast.shared.contracts.studies import (
     StudyStatus,
     StudyStatusName,
 )
-from steadfast.shared.problems import ProblemError, not_found
+from steadfast.shared.problems import ProblemError, nested_under, not_found
 from steadfast.shared.trust_text import trust_lines
 
 UNFINISHED = frozenset({"queued", "running"})
+#: an evaluation's name is at most this long (the study's and the part's joined may be longer)
+MAX_JOB_NAME = 200
 
 
 @dataclass
@@ -79,24 +79,33 @@ class Studies:
             with nested_under(f"parts[{index}]"):
                 checked.append(await self._checked(request))
         study_id = new_study_id()
-        jobs = []
-        for index, (part, ready) in enumerate(zip(data.parts, checked, strict=True)):
-            key = f"{study_id}-part-{index}"
-            jobs.append(PartJob(part.name, part.protocol, await self._submit(ready, key)))
+        jobs: list[PartJob] = []
+        try:
+            for index, (part, ready) in enumerate(zip(data.parts, checked, strict=True)):
+                with nested_under(f"parts[{index}]"):
+                    job_id = await self._submit(ready, f"{study_id}-part-{index}")
+                jobs.append(PartJob(part.name, part.protocol, job_id))
+            await self.store.create(study_id, data, jobs, self.clock())
+        except BaseException:
+            await self._cancel(jobs)  # no job runs for a study that was not made
+            raise
         self.wake_jobs()
         self.wake_position_jobs()
-        await self.store.create(study_id, data, jobs, self.clock())
         return StudyAccepted(id=study_id, status="running")
+
+    async def _cancel(self, jobs: list[PartJob]) -> None:
+        for job in jobs:
+            if job.protocol == "consistency":
+                await self.evaluations.store.cancel(job.job_id)
+            else:
+                await self.position_jobs.cancel(job.job_id)
 
     async def _checked(
         self, request: EvaluationCreate | PositionBiasEvaluate
     ) -> EvaluationCreate | tuple[PositionBiasEvaluate, int]:
         if isinstance(request, EvaluationCreate):
             with nested_under("evaluation"):
-                require_runnable(request)
-                await self.evaluations.items_of(request)  # an unknown dataset_id: 404
-                judges = judge_routes(request, request.items)
-                await require_known_routes(self.upstream, request, judges=judges)
+                await self.evaluations.check(request, self.upstream)
             return request
         with nested_under("position_bias"):
             inline, needed = await checked_request(request, self.datasets, self.upstream)
@@ -144,7 +153,7 @@ class Studies:
         if part.protocol == "consistency":
             evaluation = await self.evaluations.store.get(part.job_id)
             if evaluation is None:
-                return _gone(part, "evaluation")
+                return _gone(part)
             status = await self.evaluations.status(evaluation)
             answers = status.progress.answer
             note = status.message if status.status != "succeeded" or status.error_count else None
@@ -158,8 +167,8 @@ class Studies:
             )
         job = await self.position_jobs.get(part.job_id)
         if job is None:
-            return _gone(part, "position-bias job")
-        done = 0 if job.status in UNFINISHED else job.order_count
+            return _gone(part)
+        done = job.order_count if job.status == "succeeded" else 0
         return StudyPartStatus(
             name=part.name,
             protocol=part.protocol,
@@ -198,7 +207,8 @@ class Studies:
             return report
         if part.protocol == "consistency":
             evaluation = await self.evaluations.store.get(part.job_id, results=True)
-            assert evaluation is not None  # its status was just read
+            if evaluation is None:  # deleted since its status was read
+                return msgspec.structs.replace(report, status="failed", error=_gone(part).error)
             full = await self.evaluations.report(evaluation)
             report.dataset = evaluation.dataset_id
             report.language = languages_of(full.items)
@@ -215,12 +225,11 @@ class Studies:
             )
             return report
         job = await self.position_jobs.get(part.job_id)
-        assert job is not None and spec.position_bias is not None
+        if job is None or spec.position_bias is None:
+            return msgspec.structs.replace(report, status="failed", error=_gone(part).error)
         result = job.result or PositionBiasEvaluation(trials=[], skipped=[])
         report.dataset = spec.position_bias.dataset_id
-        report.language = ", ".join(
-            f"{language} ({n} item{'s' * (n != 1)})" for language, n in result.languages.items()
-        )
+        report.language = described_languages(result.languages)
         report.position_bias = position_tables(result, job.request or spec.position_bias)
         return report
 
@@ -236,9 +245,8 @@ def part_request(
         detail = f"a {part.protocol} part carries `{wanted}` (and no `{other}`)"
         raise ProblemError(400, "Invalid request", detail, field=f"parts[{index}].{wanted}")
     if part.evaluation is not None:
-        return msgspec.structs.replace(
-            part.evaluation, model=None, models=study.models, name=f"{study.name}: {part.name}"
-        )
+        name = f"{study.name}: {part.name}"[:MAX_JOB_NAME]
+        return msgspec.structs.replace(part.evaluation, model=None, models=study.models, name=name)
     assert part.position_bias is not None
     return msgspec.structs.replace(part.position_bias, model=None, models=study.models)
 
@@ -280,12 +288,13 @@ def _values(metrics: dict[str, MetricValue], columns: tuple[str, ...]) -> dict[s
     }
 
 
-def _gone(part: PartJob, what: str) -> StudyPartStatus:
+def _gone(part: PartJob) -> StudyPartStatus:
+    what = "evaluation" if part.protocol == "consistency" else "position-bias job"
     return StudyPartStatus(
         name=part.name,
         protocol=part.protocol,
         job_id=part.job_id,
         status="failed",
         progress=Progress(),
-        error=f"{what} {part.job_id} was deleted (retention)",
+        error=f"{what} {part.job_id} no longer exists (deleted by the retention sweep)",
     )

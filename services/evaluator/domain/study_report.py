@@ -15,6 +15,7 @@ from steadfast.shared.contracts.studies import (
     StudyPartReport,
     StudyReport,
 )
+from steadfast.shared.spreadsheet import spreadsheet_safe
 
 PALETTE = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1", "#b83280", "#2c7a7b", "#975a16")
 LABELS = {
@@ -46,7 +47,8 @@ def render_csv(report: StudyReport) -> bytes:
         where = [part.name, part.protocol, part.dataset or "", part.language or ""]
         for model, condition, metric, value in _cells(part):
             interval = [value.value, value.ci_low, value.ci_high, value.n]
-            writer.writerow([*where, model, condition, metric, *interval])
+            row = [*where, model, condition, metric, *interval]
+            writer.writerow([spreadsheet_safe(cell) for cell in row])
     return out.getvalue().encode()
 
 

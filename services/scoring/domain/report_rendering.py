@@ -25,6 +25,7 @@ from steadfast.shared.contracts.scoring import (
     ReportItem,
     ReportVariant,
 )
+from steadfast.shared.spreadsheet import spreadsheet_safe
 
 HEADLINE = (
     Series("A_orig", "#64748b"),
@@ -85,22 +86,6 @@ CSV_COLUMNS = (
 )
 
 
-def _cell(value: object) -> str:
-    """Text for a CSV cell; a leading = + - @ (or a tab or carriage return before one) is
-    quoted so spreadsheets do not run it."""
-    text = "" if value is None else str(value)
-    formula = text[:1] in ("=", "+", "-", "@", "\t", "\r")
-    return f"'{text}" if formula and not _is_number(text) else text
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _per_item(report: Report) -> dict[tuple[str, str], ItemConsistency]:
     items = report.consistency.items if report.consistency else None
     return {(item.item_id, item.model): item for item in items or []}
@@ -137,7 +122,7 @@ def render_csv(report: Report) -> str:
                 metrics.normalized_entropy if metrics else None,
                 metrics.excluded if metrics else None,
             ]
-            writer.writerow([_cell(value) for value in row])
+            writer.writerow([spreadsheet_safe(value) for value in row])
     return buffer.getvalue()
 
 

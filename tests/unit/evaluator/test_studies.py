@@ -11,7 +11,7 @@ from steadfast.services.evaluator.domain.studies import overall, part_request
 from steadfast.services.evaluator.domain.study_report import render_csv, render_html
 from steadfast.shared.contracts.evaluator import EvaluationCreate
 from steadfast.shared.contracts.monitors import MonitorValue
-from steadfast.shared.contracts.position import PositionBiasEvaluate
+from steadfast.shared.contracts.position import PositionBiasEvaluate, PositionItem
 from steadfast.shared.contracts.studies import (
     StudyConsistency,
     StudyCreate,
@@ -128,3 +128,103 @@ def test_the_html_escapes_every_text_and_draws_the_charts() -> None:
     assert page.count("<svg") == 3  # the A_any − A_strict gaps, then PF and PC
     assert "90.0%" in page and "-0.40" in page  # rates as percentages, PF signed
     assert "every answer failed &lt;script&gt;" in page  # a failed part says why
+
+
+class _Row:
+    def __init__(self, job_id: str) -> None:
+        self.id = job_id
+
+
+class _EvaluationStore:
+    def __init__(self) -> None:
+        self.cancelled: list[str] = []
+
+    async def cancel(self, job_id: str) -> bool:
+        self.cancelled.append(job_id)
+        return True
+
+
+class _Evaluations:
+    """Checks pass; a submitted job gets an id; cancels are recorded."""
+
+    def __init__(self) -> None:
+        self.store = _EvaluationStore()
+
+    async def check(self, data: object, upstream: object) -> tuple[list[str], list[object]]:
+        return [], []
+
+    async def submit(self, data: object, key: str) -> tuple[_Row, bool]:
+        return _Row(f"ev-{key}"), True
+
+
+class _PositionJobs:
+    """Every positional-bias job fails to be made (the database went away, say)."""
+
+    def __init__(self) -> None:
+        self.cancelled: list[str] = []
+
+    async def create(self, *args: object, **kwargs: object) -> object:
+        raise ProblemError(503, "Database unavailable", "gone", field="items")
+
+    async def cancel(self, job_id: str) -> bool:
+        self.cancelled.append(job_id)
+        return True
+
+
+class _StudyStore:
+    def __init__(self) -> None:
+        self.created: list[str] = []
+
+    async def create(self, study_id: str, *args: object) -> None:
+        self.created.append(study_id)
+
+
+class _Gateway:
+    async def route_names(self) -> set[str]:
+        return {"a", "local"}
+
+
+async def test_a_study_that_fails_while_starting_leaves_no_job_running() -> None:
+    from steadfast.services.evaluator.domain.studies import Studies
+
+    evaluations, position_jobs, store = _Evaluations(), _PositionJobs(), _StudyStore()
+    studies = Studies(store, evaluations, None, position_jobs, _Gateway())  # type: ignore[arg-type]
+    study = StudyCreate(
+        name="s",
+        models=["a"],
+        parts=[
+            StudyPart(name="c", evaluation=EvaluationCreate(items=[])),
+            StudyPart(
+                name="p",
+                protocol="position-bias",
+                position_bias=PositionBiasEvaluate(
+                    items=[PositionItem(question="q?", answer="yes", distractor="no")]
+                ),
+            ),
+        ],
+    )
+    with pytest.raises(ProblemError) as failed:
+        await studies.create(study)
+    assert failed.value.field == "parts[1].items"  # where it failed, in the study's body
+    assert len(evaluations.store.cancelled) == 1  # the first part's job, already made
+    assert evaluations.store.cancelled[0].startswith("ev-st-")
+    assert store.created == []  # no study was recorded
+
+
+def test_a_long_study_and_part_name_still_fit_an_evaluations_name() -> None:
+    study = StudyCreate(
+        name="s" * 100,
+        models=["a"],
+        parts=[StudyPart(name="p" * 100, evaluation=EvaluationCreate(dataset_id="d"))],
+    )
+    request = part_request(study, study.parts[0], 0)
+    assert isinstance(request, EvaluationCreate) and request.name is not None
+    assert len(request.name) == 200 and request.name.startswith("s" * 100 + ": ")
+
+
+def test_a_name_that_looks_like_a_formula_stays_text_in_the_csv() -> None:
+    report = sample_study()
+    report.parts[0].name = '=HYPERLINK("http://x","y")'
+    rows = list(csv.reader(io.StringIO(render_csv(report).decode())))
+    assert rows[1][0] == '\'=HYPERLINK("http://x","y")'
+    assert "-0.4" in [row[7] for row in rows]  # a negative number is no formula
