@@ -220,3 +220,46 @@ def test_the_command_runs_a_study_file_and_writes_its_reports(
             capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
         assert status.returncode == 0 and status.stdout.startswith("succeeded")
+
+
+def test_a_study_survives_its_evaluator_being_killed(tmp_path: Path, port_block: int) -> None:
+    import os
+    import signal
+
+    from steadfast.supervisor import Supervisor
+
+    with running_stack(
+        tmp_path, port_block, world=StudyWorld(), latency_s=0.05, concurrency=2
+    ) as stack:
+        url = stack.evaluator
+        body = study("survivor")
+        body["parts"][0]["evaluation"] = job(10, 3)
+        body["parts"][0]["evaluation"].pop("models")
+        created = httpx.post(f"{url}/v1/studies", json=body, timeout=60)
+        assert created.status_code == 202, created.text
+        study_id = created.json()["id"]
+        deadline = time.monotonic() + 60
+        while httpx.get(f"{url}/v1/studies/{study_id}", timeout=30).json()["progress"]["done"] < 5:
+            assert time.monotonic() < deadline, "the study made no progress"
+            time.sleep(0.05)
+        evaluator = stack.supervisor.processes[0]
+        assert evaluator.name == "evaluator"
+        os.kill(evaluator.process.pid, signal.SIGKILL)
+        evaluator.process.wait(10)
+        answered = [
+            c for c in stack.upstream.calls if c["model"] in ("steady-model", "shaky-model")
+        ]
+        assert len(answered) < 80 + 36  # killed mid-study: answers were still to come
+
+        restarted = Supervisor(
+            ports=stack.ports, env=stack.env, services=("evaluator",), log_dir=tmp_path / "logs2"
+        )
+        with restarted:
+            assert all(restarted.wait_ready(60).values())
+            status = finished(url, study_id)
+            report = httpx.get(f"{url}/v1/studies/{study_id}/report", timeout=60).json()
+        assert status["status"] == "succeeded", status
+        assert status["progress"]["done"] == status["progress"]["total"]
+        codes = report["parts"][0]["consistency"]["models"]
+        assert codes["steady"]["A_strict"]["value"] == 1.0  # the same numbers as undisturbed
+        assert codes["shaky"]["flip_rate"]["value"] == 1.0
