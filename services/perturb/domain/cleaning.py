@@ -11,6 +11,9 @@ _BULLET_OR_NUMBER = re.compile(r"^(?:[-*]\s+|[•·–—]\s*|\(?\d{1,3}[.)](?:\
 #: a word's letter: a line without one ("3", an item's number alone) is no candidate
 _LETTER = re.compile(r"[^\W\d_]")
 _WHITESPACE = re.compile(r"\s+")
+#: a note in parentheses after the sentence has ended is the writer's, not the question's:
+#: "Which is the capital of Australia? (confident, no hedging)" (the tone it was asked for)
+_TRAILING_NOTE = re.compile(r"^(.*[?.!])\s*\([^()]*\)$")
 
 
 def first_line(text: str) -> str:
@@ -33,10 +36,13 @@ def clean_candidate(text: str) -> str:
 
 def clean_line(text: str) -> str:
     """Trim, drop one pair of surrounding quotes, collapse white space, drop a leading bullet or
-    "N." numbering — on either side of the quotes (`3. "..."` and `"3. ..."` alike)."""
+    "N." numbering — on either side of the quotes (`3. "..."` and `"3. ..."` alike) — and a
+    note in parentheses after the sentence's end."""
     line = _without_numbering(text.strip())
     if len(line) >= 2 and _QUOTE_PAIRS.get(line[0]) == line[-1]:
         line = _without_numbering(line[1:-1].strip())
+    if note := _TRAILING_NOTE.match(line):
+        line = note.group(1)
     return _WHITESPACE.sub(" ", line)
 
 

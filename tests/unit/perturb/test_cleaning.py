@@ -9,6 +9,18 @@ from steadfast.services.perturb.domain.cleaning import candidate_lines, clean_ca
     ("raw", "clean"),
     [
         ("  How old is he?  ", "How old is he?"),
+        # the writer's note on the tone it was asked for, after the question had ended
+        (
+            "Which is the capital of Australia? (confident, no hedging)",
+            "Which is the capital of Australia?",
+        ),
+        ("2. Name the capital of Australia. (formal)", "Name the capital of Australia."),
+        # parentheses inside the question stay
+        (
+            "What is the capital of Georgia (the country)?",
+            "What is the capital of Georgia (the country)?",
+        ),
+        ("What is 2 (two) + 3?", "What is 2 (two) + 3?"),
         ('"How old is he?"', "How old is he?"),
         ("“How old is he?”", "How old is he?"),
         ("«Quanti anni ha?»", "Quanti anni ha?"),
