@@ -27,6 +27,7 @@ import argparse
 import asyncio
 import datetime
 import json
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -317,7 +318,8 @@ async def calibrate(args: argparse.Namespace) -> int:
 async def _calibrate_with(
     args: argparse.Namespace, pairs_name: str, pairs: list[LabelledPair]
 ) -> int:
-    gateway = GatewayClient(_service_url(args, "gateway"))
+    admin_key = os.environ.get("STEADFAST_GATEWAY_ADMIN_KEY")  # needed to store, when set
+    gateway = GatewayClient(_service_url(args, "gateway"), admin_key=admin_key)
     known = await gateway.route_names()
     if known is not None and args.judge not in known:
         routes = ", ".join(sorted(name for name in known if ":" not in name))

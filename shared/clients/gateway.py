@@ -34,8 +34,12 @@ class GatewayClient:
     to the gateway as one ``/v1/generate/batch`` request; a lone call goes as itself. Each
     caller still gets its own answer or its own :class:`ServiceCallError`, as if sent alone."""
 
-    def __init__(self, base_url: str, timeout_s: float = 600.0) -> None:
-        self._client = ServiceClient("gateway", base_url, timeout_s)
+    def __init__(
+        self, base_url: str, timeout_s: float = 600.0, admin_key: str | None = None
+    ) -> None:
+        #: the gateway's admin key, sent with every call (storing a calibration may need it)
+        headers = {"Authorization": f"Bearer {admin_key}"} if admin_key else None
+        self._client = ServiceClient("gateway", base_url, timeout_s, headers=headers)
         self._route_names: tuple[float, set[str]] | None = None
         self._batcher: TickBatcher[GenerateRequest, Outcome] = TickBatcher(
             self._generate_coalesced, max_batch=MAX_COALESCED

@@ -120,3 +120,11 @@ async def test_a_client_with_an_api_key_sends_it_with_every_call(
     assert "Authorization" not in seen[-1]
     keyed = AsyncClient(url, api_key="sf_other")
     assert keyed._http.default_headers == {"Authorization": "Bearer sf_other"}
+
+
+def test_the_gateway_client_sends_the_admin_key_it_was_given() -> None:
+    from steadfast.shared.clients.gateway import GatewayClient
+
+    keyed = GatewayClient("http://127.0.0.1:9", admin_key="admin-secret")
+    assert keyed._client.default_headers == {"Authorization": "Bearer admin-secret"}
+    assert GatewayClient("http://127.0.0.1:9")._client.default_headers == {}

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import Controller, delete, get, put
+from litestar import Controller, Request, delete, get, put
 from litestar.datastructures import State
 from litestar.params import JSONBody, Parameter, QueryParameter
 
+from steadfast.services.gateway.controllers.admin import require_admin_if_configured
 from steadfast.services.gateway.controllers.problems import GATEWAY_EXCEPTION_HANDLERS
 from steadfast.services.gateway.domain.calibration import JudgeCalibrations
 from steadfast.shared.contracts.base import Task
@@ -81,16 +82,22 @@ class CalibrationController(Controller):
         ),
         status_code=200,
         responses=problem_responses(
-            {404: "Unknown model route", 422: "The body names another route or prompt"}
+            {
+                401: "An admin key is configured and was not sent",
+                404: "Unknown model route",
+                422: "The body names another route or prompt",
+            }
         ),
     )
     async def store(
         self,
+        request: Request[object, object, State],
         route: RoutePath,
         prompt_version: PromptPath,
         data: JSONBody[JudgeCalibration],
         state: State,
     ) -> JudgeThreshold:
+        require_admin_if_configured(request, state.settings)
         for field, named, path in (
             ("route", data.route, route),
             ("prompt_version", data.prompt_version, prompt_version),
@@ -107,17 +114,20 @@ class CalibrationController(Controller):
         responses=problem_responses(
             {
                 400: "An unknown task",
+                401: "An admin key is configured and was not sent",
                 404: "Unknown model route, or no calibration stored for it, this prompt and task",
             }
         ),
     )
     async def forget(
         self,
+        request: Request[object, object, State],
         route: RoutePath,
         prompt_version: PromptPath,
         state: State,
         task: TaskQuery = None,
     ) -> None:
+        require_admin_if_configured(request, state.settings)
         if not await _calibrations(state).forget(route, prompt_version, task):
             scope = f" and task {task!r}" if task else ""
             detail = f"no calibration is stored for {route!r} and {prompt_version!r}{scope}"

@@ -3,7 +3,6 @@ routes that keep them; they hold callers' questions, so only the admin key reads
 
 from __future__ import annotations
 
-import hmac
 from typing import Annotated
 
 from litestar import Controller, Request, get
@@ -11,20 +10,9 @@ from litestar.datastructures import State
 from litestar.params import Parameter
 
 from steadfast.services.gateway.adapters.shadow_repository import SqlDisagreementStore
-from steadfast.services.gateway.settings import GatewaySettings
+from steadfast.services.gateway.controllers.admin import require_admin
 from steadfast.shared.contracts.proxy import ShadowDisagreementPage
-from steadfast.shared.problems import ProblemError, problem_responses
-
-
-def require_admin(request: Request[object, object, State], settings: GatewaySettings) -> None:
-    """401 without the admin key (``Authorization: Bearer <key>``); 403 when none is set."""
-    if not settings.admin_key:
-        detail = "no admin key is configured (STEADFAST_GATEWAY_ADMIN_KEY)"
-        raise ProblemError(403, "Forbidden", detail, field="Authorization", source="header")
-    given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-    if not hmac.compare_digest(given.encode(), settings.admin_key.encode()):
-        detail = "the admin key is needed: Authorization: Bearer <key>"
-        raise ProblemError(401, "Unauthorized", detail, field="Authorization", source="header")
+from steadfast.shared.problems import problem_responses
 
 
 class ShadowController(Controller):

@@ -216,3 +216,30 @@ async def test_a_bundled_calibration_for_a_task_is_used_for_that_task_only() -> 
     assert (await calibrations.threshold("mine", "judge-v3")).value == 0.6
     listed = await calibrations.all()
     assert sorted(t.value for t in listed) == [0.35, 0.6]
+
+
+async def test_with_an_admin_key_only_it_changes_a_calibration(
+    database_url: str, tmp_path: Path
+) -> None:
+    routes = tmp_path / "models.toml"
+    routes.write_text(ROUTES)
+    settings = GatewaySettings(
+        database_url=database_url,
+        data_dir=str(tmp_path),
+        models_file=str(routes),
+        admin_key="admin-secret",
+    )
+    body = msgspec.to_builtins(calibration())
+    path = "/v1/calibrations/judge/judge-v3"
+    admin = {"Authorization": "Bearer admin-secret"}
+    async with AsyncTestClient(create_app(settings)) as client:
+        for headers in ({}, {"Authorization": "Bearer guess"}):
+            refused = await client.put(path, json=body, headers=headers)
+            assert refused.status_code == 401, refused.text
+            assert refused.json()["errors"][0]["field"] == "Authorization"
+        assert (await client.get(path)).json()["source"] == "method_default"  # nothing stored
+        stored = await client.put(path, json=body, headers=admin)
+        assert stored.status_code == 200 and stored.json()["value"] == 0.4
+        assert (await client.delete(path)).status_code == 401
+        assert (await client.delete(path, headers=admin)).status_code == 204
+        assert (await client.get(path)).json()["source"] == "method_default"  # reading is open

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from steadfast.services.gateway.controllers.shadow import require_admin
+from steadfast.services.gateway.controllers.admin import require_admin
 from steadfast.services.gateway.settings import GatewaySettings
 from steadfast.shared.problems import ProblemError
 
