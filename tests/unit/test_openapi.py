@@ -63,3 +63,19 @@ def test_every_operation_has_an_explicit_id(service: str) -> None:
 def test_readiness_documents_its_503(service: str) -> None:
     operation = json.loads(generate_openapi(service))["paths"]["/readyz"]["get"]
     assert "503" in operation["responses"]
+
+
+def test_the_upload_and_the_reports_say_what_they_carry() -> None:
+    paths = json.loads(generate_openapi("evaluator"))["paths"]
+    upload = paths["/v1/datasets"]["post"]["requestBody"]
+    assert upload["required"] and "text/csv" in upload["content"]
+    assert paths["/v1/datasets"]["post"]["responses"]["201"]["content"]["application/json"][
+        "schema"
+    ]["$ref"].endswith("/DatasetInfo")
+    for report in ("/v1/evaluations/{evaluation_id}/report", "/v1/studies/{study_id}/report"):
+        served = paths[report]["get"]["responses"]["200"]["content"]
+        assert set(served) == {
+            "application/json",
+            "text/html; charset=utf-8",
+            "text/csv; charset=utf-8",
+        }

@@ -11,6 +11,7 @@ from litestar.params import FromQuery, Parameter
 from litestar.status_codes import HTTP_201_CREATED, HTTP_204_NO_CONTENT
 
 from steadfast.services.evaluator.adapters.datasets import DatasetStore
+from steadfast.services.evaluator.controllers.documents import UploadOperation
 from steadfast.services.evaluator.controllers.parameters import StoredId
 from steadfast.services.evaluator.domain.datasets import (
     UPLOAD_CEILING,
@@ -77,6 +78,7 @@ class DatasetController(Controller):
         summary="Upload a dataset: JSONL or CSV with field mapping, MMLU CSV or SQuAD JSON",
         status_code=HTTP_201_CREATED,
         request_max_body_size=UPLOAD_CEILING,
+        operation_class=UploadOperation,
         responses=problem_responses(
             {
                 413: "Larger than the upload limit",

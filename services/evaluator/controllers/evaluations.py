@@ -9,6 +9,7 @@ from litestar.datastructures import State
 from litestar.params import FromQuery, HeaderParameter, JSONBody, Parameter
 from litestar.status_codes import HTTP_202_ACCEPTED
 
+from steadfast.services.evaluator.controllers.documents import DocumentOperation
 from steadfast.services.evaluator.controllers.parameters import StoredFilter, StoredId
 from steadfast.services.evaluator.domain.evaluate import evaluate_now, variant_count
 from steadfast.services.evaluator.domain.evaluations import (
@@ -199,6 +200,7 @@ class EvaluationController(Controller):
         "`text/html; charset=utf-8`; `format=csv` answers per-item rows as "
         "`text/csv; charset=utf-8` with `Content-Disposition: attachment`.",
         responses=problem_responses({502: "The scoring service could not render it"}),
+        operation_class=DocumentOperation,
     )
     async def report(
         self, evaluation_id: StoredId, state: State, format: FromQuery[ReportFormat] = "json"

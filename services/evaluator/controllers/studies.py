@@ -9,6 +9,7 @@ from litestar.datastructures import State
 from litestar.params import FromQuery, JSONBody, Parameter
 from litestar.status_codes import HTTP_202_ACCEPTED
 
+from steadfast.services.evaluator.controllers.documents import DocumentOperation
 from steadfast.services.evaluator.controllers.parameters import StoredId
 from steadfast.services.evaluator.domain.studies import Studies
 from steadfast.services.evaluator.domain.study_report import render_csv, render_html
@@ -76,6 +77,7 @@ class StudyController(Controller):
         "self-contained page (`text/html; charset=utf-8`); `format=csv` one row per part, "
         "model, condition and metric (`text/csv; charset=utf-8`). Parts still running or "
         "failed are listed with their status and reason.",
+        operation_class=DocumentOperation,
     )
     async def report(
         self, study_id: StoredId, state: State, format: FromQuery[ReportFormat] = "json"
