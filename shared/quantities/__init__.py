@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from steadfast.shared.language import detect_language
+from steadfast.shared.quantities.comparisons import reversed_comparison
 from steadfast.shared.quantities.lexicon import LEXICONS, Lexicon, italian_compound, italian_ordinal
 
 Quantity = Fraction | str
@@ -43,8 +44,9 @@ class Mention:
 
 def quantity_difference(original: str, candidate: str, language: str | None = None) -> str | None:
     """Why the candidate's quantities differ from the original's (None when they agree): the
-    original's numbers it lacks and the numbers it adds. ``language`` (ISO 639-1) picks the
-    number words; default: the original's language, detected."""
+    original's numbers it lacks, the numbers it adds, and (in English) a comparison it turns
+    round. ``language`` (ISO 639-1) picks the number words; default: the original's language,
+    detected."""
     language = language or detect_language(original) or detect_language(candidate) or "en"
     theirs, ours = mentions(original, language), mentions(candidate, language)
     missing = [m for m in theirs if not m.soft and not any(m.matches(c) for c in ours)]
@@ -54,6 +56,8 @@ def quantity_difference(original: str, candidate: str, language: str | None = No
         parts.append("missing " + _listed(missing))
     if added:
         parts.append("added " + _listed(added))
+    if language == "en" and (reversal := reversed_comparison(original, candidate)):
+        parts.append(reversal)
     return "; ".join(parts) or None
 
 

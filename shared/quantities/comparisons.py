@@ -1,0 +1,74 @@
+"""Comparisons must keep their direction: "30 more gold coins than silver coins" and "silver
+coins are 30 more than gold coins" hold the same numbers and nearly the same words, yet ask a
+different problem. Quantity invariance cannot see it and a small judge lets it through.
+
+Only English comparisons of an amount are read (``N more/fewer/less … than …``); a candidate
+is refused only when it states the same amount the other way round (what is larger in the
+original is smaller in the candidate), so a rewording that drops or rephrases a comparison is
+left to the other checks."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_AMOUNT = r"(?P<n>\$?\d[\d,.]*%?|one|two|three|four|five|six|seven|eight|nine|ten|twice|half)"
+_SIDE = r"(?P<{name}>(?:[a-z$%'-]+ ){{0,3}}?[a-z$%'-]+)"
+#: "<A> is/are/has/have/... <N> [units] more/fewer … than <B>"
+_STATED = re.compile(
+    _SIDE.format(name="a")
+    + r" (?:is|are|was|were|has|have|had|costs?|weighs?|gets?|got|earns?|earned) "
+    + _AMOUNT
+    + r" (?:[a-z]+ ){0,2}?(?P<dir>more|fewer|less|longer|shorter|older|younger|taller|"
+    r"heavier|lighter|bigger|smaller|higher|lower|cheaper|greater)(?: [a-z]+){0,3}? than "
+    + _SIDE.format(name="b")
+)
+#: "<N> more <A> than <B>" (there are 30 more gold coins than silver coins)
+_COUNTED = re.compile(
+    r"\b"
+    + _AMOUNT
+    + r" (?P<dir>more|fewer|less) "
+    + _SIDE.format(name="a")
+    + r" than "
+    + _SIDE.format(name="b")
+)
+_GREATER = {"more", "longer", "older", "taller", "heavier", "bigger", "higher", "greater"}
+_STOP = {"the", "a", "an", "of", "his", "her", "their", "its", "in", "on", "at", "there", "s"}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    amount: str
+    #: the distinctive words of the side that is larger, and of the side that is smaller
+    larger: frozenset[str]
+    smaller: frozenset[str]
+
+
+def comparisons(text: str) -> list[Comparison]:
+    found = []
+    lowered = " ".join(re.sub(r"[^\w$%,.' -]", " ", text.lower()).split())
+    for pattern in (_COUNTED, _STATED):
+        for match in pattern.finditer(lowered):
+            a, b = _words(match["a"]), _words(match["b"])
+            a, b = a - b, b - a  # what tells the two sides apart
+            if not a or not b:
+                continue
+            larger, smaller = (a, b) if match["dir"] in _GREATER else (b, a)
+            found.append(Comparison(match["n"].rstrip(".,"), frozenset(larger), frozenset(smaller)))
+    return found
+
+
+def reversed_comparison(original: str, candidate: str) -> str | None:
+    """Why the candidate turns one of the original's comparisons round (None when it does not)."""
+    for ours in comparisons(original):
+        for theirs in comparisons(candidate):
+            if ours.amount != theirs.amount:
+                continue
+            if ours.larger & theirs.smaller and ours.smaller & theirs.larger:
+                larger, smaller = " ".join(sorted(ours.larger)), " ".join(sorted(ours.smaller))
+                return f"reverses a comparison: {larger} is {ours.amount} more than {smaller}"
+    return None
+
+
+def _words(side: str) -> set[str]:
+    return {word.rstrip("s") for word in side.split() if word not in _STOP}
