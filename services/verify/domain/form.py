@@ -94,8 +94,20 @@ def asks(text: str) -> bool:
     return False
 
 
+#: a question turned into an offer to tell: "Would you like to know the capital of Australia?"
+#: is answered "Yes" (the demo's model did)
+_OFFER = re.compile(
+    r"^\W*(?:would you like (?:me )?to (?:know|learn|hear|find out)|would you like me to tell|"
+    r"do you (?:want|wish) to (?:know|learn)|want to (?:know|learn)|shall i tell|"
+    r"should i tell|may i tell|can i tell|vuoi sapere|ti piacerebbe sapere|desideri sapere)\b",
+    re.IGNORECASE,
+)
+
+
 def form_difference(original: str, candidate: str) -> str | None:
     """Why the candidate does not ask what a question or request asks, or None."""
     if asks(original) and not asks(candidate):
         return "a statement, not a question or a request (it may answer the question)"
+    if _OFFER.match(candidate.replace("’", "'")) and not _OFFER.match(original.replace("’", "'")):
+        return "an offer to tell, not the question (it is answered yes or no)"
     return None

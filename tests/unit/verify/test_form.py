@@ -45,3 +45,29 @@ def test_a_statement_is_no_rewording_of_a_question_but_may_be_of_a_statement() -
     assert form_difference("Who painted the Mona Lisa?", "Leonardo painted the Mona Lisa.")
     assert form_difference("Who painted it?", "Which painter made it?") is None
     assert form_difference("Paris is in France.", "France contains Paris.") is None
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        "Would you like to know the capital city of Australia?",  # the demo's model said "Yes"
+        "Do you want to know who painted the Mona Lisa?",
+        "Shall I tell you the chemical symbol for gold?",
+        "Vuoi sapere qual è la capitale dell'Australia?",
+    ],
+)
+def test_an_offer_to_tell_is_no_rewording_of_a_question(candidate: str) -> None:
+    difference = form_difference("What is the capital city of Australia?", candidate)
+    assert difference is not None and "offer" in difference
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        ("What is the capital of Australia?", "Can you tell me the capital of Australia?"),
+        ("What is the capital of Australia?", "Could you tell me what Australia's capital is?"),
+        ("Would you like to know why the sky is blue?", "Do you want to know why the sky is blue?"),
+    ],
+)
+def test_a_polite_request_or_an_offer_kept_passes(original: str, candidate: str) -> None:
+    assert form_difference(original, candidate) is None
