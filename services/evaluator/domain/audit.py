@@ -2,7 +2,9 @@
 original's or with its set's majority, for any model, is verified again with a stricter check
 (quantity invariance, both judge orders at the route's calibrated threshold, and the judge's
 second, differently worded question). One that fails is removed from its set for every model,
-with its reason, so that no reported flip rests on a paraphrase that changed the question.
+with its reason, so that no reported flip rests on a paraphrase that changed the question. A
+paraphrase of a factual item that states the item's answer is removed too, whatever its
+answers (it would hide a flip rather than make one).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from steadfast.services.evaluator.domain.pipeline import (
     task_of,
     with_retries,
 )
-from steadfast.services.evaluator.domain.results import AnswerRecord
+from steadfast.services.evaluator.domain.results import AnswerRecord, gold_texts
+from steadfast.shared.answers import normalize_factual
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.evaluator import AuditSummary, EvaluationItem, EvaluationSettings
 from steadfast.shared.contracts.gateway import ModelCalls
@@ -84,6 +87,29 @@ def _majority(keys: list[str], by_label: bool) -> str | None:
     return next(key for key in keys if key in tied)  # the value seen first
 
 
+def stated_answers(settings: EvaluationSettings, audited: AuditedItem) -> dict[int, str]:
+    """The paraphrases of a factual item that state one of its gold answers, which the
+    original does not: "… "The Mona Lisa" by Leonardo da Vinci?" for "Who painted the Mona
+    Lisa?" asks nothing any more. Numbers are left to quantity invariance, and short answers
+    (a letter, "no") are not looked for."""
+    if task_of(settings, audited.item) != "factual":
+        return {}
+    original = f" {normalize_factual(audited.item.question)} "
+    golds = [
+        gold
+        for text in gold_texts(audited.item)
+        if len(gold := normalize_factual(text)) >= 3
+        and not gold.replace(" ", "").isdigit()
+        and f" {gold} " not in original
+    ]
+    stated = {}
+    for variant, paraphrase in enumerate(audited.paraphrase_set.paraphrases, start=1):
+        words = f" {normalize_factual(paraphrase.text)} "
+        if found := next((gold for gold in golds if f" {gold} " in words), None):
+            stated[variant] = f"answer: the paraphrase states the answer ({found!r})"
+    return stated
+
+
 def variants_to_check(settings: EvaluationSettings, audited: AuditedItem) -> list[int]:
     count = len(audited.paraphrase_set.paraphrases)
     if settings.audit == "all":
@@ -122,7 +148,12 @@ async def run_audit(
     calls: list[ModelCalls] = []
 
     async def one(audited: AuditedItem) -> None:
-        variants = variants_to_check(settings, audited)
+        stated = stated_answers(settings, audited)
+        if stated:  # removed without asking the judge: the text says it
+            outcome.summary.checked += len(stated)
+            outcome.summary.removed += len(stated)
+            outcome.removed.setdefault(audited.key, {}).update(stated)
+        variants = [v for v in variants_to_check(settings, audited) if v not in stated]
         if not variants:
             return
         texts = [audited.paraphrase_set.paraphrases[v - 1].text for v in variants]
