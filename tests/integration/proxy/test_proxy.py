@@ -587,8 +587,9 @@ def test_a_generator_route_gets_the_paraphrases_from_the_perturb_service(proxy: 
 @pytest.mark.parametrize("seed", [2**40, -7])
 def test_any_64_bit_seed_reaches_the_perturb_service_in_its_range(proxy: Proxy, seed: int) -> None:
     question = f"How many wheels do {seed % 10 + 2} bicycles have?"
-    proxy.scenario.perturb_candidates[question] = [f"{question} (reworded)"]
-    proxy.scenario.answers.update({question: "\\boxed{4}", f"{question} (reworded)": "\\boxed{4}"})
+    reworded = f"Kindly work out: {question}"  # (a note after the "?" would be cleaned away)
+    proxy.scenario.perturb_candidates[question] = [reworded]
+    proxy.scenario.answers.update({question: "\\boxed{4}", reworded: "\\boxed{4}"})
     completion = proxy.client().chat.completions.create(
         model=VOTE,
         messages=[{"role": "user", "content": question}],
