@@ -30,7 +30,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from concurrent.futures import Future
 from types import TracebackType
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 import aiohttp
 
@@ -209,16 +209,14 @@ class AsyncClient:
     ) -> EvaluationStatus:
         """Poll until the evaluation has finished (succeeded, failed or cancelled); ``progress``
         is called with every status read. ``TimeoutError`` after ``timeout_s``."""
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        while True:
-            status = await self.evaluation(evaluation_id)
-            if progress is not None:
-                progress(status)
-            if status.status in FINISHED:
-                return status
-            if deadline is not None and time.monotonic() >= deadline:
-                raise TimeoutError(f"evaluation {evaluation_id} is still {status.status}")
-            await asyncio.sleep(poll_s)
+        return await _polled(
+            lambda: self.evaluation(evaluation_id),
+            lambda status: status.status in FINISHED,
+            f"evaluation {evaluation_id}",
+            progress,
+            poll_s,
+            timeout_s,
+        )
 
     async def cancel(self, evaluation_id: str) -> EvaluationStatus:
         return await self._call("DELETE", f"/v1/evaluations/{evaluation_id}", EvaluationStatus)
@@ -279,12 +277,14 @@ class AsyncClient:
     async def wait_position_job(
         self, job_id: str, *, poll_s: float = 1.0, timeout_s: float | None = None
     ) -> PositionBiasJob:
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        while (job := await self.position_job(job_id)).status not in FINISHED:
-            if deadline is not None and time.monotonic() >= deadline:
-                raise TimeoutError(f"position-bias job {job_id} is still {job.status}")
-            await asyncio.sleep(poll_s)
-        return job
+        return await _polled(
+            lambda: self.position_job(job_id),
+            lambda job: job.status in FINISHED,
+            f"position-bias job {job_id}",
+            None,
+            poll_s,
+            timeout_s,
+        )
 
     # ---- datasets -------------------------------------------------------------------------
 
@@ -363,16 +363,14 @@ class AsyncClient:
         timeout_s: float | None = None,
     ) -> StudyStatus:
         """Poll until every part has ended; ``progress`` is called with every status read."""
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        while True:
-            status = await self.study(study_id)
-            if progress is not None:
-                progress(status)
-            if status.status != "running":
-                return status
-            if deadline is not None and time.monotonic() >= deadline:
-                raise TimeoutError(f"study {study_id} is still running")
-            await asyncio.sleep(poll_s)
+        return await _polled(
+            lambda: self.study(study_id),
+            lambda status: status.status != "running",
+            f"study {study_id}",
+            progress,
+            poll_s,
+            timeout_s,
+        )
 
     async def study_report(self, study_id: str) -> StudyReport:
         return await self._call("GET", f"/v1/studies/{study_id}/report", StudyReport)
@@ -382,6 +380,35 @@ class AsyncClient:
         return await self._call(
             "GET", f"/v1/studies/{study_id}/report", bytes, params={"format": fmt}
         )
+
+
+class _Status(Protocol):
+    @property
+    def status(self) -> str: ...
+
+
+S = TypeVar("S", bound=_Status)
+
+
+async def _polled(
+    read: Callable[[], Awaitable[S]],
+    ended: Callable[[S], bool],
+    what: str,
+    progress: Callable[[S], object] | None,
+    poll_s: float,
+    timeout_s: float | None,
+) -> S:
+    """``read()`` every ``poll_s`` until ``ended``; ``TimeoutError`` after ``timeout_s``."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while True:
+        status = await read()
+        if progress is not None:
+            progress(status)
+        if ended(status):
+            return status
+        if deadline is not None and time.monotonic() >= deadline:
+            raise TimeoutError(f"{what} is still {status.status}")
+        await asyncio.sleep(poll_s)
 
 
 def _blocking(

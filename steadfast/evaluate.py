@@ -27,21 +27,15 @@ from steadfast.shared.contracts.evaluator import (
     MetricSettings,
     StageProgress,
 )
+from steadfast.shared.contracts.studies import CONSISTENCY_COLUMNS
 from steadfast.shared.contracts.verify import VerifyOptions, VerifyStages
 from steadfast.shared.http_client import ServiceCallError, close_session
 from steadfast.shared.settings import ServiceSettings, load_settings
 from steadfast.shared.trust_text import trust_lines
 from steadfast.supervisor import Supervisor, exit_on_sigterm, readiness, service_ports
 
-SUMMARY_METRICS = (
-    "A_orig",
-    "A_expected",
-    "A_majority",
-    "A_any",
-    "A_strict",
-    "flip_rate",
-    "conflict_rate",
-)
+#: the table's metrics: a study report's consistency columns
+SUMMARY_METRICS = CONSISTENCY_COLUMNS
 #: the metrics a CI job may gate on (--fail-under / --fail-over)
 GATED_METRICS = SUMMARY_METRICS
 #: the exit code of an evaluation that ran but missed a --fail-under/--fail-over threshold

@@ -24,6 +24,7 @@ from steadfast.services.evaluator.controllers.position import PositionBiasContro
 from steadfast.services.evaluator.controllers.studies import StudyController
 from steadfast.services.evaluator.domain.engine import EngineSettings, JobEngine, JobRunner
 from steadfast.services.evaluator.domain.evaluations import Evaluations
+from steadfast.services.evaluator.domain.job_starter import JobStarter
 from steadfast.services.evaluator.domain.monitors import Monitors, MonitorScheduler
 from steadfast.services.evaluator.domain.position import PositionUpstream
 from steadfast.services.evaluator.domain.position_jobs import PositionJobRunner, PositionJobSettings
@@ -95,8 +96,7 @@ def create_app(
         )
         position_runner = PositionJobRunner(position_jobs, upstream, position_settings)
         app.state.position_jobs, app.state.position_runner = position_jobs, position_runner
-        monitors = Monitors(
-            MonitorStore(database.engine),
+        jobs = JobStarter(
             app.state.evaluations,
             datasets,
             position_jobs,
@@ -105,16 +105,8 @@ def create_app(
             wake_position_jobs=position_runner.wake,
             max_job_answers=settings.max_job_answers,
         )
-        app.state.studies = Studies(
-            StudyStore(database.engine),
-            app.state.evaluations,
-            datasets,
-            position_jobs,
-            upstream,
-            wake_jobs=runner.wake,
-            wake_position_jobs=position_runner.wake,
-            max_job_answers=settings.max_job_answers,
-        )
+        monitors = Monitors(MonitorStore(database.engine), jobs)
+        app.state.studies = Studies(StudyStore(database.engine), jobs)
         scheduler = MonitorScheduler(monitors, settings.monitor_poll_s)
         app.state.monitors, app.state.monitor_wake = monitors, scheduler.wake
         if settings.run_jobs:

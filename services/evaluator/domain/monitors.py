@@ -18,7 +18,7 @@ from typing import Any, get_args
 
 import msgspec
 
-from steadfast.services.evaluator.adapters.datasets import DatasetStore, iso
+from steadfast.services.evaluator.adapters.datasets import iso
 from steadfast.services.evaluator.adapters.monitors import (
     Latest,
     MonitorNameTaken,
@@ -27,15 +27,11 @@ from steadfast.services.evaluator.adapters.monitors import (
     RunRow,
     RunValues,
 )
-from steadfast.services.evaluator.adapters.position_jobs import PositionJobStore
-from steadfast.services.evaluator.domain.evaluations import (
-    Evaluations,
-)
+from steadfast.services.evaluator.domain.job_starter import JobStarter, require_protocol_request
 from steadfast.services.evaluator.domain.pipeline import (
     UpstreamError,
     models_of,
 )
-from steadfast.services.evaluator.domain.position import PositionUpstream, checked_request
 from steadfast.services.evaluator.metrics import (
     MONITOR_CREATED,
     MONITOR_INTERVAL,
@@ -87,14 +83,8 @@ class Monitors:
     """The monitors' use cases (create, read, change, run now) and their runs' lifecycle."""
 
     store: MonitorStore
-    evaluations: Evaluations
-    datasets: DatasetStore
-    position_jobs: PositionJobStore
-    upstream: PositionUpstream
-    #: asked to look for work when a run's job was submitted
-    wake_jobs: Callable[[], None] = lambda: None
-    wake_position_jobs: Callable[[], None] = lambda: None
-    max_job_answers: int = 20000
+    #: starts each run's job
+    jobs: JobStarter
     clock: Callable[[], float] = time.time
     #: the monitors whose gauges this process set, by name (a deleted one's are removed)
     _exported: dict[str, MonitorRow] = field(default_factory=dict)
@@ -175,27 +165,18 @@ class Monitors:
 
     async def _require_runnable(self, data: MonitorCreate) -> list[str]:
         """The models the monitor follows; a 4xx naming the field when its runs could not run."""
-        wanted = "evaluation" if data.kind == "consistency" else "position_bias"
-        other = "position_bias" if data.kind == "consistency" else "evaluation"
-        if getattr(data, wanted) is None or getattr(data, other) is not None:
-            detail = f"a {data.kind} monitor repeats `{wanted}` (and has no `{other}`)"
-            raise ProblemError(400, "Invalid request", detail, field=wanted)
+        require_protocol_request(data.kind, data.evaluation, data.position_bias, "monitor")
         if data.evaluation is not None:
             with nested_under("evaluation"):
                 return await self._require_evaluation(data.evaluation)
         assert data.position_bias is not None
         with nested_under("position_bias"):
-            request, needed = await checked_request(
-                data.position_bias, self.datasets, self.upstream
-            )
+            request, _ = await self.jobs.checked_position(data.position_bias)
             _require_few(len(request.items or []))
-        if needed > self.max_job_answers:
-            detail = f"up to {needed} answers a run exceed the job limit of {self.max_job_answers}"
-            raise ProblemError(413, "Request too large", detail, field="position_bias.items")
         return models_of(request)
 
     async def _require_evaluation(self, data: EvaluationCreate) -> list[str]:
-        models, items = await self.evaluations.check(data, self.upstream)
+        models, items = await self.jobs.evaluations.check(data, self.jobs.upstream)
         _require_few(len(items))
         return models
 
@@ -260,23 +241,17 @@ class Monitors:
                 fresh_answers=True,
                 reuse_paraphrases_from=await self._frozen_sets(monitor),
             )
-            job, _ = await self.evaluations.submit(data, f"monitor-run-{run.id}")
-            self.wake_jobs()
-            return job.id
+            return await self.jobs.start_evaluation(data, f"monitor-run-{run.id}")
         assert spec.position_bias is not None
         fresh = msgspec.structs.replace(spec.position_bias, fresh_answers=True)
-        request, needed = await checked_request(fresh, self.datasets, self.upstream)
-        if needed > self.max_job_answers:
-            raise ProblemError(413, "Too large", f"{needed} answers exceed the job limit")
-        position_job = await self.position_jobs.create(request, needed)
-        self.wake_position_jobs()
-        return position_job.id
+        request, needed = await self.jobs.checked_position(fresh)
+        return await self.jobs.start_position(request, needed, f"monitor-run-{run.id}")
 
     async def _frozen_sets(self, monitor: MonitorRow) -> str | None:
         """The evaluation whose sets the run asks again; None (the sets are built anew) when
         the retention sweep deleted it."""
         frozen = monitor.frozen_sets_from
-        if frozen is None or await self.evaluations.store.get(frozen) is not None:
+        if frozen is None or await self.jobs.evaluations.store.get(frozen) is not None:
             return frozen
         logger.warning("monitor %s: evaluation %s is gone; sets built anew", monitor.name, frozen)
         await self.store.update(monitor.id, frozen_sets_from=None)
@@ -291,7 +266,7 @@ class Monitors:
                 return None
             return "failed", "its job was never submitted (the evaluator stopped)", None
         if monitor.kind == "consistency":
-            evaluation = await self.evaluations.store.get(run.job_id, results=True)
+            evaluation = await self.jobs.evaluations.store.get(run.job_id, results=True)
             if evaluation is None:
                 return "failed", f"evaluation {run.job_id} was deleted", None
             if evaluation.status in ("queued", "running"):
@@ -307,7 +282,7 @@ class Monitors:
                 (evaluation.results or {}).get("models", []), list[ModelSummary]
             )
             return "succeeded", None, consistency_values(summaries, evaluation.item_count)
-        job = await self.position_jobs.get(run.job_id)
+        job = await self.jobs.position_jobs.get(run.job_id)
         if job is None:
             return "failed", f"position-bias job {run.job_id} was deleted", None
         if job.status in ("queued", "running"):

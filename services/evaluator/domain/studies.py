@@ -15,8 +15,7 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from steadfast.services.evaluator.adapters.datasets import DatasetStore, iso
-from steadfast.services.evaluator.adapters.position_jobs import PositionJobStore
+from steadfast.services.evaluator.adapters.datasets import iso
 from steadfast.services.evaluator.adapters.studies import (
     PartJob,
     StudyRow,
@@ -24,11 +23,10 @@ from steadfast.services.evaluator.adapters.studies import (
     new_study_id,
 )
 from steadfast.services.evaluator.domain.evaluations import (
-    Evaluations,
     described_languages,
     languages_of,
 )
-from steadfast.services.evaluator.domain.position import PositionUpstream, checked_request
+from steadfast.services.evaluator.domain.job_starter import JobStarter, require_protocol_request
 from steadfast.shared.contracts.evaluator import EvaluationCreate, JobStatus, MetricValue
 from steadfast.shared.contracts.monitors import MonitorValue
 from steadfast.shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation
@@ -48,7 +46,7 @@ from steadfast.shared.contracts.studies import (
     StudyStatus,
     StudyStatusName,
 )
-from steadfast.shared.problems import ProblemError, nested_under, not_found
+from steadfast.shared.problems import nested_under, not_found
 from steadfast.shared.trust_text import trust_lines
 
 UNFINISHED = frozenset({"queued", "running"})
@@ -61,13 +59,8 @@ class Studies:
     """The studies' use cases: start one (every part's job), read its progress, its report."""
 
     store: StudyStore
-    evaluations: Evaluations
-    datasets: DatasetStore
-    position_jobs: PositionJobStore
-    upstream: PositionUpstream
-    wake_jobs: Callable[[], None] = lambda: None
-    wake_position_jobs: Callable[[], None] = lambda: None
-    max_job_answers: int = 20000
+    #: starts each part's job
+    jobs: JobStarter
     clock: Callable[[], float] = time.time
 
     async def create(self, data: StudyCreate) -> StudyAccepted:
@@ -87,42 +80,28 @@ class Studies:
                 jobs.append(PartJob(part.name, part.protocol, job_id))
             await self.store.create(study_id, data, jobs, self.clock())
         except BaseException:
-            await self._cancel(jobs)  # no job runs for a study that was not made
+            for job in jobs:  # no job runs for a study that was not made
+                await self.jobs.cancel(job.protocol, job.job_id)
             raise
-        self.wake_jobs()
-        self.wake_position_jobs()
         return StudyAccepted(id=study_id, status="running")
-
-    async def _cancel(self, jobs: list[PartJob]) -> None:
-        for job in jobs:
-            if job.protocol == "consistency":
-                await self.evaluations.store.cancel(job.job_id)
-            else:
-                await self.position_jobs.cancel(job.job_id)
 
     async def _checked(
         self, request: EvaluationCreate | PositionBiasEvaluate
     ) -> EvaluationCreate | tuple[PositionBiasEvaluate, int]:
         if isinstance(request, EvaluationCreate):
             with nested_under("evaluation"):
-                await self.evaluations.check(request, self.upstream)
+                await self.jobs.evaluations.check(request, self.jobs.upstream)
             return request
         with nested_under("position_bias"):
-            inline, needed = await checked_request(request, self.datasets, self.upstream)
-        if needed > self.max_job_answers:
-            detail = f"{needed} answers exceed the job limit of {self.max_job_answers}"
-            raise ProblemError(413, "Request too large", detail, field="position_bias.items")
-        return inline, needed
+            return await self.jobs.checked_position(request)
 
     async def _submit(
         self, request: EvaluationCreate | tuple[PositionBiasEvaluate, int], key: str
     ) -> str:
         if isinstance(request, EvaluationCreate):
             with nested_under("evaluation"):
-                job, _ = await self.evaluations.submit(request, key)
-            return job.id
-        inline, needed = request
-        return (await self.position_jobs.create(inline, needed, idempotency_key=key)).id
+                return await self.jobs.start_evaluation(request, key)
+        return await self.jobs.start_position(*request, key)
 
     async def require(self, study_id: str) -> StudyRow:
         row = await self.store.get(study_id)
@@ -151,10 +130,10 @@ class Studies:
 
     async def _part_status(self, part: PartJob) -> StudyPartStatus:
         if part.protocol == "consistency":
-            evaluation = await self.evaluations.store.get(part.job_id)
+            evaluation = await self.jobs.evaluations.store.get(part.job_id)
             if evaluation is None:
                 return _gone(part)
-            status = await self.evaluations.status(evaluation)
+            status = await self.jobs.evaluations.status(evaluation)
             answers = status.progress.answer
             note = status.message if status.status != "succeeded" or status.error_count else None
             return StudyPartStatus(
@@ -165,7 +144,7 @@ class Studies:
                 progress=Progress(done=answers.done + answers.failed, total=answers.total),
                 error=note,
             )
-        job = await self.position_jobs.get(part.job_id)
+        job = await self.jobs.position_jobs.get(part.job_id)
         if job is None:
             return _gone(part)
         done = job.order_count if job.status == "succeeded" else 0
@@ -206,10 +185,10 @@ class Studies:
         if state.status != "succeeded":
             return report
         if part.protocol == "consistency":
-            evaluation = await self.evaluations.store.get(part.job_id, results=True)
+            evaluation = await self.jobs.evaluations.store.get(part.job_id, results=True)
             if evaluation is None:  # deleted since its status was read
                 return msgspec.structs.replace(report, status="failed", error=_gone(part).error)
-            full = await self.evaluations.report(evaluation)
+            full = await self.jobs.evaluations.report(evaluation)
             report.dataset = evaluation.dataset_id
             report.language = languages_of(full.items)
             report.consistency = StudyConsistency(
@@ -224,7 +203,7 @@ class Studies:
                 verification=trust_lines(full),
             )
             return report
-        job = await self.position_jobs.get(part.job_id)
+        job = await self.jobs.position_jobs.get(part.job_id)
         if job is None or spec.position_bias is None:
             return msgspec.structs.replace(report, status="failed", error=_gone(part).error)
         result = job.result or PositionBiasEvaluation(trials=[], skipped=[])
@@ -239,11 +218,9 @@ def part_request(
 ) -> EvaluationCreate | PositionBiasEvaluate:
     """The part's job request, asking the study's models; 400 when the part does not carry the
     request its protocol needs."""
-    wanted = "evaluation" if part.protocol == "consistency" else "position_bias"
-    other = "position_bias" if part.protocol == "consistency" else "evaluation"
-    if getattr(part, wanted) is None or getattr(part, other) is not None:
-        detail = f"a {part.protocol} part carries `{wanted}` (and no `{other}`)"
-        raise ProblemError(400, "Invalid request", detail, field=f"parts[{index}].{wanted}")
+    require_protocol_request(
+        part.protocol, part.evaluation, part.position_bias, "part", prefix=f"parts[{index}]."
+    )
     if part.evaluation is not None:
         name = f"{study.name}: {part.name}"[:MAX_JOB_NAME]
         return msgspec.structs.replace(part.evaluation, model=None, models=study.models, name=name)

@@ -21,6 +21,7 @@ from steadfast.services.evaluator.adapters.position_jobs import PositionJobStore
 from steadfast.services.evaluator.adapters.repository import EvaluationStore
 from steadfast.services.evaluator.app import create_app
 from steadfast.services.evaluator.domain.evaluations import Evaluations
+from steadfast.services.evaluator.domain.job_starter import JobStarter
 from steadfast.services.evaluator.domain.monitors import Monitors
 from steadfast.services.evaluator.metrics import MONITOR_VALUE
 from steadfast.services.evaluator.settings import EvaluatorSettings
@@ -256,14 +257,8 @@ def _monitors(url: str, clock: list[float]) -> Monitors:
     store = EvaluationStore(engine)
     datasets = DatasetStore(engine)
     upstream = StandInUpstream(lambda _model, _question: "1")
-    return Monitors(
-        MonitorStore(engine),
-        Evaluations(store, datasets),
-        datasets,
-        PositionJobStore(engine),
-        upstream,
-        clock=lambda: clock[0],
-    )
+    jobs = JobStarter(Evaluations(store, datasets), datasets, PositionJobStore(engine), upstream)
+    return Monitors(MonitorStore(engine), jobs, clock=lambda: clock[0])
 
 
 async def test_two_evaluators_start_one_run_per_due_time_and_a_missed_run_once(
@@ -333,18 +328,18 @@ async def test_a_position_bias_monitor_runs_a_fresh_job_and_follows_pf_and_pc(
     assert await replica.start_due_runs() == 1
     [run] = await replica.store.runs(monitor.id)
     assert run.job_id is not None and run.job_id.startswith("pb-")
-    job = await replica.position_jobs.get(run.job_id)
+    job = await replica.jobs.position_jobs.get(run.job_id)
     assert job is not None and job.request is not None and job.request.fresh_answers
     assert await replica.finish_ended_runs() == 0  # the job is still queued
 
-    claimed = await replica.position_jobs.claim("worker")
+    claimed = await replica.jobs.position_jobs.claim("worker")
     assert claimed is not None and claimed.id == run.job_id
     metrics = {
         "PF": MetricValue(value=0.5, n=2, ci_low=0.0, ci_high=1.0),
         "PC": MetricValue(value=0.25, n=2),
     }
     result = PositionBiasEvaluation(trials=[], skipped=[], models={"m1": metrics})
-    assert await replica.position_jobs.finish(run.job_id, "worker", result=result)
+    assert await replica.jobs.position_jobs.finish(run.job_id, "worker", result=result)
     assert await replica.finish_ended_runs() == 1
     assert await replica.finish_ended_runs() == 0  # recorded once
     [point] = (await replica.series(monitor.id, "m1", "pf")).points
@@ -362,7 +357,7 @@ async def test_a_run_whose_job_failed_is_recorded_with_its_reason(migrated: str)
     assert await replica.start_due_runs() == 1
     [run] = await replica.store.runs(monitor.id)
     assert run.job_id is not None
-    assert await replica.evaluations.store.cancel(run.job_id)
+    assert await replica.jobs.evaluations.store.cancel(run.job_id)
     assert await replica.finish_ended_runs() == 1
     shown = await replica.view(monitor.id)
     assert shown.last_run is not None and shown.last_run.status == "failed"
@@ -416,7 +411,7 @@ async def test_sets_built_anew_when_the_retention_sweep_deleted_the_frozen_evalu
     assert await replica.start_due_runs() == 1
     [run] = await replica.store.runs(monitor.id)
     assert run.job_id is not None  # submitted: not "not started: no evaluation (404)"
-    evaluation = await replica.evaluations.store.get(run.job_id)
+    evaluation = await replica.jobs.evaluations.store.get(run.job_id)
     assert evaluation is not None and evaluation.settings.fresh_answers
     row = await replica.store.get(monitor.id)
     assert row is not None and row.frozen_sets_from is None
@@ -482,7 +477,7 @@ async def test_a_position_bias_monitor_whose_runs_would_be_too_large_is_refused(
     migrated: str,
 ) -> None:
     replica = _monitors(migrated, [time.time()])
-    replica.max_job_answers = 3
+    replica.jobs.max_job_answers = 3
     items = [
         PositionItem(id=f"q{i}", question="Which?", answer="yes", distractor="no") for i in range(2)
     ]

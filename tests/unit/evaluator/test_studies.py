@@ -185,10 +185,12 @@ class _Gateway:
 
 
 async def test_a_study_that_fails_while_starting_leaves_no_job_running() -> None:
+    from steadfast.services.evaluator.domain.job_starter import JobStarter
     from steadfast.services.evaluator.domain.studies import Studies
 
     evaluations, position_jobs, store = _Evaluations(), _PositionJobs(), _StudyStore()
-    studies = Studies(store, evaluations, None, position_jobs, _Gateway())  # type: ignore[arg-type]
+    jobs = JobStarter(evaluations, None, position_jobs, _Gateway())  # type: ignore[arg-type]
+    studies = Studies(store, jobs)  # type: ignore[arg-type]
     study = StudyCreate(
         name="s",
         models=["a"],

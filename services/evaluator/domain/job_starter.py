@@ -1,0 +1,74 @@
+"""Starting jobs on someone else's behalf: a monitor's runs and a study's parts are the two
+persisted jobs an evaluator runs (an evaluation, a positional-bias job), checked and submitted
+the same way whoever starts them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from steadfast.services.evaluator.adapters.datasets import DatasetStore
+from steadfast.services.evaluator.adapters.position_jobs import PositionJobStore
+from steadfast.services.evaluator.domain.evaluations import Evaluations
+from steadfast.services.evaluator.domain.position import PositionUpstream, checked_request
+from steadfast.shared.contracts.evaluator import EvaluationCreate
+from steadfast.shared.contracts.position import PositionBiasEvaluate
+from steadfast.shared.problems import ProblemError
+
+Protocol = Literal["consistency", "position-bias"]
+
+
+def require_protocol_request(
+    protocol: Protocol,
+    evaluation: EvaluationCreate | None,
+    position_bias: PositionBiasEvaluate | None,
+    what: str,
+    prefix: str = "",
+) -> None:
+    """400 unless the body carries the request its protocol runs, and only that one."""
+    wanted = "evaluation" if protocol == "consistency" else "position_bias"
+    other = "position_bias" if protocol == "consistency" else "evaluation"
+    present = {"evaluation": evaluation is not None, "position_bias": position_bias is not None}
+    if not present[wanted] or present[other]:
+        detail = f"a {protocol} {what} carries `{wanted}` (and no `{other}`)"
+        raise ProblemError(400, "Invalid request", detail, field=f"{prefix}{wanted}")
+
+
+@dataclass
+class JobStarter:
+    evaluations: Evaluations
+    datasets: DatasetStore
+    position_jobs: PositionJobStore
+    upstream: PositionUpstream
+    #: asked to look for work once a job was submitted
+    wake_jobs: Callable[[], None] = lambda: None
+    wake_position_jobs: Callable[[], None] = lambda: None
+    max_job_answers: int = 20000
+
+    async def checked_position(
+        self, request: PositionBiasEvaluate
+    ) -> tuple[PositionBiasEvaluate, int]:
+        """The request with a dataset's items in it and the answers it asks for at most; a 4xx
+        naming the field (``items``: more answers than a job may ask for)."""
+        inline, needed = await checked_request(request, self.datasets, self.upstream)
+        if needed > self.max_job_answers:
+            detail = f"{needed} answers exceed the job limit of {self.max_job_answers}"
+            raise ProblemError(413, "Request too large", detail, field="items")
+        return inline, needed
+
+    async def start_evaluation(self, data: EvaluationCreate, key: str) -> str:
+        job, _ = await self.evaluations.submit(data, key)
+        self.wake_jobs()
+        return job.id
+
+    async def start_position(self, request: PositionBiasEvaluate, needed: int, key: str) -> str:
+        job = await self.position_jobs.create(request, needed, idempotency_key=key)
+        self.wake_position_jobs()
+        return job.id
+
+    async def cancel(self, protocol: Protocol, job_id: str) -> None:
+        if protocol == "consistency":
+            await self.evaluations.store.cancel(job_id)
+        else:
+            await self.position_jobs.cancel(job_id)
