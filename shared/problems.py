@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import json
 import logging
@@ -10,7 +9,6 @@ import math
 import os
 import re
 import traceback
-from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -26,11 +24,26 @@ from litestar.exceptions import (
 from litestar.exceptions.http_exceptions import RequestEntityTooLarge
 from litestar.openapi import ResponseSpec
 from litestar.params import ParameterKwarg
-from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
+from litestar.status_codes import (
+    HTTP_400_BAD_REQUEST,
+    HTTP_404_NOT_FOUND,
+    HTTP_409_CONFLICT,
+    HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+    HTTP_422_UNPROCESSABLE_ENTITY,
+    HTTP_500_INTERNAL_SERVER_ERROR,
+)
 from litestar.utils.scope.state import ScopeState
 from sqlalchemy.exc import DBAPIError
 
 from steadfast.shared.contracts.base import FieldError, Problem
+from steadfast.shared.errors import (
+    Conflict,
+    InvalidRequest,
+    NotFound,
+    RequestRefused,
+    TooLarge,
+    Unprocessable,
+)
 from steadfast.shared.request_context import current_request_id
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
@@ -59,12 +72,6 @@ class ProblemError(Exception):
         self.field = field
         #: where ``field`` is: ``body``, ``path``, ``query`` or ``header``
         self.source = source
-
-
-def not_found(what: str, key: str, path_parameter: str) -> ProblemError:
-    """The 404 of an id in the path that names nothing: ``no evaluation 'ev-1'``."""
-    detail = f"no {what} {key!r}"
-    return ProblemError(404, "Not found", detail, field=path_parameter, source="path")
 
 
 def field_from_message(message: str) -> str | None:
@@ -290,6 +297,31 @@ def handle_problem(_: Request[Any, Any, Any], exc: ProblemError) -> Response[Any
     )
 
 
+#: the status of each kind of refusal the domain code of the services raises
+REFUSAL_STATUSES: dict[type[RequestRefused], int] = {
+    InvalidRequest: HTTP_400_BAD_REQUEST,
+    NotFound: HTTP_404_NOT_FOUND,
+    Conflict: HTTP_409_CONFLICT,
+    TooLarge: HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+    Unprocessable: HTTP_422_UNPROCESSABLE_ENTITY,
+}
+
+
+def status_of(refusal: RequestRefused) -> int:
+    """The status of a refusal: that of its nearest kind, 400 for an unlisted one."""
+    for kind in type(refusal).__mro__:
+        if kind in REFUSAL_STATUSES:
+            return REFUSAL_STATUSES[kind]
+    return HTTP_400_BAD_REQUEST
+
+
+def handle_refusal(request: Request[Any, Any, Any], exc: RequestRefused) -> Response[Any]:
+    problem = ProblemError(
+        status_of(exc), exc.title, exc.detail, field=exc.field, source=exc.source
+    )
+    return handle_problem(request, problem)
+
+
 def internal_error(exc: Exception) -> Problem:
     """The problem a caller sees for an error nobody expected, logged where it happened: its
     type and the request id to find it in the log by, not its message (which may hold a SQL
@@ -339,18 +371,6 @@ def problem_responses(descriptions: dict[int, str]) -> dict[int, ResponseSpec]:
     }
 
 
-@contextlib.contextmanager
-def nested_under(prefix: str) -> Iterator[None]:
-    """A 4xx about a field of a request nested in another (a monitor's repeated evaluation, a
-    study's part) names the field where it is in the outer body: ``parts[2].evaluation.k``."""
-    try:
-        yield
-    except ProblemError as error:
-        if error.field and error.source == "body":
-            error.field = f"{prefix}.{error.field}"
-        raise
-
-
 def document_problems(app: Litestar, *, authenticated: bool) -> None:
     """Every API route's error answers in its OpenAPI operation, as problem-details: a bad
     request (400) and an unexpected error (500) anywhere, an unknown id (404) where the path
@@ -391,6 +411,7 @@ def handle_database_error(request: Request[Any, Any, Any], exc: DBAPIError) -> R
 EXCEPTION_HANDLERS: dict[Any, Any] = {
     ValidationException: handle_validation,
     ProblemError: handle_problem,
+    RequestRefused: handle_refusal,
     HTTPException: handle_http,
     DBAPIError: handle_database_error,
     Exception: handle_unexpected,

@@ -25,7 +25,8 @@ from steadfast.services.evaluator.domain.datasets import (
 from steadfast.services.evaluator.settings import EvaluatorSettings
 from steadfast.shared.contracts.base import MAX_STORED_INT, STORABLE_TEXT, FieldError, Problem, Task
 from steadfast.shared.contracts.evaluator import DatasetInfo, DatasetItemPage, DatasetList
-from steadfast.shared.problems import ProblemError, not_found, problem_response, problem_responses
+from steadfast.shared.errors import not_found
+from steadfast.shared.problems import ProblemError, problem_response, problem_responses
 
 
 async def limited(chunks: AsyncIterator[bytes], limit: int) -> AsyncIterator[bytes]:

@@ -21,8 +21,9 @@ from steadfast.shared.contracts.position import (
     PositionBiasEvaluation,
     PositionBiasJob,
 )
+from steadfast.shared.errors import not_found
 from steadfast.shared.fingerprint import fingerprint
-from steadfast.shared.problems import ProblemError, not_found, problem_responses
+from steadfast.shared.problems import ProblemError, problem_responses
 
 
 class PositionBiasController(Controller):

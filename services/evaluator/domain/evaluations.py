@@ -61,8 +61,8 @@ from steadfast.shared.contracts.scoring import (
     ReportTrust,
     ReportVariant,
 )
+from steadfast.shared.errors import Conflict, InvalidRequest, NotFound, Unprocessable, not_found
 from steadfast.shared.fingerprint import explicit, fingerprint
-from steadfast.shared.problems import ProblemError, not_found
 
 STATUS_ERRORS = 20
 
@@ -122,7 +122,7 @@ def require_runnable(settings: EvaluationSettings) -> list[str]:
     models = require_models(settings)
     if settings.plain_per_round + settings.toned_per_round == 0:
         detail = "a generation round must ask for at least one candidate (plain or toned)"
-        raise ProblemError(400, "Invalid request", detail, field="plain_per_round")
+        raise InvalidRequest(detail, field="plain_per_round")
     _require_judges(settings)
     return models
 
@@ -140,12 +140,12 @@ def _require_judges(settings: EvaluationSettings) -> None:
     # the scoring service refuses these too, but only when the first answer is graded
     if len(settings.judge_models or []) > MAX_JUDGES:
         detail = f"at most {MAX_JUDGES} judges"
-        raise ProblemError(400, "Invalid request", detail, field="judge_models")
+        raise InvalidRequest(detail, field="judge_models")
     judges = settings.judge_models or [] if settings.grader == "llm" else []
     for index, judge in enumerate(judges):
         if judge in judges[:index]:
             detail = f"{judge!r} is named twice: each judge grades every answer once"
-            raise ProblemError(400, "Invalid request", detail, field=f"judge_models[{index}]")
+            raise InvalidRequest(detail, field=f"judge_models[{index}]")
 
 
 @dataclass
@@ -205,21 +205,17 @@ class Evaluations:
     async def items_of(self, data: EvaluationCreate) -> list[EvaluationItem]:
         """The items to evaluate: inline, or a stored dataset's (a 4xx naming the field)."""
         if (data.items is None) == (data.dataset_id is None):
-            raise ProblemError(
-                400,
-                "Invalid request",
+            raise InvalidRequest(
                 "give exactly one of `items` and `dataset_id`",
                 field="items",
             )
         if data.items is not None:
             if not data.items:
-                raise ProblemError(400, "Invalid request", "`items` is empty", field="items")
+                raise InvalidRequest("`items` is empty", field="items")
             return data.items[: data.limit] if data.limit else data.items
         dataset = await self.datasets.get(data.dataset_id or "")
         if dataset is None:
-            raise ProblemError(
-                404, "Not found", f"no dataset {data.dataset_id!r}", field="dataset_id"
-            )
+            raise NotFound(f"no dataset {data.dataset_id!r}", field="dataset_id")
         data.dataset_id = dataset.id
         return await self.datasets.items(dataset.id, limit=data.limit)
 
@@ -239,19 +235,16 @@ class Evaluations:
             return {}
         earlier = await self.store.get(evaluation_id)
         if earlier is None:
-            raise ProblemError(
-                404,
-                "Not found",
+            raise NotFound(
                 f"no evaluation {evaluation_id!r}",
                 field="reuse_paraphrases_from",
             )
         if earlier.settings.k != k:
-            raise ProblemError(
-                422,
-                "Paraphrase sets of another k",
+            raise Unprocessable(
                 f"evaluation {evaluation_id!r} has sets of k={earlier.settings.k}, this one asks "
                 f"for k={k}",
                 field="reuse_paraphrases_from",
+                title="Paraphrase sets of another k",
             )
         return await self.store.sets_by_question(evaluation_id)
 
@@ -262,12 +255,10 @@ class Evaluations:
             detail = (
                 f"evaluation {evaluation.id} is {evaluation.status}: only a finished one is retried"
             )
-            raise ProblemError(409, "Conflict", detail, field="evaluation_id", source="path")
+            raise Conflict(detail, field="evaluation_id", source="path")
         if not await self.store.retry_failed(evaluation.id, evaluation.status):
             detail = f"evaluation {evaluation.id} has no failed part to run again"
-            raise ProblemError(
-                409, "Nothing to retry", detail, field="evaluation_id", source="path"
-            )
+            raise Conflict(detail, field="evaluation_id", source="path", title="Nothing to retry")
         return await self.require(evaluation.id)
 
     async def require(self, evaluation_id: str, *, results: bool = False) -> EvaluationRow:
@@ -338,9 +329,7 @@ class Evaluations:
     async def cancel(self, evaluation_id: str) -> EvaluationStatus:
         evaluation = await self.require(evaluation_id)
         if not await self.store.cancel(evaluation_id):
-            raise ProblemError(
-                409,
-                "Conflict",
+            raise Conflict(
                 f"evaluation {evaluation_id} already {evaluation.status}",
                 field="evaluation_id",
                 source="path",

@@ -14,7 +14,7 @@ from steadfast.services.evaluator.domain.evaluations import Evaluations
 from steadfast.services.evaluator.domain.position import PositionUpstream, checked_request
 from steadfast.shared.contracts.evaluator import EvaluationCreate
 from steadfast.shared.contracts.position import PositionBiasEvaluate
-from steadfast.shared.problems import ProblemError
+from steadfast.shared.errors import InvalidRequest, TooLarge
 
 Protocol = Literal["consistency", "position-bias"]
 
@@ -32,7 +32,7 @@ def require_protocol_request(
     present = {"evaluation": evaluation is not None, "position_bias": position_bias is not None}
     if not present[wanted] or present[other]:
         detail = f"a {protocol} {what} carries `{wanted}` (and no `{other}`)"
-        raise ProblemError(400, "Invalid request", detail, field=f"{prefix}{wanted}")
+        raise InvalidRequest(detail, field=f"{prefix}{wanted}")
 
 
 @dataclass
@@ -54,7 +54,7 @@ class JobStarter:
         inline, needed = await checked_request(request, self.datasets, self.upstream)
         if needed > self.max_job_answers:
             detail = f"{needed} answers exceed the job limit of {self.max_job_answers}"
-            raise ProblemError(413, "Request too large", detail, field="items")
+            raise TooLarge(detail, field="items")
         return inline, needed
 
     async def start_evaluation(self, data: EvaluationCreate, key: str) -> str:

@@ -57,7 +57,14 @@ from steadfast.shared.contracts.monitors import (
 )
 from steadfast.shared.contracts.position import PositionBiasEvaluation
 from steadfast.shared.contracts.scoring import MetricValue
-from steadfast.shared.problems import ProblemError, nested_under, not_found
+from steadfast.shared.errors import (
+    Conflict,
+    InvalidRequest,
+    NotFound,
+    RequestRefused,
+    nested_under,
+    not_found,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -95,12 +102,12 @@ class Monitors:
         models = await self._require_runnable(data)
         if await self.store.count() >= MAX_MONITORS:
             detail = f"at most {MAX_MONITORS} monitors (each adds series to the metrics)"
-            raise ProblemError(409, "Too many monitors", detail, field="name")
+            raise Conflict(detail, field="name", title="Too many monitors")
         try:
             row = await self.store.create(data, models, self.clock())
         except MonitorNameTaken as taken:
             detail = f"a monitor named {data.name!r} exists"
-            raise ProblemError(409, "Conflict", detail, field="name") from taken
+            raise Conflict(detail, field="name") from taken
         return (await self._views([row]))[0]
 
     async def page(self) -> MonitorPage:
@@ -122,7 +129,7 @@ class Monitors:
             values = self._changed_schedule(row, change)
             if await self.store.update_unless_taken(row.id, row.next_run_at, **values):
                 return await self.view(row.id)
-        raise ProblemError(409, "Conflict", "the monitor's schedule kept changing: try again")
+        raise Conflict("the monitor's schedule kept changing: try again")
 
     def _changed_schedule(self, row: MonitorRow, change: MonitorUpdate) -> dict[str, Any]:
         interval = change.interval_s or row.interval_s
@@ -146,7 +153,7 @@ class Monitors:
         row = await self.require(monitor_id)
         if row.paused:
             detail = f"monitor {row.name!r} is paused: resume it first"
-            raise ProblemError(409, "Monitor paused", detail, field="monitor_id", source="path")
+            raise Conflict(detail, field="monitor_id", source="path", title="Monitor paused")
         now = self.clock()
         await self.store.update(row.id, next_run_at=now)
         return MonitorRunAccepted(monitor_id=row.id, due_at=iso(now) or "")
@@ -155,7 +162,7 @@ class Monitors:
         row = await self.require(monitor_id)
         if model not in row.models:
             detail = f"monitor {row.name!r} follows {', '.join(row.models)}, not {model!r}"
-            raise ProblemError(404, "Not found", detail, field="model", source="query")
+            raise NotFound(detail, field="model", source="query")
         points = [
             _point(run, value)
             for run in await self.store.runs(row.id, "succeeded")
@@ -196,7 +203,7 @@ class Monitors:
             started += 1
             try:
                 job_id = await self._submit(monitor, run)
-            except (ProblemError, UpstreamError) as error:
+            except (RequestRefused, UpstreamError) as error:
                 await self._finish(monitor, run, "failed", error=f"not started: {error}")
                 continue
             await self.store.set_job(run.id, job_id)
@@ -363,7 +370,7 @@ def _require_few(count: int) -> None:
             f"a monitor's run evaluates at most {MAX_MONITOR_ITEMS} items, this one {count}: "
             "set `limit`"
         )
-        raise ProblemError(400, "Invalid request", detail, field="limit")
+        raise InvalidRequest(detail, field="limit")
 
 
 def run_view(run: RunRow) -> MonitorRun:

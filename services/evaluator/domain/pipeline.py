@@ -41,7 +41,7 @@ from steadfast.shared.contracts.scoring import (
     GradeResult,
 )
 from steadfast.shared.contracts.verify import VerifyRequest, VerifyResponse
-from steadfast.shared.problems import ProblemError
+from steadfast.shared.errors import InvalidRequest, Unprocessable
 
 T = TypeVar("T")
 
@@ -243,7 +243,7 @@ async def require_known_routes(
         if route not in known:
             routes = sorted(name for name in known if ":" not in name)
             detail = f"the gateway has no model {route!r} (its routes: {', '.join(routes)})"
-            raise ProblemError(422, "Unknown model", detail, field=field_name)
+            raise Unprocessable(detail, field=field_name, title="Unknown model")
 
 
 def require_models(settings: Routed) -> list[str]:
@@ -252,10 +252,10 @@ def require_models(settings: Routed) -> list[str]:
     for index, model in enumerate(listed):
         if model in listed[:index]:
             detail = f"{model!r} is named twice: every model is answered and scored once"
-            raise ProblemError(400, "Invalid request", detail, field=f"models[{index}]")
+            raise InvalidRequest(detail, field=f"models[{index}]")
     models = models_of(settings)
     if not models:
-        raise ProblemError(400, "Invalid request", "give `model` or `models`", field="model")
+        raise InvalidRequest("give `model` or `models`", field="model")
     return models
 
 
@@ -268,7 +268,7 @@ def require_distinct_ids(items: Sequence[Identified], field: str | None = "items
         if key in seen:
             where = f"{field}[{index}].id" if field else "dataset_id"
             detail = f"two items have the id {key!r} (item {index + 1}): every item needs its own"
-            raise ProblemError(400, "Invalid request", detail, field=where)
+            raise InvalidRequest(detail, field=where)
         seen.add(key)
 
 
@@ -293,13 +293,13 @@ def require_gradable_items(settings: EvaluationSettings, items: Sequence[Evaluat
 
 def _require_text(text: str | None, field: str, what: str) -> None:
     if text is not None and not text.strip():
-        raise ProblemError(400, "Invalid request", f"{what} is blank", field=field)
+        raise InvalidRequest(f"{what} is blank", field=field)
 
 
 def _require_factual(text: str | None, field: str) -> None:
     if text is not None and not normalize_factual(text):
         detail = f"the answer {text!r} has no word left to compare once normalised"
-        raise ProblemError(400, "Invalid request", detail, field=field)
+        raise InvalidRequest(detail, field=field)
 
 
 def _require_options(item: EvaluationItem, where: str) -> None:
@@ -309,7 +309,7 @@ def _require_options(item: EvaluationItem, where: str) -> None:
         _require_text(option, f"{where}.options[{at}]", "an option")
     if options and item.correct_option and ord(item.correct_option) - ord("A") >= len(options):
         detail = f"{item.correct_option} is past the {len(options)} options"
-        raise ProblemError(400, "Invalid request", detail, field=f"{where}.correct_option")
+        raise InvalidRequest(detail, field=f"{where}.correct_option")
 
 
 def instruction_role_of(settings: AnswerLayout) -> InstructionRole:

@@ -68,7 +68,7 @@ from steadfast.shared.contracts.scoring import (
     PositionBiasResponse,
     PositionRecord,
 )
-from steadfast.shared.problems import ProblemError
+from steadfast.shared.errors import InvalidRequest, NotFound
 
 LETTERS = string.ascii_uppercase
 #: first-token alternatives asked for with ``calibrate`` (the gateway's maximum)
@@ -104,14 +104,14 @@ async def with_items(request: PositionBiasEvaluate, datasets: DatasetStore) -> P
     """The request with its items inline: a ``dataset_id``'s items, mapped to the protocol's."""
     if (request.items is None) == (request.dataset_id is None):
         detail = "give exactly one of `items` and `dataset_id`"
-        raise ProblemError(400, "Invalid request", detail, field="items")
+        raise InvalidRequest(detail, field="items")
     if request.items is not None:
         items = request.items[: request.limit] if request.limit else request.items
         return msgspec.structs.replace(request, items=items)
     dataset = await datasets.get(request.dataset_id or "")
     if dataset is None:
         detail = f"no dataset {request.dataset_id!r}"
-        raise ProblemError(404, "Not found", detail, field="dataset_id")
+        raise NotFound(detail, field="dataset_id")
     stored = await datasets.items(dataset.id, limit=request.limit)
     return msgspec.structs.replace(request, items=[position_item(item) for item in stored])
 
@@ -148,18 +148,18 @@ def validate(request: PositionBiasEvaluate) -> list[str]:
         if item.options is not None:
             if item.correct_option is None:
                 detail = "an item with `options` needs its `correct_option`"
-                raise ProblemError(400, "Invalid request", detail, field=f"{where}.correct_option")
+                raise InvalidRequest(detail, field=f"{where}.correct_option")
             if LETTERS.index(item.correct_option) >= len(item.options):
                 detail = f"`correct_option` {item.correct_option} is not among the options"
-                raise ProblemError(400, "Invalid request", detail, field=f"{where}.correct_option")
+                raise InvalidRequest(detail, field=f"{where}.correct_option")
         elif item.answer is None:
             detail = "give the correct `answer` (or `options` with `correct_option`)"
-            raise ProblemError(400, "Invalid request", detail, field=f"{where}.answer")
+            raise InvalidRequest(detail, field=f"{where}.answer")
         elif item.distractor is not None and names_a_correct_answer(
             item.distractor, [item.answer, *item.also_correct], containing=False
         ):
             detail = "the `distractor` is a correct answer: the two options would both be right"
-            raise ProblemError(400, "Invalid request", detail, field=f"{where}.distractor")
+            raise InvalidRequest(detail, field=f"{where}.distractor")
     return models
 
 

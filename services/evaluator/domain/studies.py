@@ -46,7 +46,7 @@ from steadfast.shared.contracts.studies import (
     StudyStatus,
     StudyStatusName,
 )
-from steadfast.shared.problems import nested_under, not_found
+from steadfast.shared.errors import nested_under, not_found
 from steadfast.shared.trust_text import trust_lines
 
 UNFINISHED = frozenset({"queued", "running"})

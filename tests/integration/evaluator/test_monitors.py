@@ -38,7 +38,7 @@ from steadfast.shared.contracts.position import (
 )
 from steadfast.shared.contracts.scoring import MetricValue, Report, ReportFormat
 from steadfast.shared.db import create_engine, migrate
-from steadfast.shared.problems import ProblemError
+from steadfast.shared.errors import TooLarge
 from tests.integration.evaluator.stand_ins import StandInUpstream
 
 
@@ -487,7 +487,7 @@ async def test_a_position_bias_monitor_whose_runs_would_be_too_large_is_refused(
         interval_s=600,
         position_bias=PositionBiasEvaluate(model="m1", items=items, conditions=["medium"]),
     )
-    with pytest.raises(ProblemError) as refused:
+    with pytest.raises(TooLarge) as refused:
         await replica.create(spec)
-    assert refused.value.status == 413 and refused.value.field == "position_bias.items"
+    assert refused.value.field == "position_bias.items"
     await replica.store.engine.dispose()

@@ -20,7 +20,7 @@ from steadfast.shared.contracts.studies import (
     StudyPosition,
     StudyReport,
 )
-from steadfast.shared.problems import ProblemError
+from steadfast.shared.errors import Conflict, RequestRefused
 
 HOSTILE = '<script>document.title="pwned"</script><img src=x onerror="alert(1)">'
 
@@ -89,7 +89,7 @@ def test_a_part_asks_the_studys_models() -> None:
     position = part_request(study, study.parts[1], 1)
     assert isinstance(position, PositionBiasEvaluate) and position.models == ["a", "b"]
     wrong = StudyPart(name="w", protocol="position-bias", evaluation=EvaluationCreate())
-    with pytest.raises(ProblemError) as refused:
+    with pytest.raises(RequestRefused) as refused:
         part_request(study, wrong, 2)
     assert refused.value.field == "parts[2].position_bias"
 
@@ -158,13 +158,14 @@ class _Evaluations:
 
 
 class _PositionJobs:
-    """Every positional-bias job fails to be made (the database went away, say)."""
+    """Every positional-bias job is refused when it is made (another request took its
+    idempotency key, say)."""
 
     def __init__(self) -> None:
         self.cancelled: list[str] = []
 
     async def create(self, *args: object, **kwargs: object) -> object:
-        raise ProblemError(503, "Database unavailable", "gone", field="items")
+        raise Conflict("taken", field="items")
 
     async def cancel(self, job_id: str) -> bool:
         self.cancelled.append(job_id)
@@ -205,7 +206,7 @@ async def test_a_study_that_fails_while_starting_leaves_no_job_running() -> None
             ),
         ],
     )
-    with pytest.raises(ProblemError) as failed:
+    with pytest.raises(RequestRefused) as failed:
         await studies.create(study)
     assert failed.value.field == "parts[1].items"  # where it failed, in the study's body
     assert len(evaluations.store.cancelled) == 1  # the first part's job, already made
