@@ -43,6 +43,8 @@ READINESS_TIMEOUT_S = 3.0
 
 
 class HealthController(Controller):
+    """``/healthz`` and ``/readyz``: the liveness and readiness probes of every service."""
+
     tags = ["operations"]  # noqa: RUF012  (litestar declares it an instance attribute)
 
     @get("/healthz", operation_id="getHealth", summary="The process is alive")

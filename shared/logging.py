@@ -14,6 +14,8 @@ _RESERVED = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"me
 
 
 class JsonFormatter(logging.Formatter):
+    """One JSON object per log record, with the service name and the request id."""
+
     def __init__(self, service: str) -> None:
         super().__init__()
         self.service = service
@@ -39,6 +41,8 @@ class JsonFormatter(logging.Formatter):
 
 
 class PlainFormatter(logging.Formatter):
+    """One line of text per log record, with the service name and the request id."""
+
     def __init__(self, service: str) -> None:
         super().__init__("%(asctime)s %(levelname)s " + service + " %(name)s: %(message)s")
 

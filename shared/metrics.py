@@ -54,5 +54,7 @@ def http_metrics_config(service: str) -> PrometheusConfig:
 
 
 class MetricsController(PrometheusController):
+    """``/metrics``: the service's Prometheus metrics (not in the OpenAPI document)."""
+
     path = "/metrics"
     include_in_schema = False

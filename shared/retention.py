@@ -24,6 +24,8 @@ Purge = Callable[[float], Awaitable[int]]
 
 
 class RetentionSweeper:
+    """Deletes a service's stored rows older than the retention period, every ``every_s``."""
+
     def __init__(
         self,
         purges: Mapping[str, Purge],

@@ -23,6 +23,8 @@ def _contract(request: Request[Any, Any, Any]) -> type[msgspec.Struct] | None:
 
 
 class StrictBodyRequest(Request[Any, Any, Any]):
+    """A request whose JSON body is converted strictly to the handler's contract."""
+
     async def json(self) -> Any:
         # read as Litestar reads it: a body that is not JSON (or holds a number no float holds)
         # is answered as before, naming where

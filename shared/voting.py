@@ -18,6 +18,8 @@ MIN_VOTERS = 2
 
 @dataclass(frozen=True)
 class Vote:
+    """The outcome of a vote over answer keys: the winner, its votes, the voters, a tie."""
+
     winner: str | None
     count: int
     voters: int

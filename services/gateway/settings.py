@@ -12,6 +12,9 @@ from steadfast.shared.settings import ServiceSettings, load_settings
 
 
 class GatewaySettings(ServiceSettings, kw_only=True):
+    """The gateway's settings: the routes file, local threads, streaming, the response cache,
+    shadow checks and the admin key."""
+
     #: TOML file of model routes; also read from ``STEADFAST_MODELS_FILE``. Empty: built-in
     #: routes to the bundled local models.
     models_file: str = ""

@@ -8,6 +8,8 @@ from steadfast.shared.settings import ServiceSettings, load_settings
 
 
 class PerturbSettings(ServiceSettings, kw_only=True):
+    """The perturb service's settings: how many questions and generation calls run at once."""
+
     #: questions of one batch request built at the same time (the gateway limits model calls)
     batch_concurrency: int = 4
     #: generation requests of one paraphrase set in flight at once (the bundled local model

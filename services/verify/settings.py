@@ -8,6 +8,9 @@ from steadfast.shared.settings import ServiceSettings, load_settings
 
 
 class VerifyServiceSettings(ServiceSettings, kw_only=True):
+    """The verify service's settings: the default judge, its concurrency, the embedder and the
+    NLI server."""
+
     #: gateway route of the judge when a request names none
     default_judge_model: str = "local"
     #: judge calls in flight at once per process (the gateway queues beyond its own limits)

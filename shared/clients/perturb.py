@@ -16,6 +16,8 @@ from steadfast.shared.http_client import ServiceClient
 
 
 class PerturbClient:
+    """The perturb service's API: paraphrases, distractors and option permutations."""
+
     def __init__(self, base_url: str, timeout_s: float = 3600.0) -> None:
         self._client = ServiceClient("perturb", base_url, timeout_s)
 

@@ -15,6 +15,8 @@ from steadfast.shared.http_client import ServiceClient
 
 
 class ScoringClient:
+    """The scoring service's API: grading, consistency and positional-bias metrics, reports."""
+
     def __init__(self, base_url: str, timeout_s: float = 600.0) -> None:
         self._client = ServiceClient("scoring", base_url, timeout_s)
 

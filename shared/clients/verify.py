@@ -7,6 +7,8 @@ from steadfast.shared.http_client import ServiceClient
 
 
 class VerifyClient:
+    """The verify service's ``POST /v1/verify``."""
+
     def __init__(self, base_url: str, timeout_s: float = 600.0) -> None:
         self._client = ServiceClient("verify", base_url, timeout_s)
 

@@ -55,6 +55,9 @@ class Contract(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_de
 
 
 class FieldError(msgspec.Struct, kw_only=True):
+    """One invalid field of a rejected request: its name, what is wrong with it, and where it
+    was sent (``body``, ``query``, ``path``...)."""
+
     field: str
     message: str
     source: str = "body"
@@ -77,12 +80,16 @@ class Problem(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 class HealthStatus(msgspec.Struct, kw_only=True):
+    """``GET /healthz``: the service is alive, with its name and version."""
+
     status: str
     service: str
     version: str
 
 
 class ReadinessStatus(msgspec.Struct, kw_only=True):
+    """``GET /readyz``: the service can take requests; ``checks`` gives each check's outcome."""
+
     status: str
     service: str
     checks: dict[str, str]

@@ -171,6 +171,8 @@ class EvaluationCreate(EvaluationSettings, kw_only=True):
 
 
 class VariantAnswer(Contract, kw_only=True):
+    """One model's answer to one wording of a question, with its label and normalised value."""
+
     model: str
     text: str | None = None
     label: Label | None = None
@@ -180,6 +182,8 @@ class VariantAnswer(Contract, kw_only=True):
 
 
 class Variant(Contract, kw_only=True):
+    """One wording of a question (the original or a paraphrase) and every model's answer to it."""
+
     #: 0 = the original question, 1..k = paraphrases
     index: int
     text: str
@@ -216,6 +220,8 @@ class ItemModelResult(Contract, kw_only=True):
 
 
 class ItemError(Contract, kw_only=True):
+    """A step that failed for a question: paraphrasing, answering or grading, and why."""
+
     item_id: str
     stage: Literal["paraphrase", "answer", "grade"]
     reason: str
@@ -224,6 +230,9 @@ class ItemError(Contract, kw_only=True):
 
 
 class ParaphraseProvenance(Contract, kw_only=True):
+    """Where a question's paraphrase set comes from: the stored set, its generator and
+    seed, and how complete it is."""
+
     set_id: str
     generator: str
     prompt_version: str
@@ -239,6 +248,9 @@ class ParaphraseProvenance(Contract, kw_only=True):
 
 
 class ItemResult(Contract, kw_only=True):
+    """One question's results: its wordings, every model's answers and consistency, and its
+    errors."""
+
     id: str
     question: str
     status: ItemStatus
@@ -253,6 +265,9 @@ class ItemResult(Contract, kw_only=True):
 
 
 class ModelSummary(Contract, kw_only=True):
+    """One model's results over an evaluation: the docs/method.md §1.4 metrics and answer
+    counts."""
+
     model: str
     #: docs/method.md §1.4 metrics under their names (only when gold answers were given)
     metrics: dict[str, MetricValue] = msgspec.field(default_factory=dict)
@@ -310,6 +325,8 @@ class VerificationSummary(Contract, kw_only=True):
 
 
 class EvaluateResponse(Contract, kw_only=True):
+    """The result of ``POST /v1/evaluate``: per-model summaries and per-question results."""
+
     task: Task
     k: int
     models: list[ModelSummary]
@@ -325,12 +342,16 @@ class EvaluateResponse(Contract, kw_only=True):
 
 
 class StageProgress(Contract, kw_only=True):
+    """Progress of one stage of an evaluation job: units done, failed, and in all."""
+
     done: int = 0
     failed: int = 0
     total: int = 0
 
 
 class EvaluationProgress(Contract, kw_only=True):
+    """An evaluation job's progress per stage (paraphrase, answer, grade) and overall."""
+
     paraphrase: StageProgress
     answer: StageProgress
     grade: StageProgress
@@ -339,6 +360,8 @@ class EvaluationProgress(Contract, kw_only=True):
 
 
 class EvaluationTimings(Contract, kw_only=True):
+    """When an evaluation job was created, started and finished."""
+
     created_at: str
     started_at: str | None = None
     finished_at: str | None = None
@@ -346,6 +369,8 @@ class EvaluationTimings(Contract, kw_only=True):
 
 
 class EvaluationStatus(Contract, kw_only=True):
+    """An evaluation job's status, progress, timings and first errors."""
+
     id: str
     status: JobStatus
     name: str | None = None
@@ -364,11 +389,15 @@ class EvaluationStatus(Contract, kw_only=True):
 
 
 class EvaluationAccepted(Contract, kw_only=True):
+    """The reply to a submitted evaluation job: its id and status."""
+
     id: str
     status: JobStatus
 
 
 class EvaluationPage(Contract, kw_only=True):
+    """A page of evaluation jobs, newest first."""
+
     evaluations: list[EvaluationStatus]
     total: int
     limit: int
@@ -376,6 +405,8 @@ class EvaluationPage(Contract, kw_only=True):
 
 
 class ItemPage(Contract, kw_only=True):
+    """A page of an evaluation's per-question results."""
+
     items: list[ItemResult]
     total: int
     limit: int
@@ -403,6 +434,8 @@ class EvaluationReport(Contract, kw_only=True):
 
 
 class DatasetInfo(Contract, kw_only=True):
+    """A dataset: a built-in sample or an upload, with its task and item count."""
+
     id: str
     name: str
     task: Task
@@ -423,6 +456,8 @@ class DatasetList(Contract, kw_only=True):
 
 
 class DatasetItemPage(Contract, kw_only=True):
+    """A page of a dataset's items, with the dataset they belong to."""
+
     dataset: DatasetInfo
     items: list[EvaluationItem]
     total: int

@@ -25,6 +25,8 @@ BackendName = Literal["openai", "gemini", "ollama", "local"]
 
 
 class ChatMessage(Contract, kw_only=True):
+    """One message of a chat conversation."""
+
     role: Role
     content: str
 
@@ -59,6 +61,8 @@ class GenerateRequest(Contract, kw_only=True):
 
 
 class Usage(Contract, kw_only=True):
+    """Tokens the backends reported: those of the prompts (input) and of the replies (output)."""
+
     input_tokens: int = 0
     output_tokens: int = 0
 
@@ -74,11 +78,15 @@ class ModelCalls(Contract, kw_only=True):
 
 
 class TokenAlternative(Contract, kw_only=True):
+    """A candidate first token and its log-probability."""
+
     token: str
     logprob: float
 
 
 class GenerateResponse(Contract, kw_only=True):
+    """A route's reply to a generate request, with its usage, latency and cache status."""
+
     text: str
     #: the backend's model name (e.g. ``gpt-4.1-mini``); ``route`` is the name the caller used
     model: str
@@ -95,6 +103,8 @@ class GenerateResponse(Contract, kw_only=True):
 
 
 class GenerateBatchRequest(Contract, kw_only=True):
+    """``POST /v1/generate/batch``: many generate requests, answered in order."""
+
     requests: Annotated[list[GenerateRequest], msgspec.Meta(min_length=1, max_length=1000)]
 
 
@@ -106,6 +116,8 @@ class GenerateBatchItem(Contract, kw_only=True):
 
 
 class GenerateBatchResponse(Contract, kw_only=True):
+    """One item per request, in the requests' order."""
+
     results: list[GenerateBatchItem]
 
 

@@ -68,6 +68,8 @@ class MonitorValue(Contract, kw_only=True):
 
 
 class MonitorRun(Contract, kw_only=True):
+    """One run of a monitor: when it was due and ran, its job, and its values per model."""
+
     id: str
     #: the time the run was due (a run started by hand: the time it was asked for)
     due_at: str
@@ -83,6 +85,8 @@ class MonitorRun(Contract, kw_only=True):
 
 
 class Monitor(Contract, kw_only=True):
+    """A monitor's settings, its last run and values, and when the next run is due."""
+
     id: str
     name: str
     kind: MonitorKind
@@ -104,17 +108,23 @@ class Monitor(Contract, kw_only=True):
 
 
 class MonitorPage(Contract, kw_only=True):
+    """Every monitor, oldest first."""
+
     monitors: list[Monitor]
     total: int
 
 
 class MonitorRunAccepted(Contract, kw_only=True):
+    """The reply to a run asked for by hand: the run is due now."""
+
     monitor_id: str
     #: the run is due now: a worker starts it within a poll interval
     due_at: str
 
 
 class SeriesPoint(Contract, kw_only=True):
+    """One succeeded run's value of a metric for a model, with its 95% interval and count."""
+
     run_id: str
     #: when the run finished
     at: str
@@ -125,6 +135,8 @@ class SeriesPoint(Contract, kw_only=True):
 
 
 class MonitorSeries(Contract, kw_only=True):
+    """One model's value of one metric in every succeeded run of a monitor."""
+
     monitor_id: str
     model: str
     metric: MonitorMetric

@@ -53,6 +53,9 @@ def given_sets_line(given: int, unverified: int) -> str:
 
 
 class ParaphraseRequest(Contract, kw_only=True):
+    """``POST /v1/paraphrases``: a question to write and verify up to k paraphrases of
+    (docs/method.md §1.1), or the given paraphrases to verify."""
+
     question: Annotated[str, msgspec.Meta(min_length=1, max_length=20000)]
     k: Annotated[int, msgspec.Meta(ge=1, le=50)] = 10
     generator: RouteName = "local"
@@ -94,6 +97,9 @@ class ParaphraseRequest(Contract, kw_only=True):
 
 
 class CandidateScores(Contract, kw_only=True):
+    """The verification scores of a candidate paraphrase: word overlap, the judge's P(YES)
+    and verdict, and the semantic similarity."""
+
     overlap: float | None = None
     #: the judge's mean P(YES) over the orders where logprobs exist
     judge: float | None = None
@@ -102,6 +108,8 @@ class CandidateScores(Contract, kw_only=True):
 
 
 class Paraphrase(Contract, kw_only=True):
+    """An accepted paraphrase: its text, kind and tone, scores, and the call that wrote it."""
+
     text: str
     kind: Kind
     tone: Tone | None = None
@@ -119,6 +127,8 @@ class Paraphrase(Contract, kw_only=True):
 
 
 class RejectedCandidate(Contract, kw_only=True):
+    """A candidate paraphrase that was rejected: the stage that rejected it and why."""
+
     text: str
     kind: Kind
     stage: RejectionStage
@@ -143,6 +153,9 @@ class Verification(Contract, kw_only=True):
 
 
 class ParaphraseResponse(Contract, kw_only=True):
+    """A question's paraphrase set: the accepted and rejected candidates, how it was made and
+    verified, and whether it is complete."""
+
     question: str
     #: the result: the first ceil(plain_share·k) plain paraphrases plus the toned ones, cut to k
     #: (k plain ones when the request asks for no toned candidate: ``toned_per_round`` 0)
@@ -174,19 +187,28 @@ class ParaphraseResponse(Contract, kw_only=True):
 
 
 class ParaphraseBatchRequest(Contract, kw_only=True):
+    """``POST /v1/paraphrases/batch``: paraphrase requests for many questions."""
+
     requests: Annotated[list[ParaphraseRequest], msgspec.Meta(min_length=1, max_length=500)]
 
 
 class ParaphraseBatchItem(Contract, kw_only=True):
+    """Exactly one of ``result`` and ``error`` is set."""
+
     result: ParaphraseResponse | None = None
     error: Problem | None = None
 
 
 class ParaphraseBatchResponse(Contract, kw_only=True):
+    """One item per request, in the requests' order."""
+
     results: list[ParaphraseBatchItem]
 
 
 class DistractorRequest(Contract, kw_only=True):
+    """``POST /v1/distractors``: wrong answers to write for a question, plausible or out of
+    context (docs/method.md §2.1)."""
+
     question: Annotated[str, msgspec.Meta(min_length=1, max_length=20000)]
     correct_answer: AnswerText
     #: other answers that are also correct (aliases): a distractor never matches one either
@@ -202,6 +224,8 @@ class DistractorRequest(Contract, kw_only=True):
 
 
 class DistractorResponse(Contract, kw_only=True):
+    """The distractors written, with the generator, seed and failures."""
+
     distractors: list[str]
     mode: str
     generator: str
@@ -216,12 +240,16 @@ class DistractorResponse(Contract, kw_only=True):
 
 
 class PermutationRequest(Contract, kw_only=True):
+    """``POST /v1/permutations``: options to put in every order of a scheme."""
+
     options: Annotated[list[str], msgspec.Meta(min_length=2, max_length=26)]
     #: ``swap`` (two options: A↔B) or ``cyclic`` (every rotation; needed for three or more)
     scheme: Literal["swap", "cyclic"] = "cyclic"
 
 
 class OptionOrder(Contract, kw_only=True):
+    """One order of the options, and where each original option stands in it."""
+
     #: the options in presentation order
     options: list[str]
     #: ``positions[i]`` is the letter at which original option i stands in this order
@@ -231,5 +259,7 @@ class OptionOrder(Contract, kw_only=True):
 
 
 class PermutationResponse(Contract, kw_only=True):
+    """Every option order of the scheme."""
+
     scheme: str
     orders: list[OptionOrder]

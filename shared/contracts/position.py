@@ -49,6 +49,9 @@ class PositionItem(Contract, kw_only=True):
 
 
 class PositionBiasEvaluate(Contract, kw_only=True):
+    """``POST /v1/position-bias``: the models and choice items to ask in every option order,
+    and how the distractors are written."""
+
     #: one model (gateway route) ...
     model: ModelName | None = None
     #: ... or several, asked the same option orders
@@ -102,6 +105,8 @@ class OrderAnswer(Contract, kw_only=True):
 
 
 class TrialModelResult(Contract, kw_only=True):
+    """One model's replies to every option order of a trial, and whether they agree."""
+
     model: str
     answers: list[OrderAnswer]
     #: every order chose the same option (by content); None when a reply is missing
@@ -134,12 +139,17 @@ class Trial(Contract, kw_only=True):
 
 
 class SkippedTrial(Contract, kw_only=True):
+    """An item/condition pair that was not run, with the reason."""
+
     item_id: str
     condition: Condition
     reason: str
 
 
 class PositionBiasEvaluation(Contract, kw_only=True):
+    """The result of a positional-bias evaluation: every trial and the metrics per model,
+    overall and per condition (docs/method.md §2.2)."""
+
     trials: list[Trial]
     #: item/condition pairs not run, with the reason (a distractor could not be written...)
     skipped: list[SkippedTrial]

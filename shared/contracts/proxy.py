@@ -82,6 +82,9 @@ class SelfParaphraseRequest(StrategyOptions, kw_only=True):
 
 
 class Variant(Contract, kw_only=True):
+    """One wording of the question a strategy asked (the original, a paraphrase or a
+    canonical rewrite), the answer it got and its part in the vote."""
+
     question: str
     source: VariantSource
     status: VariantStatus = "answered"
@@ -97,6 +100,9 @@ class Variant(Contract, kw_only=True):
 
 
 class SelfParaphraseResponse(Contract, kw_only=True):
+    """The strategy's answer, its agreement across wordings, every variant, and the calls and
+    tokens it cost."""
+
     answer: str | None
     text: str
     #: share of the voting variants whose answer is the majority's (None: no vote took place;
@@ -127,6 +133,8 @@ class SelfParaphraseResponse(Contract, kw_only=True):
 
 
 class TextPart(Contract, kw_only=True):
+    """A text part of a message's content."""
+
     type: Literal["text"]
     text: str
 
@@ -147,6 +155,8 @@ class ProxyMessage(Contract, kw_only=True):
 
 
 class StreamOptions(Contract, kw_only=True):
+    """Options of a streamed completion (``stream`` true)."""
+
     include_usage: bool = False
     include_obfuscation: bool | None = None  # nothing to obfuscate: ignored
 
@@ -189,18 +199,24 @@ class ChatCompletionRequest(Contract, kw_only=True):
 
 
 class CompletionUsage(Contract, kw_only=True):
+    """Tokens of a completion, in OpenAI's names, summed over the model calls it made."""
+
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
 
 
 class AssistantMessage(Contract, kw_only=True):
+    """The answer of a chat completion."""
+
     role: Literal["assistant"]
     content: str
     refusal: None = None
 
 
 class CompletionChoice(Contract, kw_only=True):
+    """The one choice of a chat completion."""
+
     index: int
     message: AssistantMessage
     finish_reason: str
@@ -241,11 +257,15 @@ class ChatCompletion(Contract, kw_only=True, omit_defaults=True):
 
 
 class ChunkDelta(Contract, kw_only=True, omit_defaults=True):
+    """What a streamed chunk adds to the answer: the role on the first chunk, then text."""
+
     role: Literal["assistant"] | None = None
     content: str | None = None
 
 
 class ChunkChoice(Contract, kw_only=True):
+    """The one choice of a streamed chunk."""
+
     index: int
     delta: ChunkDelta
     finish_reason: str | None
@@ -267,6 +287,8 @@ class ChatCompletionChunk(Contract, kw_only=True, omit_defaults=True):
 
 
 class OpenAIErrorBody(Contract, kw_only=True):
+    """The error's message, type, parameter and code, as OpenAI sends them."""
+
     message: str
     type: str
     param: str | None
@@ -303,4 +325,6 @@ class ShadowDisagreement(Contract, kw_only=True):
 
 
 class ShadowDisagreementPage(Contract, kw_only=True):
+    """``GET /v1/shadow/disagreements``: stored shadow-check disagreements, newest first."""
+
     disagreements: list[ShadowDisagreement]

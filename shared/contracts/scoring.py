@@ -15,6 +15,8 @@ Letter = Annotated[str, msgspec.Meta(pattern="^[A-Z]$")]
 
 
 class Gold(Contract, kw_only=True):
+    """The reference answer of a question, in the field its task reads."""
+
     #: acceptable answers (factual)
     answers: list[str] | None = None
     #: answers that must not count as correct (TruthfulQA)
@@ -26,6 +28,8 @@ class Gold(Contract, kw_only=True):
 
 
 class GradeItem(Contract, kw_only=True):
+    """One answer to grade against its question's reference answer."""
+
     #: the original question (the grader sees it even for a paraphrase's answer)
     question: Annotated[str, msgspec.Meta(min_length=1)]
     answer_text: str
@@ -39,6 +43,9 @@ MAX_JUDGES = 9
 
 
 class GradeRequest(Contract, kw_only=True):
+    """``POST /v1/grade``: answers to label correct, incorrect, not attempted or invalid
+    (docs/method.md §1.3)."""
+
     task: Task
     items: Annotated[list[GradeItem], msgspec.Meta(min_length=1, max_length=10000)]
     grader: Literal["reference", "llm"] = "reference"
@@ -52,12 +59,16 @@ class GradeRequest(Contract, kw_only=True):
 
 
 class JudgeVote(Contract, kw_only=True):
+    """One LLM judge's label for an answer, with its raw reply."""
+
     model: str
     label: Label
     raw: str
 
 
 class GradeResult(Contract, kw_only=True):
+    """An answer's label, what was read from it, and why."""
+
     label: Label
     #: what was read from the answer: the final maths answer, the option letter, the normalised
     #: factual answer; None when nothing could be parsed
@@ -69,12 +80,16 @@ class GradeResult(Contract, kw_only=True):
 
 
 class GradeResponse(Contract, kw_only=True):
+    """The labels, in the items' order, and the grader that gave them."""
+
     results: list[GradeResult]
     grader: Literal["reference", "llm"]
     judge_models: list[str] | None = None
 
 
 class ConsistencyRecord(Contract, kw_only=True):
+    """One model's graded answer to one wording (original or paraphrase) of a question."""
+
     item_id: Annotated[str, msgspec.Meta(min_length=1)]
     model: Annotated[str, msgspec.Meta(min_length=1)]
     #: 0 = the original question, 1..k = paraphrases
@@ -87,6 +102,9 @@ class ConsistencyRecord(Contract, kw_only=True):
 
 
 class ConsistencyOptions(Contract, kw_only=True):
+    """How the consistency metrics are computed: tie handling, the strict threshold, the
+    bootstrap, and whether per-question values are returned."""
+
     drop_majority_ties: bool = False
     strict_threshold: Share = 1.0
     bootstrap: Annotated[int, msgspec.Meta(ge=0, le=100000)] = 1000
@@ -95,6 +113,9 @@ class ConsistencyOptions(Contract, kw_only=True):
 
 
 class ConsistencyRequest(Contract, kw_only=True):
+    """``POST /v1/metrics/consistency``: graded answers to compute docs/method.md §1.4's
+    metrics over."""
+
     records: Annotated[list[ConsistencyRecord], msgspec.Meta(min_length=1)]
     options: ConsistencyOptions = msgspec.field(default_factory=ConsistencyOptions)
 
@@ -152,6 +173,8 @@ class GroupFlips(Contract, kw_only=True):
 
 
 class ModelCounts(Contract, kw_only=True):
+    """How many questions of one model count in its metrics, and why the others do not."""
+
     questions: int
     #: questions the means are taken over
     used: int
@@ -195,6 +218,9 @@ class ItemConsistency(Contract, kw_only=True):
 
 
 class ConsistencyResponse(Contract, kw_only=True):
+    """docs/method.md §1.4's metrics per model, with their counts, per-slot accuracy, flips
+    by paraphrase kind and tone, and the settings used."""
+
     #: ``{model: {A_orig, A_expected, ...: MetricValue}}`` — docs/method.md §1.4 names
     models: ModelMetrics
     counts: dict[str, ModelCounts]
@@ -208,6 +234,8 @@ class ConsistencyResponse(Contract, kw_only=True):
 
 
 class PositionRecord(Contract, kw_only=True):
+    """One model's reply to one option order of a choice item."""
+
     item_id: Annotated[str, msgspec.Meta(min_length=1)]
     model: Annotated[str, msgspec.Meta(min_length=1)]
     #: "original" / "swapped" for two options; for k options, the permutation's index as text
@@ -224,11 +252,16 @@ class PositionRecord(Contract, kw_only=True):
 
 
 class PositionBiasOptions(Contract, kw_only=True):
+    """How the positional-bias metrics' bootstrap intervals are drawn."""
+
     bootstrap: Annotated[int, msgspec.Meta(ge=0, le=100000)] = 1000
     seed: int = 0
 
 
 class PositionBiasRequest(Contract, kw_only=True):
+    """``POST /v1/metrics/position-bias``: replies to compute docs/method.md §2.2's
+    positional-bias metrics over."""
+
     records: Annotated[list[PositionRecord], msgspec.Meta(min_length=1)]
     options: PositionBiasOptions = msgspec.field(default_factory=PositionBiasOptions)
 
@@ -258,6 +291,8 @@ POSITION_METRIC_SETS: dict[str, str] = {
 
 
 class PositionBiasResponse(Contract, kw_only=True):
+    """docs/method.md §2.2's positional-bias metrics per model, overall and per condition."""
+
     #: ``{model: {PF, abs_PF, PC, acc_correct_first, acc_correct_second, invalid_rate, n_pairs,
     #: recall_std, fluctuation_rate}: MetricValue}`` over every condition
     models: ModelMetrics
@@ -294,6 +329,8 @@ class ReportVariant(Contract, kw_only=True):
 
 
 class ReportAnswer(Contract, kw_only=True):
+    """One model's answer to one wording of a question in a report, with its label."""
+
     model: str
     variant: Annotated[int, msgspec.Meta(ge=0)]
     text: str | None = None
@@ -304,6 +341,8 @@ class ReportAnswer(Contract, kw_only=True):
 
 
 class ReportItem(Contract, kw_only=True):
+    """One question of a report: its reference answers, its wordings and every answer."""
+
     item_id: str
     question: str
     gold: list[str] = msgspec.field(default_factory=list)
@@ -312,6 +351,9 @@ class ReportItem(Contract, kw_only=True):
 
 
 class ReportFailure(Contract, kw_only=True):
+    """A step of a report's run that failed for a question (a paraphrase set, an answer, a
+    grade)."""
+
     item_id: str
     stage: str
     reason: str
@@ -320,6 +362,8 @@ class ReportFailure(Contract, kw_only=True):
 
 
 class AuditedVariant(Contract, kw_only=True):
+    """A paraphrase the audit removed from its set, and why."""
+
     item_id: str
     variant: int
     text: str
@@ -371,6 +415,8 @@ class Report(Contract, kw_only=True):
 
 
 class ReportRenderRequest(Contract, kw_only=True):
+    """``POST /v1/reports/render``: a report document and the format to render it in."""
+
     report: Report
     format: ReportFormat = "html"
     #: how many of the least consistent items the HTML shows side by side

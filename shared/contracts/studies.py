@@ -44,6 +44,8 @@ class StudyPart(Contract, kw_only=True):
 
 
 class StudyCreate(Contract, kw_only=True):
+    """``POST /v1/studies``: the models every part asks, and the parts."""
+
     name: StudyName
     #: the models every part asks (gateway routes)
     models: Annotated[list[ModelName], msgspec.Meta(min_length=1, max_length=20)]
@@ -51,11 +53,15 @@ class StudyCreate(Contract, kw_only=True):
 
 
 class Progress(Contract, kw_only=True):
+    """Units of work done, out of the total."""
+
     done: int = 0
     total: int = 0
 
 
 class StudyPartStatus(Contract, kw_only=True):
+    """One part's job, status and progress."""
+
     name: str
     protocol: StudyProtocol
     #: the evaluation or positional-bias job that runs the part
@@ -67,6 +73,8 @@ class StudyPartStatus(Contract, kw_only=True):
 
 
 class StudyStatus(Contract, kw_only=True):
+    """A study's status and progress over all its parts."""
+
     id: str
     name: str
     #: ``partial``: every part ended, some of them failed
@@ -78,11 +86,15 @@ class StudyStatus(Contract, kw_only=True):
 
 
 class StudyAccepted(Contract, kw_only=True):
+    """The reply to a started study: its id and status."""
+
     id: str
     status: StudyStatusName
 
 
 class StudyPage(Contract, kw_only=True):
+    """The studies, newest first."""
+
     studies: list[StudyStatus]
     total: int
 
@@ -105,6 +117,8 @@ class StudyPosition(Contract, kw_only=True):
 
 
 class StudyPartReport(Contract, kw_only=True):
+    """One part of a study report: its job, dataset and languages, and its table."""
+
     name: str
     protocol: StudyProtocol
     job_id: str
@@ -118,6 +132,8 @@ class StudyPartReport(Contract, kw_only=True):
 
 
 class StudyReport(Contract, kw_only=True):
+    """The report of a study: every part's tables, per data set and protocol."""
+
     id: str
     name: str
     status: StudyStatusName

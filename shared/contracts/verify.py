@@ -21,6 +21,8 @@ Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 
 
 class VerifyStages(Contract, kw_only=True):
+    """Which verification stages run on a candidate paraphrase (docs/method.md §1.1)."""
+
     #: a rewording of a question or a request is a question or a request, never a statement
     #: (which may answer it): this service's addition, a cheap guard the judge needs
     form: bool = True
@@ -64,6 +66,8 @@ class VerifyOptions(Contract, kw_only=True):
 
 
 class VerifyRequest(VerifyOptions, kw_only=True):
+    """``POST /v1/verify``: candidate paraphrases to check against the original question."""
+
     original: Annotated[str, msgspec.Meta(min_length=1, max_length=20000)]
     candidates: Annotated[
         list[Annotated[str, msgspec.Meta(max_length=20000)]],
@@ -93,6 +97,9 @@ class JudgeVote(Contract, kw_only=True):
 
 
 class CandidateVerdict(Contract, kw_only=True):
+    """One candidate's verdict: accepted or not, the stage that rejected it, and the scores
+    of every stage that ran."""
+
     text: str
     accepted: bool
     #: the stage that rejected the candidate (None when accepted)
@@ -118,6 +125,8 @@ class CandidateVerdict(Contract, kw_only=True):
 
 
 class VerifyResponse(Contract, kw_only=True):
+    """The verdicts, in the candidates' order, with the checks and judge thresholds used."""
+
     results: list[CandidateVerdict]
     semantic_check: SemanticCheck
     judge_model: str | None = None

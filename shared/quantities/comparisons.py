@@ -38,6 +38,8 @@ _STOP = {"the", "a", "an", "of", "his", "her", "their", "its", "in", "on", "at",
 
 @dataclass(frozen=True)
 class Comparison:
+    """An amount compared in a text, and the words of its larger and smaller sides."""
+
     amount: str
     #: the distinctive words of the side that is larger, and of the side that is smaller
     larger: frozenset[str]

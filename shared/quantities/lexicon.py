@@ -14,6 +14,9 @@ from fractions import Fraction
 
 @dataclass(frozen=True)
 class Lexicon:
+    """One language's number words: cardinals, scales, ordinals, fractions, percentages, and
+    the soft words that may not be numbers."""
+
     #: words read as one cardinal (units, teens, tens), which may combine into a larger one
     cardinals: dict[str, int]
     #: words that multiply what comes before them ("hundred", "mila")

@@ -1,0 +1,2 @@
+"""The gateway's adapters: model backends, the bundled local models, and the database stores
+(response cache, judge calibrations, shadow disagreements)."""

@@ -43,6 +43,9 @@ _decode = msgspec.json.Decoder(_Stored).decode
 
 
 class SqlResponseCache:
+    """The response cache in the gateway's database: one completion per request key, kept
+    for ``max_age_s`` (unset: the first answer stored stays)."""
+
     def __init__(
         self,
         database: Database,

@@ -22,6 +22,9 @@ def _task_key(task: Task | None) -> str:
 
 
 class SqlCalibrationStore:
+    """Judge calibrations stored by ``steadfast calibrate``, one per route, prompt version
+    and task, in the gateway's database."""
+
     def __init__(self, database: Database) -> None:
         self._database = database
         insert = postgresql.insert if database.dialect == "postgresql" else sqlite.insert

@@ -32,6 +32,9 @@ class LocalModelError(RuntimeError):
 
 @dataclass(frozen=True)
 class ModelFile:
+    """A bundled GGUF model: its file name, pinned sha256 and size, and the registry package
+    parts it is assembled from."""
+
     name: str
     file_name: str
     sha256: str

@@ -13,6 +13,9 @@ _decode = msgspec.json.Decoder(ShadowDisagreement).decode
 
 
 class SqlDisagreementStore:
+    """Shadow-check disagreements, stored in the gateway's database for the routes that ask
+    for it (``shadow_store``)."""
+
     def __init__(self, database: Database) -> None:
         self._database = database
 

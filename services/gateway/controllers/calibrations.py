@@ -40,6 +40,9 @@ _UNKNOWN_ROUTE = problem_responses({404: "Unknown model route"})
 
 
 class CalibrationController(Controller):
+    """``/v1/calibrations``: the judge thresholds each route is held to, and the calibrations
+    stored for them."""
+
     path = "/v1/calibrations"
     tags = ["calibration"]  # noqa: RUF012
     exception_handlers = GATEWAY_EXCEPTION_HANDLERS

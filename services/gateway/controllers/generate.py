@@ -47,6 +47,9 @@ MODEL_NAMES = (
 
 
 class GenerateController(Controller):
+    """``/v1/generate`` (one and batch) and ``/v1/models``: the gateway's own API for the
+    other services."""
+
     path = "/v1"
     tags = ["models"]  # noqa: RUF012
     exception_handlers = GATEWAY_EXCEPTION_HANDLERS

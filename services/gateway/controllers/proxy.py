@@ -66,6 +66,9 @@ ERROR_CODES = {"rate_limited": "rate_limit_exceeded"}
 
 
 class ChatCompletionsController(Controller):
+    """``/v1/chat/completions``: the OpenAI-compatible proxy, answering with a self-paraphrase
+    strategy or a plain route, its errors in OpenAI's shape."""
+
     path = "/v1"
     tags = ["proxy"]  # noqa: RUF012
     exception_handlers = {  # noqa: RUF012

@@ -25,6 +25,8 @@ def proxy_service(state: State) -> SelfParaphraseService:
 
 
 class SelfParaphraseController(Controller):
+    """``/v1/self-paraphrase``: one question answered by a self-paraphrase strategy."""
+
     path = "/v1"
     tags = ["self-paraphrase"]  # noqa: RUF012
     exception_handlers = STRATEGY_EXCEPTION_HANDLERS

@@ -16,6 +16,8 @@ from steadfast.shared.problems import problem_responses
 
 
 class ShadowController(Controller):
+    """``/v1/shadow/disagreements``: the stored disagreements of shadow checks (admin key)."""
+
     path = "/v1/shadow"
     tags = ["proxy"]  # noqa: RUF012
 

@@ -48,6 +48,9 @@ def is_cacheable(completion: Completion) -> bool:
 
 
 class ResponseCache(Protocol):
+    """Where the gateway keeps completions by request key, to answer a repeated request without
+    an upstream call."""
+
     async def get(self, key: str) -> Completion | None: ...
 
     async def put(self, key: str, route: Route, completion: Completion) -> None: ...

@@ -32,6 +32,8 @@ AUDIT_PROMPT_PREFIX = "audit-"
 
 
 class CalibrationStore(Protocol):
+    """Where calibrations stored by ``steadfast calibrate`` are kept (the gateway's database)."""
+
     async def get(
         self, route: str, prompt_version: str, task: Task | None = None
     ) -> JudgeCalibration | None: ...
@@ -50,6 +52,9 @@ def load_bundled(path: Path = BUNDLED_FILE) -> list[JudgeCalibration]:
 
 
 class JudgeCalibrations:
+    """The P(YES) threshold each judge route is held to, per prompt and task, with its
+    source: the route's configuration, a stored or bundled calibration, or METHOD's 0.5."""
+
     def __init__(
         self,
         routes: Mapping[str, Route],

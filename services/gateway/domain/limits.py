@@ -18,6 +18,8 @@ class SlotWaitExceeded(TimeoutError):
 
 
 class RouteLimiter:
+    """One route's limits: calls in flight at once and, when set, requests per minute."""
+
     def __init__(self, max_concurrency: int, requests_per_minute: int | None) -> None:
         self._slots = asyncio.Semaphore(max_concurrency)
         # one request per interval (no burst), so upstream sees an even rate

@@ -1,3 +1,5 @@
+"""Alembic's entry point for the gateway's database: its tables, migrated online."""
+
 from alembic import context
 
 from steadfast.services.gateway.db.models import metadata

@@ -11,6 +11,9 @@ from steadfast.shared.contracts.base import Task
 
 @dataclass(frozen=True)
 class Reading:
+    """What was read from a reply: its final answer and the key it votes with (None: not
+    parseable)."""
+
     answer: str | None
     key: str | None
 

@@ -24,6 +24,9 @@ ThresholdLookup = Callable[[str, str], Awaitable[float]]
 
 @dataclass
 class Grouped:
+    """A vote's answers grouped: one key per answer (None: no part in the vote), how they were
+    grouped, and the judge calls that cost."""
+
     keys: list[str | None]
     clustering: Clustering
     judge_calls: int = 0

@@ -38,6 +38,9 @@ Reply = GenerateResponse | GenerationFailed | None
 
 @dataclass
 class Ballots:
+    """The variants' replies with the task they are read as, the answers read from them and
+    the keys they vote with."""
+
     replies: list[Reply]
     task: Task
     readings: list[Reading | None]

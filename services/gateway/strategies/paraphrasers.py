@@ -45,6 +45,8 @@ class ParaphraseOptionsRefused(GatewayError):
 
 @dataclass
 class Paraphrases:
+    """Paraphrases written for a strategy, with notes on what fell short."""
+
     texts: list[str]
     notes: list[str] = field(default_factory=list)
     #: the calls another service made to write them (the answering model's are metered already)
@@ -54,6 +56,9 @@ class Paraphrases:
 
 
 class Paraphraser(Protocol):
+    """Writes k paraphrases of a question for a strategy (the answering model, or the perturb
+    service)."""
+
     async def paraphrase(self, question: str, k: int) -> Paraphrases: ...
 
 
@@ -85,6 +90,8 @@ class ModelParaphraser:
 
 
 class ParaphraseClient(Protocol):
+    """The perturb service's ``POST /v1/paraphrases``, as a strategy calls it."""
+
     async def paraphrases(self, request: ParaphraseRequest) -> ParaphraseResponse: ...
 
 

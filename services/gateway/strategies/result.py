@@ -11,6 +11,9 @@ from steadfast.shared.contracts.proxy import Clustering, StrategyName, Variant
 
 @dataclass
 class StrategyResult:
+    """What a strategy answered: the final answer and reply, the agreement across wordings,
+    and every variant."""
+
     strategy: StrategyName
     #: the final answer (maths: the value; otherwise the reply or its final-answer line)
     answer: str | None

@@ -29,6 +29,8 @@ PASSTHROUGH = "passthrough"
 
 @dataclass
 class Run:
+    """A strategy's result, the metered calls it made, and its latency."""
+
     result: StrategyResult
     meter: MeteredCaller
     latency_s: float
@@ -36,6 +38,8 @@ class Run:
 
 @dataclass
 class Passthrough:
+    """A plain route's completion, passed through unchanged, and its latency."""
+
     response: GenerateResponse
     latency_s: float
 
@@ -46,6 +50,9 @@ ROUTE_OPTIONS = ("generator", "judge_model")
 
 @dataclass
 class SelfParaphraseService:
+    """Runs a self-paraphrase strategy, or passes a plain route through, metering its model
+    calls: behind ``/v1/self-paraphrase`` and the chat-completions proxy."""
+
     gateway: ModelCaller
     #: the perturb service, for paraphrases by a ``generator`` route or verified ones
     perturb: Callable[[], ParaphraseClient] | None = None

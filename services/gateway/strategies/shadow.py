@@ -60,6 +60,8 @@ class ShadowSettings:
 
 @dataclass(frozen=True)
 class ShadowJob:
+    """A live completion to check in the background: its question, settings and answer."""
+
     question: Question
     settings: AnswerSettings
     answered: GenerateResponse
@@ -67,12 +69,16 @@ class ShadowJob:
 
 @dataclass
 class CheckResult:
+    """The outcome of a shadow check, with the paraphrases' agreement and answers."""
+
     outcome: ShadowOutcome
     agreement: float | None = None
     variants: list[ShadowVariant] = field(default_factory=list)
 
 
 class DisagreementStore(Protocol):
+    """Where disagreements of the routes with ``shadow_store`` are kept."""
+
     async def add(self, disagreement: ShadowDisagreement) -> None: ...
 
 

@@ -1,0 +1,2 @@
+"""The perturb service's adapters (none yet: it calls the gateway and verify through
+:mod:`shared.clients`)."""

@@ -1,0 +1,1 @@
+"""The perturb service's HTTP API: paraphrases, distractors, option permutations."""

@@ -33,6 +33,8 @@ from steadfast.shared.problems import ProblemError, problem_responses
 
 
 class PerturbController(Controller):
+    """``/v1/paraphrases`` (one and batch), ``/v1/distractors`` and ``/v1/permutations``."""
+
     path = "/v1"
     tags = ["perturb"]  # noqa: RUF012
 

@@ -1,0 +1,2 @@
+"""The perturb service's logic: paraphrase and distractor writing, cleaning, prompts, option
+orders. No HTTP."""

@@ -26,6 +26,9 @@ def acceptable(candidate: str, correct_answers: list[str], kept: list[str]) -> b
 
 
 class DistractorWriter:
+    """Writes distinct wrong answers to a question (docs/method.md §2.1), none of them a
+    correct answer."""
+
     def __init__(self, generator: ModelCaller) -> None:
         self._generator = generator
 

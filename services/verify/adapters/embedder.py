@@ -44,6 +44,9 @@ def _verify_sha256(path: Path) -> None:
 
 
 class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 sentence embeddings (the embedding check), loaded on first use and
+    run in one worker thread."""
+
     def __init__(self, threads: int = 1) -> None:
         self._threads = threads
         self._lock = threading.Lock()

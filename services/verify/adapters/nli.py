@@ -16,6 +16,8 @@ from steadfast.shared.http_client import ServiceCallError, ServiceClient
 
 
 class LabelScore(msgspec.Struct):
+    """One label's score in an NLI server's ``/predict`` reply."""
+
     label: str
     score: float
 
@@ -31,6 +33,9 @@ def _worth_retrying(error: Exception) -> bool:
 
 
 class NliEndpoint:
+    """An NLI model served by text-embeddings-inference: the entailment probability of
+    text pairs (the ``nli`` check)."""
+
     def __init__(self, base_url: str, timeout_s: float = 60.0, retry: Backoff = NLI_RETRY) -> None:
         self._client = ServiceClient("nli", base_url, timeout_s)
         self._retry = retry

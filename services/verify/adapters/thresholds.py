@@ -15,12 +15,16 @@ THRESHOLD_TTL_S = 30.0
 
 
 class ThresholdKeeper(Protocol):
+    """The gateway's ``/v1/calibrations``, asked for a judge route's threshold."""
+
     async def judge_threshold(
         self, route: str, prompt_version: str, task: Task | None = None
     ) -> JudgeThreshold: ...
 
 
 class GatewayThresholds:
+    """A judge route's P(YES) threshold as the gateway keeps it, re-read after ``ttl_s``."""
+
     def __init__(self, gateway: ThresholdKeeper, ttl_s: float = THRESHOLD_TTL_S) -> None:
         self._gateway = gateway
         self._ttl_s = ttl_s

@@ -1,0 +1,1 @@
+"""The verify service's HTTP API: ``POST /v1/verify``."""

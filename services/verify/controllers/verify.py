@@ -17,6 +17,8 @@ from steadfast.shared.problems import ProblemError, problem_responses
 
 
 class VerifyController(Controller):
+    """``/v1/verify``: candidate paraphrases checked against the original question."""
+
     path = "/v1"
     tags = ["verify"]  # noqa: RUF012
 

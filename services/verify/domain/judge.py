@@ -38,6 +38,8 @@ class JudgeUnavailable(Exception):
 
 @dataclass(frozen=True)
 class JudgeOutcome:
+    """The judge's votes for a candidate, one per order asked, or why it could not judge."""
+
     votes: list[JudgeVote]
     error: str | None = None
 

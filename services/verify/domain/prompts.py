@@ -16,6 +16,8 @@ from steadfast.shared.contracts.gateway import ChatMessage
 
 @dataclass(frozen=True)
 class JudgePrompt:
+    """A judge's system prompt and the version it is reported and calibrated under."""
+
     version: str
     system: str
 

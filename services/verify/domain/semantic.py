@@ -10,18 +10,25 @@ from steadfast.shared.contracts.verify import SemanticCheck, VerifyThresholds
 
 
 class Embedder(Protocol):
+    """Sentence embeddings for the embedding check."""
+
     async def embed(self, texts: list[str]) -> np.ndarray:
         """One L2-normalised row per text."""
         ...
 
 
 class EntailmentModel(Protocol):
+    """Entailment probabilities for the NLI check."""
+
     async def entailment(self, pairs: list[tuple[str, str]]) -> list[float]:
         """P(premise ⇒ hypothesis) for each (premise, hypothesis)."""
         ...
 
 
 class SemanticStage(Protocol):
+    """The semantic stage of verification (embedding or NLI): a score per candidate and
+    its threshold."""
+
     name: SemanticCheck
 
     async def scores(self, original: str, candidates: list[str]) -> list[float]: ...

@@ -25,6 +25,8 @@ from steadfast.shared.contracts.gateway import GenerateRequest
 
 
 class GeminiBackend:
+    """Google Gemini routes, called through the ``google-genai`` SDK (no logprobs)."""
+
     name = "gemini"
     supports_logprobs = False
     retry_timeouts = True

@@ -37,6 +37,8 @@ MAX_HTTP_THREADS = 64
 
 
 class LocalBackend(HttpBackend):
+    """The bundled GGUF models, served in-process by llama.cpp (loaded on the first request)."""
+
     name = "local"
     supports_logprobs = True
     retry_timeouts = False

@@ -46,6 +46,8 @@ def chat_body(model: str, request: GenerateRequest) -> dict[str, Any]:
 
 
 class OllamaBackend(HttpBackend):
+    """Routes to an Ollama server, through its ``/api/chat`` (no logprobs)."""
+
     name = "ollama"
     supports_logprobs = False
     retry_timeouts = True

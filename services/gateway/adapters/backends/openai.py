@@ -129,6 +129,8 @@ def api_key(route: Route) -> str | None:
 
 
 class OpenAIBackend(HttpBackend):
+    """OpenAI and OpenAI-compatible servers, through ``/chat/completions`` (with logprobs)."""
+
     name = "openai"
     supports_logprobs = True
     retry_timeouts = True
