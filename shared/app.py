@@ -14,11 +14,13 @@ from typing import Any
 
 from litestar import Controller, Litestar, Response, get
 from litestar.datastructures import State
+from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, Reference, SecurityScheme
 from litestar.types import ControllerRouterHandler
 
 from steadfast.shared import __version__
+from steadfast.shared.components import COMPONENTS, component_dependencies
 from steadfast.shared.contracts.base import HealthStatus, Problem, ReadinessStatus
 from steadfast.shared.db import Database, resolve_database_url
 from steadfast.shared.http_client import ServiceClient, close_session
@@ -93,6 +95,13 @@ def peer_check(service: str) -> ReadinessCheck:
     return check
 
 
+def _dependencies(components: Any) -> dict[str, Provide]:
+    if components is None:
+        return {}
+    kind = components if isinstance(components, type) else type(components)
+    return component_dependencies(kind)
+
+
 def create_service_app(
     *,
     service: str,
@@ -105,7 +114,10 @@ def create_service_app(
     state: dict[str, Any] | None = None,
     description: str = "",
     security_schemes: dict[str, SecurityScheme | Reference] | None = None,
+    components: Any = None,
 ) -> Litestar:
+    """``components`` is the service's components dataclass (``shared.components``): an
+    instance, or the class when a startup hook builds the instance (``set_components``)."""
     configure_logging(service, settings.log_level, settings.log_json)
     record_build_info(service)
     readiness: dict[str, ReadinessCheck] = {}
@@ -133,6 +145,7 @@ def create_service_app(
         route_handlers=[HealthController, MetricsController, *route_handlers],
         middleware=[request_id_middleware, metrics.middleware],
         exception_handlers=EXCEPTION_HANDLERS,
+        dependencies=_dependencies(components),
         request_max_body_size=settings.max_body_bytes,
         request_class=StrictBodyRequest,
         on_startup=[*startup, *on_startup],
@@ -142,6 +155,11 @@ def create_service_app(
                 "service_name": service,
                 "settings": settings,
                 "readiness_checks": readiness,
+                **(
+                    {}
+                    if components is None or isinstance(components, type)
+                    else {COMPONENTS: components}
+                ),
                 **(state or {}),
             }
         ),

@@ -67,6 +67,12 @@ class TooLarge(RequestRefused):
     title = "Request too large"
 
 
+class Unavailable(RequestRefused):
+    """Something the request needs is down or not configured: the caller may ask again later."""
+
+    title = "Service unavailable"
+
+
 def not_found(what: str, key: str, field: str) -> NotFound:
     """The refusal of an id in the path that names nothing: ``no evaluation 'ev-1'``."""
     return NotFound(f"no {what} {key!r}", field=field, source="path")

@@ -31,6 +31,7 @@ from litestar.status_codes import (
     HTTP_413_REQUEST_ENTITY_TOO_LARGE,
     HTTP_422_UNPROCESSABLE_ENTITY,
     HTTP_500_INTERNAL_SERVER_ERROR,
+    HTTP_503_SERVICE_UNAVAILABLE,
 )
 from litestar.utils.scope.state import ScopeState
 from sqlalchemy.exc import DBAPIError
@@ -42,6 +43,7 @@ from steadfast.shared.errors import (
     NotFound,
     RequestRefused,
     TooLarge,
+    Unavailable,
     Unprocessable,
 )
 from steadfast.shared.request_context import current_request_id
@@ -304,6 +306,7 @@ REFUSAL_STATUSES: dict[type[RequestRefused], int] = {
     Conflict: HTTP_409_CONFLICT,
     TooLarge: HTTP_413_REQUEST_ENTITY_TOO_LARGE,
     Unprocessable: HTTP_422_UNPROCESSABLE_ENTITY,
+    Unavailable: HTTP_503_SERVICE_UNAVAILABLE,
 }
 
 

@@ -9,6 +9,7 @@ from steadfast.services.gateway.adapters.backends import BackendContext, create_
 from steadfast.services.gateway.adapters.cache_repository import SqlResponseCache
 from steadfast.services.gateway.adapters.calibration_repository import SqlCalibrationStore
 from steadfast.services.gateway.adapters.shadow_repository import SqlDisagreementStore
+from steadfast.services.gateway.components import GatewayComponents
 from steadfast.services.gateway.controllers.calibrations import CalibrationController
 from steadfast.services.gateway.controllers.generate import GenerateController
 from steadfast.services.gateway.controllers.proxy import ChatCompletionsController, StreamTiming
@@ -19,11 +20,13 @@ from steadfast.services.gateway.domain.gateway import ModelGateway
 from steadfast.services.gateway.domain.routes import load_routes
 from steadfast.services.gateway.metrics import CACHE_PURGED, SHADOW_PURGED
 from steadfast.services.gateway.settings import GatewaySettings, get_settings
+from steadfast.services.gateway.strategies.generate import StrategyGateway
 from steadfast.services.gateway.strategies.grouping import AnswerGrouper
 from steadfast.services.gateway.strategies.service import SelfParaphraseService
 from steadfast.services.gateway.strategies.shadow import ShadowChecker, ShadowSettings
 from steadfast.shared.app import create_service_app
 from steadfast.shared.clients.perturb import PerturbClient
+from steadfast.shared.components import set_components
 from steadfast.shared.retention import RetentionSweeper
 
 SERVICE = "gateway"
@@ -73,7 +76,7 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
         gateway.use_cache(cache)
         calibrations.use_store(SqlCalibrationStore(app.state.database))
         disagreements = SqlDisagreementStore(app.state.database)
-        app.state.shadow_store = shadow.store = disagreements
+        shadow.store = disagreements
         shadow.start()
         shadow_sweeper = RetentionSweeper(
             {"shadow_disagreement": disagreements.purge_older_than},
@@ -92,6 +95,17 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
             )
             sweeper.start()
             app.state.cache_sweeper = sweeper
+        components = GatewayComponents(
+            settings=settings,
+            model_gateway=gateway,
+            strategy_gateway=StrategyGateway(gateway, self_paraphrase),
+            self_paraphrase=self_paraphrase,
+            shadow=shadow,
+            shadow_store=disagreements,
+            judge_calibrations=calibrations,
+            stream_timing=StreamTiming(settings.stream_hold_s, settings.stream_keepalive_s),
+        )
+        set_components(app, components)
 
     async def close_backends(app: Litestar) -> None:
         await shadow.stop()
@@ -117,12 +131,6 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
         calls=[],
         on_startup=[attach_cache],
         on_shutdown=[close_backends],
-        state={
-            "model_gateway": gateway,
-            "self_paraphrase": self_paraphrase,
-            "shadow": shadow,
-            "judge_calibrations": calibrations,
-            "stream_timing": StreamTiming(settings.stream_hold_s, settings.stream_keepalive_s),
-        },
+        components=GatewayComponents,
         description=package.__doc__ or "",
     )

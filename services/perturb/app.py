@@ -5,6 +5,7 @@ from __future__ import annotations
 from litestar import Litestar
 
 from steadfast.services import perturb as package
+from steadfast.services.perturb.components import PerturbComponents
 from steadfast.services.perturb.controllers.perturb import PerturbController
 from steadfast.services.perturb.domain.distractors import DistractorWriter
 from steadfast.services.perturb.domain.paraphrasing import ParaphraseBuilder
@@ -26,11 +27,12 @@ def create_app(settings: PerturbSettings | None = None) -> Litestar:
         route_handlers=[PerturbController],
         uses_database=False,
         calls=["gateway", "verify"],
-        state={
-            "paraphraser": ParaphraseBuilder(
+        components=PerturbComponents(
+            settings=settings,
+            paraphraser=ParaphraseBuilder(
                 gateway, verifier, generation_concurrency=settings.generation_concurrency
             ),
-            "distractor_writer": DistractorWriter(gateway),
-        },
+            distractor_writer=DistractorWriter(gateway),
+        ),
         description=package.__doc__ or "",
     )

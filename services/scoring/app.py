@@ -9,6 +9,7 @@ from litestar import Litestar
 from steadfast.services import scoring as package
 from steadfast.services.scoring.adapters.judges import GatewayJudges
 from steadfast.services.scoring.adapters.math_pool import MathPool
+from steadfast.services.scoring.components import ScoringComponents
 from steadfast.services.scoring.controllers.grading import GradeController
 from steadfast.services.scoring.controllers.metrics import MetricsController
 from steadfast.services.scoring.controllers.reports import ReportController
@@ -39,9 +40,8 @@ def create_app(settings: ScoringSettings | None = None) -> Litestar:
         calls=["gateway"],
         on_startup=[warm_up_math_pool],
         on_shutdown=[close_math_pool],
-        state={
-            "math_pool": math_pool,
-            "judges": GatewayJudges(gateway, settings.judge_max_tokens),
-        },
+        components=ScoringComponents(
+            math_pool=math_pool, judges=GatewayJudges(gateway, settings.judge_max_tokens)
+        ),
         description=package.__doc__ or "",
     )

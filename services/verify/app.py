@@ -8,7 +8,10 @@ from steadfast.services import verify as package
 from steadfast.services.verify.adapters.embedder import MiniLMEmbedder
 from steadfast.services.verify.adapters.nli import NliEndpoint
 from steadfast.services.verify.adapters.thresholds import GatewayThresholds
+from steadfast.services.verify.components import VerifyComponents
 from steadfast.services.verify.controllers.verify import VerifyController
+from steadfast.services.verify.domain.judges import JudgePool
+from steadfast.services.verify.domain.semantic import SemanticModels
 from steadfast.services.verify.settings import VerifyServiceSettings, get_settings
 from steadfast.shared.app import create_service_app
 from steadfast.shared.clients.gateway import GatewayClient
@@ -24,6 +27,7 @@ def create_app(settings: VerifyServiceSettings | None = None) -> Litestar:
         embedder.close()
 
     gateway = GatewayClient(settings.service_url("gateway"), settings.call_timeout_s)
+    nli = NliEndpoint(settings.nli_url, settings.call_timeout_s) if settings.nli_url else None
     return create_service_app(
         service=SERVICE,
         settings=settings,
@@ -31,14 +35,12 @@ def create_app(settings: VerifyServiceSettings | None = None) -> Litestar:
         uses_database=False,
         calls=["gateway"],
         on_shutdown=[close_embedder],
-        state={
-            "gateway": gateway,
-            "thresholds": GatewayThresholds(gateway),
-            "embedder": embedder,
-            "nli": NliEndpoint(settings.nli_url, settings.call_timeout_s)
-            if settings.nli_url
-            else None,
-            "judges": {},
-        },
+        components=VerifyComponents(
+            judges=JudgePool(
+                gateway, settings.default_judge_model, concurrency=settings.judge_concurrency
+            ),
+            semantic_models=SemanticModels(embedder, nli),
+            thresholds=GatewayThresholds(gateway),
+        ),
         description=package.__doc__ or "",
     )

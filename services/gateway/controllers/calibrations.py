@@ -6,11 +6,13 @@ from typing import Annotated
 
 from litestar import Controller, Request, delete, get, put
 from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.params import JSONBody, Parameter, QueryParameter
 
 from steadfast.services.gateway.controllers.admin import require_admin_if_configured
 from steadfast.services.gateway.controllers.problems import GATEWAY_EXCEPTION_HANDLERS
 from steadfast.services.gateway.domain.calibration import JudgeCalibrations
+from steadfast.services.gateway.settings import GatewaySettings
 from steadfast.shared.contracts.base import Task
 from steadfast.shared.contracts.calibration import CalibrationList, JudgeCalibration, JudgeThreshold
 from steadfast.shared.problems import ProblemError, problem_responses
@@ -52,8 +54,10 @@ class CalibrationController(Controller):
         operation_id="listJudgeCalibrations",
         summary="Every stored or bundled judge calibration of a route, with its threshold",
     )
-    async def list_calibrations(self, state: State) -> CalibrationList:
-        return CalibrationList(calibrations=await _calibrations(state).all())
+    async def list_calibrations(
+        self, judge_calibrations: NamedDependency[JudgeCalibrations]
+    ) -> CalibrationList:
+        return CalibrationList(calibrations=await judge_calibrations.all())
 
     @get(
         "/{route:str}/{prompt_version:str}",
@@ -70,10 +74,10 @@ class CalibrationController(Controller):
         self,
         route: RoutePath,
         prompt_version: PromptPath,
-        state: State,
+        judge_calibrations: NamedDependency[JudgeCalibrations],
         task: TaskQuery = None,
     ) -> JudgeThreshold:
-        return await _calibrations(state).threshold(route, prompt_version, task)
+        return await judge_calibrations.threshold(route, prompt_version, task)
 
     @put(
         "/{route:str}/{prompt_version:str}",
@@ -98,9 +102,10 @@ class CalibrationController(Controller):
         route: RoutePath,
         prompt_version: PromptPath,
         data: JSONBody[JudgeCalibration],
-        state: State,
+        judge_calibrations: NamedDependency[JudgeCalibrations],
+        settings: NamedDependency[GatewaySettings],
     ) -> JudgeThreshold:
-        require_admin_if_configured(request, state.settings)
+        require_admin_if_configured(request, settings)
         for field, named, path in (
             ("route", data.route, route),
             ("prompt_version", data.prompt_version, prompt_version),
@@ -108,7 +113,7 @@ class CalibrationController(Controller):
             if named != path:
                 detail = f"the body's {field} {named!r} is not the path's {path!r}"
                 raise ProblemError(422, "Mismatched calibration", detail, field=field)
-        return await _calibrations(state).store(data)
+        return await judge_calibrations.store(data)
 
     @delete(
         "/{route:str}/{prompt_version:str}",
@@ -127,16 +132,12 @@ class CalibrationController(Controller):
         request: Request[object, object, State],
         route: RoutePath,
         prompt_version: PromptPath,
-        state: State,
+        judge_calibrations: NamedDependency[JudgeCalibrations],
+        settings: NamedDependency[GatewaySettings],
         task: TaskQuery = None,
     ) -> None:
-        require_admin_if_configured(request, state.settings)
-        if not await _calibrations(state).forget(route, prompt_version, task):
+        require_admin_if_configured(request, settings)
+        if not await judge_calibrations.forget(route, prompt_version, task):
             scope = f" and task {task!r}" if task else ""
             detail = f"no calibration is stored for {route!r} and {prompt_version!r}{scope}"
             raise ProblemError(404, "No stored calibration", detail)
-
-
-def _calibrations(state: State) -> JudgeCalibrations:
-    calibrations: JudgeCalibrations = state.judge_calibrations
-    return calibrations

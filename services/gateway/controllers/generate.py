@@ -6,7 +6,7 @@ import asyncio
 import logging
 
 from litestar import Controller, get, post
-from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
 from steadfast.services.gateway.controllers.problems import (
@@ -62,8 +62,10 @@ class GenerateController(Controller):
         status_code=200,
         responses=GENERATE_ERROR_RESPONSES,
     )
-    async def generate(self, data: JSONBody[GenerateRequest], state: State) -> GenerateResponse:
-        return await _strategy_gateway(state).generate(data)
+    async def generate(
+        self, data: JSONBody[GenerateRequest], strategy_gateway: NamedDependency[StrategyGateway]
+    ) -> GenerateResponse:
+        return await strategy_gateway.generate(data)
 
     @post(
         "/generate/batch",
@@ -73,28 +75,26 @@ class GenerateController(Controller):
         status_code=200,
     )
     async def generate_batch(
-        self, data: JSONBody[GenerateBatchRequest], state: State
+        self,
+        data: JSONBody[GenerateBatchRequest],
+        strategy_gateway: NamedDependency[StrategyGateway],
     ) -> GenerateBatchResponse:
-        gateway = _strategy_gateway(state)
-        items = await asyncio.gather(*(batch_item(gateway, item) for item in data.requests))
+        items = await asyncio.gather(
+            *(batch_item(strategy_gateway, item) for item in data.requests)
+        )
         return GenerateBatchResponse(results=list(items))
 
     @get("/models", operation_id="listModels", summary="The model routes (never their keys)")
-    async def list_models(self, state: State) -> ModelList:
-        gateway: ModelGateway = state.model_gateway
-        routes = list(gateway.routes.values())
+    async def list_models(self, model_gateway: NamedDependency[ModelGateway]) -> ModelList:
+        routes = list(model_gateway.routes.values())
         names = [
             *(route.name for route in routes),
             *(f"{strategy}:{route.name}" for route in routes for strategy in STRATEGY_NAMES),
         ]
         return ModelList(
-            models=[_listed(gateway, route) for route in routes],
+            models=[_listed(model_gateway, route) for route in routes],
             data=[OpenAIModel(id=name) for name in names],
         )
-
-
-def _strategy_gateway(state: State) -> StrategyGateway:
-    return StrategyGateway(state.model_gateway, state.self_paraphrase)
 
 
 async def batch_item(gateway: StrategyGateway, request: GenerateRequest) -> GenerateBatchItem:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from litestar import Controller, Request, Response, post
-from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
@@ -26,7 +26,6 @@ from steadfast.services.gateway.controllers.problems import (
     problem_for,
     retry_after_headers,
 )
-from steadfast.services.gateway.controllers.self_paraphrase import proxy_service
 from steadfast.services.gateway.domain.errors import (
     GatewayError,
     GenerationFailed,
@@ -111,13 +110,17 @@ class ChatCompletionsController(Controller):
         },
     )
     async def create_chat_completion(
-        self, data: JSONBody[ChatCompletionRequest], state: State
+        self,
+        data: JSONBody[ChatCompletionRequest],
+        self_paraphrase: NamedDependency[SelfParaphraseService],
+        shadow: NamedDependency[ShadowChecker],
+        stream_timing: NamedDependency[StreamTiming],
     ) -> Response[ChatCompletion]:
         if not data.stream:
-            return Response(await _complete(data, state))
+            return Response(await _complete(data, self_paraphrase, shadow))
         include_usage = bool(data.stream_options and data.stream_options.include_usage)
-        timing: StreamTiming = state.stream_timing
-        work = asyncio.ensure_future(_complete(data, state))
+        timing = stream_timing
+        work = asyncio.ensure_future(_complete(data, self_paraphrase, shadow))
         try:
             await asyncio.wait({work}, timeout=timing.hold_s)
         except asyncio.CancelledError:
@@ -175,7 +178,9 @@ class UnsupportedField(ProblemError):
     code = "unsupported_parameter"
 
 
-async def _complete(data: ChatCompletionRequest, state: State) -> ChatCompletion:
+async def _complete(
+    data: ChatCompletionRequest, service: SelfParaphraseService, shadow: ShadowChecker
+) -> ChatCompletion:
     strategy, route = split_model(data.model)
     unsupported = openai_format.unsupported_field(data)
     if unsupported is not None:
@@ -183,9 +188,8 @@ async def _complete(data: ChatCompletionRequest, state: State) -> ChatCompletion
         field, detail = unsupported
         raise UnsupportedField(400, "Unsupported parameter", detail, field=field)
     settings = openai_format.answer_settings(data, route)
-    service = proxy_service(state)
     if strategy is None:
-        return await _pass_through(data, settings, service, state.shadow)
+        return await _pass_through(data, settings, service, shadow)
     try:
         question = openai_format.question_of(data)
     except ValueError as exc:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from litestar import Controller, post
-from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
 from steadfast.services.gateway.controllers.problems import (
@@ -16,12 +16,6 @@ from steadfast.services.gateway.strategies.question import AnswerSettings, Quest
 from steadfast.services.gateway.strategies.service import Run, SelfParaphraseService
 from steadfast.shared.contracts.proxy import SelfParaphraseRequest, SelfParaphraseResponse
 from steadfast.shared.problems import ProblemError
-
-
-def proxy_service(state: State) -> SelfParaphraseService:
-    """The service built at start-up (see ``create_app``)."""
-    service: SelfParaphraseService = state.self_paraphrase
-    return service
 
 
 class SelfParaphraseController(Controller):
@@ -39,7 +33,9 @@ class SelfParaphraseController(Controller):
         responses=GENERATE_ERROR_RESPONSES,
     )
     async def self_paraphrase(
-        self, data: JSONBody[SelfParaphraseRequest], state: State
+        self,
+        data: JSONBody[SelfParaphraseRequest],
+        self_paraphrase: NamedDependency[SelfParaphraseService],
     ) -> SelfParaphraseResponse:
         settings = AnswerSettings.asked(
             data.model,
@@ -53,7 +49,7 @@ class SelfParaphraseController(Controller):
         except ProblemError:
             metrics.record_rejected(data.strategy)
             raise
-        run = await proxy_service(state).run(data.strategy, question, settings, data)
+        run = await self_paraphrase.run(data.strategy, question, settings, data)
         return _response(run, data.model)
 
 

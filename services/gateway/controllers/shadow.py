@@ -7,10 +7,12 @@ from typing import Annotated
 
 from litestar import Controller, Request, get
 from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.params import Parameter
 
 from steadfast.services.gateway.adapters.shadow_repository import SqlDisagreementStore
 from steadfast.services.gateway.controllers.admin import require_admin
+from steadfast.services.gateway.settings import GatewaySettings
 from steadfast.shared.contracts.proxy import ShadowDisagreementPage
 from steadfast.shared.problems import problem_responses
 
@@ -33,10 +35,10 @@ class ShadowController(Controller):
     async def disagreements(
         self,
         request: Request[object, object, State],
-        state: State,
+        shadow_store: NamedDependency[SqlDisagreementStore],
+        settings: NamedDependency[GatewaySettings],
         route: Annotated[str | None, Parameter(max_length=200)] = None,
         limit: Annotated[int, Parameter(ge=1, le=500)] = 50,
     ) -> ShadowDisagreementPage:
-        require_admin(request, state.settings)
-        store: SqlDisagreementStore = state.shadow_store
-        return ShadowDisagreementPage(disagreements=await store.newest(route, limit))
+        require_admin(request, settings)
+        return ShadowDisagreementPage(disagreements=await shadow_store.newest(route, limit))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from litestar import Controller, post
-from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
 from steadfast.services.perturb import metrics
@@ -17,6 +17,7 @@ from steadfast.services.perturb.domain.paraphrasing import (
     VerifyRejectedError,
 )
 from steadfast.services.perturb.domain.permutations import permute
+from steadfast.services.perturb.settings import PerturbSettings
 from steadfast.shared.contracts.base import FieldError, Problem
 from steadfast.shared.contracts.perturb import (
     DistractorRequest,
@@ -52,9 +53,9 @@ class PerturbController(Controller):
         ),
     )
     async def create_paraphrases(
-        self, data: JSONBody[ParaphraseRequest], state: State
+        self, data: JSONBody[ParaphraseRequest], paraphraser: NamedDependency[ParaphraseBuilder]
     ) -> ParaphraseResponse:
-        return await _build(state.paraphraser, data)
+        return await _build(paraphraser, data)
 
     @post(
         "/paraphrases/batch",
@@ -63,14 +64,17 @@ class PerturbController(Controller):
         status_code=200,
     )
     async def create_paraphrases_batch(
-        self, data: JSONBody[ParaphraseBatchRequest], state: State
+        self,
+        data: JSONBody[ParaphraseBatchRequest],
+        paraphraser: NamedDependency[ParaphraseBuilder],
+        settings: NamedDependency[PerturbSettings],
     ) -> ParaphraseBatchResponse:
-        limit = asyncio.Semaphore(state.settings.batch_concurrency)
+        limit = asyncio.Semaphore(settings.batch_concurrency)
 
         async def one(index: int, request: ParaphraseRequest) -> ParaphraseBatchItem:
             async with limit:
                 try:
-                    return ParaphraseBatchItem(result=await _build(state.paraphraser, request))
+                    return ParaphraseBatchItem(result=await _build(paraphraser, request))
                 except ProblemError as error:
                     return ParaphraseBatchItem(error=_item_problem(error, index))
 
@@ -87,14 +91,15 @@ class PerturbController(Controller):
         ),
     )
     async def create_distractors(
-        self, data: JSONBody[DistractorRequest], state: State
+        self,
+        data: JSONBody[DistractorRequest],
+        distractor_writer: NamedDependency[DistractorWriter],
     ) -> DistractorResponse:
-        writer: DistractorWriter = state.distractor_writer
         for name in ("question", "correct_answer"):
             if not getattr(data, name).strip():
                 raise ProblemError(422, f"Empty {name}", f"{name} must not be blank", field=name)
         try:
-            return await writer.write(data)
+            return await distractor_writer.write(data)
         except RequestError as error:
             raise ProblemError(422, error.title, str(error), field=error.field) from error
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from litestar import Controller, post
-from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
-from steadfast.services.scoring.domain.grader import grade
+from steadfast.services.scoring.domain.grader import Judges, MathGrader, grade
 from steadfast.services.scoring.metrics import count_grades
 from steadfast.shared.contracts.scoring import GradeRequest, GradeResponse
 from steadfast.shared.problems import problem_responses
@@ -29,7 +29,12 @@ class GradeController(Controller):
             }
         ),
     )
-    async def grade_answers(self, data: JSONBody[GradeRequest], state: State) -> GradeResponse:
-        response = await grade(data, math=state.math_pool, judges=state.judges)
+    async def grade_answers(
+        self,
+        data: JSONBody[GradeRequest],
+        math_pool: NamedDependency[MathGrader],
+        judges: NamedDependency[Judges],
+    ) -> GradeResponse:
+        response = await grade(data, math=math_pool, judges=judges)
         count_grades(data, response)
         return response

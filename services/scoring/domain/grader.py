@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import msgspec
 
@@ -20,10 +20,12 @@ from steadfast.shared.contracts.scoring import GradeRequest, GradeResponse, Grad
 from steadfast.shared.problems import ProblemError
 
 
+@runtime_checkable  # a handler dependency: litestar checks the value's type
 class MathGrader(Protocol):
     async def grade(self, pairs: list[tuple[str, str]]) -> list[GradeResult]: ...
 
 
+@runtime_checkable  # a handler dependency: litestar checks the value's type
 class Judges(Protocol):
     async def replies(
         self, calls: list[tuple[str, list[dict[str, str]]]]

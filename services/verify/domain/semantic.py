@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
 from steadfast.shared.contracts.verify import SemanticCheck, VerifyThresholds
+from steadfast.shared.errors import Unprocessable
 
 
 class Embedder(Protocol):
@@ -70,3 +72,27 @@ class NliCheck:
 
     def threshold(self, thresholds: VerifyThresholds) -> float:
         return thresholds.nli
+
+
+@dataclass(frozen=True)
+class SemanticModels:
+    """The models the semantic stage can use: the embedder always, NLI when one is set."""
+
+    embedder: Embedder
+    nli: EntailmentModel | None = None
+
+    def stage_for(self, check: SemanticCheck) -> SemanticStage | None:
+        """The stage a request's ``stages.semantic`` asks for (``auto``: NLI when available)."""
+        if check == "auto":
+            check = "nli" if self.nli is not None else "embedding"
+        if check == "embedding":
+            return EmbeddingCheck(self.embedder)
+        if check == "nli":
+            if self.nli is None:
+                raise Unprocessable(
+                    "set STEADFAST_VERIFY_NLI_URL, or use semantic='embedding'",
+                    field="stages.semantic",
+                    title="No NLI model configured",
+                )
+            return NliCheck(self.nli)
+        return None

@@ -9,9 +9,11 @@ import pytest
 from litestar.testing import TestClient
 
 from steadfast.services.perturb.app import create_app
+from steadfast.services.perturb.components import PerturbComponents
 from steadfast.services.perturb.domain.distractors import DistractorWriter
 from steadfast.services.perturb.domain.paraphrasing import ParaphraseBuilder
 from steadfast.services.perturb.settings import PerturbSettings
+from steadfast.shared.components import set_components
 from steadfast.shared.contracts.gateway import GenerateRequest
 from tests.unit.perturb.fakes import FakeVerifier
 from tests.unit.verify.fakes import FakeGateway, gateway_error
@@ -27,10 +29,11 @@ def _answer(request: GenerateRequest):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def client() -> Iterator[TestClient[Any]]:
-    app = create_app(PerturbSettings())
+    settings = PerturbSettings()
+    app = create_app(settings)
     gateway = FakeGateway(_answer)
-    app.state.paraphraser = ParaphraseBuilder(gateway, FakeVerifier())
-    app.state.distractor_writer = DistractorWriter(gateway)
+    paraphraser = ParaphraseBuilder(gateway, FakeVerifier())
+    set_components(app, PerturbComponents(settings, paraphraser, DistractorWriter(gateway)))
     with TestClient(app) as test_client:
         yield test_client
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,8 +14,12 @@ from litestar.testing import TestClient
 from steadfast.services.verify.adapters import embedder as embedder_module
 from steadfast.services.verify.adapters.thresholds import GatewayThresholds
 from steadfast.services.verify.app import create_app
+from steadfast.services.verify.components import VerifyComponents
+from steadfast.services.verify.domain.judges import JudgePool
 from steadfast.services.verify.domain.prompts import JUDGE_PROMPT_VERSION
+from steadfast.services.verify.domain.semantic import SemanticModels
 from steadfast.services.verify.settings import VerifyServiceSettings
+from steadfast.shared.components import components_of, set_components
 from steadfast.shared.contracts.gateway import GenerateRequest
 from tests.unit.verify.fakes import BagOfWordsEmbedder, FakeGateway, gateway_error
 
@@ -27,12 +32,27 @@ def _answer(request: GenerateRequest):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def client() -> Iterator[TestClient[Any]]:
-    app = create_app(VerifyServiceSettings())
-    app.state.gateway = FakeGateway(_answer)
-    app.state.thresholds = GatewayThresholds(app.state.gateway)
-    app.state.embedder = BagOfWordsEmbedder()
+    settings = VerifyServiceSettings()
+    app = create_app(settings)
+    gateway = FakeGateway(_answer)
+    judges = JudgePool(gateway, settings.default_judge_model, settings.judge_concurrency)
+    components = VerifyComponents(
+        judges, SemanticModels(BagOfWordsEmbedder()), GatewayThresholds(gateway)
+    )
+    set_components(app, components)
     with TestClient(app) as test_client:
         yield test_client
+
+
+def _components(client: TestClient[Any]) -> VerifyComponents:
+    return components_of(client.app.state, VerifyComponents)
+
+
+def _use_semantic_models(client: TestClient[Any], **changes: Any) -> None:
+    """The running app's semantic models, some of them replaced."""
+    components = _components(client)
+    semantic_models = dataclasses.replace(components.semantic_models, **changes)
+    set_components(client.app, dataclasses.replace(components, semantic_models=semantic_models))
 
 
 def test_verify_reports_every_candidate_and_the_checks_that_ran(client: TestClient[Any]) -> None:
@@ -109,14 +129,15 @@ def test_the_default_semantic_check_is_the_nli_model_where_one_is_configured(
     body = {"original": "How many apples does Tom have?", "candidates": ["Tom has how many?"]}
     without = client.post("/v1/verify", json=body).json()
     assert without["semantic_check"] == "embedding"  # METHOD's fallback
-    client.app.state.nli = EntailsAll()
+    _use_semantic_models(client, nli=EntailsAll())
     with_nli = client.post("/v1/verify", json=body).json()
     assert with_nli["semantic_check"] == "nli"
     assert with_nli["results"][0]["semantic"] == pytest.approx(0.9)
 
 
 def test_an_unknown_judge_route_is_refused_before_any_stage_runs(client: TestClient[Any]) -> None:
-    gateway = client.app.state.gateway
+    gateway = _components(client).judges.caller
+    assert isinstance(gateway, FakeGateway)
     gateway.routes = {"local", "judge-a"}
     try:
         # every candidate fails the lexical stage: the judge would never have been asked
@@ -140,7 +161,7 @@ def test_an_embedder_that_cannot_load_is_a_503_saying_why(
     else:
         nowhere = (tmp_path / "model.onnx", tmp_path / "tokenizer.json")
         monkeypatch.setattr(embedder_module, "_model_files", lambda: nowhere)
-    client.app.state.embedder = embedder_module.MiniLMEmbedder()
+    _use_semantic_models(client, embedder=embedder_module.MiniLMEmbedder())
     body = {"original": "How far is the Moon?", "candidates": ["What distance is the Moon?"]}
     response = client.post("/v1/verify", json=body)
     assert response.status_code == 503, response.text
