@@ -8,11 +8,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 
-from steadfast.services.perturb.domain.prompts import (
-    FEEDBACK,
-    HINTS,
-    TONES,
-)
+from steadfast.services.perturb.domain.prompts import FEEDBACK, HINTS, TONES
 from steadfast.shared.contracts.perturb import (
     CandidateScores,
     Kind,

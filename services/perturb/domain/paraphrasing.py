@@ -26,10 +26,7 @@ from steadfast.services.perturb.domain.paraphrase_run import (
     response_of,
     verification_of,
 )
-from steadfast.services.perturb.domain.prompts import (
-    PARAPHRASE_PROMPT_VERSION,
-    paraphrase_messages,
-)
+from steadfast.services.perturb.domain.prompts import PARAPHRASE_PROMPT_VERSION, paraphrase_messages
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.gateway import GenerateRequest
 from steadfast.shared.contracts.perturb import (
