@@ -32,7 +32,8 @@ from steadfast.shared.contracts.gateway import ChatMessage, GenerateRequest
 from steadfast.shared.judging import p_yes_from, reply_verdict
 from steadfast.shared.language import detect_language
 from steadfast.shared.metering import ModelCaller
-from steadfast.shared.quantities import Mention, mentions
+from steadfast.shared.quantities.mention import Mention
+from steadfast.shared.quantities.reading import mentions
 
 ANSWERS_PROMPT_VERSION = "answers-v1"
 #: distinct answers the semantic steps compare; the rest keep their normalised text (a cap on
