@@ -16,23 +16,16 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Protocol
 
-from steadfast.shared.answers import (
-    ABSTENTION_KEY,
-    factual_tokens,
-    is_abstention,
-    normalize_factual,
-)
+from steadfast.shared.answer_cheap_steps import Decision, cheap_decision
+from steadfast.shared.answers import ABSTENTION_KEY, is_abstention, normalize_factual
 from steadfast.shared.contracts.calibration import METHOD_DEFAULT_THRESHOLD
 from steadfast.shared.contracts.gateway import ChatMessage, GenerateRequest
 from steadfast.shared.judging import p_yes_from, reply_verdict
-from steadfast.shared.language import detect_language
 from steadfast.shared.metering import ModelCaller
-from steadfast.shared.quantities import Mention, mentions
 
 ANSWERS_PROMPT_VERSION = "answers-v1"
 #: distinct answers the semantic steps compare; the rest keep their normalised text (a cap on
@@ -40,242 +33,6 @@ ANSWERS_PROMPT_VERSION = "answers-v1"
 MAX_DISTINCT = 40
 #: judge calls one grouping may make; pairs left undecided beyond it stay apart, with a note
 MAX_JUDGE_CALLS = 60
-
-# function words and the filler of an answer sentence ("I think it's ..."); never "not"
-_FILLER_WORDS = (
-    "a an the is are was were be been being it its it's that this these those there here "
-    "of in on at to for from with by as and or so i i'm im my we you your he she they "
-    "think believe guess probably likely maybe perhaps pretty sure certain answer correct "
-    "would say said called named known would be which who what whom whose when where "
-    "do does did has have had will shall can could should may might must "
-    "about around roughly approximately circa some nearly almost exactly just "
-    # what is left of a contraction or an elision once its apostrophe is split
-    "s t d ll re ve m nell dell all dall sull coll "
-    # Italian
-    "il lo la i gli le un uno una di del della dei degli delle da dal dalla in nel nella "
-    "su sul sulla a al alla e ed o che chi cui è era sono fu stato stata credo penso forse "
-    "probabilmente risposta si tratta di"
-)
-_FILLER = frozenset(_FILLER_WORDS.split())
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        (
-            ("january", "gennaio", "jan"),
-            ("february", "febbraio", "feb"),
-            ("march", "marzo", "mar"),
-            ("april", "aprile", "apr"),
-            ("may", "maggio"),
-            ("june", "giugno", "jun"),
-            ("july", "luglio", "jul"),
-            ("august", "agosto", "aug"),
-            ("september", "settembre", "sep", "sept"),
-            ("october", "ottobre", "oct"),
-            ("november", "novembre", "nov"),
-            ("december", "dicembre", "dec"),
-        ),
-        1,
-    )
-    for name in names
-}
-#: an abstention that goes on to answer ("I'm not sure, but maybe 1999")
-_HEDGES = frozenset({"but", "maybe", "perhaps", "probably", "possibly", "think", "forse", "ma"})
-#: the words an abstention declines with, beyond function words ("I'm not sure; I don't have
-#: information about that match")
-_DECLINING = frozenset(
-    [
-        "know",
-        "sure",
-        "unsure",
-        "certain",
-        "uncertain",
-        "idea",
-        "information",
-        "record",
-        "records",
-        "find",
-        "found",
-        "answer",
-        "sorry",
-        "unable",
-        "able",
-        "enough",
-        "exact",
-        "exactly",
-        "not",
-        "no",
-        "don",
-        "can",
-        "cannot",
-        "recall",
-        "remember",
-        "determine",
-        "comment",
-        "specific",
-        "details",
-        "detail",
-        "provide",
-        "reliable",
-        "reliably",
-        "so",
-        "saprei",
-        "dispiace",
-        "mi",
-        "dispongo",
-        "questa",
-        "questo",
-        "alcuna",
-        "informazione",
-        "informazioni",
-        "ne",
-        "non",
-        "sicuro",
-        "sicura",
-        "ho",
-        "conosco",
-        "posso",
-        "riesco",
-        "rispondere",
-        "dire",
-        "trovare",
-    ]
-)
-_DIGITS = re.compile(r"\d+")
-_BOLD = re.compile(r"\*\*(.+?)\*\*")
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-
-
-# ---- the cheap steps ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Decision:
-    """A step's verdict on a pair: the same answer (True), different ones (False), or none."""
-
-    same: bool | None
-    step: str
-
-
-def _core(question: str, answer: str) -> list[str]:
-    """What an answer states beyond the question and function words ("The capital of France is
-    Paris." → ["paris"]); a bold span, when there is one, is the answer."""
-    bold = _BOLD.search(answer)
-    text = bold.group(1) if bold else answer
-    asked = set(factual_tokens(question))
-    return [t for t in factual_tokens(text) if t not in asked and t not in _FILLER]
-
-
-def _quantities(text: str, language: str) -> list[Mention]:
-    """The numbers an answer states (a word that may be none, such as "one", left out) and its
-    months, as numbers: "20/07/1969" and "July 20, 1969" state the same."""
-    found = [m for m in mentions(text, language) if not m.soft]
-    months = (_MONTHS.get(word.lower()) for word in _WORD.findall(text))
-    found += [Mention(str(n), frozenset({Fraction(n)})) for n in months if n is not None]
-    return found
-
-
-def _relation(ours: list[Mention], theirs: list[Mention]) -> str:
-    """ "same": every number on each side matches one on the other; "other": each side has a
-    number the other lacks ("ottobre 1973" / "ottobre 1974"); "part": one side's numbers are
-    a part of the other's ("January 2008" / "2008")."""
-    ours_kept = all(any(m.matches(t) for t in theirs) for m in ours)
-    theirs_kept = all(any(t.matches(m) for m in ours) for t in theirs)
-    if ours_kept and theirs_kept:
-        return "same"
-    return "part" if ours_kept or theirs_kept else "other"
-
-
-def _wording(core: list[str], answer: str, language: str) -> set[str]:
-    """The words of a core that are part of no number (its unit or currency included: "2.5
-    dollars") and no month."""
-    numeric = {t for m in mentions(answer, language) for t in factual_tokens(m.written)}
-    return {t for t in core if t not in _MONTHS and t not in numeric}
-
-
-def _abstains(question: str, answer: str) -> bool:
-    """A plain abstention: it declines, and states nothing more: no number the question does
-    not have, no "but maybe ...", and none of the question's words unless all it adds are words
-    of declining ("I don't know who received it in 2010."); "Virginia Woolf wrote 'You cannot
-    find peace ...'" quoted is no abstention."""
-    if not is_abstention(answer):
-        return False
-    words = set(factual_tokens(answer))
-    if words & _HEDGES:
-        return False
-    asked = set(factual_tokens(question))
-    numbers = set(_DIGITS.findall(answer))
-    if not numbers and not (words & (asked - _FILLER)):
-        return True
-    return numbers <= set(_DIGITS.findall(question)) and not (words - asked - _FILLER - _DECLINING)
-
-
-def _initials(short: str, long: str) -> bool:
-    """ "USA" / "United States of America", "JFK" / "John F. Kennedy"."""
-    letters = short.replace(".", "")
-    if not (2 <= len(letters) <= 6 and letters.isalpha() and letters.isupper()):
-        return False
-    words = [w for w in re.split(r"[\s.\-]+", long) if w]
-    capitals = "".join(w[0] for w in words if w[0].isupper())
-    return capitals == letters.upper()
-
-
-def _by_abstention(question: str, first: str, second: str) -> bool | None:
-    """Two plain abstentions are one answer; a plain abstention and an answer are two."""
-    abstains = _abstains(question, first), _abstains(question, second)
-    if all(abstains):
-        return True
-    if any(abstains) and not (is_abstention(first) and is_abstention(second)):
-        return False
-    return None
-
-
-def _by_normalised_text(question: str, first: str, second: str) -> bool | None:
-    return True if normalize_factual(first) == normalize_factual(second) else None
-
-
-def _by_numbers(question: str, first: str, second: str) -> bool | None:
-    """With the same words around them, the same numbers are the same answer ("3 km" / "three
-    km") and other numbers another ("1969" / "1968")."""
-    language = detect_language(question) or "en"
-    ours, theirs = _quantities(first, language), _quantities(second, language)
-    if not ours or not theirs:
-        return None
-    around = _wording(_core(question, first), first, language) ^ _wording(
-        _core(question, second), second, language
-    )
-    relation = _relation(ours, theirs) if not around else "part"
-    return None if relation == "part" else relation == "same"
-
-
-def _by_short_answer(question: str, first: str, second: str) -> bool | None:
-    """ "The capital of France is Paris." states "Paris": the same short answer."""
-    core = _core(question, first)
-    return True if core and core == _core(question, second) else None
-
-
-def _by_initials(question: str, first: str, second: str) -> bool | None:
-    short, long = sorted((first.strip().strip("."), second.strip().strip(".")), key=len)
-    core = " ".join(_core(question, long)).title()
-    return True if _initials(short, long) or _initials(short, core) else None
-
-
-#: the cheap steps, in the order they are tried; each says True, False or None (undecided)
-STEPS: tuple[tuple[str, Callable[[str, str, str], bool | None]], ...] = (
-    ("abstention", _by_abstention),
-    ("normalised", _by_normalised_text),
-    ("numbers", _by_numbers),
-    ("short answer", _by_short_answer),
-    ("initials", _by_initials),
-)
-
-
-def cheap_decision(question: str, first: str, second: str) -> Decision:
-    """The first cheap step that decides the pair, or ``Decision(None, "undecided")``."""
-    for name, step in STEPS:
-        same = step(question, first, second)
-        if same is not None:
-            return Decision(same, name)
-    return Decision(None, "undecided")
 
 
 # ---- the judge ---------------------------------------------------------------------------------
@@ -304,6 +61,8 @@ def judge_messages(question: str, first: str, second: str) -> list[ChatMessage]:
 
 
 class AnswerJudge(Protocol):
+    """Says how likely two answers to a question say the same thing."""
+
     async def p_same(self, question: str, first: str, second: str) -> float:
         """P(the two answers say the same thing); raises when the judge cannot say."""
         ...
@@ -374,6 +133,8 @@ class AnswerClusters:
 
 @dataclass
 class _Cluster:
+    """A meaning cluster while answers are placed: its key and the answer that stands for it."""
+
     key: str
     text: str
 

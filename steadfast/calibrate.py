@@ -36,7 +36,7 @@ from pathlib import Path
 
 import msgspec
 
-from steadfast.evaluate import environment_settings, evaluator_url, run
+from steadfast.command_support import environment_settings, evaluator_url, run
 from steadfast.shared.clients.gateway import GatewayClient
 from steadfast.shared.clients.verify import VerifyClient
 from steadfast.shared.contracts.base import Task

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TextIO, get_args
 
 from steadfast.client import AsyncClient
-from steadfast.evaluate import (
+from steadfast.command_support import (
     add_connection,
     client_for,
     dataset_reference,

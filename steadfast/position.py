@@ -13,7 +13,7 @@ from typing import TextIO
 import msgspec
 
 from steadfast.client import AsyncClient
-from steadfast.evaluate import (
+from steadfast.command_support import (
     add_connection,
     client_for,
     dataset_reference,

@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 
 from steadfast.client import AsyncClient
-from steadfast.evaluate import (
+from steadfast.command_support import (
     LOCAL_RUN_ENVIRONMENT,
     add_connection,
     client_for,

@@ -25,12 +25,8 @@ from pathlib import Path
 import msgspec
 
 from bench.stack import local_services
-from steadfast.shared.answer_equivalence import (
-    ANSWERS_PROMPT_VERSION,
-    STEPS,
-    RouteJudge,
-    cheap_decision,
-)
+from steadfast.shared.answer_cheap_steps import STEPS, cheap_decision
+from steadfast.shared.answer_equivalence import ANSWERS_PROMPT_VERSION, RouteJudge
 from steadfast.shared.clients.gateway import GatewayClient
 from steadfast.shared.contracts.calibration import JudgeCalibration, ThresholdRates
 from steadfast.shared.http_client import ServiceCallError, close_session

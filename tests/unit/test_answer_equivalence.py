@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from steadfast.shared.answer_cheap_steps import cheap_decision
 from steadfast.shared.answer_equivalence import (
     MAX_DISTINCT,
     MAX_JUDGE_CALLS,
     VerdictCache,
-    cheap_decision,
     group_answers,
     judge_messages,
 )

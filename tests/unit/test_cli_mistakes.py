@@ -18,7 +18,7 @@ def test_a_missing_file_is_said_before_anything_starts(
     def no_services(*_: object, **__: object) -> None:
         raise AssertionError("services started for a file that is not there")
 
-    monkeypatch.setattr("steadfast.evaluate.Supervisor", no_services)
+    monkeypatch.setattr("steadfast.command_support.Supervisor", no_services)
     missing = tmp_path / "typo.jsonl"
     with pytest.raises(SystemExit) as exit_:
         main([command, str(missing), "--model", "local"])
@@ -31,7 +31,7 @@ def test_an_evaluator_named_by_url_that_is_not_there_is_said_not_replaced(
     def no_services(*_: object, **__: object) -> None:
         raise AssertionError("services started in place of the evaluator asked for")
 
-    monkeypatch.setattr("steadfast.evaluate.Supervisor", no_services)
+    monkeypatch.setattr("steadfast.command_support.Supervisor", no_services)
     url = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(SystemExit) as exit_:
         main(["evaluate", "--dataset", "gsm8k", "--model", "local", "--url", url])

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from steadfast.shared.quantities import quantity_difference
 from steadfast.shared.quantities.comparisons import reversed_comparison
+from steadfast.shared.quantities.invariance import quantity_difference
 
 GRETCHEN = (
     "Gretchen has 110 coins. There are 30 more gold coins than silver coins. How many gold "

@@ -7,13 +7,8 @@ from datetime import datetime
 import pytest
 
 from steadfast.cli import build_parser
-from steadfast.evaluate import (
-    eta_s,
-    evaluation_request,
-    gate_failures,
-    progress_line,
-    thresholds,
-)
+from steadfast.evaluate import evaluation_request
+from steadfast.evaluation_output import eta_s, gate_failures, progress_line, thresholds
 from steadfast.shared.contracts.evaluator import (
     EvaluationProgress,
     EvaluationReport,

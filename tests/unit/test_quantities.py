@@ -7,7 +7,8 @@ from fractions import Fraction
 
 import pytest
 
-from steadfast.shared.quantities import mentions, quantity_difference
+from steadfast.shared.quantities.invariance import quantity_difference
+from steadfast.shared.quantities.reading import mentions
 
 
 def values(text: str, language: str = "en") -> list[set[Fraction | str]]:

@@ -11,7 +11,7 @@ from steadfast.services.gateway.strategies.result import StrategyResult
 from steadfast.shared.contracts.gateway import GenerateRequest
 from steadfast.shared.contracts.proxy import StrategyOptions, Variant
 from steadfast.shared.metering import MeteredCaller
-from steadfast.shared.quantities import quantity_difference
+from steadfast.shared.quantities.invariance import quantity_difference
 
 REWRITE_TEMPERATURE = 0.7
 DEFAULT_SEED = 0

@@ -29,7 +29,7 @@ from steadfast.shared.contracts.base import Task
 from steadfast.shared.contracts.gateway import GenerateResponse
 from steadfast.shared.contracts.proxy import StrategyOptions, Variant
 from steadfast.shared.metering import MeteredCaller
-from steadfast.shared.quantities import quantity_difference
+from steadfast.shared.quantities.invariance import quantity_difference
 from steadfast.shared.voting import ORIGINAL, Vote, decided, tally
 
 #: one variant's fate: its reply, its final failure, or None when early stop skipped it

@@ -10,12 +10,12 @@ from litestar.params import JSONBody
 
 from steadfast.services.perturb import metrics
 from steadfast.services.perturb.domain.distractors import DistractorWriter
-from steadfast.services.perturb.domain.paraphrasing import (
-    ParaphraseBuilder,
+from steadfast.services.perturb.domain.errors import (
     RequestError,
     UpstreamUnavailable,
     VerifyRejectedError,
 )
+from steadfast.services.perturb.domain.paraphrasing import ParaphraseBuilder
 from steadfast.services.perturb.domain.permutations import permute
 from steadfast.services.perturb.settings import PerturbSettings
 from steadfast.shared.contracts.base import FieldError, Problem

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from steadfast.services.perturb.domain.cleaning import clean_candidate
-from steadfast.services.perturb.domain.paraphrasing import unknown_route
+from steadfast.services.perturb.domain.errors import unknown_route
 from steadfast.services.perturb.domain.prompts import DISTRACTOR_PROMPT_VERSION, distractor_messages
 from steadfast.shared.answers import names_a_correct_answer, normalize_factual
 from steadfast.shared.contracts.gateway import GenerateRequest

@@ -25,7 +25,7 @@ from steadfast.shared.contracts.verify import (
 )
 from steadfast.shared.http_client import ServiceCallError
 from steadfast.shared.metering import MeteredCaller, sum_calls
-from steadfast.shared.quantities import quantity_difference
+from steadfast.shared.quantities.invariance import quantity_difference
 
 #: a judge route's threshold for a prompt on questions of a task (none: any task), as the
 #: gateway keeps them

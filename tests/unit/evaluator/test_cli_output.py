@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from steadfast.evaluate import print_outcome, progress_line, summary_table
+from steadfast.evaluation_output import print_outcome, progress_line, summary_table
 from steadfast.shared.contracts.calibration import JudgeThreshold
 from steadfast.shared.contracts.evaluator import (
     AnswerGroupingSummary,

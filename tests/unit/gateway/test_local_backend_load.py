@@ -105,6 +105,6 @@ def test_threads_come_from_the_route_then_the_setting_then_the_cores(
 def test_the_demo_gives_the_model_every_core() -> None:
     import os
 
-    from steadfast.evaluate import LOCAL_RUN_ENVIRONMENT
+    from steadfast.command_support import LOCAL_RUN_ENVIRONMENT
 
     assert LOCAL_RUN_ENVIRONMENT["STEADFAST_GATEWAY_LOCAL_THREADS"] == str(os.cpu_count() or 1)

@@ -11,13 +11,13 @@ import time
 import msgspec
 import pytest
 
-from steadfast.services.perturb.domain.paraphrasing import (
-    ParaphraseBuilder,
+from steadfast.services.perturb.domain.errors import (
     UnknownRouteError,
     UpstreamUnavailable,
     VerifyRejectedError,
-    targets,
 )
+from steadfast.services.perturb.domain.paraphrase_rounds import targets
+from steadfast.services.perturb.domain.paraphrasing import ParaphraseBuilder
 from steadfast.services.perturb.domain.prompts import (
     FEEDBACK,
     HINTS,

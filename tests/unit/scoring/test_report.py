@@ -13,7 +13,8 @@ import pytest
 from litestar.testing import TestClient
 
 from steadfast.services.scoring.app import create_app
-from steadfast.services.scoring.domain.report_rendering import render_csv, render_html, render_json
+from steadfast.services.scoring.domain.report_csv import render_csv
+from steadfast.services.scoring.domain.report_rendering import render_html, render_json
 from steadfast.services.scoring.settings import ScoringSettings
 from steadfast.shared.contracts.scoring import Report
 from tests.unit.scoring.report_sample import HOSTILE, MODELS, sample_report

@@ -1,39 +1,16 @@
-"""Python client of Steadfast's public API (the evaluator): ``AsyncClient`` and ``Client``.
-
-    from steadfast.client import Client, EvaluationCreate, EvaluationItem
-
-    with Client("http://127.0.0.1:8000") as steadfast:
-        accepted = steadfast.create_evaluation(
-            EvaluationCreate(models=["local"], k=5, items=[EvaluationItem(question="...")])
-        )
-        final = steadfast.wait(accepted.id, progress=print)
-        report = steadfast.report(accepted.id)
-
-Results are the services' own wire contracts (msgspec Structs, re-exported here). A 429 or 503
-is asked again after the server's ``Retry-After`` (else a growing back-off), up to
-``max_retries`` times; every other error raises :class:`ApiError` with the server's
-problem-details body. The API key comes from the argument or ``STEADFAST_API_KEY``; the address
-from the argument, ``STEADFAST_EVALUATOR_URL`` or ``http://127.0.0.1:8000``.
-
-Needs only ``msgspec`` and ``aiohttp``: ``pip install steadfast-reliability`` installs the client
-without the services' dependencies.
-"""
+"""The asynchronous client of the public API (:class:`AsyncClient`): one coroutine a call, a 429
+or 503 asked again after the server's ``Retry-After``, waits that poll a job until it ends."""
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import os
-import threading
-import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
-from concurrent.futures import Future
-from types import TracebackType
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
 
 import aiohttp
 
+from steadfast.client.polling import polled
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.base import ReportFormat
 from steadfast.shared.contracts.evaluator import (
@@ -44,10 +21,8 @@ from steadfast.shared.contracts.evaluator import (
     EvaluateResponse,
     EvaluationAccepted,
     EvaluationCreate,
-    EvaluationItem,
     EvaluationPage,
     EvaluationReport,
-    EvaluationSettings,
     EvaluationStatus,
     ItemPage,
     ItemResult,
@@ -75,29 +50,6 @@ from steadfast.shared.contracts.studies import (
 )
 from steadfast.shared.http_client import ServiceCallError, ServiceClient
 
-__all__ = [
-    "ApiError",
-    "AsyncClient",
-    "Client",
-    "DatasetInfo",
-    "EvaluateRequest",
-    "EvaluateResponse",
-    "EvaluationCreate",
-    "EvaluationItem",
-    "EvaluationReport",
-    "EvaluationSettings",
-    "EvaluationStatus",
-    "Monitor",
-    "MonitorCreate",
-    "MonitorUpdate",
-    "PositionBiasEvaluate",
-    "PositionBiasEvaluation",
-    "PositionBiasJob",
-    "StudyCreate",
-    "StudyReport",
-    "StudyStatus",
-]
-
 #: the error every call raises: ``status`` (None: unreachable) and ``problem`` (the body)
 ApiError = ServiceCallError
 
@@ -107,8 +59,6 @@ FINISHED = frozenset({"succeeded", "failed", "cancelled"})
 RETRIED_STATUSES = frozenset({429, 503})
 
 T = TypeVar("T")
-P = ParamSpec("P")
-R = TypeVar("R")
 
 
 def _later(error: Exception) -> bool:
@@ -209,7 +159,7 @@ class AsyncClient:
     ) -> EvaluationStatus:
         """Poll until the evaluation has finished (succeeded, failed or cancelled); ``progress``
         is called with every status read. ``TimeoutError`` after ``timeout_s``."""
-        return await _polled(
+        return await polled(
             lambda: self.evaluation(evaluation_id),
             lambda status: status.status in FINISHED,
             f"evaluation {evaluation_id}",
@@ -277,7 +227,7 @@ class AsyncClient:
     async def wait_position_job(
         self, job_id: str, *, poll_s: float = 1.0, timeout_s: float | None = None
     ) -> PositionBiasJob:
-        return await _polled(
+        return await polled(
             lambda: self.position_job(job_id),
             lambda job: job.status in FINISHED,
             f"position-bias job {job_id}",
@@ -363,7 +313,7 @@ class AsyncClient:
         timeout_s: float | None = None,
     ) -> StudyStatus:
         """Poll until every part has ended; ``progress`` is called with every status read."""
-        return await _polled(
+        return await polled(
             lambda: self.study(study_id),
             lambda status: status.status != "running",
             f"study {study_id}",
@@ -380,160 +330,3 @@ class AsyncClient:
         return await self._call(
             "GET", f"/v1/studies/{study_id}/report", bytes, params={"format": fmt}
         )
-
-
-class _Status(Protocol):
-    @property
-    def status(self) -> str: ...
-
-
-S = TypeVar("S", bound=_Status)
-
-
-async def _polled(
-    read: Callable[[], Awaitable[S]],
-    ended: Callable[[S], bool],
-    what: str,
-    progress: Callable[[S], object] | None,
-    poll_s: float,
-    timeout_s: float | None,
-) -> S:
-    """``read()`` every ``poll_s`` until ``ended``; ``TimeoutError`` after ``timeout_s``."""
-    deadline = None if timeout_s is None else time.monotonic() + timeout_s
-    while True:
-        status = await read()
-        if progress is not None:
-            progress(status)
-        if ended(status):
-            return status
-        if deadline is not None and time.monotonic() >= deadline:
-            raise TimeoutError(f"{what} is still {status.status}")
-        await asyncio.sleep(poll_s)
-
-
-def _blocking(
-    method: Callable[Concatenate[AsyncClient, P], Awaitable[R]],
-) -> Callable[Concatenate[Client, P], R]:
-    """``AsyncClient.method`` as a method of ``Client`` that waits for its result."""
-
-    @functools.wraps(method)
-    def call(self: Client, *args: P.args, **kwargs: P.kwargs) -> R:
-        return self._run(method(self._async, *args, **kwargs))  # type: ignore[arg-type]
-
-    call.__qualname__ = f"Client.{method.__name__}"
-    return call
-
-
-class Client:
-    """The public API, blocking: the same methods as :class:`AsyncClient`, run on an event
-    loop of the client's own (a thread), so it works in scripts and in notebooks that already
-    run a loop. Use as ``with Client() as client: ...`` or call :meth:`close`."""
-
-    def __init__(
-        self,
-        base_url: str | None = None,
-        *,
-        api_key: str | None = None,
-        timeout_s: float = 600.0,
-        max_retries: int = 5,
-    ) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self._loop.run_forever, name="steadfast-client", daemon=True
-        )
-        self._thread.start()
-        self._async = AsyncClient(
-            base_url, api_key=api_key, timeout_s=timeout_s, max_retries=max_retries
-        )
-
-    @property
-    def base_url(self) -> str:
-        return self._async.base_url
-
-    def _run(self, coroutine: Coroutine[Any, Any, R]) -> R:
-        if self._loop.is_closed():
-            coroutine.close()
-            raise RuntimeError("the client is closed")
-        if threading.current_thread() is self._thread:
-            coroutine.close()  # from a progress callback: waiting here would wait for ever
-            raise RuntimeError("the client cannot be called from its own callbacks")
-        future: Future[R] = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
-        try:
-            return future.result()
-        except BaseException:
-            future.cancel()  # Ctrl-C in a wait: the call stops too, not only the waiting
-            raise
-
-    def close(self) -> None:
-        """Stop every call still running, close the connections and the client's thread."""
-        if self._loop.is_closed():
-            return
-        try:
-            self._run(self._shut_down())
-        finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join()
-            self._loop.close()
-
-    async def _shut_down(self) -> None:
-        running = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-        for task in running:
-            task.cancel()
-        await asyncio.gather(*running, return_exceptions=True)
-        await self._async.close()
-
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def iter_items(self, evaluation_id: str, page_size: int = 200) -> Iterator[ItemResult]:
-        """Every item's result, fetched a page at a time as the loop goes on."""
-        offset = 0
-        while True:
-            page = self.items(evaluation_id, limit=page_size, offset=offset)
-            yield from page.items
-            offset += len(page.items)
-            if not page.items or offset >= page.total:
-                return
-
-    evaluate = _blocking(AsyncClient.evaluate)
-    position_bias = _blocking(AsyncClient.position_bias)
-    create_evaluation = _blocking(AsyncClient.create_evaluation)
-    evaluation = _blocking(AsyncClient.evaluation)
-    evaluations = _blocking(AsyncClient.evaluations)
-    wait = _blocking(AsyncClient.wait)
-    cancel = _blocking(AsyncClient.cancel)
-    retry = _blocking(AsyncClient.retry)
-    items = _blocking(AsyncClient.items)
-    all_items = _blocking(AsyncClient.all_items)
-    report = _blocking(AsyncClient.report)
-    rendered_report = _blocking(AsyncClient.rendered_report)
-    create_position_job = _blocking(AsyncClient.create_position_job)
-    position_job = _blocking(AsyncClient.position_job)
-    cancel_position_job = _blocking(AsyncClient.cancel_position_job)
-    wait_position_job = _blocking(AsyncClient.wait_position_job)
-    upload_dataset = _blocking(AsyncClient.upload_dataset)
-    datasets = _blocking(AsyncClient.datasets)
-    dataset = _blocking(AsyncClient.dataset)
-    dataset_items = _blocking(AsyncClient.dataset_items)
-    delete_dataset = _blocking(AsyncClient.delete_dataset)
-    create_monitor = _blocking(AsyncClient.create_monitor)
-    monitors = _blocking(AsyncClient.monitors)
-    monitor = _blocking(AsyncClient.monitor)
-    update_monitor = _blocking(AsyncClient.update_monitor)
-    delete_monitor = _blocking(AsyncClient.delete_monitor)
-    run_monitor = _blocking(AsyncClient.run_monitor)
-    monitor_series = _blocking(AsyncClient.monitor_series)
-    create_study = _blocking(AsyncClient.create_study)
-    study = _blocking(AsyncClient.study)
-    studies = _blocking(AsyncClient.studies)
-    wait_study = _blocking(AsyncClient.wait_study)
-    study_report = _blocking(AsyncClient.study_report)
-    rendered_study_report = _blocking(AsyncClient.rendered_study_report)

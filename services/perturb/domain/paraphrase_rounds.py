@@ -1,0 +1,146 @@
+"""The rounds of building a paraphrase set, docs/method.md §1.1: the targets of each kind, the
+progress so far, the calls of the next round, and the feedback and rejections it records."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+
+from steadfast.services.perturb.domain.prompts import FEEDBACK, HINTS, TONES
+from steadfast.shared.contracts.perturb import (
+    CandidateScores,
+    Kind,
+    Paraphrase,
+    ParaphraseRequest,
+    Provenance,
+    RejectedCandidate,
+    RejectionStage,
+    Tone,
+)
+
+
+@dataclass(frozen=True)
+class CallSpec:
+    """One generator call: ``count`` candidates of one kind in one style."""
+
+    kind: Kind
+    count: int
+    sample_index: int
+    seed: int
+    hint: str | None = None
+    tone: Tone | None = None
+    feedback: str | None = None
+    provenance: Provenance = "generated"
+
+
+@dataclass
+class Progress:
+    """How far the set has come: the paraphrases accepted of each kind, the candidates rejected
+    and seen, and the calls and rounds spent."""
+
+    k: int
+    plain_target: int
+    toned_target: int
+    plain: list[Paraphrase] = field(default_factory=list)
+    toned: list[Paraphrase] = field(default_factory=list)
+    rejected: list[RejectedCandidate] = field(default_factory=list)
+    seen: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    generated: int = 0
+    requested: int = 0
+    calls: int = 0
+    rounds: int = 0
+    #: why the last round's candidates were rejected, told to the next round's calls
+    feedback: str | None = None
+    #: model calls of the current round that failed (of those, down for now: ``transient``), or
+    #: were cancelled at the time budget
+    failed_calls: int = 0
+    transient_calls: int = 0
+    cancelled_calls: int = 0
+
+    def selection(self) -> list[Paraphrase]:
+        return (self.plain[: self.plain_target] + self.toned)[: self.k]
+
+    def surplus(self) -> list[Paraphrase]:
+        chosen = {id(p) for p in self.selection()}
+        return [p for p in self.plain + self.toned if id(p) not in chosen]
+
+    def needs_plain(self) -> bool:
+        return len(self.plain) < self.plain_target
+
+    def needs_toned(self) -> bool:
+        if len(self.selection()) >= self.k:
+            return False
+        return len(self.toned) < self.toned_target or not self.needs_plain()
+
+
+def targets(k: int, plain_share: float, toned_share: float) -> tuple[int, int]:
+    """Plain and toned targets: shares of k, rounded up."""
+    return math.ceil(plain_share * k - 1e-9), math.ceil(toned_share * k - 1e-9)
+
+
+def request_targets(request: ParaphraseRequest) -> tuple[int, int]:
+    """The targets of a request: a kind it does not want (none per round, or a share of 0)
+    leaves all k places to the other, or a set without toned paraphrases could never grow past
+    the plain target and would spend the whole candidate cap trying."""
+    if request.toned_per_round == 0 or request.toned_share == 0:
+        return request.k, 0
+    if request.plain_per_round == 0 or request.plain_share == 0:
+        return 0, request.k
+    return targets(request.k, request.plain_share, request.toned_share)
+
+
+def plan_round(
+    request: ParaphraseRequest, progress: Progress, rng: random.Random, base_seed: int
+) -> list[CallSpec]:
+    """The calls of the next round: the candidates to ask for, ``candidates_per_call`` a call,
+    each call with its hint or tone drawn from ``rng``."""
+    room = request.max_candidates - progress.requested
+    plain = request.plain_per_round if progress.needs_plain() else 0
+    toned = request.toned_per_round if progress.needs_toned() else 0
+    if plain == toned == 0 and len(progress.selection()) < request.k:
+        plain, toned = request.plain_per_round, request.toned_per_round
+    feedback = progress.feedback if request.feedback else None
+    specs: list[CallSpec] = []
+    tones = list(TONES)
+    for kind, wanted in (("plain", plain), ("toned", toned)):
+        while wanted > 0 and room > 0:
+            count = min(request.candidates_per_call, wanted, room)
+            index = progress.calls + len(specs)
+            style = {"hint": rng.choice(HINTS)} if kind == "plain" else {"tone": rng.choice(tones)}
+            specs.append(
+                CallSpec(kind, count, index, base_seed + index, feedback=feedback, **style)  # type: ignore[arg-type]
+            )
+            wanted, room = wanted - count, room - count
+    return specs
+
+
+def feedback_of(rejected: list[RejectedCandidate]) -> str | None:
+    """Why a round's candidates were rejected, its two most frequent reasons in words (none
+    when nothing was rejected on its merits)."""
+    stages = Counter(r.stage for r in rejected if r.stage in FEEDBACK)
+    reasons = [FEEDBACK[stage] for stage, _ in stages.most_common(2)]
+    return "; ".join(reasons) or None
+
+
+def rejected_candidate(
+    text: str,
+    spec: CallSpec,
+    line: int,
+    stage: RejectionStage,
+    reason: str,
+    scores: CandidateScores | None = None,
+) -> RejectedCandidate:
+    return RejectedCandidate(
+        text=text,
+        kind=spec.kind,
+        stage=stage,
+        reason=reason,
+        tone=spec.tone,
+        hint=spec.hint,
+        scores=scores or CandidateScores(),
+        sample_index=spec.sample_index,
+        provenance=spec.provenance,
+    )

@@ -1,0 +1,37 @@
+"""Whether a rewording keeps the quantities of the original: the numbers it lacks, those it adds,
+and a comparison it turns round."""
+
+from __future__ import annotations
+
+from steadfast.shared.language import detect_language
+from steadfast.shared.quantities.comparisons import reversed_comparison
+from steadfast.shared.quantities.mention import Mention
+from steadfast.shared.quantities.reading import mentions
+
+
+def quantity_difference(original: str, candidate: str, language: str | None = None) -> str | None:
+    """Why the candidate's quantities differ from the original's (None when they agree): the
+    original's numbers it lacks, the numbers it adds, and (in English) a comparison it turns
+    round. ``language`` (ISO 639-1) picks the number words; default: the original's language,
+    detected."""
+    language = language or detect_language(original) or detect_language(candidate) or "en"
+    theirs, ours = mentions(original, language), mentions(candidate, language)
+    missing = [m for m in theirs if not m.soft and not any(m.matches(c) for c in ours)]
+    added = [c for c in ours if not c.soft and not any(c.matches(m) for m in theirs)]
+    parts = []
+    if missing:
+        parts.append("missing " + _listed(missing))
+    if added:
+        parts.append("added " + _listed(added))
+    if language == "en" and (reversal := reversed_comparison(original, candidate)):
+        parts.append(reversal)
+    return "; ".join(parts) or None
+
+
+def _listed(found: list[Mention]) -> str:
+    shown: list[str] = []
+    for mention in found:
+        text = mention.written if len(mention.written) <= 40 else mention.written[:12] + "…"
+        if f'"{text}"' not in shown:
+            shown.append(f'"{text}"')
+    return ", ".join(shown)

@@ -1,0 +1,445 @@
+"""Reading every number written in a text as a mention: digits, number words, ordinals, fractions,
+percentages, amounts and durations (see the package docstring)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+from steadfast.shared.quantities.lexicon import LEXICONS, Lexicon, italian_compound, italian_ordinal
+from steadfast.shared.quantities.mention import Mention, Quantity
+from steadfast.shared.quantities.numerals import (
+    MAX_DIGITS,
+    ROMAN_NUMERAL,
+    normalized_text,
+    read_number,
+    roman_value,
+    scaled_value,
+)
+from steadfast.shared.quantities.units import CALENDAR_WORDS, CURRENCY, MONEY_WORDS, TIME_WORDS
+
+
+def mentions(text: str, language: str = "en") -> list[Mention]:
+    """Every number written in ``text``; number words of ``language`` (English where the
+    language has no word list here)."""
+    return _Reader(text, LEXICONS.get(language, LEXICONS["en"])).read()
+
+
+_TOKEN = re.compile(r"(?P<num>(?<![\w.])\.\d+|\d+(?:[.,]\d+)*)|(?P<word>[^\W\d_]+)|(?P<sym>\S)")
+_ENGLISH_DIGITS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*(?:\.\d+)?")
+_ITALIAN_DIGITS = re.compile(r"\d{1,3}(?:\.\d{3})+(?:,\d+)?|\d+(?:,\d+)?")
+
+
+_NEGATORS = frozenset({"minus", "negative", "meno"})
+_DASHES = frozenset({"-", "–", "—", "/"})
+_NAME_WORDS = frozenset({"name", "names", "nome", "nomi"})
+#: an ordinal that is also an adverb ("it first aired"): a number only after a determiner
+_ADVERBIAL_ORDINALS = frozenset({"first"})
+_DETERMINERS = frozenset(
+    {"the", "a", "an", "its", "his", "her", "their", "our", "my", "your", "this", "that"}
+)
+
+
+_DEFINITE = frozenset({"the", "il", "lo", "la", "l"})
+_ORDINAL_SUFFIXES = frozenset({"st", "nd", "rd", "th", "o", "a"})
+
+
+@dataclass(frozen=True)
+class _Token:
+    """A run of digits, a word or a symbol of the text, and where it stands."""
+
+    kind: str
+    text: str
+    start: int
+    end: int
+
+    @property
+    def word(self) -> str:
+        return self.text.lower() if self.kind == "word" else ""
+
+
+@dataclass(frozen=True)
+class _Core:
+    """A number read from tokens ``[start, end)`` before what follows it is looked at."""
+
+    start: int
+    end: int
+    values: frozenset[Quantity]
+    soft: bool = False
+    ordinal: bool = False
+
+
+class _Reader:
+    """Reads the mentions of one text, token by token, with the number words of one language."""
+
+    def __init__(self, text: str, lexicon: Lexicon) -> None:
+        self.text = normalized_text(text)
+        self.lexicon = lexicon
+        self.tokens = [
+            _Token(match.lastgroup or "sym", match.group(), match.start(), match.end())
+            for match in _TOKEN.finditer(self.text)
+        ]
+
+    def read(self) -> list[Mention]:
+        found: list[Mention] = []
+        index = 0
+        while index < len(self.tokens):
+            read = self._at(index)
+            if read is None:
+                index += 1
+                continue
+            mentions, index = read
+            found += mentions
+        return found
+
+    def _word(self, index: int) -> str:
+        return self.tokens[index].word if 0 <= index < len(self.tokens) else ""
+
+    def _sym(self, index: int) -> str:
+        if 0 <= index < len(self.tokens) and self.tokens[index].kind == "sym":
+            return self.tokens[index].text
+        return ""
+
+    def _adjacent(self, index: int) -> bool:
+        """Token ``index`` follows the one before it with no space between."""
+        return 0 < index < len(self.tokens) and (
+            self.tokens[index].start == self.tokens[index - 1].end
+        )
+
+    # ---- what a token starts --------------------------------------------------------------
+
+    def _at(self, index: int) -> tuple[list[Mention], int] | None:
+        token = self.tokens[index]
+        if token.kind == "num":
+            return self._digits(index)
+        if token.kind != "word":
+            return None
+        core = self._words(index)
+        if core is not None:
+            return [self._finish(core)], self._after(core)
+        return self._implicit_unit(index)
+
+    def _digits(self, index: int) -> tuple[list[Mention], int] | None:
+        token = self.tokens[index]
+        if token.start > 0 and self.text[token.start - 1].isalpha():
+            return [], index + 1  # part of a name: "CO2", "B12"
+        if self._sym(index + 1) == "/" and self._is_num(index + 2):
+            if self._sym(index + 3) == "/" and self._is_num(index + 4):  # a date: 20/07/1969
+                dated = (index, index + 2, index + 4)
+                return [self._plain(self.tokens[i]) for i in dated], index + 5
+            return self._fraction(index)
+        readings = self._readings(token.text)
+        if readings is None:  # a list such as "1,2,3": each number on its own
+            parts = re.split(r"[.,]", token.text)
+            return [Mention(part, frozenset({read_number(part)})) for part in parts], index + 1
+        readings |= self._short_year(index, token.text)
+        end, values, ordinal = index + 1, readings, False
+        suffix = self._word(end)
+        if self._adjacent(end) and suffix in _ORDINAL_SUFFIXES:
+            end, ordinal = end + 1, True
+        elif self._adjacent(end) and suffix == "s":  # "the 1990s"
+            end += 1
+        scale = self.lexicon.scales.get(self._word(end))
+        if scale and not ordinal:
+            values, end = frozenset(scaled_value(v, scale) for v in values), end + 1
+        core = _Core(index, end, values, soft=values == {1} and not ordinal, ordinal=ordinal)
+        return [self._finish(core)], self._after(core)
+
+    def _short_year(self, index: int, written: str) -> frozenset[Quantity]:
+        """ "2021–22": the second year of a span written with its last two digits."""
+        if len(written) != 2 or self._sym(index - 1) not in _DASHES or index < 2:
+            return frozenset()
+        previous = self.tokens[index - 2]
+        if previous.kind != "num" or not re.fullmatch(r"1\d{3}|20\d{2}", previous.text):
+            return frozenset()
+        return frozenset({Fraction(int(previous.text[:2] + written))})
+
+    def _is_num(self, index: int) -> bool:
+        return 0 <= index < len(self.tokens) and self.tokens[index].kind == "num"
+
+    def _plain(self, token: _Token) -> Mention:
+        return Mention(token.text, frozenset({read_number(token.text.replace(",", ""))}))
+
+    def _fraction(self, index: int) -> tuple[list[Mention], int]:
+        numerator, denominator = self.tokens[index].text, self.tokens[index + 2].text
+        if max(len(numerator), len(denominator)) > MAX_DIGITS:
+            written = f"{numerator}/{denominator}"
+            return [Mention(written, frozenset({written}))], index + 3
+        try:
+            value = Fraction(read_number(numerator)) / Fraction(read_number(denominator))
+        except (ZeroDivisionError, ValueError, TypeError):
+            return [], index + 3
+        end, scaled = index + 3, self._article_scale(index + 3)
+        if scaled:
+            end, value = end + 2, value * scaled
+        core = _Core(index, end, frozenset({value}))
+        return [self._finish(core)], self._after(core)
+
+    def _readings(self, written: str) -> frozenset[Quantity] | None:
+        values: set[Quantity] = set()
+        if _ENGLISH_DIGITS.fullmatch(written):
+            values.add(read_number(written))
+        if self.lexicon.compound and _ITALIAN_DIGITS.fullmatch(written):
+            values.add(read_number(written.replace(".", "").replace(",", ".")))
+        return frozenset(values) or None
+
+    # ---- number words ---------------------------------------------------------------------
+
+    def _words(self, index: int) -> _Core | None:
+        lexicon, word = self.lexicon, self._word(index)
+        if word in lexicon.articles:
+            return self._after_article(index)
+        if word in lexicon.values:
+            return self._value_word(index)
+        if word in lexicon.ordinals or italian_ordinal(word):
+            return self._ordinal(index)
+        if self._cardinal(word) is not None:
+            return self._years_in_words(index, self._cardinal_run(index))
+        if ROMAN_NUMERAL.fullmatch(self.tokens[index].text) and self._after_a_name(index):
+            return _Core(
+                index, index + 1, frozenset({Fraction(roman_value(self.tokens[index].text))})
+            )
+        return None
+
+    def _ordinal(self, index: int) -> _Core | None:
+        """An ordinal; soft when it may not be one: "first" with no determiner before it is
+        often an adverb ("it first aired"), and "first name" is no number at all."""
+        lexicon, word = self.lexicon, self._word(index)
+        following = [self._word(index + offset) for offset in (1, 2, 3)]
+        if following[0] in _NAME_WORDS or (
+            following[0] in ("and", "or") and following[2] in _NAME_WORDS
+        ):
+            return None  # "first name", "first and last name"
+        value = lexicon.ordinals.get(word) or italian_ordinal(word) or 0
+        determined = self._word(index - 1) in _DETERMINERS or self._possessive_before(index)
+        soft = not determined and (word in lexicon.soft or word in _ADVERBIAL_ORDINALS)
+        return _Core(index, index + 1, frozenset({Fraction(value)}), soft, True)
+
+    def _possessive_before(self, index: int) -> bool:
+        """ "the Society's first", "the Illustrators' first": an ordinal that is one."""
+        if self._sym(index - 1) == "'":
+            return True
+        return self._word(index - 1) == "s" and self._sym(index - 2) == "'"
+
+    def _after_a_name(self, index: int) -> bool:
+        """A Roman numeral counts after a capitalised word ("World War II", "Henry VIII")."""
+        previous = self.tokens[index - 1] if index > 0 else None
+        return previous is not None and previous.kind == "word" and previous.text[:1].isupper()
+
+    def _years_in_words(self, index: int, first: _Core | None) -> _Core | None:
+        """ "nineteen eighty-five", "twenty fourteen": a year said as two numbers."""
+        if first is None or not first.values <= frozenset(Fraction(n) for n in range(10, 100)):
+            return first
+        if self._cardinal(self._word(first.end)) is None:
+            return first
+        second = self._cardinal_run(first.end)
+        if second is None or not second.values <= frozenset(Fraction(n) for n in range(1, 100)):
+            return first
+        years = frozenset(
+            Fraction(hundreds) * 100 + Fraction(rest)
+            for hundreds in first.values
+            for rest in second.values
+        )
+        return _Core(index, second.end, years)
+
+    def _cardinal(self, word: str) -> int | None:
+        if word in self.lexicon.cardinals:
+            return self.lexicon.cardinals[word]
+        return italian_compound(word) if self.lexicon.compound and len(word) > 4 else None
+
+    def _after_article(self, index: int) -> _Core | None:
+        """ "a hundred", "a dozen", "a third", "a quarter"; a lone article is no number."""
+        lexicon, following = self.lexicon, self._word(index + 1)
+        if following in lexicon.scales:
+            run = self._cardinal_run(index + 1)
+            return replace(run, start=index) if run else None
+        denominator = lexicon.denominators.get(following)
+        if not denominator and self._ends_phrase(index + 2):  # "a third of", not "a third set"
+            denominator = lexicon.ordinals.get(following)
+        if denominator and denominator >= 3:
+            return _Core(index, index + 2, frozenset({Fraction(1, denominator)}))
+        if following in lexicon.values and lexicon.values[following] < 1:  # "a half"
+            return _Core(index, index + 2, frozenset({lexicon.values[following]}))
+        return None
+
+    def _ends_phrase(self, index: int) -> bool:
+        if index >= len(self.tokens):
+            return True
+        return self._word(index) in ("of", "di") or self.tokens[index].kind == "sym"
+
+    def _value_word(self, index: int) -> _Core:
+        """ "half", "twice", "doppio"; "half a dozen" is six."""
+        word = self._word(index)
+        value = self.lexicon.values[word]
+        scaled = self._article_scale(index + 1)
+        if scaled:
+            return _Core(index, index + 3, frozenset({value * scaled}))
+        return _Core(index, index + 1, frozenset({value}), soft=word in self.lexicon.soft)
+
+    def _article_scale(self, index: int) -> int | None:
+        """The scale of "a dozen" at ``index`` ("half a dozen", "1/2 a dozen")."""
+        if self._word(index) in self.lexicon.articles:
+            return self.lexicon.scales.get(self._word(index + 1))
+        return None
+
+    def _cardinal_run(self, index: int) -> _Core | None:
+        """A run of cardinal and scale words ("one hundred and twenty-five", "two dozen"),
+        then maybe a denominator ("two thirds") or an ordinal unit ("twenty-first")."""
+        lexicon = self.lexicon
+        total = current = 0
+        end, seen, last = index, False, ""
+        while end < len(self.tokens):
+            word = self._word(end)
+            cardinal = self._cardinal(word)
+            if cardinal is not None and self._continues(last, cardinal):
+                current, seen, last = current + cardinal, True, word
+            elif word in lexicon.scales and (seen or end == index):
+                scale = lexicon.scales[word]
+                current = max(current, 1) * scale
+                if scale >= 1000:
+                    total, current = total + current, 0
+                seen, last = True, word
+            elif seen and self._joins(end):
+                end += 1
+                continue
+            else:
+                break
+            end += 1
+        while end > index and (self._sym(end - 1) or self._word(end - 1) == lexicon.joiner):
+            end -= 1  # a trailing hyphen or "and" belongs to what follows
+        if not seen:
+            return None
+        value = total + current
+        return self._denominator_after(index, end, value, last)
+
+    def _continues(self, last: str, cardinal: int) -> bool:
+        """Whether a cardinal may follow the run's last word: anything after a scale ("hundred
+        and ten"), a unit after a ten ("twenty-five"); "one fifty" is two numbers."""
+        if not last or last in self.lexicon.scales:
+            return True
+        previous = self.lexicon.cardinals.get(last)
+        return previous is not None and previous in range(20, 100, 10) and 1 <= cardinal <= 9
+
+    def _joins(self, index: int) -> bool:
+        """A hyphen or "and" between two number words."""
+        joiner = self._sym(index) == "-" or self._word(index) == self.lexicon.joiner
+        following = self._word(index + 1)
+        return joiner and (
+            self._cardinal(following) is not None
+            or following in self.lexicon.scales
+            or following in self.lexicon.ordinals
+        )
+
+    def _denominator_after(self, index: int, end: int, value: int, last: str) -> _Core:
+        lexicon = self.lexicon
+        hyphen = 1 if self._sym(end) == "-" else 0
+        following = self._word(end + hyphen)
+        ordinal = lexicon.ordinals.get(following)
+        if ordinal and hyphen and last in lexicon.cardinals and ordinal < 10 <= value:
+            return _Core(index, end + 2, frozenset({Fraction(value + ordinal)}), ordinal=True)
+        denominator = lexicon.denominators.get(following) or (
+            ordinal if ordinal and ordinal >= 3 else None
+        )
+        if denominator and value > 0:
+            return _Core(index, end + hyphen + 1, frozenset({Fraction(value, denominator)}))
+        soft = value == 1 or (end - index == 1 and last in lexicon.soft)
+        return _Core(index, end, frozenset({Fraction(value)}), soft=soft)
+
+    def _implicit_unit(self, index: int) -> tuple[list[Mention], int] | None:
+        """ "an hour", "un'ora": one of a unit, which a duration on the other side may match."""
+        if self._word(index) not in self.lexicon.articles:
+            return None
+        unit = self._unit(index + 1)
+        if unit is None:
+            return None
+        dimension, factor, end = unit
+        if self._word(end - 1) in self.lexicon.ordinals and not self._ends_phrase(end):
+            return None  # "a second drug": the ordinal, read next
+        written = self.text[self.tokens[index].start : self.tokens[end - 1].end]
+        mention = Mention(written, frozenset({Fraction(1)}), dimension, Fraction(factor), True)
+        return [mention], end
+
+    # ---- what follows a number ------------------------------------------------------------
+
+    def _finish(self, core: _Core) -> Mention:
+        values = core.values
+        negated = self._negated(core.start)
+        if negated:
+            values = frozenset(-v if isinstance(v, Fraction) else "-" + v for v in values)
+        dimension, base = self._dimension(core, values)
+        prefixed = negated or self._sym(core.start - 1) in CURRENCY
+        first = self.tokens[core.start - 1 if prefixed else core.start]
+        written = self.text[first.start : self.tokens[self._after(core) - 1].end]
+        return Mention(written, values, dimension, base, core.soft)
+
+    def _negated(self, start: int) -> bool:
+        if self._word(start - 1) in _NEGATORS:
+            return True
+        at = self.tokens[start].start
+        before = self.text[at - 2 : at - 1] if at > 1 else ""
+        return self._sym(start - 1) == "-" and self._adjacent(start) and not before.isalnum()
+
+    def _dimension(
+        self, core: _Core, values: frozenset[Quantity]
+    ) -> tuple[str | None, Quantity | None]:
+        value = next(iter(values))
+        if not isinstance(value, Fraction) or core.ordinal:
+            return None, None
+        end = core.end
+        if self._percent_at(end):
+            return "ratio", value / 100
+        symbol = self._sym(core.start - 1)
+        if symbol in CURRENCY:
+            return "money", value * CURRENCY[symbol]
+        if self._word(end) in MONEY_WORDS:
+            return "money", value * MONEY_WORDS[self._word(end)]
+        unit = self._unit(end)
+        if unit is not None:
+            dimension, factor, _ = unit
+            return dimension, value * factor
+        if 0 < abs(value) < 1:
+            return "ratio", value
+        return None, None
+
+    def _percent_at(self, index: int) -> int:
+        """Tokens of a percent sign or word at ``index`` (0: none)."""
+        if self._sym(index) == "%":
+            return 1
+        for words in self.lexicon.percent:
+            if all(self._word(index + i) == word for i, word in enumerate(words)):
+                return len(words)
+        return 0
+
+    def _unit(self, index: int) -> tuple[str, int, int] | None:
+        """A duration's unit at ``index``, after "of" and an article maybe ("a quarter of an
+        hour", "mezz'ora"): its dimension, its size in the base unit and where it ends."""
+        at = index
+        if self._sym(at) == "-":  # "a 30-minute show"
+            at += 1
+        if self._word(at) in ("of", "di", "d"):
+            at += 1
+        if self._sym(at) == "'":
+            at += 1
+        if self._word(at) in self.lexicon.articles or self._word(at) in _DEFINITE:
+            at += 1
+        if self._sym(at) == "'":
+            at += 1
+        word = self._word(at)
+        if word in TIME_WORDS:
+            return "time", TIME_WORDS[word], at + 1
+        if word in CALENDAR_WORDS:
+            return "calendar", CALENDAR_WORDS[word], at + 1
+        return None
+
+    def _after(self, core: _Core) -> int:
+        end = core.end
+        if core.ordinal:
+            return end
+        percent = self._percent_at(end)
+        if percent:
+            return end + percent
+        if self._word(end) in MONEY_WORDS:
+            return end + 1
+        unit = self._unit(end)
+        return unit[2] if unit else end
