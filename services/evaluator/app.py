@@ -14,6 +14,7 @@ from steadfast.services.evaluator.adapters.repository import EvaluationStore
 from steadfast.services.evaluator.adapters.studies import StudyStore
 from steadfast.services.evaluator.adapters.upstream import HttpUpstream, Renderer
 from steadfast.services.evaluator.auth import require_api_key
+from steadfast.services.evaluator.components import EvaluatorComponents
 from steadfast.services.evaluator.controllers.datasets import DatasetController
 from steadfast.services.evaluator.controllers.evaluations import (
     EvaluateController,
@@ -33,6 +34,7 @@ from steadfast.services.evaluator.metrics import PURGED
 from steadfast.services.evaluator.settings import EvaluatorSettings, get_settings
 from steadfast.shared.app import create_service_app
 from steadfast.shared.backoff import Backoff
+from steadfast.shared.components import components_of, set_components
 from steadfast.shared.db import Database
 from steadfast.shared.retention import RetentionSweeper
 
@@ -68,6 +70,32 @@ def retention_sweeper(
     )
 
 
+async def start_loops(
+    app: Litestar,
+    store: EvaluationStore,
+    position_jobs: PositionJobStore,
+    runner: JobRunner,
+    position_runner: PositionJobRunner,
+    scheduler: MonitorScheduler,
+) -> None:
+    """The background loops of a process that runs jobs: evaluation and positional-bias jobs,
+    monitors, and the retention sweep; ``stop_jobs`` stops those it finds on the app."""
+    settings = components_of(app.state, EvaluatorComponents).settings
+    if store.sqlite:  # one process owns an SQLite file: leases left behind are void
+        await store.release_all_leases()
+        await position_jobs.release_all_leases()
+    runner.start()
+    position_runner.start()
+    scheduler.start()
+    app.state.runner = runner
+    app.state.position_runner = position_runner
+    app.state.monitor_scheduler = scheduler
+    if settings.retention_days:
+        sweeper = retention_sweeper(settings, store, position_jobs)
+        sweeper.start()
+        app.state.retention_sweeper = sweeper
+
+
 def create_app(
     settings: EvaluatorSettings | None = None,
     upstream: PositionUpstream | None = None,
@@ -75,29 +103,25 @@ def create_app(
 ) -> Litestar:
     """``upstream``/``renderer`` default to the real services over HTTP (tests pass others)."""
     settings = settings or get_settings()
-    if upstream is None:
-        http = HttpUpstream(settings)
-        upstream, renderer = http, renderer or http.render
+    http = HttpUpstream(settings)
+    upstream = upstream or http
+    renderer = renderer or http.render
 
     async def start_jobs(app: Litestar) -> None:
         database: Database = app.state.database
         store = EvaluationStore(database.engine, lease_s=settings.lease_s)
         datasets = DatasetStore(database.engine)
         await datasets.ensure_samples()
-        app.state.evaluations = Evaluations(store, datasets)
-        app.state.datasets = datasets
-        app.state.api_keys = ApiKeyStore(database.engine)
+        evaluations = Evaluations(store, datasets)
         engine = JobEngine(store, upstream, engine_settings(settings))
         runner = JobRunner(engine)
-        app.state.runner_wake = runner.wake
         position_jobs = PositionJobStore(database.engine, lease_s=settings.lease_s)
         position_settings = PositionJobSettings(
             owner=engine.owner, poll_s=settings.poll_s, retry=retry_policy(settings)
         )
         position_runner = PositionJobRunner(position_jobs, upstream, position_settings)
-        app.state.position_jobs, app.state.position_runner = position_jobs, position_runner
         jobs = JobStarter(
-            app.state.evaluations,
+            evaluations,
             datasets,
             position_jobs,
             upstream,
@@ -106,22 +130,25 @@ def create_app(
             max_job_answers=settings.max_job_answers,
         )
         monitors = Monitors(MonitorStore(database.engine), jobs)
-        app.state.studies = Studies(StudyStore(database.engine), jobs)
         scheduler = MonitorScheduler(monitors, settings.monitor_poll_s)
-        app.state.monitors, app.state.monitor_wake = monitors, scheduler.wake
+        components = EvaluatorComponents(
+            settings=settings,
+            upstream=upstream,
+            retry=retry_policy(settings),
+            renderer=renderer,
+            evaluations=evaluations,
+            datasets=datasets,
+            api_keys=ApiKeyStore(database.engine),
+            position_jobs=position_jobs,
+            monitors=monitors,
+            studies=Studies(StudyStore(database.engine), jobs),
+            wake_jobs=runner.wake,
+            wake_position_jobs=position_runner.wake,
+            wake_monitors=scheduler.wake,
+        )
+        set_components(app, components)
         if settings.run_jobs:
-            if store.sqlite:  # one process owns an SQLite file: leases left behind are void
-                await store.release_all_leases()
-                await position_jobs.release_all_leases()
-            runner.start()
-            position_runner.start()
-            scheduler.start()
-            app.state.monitor_scheduler = scheduler
-            if settings.retention_days:
-                sweeper = retention_sweeper(settings, store, position_jobs)
-                sweeper.start()
-                app.state.retention_sweeper = sweeper
-        app.state.runner = runner
+            await start_loops(app, store, position_jobs, runner, position_runner, scheduler)
 
     async def stop_jobs(app: Litestar) -> None:
         runner: JobRunner | None = app.state.get("runner")
@@ -159,7 +186,7 @@ def create_app(
         calls=["gateway", "perturb", "verify", "scoring"],
         on_startup=[start_jobs],
         on_shutdown=[stop_jobs],
-        state={"upstream": upstream, "retry": retry_policy(settings), "renderer": renderer},
+        components=EvaluatorComponents,
         description=package.__doc__ or "",
         security_schemes={
             "apiKey": SecurityScheme(

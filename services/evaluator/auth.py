@@ -9,9 +9,9 @@ from litestar.connection import ASGIConnection
 from litestar.exceptions import NotAuthorizedException
 from litestar.handlers.base import BaseRouteHandler
 
-from steadfast.services.evaluator.adapters.api_keys import ApiKeyStore
+from steadfast.services.evaluator.components import EvaluatorComponents
 from steadfast.services.evaluator.metrics import AUTH_REJECTIONS
-from steadfast.services.evaluator.settings import EvaluatorSettings
+from steadfast.shared.components import components_of
 
 API_KEY_HEADER = "X-API-Key"
 
@@ -35,14 +35,13 @@ def _rejected(reason: str, message: str) -> NotAuthorizedException:
 async def require_api_key(
     connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler
 ) -> None:
-    settings: EvaluatorSettings = connection.app.state.settings
-    if settings.auth == "open":
+    components = components_of(connection.app.state, EvaluatorComponents)
+    if components.settings.auth == "open":
         return
     key = presented_key(connection)
     if key is None:
         raise _rejected(
             "missing", "an API key is required: `Authorization: Bearer <key>` or `X-API-Key`"
         )
-    store: ApiKeyStore = connection.app.state.api_keys
-    if not await store.is_active(key):
+    if not await components.api_keys.is_active(key):
         raise _rejected("invalid", "the API key is unknown or revoked")

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, delete, get, post
-from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.params import FromQuery, Parameter
 from litestar.status_codes import HTTP_201_CREATED, HTTP_204_NO_CONTENT
 
@@ -90,7 +90,8 @@ class DatasetController(Controller):
     async def upload(
         self,
         request: Request[Any, Any, Any],
-        state: State,
+        settings: NamedDependency[EvaluatorSettings],
+        datasets: NamedDependency[DatasetStore],
         name: Annotated[str, Parameter(min_length=1, max_length=200, pattern=STORABLE_TEXT)],
         task: FromQuery[Task] = "factual",
         format: FromQuery[DatasetFormat | None] = None,
@@ -100,7 +101,6 @@ class DatasetController(Controller):
         id_field: FromQuery[str | None] = None,
         list_separator: Annotated[str, Parameter(min_length=1, max_length=5)] = ";",
     ) -> Response[DatasetInfo]:
-        settings: EvaluatorSettings = state.settings
         fmt = format or guess_format(name, request.headers.get("content-type"))
         mapping = FieldMapping(
             question_field, answer_field, answers_field, id_field, list_separator
@@ -112,7 +112,6 @@ class DatasetController(Controller):
             return invalid_dataset(invalid)
         except MappingInvalid as invalid:
             return invalid_mapping(invalid)
-        datasets: DatasetStore = state.datasets
         info = await datasets.create(
             name, "choice" if fmt == "mmlu" else task, items, f"upload:{fmt}"
         )
@@ -125,11 +124,10 @@ class DatasetController(Controller):
     )
     async def list_datasets(
         self,
-        state: State,
+        datasets: NamedDependency[DatasetStore],
         limit: Annotated[int, Parameter(ge=1, le=500)] = 100,
         offset: Annotated[int, Parameter(ge=0, le=MAX_STORED_INT)] = 0,
     ) -> DatasetList:
-        datasets: DatasetStore = state.datasets
         page, total = await datasets.page(offset, limit)
         return DatasetList(datasets=page, total=total, limit=limit, offset=offset)
 
@@ -138,8 +136,10 @@ class DatasetController(Controller):
         operation_id="getDataset",
         summary="One dataset (by id, or a sample by name)",
     )
-    async def get_dataset(self, dataset_id: StoredId, state: State) -> DatasetInfo:
-        return await _require(state, dataset_id)
+    async def get_dataset(
+        self, dataset_id: StoredId, datasets: NamedDependency[DatasetStore]
+    ) -> DatasetInfo:
+        return await _require(datasets, dataset_id)
 
     @delete(
         "/{dataset_id:str}",
@@ -148,32 +148,31 @@ class DatasetController(Controller):
         status_code=HTTP_204_NO_CONTENT,
         responses=problem_responses({409: "A built-in sample cannot be deleted"}),
     )
-    async def delete_dataset(self, dataset_id: StoredId, state: State) -> None:
-        info = await _require(state, dataset_id)
+    async def delete_dataset(
+        self, dataset_id: StoredId, datasets: NamedDependency[DatasetStore]
+    ) -> None:
+        info = await _require(datasets, dataset_id)
         if info.builtin:
             detail = f"{info.name!r} is a built-in sample: it cannot be deleted"
             raise ProblemError(409, "Conflict", detail, field="dataset_id", source="path")
-        datasets: DatasetStore = state.datasets
         await datasets.delete(info.id)
 
     @get("/{dataset_id:str}/items", operation_id="listDatasetItems", summary="Page through items")
     async def items(
         self,
         dataset_id: StoredId,
-        state: State,
+        datasets: NamedDependency[DatasetStore],
         limit: Annotated[int, Parameter(ge=1, le=500)] = 50,
         offset: Annotated[int, Parameter(ge=0, le=MAX_STORED_INT)] = 0,
     ) -> DatasetItemPage:
-        info = await _require(state, dataset_id)
-        datasets: DatasetStore = state.datasets
+        info = await _require(datasets, dataset_id)
         items = await datasets.items(info.id, offset, limit)
         return DatasetItemPage(
             dataset=info, items=items, total=info.item_count, limit=limit, offset=offset
         )
 
 
-async def _require(state: State, dataset_id: str) -> DatasetInfo:
-    datasets: DatasetStore = state.datasets
+async def _require(datasets: DatasetStore, dataset_id: str) -> DatasetInfo:
     info = await datasets.get(dataset_id)
     if info is None:
         raise not_found("dataset", dataset_id, "dataset_id")

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import Controller, Response, delete, get, post
-from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.params import FromQuery, HeaderParameter, JSONBody, Parameter
 from litestar.status_codes import HTTP_202_ACCEPTED
 
+from steadfast.services.evaluator.adapters.upstream import Renderer
+from steadfast.services.evaluator.components import Wake
 from steadfast.services.evaluator.controllers.documents import DocumentOperation
 from steadfast.services.evaluator.controllers.parameters import StoredFilter, StoredId
 from steadfast.services.evaluator.domain.evaluate import evaluate_now, variant_count
@@ -18,12 +20,14 @@ from steadfast.services.evaluator.domain.evaluations import (
     require_runnable,
 )
 from steadfast.services.evaluator.domain.pipeline import (
+    Upstream,
     UpstreamError,
     require_distinct_ids,
     require_gradable_items,
     require_known_routes,
 )
 from steadfast.services.evaluator.settings import EvaluatorSettings
+from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.base import (
     MAX_STORED_INT,
     REPORT_MEDIA_TYPES,
@@ -66,12 +70,17 @@ class EvaluateController(Controller):
             }
         ),
     )
-    async def evaluate(self, data: JSONBody[EvaluateRequest], state: State) -> EvaluateResponse:
-        settings: EvaluatorSettings = state.settings
+    async def evaluate(
+        self,
+        data: JSONBody[EvaluateRequest],
+        settings: NamedDependency[EvaluatorSettings],
+        upstream: NamedDependency[Upstream],
+        retry: NamedDependency[Backoff],
+    ) -> EvaluateResponse:
         require_runnable(data)
         require_distinct_ids(data.items)
         require_gradable_items(data, data.items)
-        await require_known_routes(state.upstream, data, judges=judge_routes(data, data.items))
+        await require_known_routes(upstream, data, judges=judge_routes(data, data.items))
         needed = variant_count(data)
         if needed > settings.max_sync_variants:
             raise ProblemError(
@@ -81,7 +90,7 @@ class EvaluateController(Controller):
                 f"limit of {settings.max_sync_variants}; submit a job to POST /v1/evaluations",
                 field="items",
             )
-        return await evaluate_now(data, state.upstream, state.retry)
+        return await evaluate_now(data, upstream, retry)
 
 
 class EvaluationController(Controller):
@@ -104,14 +113,15 @@ class EvaluationController(Controller):
     async def create(
         self,
         data: JSONBody[EvaluationCreate],
-        state: State,
+        evaluations: NamedDependency[Evaluations],
+        upstream: NamedDependency[Upstream],
+        wake_jobs: NamedDependency[Wake],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[EvaluationAccepted]:
-        evaluations: Evaluations = state.evaluations
         require_runnable(data)  # the caller's mistakes first, before asking the gateway
-        await require_known_routes(state.upstream, data, judges=judge_routes(data, data.items))
+        await require_known_routes(upstream, data, judges=judge_routes(data, data.items))
         job, _ = await evaluations.submit(data, idempotency_key)
-        state.runner_wake()
+        wake_jobs()
         return Response(
             EvaluationAccepted(id=job.id, status=job.status),  # type: ignore[arg-type]
             status_code=HTTP_202_ACCEPTED,
@@ -121,7 +131,7 @@ class EvaluationController(Controller):
     @get("", operation_id="listEvaluations", summary="List evaluations, newest first")
     async def list_evaluations(
         self,
-        state: State,
+        evaluations: NamedDependency[Evaluations],
         status: FromQuery[JobStatus | None] = None,
         task: FromQuery[Task | None] = None,
         model: StoredFilter = None,
@@ -129,7 +139,6 @@ class EvaluationController(Controller):
         limit: Annotated[int, Parameter(ge=1, le=200)] = 20,
         offset: Annotated[int, Parameter(ge=0, le=MAX_STORED_INT)] = 0,
     ) -> EvaluationPage:
-        evaluations: Evaluations = state.evaluations
         return await evaluations.page(
             status=status,
             task=task,
@@ -144,8 +153,9 @@ class EvaluationController(Controller):
         operation_id="getEvaluation",
         summary="Status, progress per stage, timings and errors so far",
     )
-    async def get_evaluation(self, evaluation_id: StoredId, state: State) -> EvaluationStatus:
-        evaluations: Evaluations = state.evaluations
+    async def get_evaluation(
+        self, evaluation_id: StoredId, evaluations: NamedDependency[Evaluations]
+    ) -> EvaluationStatus:
         return await evaluations.status(await evaluations.require(evaluation_id))
 
     @delete(
@@ -155,8 +165,9 @@ class EvaluationController(Controller):
         status_code=200,
         responses=problem_responses({409: "The evaluation has finished already"}),
     )
-    async def cancel(self, evaluation_id: StoredId, state: State) -> EvaluationStatus:
-        evaluations: Evaluations = state.evaluations
+    async def cancel(
+        self, evaluation_id: StoredId, evaluations: NamedDependency[Evaluations]
+    ) -> EvaluationStatus:
         return await evaluations.cancel(evaluation_id)
 
     @post(
@@ -169,10 +180,14 @@ class EvaluationController(Controller):
             {409: "The evaluation is not finished, was cancelled, or has no failed part"}
         ),
     )
-    async def retry(self, evaluation_id: StoredId, state: State) -> EvaluationAccepted:
-        evaluations: Evaluations = state.evaluations
+    async def retry(
+        self,
+        evaluation_id: StoredId,
+        evaluations: NamedDependency[Evaluations],
+        wake_jobs: NamedDependency[Wake],
+    ) -> EvaluationAccepted:
         job = await evaluations.retry(evaluation_id)
-        state.runner_wake()
+        wake_jobs()
         return EvaluationAccepted(id=job.id, status=job.status)  # type: ignore[arg-type]
 
     @get(
@@ -183,11 +198,10 @@ class EvaluationController(Controller):
     async def items(
         self,
         evaluation_id: StoredId,
-        state: State,
+        evaluations: NamedDependency[Evaluations],
         limit: Annotated[int, Parameter(ge=1, le=500)] = 50,
         offset: Annotated[int, Parameter(ge=0, le=MAX_STORED_INT)] = 0,
     ) -> ItemPage:
-        evaluations: Evaluations = state.evaluations
         evaluation = await evaluations.require(evaluation_id, results=True)
         return await evaluations.items_page(evaluation, offset, limit)
 
@@ -203,19 +217,26 @@ class EvaluationController(Controller):
         operation_class=DocumentOperation,
     )
     async def report(
-        self, evaluation_id: StoredId, state: State, format: FromQuery[ReportFormat] = "json"
+        self,
+        evaluation_id: StoredId,
+        evaluations: NamedDependency[Evaluations],
+        renderer: NamedDependency[Renderer],
+        format: FromQuery[ReportFormat] = "json",
     ) -> Response[EvaluationReport]:
-        evaluations: Evaluations = state.evaluations
         evaluation = await evaluations.require(evaluation_id, results=True)
         if format == "json":
             report: EvaluationReport = await evaluations.report(evaluation)
             return Response(report, media_type=REPORT_MEDIA_TYPES["json"])
         document = await evaluations.report_document(evaluation)
         try:
-            rendered = await state.renderer(document, format)
+            rendered = await renderer(document, format)
         except UpstreamError as error:
             raise ProblemError(502, "Report rendering failed", error.reason) from error
         headers = {}
         if format == "csv":
             headers["Content-Disposition"] = f'attachment; filename="{evaluation_id}.csv"'
-        return Response(rendered, media_type=REPORT_MEDIA_TYPES[format], headers=headers)
+        return Response(
+            rendered,  # type: ignore[arg-type]  # the html or csv rendering of the report
+            media_type=REPORT_MEDIA_TYPES[format],
+            headers=headers,
+        )

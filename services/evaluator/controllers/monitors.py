@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import Controller, Response, delete, get, patch, post
-from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.params import FromQuery, JSONBody, Parameter
 from litestar.status_codes import HTTP_201_CREATED, HTTP_202_ACCEPTED
 
+from steadfast.services.evaluator.components import Wake
 from steadfast.services.evaluator.controllers.parameters import StoredId
 from steadfast.services.evaluator.domain.monitors import Monitors
 from steadfast.shared.contracts.monitors import (
@@ -44,10 +45,14 @@ class MonitorController(Controller):
             }
         ),
     )
-    async def create(self, data: JSONBody[MonitorCreate], state: State) -> Response[Monitor]:
-        monitors: Monitors = state.monitors
+    async def create(
+        self,
+        data: JSONBody[MonitorCreate],
+        monitors: NamedDependency[Monitors],
+        wake_monitors: NamedDependency[Wake],
+    ) -> Response[Monitor]:
         monitor = await monitors.create(data)
-        state.monitor_wake()
+        wake_monitors()
         return Response(
             monitor,
             status_code=HTTP_201_CREATED,
@@ -55,8 +60,7 @@ class MonitorController(Controller):
         )
 
     @get("", operation_id="listMonitors", summary="Every monitor, oldest first")
-    async def list_monitors(self, state: State) -> MonitorPage:
-        monitors: Monitors = state.monitors
+    async def list_monitors(self, monitors: NamedDependency[Monitors]) -> MonitorPage:
         return await monitors.page()
 
     @get(
@@ -64,8 +68,9 @@ class MonitorController(Controller):
         operation_id="getMonitor",
         summary="A monitor: its last run, next run and last values",
     )
-    async def get_monitor(self, monitor_id: StoredId, state: State) -> Monitor:
-        monitors: Monitors = state.monitors
+    async def get_monitor(
+        self, monitor_id: StoredId, monitors: NamedDependency[Monitors]
+    ) -> Monitor:
         return await monitors.view(monitor_id)
 
     @get(
@@ -80,9 +85,8 @@ class MonitorController(Controller):
         monitor_id: StoredId,
         model: ModelQuery,
         metric: FromQuery[MonitorMetric],
-        state: State,
+        monitors: NamedDependency[Monitors],
     ) -> MonitorSeries:
-        monitors: Monitors = state.monitors
         return await monitors.series(monitor_id, model, metric)
 
     @patch(
@@ -92,11 +96,14 @@ class MonitorController(Controller):
         responses=problem_responses({409: "The schedule kept changing under the update"}),
     )
     async def update(
-        self, monitor_id: StoredId, data: JSONBody[MonitorUpdate], state: State
+        self,
+        monitor_id: StoredId,
+        data: JSONBody[MonitorUpdate],
+        monitors: NamedDependency[Monitors],
+        wake_monitors: NamedDependency[Wake],
     ) -> Monitor:
-        monitors: Monitors = state.monitors
         monitor = await monitors.update(monitor_id, data)
-        state.monitor_wake()
+        wake_monitors()
         return monitor
 
     @delete(
@@ -105,8 +112,9 @@ class MonitorController(Controller):
         summary="Delete a monitor and its runs (the evaluations they ran stay)",
         status_code=204,
     )
-    async def delete_monitor(self, monitor_id: StoredId, state: State) -> None:
-        monitors: Monitors = state.monitors
+    async def delete_monitor(
+        self, monitor_id: StoredId, monitors: NamedDependency[Monitors]
+    ) -> None:
         await monitors.delete(monitor_id)
 
     @post(
@@ -116,8 +124,12 @@ class MonitorController(Controller):
         status_code=HTTP_202_ACCEPTED,
         responses=problem_responses({409: "The monitor is paused"}),
     )
-    async def run_now(self, monitor_id: StoredId, state: State) -> MonitorRunAccepted:
-        monitors: Monitors = state.monitors
+    async def run_now(
+        self,
+        monitor_id: StoredId,
+        monitors: NamedDependency[Monitors],
+        wake_monitors: NamedDependency[Wake],
+    ) -> MonitorRunAccepted:
         accepted = await monitors.run_now(monitor_id)
-        state.monitor_wake()
+        wake_monitors()
         return accepted

@@ -4,18 +4,24 @@ protocol."""
 from __future__ import annotations
 
 from litestar import Controller, Response, delete, get, post
-from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.params import JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED
 
-from steadfast.services.evaluator.adapters.datasets import iso
+from steadfast.services.evaluator.adapters.datasets import DatasetStore, iso
 from steadfast.services.evaluator.adapters.position_jobs import PositionJobRow, PositionJobStore
 from steadfast.services.evaluator.adapters.repository import IdempotencyConflict
+from steadfast.services.evaluator.components import Wake
 from steadfast.services.evaluator.controllers.evaluations import IdempotencyKey
 from steadfast.services.evaluator.controllers.parameters import StoredId
 from steadfast.services.evaluator.domain.pipeline import UpstreamError
-from steadfast.services.evaluator.domain.position import checked_request, evaluate_position_bias
+from steadfast.services.evaluator.domain.position import (
+    PositionUpstream,
+    checked_request,
+    evaluate_position_bias,
+)
 from steadfast.services.evaluator.settings import EvaluatorSettings
+from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.position import (
     PositionBiasEvaluate,
     PositionBiasEvaluation,
@@ -45,10 +51,14 @@ class PositionBiasController(Controller):
         ),
     )
     async def evaluate(
-        self, data: JSONBody[PositionBiasEvaluate], state: State
+        self,
+        data: JSONBody[PositionBiasEvaluate],
+        settings: NamedDependency[EvaluatorSettings],
+        datasets: NamedDependency[DatasetStore],
+        upstream: NamedDependency[PositionUpstream],
+        retry: NamedDependency[Backoff],
     ) -> PositionBiasEvaluation:
-        settings: EvaluatorSettings = state.settings
-        data, needed = await _checked(data, state)
+        data, needed = await _checked(data, datasets, upstream)
         if needed > settings.max_sync_variants:
             raise _too_large(
                 needed,
@@ -56,7 +66,7 @@ class PositionBiasController(Controller):
                 "(`limit`) or submit a job to POST /v1/position-bias/jobs",
             )
         try:
-            return await evaluate_position_bias(data, state.upstream, state.retry)
+            return await evaluate_position_bias(data, upstream, retry)
         except UpstreamError as error:
             raise ProblemError(502, "Upstream failure", error.reason) from error
 
@@ -78,22 +88,24 @@ class PositionBiasController(Controller):
     async def create_job(
         self,
         data: JSONBody[PositionBiasEvaluate],
-        state: State,
+        settings: NamedDependency[EvaluatorSettings],
+        datasets: NamedDependency[DatasetStore],
+        upstream: NamedDependency[PositionUpstream],
+        position_jobs: NamedDependency[PositionJobStore],
+        wake_position_jobs: NamedDependency[Wake],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[PositionBiasJob]:
-        settings: EvaluatorSettings = state.settings
         request_hash = fingerprint(data)  # of the request as sent, before a dataset fills it
-        data, needed = await _checked(data, state)
+        data, needed = await _checked(data, datasets, upstream)
         if needed > settings.max_job_answers:
             raise _too_large(needed, f"the job limit of {settings.max_job_answers}")
-        store: PositionJobStore = state.position_jobs
         try:
-            job = await store.create(
+            job = await position_jobs.create(
                 data, needed, idempotency_key=idempotency_key, request_hash=request_hash
             )
         except IdempotencyConflict as conflict:
             raise conflict.problem("position-bias job") from conflict
-        state.position_runner.wake()
+        wake_position_jobs()
         return Response(
             job_view(job),
             status_code=HTTP_202_ACCEPTED,
@@ -105,8 +117,10 @@ class PositionBiasController(Controller):
         operation_id="getPositionBiasJob",
         summary="A positional-bias job's status and, once it succeeded, its result",
     )
-    async def get_job(self, job_id: StoredId, state: State) -> PositionBiasJob:
-        return job_view(await _job(state, job_id))
+    async def get_job(
+        self, job_id: StoredId, position_jobs: NamedDependency[PositionJobStore]
+    ) -> PositionBiasJob:
+        return job_view(await _job(position_jobs, job_id))
 
     @delete(
         "/jobs/{job_id:str}",
@@ -115,25 +129,27 @@ class PositionBiasController(Controller):
         status_code=200,
         responses=problem_responses({409: "The job has finished already"}),
     )
-    async def cancel_job(self, job_id: StoredId, state: State) -> PositionBiasJob:
-        job = await _job(state, job_id)
-        store: PositionJobStore = state.position_jobs
-        if not await store.cancel(job.id):
+    async def cancel_job(
+        self, job_id: StoredId, position_jobs: NamedDependency[PositionJobStore]
+    ) -> PositionBiasJob:
+        job = await _job(position_jobs, job_id)
+        if not await position_jobs.cancel(job.id):
             detail = f"position-bias job {job.id} already {job.status}"
             raise ProblemError(409, "Conflict", detail, field="job_id", source="path")
-        return job_view(await _job(state, job_id))
+        return job_view(await _job(position_jobs, job_id))
 
 
-async def _job(state: State, job_id: str) -> PositionJobRow:
-    store: PositionJobStore = state.position_jobs
-    job = await store.get(job_id)
+async def _job(position_jobs: PositionJobStore, job_id: str) -> PositionJobRow:
+    job = await position_jobs.get(job_id)
     if job is None:
         raise not_found("position-bias job", job_id, "job_id")
     return job
 
 
-async def _checked(data: PositionBiasEvaluate, state: State) -> tuple[PositionBiasEvaluate, int]:
-    return await checked_request(data, state.datasets, state.upstream)
+async def _checked(
+    data: PositionBiasEvaluate, datasets: DatasetStore, upstream: PositionUpstream
+) -> tuple[PositionBiasEvaluate, int]:
+    return await checked_request(data, datasets, upstream)
 
 
 def _too_large(needed: int, limit: str) -> ProblemError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import Controller, Response, get, post
-from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.params import FromQuery, JSONBody, Parameter
 from litestar.status_codes import HTTP_202_ACCEPTED
 
@@ -41,8 +41,9 @@ class StudyController(Controller):
             }
         ),
     )
-    async def create(self, data: JSONBody[StudyCreate], state: State) -> Response[StudyAccepted]:
-        studies: Studies = state.studies
+    async def create(
+        self, data: JSONBody[StudyCreate], studies: NamedDependency[Studies]
+    ) -> Response[StudyAccepted]:
         accepted = await studies.create(data)
         return Response(
             accepted,
@@ -53,11 +54,10 @@ class StudyController(Controller):
     @get("", operation_id="listStudies", summary="Studies, newest first, with their progress")
     async def list_studies(
         self,
-        state: State,
+        studies: NamedDependency[Studies],
         limit: Annotated[int, Parameter(ge=1, le=100)] = 20,
         offset: Annotated[int, Parameter(ge=0, le=MAX_STORED_INT)] = 0,
     ) -> StudyPage:
-        studies: Studies = state.studies
         return await studies.page(offset, limit)
 
     @get(
@@ -65,8 +65,7 @@ class StudyController(Controller):
         operation_id="getStudy",
         summary="A study's progress over all its parts, and each part's job and status",
     )
-    async def get_study(self, study_id: StoredId, state: State) -> StudyStatus:
-        studies: Studies = state.studies
+    async def get_study(self, study_id: StoredId, studies: NamedDependency[Studies]) -> StudyStatus:
         return await studies.status(await studies.require(study_id))
 
     @get(
@@ -80,9 +79,11 @@ class StudyController(Controller):
         operation_class=DocumentOperation,
     )
     async def report(
-        self, study_id: StoredId, state: State, format: FromQuery[ReportFormat] = "json"
+        self,
+        study_id: StoredId,
+        studies: NamedDependency[Studies],
+        format: FromQuery[ReportFormat] = "json",
     ) -> Response[StudyReport]:
-        studies: Studies = state.studies
         report = await studies.report(await studies.require(study_id))
         if format == "json":
             return Response(report, media_type=REPORT_MEDIA_TYPES["json"])

@@ -12,7 +12,7 @@ import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
@@ -71,6 +71,7 @@ class Generated:
     logprobs: list[TokenAlternative] | None = None
 
 
+@runtime_checkable  # a handler dependency: litestar checks the value's type
 class Upstream(Protocol):
     async def paraphrase(self, request: ParaphraseRequest) -> ParaphraseResponse: ...
 

@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import msgspec
 
@@ -75,6 +75,7 @@ LETTERS = string.ascii_uppercase
 CALIBRATION_ALTERNATIVES = 20
 
 
+@runtime_checkable  # a handler dependency: litestar checks the value's type
 class PositionUpstream(Upstream, Protocol):
     async def distractors(self, request: DistractorRequest) -> DistractorResponse: ...
 

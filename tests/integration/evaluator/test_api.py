@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from steadfast.services.evaluator.adapters.repository import EvaluationStore
 from steadfast.services.evaluator.app import create_app
+from steadfast.services.evaluator.components import EvaluatorComponents
 from steadfast.services.evaluator.db.models import (
     answers,
     evaluation_items,
@@ -26,6 +27,7 @@ from steadfast.services.evaluator.db.models import (
 from steadfast.services.evaluator.domain.evaluations import legacy_request_hash, request_hash
 from steadfast.services.evaluator.domain.pipeline import UpstreamError
 from steadfast.services.evaluator.settings import EvaluatorSettings
+from steadfast.shared.components import components_of
 from steadfast.shared.contracts.evaluator import EvaluationCreate
 from steadfast.shared.contracts.scoring import Report, ReportFormat
 from tests.integration.evaluator.stand_ins import StandInUpstream
@@ -777,7 +779,7 @@ async def test_a_set_the_sweep_deleted_meanwhile_is_made_anew_not_a_failed_submi
         items = [{"question": "What is 5?"}]
         first = (await client.post("/v1/evaluations", json=job_body(items=items))).json()["id"]
         await wait_finished(client, first)
-        store: EvaluationStore = client.app.state.evaluations.store
+        store = components_of(client.app.state, EvaluatorComponents).evaluations.store
         real_take = store._take
 
         async def swept_first(connection: Any, set_ids: Any) -> set[str]:
