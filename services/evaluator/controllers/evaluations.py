@@ -18,11 +18,11 @@ from steadfast.services.evaluator.domain.evaluations import (
     require_runnable,
 )
 from steadfast.services.evaluator.domain.pipeline import (
-    UpstreamError,
     require_distinct_ids,
     require_gradable_items,
     require_known_routes,
 )
+from steadfast.services.evaluator.errors import IdempotencyConflict, UpstreamError
 from steadfast.services.evaluator.settings import EvaluatorSettings
 from steadfast.shared.contracts.base import (
     MAX_STORED_INT,
@@ -48,6 +48,13 @@ IdempotencyKey = Annotated[
     str | None,
     HeaderParameter(name="Idempotency-Key", min_length=1, max_length=200, required=False),
 ]
+
+
+def idempotency_problem(conflict: IdempotencyConflict) -> ProblemError:
+    """The 422 naming the header, for a key that made a job of another request first."""
+    return ProblemError(
+        422, "Idempotency-Key reused", str(conflict), field="Idempotency-Key", source="header"
+    )
 
 
 class EvaluateController(Controller):
@@ -110,7 +117,10 @@ class EvaluationController(Controller):
         evaluations: Evaluations = state.evaluations
         require_runnable(data)  # the caller's mistakes first, before asking the gateway
         await require_known_routes(state.upstream, data, judges=judge_routes(data, data.items))
-        job, _ = await evaluations.submit(data, idempotency_key)
+        try:
+            job, _ = await evaluations.submit(data, idempotency_key)
+        except IdempotencyConflict as conflict:
+            raise idempotency_problem(conflict) from conflict
         state.runner_wake()
         return Response(
             EvaluationAccepted(id=job.id, status=job.status),  # type: ignore[arg-type]
