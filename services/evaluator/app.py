@@ -8,9 +8,9 @@ from litestar.openapi.spec import SecurityScheme
 from steadfast.services import evaluator as package
 from steadfast.services.evaluator.adapters.api_keys import ApiKeyStore
 from steadfast.services.evaluator.adapters.datasets import DatasetStore
+from steadfast.services.evaluator.adapters.evaluations.store import EvaluationStore
 from steadfast.services.evaluator.adapters.monitors import MonitorStore
 from steadfast.services.evaluator.adapters.position_jobs import PositionJobStore
-from steadfast.services.evaluator.adapters.repository import EvaluationStore
 from steadfast.services.evaluator.adapters.studies import StudyStore
 from steadfast.services.evaluator.adapters.upstream import HttpUpstream, Renderer
 from steadfast.services.evaluator.auth import require_api_key

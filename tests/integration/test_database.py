@@ -22,7 +22,7 @@ from steadfast.services.evaluator.db.models import (
     evaluations,
     paraphrase_sets,
 )
-from steadfast.services.evaluator.domain.datasets import SAMPLES
+from steadfast.services.evaluator.samples import SAMPLES
 from steadfast.shared.db import Database, downgrade, migrate, resolve_database_url, version_table
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -14,7 +13,8 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from steadfast.services.evaluator.db.models import dataset_items, datasets
-from steadfast.services.evaluator.domain.datasets import SAMPLES, sample_items
+from steadfast.services.evaluator.samples import SAMPLES, sample_items
+from steadfast.services.evaluator.timestamps import iso
 from steadfast.shared.contracts.base import Task
 from steadfast.shared.contracts.evaluator import DatasetInfo, EvaluationItem
 
@@ -23,10 +23,6 @@ logger = logging.getLogger(__name__)
 
 def sample_id(name: str) -> str:
     return f"sample-{name}"
-
-
-def iso(epoch: float | None) -> str | None:
-    return datetime.fromtimestamp(epoch, UTC).isoformat() if epoch is not None else None
 
 
 def _info(row: RowMapping) -> DatasetInfo:

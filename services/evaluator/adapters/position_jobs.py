@@ -15,8 +15,8 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from steadfast.services.evaluator.adapters.repository import IdempotencyConflict
 from steadfast.services.evaluator.db.models import position_jobs
+from steadfast.services.evaluator.errors import IdempotencyConflict
 from steadfast.shared.contracts.position import (
     PositionBiasEvaluate,
     PositionBiasEvaluation,
@@ -25,6 +25,9 @@ from steadfast.shared.contracts.position import (
 from steadfast.shared.db import delete_in_chunks
 
 T = TypeVar("T")
+
+#: what an Idempotency-Key of this store made, as a conflict names it
+KIND = "position-bias job"
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,7 @@ class PositionJobStore:
     ) -> PositionJobRow:
         job_id, stored_hash = earlier
         if stored_hash != request_hash:
-            raise IdempotencyConflict(job_id)
+            raise IdempotencyConflict(job_id, KIND)
         job = await self.get(job_id)
         assert job is not None
         return job

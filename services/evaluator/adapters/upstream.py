@@ -7,7 +7,8 @@ from typing import Any
 
 import msgspec
 
-from steadfast.services.evaluator.domain.pipeline import Generated, UpstreamError
+from steadfast.services.evaluator.errors import UpstreamError
+from steadfast.services.evaluator.records import Generated
 from steadfast.shared.clients.gateway import GatewayClient
 from steadfast.shared.clients.perturb import PerturbClient
 from steadfast.shared.clients.scoring import ScoringClient

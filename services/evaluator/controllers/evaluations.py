@@ -21,11 +21,11 @@ from steadfast.services.evaluator.domain.evaluations import (
 )
 from steadfast.services.evaluator.domain.pipeline import (
     Upstream,
-    UpstreamError,
     require_distinct_ids,
     require_gradable_items,
     require_known_routes,
 )
+from steadfast.services.evaluator.errors import IdempotencyConflict, UpstreamError
 from steadfast.services.evaluator.settings import EvaluatorSettings
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.base import (
@@ -52,6 +52,13 @@ IdempotencyKey = Annotated[
     str | None,
     HeaderParameter(name="Idempotency-Key", min_length=1, max_length=200, required=False),
 ]
+
+
+def idempotency_problem(conflict: IdempotencyConflict) -> ProblemError:
+    """The 422 naming the header, for a key that made a job of another request first."""
+    return ProblemError(
+        422, "Idempotency-Key reused", str(conflict), field="Idempotency-Key", source="header"
+    )
 
 
 class EvaluateController(Controller):
@@ -120,7 +127,10 @@ class EvaluationController(Controller):
     ) -> Response[EvaluationAccepted]:
         require_runnable(data)  # the caller's mistakes first, before asking the gateway
         await require_known_routes(upstream, data, judges=judge_routes(data, data.items))
-        job, _ = await evaluations.submit(data, idempotency_key)
+        try:
+            job, _ = await evaluations.submit(data, idempotency_key)
+        except IdempotencyConflict as conflict:
+            raise idempotency_problem(conflict) from conflict
         wake_jobs()
         return Response(
             EvaluationAccepted(id=job.id, status=job.status),  # type: ignore[arg-type]

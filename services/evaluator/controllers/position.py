@@ -8,19 +8,19 @@ from litestar.di import NamedDependency
 from litestar.params import JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED
 
-from steadfast.services.evaluator.adapters.datasets import DatasetStore, iso
+from steadfast.services.evaluator.adapters.datasets import DatasetStore
 from steadfast.services.evaluator.adapters.position_jobs import PositionJobRow, PositionJobStore
-from steadfast.services.evaluator.adapters.repository import IdempotencyConflict
 from steadfast.services.evaluator.components import Wake
-from steadfast.services.evaluator.controllers.evaluations import IdempotencyKey
+from steadfast.services.evaluator.controllers.evaluations import IdempotencyKey, idempotency_problem
 from steadfast.services.evaluator.controllers.parameters import StoredId
-from steadfast.services.evaluator.domain.pipeline import UpstreamError
 from steadfast.services.evaluator.domain.position import (
     PositionUpstream,
     checked_request,
     evaluate_position_bias,
 )
+from steadfast.services.evaluator.errors import IdempotencyConflict, UpstreamError
 from steadfast.services.evaluator.settings import EvaluatorSettings
+from steadfast.services.evaluator.timestamps import iso
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.position import (
     PositionBiasEvaluate,
@@ -104,7 +104,7 @@ class PositionBiasController(Controller):
                 data, needed, idempotency_key=idempotency_key, request_hash=request_hash
             )
         except IdempotencyConflict as conflict:
-            raise conflict.problem("position-bias job") from conflict
+            raise idempotency_problem(conflict) from conflict
         wake_position_jobs()
         return Response(
             job_view(job),

@@ -10,9 +10,11 @@ from litestar.params import FromQuery, JSONBody, Parameter
 from litestar.status_codes import HTTP_202_ACCEPTED
 
 from steadfast.services.evaluator.controllers.documents import DocumentOperation
+from steadfast.services.evaluator.controllers.evaluations import idempotency_problem
 from steadfast.services.evaluator.controllers.parameters import StoredId
 from steadfast.services.evaluator.domain.studies import Studies
 from steadfast.services.evaluator.domain.study_report import render_csv, render_html
+from steadfast.services.evaluator.errors import IdempotencyConflict
 from steadfast.shared.contracts.base import MAX_STORED_INT, REPORT_MEDIA_TYPES, ReportFormat
 from steadfast.shared.contracts.studies import (
     StudyAccepted,
@@ -44,7 +46,10 @@ class StudyController(Controller):
     async def create(
         self, data: JSONBody[StudyCreate], studies: NamedDependency[Studies]
     ) -> Response[StudyAccepted]:
-        accepted = await studies.create(data)
+        try:
+            accepted = await studies.create(data)
+        except IdempotencyConflict as conflict:  # a part's key, made anew: a bug if ever
+            raise idempotency_problem(conflict) from conflict
         return Response(
             accepted,
             status_code=HTTP_202_ACCEPTED,

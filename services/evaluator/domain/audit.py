@@ -14,14 +14,10 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from steadfast.services.evaluator.domain.pipeline import (
-    ParaphraseSet,
-    Upstream,
-    UpstreamError,
-    task_of,
-    with_retries,
-)
-from steadfast.services.evaluator.domain.results import AnswerRecord, gold_texts
+from steadfast.services.evaluator.domain.pipeline import Upstream, task_of, with_retries
+from steadfast.services.evaluator.domain.results import gold_texts
+from steadfast.services.evaluator.errors import UpstreamError
+from steadfast.services.evaluator.records import AnswerRecord, ParaphraseSet
 from steadfast.shared.answers import normalize_factual
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.evaluator import AuditSummary, EvaluationItem, EvaluationSettings

@@ -10,8 +10,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from steadfast.services.evaluator.domain.pipeline import Upstream, UpstreamError, task_of
-from steadfast.services.evaluator.domain.results import AnswerRecord
+from steadfast.services.evaluator.domain.pipeline import Upstream, task_of
+from steadfast.services.evaluator.errors import UpstreamError
+from steadfast.services.evaluator.records import AnswerRecord
 from steadfast.shared.answer_equivalence import ANSWERS_PROMPT_VERSION, RouteJudge, group_answers
 from steadfast.shared.contracts.calibration import METHOD_DEFAULT_THRESHOLD
 from steadfast.shared.contracts.evaluator import (

@@ -1,5 +1,6 @@
 """Reading datasets: JSONL and CSV uploads with field mapping, the formats of the public
-benchmarks (GSM8K, SimpleQA, TruthfulQA, MATH-500, MMLU, SQuAD), and the built-in samples."""
+benchmarks (GSM8K, SimpleQA, TruthfulQA, MATH-500, MMLU, SQuAD). The built-in samples, built
+with these, are in ``steadfast.services.evaluator.samples``."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import re
 import string
 from collections.abc import AsyncIterator, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any, Literal
 
 import msgspec
@@ -558,37 +558,3 @@ def guess_format(filename: str | None, content_type: str | None) -> DatasetForma
     if name.endswith(".json") and not name.endswith(".jsonl"):
         return "squad"
     return "jsonl"
-
-
-# ---- built-in samples ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Sample:
-    name: str
-    task: Task
-    source: str
-    license: str
-
-
-SAMPLES: dict[str, Sample] = {
-    sample.name: sample
-    for sample in (
-        Sample("gsm8k", "math", "openai/grade-school-math, test split", "MIT"),
-        Sample("simpleqa", "factual", "openai/simple-evals, SimpleQA test set", "MIT"),
-        Sample("truthfulqa", "factual", "sylinrl/TruthfulQA, generation set", "Apache-2.0"),
-        Sample("math500", "math", "hendrycks/math via HuggingFaceH4 MATH-500", "MIT"),
-        Sample("mmlu", "choice", "hendrycks/test (MMLU), 2 per subject", "MIT"),
-        Sample("squad_it", "factual", "crux82/squad-it, test split", "CC BY-SA 4.0"),
-        Sample("demo", "factual", "mix of SimpleQA-style facts and GSM8K maths", "MIT"),
-    )
-}
-
-
-def sample_items(name: str) -> list[EvaluationItem]:
-    text = (
-        resources.files("steadfast.services.evaluator.samples")
-        .joinpath(f"{name}.jsonl")
-        .read_text()
-    )
-    return [msgspec.json.decode(line, type=EvaluationItem) for line in text.splitlines() if line]

@@ -20,22 +20,20 @@ from collections.abc import AsyncIterator, Awaitable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from steadfast.services.evaluator.adapters.repository import (
+from steadfast.services.evaluator.adapters.evaluations.rows import (
     AnswerRow,
     EvaluationRow,
-    EvaluationStore,
     Failure,
     ItemRow,
     StoredAnswer,
     StoredGrade,
 )
+from steadfast.services.evaluator.adapters.evaluations.store import EvaluationStore
 from steadfast.services.evaluator.domain.audit import audit_note, run_audit
 from steadfast.services.evaluator.domain.clustering import cluster_answers
+from steadfast.services.evaluator.domain.fan_out import paraphrase_answers
 from steadfast.services.evaluator.domain.pipeline import (
-    Generated,
-    ParaphraseSet,
     Upstream,
-    UpstreamError,
     answer_request,
     answer_value,
     consistency_request,
@@ -55,12 +53,13 @@ from steadfast.services.evaluator.domain.report import (
     consistency_records,
     grouped_by_meaning,
 )
-from steadfast.services.evaluator.domain.results import AnswerRecord
+from steadfast.services.evaluator.errors import UpstreamError
 from steadfast.services.evaluator.metrics import (
     ANSWERS_STORED,
     EVALUATIONS_FINISHED,
     PARAPHRASE_SETS,
 )
+from steadfast.services.evaluator.records import AnswerRecord, Generated, ParaphraseSet
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings
 from steadfast.shared.contracts.gateway import GenerateRequest
@@ -221,8 +220,7 @@ class JobEngine:
             row,
             self.owner,
             paraphrase_set,
-            context.models,
-            context.settings,
+            paraphrase_answers(context.settings, context.models, row, paraphrase_set),
             incomplete_note(paraphrase_set),
         )
         context.work_added.notify()

@@ -19,9 +19,7 @@ from steadfast.services.evaluator.domain.clustering import (
     with_clusters,
 )
 from steadfast.services.evaluator.domain.pipeline import (
-    ParaphraseSet,
     Upstream,
-    UpstreamError,
     answer_request,
     answer_value,
     consistency_request,
@@ -43,11 +41,9 @@ from steadfast.services.evaluator.domain.report import (
     summarise,
     verification_of,
 )
-from steadfast.services.evaluator.domain.results import (
-    AnswerRecord,
-    assemble_item,
-    per_item_metrics,
-)
+from steadfast.services.evaluator.domain.results import assemble_item, per_item_metrics
+from steadfast.services.evaluator.errors import UpstreamError
+from steadfast.services.evaluator.records import AnswerRecord, ParaphraseSet
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.evaluator import EvaluateRequest, EvaluateResponse
 

@@ -10,14 +10,11 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from steadfast.services.evaluator.adapters.datasets import DatasetStore, iso
-from steadfast.services.evaluator.adapters.repository import (
-    EvaluationRow,
-    EvaluationStore,
-    IdempotencyConflict,
-)
+from steadfast.services.evaluator.adapters.datasets import DatasetStore
+from steadfast.services.evaluator.adapters.evaluations.rows import EvaluationRow
+from steadfast.services.evaluator.adapters.evaluations.store import EvaluationStore
+from steadfast.services.evaluator.domain.fan_out import new_evaluation
 from steadfast.services.evaluator.domain.pipeline import (
-    ParaphraseSet,
     Upstream,
     instruction_role_of,
     paraphrase_request,
@@ -35,6 +32,9 @@ from steadfast.services.evaluator.domain.report import (
     item_results,
     refreshed_summaries,
 )
+from steadfast.services.evaluator.errors import IdempotencyConflict
+from steadfast.services.evaluator.records import ParaphraseSet
+from steadfast.services.evaluator.timestamps import iso
 from steadfast.shared.contracts.evaluator import (
     DEFAULT_PARAPHRASES,
     EvaluationCreate,
@@ -169,23 +169,21 @@ class Evaluations:
         # an item that brings its paraphrases is asked them, not an earlier set
         brought = {item.question for item in items if item.paraphrases}
         reuse.update({q: s for q, s in earlier.items() if q not in brought})
-        try:
-            job, created = await self.store.create(
-                settings=settings,
-                items=items,
-                models=models,
-                request_hash=request_hash(data),
-                earlier_hashes=earlier_request_hashes(data),
-                name=data.name,
-                dataset_id=data.dataset_id,
-                idempotency_key=idempotency_key,
-                reuse_sets=reuse,
-            )
-            if not created and not same_k(job.k, data.k):
-                raise IdempotencyConflict(job.id)
-            return job, created
-        except IdempotencyConflict as conflict:
-            raise conflict.problem("evaluation") from conflict
+        new_items, answers = new_evaluation(settings, items, models, reuse)
+        job, created = await self.store.create(
+            settings=settings,
+            items=new_items,
+            answers=answers,
+            models=models,
+            request_hash=request_hash(data),
+            earlier_hashes=earlier_request_hashes(data),
+            name=data.name,
+            dataset_id=data.dataset_id,
+            idempotency_key=idempotency_key,
+        )
+        if not created and not same_k(job.k, data.k):
+            raise IdempotencyConflict(job.id, "evaluation")
+        return job, created
 
     async def check(
         self, data: EvaluationCreate, upstream: Upstream

@@ -18,7 +18,6 @@ from typing import Any, get_args
 
 import msgspec
 
-from steadfast.services.evaluator.adapters.datasets import iso
 from steadfast.services.evaluator.adapters.monitors import (
     Latest,
     MonitorNameTaken,
@@ -28,10 +27,8 @@ from steadfast.services.evaluator.adapters.monitors import (
     RunValues,
 )
 from steadfast.services.evaluator.domain.job_starter import JobStarter, require_protocol_request
-from steadfast.services.evaluator.domain.pipeline import (
-    UpstreamError,
-    models_of,
-)
+from steadfast.services.evaluator.domain.pipeline import models_of
+from steadfast.services.evaluator.errors import IdempotencyConflict, UpstreamError
 from steadfast.services.evaluator.metrics import (
     MONITOR_CREATED,
     MONITOR_INTERVAL,
@@ -39,6 +36,7 @@ from steadfast.services.evaluator.metrics import (
     MONITOR_RUNS,
     MONITOR_VALUE,
 )
+from steadfast.services.evaluator.timestamps import iso
 from steadfast.shared.contracts.evaluator import EvaluationCreate, ModelSummary
 from steadfast.shared.contracts.monitors import (
     MAX_MONITOR_ITEMS,
@@ -203,7 +201,7 @@ class Monitors:
             started += 1
             try:
                 job_id = await self._submit(monitor, run)
-            except (RequestRefused, UpstreamError) as error:
+            except (RequestRefused, UpstreamError, IdempotencyConflict) as error:
                 await self._finish(monitor, run, "failed", error=f"not started: {error}")
                 continue
             await self.store.set_job(run.id, job_id)

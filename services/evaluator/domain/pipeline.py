@@ -11,24 +11,22 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
 from steadfast.services.evaluator.domain.prompts import answer_messages, item_language
+from steadfast.services.evaluator.errors import UpstreamError
+from steadfast.services.evaluator.records import Generated, ParaphraseSet
 from steadfast.shared.answers import answer_key, normalize_factual
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.base import Task
 from steadfast.shared.contracts.calibration import JudgeThreshold
 from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings, InstructionRole
-from steadfast.shared.contracts.gateway import GenerateRequest, TokenAlternative
+from steadfast.shared.contracts.gateway import GenerateRequest
 from steadfast.shared.contracts.perturb import (
-    Paraphrase,
     ParaphraseRequest,
     ParaphraseResponse,
-    Provenance,
-    Verification,
 )
 from steadfast.shared.contracts.proxy import split_model
 from steadfast.shared.contracts.scoring import (
@@ -46,29 +44,6 @@ from steadfast.shared.errors import InvalidRequest, Unprocessable
 T = TypeVar("T")
 
 DEFAULT_MAX_TOKENS: dict[str, int] = {"factual": 128, "math": 512, "choice": 8}
-
-
-class UpstreamError(Exception):
-    """A call to another service failed; ``retryable`` says whether trying again may help."""
-
-    def __init__(self, reason: str, *, retryable: bool = True, unreachable: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retryable = retryable
-        #: the service itself could not be reached (restarting, overloaded): worth waiting for
-        #: longer than a failing model call
-        self.unreachable = unreachable
-
-
-@dataclass(frozen=True)
-class Generated:
-    """The outcome of one answer request: ``text`` or ``error``."""
-
-    text: str | None = None
-    error: UpstreamError | None = None
-    cached: bool = False
-    #: the first token's alternatives, when ``top_logprobs`` was asked for
-    logprobs: list[TokenAlternative] | None = None
 
 
 @runtime_checkable  # a handler dependency: litestar checks the value's type
@@ -153,34 +128,6 @@ async def _generate_chunk(upstream: Upstream, requests: list[GenerateRequest]) -
         return await upstream.generate_batch(requests)
     except UpstreamError as error:
         return [Generated(error=error) for _ in requests]
-
-
-@dataclass
-class ParaphraseSet:
-    """A verified paraphrase set with its provenance (docs/method.md §1.1)."""
-
-    id: str
-    question: str
-    generator: str
-    k: int
-    seed: int | None
-    prompt_version: str
-    semantic_check: str
-    complete: bool
-    incomplete_reason: str | None
-    candidates_generated: int
-    paraphrases: list[Paraphrase]
-    rejected: list[dict[str, Any]] = field(default_factory=list)
-    verification: Verification | None = None
-
-    @property
-    def source(self) -> Provenance:
-        return self.verification.provenance if self.verification else "generated"
-
-    @property
-    def verified(self) -> bool:
-        """False for given paraphrases taken as they are (``verify_given`` false)."""
-        return self.source == "generated" or bool(self.verification and self.verification.stages)
 
 
 def item_id(item: Identified, position: int) -> str:

@@ -22,9 +22,7 @@ import msgspec
 
 from steadfast.services.evaluator.adapters.datasets import DatasetStore
 from steadfast.services.evaluator.domain.pipeline import (
-    Generated,
     Upstream,
-    UpstreamError,
     generate_all,
     instruction_role_of,
     item_id,
@@ -39,6 +37,8 @@ from steadfast.services.evaluator.domain.prompts import (
     answer_messages,
     prompt_language,
 )
+from steadfast.services.evaluator.errors import UpstreamError
+from steadfast.services.evaluator.records import Generated
 from steadfast.shared.answers import names_a_correct_answer, parse_choice_letter
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.base import MAX_ALSO_CORRECT, MAX_ANSWER_CHARS

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steadfast.services.evaluator.adapters.position_jobs import PositionJobRow, PositionJobStore
-from steadfast.services.evaluator.domain.pipeline import UpstreamError
 from steadfast.services.evaluator.domain.position import PositionUpstream, evaluate_position_bias
+from steadfast.services.evaluator.errors import UpstreamError
 from steadfast.services.evaluator.metrics import POSITION_JOBS_FINISHED
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.position import PositionBiasEvaluation

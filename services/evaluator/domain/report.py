@@ -15,14 +15,13 @@ from steadfast.services.evaluator.domain.clustering import (
     ClusterMap,
     with_clusters,
 )
-from steadfast.services.evaluator.domain.pipeline import ParaphraseSet
 from steadfast.services.evaluator.domain.results import (
     AnswerCounts,
-    AnswerRecord,
     assemble_item,
     model_summaries,
     per_item_metrics,
 )
+from steadfast.services.evaluator.records import AnswerRecord, ParaphraseSet
 from steadfast.shared.contracts.evaluator import (
     AnswerGroupingSummary,
     AuditSummary,
@@ -34,7 +33,7 @@ from steadfast.shared.contracts.evaluator import (
 from steadfast.shared.contracts.scoring import ConsistencyRecord
 
 if TYPE_CHECKING:
-    from steadfast.services.evaluator.adapters.repository import ItemRow
+    from steadfast.services.evaluator.adapters.evaluations.rows import ItemRow
 
 
 #: item key → paraphrase variant → why the audit removed it

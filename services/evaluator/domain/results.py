@@ -8,8 +8,8 @@ from typing import Any
 
 import msgspec
 
-from steadfast.services.evaluator.domain.pipeline import ParaphraseSet
 from steadfast.services.evaluator.domain.prompts import DEFAULT_LANGUAGE
+from steadfast.services.evaluator.records import AnswerRecord, ParaphraseSet
 from steadfast.shared.contracts.evaluator import (
     EvaluationItem,
     ItemError,
@@ -27,20 +27,6 @@ from steadfast.shared.voting import tally
 TERMINAL_ANSWER = frozenset({"graded", "failed"})
 #: parts of scoring's consistency response that are keyed by model
 PER_MODEL_SECTIONS = ("counts", "slot_accuracy", "value_level", "flips_by_kind", "flips_by_tone")
-
-
-@dataclass
-class AnswerRecord:
-    position: int
-    model: str
-    variant: int
-    prompt: str
-    status: str
-    text: str | None = None
-    label: str | None = None
-    value: str | None = None
-    error: str | None = None
-    error_stage: str | None = None
 
 
 @dataclass

@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from steadfast.services.evaluator.adapters.datasets import iso
 from steadfast.services.evaluator.adapters.studies import (
     PartJob,
     StudyRow,
@@ -27,6 +26,7 @@ from steadfast.services.evaluator.domain.evaluations import (
     languages_of,
 )
 from steadfast.services.evaluator.domain.job_starter import JobStarter, require_protocol_request
+from steadfast.services.evaluator.timestamps import iso
 from steadfast.shared.contracts.evaluator import EvaluationCreate, JobStatus, MetricValue
 from steadfast.shared.contracts.monitors import MonitorValue
 from steadfast.shared.contracts.position import PositionBiasEvaluate, PositionBiasEvaluation

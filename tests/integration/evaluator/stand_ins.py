@@ -7,8 +7,13 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from steadfast.services.evaluator.domain.pipeline import Generated, UpstreamError
+from steadfast.services.evaluator.adapters.evaluations.rows import EvaluationRow
+from steadfast.services.evaluator.adapters.evaluations.store import EvaluationStore
+from steadfast.services.evaluator.domain.fan_out import new_evaluation
+from steadfast.services.evaluator.errors import UpstreamError
+from steadfast.services.evaluator.records import Generated, ParaphraseSet
 from steadfast.shared.contracts.calibration import JudgeThreshold
+from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings
 from steadfast.shared.contracts.gateway import GenerateRequest, ModelCalls
 from steadfast.shared.contracts.perturb import Paraphrase, ParaphraseRequest, ParaphraseResponse
 from steadfast.shared.contracts.scoring import ConsistencyRequest, GradeRequest, GradeResult
@@ -17,6 +22,23 @@ from steadfast.shared.contracts.verify import CandidateVerdict, VerifyRequest, V
 Answerer = Callable[[str, str], str | None]
 #: how the answer-equivalence judge's system prompt starts
 ANSWER_JUDGE = "You compare two answers"
+
+
+async def create_evaluation(
+    store: EvaluationStore,
+    *,
+    settings: EvaluationSettings,
+    items: list[EvaluationItem],
+    models: list[str],
+    reuse_sets: dict[str, ParaphraseSet] | None = None,
+    **kwargs: Any,
+) -> tuple[EvaluationRow, bool]:
+    """``store.create`` with the items and answers the domain makes of ``items``, as a
+    submission stores them."""
+    new_items, answers = new_evaluation(settings, items, models, reuse_sets or {})
+    return await store.create(
+        settings=settings, items=new_items, answers=answers, models=models, **kwargs
+    )
 
 
 def question_of(request: GenerateRequest) -> str:

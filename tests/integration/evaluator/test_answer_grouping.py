@@ -9,14 +9,14 @@ from collections.abc import AsyncIterator
 import pytest
 
 from steadfast.services.evaluator.adapters.datasets import DatasetStore
-from steadfast.services.evaluator.adapters.repository import EvaluationStore
+from steadfast.services.evaluator.adapters.evaluations.store import EvaluationStore
 from steadfast.services.evaluator.domain.engine import EngineSettings, JobEngine
 from steadfast.services.evaluator.domain.evaluate import evaluate_now
 from steadfast.services.evaluator.domain.evaluations import Evaluations
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.evaluator import EvaluateRequest, EvaluationItem, EvaluationSettings
 from steadfast.shared.db import create_engine, migrate
-from tests.integration.evaluator.stand_ins import StandInUpstream
+from tests.integration.evaluator.stand_ins import StandInUpstream, create_evaluation
 
 CAPITAL = EvaluationItem(id="france", question="What is the capital of France?", answers=["Paris"])
 AUSTRALIA = EvaluationItem(
@@ -76,8 +76,8 @@ async def store(database_url: str) -> AsyncIterator[EvaluationStore]:
 
 async def test_a_job_groups_by_meaning_and_reads_back_the_same(store: EvaluationStore) -> None:
     settings = EvaluationSettings(model="m", k=2, audit="off")
-    job, _ = await store.create(
-        settings=settings, items=[CAPITAL, AUSTRALIA], models=["m"], request_hash="grouping"
+    job, _ = await create_evaluation(
+        store, settings=settings, items=[CAPITAL, AUSTRALIA], models=["m"], request_hash="grouping"
     )
     fast = EngineSettings(poll_s=0.05, retry=Backoff(attempts=2, base_delay_s=0.01))
     await JobEngine(store, upstream(), fast).run(job.id)

@@ -15,9 +15,9 @@ import sqlalchemy as sa
 from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from steadfast.services.evaluator.adapters.repository import EvaluationStore
+from steadfast.services.evaluator.adapters.evaluations import paraphrase_sets as stored_sets
+from steadfast.services.evaluator.adapters.evaluations.store import EvaluationStore
 from steadfast.services.evaluator.app import create_app
-from steadfast.services.evaluator.components import EvaluatorComponents
 from steadfast.services.evaluator.db.models import (
     answers,
     evaluation_items,
@@ -25,9 +25,8 @@ from steadfast.services.evaluator.db.models import (
     paraphrase_sets,
 )
 from steadfast.services.evaluator.domain.evaluations import legacy_request_hash, request_hash
-from steadfast.services.evaluator.domain.pipeline import UpstreamError
+from steadfast.services.evaluator.errors import UpstreamError
 from steadfast.services.evaluator.settings import EvaluatorSettings
-from steadfast.shared.components import components_of
 from steadfast.shared.contracts.evaluator import EvaluationCreate
 from steadfast.shared.contracts.scoring import Report, ReportFormat
 from tests.integration.evaluator.stand_ins import StandInUpstream
@@ -779,8 +778,7 @@ async def test_a_set_the_sweep_deleted_meanwhile_is_made_anew_not_a_failed_submi
         items = [{"question": "What is 5?"}]
         first = (await client.post("/v1/evaluations", json=job_body(items=items))).json()["id"]
         await wait_finished(client, first)
-        store = components_of(client.app.state, EvaluatorComponents).evaluations.store
-        real_take = store._take
+        real_take = stored_sets._take
 
         async def swept_first(connection: Any, set_ids: Any) -> set[str]:
             # the sweep won the race: the set is gone when the submission takes it
@@ -788,9 +786,9 @@ async def test_a_set_the_sweep_deleted_meanwhile_is_made_anew_not_a_failed_submi
             await connection.execute(paraphrase_sets.delete())
             return await real_take(connection, set_ids)
 
-        store._take = swept_first  # type: ignore[method-assign]
-        again = await client.post("/v1/evaluations", json=job_body(items=items))
-        store._take = real_take  # type: ignore[method-assign]
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(stored_sets, "_take", swept_first)
+            again = await client.post("/v1/evaluations", json=job_body(items=items))
         assert again.status_code == 202, again.text
         assert (await wait_finished(client, again.json()["id"]))["status"] == "succeeded"
 

@@ -14,12 +14,9 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from steadfast.services.evaluator.adapters.repository import (
-    AnswerRow,
-    EvaluationStore,
-    Failure,
-    IdempotencyConflict,
-)
+from steadfast.services.evaluator.adapters.evaluations.paraphrase_sets import save_set
+from steadfast.services.evaluator.adapters.evaluations.rows import AnswerRow, Failure
+from steadfast.services.evaluator.adapters.evaluations.store import EvaluationStore
 from steadfast.services.evaluator.db.models import answers as answer_rows
 from steadfast.services.evaluator.domain.engine import (
     MAX_RUN_FAILURES,
@@ -27,16 +24,20 @@ from steadfast.services.evaluator.domain.engine import (
     JobEngine,
     JobRunner,
 )
-from steadfast.services.evaluator.domain.pipeline import Generated, ParaphraseSet, UpstreamError
 from steadfast.services.evaluator.domain.report import StoredResults
-from steadfast.services.evaluator.domain.results import AnswerRecord
+from steadfast.services.evaluator.errors import IdempotencyConflict, UpstreamError
+from steadfast.services.evaluator.records import AnswerRecord, Generated, ParaphraseSet
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings
 from steadfast.shared.contracts.gateway import GenerateRequest
 from steadfast.shared.contracts.perturb import Paraphrase
 from steadfast.shared.contracts.scoring import GradeRequest, GradeResult
 from steadfast.shared.db import create_engine, migrate
-from tests.integration.evaluator.stand_ins import StandInUpstream, question_of
+from tests.integration.evaluator.stand_ins import (
+    StandInUpstream,
+    create_evaluation,
+    question_of,
+)
 
 FAST = EngineSettings(
     paraphrase_lanes=2,
@@ -87,7 +88,8 @@ async def create(
     **kwargs: object,
 ) -> str:
     settings = EvaluationSettings(models=["m1", "m2"], k=k)
-    job, created = await store.create(
+    job, created = await create_evaluation(
+        store,
         settings=settings,
         items=items(n) if questions is None else questions,
         models=["m1", "m2"],
@@ -105,7 +107,9 @@ async def test_an_evaluation_stored_with_more_judges_than_now_allowed_still_read
     # such a row (and every page of the list holding it) a 500
     judges = [f"judge-{n}" for n in range(12)]
     settings = EvaluationSettings(models=["m1"], k=1, grader="llm", judge_models=judges)
-    job, _ = await store.create(settings=settings, items=items(1), models=["m1"], request_hash="j")
+    job, _ = await create_evaluation(
+        store, settings=settings, items=items(1), models=["m1"], request_hash="j"
+    )
     stored = await store.get(job.id)
     assert stored is not None and stored.settings.judge_models == judges
     assert job.id in [row.id for row in (await store.list_page())[0]]
@@ -437,15 +441,26 @@ async def test_cancel_stops_the_work(store: EvaluationStore) -> None:
 
 async def test_idempotency_key_returns_the_same_job(store: EvaluationStore) -> None:
     settings = EvaluationSettings(model="m1", k=2)
-    first, created = await store.create(
-        settings=settings, items=items(2), models=["m1"], request_hash="a", idempotency_key="key-1"
+    first, created = await create_evaluation(
+        store,
+        settings=settings,
+        items=items(2),
+        models=["m1"],
+        request_hash="a",
+        idempotency_key="key-1",
     )
-    again, created_again = await store.create(
-        settings=settings, items=items(2), models=["m1"], request_hash="a", idempotency_key="key-1"
+    again, created_again = await create_evaluation(
+        store,
+        settings=settings,
+        items=items(2),
+        models=["m1"],
+        request_hash="a",
+        idempotency_key="key-1",
     )
     assert created and not created_again and again.id == first.id
     with pytest.raises(IdempotencyConflict):
-        await store.create(
+        await create_evaluation(
+            store,
             settings=settings,
             items=items(3),
             models=["m1"],
@@ -510,8 +525,13 @@ async def test_a_rerun_with_one_new_item_asks_only_for_the_new_variants(
     assert sum(upstream.answered.values()) == 2 * 3 * 2
     settings = EvaluationSettings(models=["m1", "m2"], k=2)
     reuse = await store.sets_by_question(first)
-    second, _ = await store.create(
-        settings=settings, items=items(3), models=["m1", "m2"], request_hash="h2", reuse_sets=reuse
+    second, _ = await create_evaluation(
+        store,
+        settings=settings,
+        items=items(3),
+        models=["m1", "m2"],
+        request_hash="h2",
+        reuse_sets=reuse,
     )
     await JobEngine(store, upstream, FAST).run(second.id)
     # only the new item's original and paraphrases, for both models
@@ -670,7 +690,7 @@ async def test_a_regenerated_set_never_rewrites_what_an_evaluation_answered(
 ) -> None:
     async def save(paraphrase_set: ParaphraseSet) -> str:
         async with store.engine.begin() as connection:
-            return await store._save_set(connection, paraphrase_set)
+            return await save_set(connection, paraphrase_set)
 
     def texts(stored: ParaphraseSet) -> list[str]:
         return [paraphrase.text for paraphrase in stored.paraphrases]

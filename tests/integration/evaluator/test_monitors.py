@@ -16,9 +16,9 @@ from litestar.testing import AsyncTestClient
 from prometheus_client import REGISTRY
 
 from steadfast.services.evaluator.adapters.datasets import DatasetStore
+from steadfast.services.evaluator.adapters.evaluations.store import EvaluationStore
 from steadfast.services.evaluator.adapters.monitors import MonitorStore
 from steadfast.services.evaluator.adapters.position_jobs import PositionJobStore
-from steadfast.services.evaluator.adapters.repository import EvaluationStore
 from steadfast.services.evaluator.app import create_app
 from steadfast.services.evaluator.domain.evaluations import Evaluations
 from steadfast.services.evaluator.domain.job_starter import JobStarter
@@ -396,7 +396,7 @@ async def test_a_schedule_change_racing_a_worker_never_writes_back_a_due_time_al
 
 
 def iso_of(epoch: float) -> str:
-    from steadfast.services.evaluator.adapters.datasets import iso
+    from steadfast.services.evaluator.timestamps import iso
 
     return iso(epoch) or ""
 

@@ -12,10 +12,10 @@ import pytest
 import sqlalchemy as sa
 
 from steadfast.services.evaluator.adapters.position_jobs import PositionJobStore
-from steadfast.services.evaluator.adapters.repository import IdempotencyConflict
 from steadfast.services.evaluator.db.models import position_jobs
-from steadfast.services.evaluator.domain.pipeline import Generated, UpstreamError
 from steadfast.services.evaluator.domain.position_jobs import PositionJobRunner, PositionJobSettings
+from steadfast.services.evaluator.errors import IdempotencyConflict, UpstreamError
+from steadfast.services.evaluator.records import Generated
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.gateway import GenerateRequest
 from steadfast.shared.contracts.perturb import OptionOrder, PermutationRequest, PermutationResponse

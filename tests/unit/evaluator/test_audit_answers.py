@@ -5,8 +5,7 @@ the Mona Lisa?', which asks nothing any more and would hide a flip."""
 from __future__ import annotations
 
 from steadfast.services.evaluator.domain.audit import AuditedItem, run_audit
-from steadfast.services.evaluator.domain.pipeline import ParaphraseSet
-from steadfast.services.evaluator.domain.results import AnswerRecord
+from steadfast.services.evaluator.records import AnswerRecord, ParaphraseSet
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings
 from steadfast.shared.contracts.perturb import Paraphrase

@@ -12,15 +12,14 @@ from pathlib import Path
 import pytest
 
 from steadfast.services.evaluator.domain.datasets import (
-    SAMPLES,
     DatasetInvalid,
     FieldMapping,
     MappingInvalid,
     guess_format,
     lines_of,
     parse_dataset,
-    sample_items,
 )
+from steadfast.services.evaluator.samples import SAMPLES, sample_items
 from steadfast.services.evaluator.samples import build as samples_build
 
 #: the first records of each public benchmark file, unchanged (sources and licences: its README)

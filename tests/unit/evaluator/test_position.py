@@ -7,7 +7,6 @@ import math
 import msgspec
 import pytest
 
-from steadfast.services.evaluator.domain.pipeline import Generated, UpstreamError
 from steadfast.services.evaluator.domain.position import (
     asks_generator,
     calibrated_choice,
@@ -18,6 +17,8 @@ from steadfast.services.evaluator.domain.position import (
     position_item,
     read_reply,
 )
+from steadfast.services.evaluator.errors import UpstreamError
+from steadfast.services.evaluator.records import Generated
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.evaluator import EvaluationItem
 from steadfast.shared.contracts.gateway import GenerateRequest, TokenAlternative

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from steadfast.services.evaluator.domain.datasets import sample_items
-from steadfast.services.evaluator.domain.pipeline import Generated, answer_request
+from steadfast.services.evaluator.domain.pipeline import answer_request
 from steadfast.services.evaluator.domain.position import evaluate_position_bias, read_reply
 from steadfast.services.evaluator.domain.prompts import (
     ANSWER_TEMPLATES,
@@ -14,6 +13,8 @@ from steadfast.services.evaluator.domain.prompts import (
     item_language,
     prompt_language,
 )
+from steadfast.services.evaluator.records import Generated
+from steadfast.services.evaluator.samples import sample_items
 from steadfast.services.perturb.domain.prompts import DISTRACTOR_TEMPLATES, distractor_messages
 from steadfast.shared.answers import parse_choice_letter
 from steadfast.shared.backoff import Backoff
@@ -148,7 +149,7 @@ class RecordingUpstream:
         return PermutationResponse(scheme=request.scheme, orders=orders)
 
     async def position_bias(self, request: PositionBiasRequest) -> PositionBiasResponse:
-        from steadfast.services.evaluator.domain.pipeline import UpstreamError
+        from steadfast.services.evaluator.errors import UpstreamError
 
         raise UpstreamError("scoring: unavailable")
 

@@ -18,7 +18,8 @@ from steadfast.services.evaluator.domain.prompts import (
     MATH_INSTRUCTION,
 )
 from steadfast.services.evaluator.domain.report import summarise
-from steadfast.services.evaluator.domain.results import AnswerRecord, assemble_item, majority_of
+from steadfast.services.evaluator.domain.results import assemble_item, majority_of
+from steadfast.services.evaluator.records import AnswerRecord
 from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings, ItemResult
 from steadfast.shared.contracts.perturb import ParaphraseRequest
 from steadfast.shared.contracts.scoring import Gold

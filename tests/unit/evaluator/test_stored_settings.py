@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from steadfast.services.evaluator.adapters.repository import EvaluationRow, stored_settings
+from steadfast.services.evaluator.adapters.evaluations.rows import EvaluationRow, stored_settings
 from steadfast.services.evaluator.domain.evaluations import report_settings, settings_of
 from steadfast.services.evaluator.domain.prompts import PROMPT_VERSION
 from steadfast.shared.contracts.evaluator import EvaluationCreate, EvaluationItem, InstructionRole

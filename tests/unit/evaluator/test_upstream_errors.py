@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from steadfast.services.evaluator.adapters.upstream import upstream_error
-from steadfast.services.evaluator.domain.pipeline import UpstreamError, with_retries
+from steadfast.services.evaluator.domain.pipeline import with_retries
+from steadfast.services.evaluator.errors import UpstreamError
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.base import Problem
 from steadfast.shared.http_client import ServiceCallError
