@@ -8,9 +8,9 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
+from steadfast.services.scoring.domain.errors import DependencyFailed
 from steadfast.services.scoring.domain.math_grading import grade_math_batch
 from steadfast.shared.contracts.scoring import GradeResult
-from steadfast.shared.problems import ProblemError
 
 #: (answer text, gold answer) pairs sent to a worker at once
 CHUNK = 32
@@ -41,7 +41,8 @@ class MathPool:
             )
         except BrokenProcessPool as exc:
             self.close()
-            raise ProblemError(503, "Maths grader unavailable", f"worker died: {exc}") from exc
+            detail = f"worker died: {exc}"
+            raise DependencyFailed("Maths grader unavailable", detail, unavailable=True) from exc
         return [result for chunk in done for result in chunk]
 
     def warm_up(self) -> None:

@@ -6,6 +6,7 @@ from typing import Protocol, runtime_checkable
 
 import msgspec
 
+from steadfast.services.scoring.domain.errors import DependencyFailed, InvalidRequest
 from steadfast.services.scoring.domain.reference_grading import (
     WORDLESS,
     combine_votes,
@@ -17,7 +18,6 @@ from steadfast.services.scoring.domain.reference_grading import (
 from steadfast.shared.answers import answer_key, normalize_factual
 from steadfast.shared.contracts.base import Problem
 from steadfast.shared.contracts.scoring import GradeRequest, GradeResponse, GradeResult, JudgeVote
-from steadfast.shared.problems import ProblemError
 
 
 @runtime_checkable  # a handler dependency: litestar checks the value's type
@@ -32,9 +32,8 @@ class Judges(Protocol):
     ) -> list[str | Problem]: ...
 
 
-def _missing(index: int, field: str, task: str) -> ProblemError:
-    return ProblemError(
-        422,
+def _missing(index: int, field: str, task: str) -> InvalidRequest:
+    return InvalidRequest(
         "Missing gold answer",
         f"task {task!r} needs gold.{field}",
         field=f"items[{index}].gold.{field}",
@@ -42,15 +41,14 @@ def _missing(index: int, field: str, task: str) -> ProblemError:
 
 
 def check_gold(request: GradeRequest) -> None:
-    """422 naming the first item whose gold answer does not fit the task."""
+    """Refuses (:class:`InvalidRequest`) the first item whose gold answer does not fit the task."""
     for index, item in enumerate(request.items):
         gold = item.gold
         if request.task == "factual" and not gold.answers:
             raise _missing(index, "answers", request.task)
         for position, answer in enumerate(gold.answers or []):
             if request.task == "factual" and not normalize_factual(answer):
-                raise ProblemError(
-                    422,
+                raise InvalidRequest(
                     "Empty gold answer",
                     f"{answer!r} has no words to match an answer against",
                     field=f"items[{index}].gold.answers[{position}]",
@@ -61,8 +59,7 @@ def check_gold(request: GradeRequest) -> None:
             if gold.correct_option is None:
                 raise _missing(index, "correct_option", request.task)
             if item.options and ord(gold.correct_option) - ord("A") >= len(item.options):
-                raise ProblemError(
-                    422,
+                raise InvalidRequest(
                     "Correct option out of range",
                     f"{gold.correct_option!r} is beyond the {len(item.options)} options",
                     field=f"items[{index}].gold.correct_option",
@@ -71,13 +68,11 @@ def check_gold(request: GradeRequest) -> None:
 
 async def grade_with_judges(request: GradeRequest, judges: Judges) -> list[GradeResult]:
     if not request.judge_models:
-        raise ProblemError(
-            422, "No judge", "the llm grader needs judge_models", field="judge_models"
-        )
+        raise InvalidRequest("No judge", "the llm grader needs judge_models", field="judge_models")
     for index, model in enumerate(request.judge_models):
         if model in request.judge_models[:index]:
             detail = f"judge {model!r} is named twice: each judge votes once"
-            raise ProblemError(422, "Judge named twice", detail, field=f"judge_models[{index}]")
+            raise InvalidRequest("Judge named twice", detail, field=f"judge_models[{index}]")
     # an answer without a single word is invalid (docs/method.md §1.3), as the reference grader
     # says: no judge is asked about it
     judged = [
@@ -99,17 +94,16 @@ async def grade_with_judges(request: GradeRequest, judges: Judges) -> list[Grade
         for offset, model in enumerate(request.judge_models):
             reply = replies[index][offset]
             if isinstance(reply, Problem) and reply.status == 404:
-                raise ProblemError(
-                    422,
+                raise InvalidRequest(
                     "Unknown judge route",
                     f"judge {model!r}: {reply.detail or reply.title}",
                     field=f"judge_models[{offset}]",
                 )
             if isinstance(reply, Problem):
-                raise ProblemError(
-                    502,
+                raise DependencyFailed(
                     "Judge call failed",
                     f"judge {model!r}: {reply.title}: {reply.detail or ''}".strip(),
+                    unavailable=False,
                     field=f"items[{index}]",
                 )
             votes.append(JudgeVote(model=model, label=parse_verdict(reply), raw=reply))

@@ -28,6 +28,7 @@ from steadfast.services.scoring.domain.bootstrap import (
     percentile_intervals,
 )
 from steadfast.services.scoring.domain.columns import Coded, IntArray, cell_index, first_duplicate
+from steadfast.services.scoring.domain.errors import InvalidRequest
 from steadfast.services.scoring.domain.questions import BoolArray
 from steadfast.shared.contracts.scoring import (
     MetricValue,
@@ -37,7 +38,6 @@ from steadfast.shared.contracts.scoring import (
     PositionBiasResponse,
     PositionRecord,
 )
-from steadfast.shared.problems import ProblemError
 
 FloatArray = NDArray[np.float64]
 
@@ -79,8 +79,7 @@ def columns_from_records(records: Sequence[PositionRecord]) -> PositionColumns:
     for index, record in enumerate(records):
         for name, letter in (("correct", record.correct), ("choice", record.choice)):
             if letter is not None and letter_index(letter) >= record.n_options:
-                raise ProblemError(
-                    422,
+                raise InvalidRequest(
                     "Letter out of range",
                     f"{name} {letter!r} is beyond the item's {record.n_options} options",
                     field=f"records[{index}].{name}",
@@ -121,8 +120,7 @@ def unit_table(columns: PositionColumns) -> Units:
     slots = unit * width + columns.correct
     if int(cell_index(unit, columns.correct, width)[0].max()) + 1 != len(unit):
         row = first_duplicate(slots)
-        raise ProblemError(
-            422,
+        raise InvalidRequest(
             "Duplicate record",
             f"records[{row}] repeats the (item_id, model, condition, correct) of an earlier record",
             field=f"records[{row}]",
