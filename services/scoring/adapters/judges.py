@@ -13,6 +13,9 @@ BATCH = 1000
 
 
 class GatewayJudges:
+    """The LLM grader's judges: greedy completions of judge routes, asked through the model
+    gateway in batches; a gateway that fails the whole batch fails grading (DependencyFailed)."""
+
     def __init__(self, client: GatewayClient, max_tokens: int = 8) -> None:
         self.client = client
         self.max_tokens = max_tokens

@@ -17,6 +17,9 @@ CHUNK = 32
 
 
 class MathPool:
+    """The worker processes that grade maths answers, started on first use (or warm-up); a
+    worker that dies fails the request (DependencyFailed) and the next one starts afresh."""
+
     def __init__(self, workers: int, timeout_s: int) -> None:
         self.workers = workers
         self.timeout_s = timeout_s

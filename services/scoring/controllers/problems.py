@@ -1,4 +1,5 @@
-"""Scoring's typed failures as problem details: one exception handler for the whole service."""
+"""Scoring's own failures as problem details, in one exception handler for the whole service
+(its refusals, :mod:`steadfast.shared.errors`, are mapped by the handlers every service has)."""
 
 from __future__ import annotations
 
@@ -6,20 +7,13 @@ from typing import Any
 
 from litestar import Request, Response
 
-from steadfast.services.scoring.domain.errors import (
-    DependencyFailed,
-    InvalidRequest,
-    ScoringError,
-)
+from steadfast.services.scoring.domain.errors import DependencyFailed, ScoringError
 from steadfast.shared.contracts.base import FieldError, Problem
 from steadfast.shared.problems import problem_response
 
 
 def status_of(exc: ScoringError) -> int:
-    """A request that cannot be scored is the caller's (422); a dependency down for now is a
-    503, one that answered with an error a 502."""
-    if isinstance(exc, InvalidRequest):
-        return 422
+    """A dependency down for now is a 503, one that answered with an error a 502."""
     if isinstance(exc, DependencyFailed):
         return 503 if exc.unavailable else 502
     return 500
@@ -35,5 +29,5 @@ def scoring_error_response(_: Request[Any, Any, Any], exc: ScoringError) -> Resp
     return problem_response(problem_for(exc))
 
 
-#: the scoring app's handlers of its own failures (shared ones handle the rest)
+#: the scoring app's handlers of its own failures (the shared ones handle the rest)
 SCORING_EXCEPTION_HANDLERS: dict[Any, Any] = {ScoringError: scoring_error_response}

@@ -23,8 +23,8 @@ from steadfast.services.scoring.domain.columns import (
     first_duplicate,
     label_codes,
 )
-from steadfast.services.scoring.domain.errors import InvalidRequest
 from steadfast.shared.contracts.scoring import ConsistencyRecord
+from steadfast.shared.errors import Unprocessable
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -93,12 +93,12 @@ def normalize_entropy(entropy: FloatArray, k: IntArray) -> FloatArray:
 _ABSENT = 4  # label code of an empty cell of the label grid
 
 
-def _duplicate(slot: IntArray) -> InvalidRequest:
+def _duplicate(slot: IntArray) -> Unprocessable:
     row = first_duplicate(slot)
-    return InvalidRequest(
-        "Duplicate record",
+    return Unprocessable(
         f"records[{row}] repeats the (item_id, model, variant) of an earlier record",
         field=f"records[{row}]",
+        title="Duplicate record",
     )
 
 

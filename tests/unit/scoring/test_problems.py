@@ -1,4 +1,4 @@
-"""Scoring's typed failures leave the service as the problem details callers have always had."""
+"""Scoring's refusals and failures leave the service as the problem details callers have had."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from litestar.testing import TestClient
 
 from steadfast.services.scoring.app import create_app
 from steadfast.services.scoring.controllers.problems import problem_for
-from steadfast.services.scoring.domain.errors import DependencyFailed, InvalidRequest
+from steadfast.services.scoring.domain.errors import DependencyFailed
 from steadfast.services.scoring.settings import ScoringSettings
 from steadfast.shared.contracts.base import FieldError, Problem
 
@@ -37,7 +37,7 @@ def _problem_body(response: Any) -> dict[str, Any]:
     return body
 
 
-def test_an_invalid_request_is_a_422_naming_its_field(client: TestClient[Any]) -> None:
+def test_a_request_that_cannot_be_graded_is_a_422_naming_its_field(client: TestClient[Any]) -> None:
     item = {"question": "q", "answer_text": "A", "gold": {}}
     response = client.post("/v1/grade", json={"task": "choice", "items": [item]})
     assert response.status_code == 422
@@ -76,7 +76,6 @@ def test_a_dependency_that_answered_with_an_error_is_a_502() -> None:
     assert problem_for(error).status == 502
 
 
-def test_an_invalid_request_names_its_field_in_the_problem() -> None:
-    problem = problem_for(InvalidRequest("No judge", "needs judges", field="judge_models"))
-    assert (problem.status, problem.title) == (422, "No judge")
-    assert problem.errors == [FieldError(field="judge_models", message="needs judges")]
+def test_a_dependency_failure_names_the_field_it_failed_on() -> None:
+    error = DependencyFailed("Judge call failed", "boom", unavailable=False, field="items[3]")
+    assert problem_for(error).errors == [FieldError(field="items[3]", message="boom")]
