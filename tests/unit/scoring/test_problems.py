@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -9,9 +10,11 @@ import pytest
 from litestar.testing import TestClient
 
 from steadfast.services.scoring.app import create_app
+from steadfast.services.scoring.components import ScoringComponents
 from steadfast.services.scoring.controllers.problems import problem_for
 from steadfast.services.scoring.domain.errors import DependencyFailed
 from steadfast.services.scoring.settings import ScoringSettings
+from steadfast.shared.components import components_of, set_components
 from steadfast.shared.contracts.base import FieldError, Problem
 
 
@@ -25,7 +28,8 @@ class FailingJudges:
 @pytest.fixture
 def client() -> Iterator[TestClient[Any]]:
     app = create_app(ScoringSettings(log_json=False, math_warm_up=False))
-    app.state.judges = FailingJudges()
+    components = components_of(app.state, ScoringComponents)
+    set_components(app, dataclasses.replace(components, judges=FailingJudges()))
     with TestClient(app) as test_client:
         yield test_client
 
