@@ -115,9 +115,11 @@ def create_service_app(
     description: str = "",
     security_schemes: dict[str, SecurityScheme | Reference] | None = None,
     components: Any = None,
+    exception_handlers: dict[Any, Any] | None = None,
 ) -> Litestar:
     """``components`` is the service's components dataclass (``shared.components``): an
-    instance, or the class when a startup hook builds the instance (``set_components``)."""
+    instance, or the class when a startup hook builds the instance (``set_components``);
+    ``exception_handlers`` the service's own, beside those every service has."""
     configure_logging(service, settings.log_level, settings.log_json)
     record_build_info(service)
     readiness: dict[str, ReadinessCheck] = {}
@@ -144,7 +146,7 @@ def create_service_app(
     app = Litestar(
         route_handlers=[HealthController, MetricsController, *route_handlers],
         middleware=[request_id_middleware, metrics.middleware],
-        exception_handlers=EXCEPTION_HANDLERS,
+        exception_handlers={**EXCEPTION_HANDLERS, **(exception_handlers or {})},
         dependencies=_dependencies(components),
         request_max_body_size=settings.max_body_bytes,
         request_class=StrictBodyRequest,

@@ -16,6 +16,7 @@ import aiohttp
 import msgspec
 
 from steadfast.shared.contracts.base import Problem
+from steadfast.shared.contracts.gateway import GatewayProblem
 from steadfast.shared.request_context import REQUEST_ID_HEADER, current_request_id
 from steadfast.shared.tolerant_reader import decode_response
 
@@ -34,7 +35,9 @@ def is_transient(status: int | None, problem: Problem) -> bool:
         return True
     if status != 503:
         return False
-    return problem.outcome is None or problem.retry_after_s is not None
+    if not isinstance(problem, GatewayProblem) or problem.outcome is None:
+        return True  # a 503 of the service's own
+    return problem.retry_after_s is not None
 
 
 class ServiceCallError(Exception):
@@ -101,16 +104,19 @@ def retry_after_seconds(header: str | None) -> float | None:
     return seconds if seconds is not None and 0 <= seconds < 86400 else None
 
 
-def _decode_problem(status: int, body: bytes, reason: str) -> Problem:
+def _decode_problem(
+    status: int, body: bytes, reason: str, problem_type: type[Problem] = Problem
+) -> Problem:
     try:
-        return msgspec.json.decode(body, type=Problem)
+        return msgspec.json.decode(body, type=problem_type)
     except (msgspec.DecodeError, msgspec.ValidationError):
         text = body.decode("utf-8", "replace")[:500]
-        return Problem(title=reason or "error", status=status, detail=text or None)
+        return problem_type(title=reason or "error", status=status, detail=text or None)
 
 
 class ServiceClient:
-    """Typed JSON calls to one service."""
+    """Typed JSON calls to one service; its error answers are read as ``problem_type`` (the
+    gateway's carry more than every service's :class:`Problem`)."""
 
     def __init__(
         self,
@@ -119,8 +125,10 @@ class ServiceClient:
         timeout_s: float = 300.0,
         headers: dict[str, str] | None = None,
         session: Callable[[], aiohttp.ClientSession] = get_session,
+        problem_type: type[Problem] = Problem,
     ) -> None:
         self.service = service
+        self.problem_type = problem_type
         #: where the connection comes from: the process-wide pool by default
         self.session = session
         self.base_url = base_url.rstrip("/")
@@ -164,12 +172,14 @@ class ServiceClient:
             ) as response:
                 payload = await response.read()
                 if response.status >= 400:
-                    problem = _decode_problem(response.status, payload, response.reason or "")
+                    reason = response.reason or ""
+                    problem = _decode_problem(response.status, payload, reason, self.problem_type)
                     wait = retry_after_seconds(response.headers.get("Retry-After"))
                     raise ServiceCallError(self.service, response.status, problem, url, wait)
         except (aiohttp.ClientError, TimeoutError) as exc:
             detail = str(exc) or type(exc).__name__
-            problem = Problem(title=f"{self.service} unreachable", status=503, detail=detail)
+            title = f"{self.service} unreachable"
+            problem = self.problem_type(title=title, status=503, detail=detail)
             raise ServiceCallError(self.service, None, problem, url) from exc
         if response_type is bytes:  # a document that is not JSON (a rendered report)
             return payload  # type: ignore[return-value]

@@ -361,11 +361,14 @@ def _title_for(status: int, detail: str) -> str:
     return titles.get(status, detail or "Error")
 
 
-def problem_responses(descriptions: dict[int, str]) -> dict[int, ResponseSpec]:
-    """OpenAPI documentation of error answers: problem-details bodies, by status."""
+def problem_responses(
+    descriptions: dict[int, str], problem_type: type[Problem] = Problem
+) -> dict[int, ResponseSpec]:
+    """OpenAPI documentation of error answers: problem-details bodies (``problem_type``, when a
+    service's carry more), by status."""
     return {
         status: ResponseSpec(
-            data_container=Problem,
+            data_container=problem_type,
             description=description,
             media_type=PROBLEM_MEDIA_TYPE,
             generate_examples=False,

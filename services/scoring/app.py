@@ -12,6 +12,7 @@ from steadfast.services.scoring.adapters.math_pool import MathPool
 from steadfast.services.scoring.components import ScoringComponents
 from steadfast.services.scoring.controllers.grading import GradeController
 from steadfast.services.scoring.controllers.metrics import MetricsController
+from steadfast.services.scoring.controllers.problems import SCORING_EXCEPTION_HANDLERS
 from steadfast.services.scoring.controllers.reports import ReportController
 from steadfast.services.scoring.settings import ScoringSettings, get_settings
 from steadfast.shared.app import create_service_app
@@ -44,4 +45,5 @@ def create_app(settings: ScoringSettings | None = None) -> Litestar:
             math_pool=math_pool, judges=GatewayJudges(gateway, settings.judge_max_tokens)
         ),
         description=package.__doc__ or "",
+        exception_handlers=SCORING_EXCEPTION_HANDLERS,
     )

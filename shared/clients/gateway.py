@@ -7,9 +7,10 @@ import time
 from urllib.parse import quote
 
 from steadfast.shared.batching import TickBatcher
-from steadfast.shared.contracts.base import Problem, Task
+from steadfast.shared.contracts.base import Task
 from steadfast.shared.contracts.calibration import JudgeCalibration, JudgeThreshold
 from steadfast.shared.contracts.gateway import (
+    GatewayProblem,
     GenerateBatchItem,
     GenerateBatchRequest,
     GenerateBatchResponse,
@@ -39,14 +40,17 @@ class GatewayClient:
     ) -> None:
         #: the gateway's admin key, sent with every call (storing a calibration may need it)
         headers = {"Authorization": f"Bearer {admin_key}"} if admin_key else None
-        self._client = ServiceClient("gateway", base_url, timeout_s, headers=headers)
+        self._client = ServiceClient(
+            "gateway", base_url, timeout_s, headers=headers, problem_type=GatewayProblem
+        )
         self._route_names: tuple[float, set[str]] | None = None
         self._batcher: TickBatcher[GenerateRequest, Outcome] = TickBatcher(
             self._generate_coalesced, max_batch=MAX_COALESCED
         )
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
-        """Raises :class:`shared.http_client.ServiceCallError`; its ``problem.outcome`` is typed."""
+        """Raises :class:`shared.http_client.ServiceCallError`; its problem is a
+        :class:`GatewayProblem` whose ``outcome`` is typed."""
         outcome = await self._batcher.submit(request)
         if isinstance(outcome, ServiceCallError):
             raise outcome
@@ -113,5 +117,6 @@ class GatewayClient:
 def _outcome(item: GenerateBatchItem, url: str) -> Outcome:
     if item.result is not None:
         return item.result
-    problem = item.error or Problem(title="The gateway gave neither result nor error", status=502)
+    title = "The gateway gave neither result nor error"
+    problem = item.error or GatewayProblem(title=title, status=502)
     return ServiceCallError("gateway", problem.status, problem, url)

@@ -73,10 +73,6 @@ class Problem(msgspec.Struct, kw_only=True, omit_defaults=True):
     instance: str | None = None
     errors: list[FieldError] | None = None
     request_id: str | None = None
-    #: extension members used by the model gateway: the typed failure and attempts made
-    outcome: str | None = None
-    attempts: int | None = None
-    retry_after_s: float | None = None
 
 
 class HealthStatus(msgspec.Struct, kw_only=True):

@@ -108,11 +108,27 @@ class GenerateBatchRequest(Contract, kw_only=True):
     requests: Annotated[list[GenerateRequest], msgspec.Meta(min_length=1, max_length=1000)]
 
 
+class GatewayProblem(Problem, kw_only=True, omit_defaults=True):
+    """The gateway's problem details: a model call that failed for good also says its typed
+    ``outcome``, the ``attempts`` made and, when the failure is for now, the seconds to wait
+    (``retry_after_s``, also the response's Retry-After)."""
+
+    outcome: str | None = None
+    attempts: int | None = None
+    retry_after_s: float | None = None
+
+
+def gateway_outcome(problem: Problem) -> str | None:
+    """The typed outcome of a model call the gateway reported failed; None for any other problem
+    (another service's, a request the gateway refused, a gateway that could not be reached)."""
+    return problem.outcome if isinstance(problem, GatewayProblem) else None
+
+
 class GenerateBatchItem(Contract, kw_only=True):
     """Exactly one of ``result`` and ``error`` is set."""
 
     result: GenerateResponse | None = None
-    error: Problem | None = None
+    error: GatewayProblem | None = None
 
 
 class GenerateBatchResponse(Contract, kw_only=True):

@@ -23,6 +23,23 @@ def test_committed_document_matches_code(service: str) -> None:
 
 #: operations that answer errors in another documented shape (OpenAI's, for its clients)
 OWN_ERROR_SHAPE = {("post", "/v1/chat/completions")}
+#: the gateway's operations that call a model: their errors are the gateway's own problem type
+MODEL_CALLS = {("gateway", "post", "/v1/generate"), ("gateway", "post", "/v1/self-paraphrase")}
+#: statuses only a failed model call answers with, so always with its outcome
+MODEL_FAILURE_STATUSES = {"429", "502", "503", "504"}
+#: the members the gateway's problems add to every service's
+GATEWAY_PROBLEM_MEMBERS = {"outcome", "attempts", "retry_after_s"}
+
+
+def _error_schemas(service: str, method: str, path: str, status: str) -> set[str]:
+    """The schemas an operation's error answer of ``status`` may be documented as."""
+    if (method, path) in OWN_ERROR_SHAPE:
+        return {"OpenAIError"}
+    if (service, method, path) not in MODEL_CALLS:
+        return {"Problem"}
+    if status in MODEL_FAILURE_STATUSES:
+        return {"GatewayProblem"}
+    return {"Problem", "GatewayProblem"}
 
 
 @pytest.mark.parametrize("service", SERVICE_NAMES)
@@ -40,12 +57,24 @@ def test_every_api_operation_documents_its_errors_as_problem_details(service: st
                 assert "413" in statuses, f"{method.upper()} {path} lacks its 413"
             if method in ("get", "delete"):
                 assert "413" not in statuses, f"{method.upper()} {path}: a 413 without a body"
-            expected = "OpenAIError" if (method, path) in OWN_ERROR_SHAPE else "Problem"
-            media = "application/json" if expected == "OpenAIError" else "application/problem+json"
+            own_shape = (method, path) in OWN_ERROR_SHAPE
+            media = "application/json" if own_shape else "application/problem+json"
             for status in statuses:
                 content = operation["responses"][status]["content"]
-                schema = content[media]["schema"]["$ref"]
-                assert schema.endswith(f"/{expected}"), f"{method.upper()} {path} {status}"
+                schema = content[media]["schema"]["$ref"].rsplit("/", 1)[-1]
+                expected = _error_schemas(service, method, path, status)
+                assert schema in expected, f"{method.upper()} {path} {status}"
+
+
+@pytest.mark.parametrize("service", SERVICE_NAMES)
+def test_only_the_gateway_documents_its_problem_members(service: str) -> None:
+    schemas = json.loads(generate_openapi(service))["components"]["schemas"]
+    assert not GATEWAY_PROBLEM_MEMBERS & set(schemas["Problem"]["properties"])
+    if service == "gateway":
+        gateway_problem = set(schemas["GatewayProblem"]["properties"])
+        assert gateway_problem == set(schemas["Problem"]["properties"]) | GATEWAY_PROBLEM_MEMBERS
+    else:
+        assert "GatewayProblem" not in schemas
 
 
 @pytest.mark.parametrize("service", SERVICE_NAMES)

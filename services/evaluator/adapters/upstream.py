@@ -15,7 +15,7 @@ from steadfast.shared.clients.scoring import ScoringClient
 from steadfast.shared.clients.verify import VerifyClient
 from steadfast.shared.contracts.base import Problem, ReportFormat
 from steadfast.shared.contracts.calibration import JudgeThreshold
-from steadfast.shared.contracts.gateway import GenerateRequest
+from steadfast.shared.contracts.gateway import GenerateRequest, gateway_outcome
 from steadfast.shared.contracts.perturb import (
     DistractorRequest,
     DistractorResponse,
@@ -44,13 +44,14 @@ RETRYABLE_OUTCOMES = frozenset({"rate_limited", "timeout", "upstream_error", "un
 
 
 def describe(problem: Problem) -> str:
-    head = problem.outcome or problem.title
+    head = gateway_outcome(problem) or problem.title
     return f"{head}: {problem.detail}" if problem.detail else head
 
 
 def _retryable(status: int | None, problem: Problem) -> bool:
-    if problem.outcome is not None:
-        return problem.outcome in RETRYABLE_OUTCOMES
+    outcome = gateway_outcome(problem)
+    if outcome is not None:
+        return outcome in RETRYABLE_OUTCOMES
     return status is None or status >= 500 or status == 429
 
 

@@ -13,6 +13,7 @@ from steadfast.services.gateway.controllers.problems import (
     GATEWAY_EXCEPTION_HANDLERS,
     GENERATE_ERROR_RESPONSES,
     problem_for,
+    unexpected_problem,
 )
 from steadfast.services.gateway.domain.errors import GatewayError
 from steadfast.services.gateway.domain.gateway import ModelGateway
@@ -29,7 +30,6 @@ from steadfast.shared.contracts.gateway import (
     OpenAIModel,
 )
 from steadfast.shared.contracts.proxy import STRATEGY_NAMES
-from steadfast.shared.problems import internal_error
 from steadfast.shared.redaction import public_url
 from steadfast.shared.request_context import current_request_id
 
@@ -106,7 +106,7 @@ async def batch_item(gateway: StrategyGateway, request: GenerateRequest) -> Gene
         problem = problem_for(exc)
     except Exception as exc:
         logger.exception("batch item for model %r failed unexpectedly", request.model)
-        problem = internal_error(exc)
+        problem = unexpected_problem(exc)
     problem.request_id = current_request_id.get()
     return GenerateBatchItem(error=problem)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import ResponseSpec
@@ -18,11 +19,13 @@ from steadfast.services.gateway.domain.errors import (
 from steadfast.services.gateway.strategies import metrics
 from steadfast.services.gateway.strategies.generate import InvalidQuestion
 from steadfast.services.gateway.strategies.paraphrasers import ParaphraseOptionsRefused
-from steadfast.shared.contracts.base import FieldError, Problem
+from steadfast.shared.contracts.base import FieldError
+from steadfast.shared.contracts.gateway import GatewayProblem
 from steadfast.shared.problems import (
     handle_http,
     handle_unexpected,
     handle_validation,
+    internal_error,
     is_unread_body,
     problem_response,
     problem_responses,
@@ -40,8 +43,8 @@ OUTCOME_STATUS: dict[str, int] = {
 }
 
 
-def _field_problem(title: str, status: int, field: str, detail: str) -> Problem:
-    return Problem(
+def _field_problem(title: str, status: int, field: str, detail: str) -> GatewayProblem:
+    return GatewayProblem(
         title=title,
         status=status,
         detail=detail,
@@ -49,9 +52,9 @@ def _field_problem(title: str, status: int, field: str, detail: str) -> Problem:
     )
 
 
-def problem_for(exc: GatewayError) -> Problem:
+def problem_for(exc: GatewayError) -> GatewayProblem:
     if isinstance(exc, UnknownRoute):
-        return Problem(
+        return GatewayProblem(
             title="Unknown model route",
             status=404,
             detail=str(exc),
@@ -64,7 +67,7 @@ def problem_for(exc: GatewayError) -> Problem:
     if isinstance(exc, ParaphraseOptionsRefused):
         return _field_problem("Paraphrase options refused", exc.status, exc.field, exc.detail)
     if isinstance(exc, GenerationFailed):
-        return Problem(
+        return GatewayProblem(
             title=f"Model call failed: {exc.outcome}",
             status=OUTCOME_STATUS[exc.outcome],
             detail=f"route {exc.route!r}: {exc.detail}",
@@ -72,10 +75,15 @@ def problem_for(exc: GatewayError) -> Problem:
             attempts=exc.attempts,
             retry_after_s=exc.retry_after_s,
         )
-    return Problem(title="Gateway error", status=500, detail=str(exc))
+    return GatewayProblem(title="Gateway error", status=500, detail=str(exc))
 
 
-def retry_after_headers(problem: Problem) -> dict[str, str] | None:
+def unexpected_problem(exc: Exception) -> GatewayProblem:
+    """:func:`~steadfast.shared.problems.internal_error` as the gateway's problem type."""
+    return GatewayProblem(**msgspec.structs.asdict(internal_error(exc)))
+
+
+def retry_after_headers(problem: GatewayProblem) -> dict[str, str] | None:
     """``Retry-After`` (whole seconds, at least 1) when the problem carries a wait."""
     if problem.retry_after_s is None:
         return None
@@ -101,7 +109,8 @@ GENERATE_ERROR_RESPONSES: dict[int, ResponseSpec] = problem_responses(
         502: "Upstream error or malformed upstream answer",
         503: "Backend unavailable",
         504: "Timed out",
-    }
+    },
+    problem_type=GatewayProblem,
 )
 
 

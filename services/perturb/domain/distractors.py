@@ -8,7 +8,7 @@ from steadfast.services.perturb.domain.cleaning import clean_candidate
 from steadfast.services.perturb.domain.errors import unknown_route
 from steadfast.services.perturb.domain.prompts import DISTRACTOR_PROMPT_VERSION, distractor_messages
 from steadfast.shared.answers import names_a_correct_answer, normalize_factual
-from steadfast.shared.contracts.gateway import GenerateRequest
+from steadfast.shared.contracts.gateway import GenerateRequest, gateway_outcome
 from steadfast.shared.contracts.perturb import DistractorRequest, DistractorResponse
 from steadfast.shared.http_client import ServiceCallError
 from steadfast.shared.language import detect_language
@@ -49,7 +49,8 @@ class DistractorWriter:
             except ServiceCallError as error:
                 if (route_error := unknown_route(error)) is not None:
                     raise route_error from error
-                failures.append(f"{error.problem.outcome or error.status}: {error.problem.detail}")
+                outcome = gateway_outcome(error.problem) or error.status
+                failures.append(f"{outcome}: {error.problem.detail}")
                 continue
             if acceptable(text, correct_answers, kept):
                 kept.append(text)

@@ -28,7 +28,7 @@ from steadfast.services.perturb.domain.paraphrase_run import (
 )
 from steadfast.services.perturb.domain.prompts import PARAPHRASE_PROMPT_VERSION, paraphrase_messages
 from steadfast.shared.backoff import Backoff
-from steadfast.shared.contracts.gateway import GenerateRequest
+from steadfast.shared.contracts.gateway import GenerateRequest, gateway_outcome
 from steadfast.shared.contracts.perturb import (
     CandidateScores,
     Paraphrase,
@@ -228,7 +228,7 @@ class ParaphraseBuilder:
             raise error
         if (route_error := unknown_route(error)) is not None:
             raise route_error from error
-        outcome = error.problem.outcome or error.status or "unreachable"
+        outcome = gateway_outcome(error.problem) or error.status or "unreachable"
         progress.failures.append(f"generate ({outcome}): {error.problem.detail or error}")
         progress.failed_calls += 1
         progress.transient_calls += error.transient

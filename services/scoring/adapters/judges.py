@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from steadfast.services.scoring.domain.errors import DependencyFailed
 from steadfast.shared.clients.gateway import GatewayClient
 from steadfast.shared.contracts.base import Problem
 from steadfast.shared.contracts.gateway import ChatMessage, GenerateRequest
 from steadfast.shared.http_client import ServiceCallError
-from steadfast.shared.problems import ProblemError
 
 #: the gateway accepts at most this many requests per batch call
 BATCH = 1000
 
 
 class GatewayJudges:
+    """The LLM grader's judges: greedy completions of judge routes, asked through the model
+    gateway in batches; a gateway that fails the whole batch fails grading (DependencyFailed)."""
+
     def __init__(self, client: GatewayClient, max_tokens: int = 8) -> None:
         self.client = client
         self.max_tokens = max_tokens
@@ -33,9 +36,10 @@ class GatewayJudges:
             try:
                 batch = await self.client.generate_batch(requests[start : start + BATCH])
             except ServiceCallError as error:
-                status = 503 if error.unreachable else 502
                 detail = f"the gateway: {error.problem.title}: {error.problem.detail or ''}"
-                raise ProblemError(status, "Judge calls failed", detail.strip()) from error
+                raise DependencyFailed(
+                    "Judge calls failed", detail.strip(), unavailable=error.unreachable
+                ) from error
             for item in batch.results:
                 if item.result is not None:
                     replies.append(item.result.text)

@@ -8,15 +8,18 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
+from steadfast.services.scoring.domain.errors import DependencyFailed
 from steadfast.services.scoring.domain.math_grading import grade_math_batch
 from steadfast.shared.contracts.scoring import GradeResult
-from steadfast.shared.problems import ProblemError
 
 #: (answer text, gold answer) pairs sent to a worker at once
 CHUNK = 32
 
 
 class MathPool:
+    """The worker processes that grade maths answers, started on first use (or warm-up); a
+    worker that dies fails the request (DependencyFailed) and the next one starts afresh."""
+
     def __init__(self, workers: int, timeout_s: int) -> None:
         self.workers = workers
         self.timeout_s = timeout_s
@@ -41,7 +44,8 @@ class MathPool:
             )
         except BrokenProcessPool as exc:
             self.close()
-            raise ProblemError(503, "Maths grader unavailable", f"worker died: {exc}") from exc
+            detail = f"worker died: {exc}"
+            raise DependencyFailed("Maths grader unavailable", detail, unavailable=True) from exc
         return [result for chunk in done for result in chunk]
 
     def warm_up(self) -> None:

@@ -6,6 +6,7 @@ from typing import Protocol, runtime_checkable
 
 import msgspec
 
+from steadfast.services.scoring.domain.errors import DependencyFailed
 from steadfast.services.scoring.domain.reference_grading import (
     WORDLESS,
     combine_votes,
@@ -17,7 +18,7 @@ from steadfast.services.scoring.domain.reference_grading import (
 from steadfast.shared.answers import answer_key, normalize_factual
 from steadfast.shared.contracts.base import Problem
 from steadfast.shared.contracts.scoring import GradeRequest, GradeResponse, GradeResult, JudgeVote
-from steadfast.shared.problems import ProblemError
+from steadfast.shared.errors import Unprocessable
 
 
 @runtime_checkable  # a handler dependency: litestar checks the value's type
@@ -32,28 +33,26 @@ class Judges(Protocol):
     ) -> list[str | Problem]: ...
 
 
-def _missing(index: int, field: str, task: str) -> ProblemError:
-    return ProblemError(
-        422,
-        "Missing gold answer",
+def _missing(index: int, field: str, task: str) -> Unprocessable:
+    return Unprocessable(
         f"task {task!r} needs gold.{field}",
         field=f"items[{index}].gold.{field}",
+        title="Missing gold answer",
     )
 
 
 def check_gold(request: GradeRequest) -> None:
-    """422 naming the first item whose gold answer does not fit the task."""
+    """Refuses (:class:`Unprocessable`) the first item whose gold answer does not fit the task."""
     for index, item in enumerate(request.items):
         gold = item.gold
         if request.task == "factual" and not gold.answers:
             raise _missing(index, "answers", request.task)
         for position, answer in enumerate(gold.answers or []):
             if request.task == "factual" and not normalize_factual(answer):
-                raise ProblemError(
-                    422,
-                    "Empty gold answer",
+                raise Unprocessable(
                     f"{answer!r} has no words to match an answer against",
                     field=f"items[{index}].gold.answers[{position}]",
+                    title="Empty gold answer",
                 )
         if request.task == "math" and not (gold.answer and gold.answer.strip()):
             raise _missing(index, "answer", request.task)
@@ -61,23 +60,23 @@ def check_gold(request: GradeRequest) -> None:
             if gold.correct_option is None:
                 raise _missing(index, "correct_option", request.task)
             if item.options and ord(gold.correct_option) - ord("A") >= len(item.options):
-                raise ProblemError(
-                    422,
-                    "Correct option out of range",
+                raise Unprocessable(
                     f"{gold.correct_option!r} is beyond the {len(item.options)} options",
                     field=f"items[{index}].gold.correct_option",
+                    title="Correct option out of range",
                 )
 
 
 async def grade_with_judges(request: GradeRequest, judges: Judges) -> list[GradeResult]:
     if not request.judge_models:
-        raise ProblemError(
-            422, "No judge", "the llm grader needs judge_models", field="judge_models"
+        raise Unprocessable(
+            "the llm grader needs judge_models", field="judge_models", title="No judge"
         )
     for index, model in enumerate(request.judge_models):
         if model in request.judge_models[:index]:
             detail = f"judge {model!r} is named twice: each judge votes once"
-            raise ProblemError(422, "Judge named twice", detail, field=f"judge_models[{index}]")
+            field = f"judge_models[{index}]"
+            raise Unprocessable(detail, field=field, title="Judge named twice")
     # an answer without a single word is invalid (docs/method.md §1.3), as the reference grader
     # says: no judge is asked about it
     judged = [
@@ -99,17 +98,16 @@ async def grade_with_judges(request: GradeRequest, judges: Judges) -> list[Grade
         for offset, model in enumerate(request.judge_models):
             reply = replies[index][offset]
             if isinstance(reply, Problem) and reply.status == 404:
-                raise ProblemError(
-                    422,
-                    "Unknown judge route",
+                raise Unprocessable(
                     f"judge {model!r}: {reply.detail or reply.title}",
                     field=f"judge_models[{offset}]",
+                    title="Unknown judge route",
                 )
             if isinstance(reply, Problem):
-                raise ProblemError(
-                    502,
+                raise DependencyFailed(
                     "Judge call failed",
                     f"judge {model!r}: {reply.title}: {reply.detail or ''}".strip(),
+                    unavailable=False,
                     field=f"items[{index}]",
                 )
             votes.append(JudgeVote(model=model, label=parse_verdict(reply), raw=reply))

@@ -37,7 +37,7 @@ from steadfast.shared.contracts.scoring import (
     PositionBiasResponse,
     PositionRecord,
 )
-from steadfast.shared.problems import ProblemError
+from steadfast.shared.errors import Unprocessable
 
 FloatArray = NDArray[np.float64]
 
@@ -79,11 +79,10 @@ def columns_from_records(records: Sequence[PositionRecord]) -> PositionColumns:
     for index, record in enumerate(records):
         for name, letter in (("correct", record.correct), ("choice", record.choice)):
             if letter is not None and letter_index(letter) >= record.n_options:
-                raise ProblemError(
-                    422,
-                    "Letter out of range",
+                raise Unprocessable(
                     f"{name} {letter!r} is beyond the item's {record.n_options} options",
                     field=f"records[{index}].{name}",
+                    title="Letter out of range",
                 )
     return PositionColumns(
         model=Coded.of([record.model for record in records]),
@@ -121,11 +120,10 @@ def unit_table(columns: PositionColumns) -> Units:
     slots = unit * width + columns.correct
     if int(cell_index(unit, columns.correct, width)[0].max()) + 1 != len(unit):
         row = first_duplicate(slots)
-        raise ProblemError(
-            422,
-            "Duplicate record",
+        raise Unprocessable(
             f"records[{row}] repeats the (item_id, model, condition, correct) of an earlier record",
             field=f"records[{row}]",
+            title="Duplicate record",
         )
     n_units = len(cells)
     choice_at = np.full(n_units * width, MISSING, dtype=np.int64)

@@ -24,7 +24,7 @@ from steadfast.services.scoring.domain.columns import (
     label_codes,
 )
 from steadfast.shared.contracts.scoring import ConsistencyRecord
-from steadfast.shared.problems import ProblemError
+from steadfast.shared.errors import Unprocessable
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -93,13 +93,12 @@ def normalize_entropy(entropy: FloatArray, k: IntArray) -> FloatArray:
 _ABSENT = 4  # label code of an empty cell of the label grid
 
 
-def _duplicate(slot: IntArray) -> ProblemError:
+def _duplicate(slot: IntArray) -> Unprocessable:
     row = first_duplicate(slot)
-    return ProblemError(
-        422,
-        "Duplicate record",
+    return Unprocessable(
         f"records[{row}] repeats the (item_id, model, variant) of an earlier record",
         field=f"records[{row}]",
+        title="Duplicate record",
     )
 
 
@@ -107,7 +106,8 @@ def _label_tally(
     question: IntArray, columns: ConsistencyColumns, n: int
 ) -> tuple[IntArray, IntArray]:
     """Per question, the counts of the paraphrase labels (correct, incorrect, not_attempted,
-    invalid) and the original's label (MISSING when absent); 422 on a repeated variant."""
+    invalid) and the original's label (MISSING when absent); refuses a repeated
+    variant."""
     width = int(columns.variant.max()) + 1
     if n * width <= 8 * len(question) + 1024:
         # dense variant numbers: one int8 (variant × question) grid, the originals first

@@ -14,6 +14,7 @@ from steadfast.shared.contracts.gateway import (
     ChatMessage,
     GenerateRequest,
     GenerateResponse,
+    gateway_outcome,
 )
 from steadfast.shared.contracts.verify import JudgeVote
 from steadfast.shared.http_client import ServiceCallError
@@ -128,7 +129,7 @@ class Judge:
         except ServiceCallError as exc:
             if exc.status == 404:
                 raise UnknownModelError(self.model, exc.problem.detail) from exc
-            outcome = exc.problem.outcome or exc.status or "unreachable"
+            outcome = gateway_outcome(exc.problem) or exc.status or "unreachable"
             if exc.transient:
                 detail = (
                     f"judge {self.model!r} down for now ({outcome}): {exc.problem.detail or exc}"

@@ -8,7 +8,7 @@ from steadfast.services.evaluator.adapters.upstream import upstream_error
 from steadfast.services.evaluator.domain.pipeline import with_retries
 from steadfast.services.evaluator.errors import UpstreamError
 from steadfast.shared.backoff import Backoff
-from steadfast.shared.contracts.base import Problem
+from steadfast.shared.contracts.gateway import GatewayProblem
 from steadfast.shared.http_client import ServiceCallError
 
 
@@ -33,7 +33,7 @@ def test_a_service_out_of_reach_is_told_from_a_failing_model(
     unreachable: bool,
     retryable: bool,
 ) -> None:
-    problem = Problem(
+    problem = GatewayProblem(
         title="failed",
         status=status or 503,
         outcome=outcome,  # type: ignore[arg-type]

@@ -16,7 +16,8 @@ from steadfast.shared.contracts.scoring import (
     ConsistencyRecord,
     ConsistencyResponse,
 )
-from steadfast.shared.problems import ProblemError
+from steadfast.shared.errors import Unprocessable
+from steadfast.shared.problems import status_of
 from tests.unit.scoring.records import question
 
 # q1: original correct; paraphrases C I I and one invalid (left out of p and k)
@@ -214,9 +215,9 @@ def test_bootstrap_interval_brackets_the_value_and_is_reproducible() -> None:
 
 def test_duplicate_variant_is_rejected_naming_the_record() -> None:
     records = [*question("a", "C|CI"), *question("a", "C|C")]
-    with pytest.raises(ProblemError) as caught:
+    with pytest.raises(Unprocessable) as caught:
         run(records)
-    assert caught.value.status == 422 and caught.value.field == "records[3]"
+    assert status_of(caught.value) == 422 and caught.value.field == "records[3]"
 
 
 def test_sparse_variant_numbers_count_by_their_value() -> None:

@@ -10,7 +10,8 @@ from steadfast.shared.contracts.scoring import (
     PositionBiasResponse,
     PositionRecord,
 )
-from steadfast.shared.problems import ProblemError
+from steadfast.shared.errors import Unprocessable
+from steadfast.shared.problems import status_of
 from tests.unit.scoring.records import pair
 
 
@@ -133,16 +134,16 @@ def test_k_options_recall_spread_and_fluctuation() -> None:
 
 def test_letter_beyond_the_options_is_rejected() -> None:
     records = [PositionRecord(item_id="1", model="m", order="original", choice="C", correct="A")]
-    with pytest.raises(ProblemError) as caught:
+    with pytest.raises(Unprocessable) as caught:
         run(records)
     assert caught.value.field == "records[0].choice"
 
 
 def test_repeated_pass_is_rejected() -> None:
     records = [*pair("1", "A", "B"), pair("1", "B", "B")[0]]
-    with pytest.raises(ProblemError) as caught:
+    with pytest.raises(Unprocessable) as caught:
         run(records)
-    assert caught.value.status == 422 and caught.value.field == "records[2]"
+    assert status_of(caught.value) == 422 and caught.value.field == "records[2]"
 
 
 def test_items_with_a_pass_missing_are_counted_not_silently_dropped() -> None:

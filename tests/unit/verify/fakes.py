@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from steadfast.shared.contracts.base import FieldError, Problem
+from steadfast.shared.contracts.base import FieldError
 from steadfast.shared.contracts.calibration import JudgeThreshold
 from steadfast.shared.contracts.gateway import (
+    GatewayProblem,
     GenerateRequest,
     GenerateResponse,
     TokenAlternative,
@@ -29,7 +30,7 @@ def gateway_error(
     retry_after_s: float | None = None,
 ) -> ServiceCallError:
     errors = [FieldError(field=field, message=detail)] if field else None
-    problem = Problem(
+    problem = GatewayProblem(
         title="failed",
         status=status,
         detail=detail,
