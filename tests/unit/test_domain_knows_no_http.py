@@ -10,9 +10,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 LAYERS = ("domain", "adapters")
-#: services whose domain or adapters still use ``ProblemError`` (the evaluator's repository):
-#: remove each once it is converted
-NOT_YET_CONVERTED = {"evaluator"}
 #: helpers of ``steadfast.shared.problems`` that are plain text work, no HTTP in them
 PURE_PROBLEM_HELPERS = {"field_from_message"}
 
@@ -46,10 +43,7 @@ def _name_of(node: ast.Name | ast.Attribute) -> str:
 
 def _modules() -> list[Path]:
     return sorted(
-        path
-        for layer in LAYERS
-        for path in (REPO / "services").glob(f"*/{layer}/**/*.py")
-        if path.relative_to(REPO / "services").parts[0] not in NOT_YET_CONVERTED
+        path for layer in LAYERS for path in (REPO / "services").glob(f"*/{layer}/**/*.py")
     )
 
 
@@ -64,7 +58,7 @@ def test_domain_and_adapters_know_nothing_of_http() -> None:
 
 def test_the_services_checked_are_all_there() -> None:
     checked = {path.relative_to(REPO / "services").parts[0] for path in _modules()}
-    assert checked == {"gateway", "perturb", "scoring", "verify"}
+    assert checked == {"evaluator", "gateway", "perturb", "scoring", "verify"}
 
 
 @pytest.mark.parametrize(
