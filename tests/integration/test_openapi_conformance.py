@@ -73,6 +73,7 @@ EXCEPTIONS: dict[str, tuple[list[int | str], str]] = {
         [400],
         "OpenAI's sampling options (top_p, penalties, n, tools...) only at their neutral value",
     ),
+    "createPermutations": ([400], "the swap scheme is for two options only"),
     "listShadowDisagreements": ([403], "the stack configures no admin key: nobody reads them"),
 }
 
