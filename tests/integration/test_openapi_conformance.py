@@ -30,10 +30,9 @@ REPO = Path(__file__).resolve().parents[2]
 MAX_EXAMPLES = 8
 
 #: what the services' answers are checked for. Left out: ``allow_header_conformance`` (litestar
-#: answers OPTIONS itself and lists in ``Allow`` only the methods of one of a path's handlers) and
-#: the stateful checks (``use_after_free``, ``ensure_resource_availability``,
-#: ``object_level_authorization``),
-#: which need links between operations the documents do not declare.
+#: answers OPTIONS itself, and its ``Allow`` lists only some of a path's methods) and the stateful
+#: checks (``use_after_free``, ``ensure_resource_availability``, ``object_level_authorization``),
+#: which need links between operations that the documents do not declare.
 CHECKS = (
     "not_a_server_error",
     "status_code_conformance",
@@ -100,6 +99,10 @@ def conformance_config() -> SchemathesisConfig:
         ],
     }
     return SchemathesisConfig.from_dict(project)
+
+
+#: a dataset upload's NDJSON body is a file's bytes (its schema: a binary string), sent as they are
+schemathesis.serializer.alias("application/x-ndjson", "application/octet-stream")
 
 
 def integral_floats_as_ints(value: Any) -> Any:
