@@ -27,6 +27,7 @@ from steadfast.shared.http_client import ServiceClient, close_session
 from steadfast.shared.logging import configure_logging
 from steadfast.shared.metrics import MetricsController, http_metrics_config, record_build_info
 from steadfast.shared.middleware import request_id_middleware
+from steadfast.shared.openapi_schema import ContractSchemaPlugin
 from steadfast.shared.problems import (
     EXCEPTION_HANDLERS,
     document_problems,
@@ -173,6 +174,7 @@ def create_service_app(
             components=Components(security_schemes=security_schemes or None),
         ),
         logging_config=None,
+        plugins=[ContractSchemaPlugin()],
     )
     document_problems(app, authenticated=bool(security_schemes))
     return app

@@ -47,6 +47,12 @@ from steadfast.shared.contracts.evaluator import (
 )
 from steadfast.shared.problems import ProblemError, problem_responses
 
+#: the 400 of a body valid by the schema that breaks a rule between its fields
+ONE_MODEL_RULE = (
+    "Invalid request: the problem's `errors` name each field and where it is; also when both or "
+    "neither of `model` and `models` are given, or a model is named twice"
+)
+
 #: the header that makes a job's submission safe to retry (see ``IdempotencyConflict``)
 IdempotencyKey = Annotated[
     str | None,
@@ -72,6 +78,7 @@ class EvaluateController(Controller):
         status_code=200,
         responses=problem_responses(
             {
+                400: ONE_MODEL_RULE,
                 413: "More variants than a request may answer: a job",
                 422: "An unknown model, generator or judge route, or items the grader cannot grade",
             }
@@ -111,6 +118,7 @@ class EvaluationController(Controller):
         status_code=HTTP_202_ACCEPTED,
         responses=problem_responses(
             {
+                400: ONE_MODEL_RULE,
                 404: "Unknown dataset_id or reuse_paraphrases_from",
                 422: "An Idempotency-Key reused for another request, sets of another k, or an "
                 "unknown model, generator or judge route",

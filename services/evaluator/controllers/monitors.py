@@ -38,6 +38,9 @@ class MonitorController(Controller):
         status_code=HTTP_201_CREATED,
         responses=problem_responses(
             {
+                400: "Invalid request: the problem's `errors` name each field and where it is; "
+                "also when a monitor does not carry the request of its kind (`evaluation` for "
+                "consistency, `position_bias` for position-bias) or carries the other",
                 404: "Unknown dataset_id",
                 409: "A monitor of this name exists, or there are 50 monitors already",
                 413: "A position-bias run would ask for more answers than a job may",

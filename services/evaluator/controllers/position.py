@@ -43,6 +43,9 @@ class PositionBiasController(Controller):
         status_code=200,
         responses=problem_responses(
             {
+                400: "Invalid request: the problem's `errors` name each field and where it is; "
+                "also when both or neither of `items` and `dataset_id`, or of `model` and "
+                "`models`, are given",
                 404: "Unknown dataset_id",
                 413: "More answers than a request may wait for: a job",
                 422: "An unknown model or generator route",
@@ -78,6 +81,9 @@ class PositionBiasController(Controller):
         status_code=HTTP_202_ACCEPTED,
         responses=problem_responses(
             {
+                400: "Invalid request: the problem's `errors` name each field and where it is; "
+                "also when both or neither of `items` and `dataset_id`, or of `model` and "
+                "`models`, are given",
                 404: "Unknown dataset_id",
                 413: "More answers than a job may ask for",
                 422: "An Idempotency-Key reused for another request, or an unknown model or "

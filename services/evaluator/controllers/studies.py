@@ -37,6 +37,9 @@ class StudyController(Controller):
         status_code=HTTP_202_ACCEPTED,
         responses=problem_responses(
             {
+                400: "Invalid request: the problem's `errors` name each field and where it is; "
+                "also when a part does not carry the request of its protocol (`evaluation` for "
+                "consistency, `position_bias` for position-bias) or carries the other",
                 404: "A part's unknown dataset_id (the problem names the part)",
                 413: "A positional-bias part would ask for more answers than a job may",
                 422: "A model, generator or judge route the gateway does not know",

@@ -97,7 +97,9 @@ class ChatCompletionsController(Controller):
                 data_container=OpenAIError, description=description, generate_examples=False
             )
             for status, description in {
-                400: "Invalid request",
+                400: "Invalid request; also an OpenAI option the proxy does not honour set to "
+                "anything but its neutral value (`n` 1, `top_p` 1, penalties 0, no `logit_bias`, "
+                "`logprobs`, `tools`, a text `response_format`)",
                 404: "Unknown model route",
                 413: "More than the model takes (the body or the context is too long)",
                 422: "Unsupported parameter, or the answer was refused",

@@ -15,7 +15,7 @@ from steadfast.services.gateway.strategies.prompts import PROMPT_VERSION
 from steadfast.services.gateway.strategies.question import AnswerSettings, Question
 from steadfast.services.gateway.strategies.service import Run, SelfParaphraseService
 from steadfast.shared.contracts.proxy import SelfParaphraseRequest, SelfParaphraseResponse
-from steadfast.shared.problems import ProblemError
+from steadfast.shared.problems import ProblemError, problem_responses
 
 
 class SelfParaphraseController(Controller):
@@ -30,7 +30,15 @@ class SelfParaphraseController(Controller):
         operation_id="answerWithSelfParaphrase",
         summary="Answer one question with a self-paraphrase strategy and a consistency score",
         status_code=200,
-        responses=GENERATE_ERROR_RESPONSES,
+        responses={
+            **GENERATE_ERROR_RESPONSES,
+            **problem_responses(
+                {
+                    400: "Invalid request; also when both or neither of `question` and "
+                    "`messages` are given"
+                }
+            ),
+        },
     )
     async def self_paraphrase(
         self,

@@ -108,6 +108,12 @@ class PerturbController(Controller):
         operation_id="createPermutations",
         summary="Option orders (swap or cyclic) with every option's position in each",
         status_code=200,
+        responses=problem_responses(
+            {
+                400: "Invalid request: the problem's `errors` name each field and where it is; "
+                "also `swap` with more than two options (`cyclic` is for three or more)"
+            }
+        ),
     )
     async def create_permutations(self, data: JSONBody[PermutationRequest]) -> PermutationResponse:
         if data.scheme == "swap" and len(data.options) > 2:

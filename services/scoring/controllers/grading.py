@@ -26,6 +26,7 @@ class GradeController(Controller):
                 422: "An item without the gold its task needs, or a judge named twice, unknown "
                 "or missing (the llm grader)",
                 502: "A judge's call failed",
+                503: "The maths grader's worker died: ask again (a new one starts)",
             }
         ),
     )

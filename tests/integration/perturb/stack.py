@@ -76,18 +76,23 @@ def _fault(body: dict[str, Any]) -> Fault | None:
 
 
 @contextmanager
-def running_stack(tmp: Path, services: tuple[str, ...]) -> Iterator[tuple[dict[str, str], Any]]:
-    """Yields the URLs of the services and the stand-in upstream."""
+def running_stack(
+    tmp: Path, services: tuple[str, ...], env: dict[str, str] | None = None
+) -> Iterator[tuple[dict[str, str], Any]]:
+    """Yields the URLs of the services and the stand-in upstream; ``env`` adds settings."""
     with FakeOpenAIServer(responder=TinyModel(), fault_for=_fault) as upstream:
         routes = tmp / "models.toml"
         routes.write_text(stand_in_routes(upstream.url, "fake", timeout_s=10))
         ports = service_ports(free_port_block(5))
-        env = {
+        environment = {
             "STEADFAST_DATA_DIR": str(tmp / "data"),
             "STEADFAST_MODELS_FILE": str(routes),
             "STEADFAST_VERIFY_DEFAULT_JUDGE_MODEL": "fake",
+            **(env or {}),
         }
-        with Supervisor(ports=ports, env=env, services=services, log_dir=tmp / "logs") as stack:
+        with Supervisor(
+            ports=ports, env=environment, services=services, log_dir=tmp / "logs"
+        ) as stack:
             ready = stack.wait_ready(90)
             assert all(ready.values()), ready
             yield {name: f"http://127.0.0.1:{ports[name]}" for name in services}, upstream
