@@ -112,7 +112,7 @@ def create_app(
         store = EvaluationStore(database.engine, lease_s=settings.lease_s)
         datasets = DatasetStore(database.engine)
         await datasets.ensure_samples()
-        evaluations = Evaluations(store, datasets)
+        evaluations = Evaluations(store, datasets, upstream)
         engine = JobEngine(store, upstream, engine_settings(settings))
         runner = JobRunner(engine)
         position_jobs = PositionJobStore(database.engine, lease_s=settings.lease_s)

@@ -43,14 +43,14 @@ def imports_domain(module: str) -> bool:
     ("source", "package"),
     [
         ("from steadfast.services.evaluator.domain.pipeline import item_id", "x"),
-        ("import steadfast.services.evaluator.domain.results", "x"),
+        ("import steadfast.services.evaluator.domain.item_results", "x"),
         ("from steadfast.services.evaluator import domain", "x"),
         ("from ..domain import prompts", "steadfast.services.evaluator.adapters"),
         ("from ...domain.prompts import item_language", "steadfast.services.evaluator.adapters.x"),
         (
             "from typing import TYPE_CHECKING\n"
             "if TYPE_CHECKING:\n"
-            "    from steadfast.services.evaluator.domain.report import StoredResults\n",
+            "    from steadfast.services.evaluator.domain.job_results import StoredResults\n",
             "x",
         ),
     ],

@@ -14,17 +14,9 @@ from steadfast.services.evaluator.components import Wake
 from steadfast.services.evaluator.controllers.documents import DocumentOperation
 from steadfast.services.evaluator.controllers.parameters import StoredFilter, StoredId
 from steadfast.services.evaluator.domain.evaluate import evaluate_now, variant_count
-from steadfast.services.evaluator.domain.evaluations import (
-    Evaluations,
-    judge_routes,
-    require_runnable,
-)
-from steadfast.services.evaluator.domain.pipeline import (
-    Upstream,
-    require_distinct_ids,
-    require_gradable_items,
-    require_known_routes,
-)
+from steadfast.services.evaluator.domain.evaluations import Evaluations
+from steadfast.services.evaluator.domain.pipeline import Upstream
+from steadfast.services.evaluator.domain.validation import check_evaluation
 from steadfast.services.evaluator.errors import IdempotencyConflict, UpstreamError
 from steadfast.services.evaluator.settings import EvaluatorSettings
 from steadfast.shared.backoff import Backoff
@@ -91,10 +83,7 @@ class EvaluateController(Controller):
         upstream: NamedDependency[Upstream],
         retry: NamedDependency[Backoff],
     ) -> EvaluateResponse:
-        require_runnable(data)
-        require_distinct_ids(data.items)
-        require_gradable_items(data, data.items)
-        await require_known_routes(upstream, data, judges=judge_routes(data, data.items))
+        await check_evaluation(data, data.items, upstream, inline=True)
         needed = variant_count(data)
         if needed > settings.max_sync_variants:
             raise ProblemError(
@@ -129,12 +118,9 @@ class EvaluationController(Controller):
         self,
         data: JSONBody[EvaluationCreate],
         evaluations: NamedDependency[Evaluations],
-        upstream: NamedDependency[Upstream],
         wake_jobs: NamedDependency[Wake],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[EvaluationAccepted]:
-        require_runnable(data)  # the caller's mistakes first, before asking the gateway
-        await require_known_routes(upstream, data, judges=judge_routes(data, data.items))
         try:
             job, _ = await evaluations.submit(data, idempotency_key)
         except IdempotencyConflict as conflict:

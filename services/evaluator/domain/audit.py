@@ -14,8 +14,8 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from steadfast.services.evaluator.domain.item_results import gold_texts
 from steadfast.services.evaluator.domain.pipeline import Upstream, task_of, with_retries
-from steadfast.services.evaluator.domain.results import gold_texts
 from steadfast.services.evaluator.errors import UpstreamError
 from steadfast.services.evaluator.records import AnswerRecord, ParaphraseSet
 from steadfast.shared.answers import normalize_factual

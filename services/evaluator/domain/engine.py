@@ -32,6 +32,14 @@ from steadfast.services.evaluator.adapters.evaluations.store import EvaluationSt
 from steadfast.services.evaluator.domain.audit import audit_note, run_audit
 from steadfast.services.evaluator.domain.clustering import cluster_answers
 from steadfast.services.evaluator.domain.fan_out import paraphrase_answers
+from steadfast.services.evaluator.domain.job_results import (
+    AuditedOut,
+    audited_items,
+    build_results,
+    clustered_items,
+    consistency_records,
+    grouped_by_meaning,
+)
 from steadfast.services.evaluator.domain.pipeline import (
     Upstream,
     answer_request,
@@ -44,14 +52,6 @@ from steadfast.services.evaluator.domain.pipeline import (
     paraphrase_request,
     to_paraphrase_set,
     with_retries,
-)
-from steadfast.services.evaluator.domain.report import (
-    AuditedOut,
-    audited_items,
-    build_results,
-    clustered_items,
-    consistency_records,
-    grouped_by_meaning,
 )
 from steadfast.services.evaluator.errors import UpstreamError
 from steadfast.services.evaluator.metrics import (

@@ -18,6 +18,14 @@ from steadfast.services.evaluator.domain.clustering import (
     cluster_answers,
     with_clusters,
 )
+from steadfast.services.evaluator.domain.item_results import assemble_item, per_item_metrics
+from steadfast.services.evaluator.domain.job_results import (
+    AuditedOut,
+    consistency_record,
+    semantic_check_of,
+    summarise,
+    verification_of,
+)
 from steadfast.services.evaluator.domain.pipeline import (
     Upstream,
     answer_request,
@@ -34,14 +42,6 @@ from steadfast.services.evaluator.domain.pipeline import (
     with_retries,
 )
 from steadfast.services.evaluator.domain.prompts import item_language
-from steadfast.services.evaluator.domain.report import (
-    AuditedOut,
-    consistency_record,
-    semantic_check_of,
-    summarise,
-    verification_of,
-)
-from steadfast.services.evaluator.domain.results import assemble_item, per_item_metrics
 from steadfast.services.evaluator.errors import UpstreamError
 from steadfast.services.evaluator.records import AnswerRecord, ParaphraseSet
 from steadfast.shared.backoff import Backoff

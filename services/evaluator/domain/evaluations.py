@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import msgspec
 
@@ -14,27 +11,25 @@ from steadfast.services.evaluator.adapters.datasets import DatasetStore
 from steadfast.services.evaluator.adapters.evaluations.rows import EvaluationRow
 from steadfast.services.evaluator.adapters.evaluations.store import EvaluationStore
 from steadfast.services.evaluator.domain.fan_out import new_evaluation
+from steadfast.services.evaluator.domain.job_results import (
+    grouped_by_meaning,
+    item_results,
+)
 from steadfast.services.evaluator.domain.pipeline import (
     Upstream,
     instruction_role_of,
     paraphrase_request,
     paraphrase_set_id,
-    require_distinct_ids,
-    require_gradable_items,
-    require_known_routes,
-    require_models,
-    task_of,
 )
-from steadfast.services.evaluator.domain.prompts import PROMPT_VERSION as ANSWER_PROMPT_VERSION
 from steadfast.services.evaluator.domain.report import (
-    StoredResults,
-    grouped_by_meaning,
-    item_results,
-    refreshed_summaries,
+    evaluation_report,
+    rendered_document,
+    stored_results,
+    timings,
 )
+from steadfast.services.evaluator.domain.validation import check_evaluation
 from steadfast.services.evaluator.errors import IdempotencyConflict
 from steadfast.services.evaluator.records import ParaphraseSet
-from steadfast.services.evaluator.timestamps import iso
 from steadfast.shared.contracts.evaluator import (
     DEFAULT_PARAPHRASES,
     EvaluationCreate,
@@ -44,22 +39,13 @@ from steadfast.shared.contracts.evaluator import (
     EvaluationReport,
     EvaluationSettings,
     EvaluationStatus,
-    EvaluationTimings,
     ItemError,
     ItemPage,
     ItemResult,
     StageProgress,
 )
 from steadfast.shared.contracts.scoring import (
-    MAX_JUDGES,
-    AuditedVariant,
-    ConsistencyResponse,
     Report,
-    ReportAnswer,
-    ReportFailure,
-    ReportItem,
-    ReportTrust,
-    ReportVariant,
 )
 from steadfast.shared.errors import Conflict, InvalidRequest, NotFound, Unprocessable, not_found
 from steadfast.shared.fingerprint import explicit, fingerprint
@@ -117,64 +103,41 @@ def settings_of(data: EvaluationCreate) -> EvaluationSettings:
     return msgspec.structs.replace(settings, instruction_role=instruction_role_of(settings))
 
 
-def require_runnable(settings: EvaluationSettings) -> list[str]:
-    """The models to evaluate; a 400 naming the field when the settings cannot run."""
-    models = require_models(settings)
-    if settings.plain_per_round + settings.toned_per_round == 0:
-        detail = "a generation round must ask for at least one candidate (plain or toned)"
-        raise InvalidRequest(detail, field="plain_per_round")
-    _require_judges(settings)
-    return models
+@dataclass(frozen=True)
+class CheckedEvaluation:
+    """A create request that can run: its settings, models and items, and the paraphrase sets
+    of the earlier evaluation it reuses (by question)."""
 
-
-def judge_routes(settings: EvaluationSettings, items: Sequence[EvaluationItem] | None) -> list[str]:
-    """The routes named to judge the answers, when they will be asked: the llm grader judges
-    factual answers only (a dataset's items: by the evaluation's task)."""
-    if settings.grader != "llm" or not settings.judge_models:
-        return []  # none named: the scoring service's default judge
-    tasks = {task_of(settings, item) for item in items} if items is not None else {settings.task}
-    return list(settings.judge_models) if "factual" in tasks else []
-
-
-def _require_judges(settings: EvaluationSettings) -> None:
-    # the scoring service refuses these too, but only when the first answer is graded
-    if len(settings.judge_models or []) > MAX_JUDGES:
-        detail = f"at most {MAX_JUDGES} judges"
-        raise InvalidRequest(detail, field="judge_models")
-    judges = settings.judge_models or [] if settings.grader == "llm" else []
-    for index, judge in enumerate(judges):
-        if judge in judges[:index]:
-            detail = f"{judge!r} is named twice: each judge grades every answer once"
-            raise InvalidRequest(detail, field=f"judge_models[{index}]")
+    settings: EvaluationSettings
+    models: list[str]
+    items: list[EvaluationItem]
+    earlier_sets: dict[str, ParaphraseSet]
 
 
 @dataclass
 class Evaluations:
+    """The evaluation jobs' use cases: submit (after one check), status, pages, cancel, retry,
+    item results and reports."""
+
     store: EvaluationStore
     datasets: DatasetStore
+    upstream: Upstream
 
     async def submit(
         self, data: EvaluationCreate, idempotency_key: str | None
     ) -> tuple[EvaluationRow, bool]:
-        settings = settings_of(data)
-        models = require_runnable(settings)
-        items = await self.items_of(data)
-        require_distinct_ids(items, "items" if data.items is not None else None)
-        # a dataset's items are not refused here: one odd gold in a benchmark (SQuAD-it has an
-        # answer ".") would refuse the whole run
-        if data.items is not None:
-            require_gradable_items(settings, items)
+        checked = await self.check(data)
+        settings, items = checked.settings, checked.items
         reuse = await self._stored_sets(settings, items)
-        earlier = await self._reusable_sets(data.reuse_paraphrases_from, settings.k)
         # an item that brings its paraphrases is asked them, not an earlier set
         brought = {item.question for item in items if item.paraphrases}
-        reuse.update({q: s for q, s in earlier.items() if q not in brought})
-        new_items, answers = new_evaluation(settings, items, models, reuse)
+        reuse.update({q: s for q, s in checked.earlier_sets.items() if q not in brought})
+        new_items, answers = new_evaluation(settings, items, checked.models, reuse)
         job, created = await self.store.create(
             settings=settings,
             items=new_items,
             answers=answers,
-            models=models,
+            models=checked.models,
             request_hash=request_hash(data),
             earlier_hashes=earlier_request_hashes(data),
             name=data.name,
@@ -185,20 +148,16 @@ class Evaluations:
             raise IdempotencyConflict(job.id, "evaluation")
         return job, created
 
-    async def check(
-        self, data: EvaluationCreate, upstream: Upstream
-    ) -> tuple[list[str], list[EvaluationItem]]:
-        """Whatever would refuse ``data`` later (a 4xx naming the field), before any job is
-        made: its models and items, an unknown dataset or earlier evaluation, items that
-        cannot be graded, routes the gateway does not know. Its models and items."""
-        models = require_runnable(data)
+    async def check(self, data: EvaluationCreate) -> CheckedEvaluation:
+        """Whatever would refuse ``data`` later (naming the field), before any job is made: its
+        settings and items (``validation.check_evaluation``), an unknown dataset, an earlier
+        evaluation of another k to reuse."""
+        settings = settings_of(data)
         items = await self.items_of(data)
-        require_distinct_ids(items, "items" if data.items is not None else None)
-        if data.items is not None:
-            require_gradable_items(data, items)
-        await self._reusable_sets(data.reuse_paraphrases_from, settings_of(data).k)
-        await require_known_routes(upstream, data, judges=judge_routes(data, data.items))
-        return models, items
+        earlier = await self._reusable_sets(data.reuse_paraphrases_from, settings.k)
+        inline = data.items is not None
+        models = await check_evaluation(settings, items, self.upstream, inline=inline)
+        return CheckedEvaluation(settings, models, items, earlier)
 
     async def items_of(self, data: EvaluationCreate) -> list[EvaluationItem]:
         """The items to evaluate: inline, or a stored dataset's (a 4xx naming the field)."""
@@ -358,185 +317,12 @@ class Evaluations:
         )
 
     async def report(self, evaluation: EvaluationRow) -> EvaluationReport:
-        stored = stored_results(evaluation)
         errors, _ = await self.store.errors(evaluation.id, 10**9)
-        items = await self.item_results(evaluation)
-        models = refreshed_summaries(stored.models, evaluation.models, items) if stored else []
-        return EvaluationReport(
-            id=evaluation.id,
-            name=evaluation.name,
-            status=evaluation.status,  # type: ignore[arg-type]
-            task=evaluation.task,  # type: ignore[arg-type]
-            k=evaluation.k,
-            settings=evaluation.settings,
-            models=models,
-            items=items,
-            errors=errors,
-            timings=timings(evaluation),
-            semantic_check=stored.semantic_check if stored else None,
-            verification=stored.verification if stored else None,
-            audit=stored.audit if stored else None,
-            answer_grouping=stored.answer_grouping if stored else None,
-            message=evaluation.message,
-        )
+        return evaluation_report(evaluation, await self.item_results(evaluation), errors)
 
     async def report_document(self, evaluation: EvaluationRow) -> Report:
         """The document the scoring service renders as HTML or CSV."""
-        report = await self.report(evaluation)
-        stored = stored_results(evaluation)
-        consistency = None
-        if stored and stored.consistency:
-            try:
-                consistency = msgspec.convert(stored.consistency, ConsistencyResponse)
-            except msgspec.ValidationError:  # written by an older scoring service
-                consistency = None
-        return Report(
-            title=f"Steadfast evaluation {evaluation.name or evaluation.id}",
-            generated_at=datetime.now(UTC).isoformat(),
-            task=report.task,
-            dataset=evaluation.dataset_id,
-            settings={**report_settings(evaluation), "language": languages_of(report.items)},
-            consistency=consistency,
-            items=[report_item(item) for item in report.items],
-            failures=[
-                ReportFailure(
-                    item_id=e.item_id,
-                    stage=e.stage,
-                    reason=e.reason,
-                    model=e.model,
-                    variant=e.variant,
-                )
-                for e in report.errors
-            ],
-            notes=report_notes(evaluation, report),
-            trust=report_trust(report),
-        )
-
-
-def stored_results(evaluation: EvaluationRow) -> StoredResults | None:
-    if not evaluation.results:
-        return None
-    return msgspec.convert(evaluation.results, StoredResults)
-
-
-def timings(evaluation: EvaluationRow) -> EvaluationTimings:
-    end = evaluation.finished_at
-    elapsed = end - evaluation.started_at if end and evaluation.started_at else None
-    return EvaluationTimings(
-        created_at=iso(evaluation.created_at) or "",
-        started_at=iso(evaluation.started_at),
-        finished_at=iso(evaluation.finished_at),
-        elapsed_s=round(elapsed, 3) if elapsed is not None else None,
-    )
-
-
-def languages_of(items: list[ItemResult]) -> str:
-    """The languages the models were asked in, with their items: ``"it (8 items)"``."""
-    return described_languages(Counter(item.language for item in items))
-
-
-def described_languages(counts: Mapping[str, int]) -> str:
-    return ", ".join(f"{language} ({n} item{'s' * (n != 1)})" for language, n in counts.items())
-
-
-def report_settings(evaluation: EvaluationRow) -> dict[str, str | int | float | bool | None]:
-    settings = evaluation.settings
-    return {
-        "models": ", ".join(evaluation.models),
-        "k": settings.k,
-        "generator": settings.generator,
-        "seed": settings.seed,
-        "grader": settings.grader,
-        "instruction_role": settings.instruction_role,
-        "answer_prompt": ANSWER_PROMPT_VERSION,
-        "system_prompt": settings.system_prompt,
-        "drop_majority_ties": settings.metrics.drop_majority_ties,
-        "strict_threshold": settings.metrics.strict_threshold,
-        "bootstrap": settings.metrics.bootstrap,
-        "semantic_check": settings.verify.stages.semantic,
-        "items": evaluation.item_count,
-    }
-
-
-def report_item(item: ItemResult) -> ReportItem:
-    return ReportItem(
-        item_id=item.id,
-        question=item.question,
-        gold=item.gold,
-        variants=[
-            ReportVariant(
-                index=v.index,
-                text=v.text,
-                kind=v.kind,
-                tone=v.tone,
-                audited_out=v.audited_out,
-                provenance=v.provenance,
-            )
-            for v in item.variants
-        ],
-        answers=[
-            ReportAnswer(
-                model=a.model,
-                variant=v.index,
-                text=a.text,
-                label=a.label,
-                value=a.value,
-                error=a.error,
-            )
-            for v in item.variants
-            for a in v.answers
-        ],
-    )
-
-
-def report_trust(report: EvaluationReport) -> ReportTrust | None:
-    """How the paraphrases were verified and what the audit removed, for the rendered report."""
-    verification, audit = report.verification, report.audit
-    if verification is None and audit is None:
-        return None
-    trust = ReportTrust(
-        audited_out=[
-            AuditedVariant(item_id=item.id, variant=v.index, text=v.text, reason=v.audited_out)
-            for item in report.items
-            for v in item.variants
-            if v.audited_out
-        ]
-    )
-    if verification is not None:
-        trust.stages = verification.stages
-        trust.semantic_check = verification.semantic_check
-        trust.judge_model = verification.judge_model
-        trust.judge_prompt_version = verification.judge_prompt_version
-        trust.judge_thresholds = verification.judge_thresholds
-        trust.given_sets = verification.given_sets
-        trust.unverified_sets = verification.unverified_sets
-    if audit is not None:
-        trust.audit_mode = audit.mode
-        trust.audit_judge_model = audit.audit_judge_model or audit.judge_model
-        trust.audit_threshold = audit.audit_threshold
-        trust.audit_checked, trust.audit_removed = audit.checked, audit.removed
-        trust.audit_unchecked = audit.unchecked
-        trust.audit_calls, trust.audit_cached_calls = (
-            audit.model_calls.calls,
-            audit.model_calls.cached_calls,
-        )
-    return trust
-
-
-def report_notes(evaluation: EvaluationRow, report: EvaluationReport) -> list[str]:
-    notes = [f"status: {evaluation.status}"]
-    if evaluation.message:
-        notes.append(evaluation.message)
-    if report.semantic_check:
-        notes.append(f"semantic check of paraphrases: {report.semantic_check}")
-    grouping = report.answer_grouping
-    if grouping is not None and grouping.clustering == "semantic":
-        notes.append(
-            f"factual answers grouped by meaning before agreement was counted: {grouping.merged} "
-            f"answers counted with another's value, {grouping.judge_calls} calls to the answer "
-            f"judge {grouping.judge_model} (threshold {grouping.threshold})"
-        )
-    return notes
+        return rendered_document(evaluation, await self.report(evaluation))
 
 
 def progress(evaluation: EvaluationRow, counts: dict[str, dict[str, int]]) -> EvaluationProgress:

@@ -181,9 +181,9 @@ class Monitors:
         return models_of(request)
 
     async def _require_evaluation(self, data: EvaluationCreate) -> list[str]:
-        models, items = await self.jobs.evaluations.check(data, self.jobs.upstream)
-        _require_few(len(items))
-        return models
+        checked = await self.jobs.evaluations.check(data)
+        _require_few(len(checked.items))
+        return checked.models
 
     async def _views(self, rows: list[MonitorRow]) -> list[Monitor]:
         latest = await self.store.latest_runs(rows)

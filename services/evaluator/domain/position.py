@@ -27,15 +27,17 @@ from steadfast.services.evaluator.domain.pipeline import (
     instruction_role_of,
     item_id,
     models_of,
-    require_distinct_ids,
-    require_known_routes,
-    require_models,
     with_retries,
 )
 from steadfast.services.evaluator.domain.prompts import (
     DEFAULT_LANGUAGE,
     answer_messages,
     prompt_language,
+)
+from steadfast.services.evaluator.domain.validation import (
+    require_distinct_ids,
+    require_known_routes,
+    require_models,
 )
 from steadfast.services.evaluator.errors import UpstreamError
 from steadfast.services.evaluator.records import Generated

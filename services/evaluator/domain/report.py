@@ -1,262 +1,215 @@
-"""The results of an evaluation: metric records for scoring, per-item results, summaries."""
+"""An evaluation's report: the JSON report of a job, and the document the scoring service
+renders from it (HTML page, CSV), with its settings, notes and the evidence of trust."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections import Counter
+from collections.abc import Mapping
+from datetime import UTC, datetime
 
 import msgspec
 
-from steadfast.services.evaluator.domain.audit import AuditedItem, AuditOutcome
-from steadfast.services.evaluator.domain.clustering import (
-    Clustered,
-    ClusteredItem,
-    ClusterMap,
-    with_clusters,
-)
-from steadfast.services.evaluator.domain.results import (
-    AnswerCounts,
-    assemble_item,
-    model_summaries,
-    per_item_metrics,
-)
-from steadfast.services.evaluator.records import AnswerRecord, ParaphraseSet
+from steadfast.services.evaluator.adapters.evaluations.rows import EvaluationRow
+from steadfast.services.evaluator.domain.job_results import StoredResults, refreshed_summaries
+from steadfast.services.evaluator.domain.prompts import PROMPT_VERSION as ANSWER_PROMPT_VERSION
+from steadfast.services.evaluator.timestamps import iso
 from steadfast.shared.contracts.evaluator import (
-    AnswerGroupingSummary,
-    AuditSummary,
-    EvaluationSettings,
+    EvaluationReport,
+    EvaluationTimings,
+    ItemError,
     ItemResult,
-    ModelSummary,
-    VerificationSummary,
 )
-from steadfast.shared.contracts.scoring import ConsistencyRecord
-
-if TYPE_CHECKING:
-    from steadfast.services.evaluator.adapters.evaluations.rows import ItemRow
-
-
-#: item key → paraphrase variant → why the audit removed it
-AuditedOut = dict[str, dict[int, str]]
-
-
-class StoredResults(msgspec.Struct, kw_only=True):
-    """What a finished job keeps beside its answers (the ``results`` column)."""
-
-    models: list[ModelSummary]
-    item_metrics: dict[str, dict[str, dict[str, Any]]]
-    semantic_check: str | None = None
-    #: the scoring service's whole consistency response, for the report
-    consistency: dict[str, Any] | None = None
-    verification: VerificationSummary | None = None
-    audit: AuditSummary | None = None
-    #: item key → paraphrase variant (as text: a JSON object's key) → why the audit removed it
-    audited_out: dict[str, dict[str, str]] = msgspec.field(default_factory=dict)
-    answer_grouping: AnswerGroupingSummary | None = None
-    #: item key → model → an answer's stored value → the value of the answer it says the same as
-    answer_clusters: ClusterMap = msgspec.field(default_factory=dict)
-
-    def removed(self) -> AuditedOut:
-        return {
-            key: {int(variant): reason for variant, reason in by_variant.items()}
-            for key, by_variant in self.audited_out.items()
-        }
+from steadfast.shared.contracts.scoring import (
+    AuditedVariant,
+    ConsistencyResponse,
+    Report,
+    ReportAnswer,
+    ReportFailure,
+    ReportItem,
+    ReportTrust,
+    ReportVariant,
+)
 
 
-def consistency_records(
-    items: Sequence[ItemRow],
-    answers: Sequence[AnswerRecord],
-    sets: dict[str, ParaphraseSet],
-    audited_out: AuditedOut | None = None,
-) -> list[ConsistencyRecord]:
-    """One record per graded answer with a label (docs/method.md §1.4's unit: question × model),
-    none for a paraphrase the audit removed."""
-    by_position = {row.position: row for row in items}
-    records = []
-    for answer in answers:
-        if answer.label is None or answer.status != "graded":
-            continue
-        row = by_position[answer.position]
-        if answer.variant in (audited_out or {}).get(row.item_id, {}):
-            continue
-        paraphrase_set = sets.get(row.paraphrase_set_id or "")
-        records.append(consistency_record(row.item_id, answer, paraphrase_set))
-    return records
-
-
-def consistency_record(
-    item_key: str, answer: AnswerRecord, paraphrase_set: ParaphraseSet | None
-) -> ConsistencyRecord:
-    """A graded answer as scoring reads it, with its paraphrase's kind and tone."""
-    kind = tone = None
-    if answer.variant > 0 and paraphrase_set is not None:
-        paraphrase = paraphrase_set.paraphrases[answer.variant - 1]
-        kind, tone = paraphrase.kind, paraphrase.tone
-    return ConsistencyRecord(
-        item_id=item_key,
-        model=answer.model,
-        variant=answer.variant,
-        label=answer.label,  # type: ignore[arg-type]
-        value=answer.value,
-        kind=kind or ("original" if answer.variant == 0 else None),
-        tone=tone,
+def evaluation_report(
+    evaluation: EvaluationRow, items: list[ItemResult], errors: list[ItemError]
+) -> EvaluationReport:
+    """The job's report: its settings, every item's results, the summaries per model (made
+    anew from the items, which the audit and answer grouping may have changed), failures."""
+    stored = stored_results(evaluation)
+    models = refreshed_summaries(stored.models, evaluation.models, items) if stored else []
+    return EvaluationReport(
+        id=evaluation.id,
+        name=evaluation.name,
+        status=evaluation.status,  # type: ignore[arg-type]
+        task=evaluation.task,  # type: ignore[arg-type]
+        k=evaluation.k,
+        settings=evaluation.settings,
+        models=models,
+        items=items,
+        errors=errors,
+        timings=timings(evaluation),
+        semantic_check=stored.semantic_check if stored else None,
+        verification=stored.verification if stored else None,
+        audit=stored.audit if stored else None,
+        answer_grouping=stored.answer_grouping if stored else None,
+        message=evaluation.message,
     )
 
 
-def item_results(
-    models: list[str],
-    items: Sequence[ItemRow],
-    sets: dict[str, ParaphraseSet],
-    answers: Sequence[AnswerRecord],
-    item_metrics: dict[str, dict[str, dict[str, Any]]] | None = None,
-    audited_out: AuditedOut | None = None,
-) -> list[ItemResult]:
-    by_position: dict[int, list[AnswerRecord]] = defaultdict(list)
-    for answer in answers:
-        by_position[answer.position].append(answer)
-    return [
-        assemble_item(
-            item_key=row.item_id,
-            item=row.item,
-            models=models,
-            paraphrase_set=sets.get(row.paraphrase_set_id or ""),
-            answers=by_position[row.position],
-            item_metrics=(item_metrics or {}).get(row.item_id),
-            paraphrase_error=row.error,
-            paraphrase_pending=row.status == "pending",
-            audited_out=(audited_out or {}).get(row.item_id),
-            asked_in=row.asked_in,
-        )
-        for row in items
-    ]
-
-
-def summarise(
-    models: list[str], results: list[ItemResult], metrics: dict[str, Any] | None
-) -> list[ModelSummary]:
-    counts: dict[str, AnswerCounts] = {}
-    agreements: dict[str, list[float]] = {}
-    for model in models:
-        entries = [entry for result in results for entry in result.models if entry.model == model]
-        counts[model] = AnswerCounts(
-            answered=sum(entry.answered for entry in entries),
-            unparsed=sum(entry.unparsed for entry in entries),
-            failed=sum(entry.failed for entry in entries),
-        )
-        agreements[model] = [e.agreement for e in entries if e.agreement is not None]
-    return model_summaries(models, metrics, counts, agreements)
-
-
-def refreshed_summaries(
-    stored: list[ModelSummary], models: list[str], items: list[ItemResult]
-) -> list[ModelSummary]:
-    """The stored summaries with their answer counts and mean agreement read again from the
-    items, which are assembled from the answers on every read: a summary an earlier version
-    stored (other agreement rule, no ``unparsed``) then agrees with the items beside it."""
-    fresh = {summary.model: summary for summary in summarise(models, items, None)}
-    return [
-        msgspec.structs.replace(
-            summary,
-            answered=fresh[summary.model].answered,
-            unparsed=fresh[summary.model].unparsed,
-            failed=fresh[summary.model].failed,
-            mean_agreement=fresh[summary.model].mean_agreement,
-        )
-        if summary.model in fresh
-        else summary
-        for summary in stored
-    ]
-
-
-def semantic_check_of(sets: dict[str, ParaphraseSet]) -> str | None:
-    checks = sorted({s.semantic_check for s in sets.values() if s.semantic_check})
-    return ", ".join(checks) or None
-
-
-def verification_of(sets: dict[str, ParaphraseSet]) -> VerificationSummary | None:
-    """How the sets were verified: every stage any of them ran, the judge, and each distinct
-    threshold it was held to."""
-    made = [s.verification for s in sets.values() if s.verification is not None]
-    if not made:
-        return None
-    given = [s for s in sets.values() if s.source == "given"]
-    stages = sorted({str(stage) for v in made for stage in v.stages}, key=_STAGE_ORDER.index)
-    thresholds = []
-    for verification in made:
-        threshold = verification.judge_threshold
-        if threshold is not None and threshold not in thresholds:
-            thresholds.append(threshold)
-    judged = next((v for v in made if v.judge_model), made[0])
-    return VerificationSummary(
-        stages=stages,
-        semantic_check=semantic_check_of(sets),
-        judge_model=judged.judge_model,
-        judge_prompt_version=judged.judge_prompt_version,
-        judge_thresholds=thresholds,
-        given_sets=len(given),
-        unverified_sets=sum(1 for s in given if not s.verified),
-    )
-
-
-_STAGE_ORDER = ["form", "lexical", "numbers", "semantic", "judge", "audit"]
-
-
-def build_results(
-    settings: EvaluationSettings,
-    models: list[str],
-    items: Sequence[ItemRow],
-    sets: dict[str, ParaphraseSet],
-    answers: Sequence[AnswerRecord],
-    metrics: dict[str, Any] | None,
-    audit: AuditOutcome | None = None,
-    clustered: Clustered | None = None,
-) -> StoredResults:
-    removed = audit.removed if audit else {}
-    results = item_results(models, items, sets, answers, audited_out=removed)
-    return StoredResults(
-        models=summarise(models, results, metrics),
-        item_metrics=per_item_metrics(metrics),
-        semantic_check=semantic_check_of(sets),
-        consistency=metrics,
-        verification=verification_of(sets),
-        audit=audit.summary if audit else None,
-        audited_out={
-            key: {str(variant): reason for variant, reason in by_variant.items()}
-            for key, by_variant in removed.items()
-        },
-        answer_grouping=clustered.summary if clustered else None,
-        answer_clusters=clustered.clusters if clustered else {},
-    )
-
-
-def clustered_items(
-    items: Sequence[ItemRow], answers: Sequence[AnswerRecord]
-) -> list[ClusteredItem]:
-    by_position: dict[int, list[AnswerRecord]] = defaultdict(list)
-    for answer in answers:
-        by_position[answer.position].append(answer)
-    return [ClusteredItem(row.item_id, row.item, by_position[row.position]) for row in items]
-
-
-def grouped_by_meaning(
-    items: Sequence[ItemRow], answers: Sequence[AnswerRecord], clusters: ClusterMap
-) -> list[AnswerRecord]:
-    """The answers with the values their meaning clusters give them."""
-    return with_clusters(answers, clusters, {row.position: row.item_id for row in items})
-
-
-def audited_items(
-    items: Sequence[ItemRow], sets: dict[str, ParaphraseSet], answers: Sequence[AnswerRecord]
-) -> list[AuditedItem]:
-    """Every item with a paraphrase set, with its answers, for the audit."""
-    by_position: dict[int, list[AnswerRecord]] = defaultdict(list)
-    for answer in answers:
-        by_position[answer.position].append(answer)
-    audited = []
-    for row in items:
-        paraphrase_set = sets.get(row.paraphrase_set_id or "")
-        if paraphrase_set is not None and paraphrase_set.paraphrases:
-            audited.append(
-                AuditedItem(row.item_id, row.item, paraphrase_set, by_position[row.position])
+def rendered_document(evaluation: EvaluationRow, report: EvaluationReport) -> Report:
+    """The document the scoring service renders as HTML or CSV."""
+    stored = stored_results(evaluation)
+    consistency = None
+    if stored and stored.consistency:
+        try:
+            consistency = msgspec.convert(stored.consistency, ConsistencyResponse)
+        except msgspec.ValidationError:  # written by an older scoring service
+            consistency = None
+    return Report(
+        title=f"Steadfast evaluation {evaluation.name or evaluation.id}",
+        generated_at=datetime.now(UTC).isoformat(),
+        task=report.task,
+        dataset=evaluation.dataset_id,
+        settings={**report_settings(evaluation), "language": languages_of(report.items)},
+        consistency=consistency,
+        items=[report_item(item) for item in report.items],
+        failures=[
+            ReportFailure(
+                item_id=e.item_id,
+                stage=e.stage,
+                reason=e.reason,
+                model=e.model,
+                variant=e.variant,
             )
-    return audited
+            for e in report.errors
+        ],
+        notes=report_notes(evaluation, report),
+        trust=report_trust(report),
+    )
+
+
+def stored_results(evaluation: EvaluationRow) -> StoredResults | None:
+    if not evaluation.results:
+        return None
+    return msgspec.convert(evaluation.results, StoredResults)
+
+
+def timings(evaluation: EvaluationRow) -> EvaluationTimings:
+    end = evaluation.finished_at
+    elapsed = end - evaluation.started_at if end and evaluation.started_at else None
+    return EvaluationTimings(
+        created_at=iso(evaluation.created_at) or "",
+        started_at=iso(evaluation.started_at),
+        finished_at=iso(evaluation.finished_at),
+        elapsed_s=round(elapsed, 3) if elapsed is not None else None,
+    )
+
+
+def languages_of(items: list[ItemResult]) -> str:
+    """The languages the models were asked in, with their items: ``"it (8 items)"``."""
+    return described_languages(Counter(item.language for item in items))
+
+
+def described_languages(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{language} ({n} item{'s' * (n != 1)})" for language, n in counts.items())
+
+
+def report_settings(evaluation: EvaluationRow) -> dict[str, str | int | float | bool | None]:
+    settings = evaluation.settings
+    return {
+        "models": ", ".join(evaluation.models),
+        "k": settings.k,
+        "generator": settings.generator,
+        "seed": settings.seed,
+        "grader": settings.grader,
+        "instruction_role": settings.instruction_role,
+        "answer_prompt": ANSWER_PROMPT_VERSION,
+        "system_prompt": settings.system_prompt,
+        "drop_majority_ties": settings.metrics.drop_majority_ties,
+        "strict_threshold": settings.metrics.strict_threshold,
+        "bootstrap": settings.metrics.bootstrap,
+        "semantic_check": settings.verify.stages.semantic,
+        "items": evaluation.item_count,
+    }
+
+
+def report_item(item: ItemResult) -> ReportItem:
+    return ReportItem(
+        item_id=item.id,
+        question=item.question,
+        gold=item.gold,
+        variants=[
+            ReportVariant(
+                index=v.index,
+                text=v.text,
+                kind=v.kind,
+                tone=v.tone,
+                audited_out=v.audited_out,
+                provenance=v.provenance,
+            )
+            for v in item.variants
+        ],
+        answers=[
+            ReportAnswer(
+                model=a.model,
+                variant=v.index,
+                text=a.text,
+                label=a.label,
+                value=a.value,
+                error=a.error,
+            )
+            for v in item.variants
+            for a in v.answers
+        ],
+    )
+
+
+def report_trust(report: EvaluationReport) -> ReportTrust | None:
+    """How the paraphrases were verified and what the audit removed, for the rendered report."""
+    verification, audit = report.verification, report.audit
+    if verification is None and audit is None:
+        return None
+    trust = ReportTrust(
+        audited_out=[
+            AuditedVariant(item_id=item.id, variant=v.index, text=v.text, reason=v.audited_out)
+            for item in report.items
+            for v in item.variants
+            if v.audited_out
+        ]
+    )
+    if verification is not None:
+        trust.stages = verification.stages
+        trust.semantic_check = verification.semantic_check
+        trust.judge_model = verification.judge_model
+        trust.judge_prompt_version = verification.judge_prompt_version
+        trust.judge_thresholds = verification.judge_thresholds
+        trust.given_sets = verification.given_sets
+        trust.unverified_sets = verification.unverified_sets
+    if audit is not None:
+        trust.audit_mode = audit.mode
+        trust.audit_judge_model = audit.audit_judge_model or audit.judge_model
+        trust.audit_threshold = audit.audit_threshold
+        trust.audit_checked, trust.audit_removed = audit.checked, audit.removed
+        trust.audit_unchecked = audit.unchecked
+        trust.audit_calls, trust.audit_cached_calls = (
+            audit.model_calls.calls,
+            audit.model_calls.cached_calls,
+        )
+    return trust
+
+
+def report_notes(evaluation: EvaluationRow, report: EvaluationReport) -> list[str]:
+    notes = [f"status: {evaluation.status}"]
+    if evaluation.message:
+        notes.append(evaluation.message)
+    if report.semantic_check:
+        notes.append(f"semantic check of paraphrases: {report.semantic_check}")
+    grouping = report.answer_grouping
+    if grouping is not None and grouping.clustering == "semantic":
+        notes.append(
+            f"factual answers grouped by meaning before agreement was counted: {grouping.merged} "
+            f"answers counted with another's value, {grouping.judge_calls} calls to the answer "
+            f"judge {grouping.judge_model} (threshold {grouping.threshold})"
+        )
+    return notes

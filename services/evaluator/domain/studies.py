@@ -21,11 +21,11 @@ from steadfast.services.evaluator.adapters.studies import (
     StudyStore,
     new_study_id,
 )
-from steadfast.services.evaluator.domain.evaluations import (
+from steadfast.services.evaluator.domain.job_starter import JobStarter, require_protocol_request
+from steadfast.services.evaluator.domain.report import (
     described_languages,
     languages_of,
 )
-from steadfast.services.evaluator.domain.job_starter import JobStarter, require_protocol_request
 from steadfast.services.evaluator.timestamps import iso
 from steadfast.shared.contracts.evaluator import EvaluationCreate, JobStatus, MetricValue
 from steadfast.shared.contracts.monitors import MonitorValue
@@ -90,7 +90,7 @@ class Studies:
     ) -> EvaluationCreate | tuple[PositionBiasEvaluate, int]:
         if isinstance(request, EvaluationCreate):
             with nested_under("evaluation"):
-                await self.jobs.evaluations.check(request, self.jobs.upstream)
+                await self.jobs.evaluations.check(request)
             return request
         with nested_under("position_bias"):
             return await self.jobs.checked_position(request)

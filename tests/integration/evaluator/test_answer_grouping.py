@@ -83,7 +83,7 @@ async def test_a_job_groups_by_meaning_and_reads_back_the_same(store: Evaluation
     await JobEngine(store, upstream(), fast).run(job.id)
     evaluation = await store.get(job.id, results=True)
     assert evaluation is not None and evaluation.status == "succeeded", evaluation
-    report = await Evaluations(store, DatasetStore(store.engine)).report(evaluation)
+    report = await Evaluations(store, DatasetStore(store.engine), upstream()).report(evaluation)
     assert agreements(report.items) == {"france": 1.0, "australia": pytest.approx(2 / 3)}
     assert report.answer_grouping is not None and report.answer_grouping.merged == 3
     # every answer shows the value it was counted with

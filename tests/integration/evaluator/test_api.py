@@ -661,6 +661,36 @@ async def test_a_model_generator_or_judge_the_gateway_does_not_know_is_refused_u
             assert accepted.status_code == 202, (unasked, accepted.text)
 
 
+async def test_both_ways_to_evaluate_refuse_a_request_alike_and_in_one_order(
+    database_url: str, tmp_path: Path
+) -> None:
+    """``/v1/evaluate`` and ``/v1/evaluations`` run one check: the same refusal for the same
+    body, the caller's own mistakes before a route the gateway does not know."""
+    upstream = StandInUpstream(answer_right)
+    upstream.routes = {"m1", "local"}
+    settings = EvaluatorSettings(database_url=database_url, data_dir=str(tmp_path), auth="open")
+    twice = [{"id": "a", "question": "What is 7?", "answer": "7"}] * 2
+    blank_gold = [{"question": "Who?", "answer": " ? "}]
+    cases = [
+        ({"models": ["m9"], "items": twice}, 400, "items[1].id"),
+        ({"models": ["m9"], "items": blank_gold}, 400, "items[0].answer"),
+        ({"items": twice}, 400, "model"),
+        (
+            {"model": "m1", "plain_per_round": 0, "toned_per_round": 0, "items": twice},
+            400,
+            "plain_per_round",
+        ),
+        ({"models": ["m1", "m9"], "items": twice[:1]}, 422, "models[1]"),
+    ]
+    async with AsyncTestClient(create_app(settings, upstream, render)) as client:
+        for body, status, field in cases:
+            for path in ("/v1/evaluate", "/v1/evaluations"):
+                response = await client.post(path, json={**body, "k": 1})
+                assert response.status_code == status, (path, body, response.text)
+                assert response.json()["errors"][0]["field"] == field, (path, body)
+    assert upstream.paraphrased == {}
+
+
 async def rows_of(engine: AsyncEngine, evaluation_id: str) -> tuple[int, int, set[str]]:
     """(items, answers, paraphrase set ids) stored for an evaluation."""
     async with engine.connect() as connection:

@@ -24,7 +24,7 @@ from steadfast.services.evaluator.domain.engine import (
     JobEngine,
     JobRunner,
 )
-from steadfast.services.evaluator.domain.report import StoredResults
+from steadfast.services.evaluator.domain.job_results import StoredResults
 from steadfast.services.evaluator.errors import IdempotencyConflict, UpstreamError
 from steadfast.services.evaluator.records import AnswerRecord, Generated, ParaphraseSet
 from steadfast.shared.backoff import Backoff

@@ -257,7 +257,8 @@ def _monitors(url: str, clock: list[float]) -> Monitors:
     store = EvaluationStore(engine)
     datasets = DatasetStore(engine)
     upstream = StandInUpstream(lambda _model, _question: "1")
-    jobs = JobStarter(Evaluations(store, datasets), datasets, PositionJobStore(engine), upstream)
+    evaluations = Evaluations(store, datasets, upstream)
+    jobs = JobStarter(evaluations, datasets, PositionJobStore(engine), upstream)
     return Monitors(MonitorStore(engine), jobs, clock=lambda: clock[0])
 
 

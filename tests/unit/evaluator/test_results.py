@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
+from steadfast.services.evaluator.domain.item_results import assemble_item, majority_of
+from steadfast.services.evaluator.domain.job_results import summarise
 from steadfast.services.evaluator.domain.pipeline import (
     answer_request,
     gold_of,
@@ -17,8 +19,6 @@ from steadfast.services.evaluator.domain.prompts import (
     FACTUAL_INSTRUCTION,
     MATH_INSTRUCTION,
 )
-from steadfast.services.evaluator.domain.report import summarise
-from steadfast.services.evaluator.domain.results import assemble_item, majority_of
 from steadfast.services.evaluator.records import AnswerRecord
 from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings, ItemResult
 from steadfast.shared.contracts.perturb import ParaphraseRequest
@@ -225,7 +225,7 @@ def test_a_model_summary_adds_up_its_items_counts_and_averages_their_agreement()
 
 
 def test_an_item_result_names_the_language_its_models_were_asked_in() -> None:
-    from steadfast.services.evaluator.domain.evaluations import languages_of
+    from steadfast.services.evaluator.domain.report import languages_of
 
     def assembled(question: str, asked_in: str = "en") -> ItemResult:
         return assemble_item(

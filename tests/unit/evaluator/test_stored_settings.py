@@ -6,8 +6,9 @@ import msgspec
 import pytest
 
 from steadfast.services.evaluator.adapters.evaluations.rows import EvaluationRow, stored_settings
-from steadfast.services.evaluator.domain.evaluations import report_settings, settings_of
+from steadfast.services.evaluator.domain.evaluations import settings_of
 from steadfast.services.evaluator.domain.prompts import PROMPT_VERSION
+from steadfast.services.evaluator.domain.report import report_settings
 from steadfast.shared.contracts.evaluator import EvaluationCreate, EvaluationItem, InstructionRole
 
 ITEMS = [EvaluationItem(question="q")]

@@ -150,8 +150,8 @@ class _Evaluations:
     def __init__(self) -> None:
         self.store = _EvaluationStore()
 
-    async def check(self, data: object, upstream: object) -> tuple[list[str], list[object]]:
-        return [], []
+    async def check(self, data: object) -> object:
+        return None
 
     async def submit(self, data: object, key: str) -> tuple[_Row, bool]:
         return _Row(f"ev-{key}"), True
