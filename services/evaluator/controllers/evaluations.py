@@ -60,6 +60,8 @@ def idempotency_problem(conflict: IdempotencyConflict) -> ProblemError:
 
 
 class EvaluateController(Controller):
+    """``/v1/evaluate``: a few questions evaluated within the request, nothing stored."""
+
     path = "/v1/evaluate"
     tags = ["evaluations"]  # noqa: RUF012
 
@@ -97,6 +99,8 @@ class EvaluateController(Controller):
 
 
 class EvaluationController(Controller):
+    """``/v1/evaluations``: evaluation jobs, their status, items, reports, cancel and retry."""
+
     path = "/v1/evaluations"
     tags = ["evaluations"]  # noqa: RUF012
 

@@ -31,6 +31,9 @@ PER_MODEL_SECTIONS = ("counts", "slot_accuracy", "value_level", "flips_by_kind",
 
 @dataclass
 class Majority:
+    """A model's majority answer over an item's variants: its value, one answer's text with
+    that value, and the share of readable answers that agree with it."""
+
     value: str | None
     text: str | None
     agreement: float | None
@@ -203,6 +206,8 @@ def _metric_value(raw: Any) -> MetricValue | None:
 
 @dataclass(frozen=True)
 class AnswerCounts:
+    """How a model's answers to an evaluation's variants ended: answered, unreadable, failed."""
+
     answered: int = 0
     unparsed: int = 0
     failed: int = 0

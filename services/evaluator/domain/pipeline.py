@@ -47,6 +47,9 @@ DEFAULT_MAX_TOKENS: dict[str, int] = {"factual": 128, "math": 512, "choice": 8}
 
 @runtime_checkable  # a handler dependency: litestar checks the value's type
 class Upstream(Protocol):
+    """The services an evaluation calls: perturb (paraphrases), the gateway (answers, routes,
+    judge thresholds), verify and scoring (grades, consistency metrics)."""
+
     async def paraphrase(self, request: ParaphraseRequest) -> ParaphraseResponse: ...
 
     async def generate_batch(self, requests: list[GenerateRequest]) -> list[Generated]: ...
@@ -151,6 +154,8 @@ class AnswerLayout(Routed, Protocol):
 
 
 class Identified(Protocol):
+    """An item that may carry its own id (else it is named by its position)."""
+
     @property
     def id(self) -> str | None: ...
 
