@@ -72,6 +72,8 @@ def invalid_mapping(invalid: MappingInvalid) -> Response[Any]:
 
 
 class DatasetController(Controller):
+    """``/v1/datasets``: upload, list, read and delete datasets, and page through their items."""
+
     path = "/v1/datasets"
     tags = ["datasets"]  # noqa: RUF012
 

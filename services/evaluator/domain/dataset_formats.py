@@ -40,6 +40,9 @@ csv.field_size_limit(UPLOAD_CEILING)
 
 @dataclass
 class ParsedDataset:
+    """The items of an upload as they are read, with its errors (the first ones kept, all
+    counted) and where each item id was seen."""
+
     items: list[EvaluationItem] = field(default_factory=list)
     errors: list[LineError] = field(default_factory=list)
     error_total: int = 0

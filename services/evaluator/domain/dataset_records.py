@@ -81,6 +81,8 @@ class MappingInvalid(Exception):
 
 @dataclass
 class LineError:
+    """One error of an upload: the line (or JSON path) and the field it is about."""
+
     #: None in a JSON document, where ``field`` is the path to the value
     line: int | None
     field: str

@@ -73,6 +73,9 @@ def worker_name() -> str:
 
 @dataclass(frozen=True)
 class EngineSettings:
+    """How the job engine works: lanes per job, batch size, polling, jobs at once, and the
+    retry policies."""
+
     paraphrase_lanes: int = 4
     answer_lanes: int = 4
     answer_batch: int = 16
@@ -85,6 +88,9 @@ class EngineSettings:
 
 
 class JobEngine:
+    """Runs an evaluation's lanes until nothing is left to claim, then finalises it: results,
+    metrics and status."""
+
     def __init__(
         self,
         store: EvaluationStore,

@@ -80,6 +80,9 @@ CALIBRATION_ALTERNATIVES = 20
 
 @runtime_checkable  # a handler dependency: litestar checks the value's type
 class PositionUpstream(Upstream, Protocol):
+    """The services the positional-bias protocol calls: the evaluation's upstream, plus
+    perturb's distractors and permutations and scoring's position-bias metrics."""
+
     async def distractors(self, request: DistractorRequest) -> DistractorResponse: ...
 
     async def permutations(self, request: PermutationRequest) -> PermutationResponse: ...
@@ -93,6 +96,9 @@ class PositionUpstream(Upstream, Protocol):
 
 @dataclass
 class PlannedTrial:
+    """One item under one condition, ready to ask: its options, which is correct, where the
+    distractors came from, and the option orders."""
+
     item_id: str
     condition: Condition
     question: str
