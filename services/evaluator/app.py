@@ -23,8 +23,9 @@ from steadfast.services.evaluator.controllers.evaluations import (
 from steadfast.services.evaluator.controllers.monitors import MonitorController
 from steadfast.services.evaluator.controllers.position import PositionBiasController
 from steadfast.services.evaluator.controllers.studies import StudyController
-from steadfast.services.evaluator.domain.engine import EngineSettings, JobEngine, JobRunner
+from steadfast.services.evaluator.domain.engine import EngineSettings, JobEngine
 from steadfast.services.evaluator.domain.evaluations import Evaluations
+from steadfast.services.evaluator.domain.job_runner import JobRunner
 from steadfast.services.evaluator.domain.job_starter import JobStarter
 from steadfast.services.evaluator.domain.monitors import Monitors, MonitorScheduler
 from steadfast.services.evaluator.domain.position import PositionUpstream

@@ -11,6 +11,9 @@ from steadfast.shared.settings import ServiceSettings, load_settings
 
 
 class EvaluatorSettings(ServiceSettings, kw_only=True):
+    """The evaluator's settings: access, the job engine (lanes, leases, polling, retries),
+    request and upload limits, retention, and the monitors' polling."""
+
     #: "keys": every API call needs a key (``steadfast keys create``); "open": none does — for
     #: a local run only (``steadfast up`` and the CLI choose it for the services they start)
     auth: Literal["keys", "open"] = "keys"

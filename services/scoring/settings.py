@@ -8,6 +8,9 @@ from steadfast.shared.settings import ServiceSettings, load_settings
 
 
 class ScoringSettings(ServiceSettings, kw_only=True):
+    """Scoring's settings: the request body limit, the maths workers and their timeouts, and the
+    tokens of a judge's verdict."""
+
     #: metric requests carry every answer record of an evaluation
     max_body_bytes: int = 64 * 1024 * 1024
     #: worker processes grading maths answers with math-verify

@@ -23,6 +23,8 @@ def key_hash(key: str) -> str:
 
 @dataclass(frozen=True)
 class ApiKey:
+    """An API key's record: its id, name and dates; never the key itself, shown once when made."""
+
     id: str
     name: str
     created_at: float
@@ -30,6 +32,9 @@ class ApiKey:
 
 
 class ApiKeyStore:
+    """API keys in the database: made, listed, revoked, and whether a presented key is active
+    (looked up by its hash)."""
+
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
 

@@ -39,6 +39,8 @@ def _info(row: RowMapping) -> DatasetInfo:
 
 
 class DatasetStore:
+    """Uploaded datasets and their items in the database, with the built-in samples."""
+
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
 

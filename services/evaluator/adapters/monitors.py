@@ -31,6 +31,9 @@ class MonitorNameTaken(Exception):
 
 @dataclass(frozen=True)
 class MonitorRow:
+    """A stored monitor: its request, models, interval, next due time, and the ids of its last
+    run and last success."""
+
     id: str
     name: str
     kind: str
@@ -47,6 +50,8 @@ class MonitorRow:
 
 @dataclass(frozen=True)
 class Latest:
+    """A monitor's last run, its last successful run and how many runs it had."""
+
     last_run: RunRow | None
     last_success: RunRow | None
     runs: int
@@ -54,6 +59,9 @@ class Latest:
 
 @dataclass(frozen=True)
 class RunRow:
+    """One run of a monitor: when it was due and ran, the job it started and the values it
+    recorded."""
+
     id: str
     monitor_id: str
     due_at: float
@@ -66,6 +74,9 @@ class RunRow:
 
 
 class MonitorStore:
+    """Monitors and their runs in the database; workers share the schedule by taking due
+    times with a compare-and-set."""
+
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
 

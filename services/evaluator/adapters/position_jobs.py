@@ -32,6 +32,9 @@ KIND = "position-bias job"
 
 @dataclass(frozen=True)
 class PositionJobRow:
+    """A stored position-bias job: its request, status, how often it was claimed and, once
+    finished, its result or error."""
+
     id: str
     status: PositionJobStatus
     #: None when the stored JSON no longer decodes (``unreadable`` says why)
@@ -47,6 +50,9 @@ class PositionJobRow:
 
 
 class PositionJobStore:
+    """Position-bias jobs in the database: created (idempotently), claimed and renewed under a
+    lease, finished, cancelled and purged."""
+
     def __init__(self, engine: AsyncEngine, *, lease_s: float = 30.0) -> None:
         self.engine = engine
         self.lease_s = lease_s

@@ -16,6 +16,8 @@ from steadfast.shared.tolerant_reader import decode_response
 
 
 class PartJob(msgspec.Struct, frozen=True):
+    """One part of a study: its name, its protocol and the job that runs it."""
+
     name: str
     protocol: StudyProtocol
     job_id: str
@@ -23,6 +25,8 @@ class PartJob(msgspec.Struct, frozen=True):
 
 @dataclass(frozen=True)
 class StudyRow:
+    """A stored study: the document it was made with and the job of each part."""
+
     id: str
     name: str
     spec: StudyCreate
@@ -36,6 +40,8 @@ def new_study_id() -> str:
 
 
 class StudyStore:
+    """Studies in the database: made, read and listed by page."""
+
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
 

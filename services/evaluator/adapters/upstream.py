@@ -65,6 +65,9 @@ def upstream_error(error: ServiceCallError) -> UpstreamError:
 
 
 class HttpUpstream:
+    """The evaluator's upstream port over HTTP: the gateway, perturb, verify and scoring
+    clients, their failures as :class:`UpstreamError`."""
+
     def __init__(self, settings: ServiceSettings) -> None:
         timeout = settings.call_timeout_s
         self.gateway = GatewayClient(settings.service_url("gateway"), timeout)

@@ -13,14 +13,16 @@ from litestar.status_codes import HTTP_201_CREATED, HTTP_204_NO_CONTENT
 from steadfast.services.evaluator.adapters.datasets import DatasetStore
 from steadfast.services.evaluator.controllers.documents import UploadOperation
 from steadfast.services.evaluator.controllers.parameters import StoredId
-from steadfast.services.evaluator.domain.datasets import (
+from steadfast.services.evaluator.domain.dataset_formats import (
     UPLOAD_CEILING,
     DatasetFormat,
+    guess_format,
+    parse_dataset,
+)
+from steadfast.services.evaluator.domain.dataset_records import (
     DatasetInvalid,
     FieldMapping,
     MappingInvalid,
-    guess_format,
-    parse_dataset,
 )
 from steadfast.services.evaluator.settings import EvaluatorSettings
 from steadfast.shared.contracts.base import MAX_STORED_INT, STORABLE_TEXT, FieldError, Problem, Task
@@ -70,6 +72,8 @@ def invalid_mapping(invalid: MappingInvalid) -> Response[Any]:
 
 
 class DatasetController(Controller):
+    """``/v1/datasets``: upload, list, read and delete datasets, and page through their items."""
+
     path = "/v1/datasets"
     tags = ["datasets"]  # noqa: RUF012
 

@@ -30,6 +30,8 @@ _TEXT = Schema(type=OpenAPIType.STRING)
 
 @dataclass
 class UploadOperation(Operation):
+    """The dataset upload's operation: its body documented as the file's raw bytes."""
+
     def __post_init__(self) -> None:
         self.request_body = RequestBody(
             required=True,

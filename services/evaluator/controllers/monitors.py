@@ -27,6 +27,9 @@ ModelQuery = Annotated[str, Parameter(min_length=1, max_length=200, pattern="^[^
 
 
 class MonitorController(Controller):
+    """``/v1/monitors``: create, list, read, change and delete monitors, a metric's series over
+    their runs, and a run started at once."""
+
     path = "/v1/monitors"
     tags = ["monitors"]  # noqa: RUF012
 

@@ -33,6 +33,9 @@ from steadfast.shared.problems import ProblemError, problem_responses
 
 
 class PositionBiasController(Controller):
+    """``/v1/position-bias``: the protocol run synchronously, and its jobs (created, read,
+    cancelled)."""
+
     path = "/v1/position-bias"
     tags = ["position-bias"]  # noqa: RUF012
 

@@ -27,6 +27,8 @@ from steadfast.shared.problems import problem_responses
 
 
 class StudyController(Controller):
+    """``/v1/studies``: start a study, list them, read one and its report."""
+
     path = "/v1/studies"
     tags = ["studies"]  # noqa: RUF012
 

@@ -43,6 +43,8 @@ class AuditedItem:
 
 @dataclass
 class AuditOutcome:
+    """What the audit found: its summary and the paraphrases it removed, with why."""
+
     summary: AuditSummary
     #: item key → paraphrase variant (1..k) → why it was removed
     removed: dict[str, dict[int, str]] = field(default_factory=dict)

@@ -31,6 +31,8 @@ ClusterMap = dict[str, dict[str, dict[str, str]]]
 
 @dataclass(frozen=True)
 class ClusteredItem:
+    """One item's answers to group by meaning, with the item and its key."""
+
     key: str
     item: EvaluationItem
     answers: Sequence[AnswerRecord]
@@ -38,6 +40,8 @@ class ClusteredItem:
 
 @dataclass
 class Clustered:
+    """The grouping's outcome: its summary, and per item and model each answer value's cluster."""
+
     summary: AnswerGroupingSummary
     clusters: ClusterMap = field(default_factory=dict)
 

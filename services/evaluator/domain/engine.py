@@ -1,15 +1,15 @@
 """The job engine: works on persisted evaluations through row leases until they are finished.
 
-Every evaluator process runs one :class:`JobRunner`; each active job gets paraphrase lanes (one
-item at a time: perturb → verify) and answer lanes (batches of variants: gateway → scoring).
-Each answer is stored when it arrives, so a restarted process continues where the killed one
-stopped; several processes on one PostgreSQL split a job because each row is leased to one.
+Every evaluator process runs one ``JobRunner`` (``job_runner.py``); each active job gets
+paraphrase lanes (one item at a time: perturb → verify) and answer lanes (batches of variants:
+gateway → scoring). Each answer is stored when it arrives, so a restarted process continues
+where the killed one stopped; several processes on one PostgreSQL split a job because each row
+is leased to one.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import logging
 import os
@@ -22,7 +22,6 @@ from typing import Any
 
 from steadfast.services.evaluator.adapters.evaluations.rows import (
     AnswerRow,
-    EvaluationRow,
     Failure,
     ItemRow,
     StoredAnswer,
@@ -32,6 +31,7 @@ from steadfast.services.evaluator.adapters.evaluations.store import EvaluationSt
 from steadfast.services.evaluator.domain.audit import audit_note, run_audit
 from steadfast.services.evaluator.domain.clustering import cluster_answers
 from steadfast.services.evaluator.domain.fan_out import paraphrase_answers
+from steadfast.services.evaluator.domain.job_context import JobContext
 from steadfast.services.evaluator.domain.job_results import (
     AuditedOut,
     audited_items,
@@ -45,7 +45,6 @@ from steadfast.services.evaluator.domain.pipeline import (
     answer_request,
     answer_value,
     consistency_request,
-    gold_of,
     grade_all,
     grade_key,
     incomplete_note,
@@ -61,7 +60,7 @@ from steadfast.services.evaluator.metrics import (
 )
 from steadfast.services.evaluator.records import AnswerRecord, Generated, ParaphraseSet
 from steadfast.shared.backoff import Backoff
-from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings
+from steadfast.shared.contracts.evaluator import EvaluationItem
 from steadfast.shared.contracts.gateway import GenerateRequest
 from steadfast.shared.contracts.scoring import Gold, GradeResult
 
@@ -74,6 +73,9 @@ def worker_name() -> str:
 
 @dataclass(frozen=True)
 class EngineSettings:
+    """How the job engine works: lanes per job, batch size, polling, jobs at once, and the
+    retry policies."""
+
     paraphrase_lanes: int = 4
     answer_lanes: int = 4
     answer_batch: int = 16
@@ -85,63 +87,10 @@ class EngineSettings:
     unreachable_retry: Backoff = field(default_factory=lambda: Backoff.lasting(300.0, 1.0))
 
 
-class WorkSignal:
-    """Wakes one idle lane per piece of new work: an event would wake every lane to race for
-    one set of variants, and all but one would go back to sleep after a wasted claim."""
-
-    def __init__(self) -> None:
-        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
-        self._unclaimed = 0  # notifications no lane was waiting for
-
-    def notify(self) -> None:
-        while self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                return
-        self._unclaimed += 1
-
-    def notify_all(self) -> None:
-        while self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-
-    async def wait(self, timeout_s: float) -> None:
-        """Return when notified, or after ``timeout_s`` (lanes also poll the database)."""
-        if self._unclaimed:
-            self._unclaimed -= 1
-            return
-        waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        try:
-            await asyncio.wait_for(waiter, timeout_s)
-        except TimeoutError:
-            pass
-        finally:
-            if waiter in self._waiters:
-                self._waiters.remove(waiter)
-
-
-class JobContext:
-    """What the lanes of one job share: its settings and its items, loaded once."""
-
-    def __init__(self, evaluation: EvaluationRow, items: list[ItemRow]) -> None:
-        self.id = evaluation.id
-        self.settings: EvaluationSettings = evaluation.settings
-        self.models = evaluation.models
-        self.items: dict[int, EvaluationItem] = {row.position: row.item for row in items}
-        self.languages: dict[int, str] = {row.position: row.asked_in for row in items}
-        self.golds: dict[int, Gold | None] = {
-            row.position: gold_of(self.settings.task, row.item) for row in items
-        }
-        self._active = True
-        self._checked_at = 0.0
-        #: signalled when this process queued new variants, so an idle answer lane wakes at once
-        self.work_added = WorkSignal()
-
-
 class JobEngine:
+    """Runs an evaluation's lanes until nothing is left to claim, then finalises it: results,
+    metrics and status."""
+
     def __init__(
         self,
         store: EvaluationStore,
@@ -475,94 +424,3 @@ class JobEngine:
                 return await with_retries(call, self.settings.unreachable_retry), None
         except UpstreamError as error:
             return None, error.reason
-
-
-#: runs of one job that may fail in a row without progress, in one process, before the job is
-#: failed: an error that is not a model call's (those are retried and recorded per call) is a
-#: bug or bad data, and left to retry forever the job would hold its place in the queue; a run
-#: that stored work before failing (a database failover mid-job) starts the count again
-MAX_RUN_FAILURES = 5
-
-
-class JobRunner:
-    """Polls for active jobs and runs each in a task; one per evaluator process."""
-
-    def __init__(self, engine: JobEngine) -> None:
-        self.engine = engine
-        self._running: dict[str, asyncio.Task[None]] = {}
-        self._failures: collections.Counter[str] = collections.Counter()
-        self._loop_task: asyncio.Task[None] | None = None
-        self._wake = asyncio.Event()
-
-    def start(self) -> None:
-        self._loop_task = asyncio.create_task(self._loop())
-
-    def wake(self) -> None:
-        self._wake.set()
-
-    async def stop(self, grace_s: float = 3.0) -> None:
-        """Let the lanes finish their current calls for ``grace_s``, then cancel them."""
-        self.engine.stopping = True
-        if self._loop_task is not None:
-            self._loop_task.cancel()
-        tasks = [t for t in (self._loop_task, *self._running.values()) if t is not None]
-        if not tasks:  # an API-only process (jobs run elsewhere)
-            return
-        _, pending = await asyncio.wait(tasks, timeout=grace_s)
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-    async def _work_done(self, job_id: str) -> int | None:
-        """Items and answers of the job that are finished; None when it cannot be read."""
-        try:
-            counts = await self.engine.store.progress_counts(job_id)
-        except Exception:
-            return None
-        items = counts["items"].get("done", 0)
-        answers = sum(n for status, n in counts["answers"].items() if status != "pending")
-        return items + answers
-
-    async def _loop(self) -> None:
-        while True:
-            try:
-                await self._start_jobs()
-            except Exception:
-                logger.exception("job runner poll failed")
-            self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.engine.settings.poll_s)
-
-    async def _start_jobs(self) -> None:
-        for job_id in await self.engine.store.active(self.engine.settings.max_jobs):
-            if job_id not in self._running:
-                task = asyncio.create_task(self._run(job_id))
-                self._running[job_id] = task
-
-    async def _run(self, job_id: str) -> None:
-        done_before = await self._work_done(job_id)
-        try:
-            await self.engine.run(job_id)
-            self._failures.pop(job_id, None)
-        except Exception as error:
-            if done_before is not None and (await self._work_done(job_id) or 0) > done_before:
-                self._failures[job_id] = 0
-            self._failures[job_id] += 1
-            failures = self._failures[job_id]
-            if failures < MAX_RUN_FAILURES:
-                logger.exception(
-                    "evaluation %s: worker error (run %d of %d, tried again)",
-                    job_id,
-                    failures,
-                    MAX_RUN_FAILURES,
-                )
-                await asyncio.sleep(self.engine.settings.poll_s * failures)
-                return
-            logger.exception("evaluation %s: failed %d runs in a row, given up", job_id, failures)
-            reason = f"internal error, after {failures} tries: {type(error).__name__}"
-            if await self.engine.give_up(job_id, reason):
-                self._failures.pop(job_id, None)
-            else:  # another worker holds it, or the database is down: no busy loop
-                await asyncio.sleep(self.engine.settings.poll_s * MAX_RUN_FAILURES)
-        finally:
-            self._running.pop(job_id, None)

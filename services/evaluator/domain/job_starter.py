@@ -37,6 +37,9 @@ def require_protocol_request(
 
 @dataclass
 class JobStarter:
+    """Checks and submits the jobs monitors and studies start: evaluations and position-bias
+    jobs, each within the answer limit of a job."""
+
     evaluations: Evaluations
     datasets: DatasetStore
     position_jobs: PositionJobStore

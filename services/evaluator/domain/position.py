@@ -5,20 +5,18 @@ distractor, written by perturb when not given; or the item's own k options), the
 the condition shows it, and the option orders perturb gives (swap for two, cyclic for k). Every
 model answers every order through the gateway; the letter is parsed strictly, mapped back to the
 option it stood for, and scoring turns the replies into PF, PC and the rest. Nothing is stored.
+The request's checks are in ``position_requests.py``, the reading of replies in
+``position_replies.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
-import string
 import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
-
-import msgspec
 
 from steadfast.services.evaluator.adapters.datasets import DatasetStore
 from steadfast.services.evaluator.domain.pipeline import (
@@ -26,8 +24,22 @@ from steadfast.services.evaluator.domain.pipeline import (
     generate_all,
     instruction_role_of,
     item_id,
-    models_of,
     with_retries,
+)
+from steadfast.services.evaluator.domain.position_replies import (
+    model_result,
+    position_records,
+    read_reply,
+)
+from steadfast.services.evaluator.domain.position_requests import (
+    LETTERS,
+    asks_generator,
+    items_of,
+    not_applicable,
+    order_count,
+    validate,
+    wanted_conditions,
+    with_items,
 )
 from steadfast.services.evaluator.domain.prompts import (
     DEFAULT_LANGUAGE,
@@ -35,17 +47,13 @@ from steadfast.services.evaluator.domain.prompts import (
     prompt_language,
 )
 from steadfast.services.evaluator.domain.validation import (
-    require_distinct_ids,
     require_known_routes,
-    require_models,
 )
 from steadfast.services.evaluator.errors import UpstreamError
 from steadfast.services.evaluator.records import Generated
-from steadfast.shared.answers import names_a_correct_answer, parse_choice_letter
 from steadfast.shared.backoff import Backoff
-from steadfast.shared.contracts.base import MAX_ALSO_CORRECT, MAX_ANSWER_CHARS
 from steadfast.shared.contracts.evaluator import EvaluationItem, InstructionRole
-from steadfast.shared.contracts.gateway import GenerateRequest, TokenAlternative
+from steadfast.shared.contracts.gateway import GenerateRequest
 from steadfast.shared.contracts.perturb import (
     DistractorRequest,
     DistractorResponse,
@@ -53,15 +61,12 @@ from steadfast.shared.contracts.perturb import (
     PermutationResponse,
 )
 from steadfast.shared.contracts.position import (
-    CONDITIONS,
     Condition,
-    OrderAnswer,
     PositionBiasEvaluate,
     PositionBiasEvaluation,
     PositionItem,
     SkippedTrial,
     Trial,
-    TrialModelResult,
 )
 from steadfast.shared.contracts.proxy import split_model
 from steadfast.shared.contracts.scoring import (
@@ -70,15 +75,16 @@ from steadfast.shared.contracts.scoring import (
     PositionBiasResponse,
     PositionRecord,
 )
-from steadfast.shared.errors import InvalidRequest, NotFound
 
-LETTERS = string.ascii_uppercase
 #: first-token alternatives asked for with ``calibrate`` (the gateway's maximum)
 CALIBRATION_ALTERNATIVES = 20
 
 
 @runtime_checkable  # a handler dependency: litestar checks the value's type
 class PositionUpstream(Upstream, Protocol):
+    """The services the positional-bias protocol calls: the evaluation's upstream, plus
+    perturb's distractors and permutations and scoring's position-bias metrics."""
+
     async def distractors(self, request: DistractorRequest) -> DistractorResponse: ...
 
     async def permutations(self, request: PermutationRequest) -> PermutationResponse: ...
@@ -92,6 +98,9 @@ class PositionUpstream(Upstream, Protocol):
 
 @dataclass
 class PlannedTrial:
+    """One item under one condition, ready to ask: its options, which is correct, where the
+    distractors came from, and the option orders."""
+
     item_id: str
     condition: Condition
     question: str
@@ -103,95 +112,6 @@ class PlannedTrial:
     orders: list[list[int]] = field(default_factory=list)
 
 
-async def with_items(request: PositionBiasEvaluate, datasets: DatasetStore) -> PositionBiasEvaluate:
-    """The request with its items inline: a ``dataset_id``'s items, mapped to the protocol's."""
-    if (request.items is None) == (request.dataset_id is None):
-        detail = "give exactly one of `items` and `dataset_id`"
-        raise InvalidRequest(detail, field="items")
-    if request.items is not None:
-        items = request.items[: request.limit] if request.limit else request.items
-        return msgspec.structs.replace(request, items=items)
-    dataset = await datasets.get(request.dataset_id or "")
-    if dataset is None:
-        detail = f"no dataset {request.dataset_id!r}"
-        raise NotFound(detail, field="dataset_id")
-    stored = await datasets.items(dataset.id, limit=request.limit)
-    return msgspec.structs.replace(request, items=[position_item(item) for item in stored])
-
-
-def position_item(item: EvaluationItem) -> PositionItem:
-    """A dataset item as a protocol item: its options if it has them, else its (first)
-    acceptable answer as the correct option and the others as also correct (as many as a
-    request carries: a dataset's answers have no limits)."""
-    answers: list[str] = []
-    for answer in [item.answer, *(item.answers or [])]:
-        if answer and len(answer) <= MAX_ANSWER_CHARS and answer not in answers:
-            answers.append(answer)
-    return PositionItem(
-        id=item.id,
-        question=item.question,
-        context=item.context,
-        answer=None if item.options or not answers else answers[0],
-        also_correct=[] if item.options else answers[1 : MAX_ALSO_CORRECT + 1],
-        options=item.options,
-        correct_option=item.correct_option if item.options else None,
-    )
-
-
-def items_of(request: PositionBiasEvaluate) -> list[PositionItem]:
-    return request.items or []
-
-
-def validate(request: PositionBiasEvaluate) -> list[str]:
-    """The models; raises a 400 naming the field when the request cannot be run."""
-    models = require_models(request)
-    require_distinct_ids(items_of(request))
-    for index, item in enumerate(items_of(request)):
-        where = f"items[{index}]"
-        if item.options is not None:
-            if item.correct_option is None:
-                detail = "an item with `options` needs its `correct_option`"
-                raise InvalidRequest(detail, field=f"{where}.correct_option")
-            if LETTERS.index(item.correct_option) >= len(item.options):
-                detail = f"`correct_option` {item.correct_option} is not among the options"
-                raise InvalidRequest(detail, field=f"{where}.correct_option")
-        elif item.answer is None:
-            detail = "give the correct `answer` (or `options` with `correct_option`)"
-            raise InvalidRequest(detail, field=f"{where}.answer")
-        elif item.distractor is not None and names_a_correct_answer(
-            item.distractor, [item.answer, *item.also_correct], containing=False
-        ):
-            detail = "the `distractor` is a correct answer: the two options would both be right"
-            raise InvalidRequest(detail, field=f"{where}.distractor")
-    return models
-
-
-def wanted_conditions(request: PositionBiasEvaluate) -> list[Condition]:
-    return [c for c in CONDITIONS if c in (request.conditions or CONDITIONS)]
-
-
-def asks_generator(request: PositionBiasEvaluate) -> bool:
-    """Whether a trial of the request needs a distractor written (the rule of ``plan``): an
-    item without options, in the high condition or without a distractor of its own."""
-    conditions = wanted_conditions(request)
-    return any(
-        item.options is None
-        and (condition == "high" or item.distractor is None)
-        and not not_applicable(item, condition)
-        for item in items_of(request)
-        for condition in conditions
-    )
-
-
-def not_applicable(item: PositionItem, condition: Condition) -> str | None:
-    """Why ``item`` cannot run under ``condition`` (None: it can)."""
-    if condition == "low" and not item.context:
-        return "the low condition shows the item's context, and it has none"
-    if condition == "high" and item.options is not None:
-        return "the high condition replaces the options by two unrelated ones: give `answer`"
-    return None
-
-
 async def checked_request(
     request: PositionBiasEvaluate, datasets: DatasetStore, upstream: PositionUpstream
 ) -> tuple[PositionBiasEvaluate, int]:
@@ -201,17 +121,6 @@ async def checked_request(
     validate(request)
     await require_known_routes(upstream, request, generator=asks_generator(request))
     return request, order_count(request)
-
-
-def order_count(request: PositionBiasEvaluate) -> int:
-    """The answers the request needs at most: option orders × conditions run × models."""
-    orders = sum(
-        len(item.options) if item.options and condition != "high" else 2
-        for item in items_of(request)
-        for condition in wanted_conditions(request)
-        if not_applicable(item, condition) is None
-    )
-    return orders * max(1, len(models_of(request)))
 
 
 @dataclass
@@ -353,85 +262,6 @@ class _Run:
             task="choice",
             cache=not self.request.fresh_answers,
         )
-
-
-def read_reply(
-    order: list[int],
-    text: str | None,
-    error: str | None,
-    logprobs: list[TokenAlternative] | None = None,
-) -> OrderAnswer:
-    """The strict letter of ``text``, the option it stood for in ``order`` and, given the first
-    token's alternatives, each option's probability."""
-    if text is None:
-        return OrderAnswer(order=order, error=error or "no reply")
-    choice = parse_choice_letter(text, len(order))
-    chosen = order[LETTERS.index(choice)] if choice is not None else None
-    probabilities = option_probabilities(order, logprobs) if logprobs is not None else None
-    return OrderAnswer(
-        order=order, text=text, choice=choice, chosen=chosen, option_probabilities=probabilities
-    )
-
-
-def option_probabilities(order: list[int], alternatives: list[TokenAlternative]) -> list[float]:
-    """Each option's probability of being named by the first token (" B", "B." and "B" all
-    name the option at B), by its index in the trial's options."""
-    probabilities = [0.0] * len(order)
-    for alternative in alternatives:
-        # upper case only: a lower-case "a" is more often the article than the option
-        letter = alternative.token.strip(" \t\n.:()*")
-        if len(letter) == 1 and letter in LETTERS[: len(order)]:
-            probabilities[order[LETTERS.index(letter)]] += math.exp(alternative.logprob)
-    return probabilities
-
-
-def model_result(model: str, answers: list[OrderAnswer]) -> TrialModelResult:
-    """The model's replies to every order, with docs/method.md §2.3's swap-and-agree, permutation
-    vote and (when probabilities were asked for) balanced position calibration."""
-    chosen = [answer.chosen for answer in answers]
-    complete = all(option is not None for option in chosen)
-    consistent = len(set(chosen)) == 1 if complete else None
-    votes = Counter(option for option in chosen if option is not None).most_common()
-    tied = len(votes) > 1 and votes[0][1] == votes[1][1]
-    return TrialModelResult(
-        model=model,
-        answers=answers,
-        consistent=consistent,
-        agreed=chosen[0] if consistent else None,
-        vote=votes[0][0] if votes and not tied else None,
-        calibrated=calibrated_choice(answers),
-    )
-
-
-def calibrated_choice(answers: list[OrderAnswer]) -> int | None:
-    """The option with the highest probability averaged over every order (None when an order
-    has no probabilities: the average would lean to the slots of the others)."""
-    scored = [a.option_probabilities for a in answers if a.option_probabilities is not None]
-    if not scored or len(scored) < len(answers):
-        return None
-    means = [sum(column) / len(scored) for column in zip(*scored, strict=True)]
-    best = max(means)
-    if best <= 0 or sum(1 for mean in means if math.isclose(mean, best)) > 1:
-        return None
-    return means.index(best)
-
-
-def position_records(trial: Trial) -> list[PositionRecord]:
-    """One record per reply given: where the reference option stood, and the letter replied."""
-    return [
-        PositionRecord(
-            item_id=trial.item_id,
-            model=result.model,
-            order=str(index),
-            choice=answer.choice,
-            correct=LETTERS[answer.order.index(trial.reference)],
-            condition=trial.condition,
-            n_options=len(trial.options),
-        )
-        for result in trial.models
-        for index, answer in enumerate(result.answers)
-        if answer.error is None
-    ]
 
 
 async def evaluate_position_bias(

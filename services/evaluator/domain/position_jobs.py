@@ -28,6 +28,9 @@ CLAIM_SETTLE_S = 5.0
 
 @dataclass(frozen=True)
 class PositionJobSettings:
+    """How a process runs position-bias jobs: its owner name, polling, takeovers allowed
+    before a job fails, and the retry policy."""
+
     owner: str
     poll_s: float = 0.5
     #: a job taken over more often than this (its worker stopped each time) is failed
@@ -36,6 +39,8 @@ class PositionJobSettings:
 
 
 class PositionJobRunner:
+    """Claims position-bias jobs one at a time and runs each whole under a renewed lease."""
+
     def __init__(
         self, store: PositionJobStore, upstream: PositionUpstream, settings: PositionJobSettings
     ) -> None:

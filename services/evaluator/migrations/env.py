@@ -1,3 +1,5 @@
+"""Alembic's entry point for the evaluator's database: its tables, migrated online."""
+
 from alembic import context
 
 from steadfast.services.evaluator.db.models import metadata

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import msgspec
 
-from steadfast.services.evaluator.domain.datasets import FieldMapping, parse_dataset
+from steadfast.services.evaluator.domain.dataset_formats import parse_dataset
+from steadfast.services.evaluator.domain.dataset_records import FieldMapping
 from steadfast.shared.contracts.evaluator import EvaluationItem
 
 HERE = Path(__file__).resolve().parent

@@ -1,0 +1,1 @@
+"""Scoring's HTTP API: grading, consistency and positional-bias metrics, report rendering."""

@@ -13,6 +13,8 @@ from steadfast.shared.problems import problem_responses
 
 
 class GradeController(Controller):
+    """``POST /v1/grade``: one label per answer."""
+
     path = "/v1"
     tags = ["grading"]  # noqa: RUF012
 

@@ -29,6 +29,8 @@ def _position(data: PositionBiasRequest) -> PositionBiasResponse:
 
 
 class MetricsController(Controller):
+    """``/v1/metrics``: consistency and positional-bias metrics with bootstrap intervals."""
+
     path = "/v1/metrics"
     tags = ["metrics"]  # noqa: RUF012
 

@@ -46,6 +46,8 @@ class RenderedReportOperation(Operation):
 
 
 class ReportController(Controller):
+    """``/v1/reports``: a report rendered as JSON, CSV or HTML, and the report's JSON schema."""
+
     path = "/v1/reports"
     tags = ["reports"]  # noqa: RUF012
 

@@ -1,0 +1,2 @@
+"""Scoring's logic: grading, the consistency and positional-bias metrics with their bootstrap
+intervals, and the reports (HTML, CSV, SVG charts). No HTTP."""

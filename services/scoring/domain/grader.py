@@ -23,11 +23,16 @@ from steadfast.shared.errors import Unprocessable
 
 @runtime_checkable  # a handler dependency: litestar checks the value's type
 class MathGrader(Protocol):
+    """Grades maths answers against their gold (math-verify, in worker processes)."""
+
     async def grade(self, pairs: list[tuple[str, str]]) -> list[GradeResult]: ...
 
 
 @runtime_checkable  # a handler dependency: litestar checks the value's type
 class Judges(Protocol):
+    """LLM judges through the gateway: one greedy reply (or its problem) per judge route and
+    messages."""
+
     async def replies(
         self, calls: list[tuple[str, list[dict[str, str]]]]
     ) -> list[str | Problem]: ...

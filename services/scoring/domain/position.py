@@ -63,6 +63,9 @@ def letter_index(letter: str) -> int:
 
 @dataclass(frozen=True)
 class PositionColumns:
+    """The position-bias records as columns: coded model, item and condition, with the
+    correct and chosen positions and the option count of each."""
+
     model: Coded
     item: Coded
     condition: Coded
@@ -146,6 +149,9 @@ def unit_table(columns: PositionColumns) -> Units:
 
 @dataclass(frozen=True)
 class UnitValues:
+    """Per unit (model, condition, item): the metric ratios' parts, recall by position, the
+    reply pairs, and whether every pass was answered."""
+
     numerators: FloatArray  # (units × _RATIOS)
     denominators: FloatArray
     recall_hits: FloatArray  # (units × positions)

@@ -21,6 +21,8 @@ from steadfast.shared.contracts.scoring import GradeItem, GradeResult, JudgeVote
 
 
 class Strength(IntEnum):
+    """How strongly an answer matches a reference: none, a token-F1 match, containment, exact."""
+
     NONE = 0
     F1 = 1  # token F1 at or above the threshold: a weak match
     CONTAINS = 2  # the reference occurs in the answer as whole words
@@ -29,6 +31,8 @@ class Strength(IntEnum):
 
 @dataclass(frozen=True)
 class Match:
+    """An answer's best match against the references: its strength, token F1 and reference."""
+
     strength: Strength
     f1: float
     reference: str | None

@@ -15,6 +15,8 @@ RIGHT = 24
 
 @dataclass(frozen=True)
 class Point:
+    """One value of a chart, with its interval when it has one."""
+
     value: float | None
     low: float | None = None
     high: float | None = None
@@ -22,6 +24,8 @@ class Point:
 
 @dataclass(frozen=True)
 class Series:
+    """A named series of a chart, with its colour."""
+
     name: str
     color: str
 

@@ -18,13 +18,9 @@ from steadfast.services.evaluator.adapters.evaluations.paraphrase_sets import sa
 from steadfast.services.evaluator.adapters.evaluations.rows import AnswerRow, Failure
 from steadfast.services.evaluator.adapters.evaluations.store import EvaluationStore
 from steadfast.services.evaluator.db.models import answers as answer_rows
-from steadfast.services.evaluator.domain.engine import (
-    MAX_RUN_FAILURES,
-    EngineSettings,
-    JobEngine,
-    JobRunner,
-)
+from steadfast.services.evaluator.domain.engine import EngineSettings, JobEngine
 from steadfast.services.evaluator.domain.job_results import StoredResults
+from steadfast.services.evaluator.domain.job_runner import MAX_RUN_FAILURES, JobRunner
 from steadfast.services.evaluator.errors import IdempotencyConflict, UpstreamError
 from steadfast.services.evaluator.records import AnswerRecord, Generated, ParaphraseSet
 from steadfast.shared.backoff import Backoff

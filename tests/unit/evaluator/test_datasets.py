@@ -11,13 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from steadfast.services.evaluator.domain.datasets import (
-    DatasetInvalid,
-    FieldMapping,
-    MappingInvalid,
+from steadfast.services.evaluator.domain.dataset_formats import (
     guess_format,
     lines_of,
     parse_dataset,
+)
+from steadfast.services.evaluator.domain.dataset_records import (
+    DatasetInvalid,
+    FieldMapping,
+    MappingInvalid,
 )
 from steadfast.services.evaluator.samples import SAMPLES, sample_items
 from steadfast.services.evaluator.samples import build as samples_build
@@ -401,16 +403,16 @@ async def test_incorrect_answers_are_split_by_the_list_separator() -> None:
 async def test_a_squad_document_is_read_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    from steadfast.services.evaluator.domain import datasets
+    from steadfast.services.evaluator.domain import dataset_formats
 
     readers: list[threading.Thread] = []
-    real_loads = datasets.json.loads
+    real_loads = dataset_formats.json.loads
 
     def loads(text: str) -> object:
         readers.append(threading.current_thread())
         return real_loads(text)
 
-    monkeypatch.setattr(datasets.json, "loads", loads)
+    monkeypatch.setattr(dataset_formats.json, "loads", loads)
     qa = {"id": "1", "question": "Chi?", "answers": [{"text": "Io", "answer_start": 0}]}
     document = {"data": [{"title": "t", "paragraphs": [{"context": "Io.", "qas": [qa]}]}]}
     items = await parse(json.dumps(document), fmt="squad")

@@ -7,15 +7,17 @@ import math
 import msgspec
 import pytest
 
-from steadfast.services.evaluator.domain.position import (
-    asks_generator,
+from steadfast.services.evaluator.domain.position import evaluate_position_bias
+from steadfast.services.evaluator.domain.position_replies import (
     calibrated_choice,
-    evaluate_position_bias,
     model_result,
     option_probabilities,
+    read_reply,
+)
+from steadfast.services.evaluator.domain.position_requests import (
+    asks_generator,
     order_count,
     position_item,
-    read_reply,
 )
 from steadfast.services.evaluator.errors import UpstreamError
 from steadfast.services.evaluator.records import Generated

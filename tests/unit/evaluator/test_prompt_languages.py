@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from steadfast.services.evaluator.domain.pipeline import answer_request
-from steadfast.services.evaluator.domain.position import evaluate_position_bias, read_reply
+from steadfast.services.evaluator.domain.position import evaluate_position_bias
+from steadfast.services.evaluator.domain.position_replies import read_reply
 from steadfast.services.evaluator.domain.prompts import (
     ANSWER_TEMPLATES,
     answer_messages,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from steadfast.services.evaluator.domain.engine import WorkSignal
+from steadfast.services.evaluator.domain.job_context import WorkSignal
 
 
 async def test_notify_wakes_exactly_one_waiting_lane() -> None:
