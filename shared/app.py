@@ -57,30 +57,42 @@ class HealthController(Controller):
     @get(
         "/readyz",
         operation_id="getReadiness",
-        summary="The service's own dependencies (database, services it calls) are reachable",
+        summary="The service can serve: its own database answers (the services it calls are "
+        "reported in `checks`, and `status` is `degraded` when one is down, but they do not "
+        "make it unready)",
         responses=problem_responses(
-            {503: "Not ready: the problem's detail names the failing checks"}
+            {503: "Not ready: its own database does not answer (the detail names the check)"}
         ),
     )
     async def readyz(self, state: State) -> Response[Any]:
-        checks: dict[str, ReadinessCheck] = state.readiness_checks
-        names = list(checks)
-        results = await asyncio.gather(
-            *(asyncio.wait_for(checks[name](state), READINESS_TIMEOUT_S) for name in names),
-            return_exceptions=True,
-        )
-        outcome = {
-            name: "ok" if result is None else f"failed: {type(result).__name__}: {result}"
-            for name, result in zip(names, results, strict=True)
-        }
-        if all(value == "ok" for value in outcome.values()):
-            return Response(
-                ReadinessStatus(status="ready", service=state.service_name, checks=outcome)
+        own: dict[str, ReadinessCheck] = state.readiness_checks
+        peers: dict[str, ReadinessCheck] = state.peer_checks
+        outcome = await _run_checks({**own, **peers}, state)
+        failing = [name for name in own if outcome[name] != "ok"]
+        if failing:
+            detail = f"unavailable: {', '.join(failing)}"
+            return problem_response(Problem(title="Not ready", status=503, detail=detail))
+        degraded = any(outcome[name] != "ok" for name in peers)
+        return Response(
+            ReadinessStatus(
+                status="degraded" if degraded else "ready",
+                service=state.service_name,
+                checks=outcome,
             )
-        failing = ", ".join(name for name, value in outcome.items() if value != "ok")
-        return problem_response(
-            Problem(title="Not ready", status=503, detail=f"unavailable: {failing}")
         )
+
+
+async def _run_checks(checks: dict[str, ReadinessCheck], state: State) -> dict[str, str]:
+    """Each check's outcome (``ok`` or why it failed), all run at once, each within its time."""
+    names = list(checks)
+    results = await asyncio.gather(
+        *(asyncio.wait_for(checks[name](state), READINESS_TIMEOUT_S) for name in names),
+        return_exceptions=True,
+    )
+    return {
+        name: "ok" if result is None else f"failed: {type(result).__name__}: {result}"
+        for name, result in zip(names, results, strict=True)
+    }
 
 
 def database_check(state: State) -> Awaitable[None]:
@@ -123,16 +135,18 @@ def create_service_app(
     ``exception_handlers`` the service's own, beside those every service has."""
     configure_logging(service, settings.log_level, settings.log_json)
     record_build_info(service)
-    readiness: dict[str, ReadinessCheck] = {}
-    if uses_database:
-        readiness["database"] = database_check
-    for peer in calls:
-        readiness[peer] = peer_check(peer)
+    # a pod is taken out of its Service only for its own failures: were a peer's outage to make
+    # its callers unready, one service down would take every service out of rotation
+    readiness: dict[str, ReadinessCheck] = {"database": database_check} if uses_database else {}
+    peers = {peer: peer_check(peer) for peer in calls}
 
     async def open_database(app: Litestar) -> None:
         url = resolve_database_url(settings.database_url, service, settings.resolved_data_dir())
         database = Database(service, url)
-        await database.migrate()
+        if settings.migrate_on_start:
+            await database.migrate()
+        else:
+            await database.require_current()
         app.state.database = database
         logger.info("database ready", extra={"dialect": database.dialect})
 
@@ -158,6 +172,7 @@ def create_service_app(
                 "service_name": service,
                 "settings": settings,
                 "readiness_checks": readiness,
+                "peer_checks": peers,
                 **(
                     {}
                     if components is None or isinstance(components, type)

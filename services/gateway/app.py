@@ -48,7 +48,7 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
     settings = settings or get_settings()
     # a broken routes file raises RoutesFileError here, naming the route and key: no start-up
     context = BackendContext(
-        models_dir=settings.resolved_data_dir() / "models", local_threads=settings.local_threads
+        models_dir=settings.resolved_models_dir(), local_threads=settings.local_threads
     )
     gateway = ModelGateway(
         load_routes(settings.models_file),

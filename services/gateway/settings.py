@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from functools import cache
+from pathlib import Path
 from typing import Annotated
 
 import msgspec
@@ -23,6 +24,10 @@ class GatewaySettings(ServiceSettings, kw_only=True):
     #: demo: one job, one model) is faster with every core: on 2 cores the demo took 294 s
     #: with 2 threads against 409 s with 1 (measured 2026-12-04)
     local_threads: Annotated[int, msgspec.Meta(ge=1, le=256)] | None = None
+    #: where the bundled local models' GGUF files are (assembled on first use when missing);
+    #: empty: ``<data_dir>/models``. An image or a volume prepared once with
+    #: ``steadfast models prepare --dir DIR`` may be mounted read-only here
+    models_dir: str = ""
     #: a streamed chat completion not answered within this many seconds starts its stream (the
     #: role first, then an SSE comment every ``stream_keepalive_s``), so that a proxy between
     #: the caller and the gateway does not give up on a strategy that takes minutes; an error
@@ -51,6 +56,10 @@ class GatewaySettings(ServiceSettings, kw_only=True):
     #: the key that reads stored shadow disagreements (``Authorization: Bearer <key>``); unset:
     #: they cannot be read
     admin_key: str | None = None
+
+    def resolved_models_dir(self) -> Path:
+        """``models_dir``, else ``<data_dir>/models``."""
+        return Path(self.models_dir) if self.models_dir else self.resolved_data_dir() / "models"
 
 
 @cache

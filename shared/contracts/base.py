@@ -84,8 +84,9 @@ class HealthStatus(msgspec.Struct, kw_only=True):
 
 
 class ReadinessStatus(msgspec.Struct, kw_only=True):
-    """``GET /readyz``: the service can take requests; ``checks`` gives each check's outcome."""
+    """``GET /readyz``: the service can take requests; ``checks`` gives each check's outcome
+    (its database, and each service it calls); ``degraded``: a service it calls is down."""
 
-    status: str
+    status: Literal["ready", "degraded"]
     service: str
     checks: dict[str, str]

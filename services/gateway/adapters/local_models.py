@@ -105,14 +105,28 @@ BUNDLED_MODELS: dict[str, ModelFile] = {
 
 def ensure_model_file(model: ModelFile, models_dir: Path) -> Path:
     """The verified GGUF in ``models_dir``, assembling it first if needed (blocking; run it
-    off the event loop). Concurrent processes wait for each other through a lock file."""
-    models_dir.mkdir(parents=True, exist_ok=True)
+    off the event loop). Concurrent processes wait for each other through a lock file; a file
+    prepared earlier is used as it is, so ``models_dir`` may be read-only (an image's)."""
     target = models_dir / model.file_name
+    if _verified(model, target):
+        return target
+    models_dir.mkdir(parents=True, exist_ok=True)
     with (models_dir / f"{model.file_name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not _verified(model, target):
             _assemble(model, target)
     return target
+
+
+def prepare_models(models_dir: Path, names: list[str] | None = None) -> list[Path]:
+    """Assemble and verify the bundled models (``names``: only these) in ``models_dir`` once,
+    for processes that then use them read-only (an image, a shared volume)."""
+    unknown = sorted(set(names or []) - set(BUNDLED_MODELS))
+    if unknown:
+        known = ", ".join(sorted(BUNDLED_MODELS))
+        raise LocalModelError(f"no bundled model {', '.join(unknown)}; bundled: {known}")
+    wanted = names or list(BUNDLED_MODELS)
+    return [ensure_model_file(BUNDLED_MODELS[name], models_dir) for name in wanted]
 
 
 def _marker(target: Path) -> Path:

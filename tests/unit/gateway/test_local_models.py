@@ -95,3 +95,41 @@ def test_the_model_requirements_pin_every_bundled_package() -> None:
     for model in BUNDLED_MODELS.values():
         for source in model.sources():
             assert any(part in names for part in source.parts), source
+
+
+def test_a_prepared_file_is_used_from_a_read_only_directory(tmp_path: Path) -> None:
+    model = _model(_parts(tmp_path))
+    models = tmp_path / "models"
+    path = ensure_model_file(model, models)
+    (models / "toy.gguf.lock").unlink()
+    models.chmod(0o555)  # as an image's directory or a read-only volume
+    try:
+        assert ensure_model_file(model, models) == path
+        assert not (models / "toy.gguf.lock").exists()
+    finally:
+        models.chmod(0o755)
+
+
+def test_prepare_assembles_every_named_model_once_and_refuses_an_unknown_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from steadfast.services.gateway.adapters import local_models
+
+    monkeypatch.setattr(local_models, "BUNDLED_MODELS", {"toy": _model(_parts(tmp_path))})
+    prepared = local_models.prepare_models(tmp_path / "models")
+    assert [path.name for path in prepared] == ["toy.gguf"]
+    assert prepared[0].read_bytes() == b"GGUF-part-one|part-two|three"
+    with pytest.raises(LocalModelError, match="no bundled model ghost; bundled: toy"):
+        local_models.prepare_models(tmp_path / "models", ["ghost"])
+
+
+def test_the_command_prepares_into_the_directory_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from steadfast.cli import main
+    from steadfast.services.gateway.adapters import local_models
+
+    monkeypatch.setattr(local_models, "BUNDLED_MODELS", {"toy": _model(_parts(tmp_path))})
+    assert main(["models", "prepare", "--dir", str(tmp_path / "image-models")]) == 0
+    assert capsys.readouterr().out.strip() == str(tmp_path / "image-models" / "toy.gguf")
+    assert main(["models", "prepare", "--dir", str(tmp_path / "x"), "ghost"]) == 1
