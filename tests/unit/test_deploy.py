@@ -90,17 +90,6 @@ def test_alert_rules_query_only_exported_metrics(exported: set[str]) -> None:
     assert queried_metric_names(expressions) - exported == set()
 
 
-@pytest.mark.parametrize("service", SERVICE_NAMES)
-def test_kubernetes_deployment_probes_health_endpoints(service: str) -> None:
-    documents = list(yaml.safe_load_all((DEPLOY / "k8s" / f"{service}.yaml").read_text()))
-    kinds = {document["kind"]: document for document in documents}
-    assert set(kinds) == {"Deployment", "Service", "HorizontalPodAutoscaler"}
-    container = kinds["Deployment"]["spec"]["template"]["spec"]["containers"][0]
-    assert container["args"] == [service]
-    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
-    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
-
-
 def test_compose_publishes_only_the_keyed_evaluator_beyond_this_machine() -> None:
     compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
     published = {

@@ -113,7 +113,7 @@ def ensure_model_file(model: ModelFile, models_dir: Path) -> Path:
     models_dir.mkdir(parents=True, exist_ok=True)
     with (models_dir / f"{model.file_name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not _verified(model, target):
+        if not _verified(model, target) and not _still_intact(model, target):
             _assemble(model, target)
     return target
 
@@ -142,6 +142,27 @@ def _verified(model: ModelFile, target: Path) -> bool:
     return marker.read_text().split() == [model.sha256, str(stat.st_size), str(stat.st_mtime_ns)]
 
 
+def _still_intact(model: ModelFile, target: Path) -> bool:
+    """A file whose marker no longer matches (copied into an image layer, its mtime changed)
+    but whose content still has the pinned sha256: marked verified again, not re-assembled
+    (its parts may be gone)."""
+    if not target.exists() or target.stat().st_size != model.size:
+        return False
+    digest = hashlib.sha256()
+    with target.open("rb") as file:
+        while chunk := file.read(CHUNK):
+            digest.update(chunk)
+    if digest.hexdigest() != model.sha256:
+        return False
+    _mark_verified(model, target)
+    return True
+
+
+def _mark_verified(model: ModelFile, target: Path) -> None:
+    stat = target.stat()
+    _marker(target).write_text(f"{model.sha256} {stat.st_size} {stat.st_mtime_ns}\n")
+
+
 def _assemble(model: ModelFile, target: Path) -> None:
     sources = model.sources()
     missing = [str(path) for path in sources if not path.is_file()]
@@ -166,5 +187,4 @@ def _assemble(model: ModelFile, target: Path) -> None:
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
-    stat = target.stat()
-    _marker(target).write_text(f"{model.sha256} {stat.st_size} {stat.st_mtime_ns}\n")
+    _mark_verified(model, target)

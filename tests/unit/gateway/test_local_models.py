@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,18 @@ def test_the_command_prepares_into_the_directory_given(
     assert main(["models", "prepare", "--dir", str(tmp_path / "image-models")]) == 0
     assert capsys.readouterr().out.strip() == str(tmp_path / "image-models" / "toy.gguf")
     assert main(["models", "prepare", "--dir", str(tmp_path / "x"), "ghost"]) == 1
+
+
+def test_an_intact_file_whose_marker_went_stale_is_not_assembled_again(tmp_path: Path) -> None:
+    """Copied into an image layer a file may get another mtime: its content is checked again
+    and it is kept (the parts it was made of may be gone)."""
+    parts = _parts(tmp_path)
+    model = _model(parts)
+    path = ensure_model_file(model, tmp_path / "models")
+    os.utime(path, ns=(1, 1))
+    for part in parts:
+        part.unlink()
+    assert ensure_model_file(model, tmp_path / "models").read_bytes().startswith(b"GGUF-part")
+    path.write_bytes(b"X" * model.size)  # the same size, another content: not kept
+    with pytest.raises(LocalModelError, match="missing source"):
+        ensure_model_file(model, tmp_path / "models")
