@@ -4,6 +4,7 @@ and a comparison it turns round."""
 from __future__ import annotations
 
 from steadfast.shared.language import detect_language
+from steadfast.shared.quantities.answer_units import dropped_answer_units
 from steadfast.shared.quantities.comparisons import reversed_comparison
 from steadfast.shared.quantities.mention import Mention
 from steadfast.shared.quantities.reading import mentions
@@ -11,9 +12,9 @@ from steadfast.shared.quantities.reading import mentions
 
 def quantity_difference(original: str, candidate: str, language: str | None = None) -> str | None:
     """Why the candidate's quantities differ from the original's (None when they agree): the
-    original's numbers it lacks, the numbers it adds, and (in English) a comparison it turns
-    round. ``language`` (ISO 639-1) picks the number words; default: the original's language,
-    detected."""
+    original's numbers it lacks, the numbers it adds, (in English) a comparison it turns
+    round, and a unit the original asks its answer in that it drops. ``language`` (ISO 639-1)
+    picks the number words; default: the original's language, detected."""
     language = language or detect_language(original) or detect_language(candidate) or "en"
     theirs, ours = mentions(original, language), mentions(candidate, language)
     missing = [m for m in theirs if not m.soft and not any(m.matches(c) for c in ours)]
@@ -25,6 +26,8 @@ def quantity_difference(original: str, candidate: str, language: str | None = No
         parts.append("added " + _listed(added))
     if language == "en" and (reversal := reversed_comparison(original, candidate)):
         parts.append(reversal)
+    if dropped := dropped_answer_units(original, candidate):
+        parts.append("drops the answer's unit " + ", ".join(f'"{unit}"' for unit in dropped))
     return "; ".join(parts) or None
 
 

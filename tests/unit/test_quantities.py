@@ -7,6 +7,7 @@ from fractions import Fraction
 
 import pytest
 
+from steadfast.shared.quantities.answer_units import dropped_answer_units
 from steadfast.shared.quantities.invariance import quantity_difference
 from steadfast.shared.quantities.reading import mentions
 
@@ -157,3 +158,54 @@ def test_numbers_too_long_to_read_as_values_are_compared_as_written() -> None:
     assert quantity_difference(f"Count {huge} sheep.", "Count the sheep.") == (
         'missing "999999999999…"'
     )
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "difference"),
+    [
+        # rewordings the demo's judge accepted
+        (
+            "At what temperature in degrees Celsius does water boil at sea level?",
+            "How hot is water when it boils at sea level?",
+            'drops the answer\'s unit "degrees Celsius"',
+        ),
+        (
+            "At what temperature in degrees Celsius does water boil at sea level?",
+            "At what temperature in Fahrenheit does water boil at sea level?",
+            'drops the answer\'s unit "degrees Celsius"',
+        ),
+        (
+            "What is the length in meters of Abdullah Bridge?",
+            "How long is Abdullah Bridge?",
+            'drops the answer\'s unit "metres"',
+        ),
+        (
+            "Quanto è lungo il ponte, espresso in chilometri?",
+            "Quanto è lungo il ponte?",
+            'drops the answer\'s unit "kilometres"',
+        ),
+    ],
+)
+def test_a_dropped_answer_unit_is_named(original: str, candidate: str, difference: str) -> None:
+    assert quantity_difference(original, candidate) == difference
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        (
+            "At what temperature in degrees Celsius does water boil at sea level?",
+            "What is water's boiling point at sea level, in °C?",
+        ),
+        ("What is the length in meters of the bridge?", "How many metres long is the bridge?"),
+        ("How far is it, in kilometres?", "How many km away is it?"),
+        ("How much money, in dollars, did they raise?", "How many $ did they raise?"),
+        ("She paid $40. How much is left, in dollars?", "She paid $40. How much is left?"),
+        ("Who won the award in 2010?", "In 2010, who received the award?"),  # no unit asked
+        ("He ran in the rain in recent years.", "Lately he ran when it rained."),
+    ],
+)
+def test_an_answer_unit_kept_in_other_words_or_none_asked_agrees(
+    original: str, candidate: str
+) -> None:
+    assert dropped_answer_units(original, candidate) == []
