@@ -12,7 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from litestar import Controller, Litestar, Response, get
+from litestar import Controller, Litestar, Response, Router, get
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
@@ -23,7 +23,9 @@ from steadfast.shared import __version__
 from steadfast.shared.components import COMPONENTS, component_dependencies
 from steadfast.shared.contracts.base import HealthStatus, Problem, ReadinessStatus
 from steadfast.shared.db import Database, resolve_database_url
+from steadfast.shared.guards import require_internal_token
 from steadfast.shared.http_client import ServiceClient, close_session
+from steadfast.shared.internal_token import INTERNAL_TOKEN_HEADER, INTERNAL_TOKEN_SCHEME
 from steadfast.shared.logging import configure_logging
 from steadfast.shared.metrics import MetricsController, http_metrics_config, record_build_info
 from steadfast.shared.middleware import request_id_middleware
@@ -108,6 +110,30 @@ def peer_check(service: str) -> ReadinessCheck:
     return check
 
 
+INTERNAL_TOKEN_SECURITY = SecurityScheme(
+    type="apiKey",
+    name=INTERNAL_TOKEN_HEADER,
+    security_scheme_in="header",
+    description="The services' shared secret (STEADFAST_INTERNAL_TOKEN); not asked for when "
+    "the service has none (the open local mode)",
+)
+
+
+def internal_only(route_handlers: Sequence[ControllerRouterHandler]) -> Router:
+    """``route_handlers`` answering only calls with the internal token, when there is one."""
+    return Router(
+        path="/",
+        route_handlers=list(route_handlers),
+        guards=[require_internal_token],
+        security=[{INTERNAL_TOKEN_SCHEME: []}],
+    )
+
+
+def _unauthorized(security_schemes: dict[str, SecurityScheme | Reference] | None) -> str | None:
+    asks_keys = security_schemes is not None and "apiKey" in security_schemes
+    return "No API key, or one unknown or revoked" if asks_keys else None
+
+
 def _dependencies(components: Any) -> dict[str, Provide]:
     if components is None:
         return {}
@@ -129,6 +155,7 @@ def create_service_app(
     security_schemes: dict[str, SecurityScheme | Reference] | None = None,
     components: Any = None,
     exception_handlers: dict[Any, Any] | None = None,
+    internal: bool = False,
 ) -> Litestar:
     """``components`` is the service's components dataclass (``shared.components``): an
     instance, or the class when a startup hook builds the instance (``set_components``);
@@ -157,6 +184,12 @@ def create_service_app(
         await close_session()
 
     startup: list[Hook] = [open_database] if uses_database else []
+    if internal:
+        route_handlers = [internal_only(route_handlers)]
+        security_schemes = {
+            **(security_schemes or {}),
+            INTERNAL_TOKEN_SCHEME: INTERNAL_TOKEN_SECURITY,
+        }
     metrics = http_metrics_config(service)
     app = Litestar(
         route_handlers=[HealthController, MetricsController, *route_handlers],
@@ -191,5 +224,5 @@ def create_service_app(
         logging_config=None,
         plugins=[ContractSchemaPlugin()],
     )
-    document_problems(app, authenticated=bool(security_schemes))
+    document_problems(app, unauthorized=_unauthorized(security_schemes))
     return app

@@ -46,6 +46,7 @@ from steadfast.shared.errors import (
     Unavailable,
     Unprocessable,
 )
+from steadfast.shared.guards import INTERNAL_UNAUTHORIZED, require_internal_token
 from steadfast.shared.request_context import current_request_id
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
@@ -377,11 +378,11 @@ def problem_responses(
     }
 
 
-def document_problems(app: Litestar, *, authenticated: bool) -> None:
+def document_problems(app: Litestar, *, unauthorized: str | None) -> None:
     """Every API route's error answers in its OpenAPI operation, as problem-details: a bad
     request (400) and an unexpected error (500) anywhere, an unknown id (404) where the path
-    names one, a missing key (401) where keys are asked for, a body too large (413) where the
-    handler reads one; a route's own descriptions win."""
+    names one, ``unauthorized`` (401) where a key or token is asked for, a body too large (413)
+    where the handler reads one; a route's own descriptions win."""
     for route in app.routes:
         if not route.path.startswith("/v1/"):
             continue
@@ -391,11 +392,13 @@ def document_problems(app: Litestar, *, authenticated: bool) -> None:
         }
         if "{" in route.path:
             defaults[404] = "Nothing under this id"
-        if authenticated:
-            defaults[401] = "No API key, or one unknown or revoked"
+        if unauthorized:
+            defaults[401] = unauthorized
         for handler in getattr(route, "route_handlers", []):
             own = handler.responses or {}
             documented = dict(defaults)
+            if require_internal_token in handler.resolve_guards():
+                documented.setdefault(401, INTERNAL_UNAUTHORIZED)
             if "data" in inspect.signature(handler.fn).parameters:
                 documented[413] = "The body is larger than the service accepts (max_body_bytes)"
             handler.responses = {**problem_responses(documented), **own}

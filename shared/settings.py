@@ -59,6 +59,10 @@ class ServiceSettings(msgspec.Struct, kw_only=True):
     #: ``steadfast migrate`` before the services roll out (Kubernetes): a service then refuses
     #: to start on tables that are not at its version
     migrate_on_start: bool = True
+    #: the secret the services send each other (``X-Steadfast-Internal-Token``); set, perturb,
+    #: verify, scoring and the gateway's internal endpoints refuse calls without it. Needed
+    #: wherever they listen beyond 127.0.0.1; empty: the open local mode
+    internal_token: str = ""
 
     def resolved_data_dir(self) -> Path:
         return Path(self.data_dir) if self.data_dir else default_data_dir()
@@ -76,6 +80,7 @@ GLOBAL_FIELDS = frozenset(
         "database_url",
         "call_timeout_s",
         "migrate_on_start",
+        "internal_token",
         *(f"{name}_url" for name in SERVICE_NAMES),
     }
 )

@@ -319,7 +319,8 @@ async def _calibrate_with(
     args: argparse.Namespace, pairs_name: str, pairs: list[LabelledPair]
 ) -> int:
     admin_key = os.environ.get("STEADFAST_GATEWAY_ADMIN_KEY")  # needed to store, when set
-    gateway = GatewayClient(_service_url(args, "gateway"), admin_key=admin_key)
+    token = os.environ.get("STEADFAST_INTERNAL_TOKEN", "")  # verify's and the gateway's, when set
+    gateway = GatewayClient(_service_url(args, "gateway"), admin_key=admin_key, token=token)
     known = await gateway.route_names()
     if known is not None and args.judge not in known:
         routes = ", ".join(sorted(name for name in known if ":" not in name))
@@ -328,7 +329,7 @@ async def _calibrate_with(
             file=sys.stderr,
         )
         return 2
-    verify = VerifyClient(_service_url(args, "verify"), timeout_s=3600)
+    verify = VerifyClient(_service_url(args, "verify"), timeout_s=3600, token=token)
     print(f"judging {len(pairs)} labelled pairs with {args.judge!r} ...", file=sys.stderr)
     scored, judge_version, audit_version = await judge_pairs(
         verify, args.judge, pairs, lexical=not args.without_lexical

@@ -19,7 +19,13 @@ from steadfast.monitor import add_commands as add_monitor_commands
 from steadfast.position import add_commands as add_position_commands
 from steadfast.shared.settings import SERVICE_NAMES
 from steadfast.study import add_commands as add_study_commands
-from steadfast.supervisor import AUTH_VARIABLE, Supervisor, readiness, service_ports
+from steadfast.supervisor import (
+    AUTH_VARIABLE,
+    Supervisor,
+    readiness,
+    service_ports,
+    unsafe_bind,
+)
 
 
 def _parse_port_overrides(values: list[str]) -> dict[str, int]:
@@ -42,7 +48,12 @@ def command_up(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, request_stop)
     signal.signal(signal.SIGTERM, request_stop)
     log_dir = Path(args.log_dir) if args.log_dir else None
-    supervisor = Supervisor(ports=ports, log_dir=log_dir, open_local=not args.require_keys)
+    if refusal := unsafe_bind(args.host, args.require_keys, os.environ):
+        print(f"steadfast up: {refusal}", file=sys.stderr)
+        return 2
+    supervisor = Supervisor(
+        ports=ports, log_dir=log_dir, open_local=not args.require_keys, host=args.host
+    )
     try:
         supervisor.start()
         ready = supervisor.wait_ready(args.timeout)
@@ -164,6 +175,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--require-keys",
         action="store_true",
         help="the evaluator asks for an API key (steadfast keys create) even on 127.0.0.1",
+    )
+    up.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1); another one needs --require-keys "
+        "and STEADFAST_INTERNAL_TOKEN",
     )
     up.set_defaults(handler=command_up)
 

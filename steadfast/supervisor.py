@@ -66,6 +66,27 @@ def service_ports(
 
 
 AUTH_VARIABLE = "STEADFAST_EVALUATOR_AUTH"
+INTERNAL_TOKEN_VARIABLE = "STEADFAST_INTERNAL_TOKEN"
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def unsafe_bind(host: str, require_keys: bool, environment: Mapping[str, str]) -> str | None:
+    """Why the services may not listen on ``host`` as configured, or None: beyond this machine
+    the evaluator must ask for API keys and the others for the internal token."""
+    if host in LOOPBACK_HOSTS:
+        return None
+    missing = []
+    if not require_keys:
+        missing.append("--require-keys (the evaluator then asks for an API key)")
+    if not environment.get(INTERNAL_TOKEN_VARIABLE):
+        missing.append(f"{INTERNAL_TOKEN_VARIABLE} (the other services then answer only it)")
+    if not missing:
+        return None
+    return (
+        f"listening on {host} opens the services to other machines: set "
+        + " and ".join(missing)
+        + ", or keep the default 127.0.0.1"
+    )
 
 
 def service_environment(
@@ -115,6 +136,8 @@ class Supervisor:
     #: mode (no API key) unless ``STEADFAST_EVALUATOR_AUTH`` says otherwise; False: it asks
     #: for a key whatever the environment says
     open_local: bool = True
+    #: the address the services listen on; beyond 127.0.0.1 see ``unsafe_bind``
+    host: str = "127.0.0.1"
     processes: list[ServiceProcess] = field(default_factory=list)
     #: how often each service was restarted, and when one that exited restarts next
     restarts: dict[str, int] = field(default_factory=dict)
@@ -143,7 +166,7 @@ class Supervisor:
             "--factory",
             f"steadfast.services.{name}.app:create_app",
             "--host",
-            "127.0.0.1",
+            self.host,
             "--port",
             str(port),
             "--no-access-log",

@@ -24,9 +24,10 @@ from steadfast.services.gateway.strategies.generate import StrategyGateway
 from steadfast.services.gateway.strategies.grouping import AnswerGrouper
 from steadfast.services.gateway.strategies.service import SelfParaphraseService
 from steadfast.services.gateway.strategies.shadow import ShadowChecker, ShadowSettings
-from steadfast.shared.app import create_service_app
+from steadfast.shared.app import INTERNAL_TOKEN_SECURITY, create_service_app
 from steadfast.shared.clients.perturb import PerturbClient
 from steadfast.shared.components import set_components
+from steadfast.shared.internal_token import INTERNAL_TOKEN_SCHEME
 from steadfast.shared.retention import RetentionSweeper
 
 SERVICE = "gateway"
@@ -64,7 +65,7 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
     grouper = AnswerGrouper(thresholds=answer_threshold)
     self_paraphrase = SelfParaphraseService(
         gateway,
-        perturb=lambda: PerturbClient(perturb_url),
+        perturb=lambda: PerturbClient(perturb_url, token=settings.internal_token),
         routes=gateway.routes.keys(),
         grouper=grouper,
     )
@@ -133,4 +134,5 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
         on_shutdown=[close_backends],
         components=GatewayComponents,
         description=package.__doc__ or "",
+        security_schemes={INTERNAL_TOKEN_SCHEME: INTERNAL_TOKEN_SECURITY},
     )

@@ -19,8 +19,12 @@ SERVICE = "perturb"
 
 def create_app(settings: PerturbSettings | None = None) -> Litestar:
     settings = settings or get_settings()
-    gateway = GatewayClient(settings.service_url("gateway"), settings.call_timeout_s)
-    verifier = VerifyClient(settings.service_url("verify"), settings.call_timeout_s)
+    gateway = GatewayClient(
+        settings.service_url("gateway"), settings.call_timeout_s, token=settings.internal_token
+    )
+    verifier = VerifyClient(
+        settings.service_url("verify"), settings.call_timeout_s, settings.internal_token
+    )
     return create_service_app(
         service=SERVICE,
         settings=settings,
@@ -35,4 +39,5 @@ def create_app(settings: PerturbSettings | None = None) -> Litestar:
             distractor_writer=DistractorWriter(gateway),
         ),
         description=package.__doc__ or "",
+        internal=True,
     )

@@ -32,7 +32,9 @@ def create_app(settings: ScoringSettings | None = None) -> Litestar:
     async def close_math_pool(_: Litestar) -> None:
         await asyncio.to_thread(math_pool.close)  # waits for a worker still grading
 
-    gateway = GatewayClient(settings.service_url("gateway"), settings.call_timeout_s)
+    gateway = GatewayClient(
+        settings.service_url("gateway"), settings.call_timeout_s, token=settings.internal_token
+    )
     return create_service_app(
         service=SERVICE,
         settings=settings,
@@ -46,4 +48,5 @@ def create_app(settings: ScoringSettings | None = None) -> Litestar:
         ),
         description=package.__doc__ or "",
         exception_handlers=SCORING_EXCEPTION_HANDLERS,
+        internal=True,
     )

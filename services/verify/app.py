@@ -26,7 +26,9 @@ def create_app(settings: VerifyServiceSettings | None = None) -> Litestar:
     async def close_embedder(_: Litestar) -> None:
         embedder.close()
 
-    gateway = GatewayClient(settings.service_url("gateway"), settings.call_timeout_s)
+    gateway = GatewayClient(
+        settings.service_url("gateway"), settings.call_timeout_s, token=settings.internal_token
+    )
     nli = NliEndpoint(settings.nli_url, settings.call_timeout_s) if settings.nli_url else None
     return create_service_app(
         service=SERVICE,
@@ -43,4 +45,5 @@ def create_app(settings: VerifyServiceSettings | None = None) -> Litestar:
             thresholds=GatewayThresholds(gateway),
         ),
         description=package.__doc__ or "",
+        internal=True,
     )

@@ -19,6 +19,7 @@ from steadfast.shared.contracts.gateway import (
     ModelList,
 )
 from steadfast.shared.http_client import ServiceCallError, ServiceClient
+from steadfast.shared.internal_token import internal_headers
 
 Outcome = GenerateResponse | ServiceCallError
 
@@ -36,10 +37,17 @@ class GatewayClient:
     caller still gets its own answer or its own :class:`ServiceCallError`, as if sent alone."""
 
     def __init__(
-        self, base_url: str, timeout_s: float = 600.0, admin_key: str | None = None
+        self,
+        base_url: str,
+        timeout_s: float = 600.0,
+        admin_key: str | None = None,
+        token: str = "",
     ) -> None:
-        #: the gateway's admin key, sent with every call (storing a calibration may need it)
-        headers = {"Authorization": f"Bearer {admin_key}"} if admin_key else None
+        #: the gateway's admin key, sent with every call (storing a calibration may need it),
+        #: and the services' internal token
+        headers = internal_headers(token)
+        if admin_key:
+            headers["Authorization"] = f"Bearer {admin_key}"
         self._client = ServiceClient(
             "gateway", base_url, timeout_s, headers=headers, problem_type=GatewayProblem
         )

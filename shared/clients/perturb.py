@@ -13,13 +13,16 @@ from steadfast.shared.contracts.perturb import (
     PermutationResponse,
 )
 from steadfast.shared.http_client import ServiceClient
+from steadfast.shared.internal_token import internal_headers
 
 
 class PerturbClient:
     """The perturb service's API: paraphrases, distractors and option permutations."""
 
-    def __init__(self, base_url: str, timeout_s: float = 3600.0) -> None:
-        self._client = ServiceClient("perturb", base_url, timeout_s)
+    def __init__(self, base_url: str, timeout_s: float = 3600.0, token: str = "") -> None:
+        self._client = ServiceClient(
+            "perturb", base_url, timeout_s, headers=internal_headers(token)
+        )
 
     async def paraphrases(self, request: ParaphraseRequest) -> ParaphraseResponse:
         """Raises :class:`shared.http_client.ServiceCallError` with the callee's problem."""

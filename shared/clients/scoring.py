@@ -12,13 +12,16 @@ from steadfast.shared.contracts.scoring import (
     ReportRenderRequest,
 )
 from steadfast.shared.http_client import ServiceClient
+from steadfast.shared.internal_token import internal_headers
 
 
 class ScoringClient:
     """The scoring service's API: grading, consistency and positional-bias metrics, reports."""
 
-    def __init__(self, base_url: str, timeout_s: float = 600.0) -> None:
-        self._client = ServiceClient("scoring", base_url, timeout_s)
+    def __init__(self, base_url: str, timeout_s: float = 600.0, token: str = "") -> None:
+        self._client = ServiceClient(
+            "scoring", base_url, timeout_s, headers=internal_headers(token)
+        )
 
     async def grade(self, request: GradeRequest) -> GradeResponse:
         """Raises :class:`shared.http_client.ServiceCallError` (422 names the bad item)."""

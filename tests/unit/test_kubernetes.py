@@ -158,7 +158,7 @@ def test_no_secret_is_written_by_the_manifests(base: list[dict[str, Any]]) -> No
         for ref in container.get("envFrom", [])
         if "secretRef" in ref
     }
-    assert referenced == {"steadfast-database", "steadfast-providers"}
+    assert referenced == {"steadfast-database", "steadfast-internal", "steadfast-providers"}
     example = (K8S / "base" / "secrets.example.env").read_text()
     for name in referenced:
         assert f"create secret generic {name}" in example
@@ -184,13 +184,36 @@ def test_each_service_has_probes_a_disruption_budget_and_its_port(
     assert of_kind(base, "Service")[service]["spec"]["ports"][0]["port"] == SERVICE_PORTS[service]
 
 
-def test_the_image_is_set_through_the_kustomization() -> None:
-    kustomization = yaml.safe_load((K8S / "base" / "kustomization.yaml").read_text())
-    assert kustomization["images"] == [
-        {"name": "steadfast", "newName": "steadfast", "newTag": "latest"}
+@pytest.mark.parametrize("service", SERVICE_NAMES)
+def test_every_service_reads_the_internal_token(base: list[dict[str, Any]], service: str) -> None:
+    """The pods listen beyond 127.0.0.1: the services answer only each other's calls."""
+    container = of_kind(base, "Deployment")[service]["spec"]["template"]["spec"]["containers"][0]
+    internal = [
+        ref["secretRef"]
+        for ref in container["envFrom"]
+        if ref.get("secretRef", {}).get("name") == "steadfast-internal"
     ]
-    edited = built(K8S).replace("image: steadfast:latest", "image: registry.example/steadfast:1")
-    assert "steadfast:latest" not in edited  # every container takes the one image
+    assert internal == [{"name": "steadfast-internal"}]  # required, not optional
+    example = (K8S / "base" / "secrets.example.env").read_text()
+    assert "STEADFAST_INTERNAL_TOKEN=" in example
+
+
+def test_an_overlay_sets_every_container_s_image_through_images(tmp_path: Path) -> None:
+    kustomization = yaml.safe_load((K8S / "base" / "kustomization.yaml").read_text())
+    assert [entry["name"] for entry in kustomization["images"]] == ["steadfast"]
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    base = os.path.relpath(K8S / "base", overlay)
+    (overlay / "kustomization.yaml").write_text(
+        f"resources: [{base}]\n"
+        "images: [{name: steadfast, newName: registry.example/steadfast, newTag: '1'}]\n"
+    )
+    images = {
+        container["image"]
+        for spec in pod_specs(documents(overlay)).values()
+        for container in spec.get("initContainers", []) + spec["containers"]
+    }
+    assert images == {"registry.example/steadfast:1"}
 
 
 def test_only_the_evaluator_and_the_gateway_are_reachable_from_outside(

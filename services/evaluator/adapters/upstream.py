@@ -69,11 +69,11 @@ class HttpUpstream:
     clients, their failures as :class:`UpstreamError`."""
 
     def __init__(self, settings: ServiceSettings) -> None:
-        timeout = settings.call_timeout_s
-        self.gateway = GatewayClient(settings.service_url("gateway"), timeout)
-        self.perturb = PerturbClient(settings.service_url("perturb"), timeout)
-        self.scoring = ScoringClient(settings.service_url("scoring"), timeout)
-        self.verifier = VerifyClient(settings.service_url("verify"), timeout)
+        timeout, token = settings.call_timeout_s, settings.internal_token
+        self.gateway = GatewayClient(settings.service_url("gateway"), timeout, token=token)
+        self.perturb = PerturbClient(settings.service_url("perturb"), timeout, token)
+        self.scoring = ScoringClient(settings.service_url("scoring"), timeout, token)
+        self.verifier = VerifyClient(settings.service_url("verify"), timeout, token)
 
     async def render(self, report: Report, fmt: ReportFormat) -> bytes:
         """The report rendered by the scoring service (HTML page or CSV)."""

@@ -15,6 +15,8 @@ from steadfast.services.gateway.domain.calibration import JudgeCalibrations
 from steadfast.services.gateway.settings import GatewaySettings
 from steadfast.shared.contracts.base import Task
 from steadfast.shared.contracts.calibration import CalibrationList, JudgeCalibration, JudgeThreshold
+from steadfast.shared.guards import require_internal_token
+from steadfast.shared.internal_token import INTERNAL_TOKEN_SCHEME
 from steadfast.shared.problems import ProblemError, problem_responses
 
 RoutePath = Annotated[str, Parameter(description="a route of GET /v1/models", max_length=200)]
@@ -48,6 +50,8 @@ class CalibrationController(Controller):
     path = "/v1/calibrations"
     tags = ["calibration"]  # noqa: RUF012
     exception_handlers = GATEWAY_EXCEPTION_HANDLERS
+    guards = [require_internal_token]  # noqa: RUF012
+    security = [{INTERNAL_TOKEN_SCHEME: []}]  # noqa: RUF012
 
     @get(
         "/",
@@ -90,7 +94,8 @@ class CalibrationController(Controller):
         status_code=200,
         responses=problem_responses(
             {
-                401: "An admin key is configured and was not sent",
+                401: "An admin key is configured and was not sent, or the internal token is missing "
+                "or wrong (when the gateway has one)",
                 404: "Unknown model route",
                 422: "The body names another route or prompt",
             }
@@ -122,7 +127,8 @@ class CalibrationController(Controller):
         responses=problem_responses(
             {
                 400: "An unknown task",
-                401: "An admin key is configured and was not sent",
+                401: "An admin key is configured and was not sent, or the internal token is missing "
+                "or wrong (when the gateway has one)",
                 404: "Unknown model route, or no calibration stored for it, this prompt and task",
             }
         ),

@@ -30,6 +30,8 @@ from steadfast.shared.contracts.gateway import (
     OpenAIModel,
 )
 from steadfast.shared.contracts.proxy import STRATEGY_NAMES
+from steadfast.shared.guards import require_internal_token
+from steadfast.shared.internal_token import INTERNAL_TOKEN_SCHEME
 from steadfast.shared.redaction import public_url
 from steadfast.shared.request_context import current_request_id
 
@@ -57,6 +59,8 @@ class GenerateController(Controller):
     @post(
         "/generate",
         operation_id="generateCompletion",
+        guards=[require_internal_token],
+        security=[{INTERNAL_TOKEN_SCHEME: []}],
         summary="One chat completion by a named route (cached, limited, retried)",
         description=MODEL_NAMES,
         status_code=200,
@@ -70,6 +74,8 @@ class GenerateController(Controller):
     @post(
         "/generate/batch",
         operation_id="generateCompletionBatch",
+        guards=[require_internal_token],
+        security=[{INTERNAL_TOKEN_SCHEME: []}],
         summary="Many generate requests, answered in order, each with its result or its error",
         description=MODEL_NAMES,
         status_code=200,
