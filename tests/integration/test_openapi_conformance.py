@@ -21,6 +21,7 @@ import pytest
 import schemathesis
 from schemathesis.config import SchemathesisConfig
 
+from steadfast.shared.internal_token import INTERNAL_TOKEN_HEADER
 from steadfast.shared.settings import SERVICE_NAMES
 from tests.integration.perturb.stack import running_stack
 
@@ -152,9 +153,11 @@ KEY_PLACEHOLDER = "Bearer <the key made by the fixture>"
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, str], str]]:
-    """The five services (the evaluator asking for keys) and a key of the evaluator's."""
+    """The five services (the evaluator asking for keys, the others for the internal token) and
+    a key of the evaluator's."""
     tmp = tmp_path_factory.mktemp("conformance")
-    with running_stack(tmp, SERVICE_NAMES, env={"STEADFAST_EVALUATOR_AUTH": "keys"}) as started:
+    env = {"STEADFAST_EVALUATOR_AUTH": "keys", "STEADFAST_INTERNAL_TOKEN": INTERNAL_TOKEN}
+    with running_stack(tmp, SERVICE_NAMES, env=env) as started:
         yield started[0], create_api_key(tmp / "data")
 
 
@@ -179,6 +182,25 @@ class EvaluatorKey:
 
     def set(self, case: Any, authorization: str, context: Any) -> None:
         case.headers = {**(case.headers or {}), "Authorization": authorization}
+
+
+#: the services' internal token in the stack (STEADFAST_INTERNAL_TOKEN)
+INTERNAL_TOKEN = "conformance-internal-token"
+
+
+class InternalToken:
+    """Generated calls to the services' internal endpoints carry the token (``ignored_auth``
+    also sends each without it, and expects the documented 401)."""
+
+    def get(self, case: Any, context: Any) -> str:
+        return INTERNAL_TOKEN
+
+    def set(self, case: Any, token: str, context: Any) -> None:
+        case.headers = {**(case.headers or {}), INTERNAL_TOKEN_HEADER: token}
+
+
+for document in (GATEWAY, PERTURB, VERIFY, SCORING):
+    document.auth()(InternalToken)
 
 
 @EVALUATOR.parametrize()

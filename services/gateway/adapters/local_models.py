@@ -110,6 +110,14 @@ def ensure_model_file(model: ModelFile, models_dir: Path) -> Path:
     target = models_dir / model.file_name
     if _verified(model, target):
         return target
+    if models_dir.is_dir() and not os.access(models_dir, os.W_OK):
+        # an image's directory: its file cannot be re-marked or re-made, only checked again
+        if _content_matches(model, target):
+            return target
+        raise LocalModelError(
+            f"{model.name}: {target} is missing or not the pinned file, and {models_dir} is "
+            "read-only; prepare it again (steadfast models prepare --dir DIR)"
+        )
     models_dir.mkdir(parents=True, exist_ok=True)
     with (models_dir / f"{model.file_name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -139,28 +147,35 @@ def _verified(model: ModelFile, target: Path) -> bool:
     if not target.exists() or not marker.exists():
         return False
     stat = target.stat()
-    return marker.read_text().split() == [model.sha256, str(stat.st_size), str(stat.st_mtime_ns)]
+    return marker.read_text().split() == [model.sha256, str(stat.st_size), str(int(stat.st_mtime))]
 
 
 def _still_intact(model: ModelFile, target: Path) -> bool:
     """A file whose marker no longer matches (copied into an image layer, its mtime changed)
     but whose content still has the pinned sha256: marked verified again, not re-assembled
     (its parts may be gone)."""
-    if not target.exists() or target.stat().st_size != model.size:
-        return False
-    digest = hashlib.sha256()
-    with target.open("rb") as file:
-        while chunk := file.read(CHUNK):
-            digest.update(chunk)
-    if digest.hexdigest() != model.sha256:
+    if not _content_matches(model, target):
         return False
     _mark_verified(model, target)
     return True
 
 
+def _content_matches(model: ModelFile, target: Path) -> bool:
+    """The file has the pinned size and sha256 (read whole: seconds for a GB)."""
+    if not target.is_file() or target.stat().st_size != model.size:
+        return False
+    digest = hashlib.sha256()
+    with target.open("rb") as file:
+        while chunk := file.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest() == model.sha256
+
+
 def _mark_verified(model: ModelFile, target: Path) -> None:
     stat = target.stat()
-    _marker(target).write_text(f"{model.sha256} {stat.st_size} {stat.st_mtime_ns}\n")
+    # whole seconds: an image layer (a tar) keeps no finer time, and a pulled image's file
+    # would no longer match a marker written with nanoseconds
+    _marker(target).write_text(f"{model.sha256} {stat.st_size} {int(stat.st_mtime)}\n")
 
 
 def _assemble(model: ModelFile, target: Path) -> None:

@@ -94,8 +94,8 @@ class CalibrationController(Controller):
         status_code=200,
         responses=problem_responses(
             {
-                401: "An admin key is configured and was not sent, or the internal token is missing "
-                "or wrong (when the gateway has one)",
+                401: "An admin key is configured and was not sent, or the internal token is "
+                "missing or wrong (when the gateway has one)",
                 404: "Unknown model route",
                 422: "The body names another route or prompt",
             }
@@ -127,8 +127,8 @@ class CalibrationController(Controller):
         responses=problem_responses(
             {
                 400: "An unknown task",
-                401: "An admin key is configured and was not sent, or the internal token is missing "
-                "or wrong (when the gateway has one)",
+                401: "An admin key is configured and was not sent, or the internal token is "
+                "missing or wrong (when the gateway has one)",
                 404: "Unknown model route, or no calibration stored for it, this prompt and task",
             }
         ),

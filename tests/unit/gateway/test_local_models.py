@@ -149,3 +149,37 @@ def test_an_intact_file_whose_marker_went_stale_is_not_assembled_again(tmp_path:
     path.write_bytes(b"X" * model.size)  # the same size, another content: not kept
     with pytest.raises(LocalModelError, match="missing source"):
         ensure_model_file(model, tmp_path / "models")
+
+
+def test_a_pulled_image_s_read_only_file_is_checked_in_memory_not_re_marked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pulled image may keep other times than those marked at build, and its directory is
+    not the gateway's to write: the file is checked again, with no lock and no new marker."""
+    from steadfast.services.gateway.adapters import local_models
+
+    model = _model(_parts(tmp_path))
+    models = tmp_path / "models"
+    path = ensure_model_file(model, models)
+    (models / "toy.gguf.lock").unlink()
+    marker = (models / "toy.gguf.sha256").read_text()
+    os.utime(path, (5, 5))  # the marker goes stale
+    monkeypatch.setattr(local_models.os, "access", lambda *_: False)  # read-only, even for root
+    assert ensure_model_file(model, models) == path
+    assert not (models / "toy.gguf.lock").exists()
+    assert (models / "toy.gguf.sha256").read_text() == marker
+    path.write_bytes(b"Y" * model.size)
+    os.utime(path, (7, 7))
+    with pytest.raises(LocalModelError, match="read-only"):
+        ensure_model_file(model, models)
+
+
+def test_the_marker_keeps_whole_seconds_as_an_image_layer_does(tmp_path: Path) -> None:
+    model = _model(_parts(tmp_path))
+    path = ensure_model_file(model, tmp_path / "models")
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, int(stat.st_mtime) * 10**9))  # nanoseconds cut away
+    (tmp_path / "models" / "toy.gguf.lock").unlink()
+    parts_gone = [part.unlink() for part in (tmp_path / "parts").iterdir()]
+    assert parts_gone and ensure_model_file(model, tmp_path / "models") == path
+    assert not (tmp_path / "models" / "toy.gguf.lock").exists()  # verified by its marker alone
