@@ -1,75 +1,127 @@
 """The unit a question asks its answer in ("At what temperature in degrees Celsius does water
 boil?"): a rewording that drops it, or asks in another unit, asks for another number (100 is
-not 212), though every number of the question is kept."""
+not 212), though every number of the question is kept.
+
+Only a question's request for a unit counts: "in" + the unit's plural name (or symbol) in a
+question that asks how much, how many, what or which. Time units count only in a question that
+asks how long or how old, at the end of a clause ("How old is he, in years?"): "warmest winter in
+years", "came in second", "rich in ore" ask for no unit.
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cache
 
-#: each unit an answer may be asked in, by the name a reason shows, with the words that name it
-#: (English and Italian); a rewording keeps the unit when it names it with any of them
-UNITS: dict[str, tuple[str, ...]] = {
-    "degrees Celsius": ("celsius", "centigrade", "°c"),
-    "degrees Fahrenheit": ("fahrenheit", "°f"),
-    "kelvin": ("kelvin", "kelvins"),
-    "kilometres": ("kilometre", "kilometres", "kilometer", "kilometers", "km", "chilometri"),
-    "metres": ("metre", "metres", "meter", "meters", "metri"),
-    "centimetres": ("centimetre", "centimetres", "centimeter", "centimeters", "cm", "centimetri"),
-    "millimetres": ("millimetre", "millimetres", "millimeter", "millimeters", "mm", "millimetri"),
-    "miles": ("mile", "miles", "miglia"),
-    "feet": ("foot", "feet", "ft", "piedi"),
-    "inches": ("inch", "inches", "pollici"),
-    "kilograms": ("kilogram", "kilograms", "kilogramme", "kilogrammes", "kg", "chilogrammi"),
-    "grams": ("gram", "grams", "gramme", "grammes", "grammi"),
-    "pounds": ("pound", "pounds", "lb", "lbs", "libbre"),
-    "tonnes": ("tonne", "tonnes", "ton", "tons", "tonnellate"),
-    "litres": ("litre", "litres", "liter", "liters", "litri"),
-    "gallons": ("gallon", "gallons", "galloni"),
-    "square metres": ("square metres", "square meters", "m²", "m2", "metri quadrati"),
-    "square kilometres": ("square kilometres", "square kilometers", "km²", "km2"),
-    "percent": ("percent", "per cent", "percentage", "%", "per cento", "percentuale"),
-    "dollars": ("dollar", "dollars", "$", "usd", "dollari"),
-    "euros": ("euro", "euros", "€", "eur"),
-    "hours": ("hour", "hours", "ore"),
-    "minutes": ("minute", "minutes", "minuti"),
-    "seconds": ("second", "seconds", "secondi"),
-    "days": ("day", "days", "giorni"),
-    "years": ("year", "years", "anni"),
-}
-#: how a question asks for its answer's unit: "in", "expressed in", "measured in", "in terms of"
+
+@dataclass(frozen=True)
+class Unit:
+    """A unit an answer may be asked in: how a question asks for it, and every way of naming
+    it that keeps it (abbreviations, symbols, singulars, Italian)."""
+
+    name: str
+    asked_as: tuple[str, ...]
+    named_as: tuple[str, ...]
+    time: bool = False
+
+
+UNITS: tuple[Unit, ...] = (
+    Unit("degrees Celsius", ("celsius", "centigrade", "°c", "ºc"), ("°c", "ºc", "° c")),
+    Unit("degrees Fahrenheit", ("fahrenheit", "°f", "ºf"), ("°f", "ºf", "° f")),
+    Unit("kelvin", ("kelvin", "kelvins"), ()),
+    Unit(
+        "square kilometres",
+        ("square kilometres", "square kilometers", "km²", "km2"),
+        ("square kilometre", "square kilometer", "sq km", "km2", "km²"),
+    ),
+    Unit(
+        "square metres",
+        ("square metres", "square meters", "m²", "m2", "metri quadrati"),
+        ("square metre", "square meter", "sq m", "m2", "m²", "mq"),
+    ),
+    Unit(
+        "kilometres",
+        ("kilometres", "kilometers", "km", "chilometri"),
+        ("kilometre", "kilometer", "kms"),
+    ),
+    Unit(
+        "centimetres",
+        ("centimetres", "centimeters", "cm", "centimetri"),
+        ("centimetre", "centimeter"),
+    ),
+    Unit(
+        "millimetres",
+        ("millimetres", "millimeters", "mm", "millimetri"),
+        ("millimetre", "millimeter"),
+    ),
+    Unit("metres", ("metres", "meters", "metri"), ("metre", "meter", "m", "metro")),
+    Unit("miles", ("miles", "miglia"), ("mile", "mi")),
+    Unit("feet", ("feet", "piedi"), ("foot", "ft")),
+    Unit("inches", ("inches", "pollici"), ("inch", "in.")),
+    Unit(
+        "kilograms",
+        ("kilograms", "kilogrammes", "kg", "chilogrammi"),
+        ("kilogram", "kilogramme", "kilo", "kilos", "kgs", "chili"),
+    ),
+    Unit("grams", ("grams", "grammes", "grammi"), ("gram", "gramme", "g")),
+    Unit("pounds", ("pounds", "lbs", "libbre"), ("pound", "lb")),
+    Unit("tonnes", ("tonnes", "tons", "tonnellate"), ("tonne", "ton", "t")),
+    Unit("litres", ("litres", "liters", "litri"), ("litre", "liter", "l")),
+    Unit("gallons", ("gallons", "galloni"), ("gallon", "gal")),
+    Unit("percent", ("percent", "per cent", "percentage", "%", "per cento"), ("percentuale",)),
+    Unit("dollars", ("dollars", "usd", "dollari"), ("dollar", "$", "us$")),
+    Unit("euros", ("euros", "eur"), ("euro", "€")),
+    Unit("hours", ("hours", "ore"), ("hour", "hr", "hrs", "h"), time=True),
+    Unit("minutes", ("minutes", "minuti"), ("minute", "min", "mins"), time=True),
+    Unit("seconds", ("seconds", "secondi"), ("second", "sec", "secs", "s"), time=True),
+    Unit("days", ("days", "giorni"), ("day",), time=True),
+    Unit("years", ("years", "anni"), ("year", "yrs"), time=True),
+)
+
+#: how a question asks for a unit: "in", "expressed in", "measured in", "in terms of"
 _ASKED_IN = r"(?:in\s+terms\s+of|(?:expressed|measured|given)\s+in|espress[oa]\s+in|in)"
 _DEGREES = r"(?:(?:degrees?|gradi)\s+)?"
+#: a question asking for an amount (a measure: how much, what, which...)
+_MEASURE_CUE = re.compile(
+    r"\b(?:how|what|which|quanto|quanta|quanti|quante|quale|qual|che)\b", re.IGNORECASE
+)
+#: a question asking for a span of time or an age
+_TIME_CUE = re.compile(
+    r"\b(?:how\s+(?:long|old|many|much\s+time)|quanto\s+tempo|quanti|quanto\s+dura)\b",
+    re.IGNORECASE,
+)
+#: the end of a clause after a time unit ("…, in years?", "… in hours.")
+_CLAUSE_END = r"(?=\s*(?:[?.,;:!]|$))"
 
 
 @cache
-def _asking_pattern() -> re.Pattern[str]:
-    names = sorted({word for words in UNITS.values() for word in words}, key=len, reverse=True)
-    alternatives = "|".join(re.escape(name) for name in names)
-    return re.compile(
-        rf"\b{_ASKED_IN}\s+{_DEGREES}(?P<unit>{alternatives})(?=$|[\s?.,;:!)])", re.IGNORECASE
-    )
-
-
-def _unit_of(word: str) -> str:
-    word = word.lower()
-    return next(name for name, words in UNITS.items() if word in words)
+def _asking(unit: Unit) -> re.Pattern[str]:
+    words = "|".join(re.escape(word) for word in sorted(unit.asked_as, key=len, reverse=True))
+    after = _CLAUSE_END if unit.time else r"(?![\w°º²])"
+    return re.compile(rf"(?<![\w])({_ASKED_IN})\s+{_DEGREES}(?:{words}){after}", re.IGNORECASE)
 
 
 def asked_units(question: str) -> list[str]:
-    """The units ``question`` asks its answer in, by their names in :data:`UNITS`."""
-    found = [_unit_of(match["unit"]) for match in _asking_pattern().finditer(question)]
-    return list(dict.fromkeys(found))
+    """The units ``question`` asks its answer in, by their names."""
+    found = []
+    for unit in UNITS:
+        match = _asking(unit).search(question)
+        if match is None:
+            continue
+        before = question[: match.start()]
+        cue = _TIME_CUE if unit.time else _MEASURE_CUE
+        if cue.search(before) or (not unit.time and cue.search(question)):
+            found.append(unit.name)
+    return found
 
 
-def names_unit(text: str, unit: str) -> bool:
-    """Whether ``text`` names ``unit`` (any of its words, on word boundaries; symbols anywhere)."""
+def names_unit(text: str, unit_name: str) -> bool:
+    """Whether ``text`` names the unit, in any of its words or symbols (as a whole token)."""
+    unit = next(u for u in UNITS if u.name == unit_name)
     lowered = text.lower()
-    for word in UNITS[unit]:
-        if word.isalpha() or " " in word:
-            if re.search(rf"\b{re.escape(word)}\b", lowered):
-                return True
-        elif word in lowered:
+    for word in (*unit.asked_as, *unit.named_as):
+        if re.search(rf"(?<![a-z0-9]){re.escape(word)}(?![a-z])", lowered):
             return True
     return False
 

@@ -203,6 +203,20 @@ def test_a_dropped_answer_unit_is_named(original: str, candidate: str, differenc
         ("She paid $40. How much is left, in dollars?", "She paid $40. How much is left?"),
         ("Who won the award in 2010?", "In 2010, who received the award?"),  # no unit asked
         ("He ran in the rain in recent years.", "Lately he ran when it rained."),
+        # "in" + a unit's word that asks for no unit
+        ("Who came in second in the 1998 World Cup?", "Which team was the 1998 runner-up?"),
+        ("What happened in year 2000 in Italy?", "What happened in Italy in 2000?"),
+        ("What was the warmest winter in years?", "Which winter was the warmest lately?"),
+        ("Which region is rich in ore deposits?", "Which region has many ore deposits?"),
+        ("What is the GDP in euro countries?", "What is the eurozone's GDP?"),
+        ("What was described in minute detail?", "What was described very precisely?"),
+        ("How much did he give in dollar bills?", "How much did he hand over in notes?"),
+        # the unit kept in an abbreviation or another form
+        ("What is its length in meters?", "How long is it, in m?"),
+        ("What is its mass in kilograms?", "How many kilos does it weigh?"),
+        ("How long is the flight, in hours?", "How many hrs is the flight?"),
+        ("What is the area in square kilometers?", "What is the area in sq km?"),
+        ("At what temperature in degrees Celsius does water boil?", "At what ºC does water boil?"),
     ],
 )
 def test_an_answer_unit_kept_in_other_words_or_none_asked_agrees(
