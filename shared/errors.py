@@ -8,8 +8,13 @@ the same refusal reads the same from every service and the domain stays testable
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from typing import Literal
+
+#: where msgspec's messages name the field at fault
+_PATH_IN_MESSAGE = re.compile(r"at `\$(?P<path>[^`]*)`")
+NAMED_FIELD = re.compile(r"(?:missing required field|unknown field) `(?P<name>[^`]+)`")
 
 #: the part of the request a refused field is in
 FieldSource = Literal["body", "path", "query", "header"]
@@ -88,3 +93,13 @@ def nested_under(prefix: str) -> Iterator[None]:
         if error.field and error.source == "body":
             error.field = f"{prefix}.{error.field}"
         raise
+
+
+def field_from_message(message: str) -> str | None:
+    """``"Expected `int`, got `str` - at `$.items[0].k`"`` → ``"items[0].k"``."""
+    path_match = _PATH_IN_MESSAGE.search(message)
+    path = path_match.group("path").lstrip(".") if path_match else ""
+    named = NAMED_FIELD.search(message)
+    if named:
+        path = f"{path}.{named.group('name')}" if path else named.group("name")
+    return path or None

@@ -38,6 +38,7 @@ from sqlalchemy.exc import DBAPIError
 
 from steadfast.shared.contracts.base import FieldError, Problem
 from steadfast.shared.errors import (
+    NAMED_FIELD,
     Conflict,
     InvalidRequest,
     NotFound,
@@ -45,15 +46,13 @@ from steadfast.shared.errors import (
     TooLarge,
     Unavailable,
     Unprocessable,
+    field_from_message,
 )
 from steadfast.shared.guards import INTERNAL_UNAUTHORIZED, require_internal_token
 from steadfast.shared.request_context import current_request_id
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 logger = logging.getLogger(__name__)
-
-_PATH_IN_MESSAGE = re.compile(r"at `\$(?P<path>[^`]*)`")
-_NAMED_FIELD = re.compile(r"(?:missing required field|unknown field) `(?P<name>[^`]+)`")
 
 
 class ProblemError(Exception):
@@ -75,16 +74,6 @@ class ProblemError(Exception):
         self.field = field
         #: where ``field`` is: ``body``, ``path``, ``query`` or ``header``
         self.source = source
-
-
-def field_from_message(message: str) -> str | None:
-    """``"Expected `int`, got `str` - at `$.items[0].k`"`` → ``"items[0].k"``."""
-    path_match = _PATH_IN_MESSAGE.search(message)
-    path = path_match.group("path").lstrip(".") if path_match else ""
-    named = _NAMED_FIELD.search(message)
-    if named:
-        path = f"{path}.{named.group('name')}" if path else named.group("name")
-    return path or None
 
 
 def problem_response(problem: Problem, headers: dict[str, str] | None = None) -> Response[Any]:
@@ -111,7 +100,7 @@ def validation_errors(extra: Any, request: Request[Any, Any, Any]) -> list[Field
         field = field_from_message(message)
         if field is None:
             field = key or "body"
-        elif key and _NAMED_FIELD.search(message) and not field.startswith(f"{key}."):
+        elif key and NAMED_FIELD.search(message) and not field.startswith(f"{key}."):
             # litestar keeps the path of a missing/unknown field in the key, not the message
             field = f"{key}.{field}"
         error = FieldError(field=str(field), message=_readable(message), source=_source_of(entry))

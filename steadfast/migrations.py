@@ -12,6 +12,8 @@ import asyncio
 import sys
 import time
 
+from sqlalchemy.exc import DBAPIError
+
 from steadfast.shared.db import Database, pending_migration, resolve_database_url
 from steadfast.shared.settings import ServiceSettings, load_settings
 
@@ -46,7 +48,7 @@ async def run(services: list[str], *, check_only: bool, wait_s: float) -> int:
         while True:
             try:
                 reason = await _migrate_or_check(service, check_only)
-            except (OSError, ConnectionError) as error:  # the database is not up yet
+            except (OSError, DBAPIError) as error:  # not up yet, starting, out of connections
                 reason = f"{service}'s database cannot be reached: {error}"
             if reason is None:
                 print(f"{service}: tables at the code's version")

@@ -10,8 +10,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 LAYERS = ("domain", "adapters")
-#: helpers of ``steadfast.shared.problems`` that are plain text work, no HTTP in them
-PURE_PROBLEM_HELPERS = {"field_from_message"}
 
 
 def http_references(source: str) -> list[str]:
@@ -25,8 +23,7 @@ def http_references(source: str) -> list[str]:
             found += [
                 f"{node.module}.{alias.name}"
                 for alias in node.names
-                if _is_http_module(node.module)
-                and not (node.module.endswith(".problems") and alias.name in PURE_PROBLEM_HELPERS)
+                if _is_http_module(node.module) or _is_http_module(f"{node.module}.{alias.name}")
             ]
         elif isinstance(node, ast.Name | ast.Attribute) and _name_of(node) == "ProblemError":
             found.append("ProblemError")
@@ -68,13 +65,14 @@ def test_the_services_checked_are_all_there() -> None:
         "import litestar.exceptions",
         "from steadfast.shared.problems import ProblemError",
         "from steadfast.shared import problems\nraise problems.ProblemError(422, 'x')",
-        "from steadfast.shared.problems import not_found",
+        "from steadfast.shared.problems import field_from_message",
+        "from steadfast.shared import problems",
     ],
 )
 def test_each_way_of_reaching_http_is_found(source: str) -> None:
     assert http_references(source)
 
 
-def test_plain_text_helpers_and_other_modules_are_allowed() -> None:
-    source = "import aiohttp\nfrom steadfast.shared.problems import field_from_message"
+def test_other_modules_are_allowed() -> None:
+    source = "import aiohttp\nfrom steadfast.shared.errors import field_from_message, NotFound"
     assert http_references(source) == []

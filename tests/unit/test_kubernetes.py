@@ -18,6 +18,7 @@ import yaml
 from steadfast.cli import build_parser
 from steadfast.services.gateway.adapters.local_models import BUNDLED_MODELS
 from steadfast.services.gateway.domain.routes import load_routes
+from steadfast.shared.app import READINESS_TIMEOUT_S
 from steadfast.shared.settings import SERVICE_NAMES, SERVICE_PORTS
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
@@ -176,6 +177,9 @@ def test_each_service_has_probes_a_disruption_budget_and_its_port(
     assert container["ports"] == [{"name": "http", "containerPort": SERVICE_PORTS[service]}]
     assert container["startupProbe"]["httpGet"]["path"] == "/healthz"
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    # longer than /readyz's own 3 s per check: a slow peer must not time the probe out
+    assert container["readinessProbe"]["timeoutSeconds"] > READINESS_TIMEOUT_S
+    assert "replicas" not in deployment["spec"]  # the autoscaler's to set
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     budget = of_kind(base, "PodDisruptionBudget")[service]
     assert budget["spec"]["minAvailable"] == 1

@@ -15,10 +15,10 @@ from litestar.testing import TestClient
 from steadfast.shared import problems
 from steadfast.shared.app import create_service_app
 from steadfast.shared.contracts.base import Contract
+from steadfast.shared.errors import field_from_message
 from steadfast.shared.problems import (
     ProblemError,
     _path_of_infinity,
-    field_from_message,
     is_undecodable_body,
 )
 from steadfast.shared.settings import ServiceSettings

@@ -27,7 +27,7 @@ from steadfast.services.evaluator.domain.report import (
     stored_results,
     timings,
 )
-from steadfast.services.evaluator.domain.validation import check_evaluation
+from steadfast.services.evaluator.domain.validation import check_evaluation, require_runnable
 from steadfast.services.evaluator.errors import IdempotencyConflict
 from steadfast.services.evaluator.records import ParaphraseSet
 from steadfast.shared.contracts.evaluator import (
@@ -153,6 +153,7 @@ class Evaluations:
         settings and items (``validation.check_evaluation``), an unknown dataset, an earlier
         evaluation of another k to reuse."""
         settings = settings_of(data)
+        require_runnable(settings)  # the caller's own mistakes before any lookup
         items = await self.items_of(data)
         earlier = await self._reusable_sets(data.reuse_paraphrases_from, settings.k)
         inline = data.items is not None

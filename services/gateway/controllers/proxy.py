@@ -45,10 +45,10 @@ from steadfast.shared.contracts.proxy import (
     StrategyOptions,
     split_model,
 )
+from steadfast.shared.errors import field_from_message
 from steadfast.shared.problems import (
     TOO_DEEP_BODY,
     ProblemError,
-    field_from_message,
     internal_error,
     is_too_deep_body,
     is_undecodable_body,

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from steadfast.shared.problems import field_from_message
+from steadfast.shared.errors import field_from_message
 
 BackendKind = Literal["openai", "gemini", "ollama", "local"]
 

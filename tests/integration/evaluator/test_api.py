@@ -682,12 +682,21 @@ async def test_both_ways_to_evaluate_refuse_a_request_alike_and_in_one_order(
         ),
         ({"models": ["m1", "m9"], "items": twice[:1]}, 422, "models[1]"),
     ]
+    # a job's own lookups come after the settings: a model named twice before an unknown dataset
+    job_only = [
+        ({"models": ["m1", "m1"], "dataset_id": "nowhere"}, 400, "models[1]"),
+        ({"model": "m1", "dataset_id": "nowhere"}, 404, "dataset_id"),
+    ]
     async with AsyncTestClient(create_app(settings, upstream, render)) as client:
         for body, status, field in cases:
             for path in ("/v1/evaluate", "/v1/evaluations"):
                 response = await client.post(path, json={**body, "k": 1})
                 assert response.status_code == status, (path, body, response.text)
                 assert response.json()["errors"][0]["field"] == field, (path, body)
+        for body, status, field in job_only:
+            response = await client.post("/v1/evaluations", json={**body, "k": 1})
+            assert response.status_code == status, (body, response.text)
+            assert response.json()["errors"][0]["field"] == field, body
     assert upstream.paraphrased == {}
 
 
