@@ -129,11 +129,6 @@ def internal_only(route_handlers: Sequence[ControllerRouterHandler]) -> Router:
     )
 
 
-def _unauthorized(security_schemes: dict[str, SecurityScheme | Reference] | None) -> str | None:
-    asks_keys = security_schemes is not None and "apiKey" in security_schemes
-    return "No API key, or one unknown or revoked" if asks_keys else None
-
-
 def _dependencies(components: Any) -> dict[str, Provide]:
     if components is None:
         return {}
@@ -156,6 +151,7 @@ def create_service_app(
     components: Any = None,
     exception_handlers: dict[Any, Any] | None = None,
     internal: bool = False,
+    unauthorized: str | None = None,
 ) -> Litestar:
     """``components`` is the service's components dataclass (``shared.components``): an
     instance, or the class when a startup hook builds the instance (``set_components``);
@@ -224,5 +220,5 @@ def create_service_app(
         logging_config=None,
         plugins=[ContractSchemaPlugin()],
     )
-    document_problems(app, unauthorized=_unauthorized(security_schemes))
+    document_problems(app, unauthorized=unauthorized)
     return app

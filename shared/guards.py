@@ -19,6 +19,24 @@ INTERNAL_UNAUTHORIZED = (
 )
 
 
+#: the header a key may come in instead of ``Authorization: Bearer <key>``
+API_KEY_HEADER = "X-API-Key"
+
+
+def presented_key(connection: ASGIConnection[Any, Any, Any, Any]) -> str | None:
+    """The API key a caller sent: ``Authorization: Bearer <key>`` or ``X-API-Key``."""
+    parts = connection.headers.get("Authorization", "").split()
+    if len(parts) == 2 and parts[0].lower() == "bearer":
+        return parts[1]
+    return connection.headers.get(API_KEY_HEADER) or None
+
+
+def has_internal_token(connection: ASGIConnection[Any, Any, Any, Any], token: str) -> bool:
+    """The caller sent ``token`` (and there is one): a call of another Steadfast service."""
+    sent = connection.headers.get(INTERNAL_TOKEN_HEADER, "")
+    return bool(token) and hmac.compare_digest(sent.encode(), token.encode())
+
+
 async def require_internal_token(
     connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler
 ) -> None:
@@ -26,8 +44,7 @@ async def require_internal_token(
     settings: ServiceSettings = connection.app.state.settings
     if not settings.internal_token:
         return
-    sent = connection.headers.get(INTERNAL_TOKEN_HEADER, "")
-    if not hmac.compare_digest(sent.encode(), settings.internal_token.encode()):
+    if not has_internal_token(connection, settings.internal_token):
         message = f"this endpoint is for Steadfast's services: send {INTERNAL_TOKEN_HEADER}"
         raise NotAuthorizedException(
             detail=message,

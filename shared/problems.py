@@ -387,7 +387,7 @@ def document_problems(app: Litestar, *, unauthorized: str | None) -> None:
             own = handler.responses or {}
             documented = dict(defaults)
             if require_internal_token in handler.resolve_guards():
-                documented.setdefault(401, INTERNAL_UNAUTHORIZED)
+                documented[401] = INTERNAL_UNAUTHORIZED
             if "data" in inspect.signature(handler.fn).parameters:
                 documented[413] = "The body is larger than the service accepts (max_body_bytes)"
             handler.responses = {**problem_responses(documented), **own}

@@ -8,8 +8,8 @@ import asyncio
 import datetime
 from collections.abc import Awaitable, Callable
 
-from steadfast.services.evaluator.adapters.api_keys import ApiKeyStore
 from steadfast.services.evaluator.settings import EvaluatorSettings
+from steadfast.shared.api_keys import ApiKeyStore
 from steadfast.shared.db import Database, resolve_database_url
 from steadfast.shared.settings import load_settings
 

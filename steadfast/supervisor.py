@@ -67,6 +67,7 @@ def service_ports(
 
 AUTH_VARIABLE = "STEADFAST_EVALUATOR_AUTH"
 INTERNAL_TOKEN_VARIABLE = "STEADFAST_INTERNAL_TOKEN"
+GATEWAY_AUTH_VARIABLE = "STEADFAST_GATEWAY_AUTH"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
@@ -150,6 +151,8 @@ class Supervisor:
             env.setdefault(AUTH_VARIABLE, "open")
         else:
             env[AUTH_VARIABLE] = "keys"
+            if env.get(INTERNAL_TOKEN_VARIABLE):  # the services then reach it with the token
+                env[GATEWAY_AUTH_VARIABLE] = "keys"
         return env
 
     def start(self) -> None:

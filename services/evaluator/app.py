@@ -6,7 +6,6 @@ from litestar import Litestar, Router
 from litestar.openapi.spec import SecurityScheme
 
 from steadfast.services import evaluator as package
-from steadfast.services.evaluator.adapters.api_keys import ApiKeyStore
 from steadfast.services.evaluator.adapters.datasets import DatasetStore
 from steadfast.services.evaluator.adapters.evaluations.store import EvaluationStore
 from steadfast.services.evaluator.adapters.monitors import MonitorStore
@@ -33,6 +32,7 @@ from steadfast.services.evaluator.domain.position_jobs import PositionJobRunner,
 from steadfast.services.evaluator.domain.studies import Studies
 from steadfast.services.evaluator.metrics import PURGED
 from steadfast.services.evaluator.settings import EvaluatorSettings, get_settings
+from steadfast.shared.api_keys import ApiKeyStore
 from steadfast.shared.app import create_service_app
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.components import components_of, set_components
@@ -189,6 +189,7 @@ def create_app(
         on_shutdown=[stop_jobs],
         components=EvaluatorComponents,
         description=package.__doc__ or "",
+        unauthorized="No API key, or one unknown or revoked",
         security_schemes={
             "apiKey": SecurityScheme(
                 type="http",

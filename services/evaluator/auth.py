@@ -12,15 +12,7 @@ from litestar.handlers.base import BaseRouteHandler
 from steadfast.services.evaluator.components import EvaluatorComponents
 from steadfast.services.evaluator.metrics import AUTH_REJECTIONS
 from steadfast.shared.components import components_of
-
-API_KEY_HEADER = "X-API-Key"
-
-
-def presented_key(connection: ASGIConnection[Any, Any, Any, Any]) -> str | None:
-    parts = connection.headers.get("Authorization", "").split()
-    if len(parts) == 2 and parts[0].lower() == "bearer":
-        return parts[1]
-    return connection.headers.get(API_KEY_HEADER) or None
+from steadfast.shared.guards import presented_key
 
 
 def _rejected(reason: str, message: str) -> NotAuthorizedException:

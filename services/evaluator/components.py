@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from steadfast.services.evaluator.adapters.api_keys import ApiKeyStore
 from steadfast.services.evaluator.adapters.datasets import DatasetStore
 from steadfast.services.evaluator.adapters.position_jobs import PositionJobStore
 from steadfast.services.evaluator.adapters.upstream import Renderer
@@ -15,6 +14,7 @@ from steadfast.services.evaluator.domain.monitors import Monitors
 from steadfast.services.evaluator.domain.position import PositionUpstream
 from steadfast.services.evaluator.domain.studies import Studies
 from steadfast.services.evaluator.settings import EvaluatorSettings
+from steadfast.shared.api_keys import ApiKeyStore
 from steadfast.shared.backoff import Backoff
 
 #: tells a background loop (jobs, positional-bias jobs, monitors) that work is waiting

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from litestar import Litestar
+from litestar.openapi.spec import SecurityScheme
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from steadfast.services import gateway as package
 from steadfast.services.gateway.adapters.backends import BackendContext, create_backend
@@ -12,9 +14,10 @@ from steadfast.services.gateway.adapters.shadow_repository import SqlDisagreemen
 from steadfast.services.gateway.components import GatewayComponents
 from steadfast.services.gateway.controllers.calibrations import CalibrationController
 from steadfast.services.gateway.controllers.generate import GenerateController
-from steadfast.services.gateway.controllers.proxy import ChatCompletionsController, StreamTiming
+from steadfast.services.gateway.controllers.proxy import ChatCompletionsController
 from steadfast.services.gateway.controllers.self_paraphrase import SelfParaphraseController
 from steadfast.services.gateway.controllers.shadow import ShadowController
+from steadfast.services.gateway.controllers.streaming import StreamTiming
 from steadfast.services.gateway.domain.calibration import JudgeCalibrations
 from steadfast.services.gateway.domain.gateway import ModelGateway
 from steadfast.services.gateway.domain.routes import load_routes
@@ -24,11 +27,14 @@ from steadfast.services.gateway.strategies.generate import StrategyGateway
 from steadfast.services.gateway.strategies.grouping import AnswerGrouper
 from steadfast.services.gateway.strategies.service import SelfParaphraseService
 from steadfast.services.gateway.strategies.shadow import ShadowChecker, ShadowSettings
+from steadfast.shared.api_keys import ApiKeyStore, CachedKeyCheck
 from steadfast.shared.app import INTERNAL_TOKEN_SECURITY, create_service_app
 from steadfast.shared.clients.perturb import PerturbClient
 from steadfast.shared.components import set_components
+from steadfast.shared.db import create_engine, resolve_database_url
 from steadfast.shared.internal_token import INTERNAL_TOKEN_SCHEME
 from steadfast.shared.retention import RetentionSweeper
+from steadfast.shared.settings import ServiceSettings, SettingsError, load_settings
 
 SERVICE = "gateway"
 
@@ -43,6 +49,28 @@ def shadow_settings(settings: GatewaySettings) -> ShadowSettings:
         generator=settings.shadow_generator,
         defer_s=settings.shadow_defer_s,
     )
+
+
+def keys_database_url(settings: GatewaySettings) -> str:
+    """Where the API keys are: the evaluator's database, as the evaluator reads it."""
+    if settings.keys_database_url:
+        return settings.keys_database_url
+    evaluator = load_settings("evaluator", ServiceSettings)
+    return resolve_database_url(evaluator.database_url, "evaluator", evaluator.resolved_data_dir())
+
+
+def key_check(settings: GatewaySettings, app: Litestar) -> CachedKeyCheck | None:
+    """The check of callers' API keys in the keys mode (its engine kept on the app to close)."""
+    if settings.auth == "open":
+        return None
+    if not settings.internal_token:
+        raise SettingsError(
+            "STEADFAST_GATEWAY_AUTH=keys needs STEADFAST_INTERNAL_TOKEN: the other services call "
+            "the gateway with it, as they hold no API key"
+        )
+    engine = create_engine(keys_database_url(settings), pool_size=2)
+    app.state.keys_engine = engine
+    return CachedKeyCheck(ApiKeyStore(engine), settings.key_cache_s)
 
 
 def create_app(settings: GatewaySettings | None = None) -> Litestar:
@@ -105,6 +133,7 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
             shadow_store=disagreements,
             judge_calibrations=calibrations,
             stream_timing=StreamTiming(settings.stream_hold_s, settings.stream_keepalive_s),
+            keys=key_check(settings, app),
         )
         set_components(app, components)
 
@@ -117,6 +146,9 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
         if sweeper is not None:
             await sweeper.stop()
         await gateway.close()
+        keys_engine: AsyncEngine | None = app.state.get("keys_engine")
+        if keys_engine is not None:
+            await keys_engine.dispose()
 
     return create_service_app(
         service=SERVICE,
@@ -134,5 +166,13 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
         on_shutdown=[close_backends],
         components=GatewayComponents,
         description=package.__doc__ or "",
-        security_schemes={INTERNAL_TOKEN_SCHEME: INTERNAL_TOKEN_SECURITY},
+        security_schemes={
+            "apiKey": SecurityScheme(
+                type="http",
+                scheme="bearer",
+                description="`Authorization: Bearer <key>` (or `X-API-Key: <key>`), keys from "
+                "`steadfast keys create`; asked for only with STEADFAST_GATEWAY_AUTH=keys",
+            ),
+            INTERNAL_TOKEN_SCHEME: INTERNAL_TOKEN_SECURITY,
+        },
     )

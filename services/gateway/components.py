@@ -6,13 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from steadfast.services.gateway.adapters.shadow_repository import SqlDisagreementStore
-from steadfast.services.gateway.controllers.proxy import StreamTiming
+from steadfast.services.gateway.controllers.streaming import StreamTiming
 from steadfast.services.gateway.domain.calibration import JudgeCalibrations
 from steadfast.services.gateway.domain.gateway import ModelGateway
 from steadfast.services.gateway.settings import GatewaySettings
 from steadfast.services.gateway.strategies.generate import StrategyGateway
 from steadfast.services.gateway.strategies.service import SelfParaphraseService
 from steadfast.services.gateway.strategies.shadow import ShadowChecker
+from steadfast.shared.api_keys import CachedKeyCheck
 
 
 @dataclass(frozen=True)
@@ -27,3 +28,5 @@ class GatewayComponents:
     shadow_store: SqlDisagreementStore
     judge_calibrations: JudgeCalibrations
     stream_timing: StreamTiming
+    #: the API keys' check (``STEADFAST_GATEWAY_AUTH=keys``), None in the open mode
+    keys: CachedKeyCheck | None = None

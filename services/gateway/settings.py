@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from functools import cache
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -56,6 +56,14 @@ class GatewaySettings(ServiceSettings, kw_only=True):
     #: the key that reads stored shadow disagreements (``Authorization: Bearer <key>``); unset:
     #: they cannot be read
     admin_key: str | None = None
+    #: ``keys``: the endpoints for callers (``/v1/chat/completions``, ``/v1/models``,
+    #: ``/v1/self-paraphrase``, ``/v1/generate[/batch]``) need an API key of the one key store
+    #: (``steadfast keys create``) or the services' internal token; ``open``: none (127.0.0.1)
+    auth: Literal["keys", "open"] = "open"
+    #: the database holding the API keys: empty, the evaluator's (as the evaluator reads it)
+    keys_database_url: str = ""
+    #: how long a key's verdict is remembered: a revoked key stops working within this time
+    key_cache_s: Annotated[float, msgspec.Meta(ge=0.0, le=30.0)] = 10.0
 
     def resolved_models_dir(self) -> Path:
         """``models_dir``, else ``<data_dir>/models``."""

@@ -156,7 +156,11 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, 
     """The five services (the evaluator asking for keys, the others for the internal token) and
     a key of the evaluator's."""
     tmp = tmp_path_factory.mktemp("conformance")
-    env = {"STEADFAST_EVALUATOR_AUTH": "keys", "STEADFAST_INTERNAL_TOKEN": INTERNAL_TOKEN}
+    env = {
+        "STEADFAST_EVALUATOR_AUTH": "keys",
+        "STEADFAST_GATEWAY_AUTH": "keys",
+        "STEADFAST_INTERNAL_TOKEN": INTERNAL_TOKEN,
+    }
     with running_stack(tmp, SERVICE_NAMES, env=env) as started:
         yield started[0], create_api_key(tmp / "data")
 

@@ -113,3 +113,16 @@ def test_the_command_says_why_and_starts_nothing(
     assert main(["up", "--host", "0.0.0.0"]) == 2
     assert "opens the services to other machines" in capsys.readouterr().err
     assert started == []
+
+
+def test_a_gateway_asking_for_keys_needs_the_token_its_callers_use(tmp_path: Any) -> None:
+    from steadfast.shared.settings import SettingsError
+
+    settings = GatewaySettings(auth="keys", data_dir=str(tmp_path))
+    with pytest.raises(BaseException) as refused, TestClient(create_gateway(settings)):
+        pass
+    errors = [refused.value]
+    while isinstance(errors[-1], BaseExceptionGroup):  # the lifespan's task group wraps it
+        errors.append(errors[-1].exceptions[0])
+    assert isinstance(errors[-1], SettingsError)
+    assert "needs STEADFAST_INTERNAL_TOKEN" in str(errors[-1])

@@ -253,6 +253,8 @@ def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
 def test_migrations_run_in_a_job_the_services_wait_for(base: list[dict[str, Any]]) -> None:
     config = of_kind(base, "ConfigMap")["steadfast-config"]["data"]
     assert config["STEADFAST_MIGRATE_ON_START"] == "false"
+    # both services reachable from outside ask for keys
+    assert config["STEADFAST_EVALUATOR_AUTH"] == config["STEADFAST_GATEWAY_AUTH"] == "keys"
     job = of_kind(base, "Job")["steadfast-migrate"]["spec"]["template"]["spec"]["containers"][0]
     parser = build_parser()
     assert parser.parse_args(job["command"][1:]).handler.__name__ == "command_migrate"

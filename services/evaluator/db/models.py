@@ -188,16 +188,8 @@ answers = sa.Table(
     ),
 )
 
-#: keys of the public API, stored as the sha256 of the key (the key itself is shown once)
-api_keys = sa.Table(
-    "evaluator_api_keys",
-    metadata,
-    sa.Column("id", sa.String(32), primary_key=True),
-    sa.Column("name", sa.String(200), nullable=False),
-    sa.Column("key_hash", sa.String(64), nullable=False, unique=True),
-    sa.Column("created_at", sa.Float, nullable=False),
-    sa.Column("revoked_at", sa.Float),
-)
+# the API keys' table (evaluator_api_keys) is defined in shared/api_keys.py: the gateway
+# reads it too
 
 #: positional-bias evaluations run as jobs: the request (its items resolved) and, once finished,
 #: the result, both as JSON; a job is run whole by the worker holding its lease (the gateway's

@@ -9,6 +9,13 @@ from litestar import Controller, get, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
+from steadfast.services.gateway.controllers.callers import (
+    CALLER_SECURITY,
+    CALLER_UNAUTHORIZED,
+    FOR_SERVICES,
+    KEY_ONLY_UNAUTHORIZED,
+    require_caller,
+)
 from steadfast.services.gateway.controllers.problems import (
     GATEWAY_EXCEPTION_HANDLERS,
     GENERATE_ERROR_RESPONSES,
@@ -30,8 +37,7 @@ from steadfast.shared.contracts.gateway import (
     OpenAIModel,
 )
 from steadfast.shared.contracts.proxy import STRATEGY_NAMES
-from steadfast.shared.guards import require_internal_token
-from steadfast.shared.internal_token import INTERNAL_TOKEN_SCHEME
+from steadfast.shared.problems import problem_responses
 from steadfast.shared.redaction import public_url
 from steadfast.shared.request_context import current_request_id
 
@@ -55,16 +61,17 @@ class GenerateController(Controller):
     path = "/v1"
     tags = ["models"]  # noqa: RUF012
     exception_handlers = GATEWAY_EXCEPTION_HANDLERS
+    guards = [require_caller]  # noqa: RUF012
 
     @post(
         "/generate",
         operation_id="generateCompletion",
-        guards=[require_internal_token],
-        security=[{INTERNAL_TOKEN_SCHEME: []}],
+        opt={FOR_SERVICES: True},
+        security=CALLER_SECURITY,
         summary="One chat completion by a named route (cached, limited, retried)",
         description=MODEL_NAMES,
         status_code=200,
-        responses=GENERATE_ERROR_RESPONSES,
+        responses={**GENERATE_ERROR_RESPONSES, **problem_responses({401: CALLER_UNAUTHORIZED})},
     )
     async def generate(
         self, data: JSONBody[GenerateRequest], strategy_gateway: NamedDependency[StrategyGateway]
@@ -74,8 +81,9 @@ class GenerateController(Controller):
     @post(
         "/generate/batch",
         operation_id="generateCompletionBatch",
-        guards=[require_internal_token],
-        security=[{INTERNAL_TOKEN_SCHEME: []}],
+        opt={FOR_SERVICES: True},
+        security=CALLER_SECURITY,
+        responses=problem_responses({401: CALLER_UNAUTHORIZED}),
         summary="Many generate requests, answered in order, each with its result or its error",
         description=MODEL_NAMES,
         status_code=200,
@@ -90,7 +98,13 @@ class GenerateController(Controller):
         )
         return GenerateBatchResponse(results=list(items))
 
-    @get("/models", operation_id="listModels", summary="The model routes (never their keys)")
+    @get(
+        "/models",
+        operation_id="listModels",
+        summary="The model routes (never their keys)",
+        security=CALLER_SECURITY,
+        responses=problem_responses({401: KEY_ONLY_UNAUTHORIZED}),
+    )
     async def list_models(self, model_gateway: NamedDependency[ModelGateway]) -> ModelList:
         routes = list(model_gateway.routes.values())
         names = [

@@ -11,7 +11,6 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from litestar import Controller, Request, Response, post
@@ -21,11 +20,17 @@ from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
 from litestar.response import Stream
 
+from steadfast.services.gateway.controllers.callers import (
+    CALLER_SECURITY,
+    KEY_UNAUTHORIZED,
+    require_caller,
+)
 from steadfast.services.gateway.controllers.problems import (
     counting_unread_rejections,
     problem_for,
     retry_after_headers,
 )
+from steadfast.services.gateway.controllers.streaming import StreamTiming
 from steadfast.services.gateway.domain.errors import (
     GatewayError,
     GenerationFailed,
@@ -70,6 +75,8 @@ class ChatCompletionsController(Controller):
 
     path = "/v1"
     tags = ["proxy"]  # noqa: RUF012
+    guards = [require_caller]  # noqa: RUF012
+    security = CALLER_SECURITY
     exception_handlers = {  # noqa: RUF012
         ValidationException: counting_unread_rejections(
             lambda request, exc: _invalid(request, exc)
@@ -97,6 +104,7 @@ class ChatCompletionsController(Controller):
                 data_container=OpenAIError, description=description, generate_examples=False
             )
             for status, description in {
+                401: KEY_UNAUTHORIZED,
                 400: "Invalid request; also an OpenAI option the proxy does not honour set to "
                 "anything but its neutral value (`n` 1, `top_p` 1, penalties 0, no `logit_bias`, "
                 "`logprobs`, `tools`, a text `response_format`)",
@@ -137,14 +145,6 @@ class ChatCompletionsController(Controller):
         return Stream(  # type: ignore[return-value]
             events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
         )
-
-
-@dataclass(frozen=True)
-class StreamTiming:
-    """When a streamed answer that is not ready starts its stream, and how it is kept alive."""
-
-    hold_s: float
-    keepalive_s: float
 
 
 async def _events_once_answered(
@@ -265,6 +265,8 @@ def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response
     if is_undecodable_body(exc):
         error = undecodable_body_error(request, exc.detail)
         return _error(400, error.message, None if error.field == "body" else error.field)
+    if exc.status_code == 401:  # OpenAI's code for it: its SDKs raise AuthenticationError
+        return _error(401, exc.detail, code="invalid_api_key", headers=exc.headers)
     return _error(exc.status_code, exc.detail)
 
 

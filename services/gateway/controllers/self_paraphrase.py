@@ -6,6 +6,11 @@ from litestar import Controller, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
+from steadfast.services.gateway.controllers.callers import (
+    CALLER_SECURITY,
+    CALLER_UNAUTHORIZED,
+    require_caller,
+)
 from steadfast.services.gateway.controllers.problems import (
     GENERATE_ERROR_RESPONSES,
     STRATEGY_EXCEPTION_HANDLERS,
@@ -24,6 +29,8 @@ class SelfParaphraseController(Controller):
     path = "/v1"
     tags = ["self-paraphrase"]  # noqa: RUF012
     exception_handlers = STRATEGY_EXCEPTION_HANDLERS
+    guards = [require_caller]  # noqa: RUF012
+    security = CALLER_SECURITY
 
     @post(
         "/self-paraphrase",
@@ -35,7 +42,8 @@ class SelfParaphraseController(Controller):
             **problem_responses(
                 {
                     400: "Invalid request; also when both or neither of `question` and "
-                    "`messages` are given"
+                    "`messages` are given",
+                    401: CALLER_UNAUTHORIZED,
                 }
             ),
         },

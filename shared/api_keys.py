@@ -1,5 +1,7 @@
-"""API keys of the public API. A key is shown once, when it is made; only its sha256 is kept
-(keys are 256 random bits, so a fast hash is enough: there is nothing to guess)."""
+"""The one store of API keys, for every service a caller reaches (the evaluator's API, the
+gateway's): a key is shown once, when it is made; only its sha256 is kept (keys are 256 random
+bits, so a fast hash is enough: there is nothing to guess). The table lives in the evaluator's
+database (its migrations make it); the gateway reads it there, remembering verdicts briefly."""
 
 from __future__ import annotations
 
@@ -7,14 +9,27 @@ import hashlib
 import secrets
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from steadfast.services.evaluator.db.models import api_keys
+#: keys of the public API, stored as the sha256 of the key (the key itself is shown once);
+#: made by the evaluator's migration 0005
+api_keys = sa.Table(
+    "evaluator_api_keys",
+    sa.MetaData(),
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("key_hash", sa.String(64), nullable=False, unique=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("revoked_at", sa.Float),
+)
 
 KEY_PREFIX = "sf_"
+#: verdicts a ``CachedKeyCheck`` remembers at most
+MAX_REMEMBERED = 10_000
 
 
 def key_hash(key: str) -> str:
@@ -77,3 +92,28 @@ class ApiKeyStore:
         )
         async with self.engine.connect() as connection:
             return (await connection.execute(query)).first() is not None
+
+
+class CachedKeyCheck:
+    """Whether a presented key is active, each verdict remembered for ``ttl_s`` seconds: a
+    request costs a dictionary lookup, and a revoked key stops working within ``ttl_s``."""
+
+    def __init__(
+        self, store: ApiKeyStore, ttl_s: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.store = store
+        self.ttl_s = ttl_s
+        self.clock = clock
+        self._verdicts: dict[str, tuple[bool, float]] = {}
+
+    async def is_active(self, key: str) -> bool:
+        digest = key_hash(key)
+        now = self.clock()
+        remembered = self._verdicts.get(digest)
+        if remembered is not None and remembered[1] > now:
+            return remembered[0]
+        active = await self.store.is_active(key)
+        if len(self._verdicts) >= MAX_REMEMBERED:  # guessed keys must not grow it without end
+            self._verdicts.clear()
+        self._verdicts[digest] = (active, now + self.ttl_s)
+        return active

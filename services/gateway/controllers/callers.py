@@ -1,0 +1,63 @@
+"""Who may call the gateway's endpoints for callers: with ``STEADFAST_GATEWAY_AUTH=keys`` an API
+key of the one key store (the evaluator's, ``shared/api_keys.py``) or the services' internal
+token; in the open mode anyone, except that the endpoints for the services (``/v1/generate``)
+keep asking for the internal token when there is one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar.connection import ASGIConnection
+from litestar.exceptions import NotAuthorizedException
+from litestar.handlers.base import BaseRouteHandler
+
+from steadfast.services.gateway.components import GatewayComponents
+from steadfast.shared.components import components_of
+from steadfast.shared.guards import (
+    INTERNAL_UNAUTHORIZED,
+    has_internal_token,
+    presented_key,
+    require_internal_token,
+)
+from steadfast.shared.internal_token import INTERNAL_TOKEN_SCHEME
+
+#: the ``opt`` of a handler the other services call too (its open mode keeps the token)
+FOR_SERVICES = "for_services"
+KEY_UNAUTHORIZED = (
+    "No API key (`Authorization: Bearer <key>` or `X-API-Key`), or one unknown or revoked: "
+    "asked for when the gateway runs with STEADFAST_GATEWAY_AUTH=keys"
+)
+
+
+async def require_caller(
+    connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
+) -> None:
+    components = components_of(connection.app.state, GatewayComponents)
+    settings = components.settings
+    if has_internal_token(connection, settings.internal_token):
+        return
+    if components.keys is None:  # the open mode
+        if handler.opt.get(FOR_SERVICES):
+            await require_internal_token(connection, handler)
+        return
+    key = presented_key(connection)
+    if key is None:
+        raise _rejected("an API key is required: `Authorization: Bearer <key>` or `X-API-Key`")
+    if not await components.keys.is_active(key):
+        raise _rejected("the API key is unknown or revoked")
+
+
+def _rejected(message: str) -> NotAuthorizedException:
+    return NotAuthorizedException(
+        detail=message,
+        headers={"WWW-Authenticate": "Bearer"},
+        extra=[{"key": "Authorization", "message": message, "source": "header"}],
+    )
+
+
+#: the 401 an endpoint for callers and the services documents
+CALLER_UNAUTHORIZED = f"{KEY_UNAUTHORIZED}; or, for the services, {INTERNAL_UNAUTHORIZED}"
+#: the 401 an endpoint for callers only documents
+KEY_ONLY_UNAUTHORIZED = KEY_UNAUTHORIZED
+#: either an API key or the services' token (the OpenAPI security of an endpoint for callers)
+CALLER_SECURITY: list[dict[str, list[str]]] = [{"apiKey": []}, {INTERNAL_TOKEN_SCHEME: []}]
