@@ -225,5 +225,27 @@ def wait_progress(
         status: dict[str, Any] = POLLING.get(f"{url}/v1/evaluations/{job_id}").json()
         if status["progress"][stage]["done"] >= answered:
             return status
+        assert status["status"] in ("queued", "running"), status
         time.sleep(0.05)
     raise AssertionError(f"evaluation {job_id} made no progress")
+
+
+def metric_total(url: str, name: str, label: str = "") -> int:
+    """The sum of a Prometheus counter of ``url``'s process over its series whose labels
+    contain ``label`` (``outcome="answered"``, ``path="/v1/``)."""
+    total = 0.0
+    for line in POLLING.get(f"{url}/metrics").text.splitlines():
+        if line.startswith(name + "{") and label in line:
+            total += float(line.rsplit(" ", 1)[1])
+    return int(total)
+
+
+def answers_stored(url: str) -> int:
+    """Answers the evaluator process at ``url`` stored since it started."""
+    return metric_total(url, "steadfast_evaluation_answers_total", 'outcome="answered"')
+
+
+def api_requests_served(url: str) -> int:
+    """Requests to the ``/v1`` API the process at ``url`` answered since it started (not the
+    probes)."""
+    return metric_total(url, "steadfast_http_requests_total", 'path="/v1')
