@@ -26,8 +26,8 @@ from tests.e2e.stack import (
     wait_progress,
 )
 
-#: small on purpose (the module runs in CI): items 0-4 change answer under paraphrase, item 5
-#: only under paraphrase (see tests.e2e.stack.answer)
+#: small on purpose (the module runs in CI): "shaky" is right on items 0-4 only in their original
+#: wording, on item 5 only in its paraphrases (see tests.e2e.stack.answer)
 ITEMS, K = 6, 2
 ANSWERS = ITEMS * (1 + K)
 
