@@ -21,6 +21,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Column, ColumnElement, MetaData, event, select, text
 from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -82,6 +83,39 @@ def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
         event.listen(engine.sync_engine, "connect", _tune_sqlite)
         return engine
     return create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+
+
+#: SQLSTATEs of a lost connection: class 08 (connection exception) and 57P01-57P03 (an
+#: administrator or a crash ended the connection, the server cannot take connections now)
+LOST_CONNECTION_STATES = ("08", "57P01", "57P02", "57P03")
+
+
+def is_connection_loss(error: BaseException) -> bool:
+    """Whether ``error`` is the loss of the database connection rather than a statement's
+    fault: a terminated backend (``pg_terminate_backend``), a server restarting or failing over,
+    a reset socket. Follows the chain of causes; an exception group is one when all its
+    exceptions are."""
+    if isinstance(error, BaseExceptionGroup):
+        return all(is_connection_loss(inner) for inner in error.exceptions)
+    seen: set[int] = set()
+    chain: list[BaseException | None] = [error]
+    while chain:
+        current = chain.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, DBAPIError) and current.connection_invalidated:
+            return True
+        if isinstance(current, ConnectionError):
+            return True
+        state = getattr(current, "sqlstate", None)
+        if isinstance(state, str) and state.startswith(LOST_CONNECTION_STATES):
+            return True
+        original = getattr(current, "orig", None)
+        chain += [current.__cause__, current.__context__]
+        if isinstance(original, BaseException):
+            chain.append(original)
+    return False
 
 
 def create_session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

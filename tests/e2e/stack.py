@@ -10,7 +10,9 @@ model answers is fixed per item (see :func:`answer`), so every metric can be com
 from __future__ import annotations
 
 import itertools
+import os
 import re
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,7 +24,7 @@ from typing import Any
 import httpx
 
 from steadfast.services.evaluator.domain.prompts import FACTUAL_INSTRUCTION
-from steadfast.supervisor import Supervisor, service_ports
+from steadfast.supervisor import Supervisor, readiness, service_ports
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.routes import BROKEN_ROUTE, stand_in_routes
 
@@ -117,6 +119,21 @@ class Stack:
     def answer_calls(self) -> list[dict[str, Any]]:
         return [body for body in self.upstream.calls if is_answer_call(body)]
 
+    def kill_9_and_restart(self, name: str, timeout_s: float = 60.0) -> None:
+        """``kill -9`` of service ``name``; the supervisor then starts it again as ``steadfast up``
+        does (after its back-off) and this returns once the new process is ready."""
+        supervisor = self.supervisor
+        (killed,) = (proc for proc in supervisor.processes if proc.name == name)
+        os.kill(killed.process.pid, signal.SIGKILL)
+        assert killed.process.wait(10) == -signal.SIGKILL
+        deadline = time.monotonic() + timeout_s
+        while not any(proc.name == name for proc in supervisor.restart_crashed()):
+            assert time.monotonic() < deadline, f"{name} was not restarted"
+            time.sleep(0.1)
+        while not readiness(self.urls[name], timeout_s=1.0)[0]:
+            assert time.monotonic() < deadline, f"{name} did not become ready again"
+            time.sleep(0.1)
+
 
 def stack_env(tmp: Path, routes: Path, database_url: str | None) -> dict[str, str]:
     env = {
@@ -198,11 +215,37 @@ def wait_finished(
     raise AssertionError(f"evaluation {job_id} did not finish: {status}")
 
 
-def wait_progress(url: str, job_id: str, answered: int, timeout_s: float = 120.0) -> None:
+def wait_progress(
+    url: str, job_id: str, answered: int, timeout_s: float = 120.0, stage: str = "answer"
+) -> dict[str, Any]:
+    """Poll until ``answered`` units of ``stage`` (answer, paraphrase, grade) are done; the
+    job's status then."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        status = POLLING.get(f"{url}/v1/evaluations/{job_id}").json()
-        if status["progress"]["answer"]["done"] >= answered:
-            return
+        status: dict[str, Any] = POLLING.get(f"{url}/v1/evaluations/{job_id}").json()
+        if status["progress"][stage]["done"] >= answered:
+            return status
+        assert status["status"] in ("queued", "running"), status
         time.sleep(0.05)
     raise AssertionError(f"evaluation {job_id} made no progress")
+
+
+def metric_total(url: str, name: str, label: str = "") -> int:
+    """The sum of a Prometheus counter of ``url``'s process over its series whose labels
+    contain ``label`` (``outcome="answered"``, ``path="/v1/``)."""
+    total = 0.0
+    for line in POLLING.get(f"{url}/metrics").text.splitlines():
+        if line.startswith(name + "{") and label in line:
+            total += float(line.rsplit(" ", 1)[1])
+    return int(total)
+
+
+def answers_stored(url: str) -> int:
+    """Answers the evaluator process at ``url`` stored since it started."""
+    return metric_total(url, "steadfast_evaluation_answers_total", 'outcome="answered"')
+
+
+def api_requests_served(url: str) -> int:
+    """Requests to the ``/v1`` API the process at ``url`` answered since it started (not the
+    probes)."""
+    return metric_total(url, "steadfast_http_requests_total", 'path="/v1')

@@ -14,7 +14,7 @@ import pytest
 
 from steadfast.supervisor import Supervisor
 from tests.conftest import free_port
-from tests.e2e.stack import job, running_stack, wait_finished, wait_progress
+from tests.e2e.stack import answers_stored, job, running_stack, wait_finished, wait_progress
 
 N, K = 20, 5
 ANSWER_CALLS = 2 * N * (1 + K)
@@ -188,14 +188,6 @@ def test_two_evaluators_split_one_job_without_duplicates(
         assert sum(stored) == ANSWER_CALLS
         assert all(count > 0 for count in stored), f"one process did all the work: {stored}"
         check_metrics(report)
-
-
-def answers_stored(url: str) -> int:
-    text = httpx.get(f"{url}/metrics", timeout=10).text
-    for line in text.splitlines():
-        if line.startswith('steadfast_evaluation_answers_total{outcome="answered"'):
-            return int(float(line.rsplit(" ", 1)[1]))
-    return 0
 
 
 def test_a_failing_model_is_recorded_per_item_and_the_job_finishes(

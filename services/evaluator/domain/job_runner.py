@@ -10,6 +10,7 @@ import contextlib
 import logging
 
 from steadfast.services.evaluator.domain.engine import JobEngine
+from steadfast.shared.db import is_connection_loss
 
 logger = logging.getLogger(__name__)
 
@@ -17,7 +18,9 @@ logger = logging.getLogger(__name__)
 #: runs of one job that may fail in a row without progress, in one process, before the job is
 #: failed: an error that is not a model call's (those are retried and recorded per call) is a
 #: bug or bad data, and left to retry forever the job would hold its place in the queue; a run
-#: that stored work before failing (a database failover mid-job) starts the count again
+#: that stored work before failing starts the count again. A run ended by the loss of the
+#: database connection (a restart, a failover, a terminated backend) is no failure of the job:
+#: it is not counted, and tried again for as long as the database takes to come back
 MAX_RUN_FAILURES = 5
 
 
@@ -82,6 +85,12 @@ class JobRunner:
             await self.engine.run(job_id)
             self._failures.pop(job_id, None)
         except Exception as error:
+            if is_connection_loss(error):
+                logger.warning(
+                    "evaluation %s: database connection lost, tried again", job_id, exc_info=True
+                )
+                await asyncio.sleep(self.engine.settings.poll_s)
+                return
             if done_before is not None and (await self._work_done(job_id) or 0) > done_before:
                 self._failures[job_id] = 0
             self._failures[job_id] += 1
@@ -97,7 +106,12 @@ class JobRunner:
                 return
             logger.exception("evaluation %s: failed %d runs in a row, given up", job_id, failures)
             reason = f"internal error, after {failures} tries: {type(error).__name__}"
-            if await self.engine.give_up(job_id, reason):
+            try:
+                given_up = await self.engine.give_up(job_id, reason)
+            except Exception:
+                logger.warning("evaluation %s: failing it failed", job_id, exc_info=True)
+                given_up = False
+            if given_up:
                 self._failures.pop(job_id, None)
             else:  # another worker holds it, or the database is down: no busy loop
                 await asyncio.sleep(self.engine.settings.poll_s * MAX_RUN_FAILURES)

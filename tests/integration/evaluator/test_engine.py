@@ -627,6 +627,32 @@ async def test_runs_that_fail_after_storing_work_do_not_fail_a_job_that_progress
     assert {a.status for a in await store.answers_of(job_id)} == {"graded"}
 
 
+async def test_a_database_away_for_more_runs_than_the_limit_fails_no_job(
+    store: EvaluationStore,
+) -> None:
+    # the database drops every connection for a while (a failover): runs end without storing
+    # anything, more of them in a row than MAX_RUN_FAILURES, and the job still finishes
+    class DatabaseAwayAtFirst(StandInUpstream):
+        lost = 0
+
+        async def generate_batch(self, requests: list[GenerateRequest]) -> list[Generated]:
+            if self.lost < 2 * MAX_RUN_FAILURES:
+                self.lost += 1
+                raise ConnectionResetError("the database connection was reset")
+            return await super().generate_batch(requests)
+
+    upstream = DatabaseAwayAtFirst(answer_right)
+    job_id = await create(store, n=2, k=1)
+    runner = JobRunner(JobEngine(store, upstream, dataclasses.replace(FAST, answer_lanes=1)))
+    runner.start()
+    try:
+        await until_status(store, job_id, "succeeded")
+    finally:
+        await runner.stop()
+    assert upstream.lost == 2 * MAX_RUN_FAILURES
+    assert {a.status for a in await store.answers_of(job_id)} == {"graded"}
+
+
 async def test_a_job_whose_runs_fail_before_it_starts_running_is_failed_too(
     store: EvaluationStore,
 ) -> None:
