@@ -1,5 +1,6 @@
 """Gateway overhead and throughput against a zero-latency OpenAI-compatible stand-in, measured in
-one run directly, through the gateway (cache off) and through the LiteLLM proxy; then the local
+one run directly, through the gateway (cache off), through its OpenAI-compatible proxy with API
+keys off and on (what checking a key adds), and through the LiteLLM proxy; then the local
 backend's tokens/s at 1 and 4 concurrent requests.
 
     python -m bench.gateway [--seconds 3] [--concurrency 1 16 64] [--local-route local-small]
@@ -139,7 +140,10 @@ def stand_in(port: int) -> AbstractContextManager[int]:
     return process(command, f"http://127.0.0.1:{port}/v1/models", LOAD_CORE)
 
 
-def gateway(port: int, upstream: str, data_dir: Path) -> AbstractContextManager[int]:
+def gateway(
+    port: int, upstream: str, data_dir: Path, extra_env: dict[str, str] | None = None
+) -> AbstractContextManager[int]:
+    data_dir.mkdir(parents=True, exist_ok=True)
     routes = data_dir / "models.toml"
     routes.write_text(
         f'[models.bench]\nbackend = "openai"\nmodel = "fake-model"\nbase_url = "{upstream}"\n'
@@ -150,11 +154,50 @@ def gateway(port: int, upstream: str, data_dir: Path) -> AbstractContextManager[
         "STEADFAST_DATA_DIR": str(data_dir),
         "STEADFAST_MODELS_FILE": str(routes),
         "STEADFAST_GATEWAY_PORT": str(port),
+        **(extra_env or {}),
     }
     app = "steadfast.services.gateway.app:create_app"
     command = [sys.executable, "-m", "uvicorn", "--factory", app,
                "--host", "127.0.0.1", "--port", str(port), "--no-access-log"]  # fmt: skip
     return process(command, f"http://127.0.0.1:{port}/readyz", PROXY_CORE, env=env)
+
+
+def api_key(data_dir: Path) -> str:
+    """A key of the one key store, made as an operator makes it (``steadfast keys create``)."""
+    env = {**os.environ, "STEADFAST_DATA_DIR": str(data_dir)}
+    env.pop("DATABASE_URL", None)
+    command = [sys.executable, "-m", "steadfast.cli", "keys", "create", "bench"]
+    created = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+    return created.stdout.splitlines()[1]
+
+
+def keyed_proxy(work: Path, upstream: str, args: argparse.Namespace) -> list[Cell]:
+    """The proxy with API keys on (``STEADFAST_GATEWAY_AUTH=keys``), a key in every request."""
+    data_dir = work / "keyed"
+    data_dir.mkdir()
+    key = api_key(data_dir)
+    env = {"STEADFAST_GATEWAY_AUTH": "keys", "STEADFAST_INTERNAL_TOKEN": secrets.token_hex(16)}
+    port = free_port()
+    with gateway(port, upstream, data_dir, env) as pid:
+        print("proxy, keys on", flush=True)
+        url = f"http://127.0.0.1:{port}/v1/chat/completions"
+        body = {"model": "bench", "messages": QUESTION}
+        auth = {"Authorization": f"Bearer {key}"}
+        return measure("proxy+key", url, body, args.concurrency, args.seconds, auth, pid)
+
+
+def print_key_overhead(cells: list[Cell]) -> None:
+    """What checking a key adds to a proxy request: p50 with keys on minus off, same run."""
+    off = {c.concurrency: c for c in cells if c.target == "proxy"}
+    on = {c.concurrency: c for c in cells if c.target == "proxy+key"}
+    if not off or not on:
+        return
+    print(f"\n{'conc':>5}{'p50 keys off ms':>17}{'p50 keys on ms':>16}{'added ms':>10}"
+          f"{'req/s ratio on/off':>20}")  # fmt: skip
+    for level in sorted(off.keys() & on.keys()):
+        before, after = off[level].percentile(0.5) * 1000, on[level].percentile(0.5) * 1000
+        ratio = on[level].rps / off[level].rps if off[level].rps else 0.0
+        print(f"{level:>5}{before:>17.3f}{after:>16.3f}{after - before:>10.3f}{ratio:>20.2f}")
 
 
 def ensure_litellm() -> Path | None:
@@ -360,6 +403,12 @@ def run_http(args: argparse.Namespace) -> list[Cell]:
                 url = f"http://127.0.0.1:{port}/v1/generate"
                 cells += measure("gateway", url, body, args.concurrency, args.seconds,
                                  server_pid=gateway_pid)  # fmt: skip
+                print("proxy, keys off", flush=True)
+                chat_url = f"http://127.0.0.1:{port}/v1/chat/completions"
+                proxy_body = {"model": "bench", "messages": QUESTION}
+                cells += measure("proxy", chat_url, proxy_body, args.concurrency, args.seconds,
+                                 server_pid=gateway_pid)  # fmt: skip
+            cells += keyed_proxy(work, upstream, args)
             binary = None if args.skip_litellm else ensure_litellm()
             if binary is not None:
                 port = free_port()
@@ -403,7 +452,9 @@ def main() -> None:
     pin(0, LOAD_CORE)
     print(f"cores: {os.cpu_count()}, load average before: {os.getloadavg()[0]:.1f}")
     if not args.skip_http:
-        print_http_table(run_http(args))
+        cells = run_http(args)
+        print_http_table(cells)
+        print_key_overhead(cells)
         print(f"load average after the HTTP runs: {os.getloadavg()[0]:.1f}")
     if not args.skip_local:
         if hasattr(os, "sched_setaffinity"):
