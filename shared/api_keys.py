@@ -9,8 +9,9 @@ import hashlib
 import secrets
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -25,9 +26,17 @@ api_keys = sa.Table(
     sa.Column("key_hash", sa.String(64), nullable=False, unique=True),
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("revoked_at", sa.Float),
+    #: what the key may do, comma-separated (migration 0015)
+    sa.Column("scopes", sa.String(100), nullable=False),
 )
 
 KEY_PREFIX = "sf_"
+#: what a key may do: start work (evaluations, datasets, monitors, studies...), read results,
+#: use the gateway's endpoints for callers, and the admin API (keys; it implies every other)
+Scope = Literal["evaluate", "read", "proxy", "admin"]
+SCOPES: tuple[Scope, ...] = ("evaluate", "read", "proxy", "admin")
+#: a new key's scopes unless others are asked for: everything but the admin API
+DEFAULT_SCOPES: tuple[Scope, ...] = ("evaluate", "read", "proxy")
 #: verdicts a ``CachedKeyCheck`` remembers at most
 MAX_REMEMBERED = 10_000
 
@@ -44,6 +53,16 @@ class ApiKey:
     name: str
     created_at: float
     revoked_at: float | None
+    scopes: tuple[Scope, ...] = DEFAULT_SCOPES
+
+
+def allows(scopes: frozenset[str], needed: Scope) -> bool:
+    """Whether a key of ``scopes`` may do what needs ``needed`` (admin may do anything)."""
+    return needed in scopes or "admin" in scopes
+
+
+def _scopes(text: str) -> tuple[Scope, ...]:
+    return tuple(scope for scope in SCOPES if scope in text.split(","))
 
 
 class ApiKeyStore:
@@ -53,27 +72,41 @@ class ApiKeyStore:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
 
-    async def create(self, name: str) -> tuple[ApiKey, str]:
+    async def create(
+        self, name: str, scopes: Sequence[Scope] = DEFAULT_SCOPES
+    ) -> tuple[ApiKey, str]:
         """A new key: its record and the key itself (not stored, shown once)."""
         key = KEY_PREFIX + secrets.token_urlsafe(32)
         record = ApiKey(
-            id=f"key-{uuid.uuid4().hex[:16]}", name=name, created_at=time.time(), revoked_at=None
+            id=f"key-{uuid.uuid4().hex[:16]}",
+            name=name,
+            created_at=time.time(),
+            revoked_at=None,
+            scopes=_scopes(",".join(scopes)),
         )
         async with self.engine.begin() as connection:
             await connection.execute(
                 api_keys.insert().values(
-                    id=record.id, name=name, key_hash=key_hash(key), created_at=record.created_at
+                    id=record.id,
+                    name=name,
+                    key_hash=key_hash(key),
+                    created_at=record.created_at,
+                    scopes=",".join(record.scopes),
                 )
             )
         return record, key
 
     async def list(self) -> list[ApiKey]:
         query = sa.select(
-            api_keys.c.id, api_keys.c.name, api_keys.c.created_at, api_keys.c.revoked_at
+            api_keys.c.id,
+            api_keys.c.name,
+            api_keys.c.created_at,
+            api_keys.c.revoked_at,
+            api_keys.c.scopes,
         ).order_by(api_keys.c.created_at)
         async with self.engine.connect() as connection:
             rows = (await connection.execute(query)).all()
-        return [ApiKey(*row) for row in rows]
+        return [ApiKey(*row[:4], scopes=_scopes(row.scopes)) for row in rows]
 
     async def revoke(self, key_id: str) -> bool:
         """False when no active key has this id."""
@@ -86,17 +119,19 @@ class ApiKeyStore:
             result = await connection.execute(statement)
         return bool(result.rowcount)
 
-    async def is_active(self, key: str) -> bool:
-        query = sa.select(api_keys.c.id).where(
+    async def scopes_of(self, key: str) -> frozenset[str] | None:
+        """What an active key may do; None for a key unknown or revoked."""
+        query = sa.select(api_keys.c.scopes).where(
             api_keys.c.key_hash == key_hash(key), api_keys.c.revoked_at.is_(None)
         )
         async with self.engine.connect() as connection:
-            return (await connection.execute(query)).first() is not None
+            row = (await connection.execute(query)).first()
+        return frozenset(_scopes(row.scopes)) if row is not None else None
 
 
 class CachedKeyCheck:
-    """Whether a presented key is active, each verdict remembered for ``ttl_s`` seconds: a
-    request costs a dictionary lookup, and a revoked key stops working within ``ttl_s``."""
+    """What a presented key may do, each verdict remembered for ``ttl_s`` seconds: a request
+    costs a dictionary lookup, and a revoked key stops working within ``ttl_s``."""
 
     def __init__(
         self, store: ApiKeyStore, ttl_s: float, clock: Callable[[], float] = time.monotonic
@@ -104,16 +139,16 @@ class CachedKeyCheck:
         self.store = store
         self.ttl_s = ttl_s
         self.clock = clock
-        self._verdicts: dict[str, tuple[bool, float]] = {}
+        self._verdicts: dict[str, tuple[frozenset[str] | None, float]] = {}
 
-    async def is_active(self, key: str) -> bool:
+    async def scopes_of(self, key: str) -> frozenset[str] | None:
         digest = key_hash(key)
         now = self.clock()
         remembered = self._verdicts.get(digest)
         if remembered is not None and remembered[1] > now:
             return remembered[0]
-        active = await self.store.is_active(key)
+        scopes = await self.store.scopes_of(key)
         if len(self._verdicts) >= MAX_REMEMBERED:  # guessed keys must not grow it without end
             self._verdicts.clear()
-        self._verdicts[digest] = (active, now + self.ttl_s)
-        return active
+        self._verdicts[digest] = (scopes, now + self.ttl_s)
+        return scopes

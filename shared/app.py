@@ -152,6 +152,7 @@ def create_service_app(
     exception_handlers: dict[Any, Any] | None = None,
     internal: bool = False,
     unauthorized: str | None = None,
+    forbidden: str | None = None,
 ) -> Litestar:
     """``components`` is the service's components dataclass (``shared.components``): an
     instance, or the class when a startup hook builds the instance (``set_components``);
@@ -220,5 +221,5 @@ def create_service_app(
         logging_config=None,
         plugins=[ContractSchemaPlugin()],
     )
-    document_problems(app, unauthorized=unauthorized)
+    document_problems(app, unauthorized=unauthorized, forbidden=forbidden)
     return app

@@ -367,7 +367,9 @@ def problem_responses(
     }
 
 
-def document_problems(app: Litestar, *, unauthorized: str | None) -> None:
+def document_problems(
+    app: Litestar, *, unauthorized: str | None, forbidden: str | None = None
+) -> None:
     """Every API route's error answers in its OpenAPI operation, as problem-details: a bad
     request (400) and an unexpected error (500) anywhere, an unknown id (404) where the path
     names one, ``unauthorized`` (401) where a key or token is asked for, a body too large (413)
@@ -383,6 +385,8 @@ def document_problems(app: Litestar, *, unauthorized: str | None) -> None:
             defaults[404] = "Nothing under this id"
         if unauthorized:
             defaults[401] = unauthorized
+        if forbidden:
+            defaults[403] = forbidden
         for handler in getattr(route, "route_handlers", []):
             own = handler.responses or {}
             documented = dict(defaults)

@@ -9,7 +9,7 @@ import datetime
 from collections.abc import Awaitable, Callable
 
 from steadfast.services.evaluator.settings import EvaluatorSettings
-from steadfast.shared.api_keys import ApiKeyStore
+from steadfast.shared.api_keys import DEFAULT_SCOPES, SCOPES, ApiKeyStore
 from steadfast.shared.db import Database, resolve_database_url
 from steadfast.shared.settings import load_settings
 
@@ -34,18 +34,19 @@ def _when(epoch: float | None) -> str:
 
 
 async def _create(store: ApiKeyStore, args: argparse.Namespace) -> int:
-    record, key = await store.create(args.name)
-    print(f"created {record.id} ({record.name}); the key, shown this once:")
+    record, key = await store.create(args.name, args.scope or DEFAULT_SCOPES)
+    scopes = ", ".join(record.scopes)
+    print(f"created {record.id} ({record.name}; scopes: {scopes}); the key, shown this once:")
     print(key)
     return 0
 
 
 async def _list(store: ApiKeyStore, _: argparse.Namespace) -> int:
-    print(f"{'id':<22} {'name':<24} {'created':<21} revoked")
+    print(f"{'id':<22} {'name':<24} {'scopes':<26} {'created':<21} revoked")
     for record in await store.list():
         print(
-            f"{record.id:<22} {record.name:<24} {_when(record.created_at):<21} "
-            f"{_when(record.revoked_at)}"
+            f"{record.id:<22} {record.name:<24} {','.join(record.scopes):<26} "
+            f"{_when(record.created_at):<21} {_when(record.revoked_at)}"
         )
     return 0
 
@@ -63,6 +64,13 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     actions = keys.add_subparsers(dest="keys_command", required=True)
     create = actions.add_parser("create", help="make a key and print it once")
     create.add_argument("name", help="who or what the key is for")
+    create.add_argument(
+        "--scope",
+        action="append",
+        choices=SCOPES,
+        help="what it may do (repeat; default: evaluate, read, proxy; admin: everything, "
+        "and the keys API)",
+    )
     create.set_defaults(keys_handler=_create)
     listing = actions.add_parser("list", help="every key: id, name, created, revoked")
     listing.set_defaults(keys_handler=_list)

@@ -19,6 +19,7 @@ from steadfast.services.evaluator.controllers.evaluations import (
     EvaluateController,
     EvaluationController,
 )
+from steadfast.services.evaluator.controllers.keys import KeyController
 from steadfast.services.evaluator.controllers.monitors import MonitorController
 from steadfast.services.evaluator.controllers.position import PositionBiasController
 from steadfast.services.evaluator.controllers.studies import StudyController
@@ -178,6 +179,7 @@ def create_app(
                     PositionBiasController,
                     MonitorController,
                     StudyController,
+                    KeyController,
                 ],
                 guards=[require_api_key],
                 security=[{"apiKey": []}],
@@ -190,6 +192,8 @@ def create_app(
         components=EvaluatorComponents,
         description=package.__doc__ or "",
         unauthorized="No API key, or one unknown or revoked",
+        forbidden="The key lacks the scope the call needs (`read` to read, `evaluate` for the "
+        "rest, `admin` for /v1/keys), named in the problem",
         security_schemes={
             "apiKey": SecurityScheme(
                 type="http",

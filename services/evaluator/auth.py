@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from litestar.connection import ASGIConnection
-from litestar.exceptions import NotAuthorizedException
+from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
 from litestar.handlers.base import BaseRouteHandler
 
 from steadfast.services.evaluator.components import EvaluatorComponents
 from steadfast.services.evaluator.metrics import AUTH_REJECTIONS
+from steadfast.shared.api_keys import Scope, allows
 from steadfast.shared.components import components_of
 from steadfast.shared.guards import presented_key
 
@@ -24,8 +25,28 @@ def _rejected(reason: str, message: str) -> NotAuthorizedException:
     )
 
 
+def needed_scope(
+    connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
+) -> Scope:
+    """What a call needs: a handler's own ``scope`` (the admin API), else ``read`` to read and
+    ``evaluate`` for everything that starts, changes or deletes."""
+    own: Scope | None = handler.opt.get("scope")
+    if own is not None:
+        return own
+    return "read" if connection.scope.get("method") in ("GET", "HEAD") else "evaluate"
+
+
+def lacking(scope: Scope) -> PermissionDeniedException:
+    """The 403 of a key without the scope a call needs, naming it."""
+    AUTH_REJECTIONS.labels("scope").inc()
+    message = f"the API key lacks the scope `{scope}` (steadfast keys create --scope {scope})"
+    return PermissionDeniedException(
+        detail=message, extra=[{"key": "Authorization", "message": message, "source": "header"}]
+    )
+
+
 async def require_api_key(
-    connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler
+    connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
 ) -> None:
     components = components_of(connection.app.state, EvaluatorComponents)
     if components.settings.auth == "open":
@@ -35,5 +56,9 @@ async def require_api_key(
         raise _rejected(
             "missing", "an API key is required: `Authorization: Bearer <key>` or `X-API-Key`"
         )
-    if not await components.api_keys.is_active(key):
+    scopes = await components.api_keys.scopes_of(key)
+    if scopes is None:
         raise _rejected("invalid", "the API key is unknown or revoked")
+    scope = needed_scope(connection, handler)
+    if not allows(scopes, scope):
+        raise lacking(scope)

@@ -22,7 +22,7 @@ EVALUATIONS_FINISHED = Counter(
 )
 AUTH_REJECTIONS = Counter(
     "steadfast_api_auth_rejections_total",
-    "API calls refused for their key, by reason (missing, invalid).",
+    "API calls refused for their key, by reason (missing, invalid, scope).",
     ["reason"],
 )
 POSITION_JOBS_FINISHED = Counter(

@@ -132,12 +132,22 @@ def committed_document(service: str) -> Any:
 
 
 def create_api_key(data_dir: Path) -> str:
-    """A key made as an operator makes one (``steadfast keys create``): its second line."""
+    """A key made as an operator makes one (``steadfast keys create``): its second line; every
+    scope (admin), so that every operation is reached."""
     env = {**os.environ, "STEADFAST_DATA_DIR": str(data_dir)}
     for variable in ("STEADFAST_DATABASE_URL", "STEADFAST_EVALUATOR_DATABASE_URL", "DATABASE_URL"):
         env.pop(variable, None)
     created = subprocess.run(
-        [sys.executable, "-m", "steadfast.cli", "keys", "create", "conformance"],
+        [
+            sys.executable,
+            "-m",
+            "steadfast.cli",
+            "keys",
+            "create",
+            "conformance",
+            "--scope",
+            "admin",
+        ],
         capture_output=True,
         text=True,
         env=env,

@@ -8,10 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from litestar.connection import ASGIConnection
-from litestar.exceptions import NotAuthorizedException
+from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
 from litestar.handlers.base import BaseRouteHandler
 
 from steadfast.services.gateway.components import GatewayComponents
+from steadfast.shared.api_keys import allows
 from steadfast.shared.components import components_of
 from steadfast.shared.guards import (
     INTERNAL_UNAUTHORIZED,
@@ -43,8 +44,15 @@ async def require_caller(
     key = presented_key(connection)
     if key is None:
         raise _rejected("an API key is required: `Authorization: Bearer <key>` or `X-API-Key`")
-    if not await components.keys.is_active(key):
+    scopes = await components.keys.scopes_of(key)
+    if scopes is None:
         raise _rejected("the API key is unknown or revoked")
+    if not allows(scopes, "proxy"):
+        message = "the API key lacks the scope `proxy` (steadfast keys create --scope proxy)"
+        raise PermissionDeniedException(
+            detail=message,
+            extra=[{"key": "Authorization", "message": message, "source": "header"}],
+        )
 
 
 def _rejected(message: str) -> NotAuthorizedException:
@@ -57,6 +65,8 @@ def _rejected(message: str) -> NotAuthorizedException:
 
 #: the 401 an endpoint for callers and the services documents
 CALLER_UNAUTHORIZED = f"{KEY_UNAUTHORIZED}; or, for the services, {INTERNAL_UNAUTHORIZED}"
+#: the 403 of a key without the ``proxy`` scope
+CALLER_FORBIDDEN = "The API key lacks the scope `proxy`"
 #: the 401 an endpoint for callers only documents
 KEY_ONLY_UNAUTHORIZED = KEY_UNAUTHORIZED
 #: either an API key or the services' token (the OpenAPI security of an endpoint for callers)

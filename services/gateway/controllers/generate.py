@@ -10,6 +10,7 @@ from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
 from steadfast.services.gateway.controllers.callers import (
+    CALLER_FORBIDDEN,
     CALLER_SECURITY,
     CALLER_UNAUTHORIZED,
     FOR_SERVICES,
@@ -71,7 +72,10 @@ class GenerateController(Controller):
         summary="One chat completion by a named route (cached, limited, retried)",
         description=MODEL_NAMES,
         status_code=200,
-        responses={**GENERATE_ERROR_RESPONSES, **problem_responses({401: CALLER_UNAUTHORIZED})},
+        responses={
+            **GENERATE_ERROR_RESPONSES,
+            **problem_responses({401: CALLER_UNAUTHORIZED, 403: CALLER_FORBIDDEN}),
+        },
     )
     async def generate(
         self, data: JSONBody[GenerateRequest], strategy_gateway: NamedDependency[StrategyGateway]
@@ -83,7 +87,7 @@ class GenerateController(Controller):
         operation_id="generateCompletionBatch",
         opt={FOR_SERVICES: True},
         security=CALLER_SECURITY,
-        responses=problem_responses({401: CALLER_UNAUTHORIZED}),
+        responses=problem_responses({401: CALLER_UNAUTHORIZED, 403: CALLER_FORBIDDEN}),
         summary="Many generate requests, answered in order, each with its result or its error",
         description=MODEL_NAMES,
         status_code=200,
@@ -103,7 +107,7 @@ class GenerateController(Controller):
         operation_id="listModels",
         summary="The model routes (never their keys)",
         security=CALLER_SECURITY,
-        responses=problem_responses({401: KEY_ONLY_UNAUTHORIZED}),
+        responses=problem_responses({401: KEY_ONLY_UNAUTHORIZED, 403: CALLER_FORBIDDEN}),
     )
     async def list_models(self, model_gateway: NamedDependency[ModelGateway]) -> ModelList:
         routes = list(model_gateway.routes.values())

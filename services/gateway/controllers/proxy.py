@@ -21,6 +21,7 @@ from litestar.params import JSONBody
 from litestar.response import Stream
 
 from steadfast.services.gateway.controllers.callers import (
+    CALLER_FORBIDDEN,
     CALLER_SECURITY,
     KEY_UNAUTHORIZED,
     require_caller,
@@ -105,6 +106,7 @@ class ChatCompletionsController(Controller):
             )
             for status, description in {
                 401: KEY_UNAUTHORIZED,
+                403: CALLER_FORBIDDEN,
                 400: "Invalid request; also an OpenAI option the proxy does not honour set to "
                 "anything but its neutral value (`n` 1, `top_p` 1, penalties 0, no `logit_bias`, "
                 "`logprobs`, `tools`, a text `response_format`)",

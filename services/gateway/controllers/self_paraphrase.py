@@ -7,6 +7,7 @@ from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
 from steadfast.services.gateway.controllers.callers import (
+    CALLER_FORBIDDEN,
     CALLER_SECURITY,
     CALLER_UNAUTHORIZED,
     require_caller,
@@ -44,6 +45,7 @@ class SelfParaphraseController(Controller):
                     400: "Invalid request; also when both or neither of `question` and "
                     "`messages` are given",
                     401: CALLER_UNAUTHORIZED,
+                    403: CALLER_FORBIDDEN,
                 }
             ),
         },

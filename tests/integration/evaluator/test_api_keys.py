@@ -128,3 +128,66 @@ def test_the_services_a_local_launcher_starts_run_open_unless_told_otherwise(
     assert told[AUTH_VARIABLE] == "keys"
     monkeypatch.setenv(AUTH_VARIABLE, "keys")
     assert Supervisor().environment()[AUTH_VARIABLE] == "keys"
+
+
+async def test_a_key_does_only_what_its_scopes_allow_and_403_names_the_missing_one(
+    guarded: AsyncTestClient[Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    reader = (await keys("create", "dashboard", "--scope", "read", capsys=capsys))[1]
+    headers = {"Authorization": f"Bearer {reader}"}
+    assert (await guarded.get("/v1/evaluations", headers=headers)).status_code == 200
+    refused = await guarded.post("/v1/evaluations", json=job_body(), headers=headers)
+    assert refused.status_code == 403, refused.text
+    problem = refused.json()
+    assert "`evaluate`" in problem["detail"] and problem["errors"][0]["field"] == "Authorization"
+    assert (await guarded.get("/v1/keys", headers=headers)).status_code == 403
+    listed = await keys("list", capsys=capsys)
+    assert any("dashboard" in line and "read" in line and "evaluate" not in line for line in listed)
+
+
+async def test_the_admin_api_makes_lists_and_revokes_keys(
+    guarded: AsyncTestClient[Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    admin = (await keys("create", "operator", "--scope", "admin", capsys=capsys))[1]
+    headers = {"Authorization": f"Bearer {admin}"}
+    made = await guarded.post(
+        "/v1/keys", json={"name": "ci", "scopes": ["evaluate", "read"]}, headers=headers
+    )
+    assert made.status_code == 201, made.text
+    created = made.json()
+    assert created["key"].startswith("sf_") and created["scopes"] == ["evaluate", "read"]
+    new = {"Authorization": f"Bearer {created['key']}"}
+    assert (await guarded.post("/v1/evaluations", json=job_body(), headers=new)).status_code == 202
+    listing = (await guarded.get("/v1/keys", headers=headers)).json()["keys"]
+    assert {key["name"] for key in listing} >= {"operator", "ci"}
+    assert all("key" not in key for key in listing)  # shown once, never again
+    revoked = await guarded.delete(f"/v1/keys/{created['id']}", headers=headers)
+    assert revoked.status_code == 204
+    assert (await guarded.get("/v1/evaluations", headers=new)).status_code == 401
+    again = await guarded.delete(f"/v1/keys/{created['id']}", headers=headers)
+    assert again.status_code == 404 and again.json()["errors"][0]["field"] == "key_id"
+    bad = await guarded.post("/v1/keys", json={"name": "x", "scopes": ["root"]}, headers=headers)
+    assert bad.status_code == 400 and bad.json()["errors"][0]["field"].startswith("scopes")
+
+
+async def test_keys_made_before_scopes_keep_what_they_could_do(database_url: str) -> None:
+    """Migration 0015 gives every existing key evaluate, read and proxy, not admin."""
+    from steadfast.shared.api_keys import ApiKeyStore, key_hash
+    from steadfast.shared.db import create_engine, downgrade, migrate
+
+    engine = create_engine(database_url)
+    try:
+        await migrate(engine, "evaluator", "0014")
+        async with engine.begin() as connection:
+            await connection.execute(
+                sa.text(
+                    "INSERT INTO evaluator_api_keys (id, name, key_hash, created_at) "
+                    "VALUES ('key-old', 'old', :hash, 1.0)"
+                ),
+                {"hash": key_hash("sf_old")},
+            )
+        await migrate(engine, "evaluator")
+        assert await ApiKeyStore(engine).scopes_of("sf_old") == {"evaluate", "read", "proxy"}
+        await downgrade(engine, "evaluator", "0014")  # and back, on both databases
+    finally:
+        await engine.dispose()

@@ -83,7 +83,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeyedGateway]:
 
 
 def created_key(gateway: KeyedGateway, name: str) -> tuple[str, str]:
-    """(the key's id, the key)."""
+    """(the key's id, the key), with the default scopes (proxy among them)."""
     lines = gateway.keys("create", name).splitlines()
     key_id = re.search(r"created (key-\w+)", lines[0])
     assert key_id is not None, lines
@@ -110,6 +110,13 @@ def test_a_key_of_the_store_is_served_and_no_key_raises_the_sdk_s_error(
         assert isinstance(body, dict) and body.get("code") == "invalid_api_key", body
     with pytest.raises(openai.AuthenticationError):
         gateway.client("sf_not-a-key").models.list()
+
+
+def test_a_key_without_the_proxy_scope_is_forbidden(gateway: KeyedGateway) -> None:
+    lines = gateway.keys("create", "reader", "--scope", "read").splitlines()
+    with pytest.raises(openai.PermissionDeniedError) as refused:
+        ask(gateway.client(lines[1]))
+    assert "`proxy`" in str(refused.value)
 
 
 def test_a_revoked_key_stops_working_within_the_verdicts_lifetime(gateway: KeyedGateway) -> None:
