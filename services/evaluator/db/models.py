@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from steadfast.shared.api_keys import api_keys as shared_api_keys
 from steadfast.shared.db import new_metadata
 
 metadata = new_metadata()
@@ -188,8 +189,9 @@ answers = sa.Table(
     ),
 )
 
-# the API keys' table (evaluator_api_keys) is defined in shared/api_keys.py: the gateway
-# reads it too
+#: the API keys' table is defined in shared/api_keys.py (the gateway reads it too); the
+#: evaluator's migrations make it, so it belongs to the evaluator's tables
+api_keys = shared_api_keys.to_metadata(metadata)
 
 #: positional-bias evaluations run as jobs: the request (its items resolved) and, once finished,
 #: the result, both as JSON; a job is run whole by the worker holding its lease (the gateway's
