@@ -77,12 +77,25 @@ def _tune_sqlite(dbapi_connection: Any, _: Any) -> None:
     cursor.close()
 
 
+#: the longest a PostgreSQL statement may take: a connection the server dropped without a reset
+#: (a failover, a network partition) would otherwise leave its caller waiting for ever
+STATEMENT_TIMEOUT_S = 60.0
+#: the longest connecting to PostgreSQL may take
+CONNECT_TIMEOUT_S = 10.0
+
+
 def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
     if is_sqlite(url):
         engine = create_async_engine(url, connect_args={"timeout": 30})
         event.listen(engine.sync_engine, "connect", _tune_sqlite)
         return engine
-    return create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+    return create_async_engine(
+        url,
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_pre_ping=True,
+        connect_args={"command_timeout": STATEMENT_TIMEOUT_S, "timeout": CONNECT_TIMEOUT_S},
+    )
 
 
 #: SQLSTATEs of a lost connection: class 08 (connection exception) and 57P01-57P03 (an

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
+from steadfast.shared import db
 from steadfast.shared.db import is_connection_loss
 
 
@@ -46,3 +49,20 @@ def test_a_statement_s_own_fault_is_none() -> None:
     assert not is_connection_loss(OperationalError("x", None, sqlite3.OperationalError("locked")))
     # one lane's bug among lost connections is still a bug
     assert not is_connection_loss(ExceptionGroup("lanes", [ConnectionResetError(), KeyError()]))
+
+
+async def test_a_postgresql_statement_that_never_answers_is_given_up(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A statement whose answer never comes (the server gone without a reset) ends in a
+    TimeoutError instead of holding its caller for ever; the engine works on after it."""
+    monkeypatch.setattr(db, "STATEMENT_TIMEOUT_S", 0.5)
+    engine = db.create_engine(postgres_url)
+    try:
+        with pytest.raises(TimeoutError):
+            async with engine.connect() as connection:
+                await connection.execute(sa.text("SELECT pg_sleep(5)"))
+        async with engine.connect() as connection:
+            assert (await connection.execute(sa.text("SELECT 1"))).scalar() == 1
+    finally:
+        await engine.dispose()

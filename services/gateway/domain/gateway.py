@@ -30,6 +30,9 @@ logger = logging.getLogger(__name__)
 
 #: a lookup slower than this (a locked SQLite file, an exhausted pool) counts as a miss
 CACHE_LOOKUP_TIMEOUT_S = 5.0
+#: a store slower than this is given up (the answer is still returned): callers waiting on a
+#: shared call must not wait on a database that does not answer
+CACHE_STORE_TIMEOUT_S = 10.0
 
 BackendFactory = Callable[[Route], Backend]
 
@@ -376,7 +379,10 @@ class ModelGateway:
     async def _cache_put(self, key: str, route: Route, completion: Completion) -> None:
         assert self._cache is not None
         try:
-            await self._cache.put(key, route, completion)
+            async with asyncio.timeout(CACHE_STORE_TIMEOUT_S):
+                await self._cache.put(key, route, completion)
+        except TimeoutError:
+            logger.warning("storing a response in the cache timed out; not cached")
         except Exception:
             logger.exception("storing a response in the cache failed")
 

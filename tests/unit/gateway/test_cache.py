@@ -335,6 +335,31 @@ async def test_a_stalled_cache_lookup_counts_as_a_miss(
     assert response.text == "Paris" and response.cached is False
 
 
+async def test_a_stalled_cache_store_still_answers_every_caller(
+    fake: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database that takes the write and never answers (a connection lost without a reset)
+    must not hold the callers of the call, nor identical callers that joined it."""
+
+    class StalledStore:
+        async def get(self, key: str) -> Completion | None:
+            return None
+
+        async def put(self, key: str, route: Any, completion: Completion) -> None:
+            await asyncio.sleep(60)
+
+        async def close(self) -> None:
+            return None
+
+    monkeypatch.setattr(gateway_module, "CACHE_STORE_TIMEOUT_S", 0.2)
+    gateway = gateway_for(route_to("openai", fake), cache=StalledStore())
+    first, joined = await asyncio.wait_for(
+        asyncio.gather(gateway.generate(ask()), gateway.generate(ask())), 5
+    )
+    await gateway.close()
+    assert first.text == joined.text == "Paris" and fake.call_count == 1
+
+
 async def test_closing_lets_a_call_its_caller_left_store_its_answer(database_url: str) -> None:
     database = Database("gateway", database_url)
     await database.migrate()
