@@ -56,6 +56,18 @@ class ApiKey:
     scopes: tuple[Scope, ...] = DEFAULT_SCOPES
 
 
+@dataclass(frozen=True)
+class KeyGrant:
+    """What an active key presented with a request stands for: which key (its id, never the
+    key) and what it may do. Guards put it on the request (``connection.state.api_key``)."""
+
+    key_id: str
+    scopes: frozenset[str]
+
+    def allows(self, needed: Scope) -> bool:
+        return allows(self.scopes, needed)
+
+
 def allows(scopes: frozenset[str], needed: Scope) -> bool:
     """Whether a key of ``scopes`` may do what needs ``needed`` (admin may do anything)."""
     return needed in scopes or "admin" in scopes
@@ -119,14 +131,14 @@ class ApiKeyStore:
             result = await connection.execute(statement)
         return bool(result.rowcount)
 
-    async def scopes_of(self, key: str) -> frozenset[str] | None:
-        """What an active key may do; None for a key unknown or revoked."""
-        query = sa.select(api_keys.c.scopes).where(
+    async def grant_of(self, key: str) -> KeyGrant | None:
+        """What an active key stands for; None for a key unknown or revoked."""
+        query = sa.select(api_keys.c.id, api_keys.c.scopes).where(
             api_keys.c.key_hash == key_hash(key), api_keys.c.revoked_at.is_(None)
         )
         async with self.engine.connect() as connection:
             row = (await connection.execute(query)).first()
-        return frozenset(_scopes(row.scopes)) if row is not None else None
+        return KeyGrant(row.id, frozenset(_scopes(row.scopes))) if row is not None else None
 
 
 class CachedKeyCheck:
@@ -139,16 +151,16 @@ class CachedKeyCheck:
         self.store = store
         self.ttl_s = ttl_s
         self.clock = clock
-        self._verdicts: dict[str, tuple[frozenset[str] | None, float]] = {}
+        self._verdicts: dict[str, tuple[KeyGrant | None, float]] = {}
 
-    async def scopes_of(self, key: str) -> frozenset[str] | None:
+    async def grant_of(self, key: str) -> KeyGrant | None:
         digest = key_hash(key)
         now = self.clock()
         remembered = self._verdicts.get(digest)
         if remembered is not None and remembered[1] > now:
             return remembered[0]
-        scopes = await self.store.scopes_of(key)
+        grant = await self.store.grant_of(key)
         if len(self._verdicts) >= MAX_REMEMBERED:  # guessed keys must not grow it without end
             self._verdicts.clear()
-        self._verdicts[digest] = (scopes, now + self.ttl_s)
-        return scopes
+        self._verdicts[digest] = (grant, now + self.ttl_s)
+        return grant

@@ -11,7 +11,7 @@ from litestar.handlers.base import BaseRouteHandler
 
 from steadfast.services.evaluator.components import EvaluatorComponents
 from steadfast.services.evaluator.metrics import AUTH_REJECTIONS
-from steadfast.shared.api_keys import Scope, allows
+from steadfast.shared.api_keys import Scope
 from steadfast.shared.components import components_of
 from steadfast.shared.guards import presented_key
 
@@ -56,9 +56,10 @@ async def require_api_key(
         raise _rejected(
             "missing", "an API key is required: `Authorization: Bearer <key>` or `X-API-Key`"
         )
-    scopes = await components.api_keys.scopes_of(key)
-    if scopes is None:
+    grant = await components.api_keys.grant_of(key)
+    if grant is None:
         raise _rejected("invalid", "the API key is unknown or revoked")
     scope = needed_scope(connection, handler)
-    if not allows(scopes, scope):
+    if not grant.allows(scope):
         raise lacking(scope)
+    connection.state.api_key = grant

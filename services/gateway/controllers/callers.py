@@ -12,7 +12,6 @@ from litestar.exceptions import NotAuthorizedException, PermissionDeniedExceptio
 from litestar.handlers.base import BaseRouteHandler
 
 from steadfast.services.gateway.components import GatewayComponents
-from steadfast.shared.api_keys import allows
 from steadfast.shared.components import components_of
 from steadfast.shared.guards import (
     INTERNAL_UNAUTHORIZED,
@@ -44,10 +43,11 @@ async def require_caller(
     key = presented_key(connection)
     if key is None:
         raise _rejected("an API key is required: `Authorization: Bearer <key>` or `X-API-Key`")
-    scopes = await components.keys.scopes_of(key)
-    if scopes is None:
+    grant = await components.keys.grant_of(key)
+    if grant is None:
         raise _rejected("the API key is unknown or revoked")
-    if not allows(scopes, "proxy"):
+    connection.state.api_key = grant
+    if not grant.allows("proxy"):
         message = "the API key lacks the scope `proxy` (steadfast keys create --scope proxy)"
         raise PermissionDeniedException(
             detail=message,
