@@ -1,16 +1,19 @@
 """The cheap steps of answer equivalence, tried in order before any judge call: abstentions (their
 own cluster), normalised text, numbers (the same values, in any form, or different ones), the
 short answer a sentence states (what is left once the question's words and function words are
-taken out), and initials ("USA" / "United States of America")."""
+taken out), a name and its last word ("Einstein" / "Albert Einstein"), and initials ("USA" /
+"United States of America")."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
 from steadfast.shared.answers import factual_tokens, is_abstention, normalize_factual
+from steadfast.shared.inflections import word_forms
 from steadfast.shared.language import detect_language
 from steadfast.shared.quantities.mention import Mention
 from steadfast.shared.quantities.reading import mentions
@@ -117,6 +120,7 @@ _DECLINING = frozenset(
 _DIGITS = re.compile(r"\d+")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_LETTERS = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 
 @dataclass(frozen=True)
@@ -129,11 +133,18 @@ class Decision:
 
 def _core(question: str, answer: str) -> list[str]:
     """What an answer states beyond the question and function words ("The capital of France is
-    Paris." → ["paris"]); a bold span, when there is one, is the answer."""
+    Paris." → ["paris"]); a question's word in another form is the question's ("When did the war
+    end?" → "It ended in 1945." → ["1945"]); a bold span, when there is one, is the answer."""
     bold = _BOLD.search(answer)
     text = bold.group(1) if bold else answer
-    asked = set(factual_tokens(question))
+    asked = _asked(question)
     return [t for t in factual_tokens(text) if t not in asked and t not in _FILLER]
+
+
+@functools.lru_cache(maxsize=1024)
+def _asked(question: str) -> frozenset[str]:
+    """The question's words in every form (``shared.inflections``)."""
+    return frozenset(form for word in factual_tokens(question) for form in word_forms(word))
 
 
 def _quantities(text: str, language: str) -> list[Mention]:
@@ -224,6 +235,21 @@ def _by_short_answer(question: str, first: str, second: str) -> bool | None:
     return True if core and core == _core(question, second) else None
 
 
+def _by_short_name(question: str, first: str, second: str) -> bool | None:
+    """ "Einstein" / "Albert Einstein", "Everest" / "Mount Everest": a name and its last word,
+    when all the longer answer states is that name (two to four capitalised words)."""
+    answers = ((_core(question, first), first), (_core(question, second), second))
+    (short, short_text), (long, long_text) = sorted(answers, key=lambda answer: len(answer[0]))
+    if len(short) != 1 or not 2 <= len(long) <= 4 or len(short[0]) < 3:
+        return None
+    named = short[0] == long[-1] and short[0] in _capitalised(short_text)
+    return True if named and set(long) <= _capitalised(long_text) else None
+
+
+def _capitalised(text: str) -> set[str]:
+    return {word.lower() for word in _LETTERS.findall(text) if word[0].isupper()}
+
+
 def _by_initials(question: str, first: str, second: str) -> bool | None:
     short, long = sorted((first.strip().strip("."), second.strip().strip(".")), key=len)
     core = " ".join(_core(question, long)).title()
@@ -236,6 +262,7 @@ STEPS: tuple[tuple[str, Callable[[str, str, str], bool | None]], ...] = (
     ("normalised", _by_normalised_text),
     ("numbers", _by_numbers),
     ("short answer", _by_short_answer),
+    ("short name", _by_short_name),
     ("initials", _by_initials),
 )
 

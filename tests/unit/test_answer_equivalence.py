@@ -81,10 +81,38 @@ CAPITAL = "What is the capital of France?"
             True,
             ("short answer"),
         ),
+        # the question's own words in another form are the question's
+        ("When did World War II end?", "1945", "World War II ended in 1945.", True, "short answer"),
+        ("When was it released?", "2002", "It was first released in 2002.", True, "numbers"),
+        (
+            "Who wrote Emma?",
+            "Jane Austen",
+            "Emma was written by Jane Austen.",
+            True,
+            "short answer",
+        ),
+        (
+            "Who did she lose to?",
+            "Hasnain Masoodi",
+            "She lost to Hasnain Masoodi.",
+            True,
+            "short answer",
+        ),
+        ("What did he play?", "Violin", "He played the violin.", True, "short answer"),
+        ("What did he play?", "Violin", "He played the viola.", None, "undecided"),
+        # a name and its last word
+        ("Who built the bomb?", "Edward Teller", "Teller", True, "short name"),
+        ("Who painted it?", "Rosalba Carriera", "**Carriera**", True, "short name"),
+        ("Which mountain?", "Everest", "Mount Everest", True, "short name"),
+        ("Who is she?", "Hilton", "Paris Hilton", True, "short name"),
         # initials
         ("Which country?", "USA", "the United States of America", True, "initials"),
         # traps the cheap steps must leave to the judge, never merge
         ("Who is she?", "Paris", "Paris Hilton", None, "undecided"),
+        ("Which university?", "Alabama", "Alabama State", None, "undecided"),
+        ("Who was president?", "John Adams", "John Quincy Adams", None, "undecided"),
+        ("Who was president?", "Adams", "the adams family", None, "undecided"),
+        ("Who lost to him?", "Smith", "Jones beat Smith.", None, "undecided"),
         (CAPITAL, "Paris", "Not Paris, it's Lyon.", None, "undecided"),
         (CAPITAL, "Paris", "Lyon", None, "undecided"),
     ],

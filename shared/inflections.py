@@ -1,0 +1,42 @@
+"""English word forms, for telling a question's own words in an answer: "When did the war
+end?" → "The war ended in 1945." states "1945" (``ended`` is the question's ``end``), "Who
+wrote it?" → "It was written by Jane Austen." states "Jane Austen"."""
+
+from __future__ import annotations
+
+import functools
+
+#: irregular verbs, each with its forms; a word of one of these lines stands for every other
+_IRREGULAR = """
+be was were been is are am; become became; begin began begun; bear bore born borne; buy bought;
+bring brought; build built; catch caught; choose chose chosen; come came; do did done does;
+draw drew drawn; drive drove driven; eat ate eaten; fall fell fallen; feel felt; fight fought;
+find found; fly flew flown flies; forget forgot forgotten; get got gotten; give gave given;
+go went gone goes; grow grew grown; have has had; hold held; keep kept; know knew known;
+lead led; leave left; lose lost; make made; meet met; pay paid; ride rode ridden; rise rose risen;
+run ran; say said says; see saw seen; sell sold; send sent; shoot shot; sing sang sung;
+sink sank sunk; sit sat; speak spoke spoken; spend spent; stand stood; steal stole stolen;
+swim swam swum; take took taken; teach taught; tell told; think thought; throw threw thrown;
+wear wore worn; win won; write wrote written
+"""
+_GROUPS = [frozenset(line.split()) for line in _IRREGULAR.replace("\n", " ").split(";")]
+_IRREGULAR_FORMS = {form: group for group in _GROUPS for form in group}
+
+
+@functools.lru_cache(maxsize=4096)
+def word_forms(word: str) -> frozenset[str]:
+    """``word`` and the forms an English verb or noun of it takes: -s, -es, -ed, -d, -ing, a
+    final y as -ied/-ies, a doubled final consonant ("commit" → "committed"), and the forms of
+    an irregular verb ("lose" → "lost", "written" → "write", "wrote"). Generous on purpose: a
+    form no word has is never met in an answer."""
+    forms = {word} | _IRREGULAR_FORMS.get(word, frozenset())
+    if len(word) < 3 or not word.isalpha():
+        return frozenset(forms)
+    forms |= {word + "s", word + "es", word + "ed", word + "d", word + "ing"}
+    if word.endswith("e"):
+        forms.add(word[:-1] + "ing")
+    if word.endswith("y"):
+        forms |= {word[:-1] + "ied", word[:-1] + "ies"}
+    if word[-1] not in "aeiouwxy":
+        forms |= {word + word[-1] + "ed", word + word[-1] + "ing"}
+    return frozenset(forms)
