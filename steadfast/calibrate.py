@@ -58,7 +58,7 @@ AUDIT_KEEP = 0.95
 MIN_JUDGED_CHANGES = 10
 TASKS: tuple[Task, ...] = ("factual", "math", "choice")
 #: the stages a pair can be rejected by before it reaches the judge
-BEFORE_JUDGE = ("form", "lexical", "numbers", "semantic")
+BEFORE_JUDGE = ("form", "direction", "lexical", "numbers", "semantic")
 
 
 class PairsError(ValueError):

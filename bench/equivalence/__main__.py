@@ -69,6 +69,7 @@ class Pair:
     cosine: float = 0.0
     numbers_differ: bool = False
     statement: bool = False
+    turned: bool = False
     judge: float | None = None
     audit: float | None = None
     votes: dict[str, list[float | None]] = field(default_factory=dict)
@@ -155,7 +156,12 @@ async def cheap_stages(client: VerifyClient, pairs: list[Pair]) -> None:
             original=original,
             candidates=candidates,
             stages=VerifyStages(
-                form=True, lexical=True, numbers=True, judge=False, semantic="embedding"
+                form=True,
+                direction=True,
+                lexical=True,
+                numbers=True,
+                judge=False,
+                semantic="embedding",
             ),
             thresholds=VerifyThresholds(overlap=1.0, embedding=-1.0),
             explain_all=True,
@@ -164,6 +170,7 @@ async def cheap_stages(client: VerifyClient, pairs: list[Pair]) -> None:
     def record(pair: Pair, verdict: CandidateVerdict) -> None:
         pair.overlap, pair.cosine = verdict.overlap or 0.0, verdict.semantic or 0.0
         pair.statement = verdict.deciding_stage == "form"
+        pair.turned = verdict.deciding_stage == "direction"
         pair.numbers_differ = verdict.deciding_stage == "numbers"
 
     await _per_original(client, pairs, scores, record, concurrency=2)
@@ -203,7 +210,9 @@ async def judge(
         return VerifyRequest(
             original=original,
             candidates=candidates,
-            stages=VerifyStages(lexical=False, numbers=False, judge=True, semantic="off"),
+            stages=VerifyStages(
+                direction=False, lexical=False, numbers=False, judge=True, semantic="off"
+            ),
             thresholds=VerifyThresholds(judge_p_yes=0.0, audit_p_yes=0.0),
             judge_model=model,
             audit=True,
@@ -248,8 +257,8 @@ Rule = Callable[[Pair], bool]  # True: accepted as equivalent
 
 
 def numbers_kept(pair: Pair) -> bool:
-    """Quantity invariance, and (run before it) the form check."""
-    return not pair.numbers_differ and not pair.statement
+    """Quantity invariance, and (run before it) the form and direction checks."""
+    return not pair.numbers_differ and not pair.statement and not pair.turned
 
 
 def lexically_new(pair: Pair) -> bool:
@@ -352,7 +361,7 @@ def report(
             pairs,
             {
                 f"lexical overlap < {OVERLAP}": lexically_new,
-                "form and quantity invariance": numbers_kept,
+                "form, direction and quantity invariance": numbers_kept,
                 f"embedding cosine >= {EMBEDDING}": cosine_ok,
             },
         ),
@@ -394,7 +403,20 @@ def report(
         f"{sum(p.equivalent for p in removed)} faithful rewordings."
     )
     out.append(by_kind("Per kind, at the defaults", judged, defaults(thresholds)))
+    out.append(passed_changes(accepted, thresholds))
     return "\n".join(out)
+
+
+def passed_changes(accepted: list[Pair], thresholds: Thresholds) -> str:
+    """Every meaning change the defaults accept, in full, for a reader to judge."""
+    changes = [p for p in accepted if not p.equivalent]
+    lines = [f"\nThe {len(changes)} meaning changes the defaults accept"]
+    for pair in changes:
+        lines.append(
+            f"- {pair.id} ({pair.kind}, judge {pair.judge or 0:.2f}): {pair.original!r} → "
+            f"{pair.candidate!r}"
+        )
+    return "\n".join(lines)
 
 
 async def thresholds_of(
@@ -411,7 +433,9 @@ async def prompt_versions(client: VerifyClient, model: str) -> tuple[str, str]:
         VerifyRequest(
             original="How old is Ann?",
             candidates=["What is Ann's age?"],
-            stages=VerifyStages(lexical=False, numbers=False, judge=True, semantic="off"),
+            stages=VerifyStages(
+                direction=False, lexical=False, numbers=False, judge=True, semantic="off"
+            ),
             thresholds=VerifyThresholds(judge_p_yes=0.0, audit_p_yes=0.0),
             judge_model=model,
             audit=True,

@@ -15,7 +15,7 @@ from steadfast.shared.contracts.gateway import ModelCalls
 #: documented fallback); the response names the one that ran
 SemanticCheck = Literal["auto", "embedding", "nli", "off"]
 #: ``audit``: the judge's second, differently worded question (docs/method.md §1.4 "Audit")
-Stage = Literal["form", "lexical", "numbers", "judge", "semantic", "audit"]
+Stage = Literal["form", "direction", "lexical", "numbers", "judge", "semantic", "audit"]
 
 Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 
@@ -26,6 +26,10 @@ class VerifyStages(Contract, kw_only=True):
     #: a rewording of a question or a request is a question or a request, never a statement
     #: (which may answer it): this service's addition, a cheap guard the judge needs
     form: bool = True
+    #: a rewording asks for the same end of a scale ("largest" never becomes "smallest", "first"
+    #: never "last", "start" never "stop"): this service's addition, as the judge reads such a
+    #: turned question as the same one
+    direction: bool = True
     lexical: bool = True
     #: quantity invariance (docs/method.md §1.1 step 3): reject a candidate that lacks a number
     #: of the original (digits, words, ordinals, fractions, percentages, amounts, years, in

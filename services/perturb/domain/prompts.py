@@ -98,6 +98,8 @@ FEEDBACK: dict[str, str] = {
     "and use other words, but keep every name and number",
     "duplicate": "repeats of earlier rewordings; write new ones",
     "numbers": "a number was changed, dropped or added; keep every number exactly",
+    "direction": "what is asked was turned round (largest became smallest, first became last, "
+    "start became stop); ask for the same end",
     "judge": "the meaning changed; ask exactly the same thing, with every name, number and "
     "condition",
     "semantic": "they drifted from the question; stay close to its meaning",

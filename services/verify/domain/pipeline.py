@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from steadfast.services.verify.domain.direction import direction_difference
 from steadfast.services.verify.domain.form import form_difference
 from steadfast.services.verify.domain.judge import Judge, JudgeOutcome, JudgeUnavailable
 from steadfast.services.verify.domain.lexical import max_overlap, overlap
@@ -119,6 +120,9 @@ async def verify(
     if request.stages.form:
         run.stages_run.append("form")
         _form(run)
+    if request.stages.direction:
+        run.stages_run.append("direction")
+        _direction(run)
     if request.stages.lexical:
         run.stages_run.append("lexical")
         _lexical(run)
@@ -158,6 +162,13 @@ def _form(run: _Run) -> None:
         difference = form_difference(run.request.original, candidate.text)
         if difference:
             candidate.reject("form", difference)
+
+
+def _direction(run: _Run) -> None:
+    for candidate in run.pending():
+        difference = direction_difference(run.request.original, candidate.text)
+        if difference:
+            candidate.reject("direction", difference)
 
 
 def _lexical(run: _Run) -> None:

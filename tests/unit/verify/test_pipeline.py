@@ -58,7 +58,7 @@ async def test_stages_run_cheapest_first_and_stop_at_the_first_rejection() -> No
         (False, "numbers"),
         (False, "form"),
     ]
-    assert result.stages_run == ["form", "lexical", "numbers", "semantic", "judge"]
+    assert result.stages_run == ["form", "direction", "lexical", "numbers", "semantic", "judge"]
     assert result.semantic_check == "embedding"
     assert result.results[0].overlap == 1.0 and result.results[0].semantic is None
     # only the two candidates that passed the cheaper stages reached the judge, in both orders
@@ -223,7 +223,7 @@ async def test_the_numbers_stage_rejects_changed_quantities() -> None:
         stages=VerifyStages(lexical=False, judge=False, semantic="off"),
     )
     result = await verify(request, judge=None, semantic=None)
-    assert result.stages_run == ["form", "numbers"]
+    assert result.stages_run == ["form", "direction", "numbers"]
     assert [r.accepted for r in result.results] == [True, False, False]
     assert result.results[1].reason == 'numbers differ from the original: missing "3"; added "5"'
     assert result.results[2].reason == 'numbers differ from the original: missing "3"'

@@ -15,7 +15,9 @@ from steadfast.shared.contracts.verify import VerifyRequest, VerifyStages, Verif
 from tests.unit.verify.fakes import FakeGateway, gateway_error, response, user_text
 
 ORIGINAL = "Who wrote the play Romeo and Juliet?"
-NO_CHEAP_STAGES = VerifyStages(form=False, lexical=False, numbers=False, semantic="off")
+NO_CHEAP_STAGES = VerifyStages(
+    form=False, direction=False, lexical=False, numbers=False, semantic="off"
+)
 
 
 def _p_yes_by_candidate(scores: dict[str, float], audit: dict[str, float] | None = None):  # type: ignore[no-untyped-def]

@@ -1,0 +1,93 @@
+"""The direction check: a rewording asks for the same end of a scale. "What is the largest ocean?"
+→ "Which ocean is the smallest?", "Who is faster, a tortoise or a hare?" → "Which is slower?",
+"When did production start?" → "When did it stop?" keep every name and nearly every word, and a
+small judge reads them as the same question; the answer is another one.
+
+Only the asking sentence is compared (the last one with a question mark, else the last one): a
+maths problem's story may say "starts" where its rewording says "at the end" without asking
+anything else. A word after "least", "less", "not", "no" or "never" counts for the other end
+("the least expensive" is "the cheapest"). A candidate is refused only when the original names
+one end and not the other, and the candidate the other and not the first: a rewording that
+drops the word, or keeps both, is left to the other checks. English only.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: the two ends of each scale, with their forms
+_SCALES = """
+fast faster fastest quick quicker quickest | slow slower slowest
+large larger largest big bigger biggest great greater greatest huge | small smaller smallest little tiny tinier tiniest
+high higher highest tall taller tallest | low lower lowest
+long longer longest | short shorter shortest brief
+old older oldest elder eldest | young younger youngest new newer newest
+heavy heavier heaviest | light lighter lightest
+hot hotter hottest warm warmer warmest | cold colder coldest cool cooler coolest
+many | few fewer fewest
+first earliest | last latest final
+before | after
+start started starts starting begin began begun beginning | stop stopped stops end ended ends finish finished
+win won wins | lose lost loses
+rich richer richest | poor poorer poorest
+deep deeper deepest | shallow shallower shallowest
+far farther farthest further furthest | near nearer nearest close closer closest
+north northern | south southern
+east eastern | west western
+harmful dangerous unsafe | safe harmless
+increase increased increases rise rose | decrease decreased decreases fall fell drop dropped
+maximum max | minimum min
+best | worst
+strong stronger strongest | weak weaker weakest
+expensive | cheap cheaper cheapest
+wide wider widest | narrow narrower narrowest
+thick thicker thickest | thin thinner thinnest
+bright brighter brightest | dark darker darkest
+spicy spicier spiciest | mild milder mildest
+"""  # noqa: E501
+_ENDS = [
+    (frozenset(one.split()), frozenset(other.split()))
+    for one, other in (line.split("|") for line in _SCALES.strip().splitlines())
+]
+#: a word after one of these names the other end of its scale
+_TURNING = frozenset({"least", "less", "not", "no", "never"})
+_WORD = re.compile(r"[a-z]+")
+_SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")
+
+
+def direction_difference(original: str, candidate: str) -> str | None:
+    """Why ``candidate`` asks for the other end of a scale than ``original`` ("asks 'smallest'
+    where the original asks 'largest'"), or None."""
+    asked, reworded = _asking_words(original), _asking_words(candidate)
+    for one, other in _ENDS:
+        first, second = _ends_named(asked, one, other), _ends_named(reworded, one, other)
+        for named, opposite, now_named, now_opposite in (
+            (first[0], first[1], second[0], second[1]),
+            (first[1], first[0], second[1], second[0]),
+        ):
+            if named and not opposite and now_opposite and not now_named:
+                return f"asks '{min(now_opposite)}' where the original asks '{min(named)}'"
+    return None
+
+
+def _asking_words(text: str) -> list[str]:
+    sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip()]
+    asking = [s for s in sentences if "?" in s] or sentences or [text]
+    return _WORD.findall(asking[-1].lower())
+
+
+def _ends_named(
+    words: list[str], one: frozenset[str], other: frozenset[str]
+) -> tuple[set[str], set[str]]:
+    """The words of ``words`` that name each end of the scale, as written; a turned word
+    ("least expensive") at the other end."""
+    first: set[str] = set()
+    second: set[str] = set()
+    for index, word in enumerate(words):
+        turning = words[index - 1] if index > 0 and words[index - 1] in _TURNING else ""
+        written = f"{turning} {word}" if turning else word
+        if word in one:
+            (second if turning else first).add(written)
+        if word in other:
+            (first if turning else second).add(written)
+    return first, second

@@ -1,0 +1,71 @@
+"""The direction check (``services/verify/domain/direction.py``): a rewording asks for the same
+end of a scale."""
+
+from __future__ import annotations
+
+import pytest
+
+from steadfast.services.verify.domain.direction import direction_difference
+from steadfast.services.verify.domain.pipeline import verify
+from steadfast.shared.contracts.verify import VerifyRequest, VerifyStages
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "turned"),
+    [
+        ("What is the largest ocean on Earth?", "Which of the oceans is the smallest?", "smallest"),
+        ("Who is faster, a tortoise or a hare?", "Which is slower, a hare or a tortoise?", "slower"),
+        ("When did production start?", "When did they stop producing it?", "stop"),
+        ("In what year did she last visit Europe?", "When was her first trip to Europe?", "first"),
+        ("Is MSG harmful in small doses?", "Are small doses of MSG safe?", "safe"),
+        ("What happened before the war?", "What happened after the war?", "after"),
+        # a word after "not" or "least" names the other end
+        ("Which lumber is the cheapest?", "Which lumber is not cheap?", "not cheap"),
+        ("Which is the least expensive?", "Which is the most expensive?", "expensive"),
+    ],
+)
+def test_a_turned_question_is_refused_naming_both_words(
+    original: str, candidate: str, turned: str
+) -> None:
+    difference = direction_difference(original, candidate)
+    assert difference is not None and f"asks '{turned}'" in difference
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        ("What is the largest ocean on Earth?", "Which ocean on Earth is the biggest?"),
+        ("What is the most he can make with the cheapest lumber?", "... the least expensive?"),
+        ("When did World War II end?", "In which year did World War II finish?"),
+        # a word dropped, or both ends kept: left to the other checks
+        ("What is the largest ocean?", "Name the ocean that covers the most area."),
+        ("Is it larger or smaller than Mars?", "Compared with Mars, is it smaller or larger?"),
+        # only the asking sentence counts: a story may name either end
+        (
+            "He starts buying 2 games a month. How many games does he have after 3 years?",
+            "He buys 2 games a month from then on. How many games has he at the end of year 3?",
+        ),
+        ("What is the capital of France?", "Which city is the capital of France?"),
+    ],
+)
+def test_a_faithful_rewording_passes(original: str, candidate: str) -> None:
+    assert direction_difference(original, candidate) is None
+
+
+async def test_the_stage_refuses_before_the_costly_ones_and_can_be_turned_off() -> None:
+    request = VerifyRequest(
+        original="What is the largest planet in the Solar System?",
+        candidates=["Which planet in the Solar System is the tiniest?"],
+        stages=VerifyStages(judge=False, semantic="off"),
+    )
+    checked = await verify(request, judge=None, semantic=None)
+    (verdict,) = checked.results
+    assert not verdict.accepted and verdict.deciding_stage == "direction"
+    assert "direction" in checked.stages_run and "'tiniest'" in (verdict.reason or "")
+    off = request.__class__(
+        original=request.original,
+        candidates=request.candidates,
+        stages=VerifyStages(direction=False, judge=False, semantic="off"),
+    )
+    unchecked = await verify(off, judge=None, semantic=None)
+    assert unchecked.results[0].accepted and "direction" not in unchecked.stages_run
