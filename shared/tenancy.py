@@ -15,11 +15,9 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from steadfast.shared.api_keys import DEFAULT_TENANT, KeyGrant
+from steadfast.shared.contracts.keys import TENANT_PATTERN
 
 __all__ = ["DEFAULT_TENANT", "UNRESTRICTED", "Tenancy", "tenancy_of", "valid_tenant", "visible"]
-#: a tenant's name: a short slug
-TENANT_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
-MAX_TENANT_LENGTH = 63
 
 
 @dataclass(frozen=True)

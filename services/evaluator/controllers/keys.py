@@ -37,7 +37,7 @@ class KeyController(Controller):
     async def create(
         self, data: JSONBody[KeyCreate], api_keys: NamedDependency[ApiKeyStore]
     ) -> Response[KeyCreated]:
-        record, key = await api_keys.create(data.name, data.scopes or DEFAULT_SCOPES)
+        record, key = await api_keys.create(data.name, data.scopes or DEFAULT_SCOPES, data.tenant)
         shown = key_info(record)
         created = KeyCreated(**msgspec.structs.asdict(shown), key=key)
         return Response(created, status_code=HTTP_201_CREATED)
@@ -70,6 +70,7 @@ def key_info(record: ApiKey) -> KeyInfo:
         id=record.id,
         name=record.name,
         scopes=list(record.scopes),
+        tenant=record.tenant,
         created_at=iso(record.created_at) or "",
         revoked_at=iso(record.revoked_at),
     )

@@ -22,6 +22,16 @@ OPEN_ANSWER_SQL = "status IN ('pending', 'answered')"
 #: 2^31; SQLite's row id is 64-bit already, and only ``INTEGER`` makes it the row id
 ROW_ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
+
+def tenant_column(*, index: bool = False) -> sa.Column[str]:
+    """The tenant a row belongs to: the tenant of the key that made it (shared/tenancy.py);
+    ``default`` for rows made before tenants (migration 0016). ``index`` where a listing
+    filters by it."""
+    return sa.Column(
+        "tenant", sa.String(100), nullable=False, server_default=sa.text("'default'"), index=index
+    )
+
+
 datasets = sa.Table(
     "evaluator_datasets",
     metadata,
@@ -33,8 +43,7 @@ datasets = sa.Table(
     sa.Column("source", sa.Text),
     sa.Column("license", sa.Text),
     sa.Column("created_at", sa.Float, nullable=False),
-    #: the tenant of the key that made it (migration 0016; shared/tenancy.py)
-    sa.Column("tenant", sa.String(100), nullable=False, server_default=sa.text("'default'"), index=True),
+    tenant_column(index=True),
 )
 
 dataset_items = sa.Table(
@@ -100,8 +109,7 @@ evaluations = sa.Table(
     sa.Column("results", sa.JSON),
     sa.Column("lease_owner", sa.String(100)),
     sa.Column("lease_until", sa.Float),
-    #: the tenant of the key that made it (migration 0016; shared/tenancy.py)
-    sa.Column("tenant", sa.String(100), nullable=False, server_default=sa.text("'default'")),
+    tenant_column(),
     # an Idempotency-Key is a tenant's own; the constraint's index serves the tenant's listing
     sa.UniqueConstraint(
         "tenant", "idempotency_key", name="uq_evaluator_evaluations_tenant_idempotency_key"
@@ -221,8 +229,7 @@ position_jobs = sa.Table(
     sa.Column("lease_until", sa.Float),
     sa.Column("idempotency_key", sa.String(200)),
     sa.Column("request_hash", sa.String(64)),
-    #: the tenant of the key that made it (migration 0016; shared/tenancy.py)
-    sa.Column("tenant", sa.String(100), nullable=False, server_default=sa.text("'default'")),
+    tenant_column(),
     sa.Index("ix_evaluator_position_jobs_status", "status"),
     # an Idempotency-Key is a tenant's own
     sa.Index(
@@ -252,8 +259,7 @@ monitors = sa.Table(
     #: the last run, and the last run that succeeded (its values are the gauges')
     sa.Column("last_run_id", sa.String(32)),
     sa.Column("last_success_id", sa.String(32)),
-    #: the tenant of the key that made it (migration 0016; shared/tenancy.py)
-    sa.Column("tenant", sa.String(100), nullable=False, server_default=sa.text("'default'"), index=True),
+    tenant_column(index=True),
 )
 
 monitor_runs = sa.Table(
@@ -285,6 +291,5 @@ studies = sa.Table(
     sa.Column("created_at", sa.Float, nullable=False),
     #: ``[{"name", "protocol", "job_id"}]``: the job that runs each part, in the study's order
     sa.Column("parts", sa.JSON, nullable=False),
-    #: the tenant of the key that made it (migration 0016; shared/tenancy.py)
-    sa.Column("tenant", sa.String(100), nullable=False, server_default=sa.text("'default'"), index=True),
+    tenant_column(index=True),
 )
