@@ -225,15 +225,28 @@ async def test_another_tenants_dataset_is_a_404_and_samples_are_everyones(world:
         ("DELETE", "/v1/datasets/{}"),
     ):
         await hidden(world, method, path, mine, headers=world.globex)
-    # an evaluation or a positional-bias request of it: the dataset is unknown
-    for path, body in (
-        ("/v1/evaluations", {"model": "m1", "k": 1, "dataset_id": mine}),
-        ("/v1/position-bias", {"model": "m1", "dataset_id": mine}),
-        ("/v1/position-bias/jobs", {"model": "m1", "dataset_id": mine}),
+    # an evaluation, a positional-bias request, a study's part or a monitor of it: the dataset
+    # is unknown
+    of_dataset = {"k": 2, "dataset_id": mine}
+    part = {"name": "p", "protocol": "consistency", "evaluation": of_dataset}
+    for path, body, field in (
+        ("/v1/evaluations", {"model": "m1", "k": 1, "dataset_id": mine}, "dataset_id"),
+        ("/v1/position-bias", {"model": "m1", "dataset_id": mine}, "dataset_id"),
+        ("/v1/position-bias/jobs", {"model": "m1", "dataset_id": mine}, "dataset_id"),
+        (
+            "/v1/studies",
+            {"name": "s", "models": ["m1"], "parts": [part]},
+            "parts[0].evaluation.dataset_id",
+        ),
+        (
+            "/v1/monitors",
+            {"name": "m", "interval_s": 3600, "evaluation": {**of_dataset, "models": ["m1"]}},
+            "evaluation.dataset_id",
+        ),
     ):
         refused = await client.post(path, json=body, headers=world.globex)
         assert refused.status_code == 404, f"{path}: {refused.text}"
-        assert refused.json()["errors"][0]["field"] == "dataset_id"
+        assert refused.json()["errors"][0]["field"] == field
     listed = await client.get(f"/v1/evaluations?dataset_id={mine}", headers=world.globex)
     assert listed.json()["total"] == 0
 
