@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,12 +32,19 @@ from steadfast.shared.contracts.scoring import PositionBiasRequest, PositionBias
 from steadfast.shared.db import create_engine, downgrade, migrate
 from tests.integration.evaluator.stand_ins import StandInUpstream
 from tests.integration.evaluator.test_api import answer_right, job_body, render, wait_finished
-from tests.integration.evaluator.test_api_keys import (  # noqa: F401 (data_dir: a fixture)
-    data_dir,
-    keys,
-)
+from tests.integration.evaluator.test_api_keys import keys
 
 Headers = dict[str, str]
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """One database (SQLite, then PostgreSQL) for the app and the ``steadfast keys`` commands."""
+    monkeypatch.setenv("STEADFAST_DATA_DIR", str(tmp_path))
+    for variable in ("STEADFAST_DATABASE_URL", "STEADFAST_EVALUATOR_DATABASE_URL"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    yield tmp_path
 
 
 class Upstream(StandInUpstream):
