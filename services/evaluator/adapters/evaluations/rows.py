@@ -15,7 +15,6 @@ from steadfast.services.evaluator.db.models import OPEN_ANSWER_SQL, evaluations
 from steadfast.services.evaluator.records import AnswerRecord, ParaphraseSet
 from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings
 from steadfast.shared.contracts.perturb import Paraphrase, Verification
-from steadfast.shared.tenancy import DEFAULT_TENANT
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -49,8 +48,6 @@ class EvaluationRow:
     finished_at: float | None
     message: str | None
     results: dict[str, Any] | None
-    #: whose it is (shared/tenancy.py)
-    tenant: str = DEFAULT_TENANT
 
 
 @dataclass
