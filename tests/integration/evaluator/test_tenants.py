@@ -17,6 +17,7 @@ import pytest
 import sqlalchemy as sa
 from litestar.testing import AsyncTestClient
 
+from steadfast.cli import main
 from steadfast.services.evaluator.app import create_app
 from steadfast.services.evaluator.errors import UpstreamError
 from steadfast.services.evaluator.settings import EvaluatorSettings
@@ -402,6 +403,10 @@ async def test_a_tenant_is_a_short_slug_and_listed_with_its_key(
         ("acme-ci", "acme"),
         ("globex-ci", "globex"),
     }
+    with pytest.raises(SystemExit) as refused_cli:
+        main(["keys", "create", "bad", "--tenant", "Not A Slug"])
+    assert refused_cli.value.code == 2
+    assert "not a tenant name" in capsys.readouterr().err
     default = (await keys("create", "plain", capsys=capsys))[0]
     assert "tenant: default" in default
     lines = await keys("list", capsys=capsys)

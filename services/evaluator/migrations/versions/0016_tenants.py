@@ -80,23 +80,26 @@ def _foreign_keys_off() -> Iterator[None]:
     if bind.dialect.name != "sqlite":
         yield
         return
-    _commit(bind)
+    _end(bind, "COMMIT")
     bind.exec_driver_sql("PRAGMA foreign_keys=OFF")
     try:
         yield
         problems = bind.exec_driver_sql("PRAGMA foreign_key_check").all()
         if problems:
             raise RuntimeError(f"foreign keys broken by the rebuild: {problems[:5]}")
-        _commit(bind)
+        _end(bind, "COMMIT")
+    except BaseException:
+        _end(bind, "ROLLBACK")  # else the PRAGMA below would be ignored
+        raise
     finally:
         bind.exec_driver_sql("PRAGMA foreign_keys=ON")
 
 
-def _commit(bind: sa.Connection) -> None:
-    """Commit SQLite's open transaction, if one is (a PRAGMA on foreign keys is ignored in
-    one)."""
+def _end(bind: sa.Connection, how: str) -> None:
+    """End SQLite's open transaction (``COMMIT`` or ``ROLLBACK``), if one is: a PRAGMA on
+    foreign keys is ignored in one."""
     try:
-        bind.exec_driver_sql("COMMIT")
+        bind.exec_driver_sql(how)
     except sa.exc.OperationalError as error:
         if "no transaction is active" not in str(error):
             raise
