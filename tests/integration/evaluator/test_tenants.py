@@ -391,7 +391,7 @@ async def keys_of(world: World, tenant: str) -> Headers:
 async def test_a_tenant_is_a_short_slug_and_listed_with_its_key(
     world: World, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for bad in ("Acme", "", "a b", "-x", "x" * 64):
+    for bad in ("Acme", "", "a b", "-x", "x" * 64, "acme\n"):
         refused = await world.client.post(
             "/v1/keys", json={"name": "k", "tenant": bad}, headers=world.admin
         )
