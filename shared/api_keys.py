@@ -28,6 +28,8 @@ api_keys = sa.Table(
     sa.Column("revoked_at", sa.Float),
     #: what the key may do, comma-separated (migration 0015)
     sa.Column("scopes", sa.String(100), nullable=False),
+    #: whose resources the key makes and sees (migration 0016; see shared/tenancy.py)
+    sa.Column("tenant", sa.String(100), nullable=False, server_default=sa.text("'default'")),
 )
 
 KEY_PREFIX = "sf_"
@@ -37,6 +39,8 @@ Scope = Literal["evaluate", "read", "proxy", "admin"]
 SCOPES: tuple[Scope, ...] = ("evaluate", "read", "proxy", "admin")
 #: a new key's scopes unless others are asked for: everything but the admin API
 DEFAULT_SCOPES: tuple[Scope, ...] = ("evaluate", "read", "proxy")
+#: the tenant of a key made without one (and of every key made before tenants existed)
+DEFAULT_TENANT = "default"
 #: verdicts a ``CachedKeyCheck`` remembers at most
 MAX_REMEMBERED = 10_000
 
@@ -54,15 +58,18 @@ class ApiKey:
     created_at: float
     revoked_at: float | None
     scopes: tuple[Scope, ...] = DEFAULT_SCOPES
+    tenant: str = DEFAULT_TENANT
 
 
 @dataclass(frozen=True)
 class KeyGrant:
     """What an active key presented with a request stands for: which key (its id, never the
-    key) and what it may do. Guards put it on the request (``connection.state.api_key``)."""
+    key), what it may do and whose resources it makes and sees (its tenant). Guards put it on
+    the request (``connection.state.api_key``)."""
 
     key_id: str
     scopes: frozenset[str]
+    tenant: str = DEFAULT_TENANT
 
     def allows(self, needed: Scope) -> bool:
         return allows(self.scopes, needed)
@@ -85,9 +92,9 @@ class ApiKeyStore:
         self.engine = engine
 
     async def create(
-        self, name: str, scopes: Sequence[Scope] = DEFAULT_SCOPES
+        self, name: str, scopes: Sequence[Scope] = DEFAULT_SCOPES, tenant: str = DEFAULT_TENANT
     ) -> tuple[ApiKey, str]:
-        """A new key: its record and the key itself (not stored, shown once)."""
+        """A new key of ``tenant``: its record and the key itself (not stored, shown once)."""
         key = KEY_PREFIX + secrets.token_urlsafe(32)
         record = ApiKey(
             id=f"key-{uuid.uuid4().hex[:16]}",
@@ -95,6 +102,7 @@ class ApiKeyStore:
             created_at=time.time(),
             revoked_at=None,
             scopes=_scopes(",".join(scopes)),
+            tenant=tenant,
         )
         async with self.engine.begin() as connection:
             await connection.execute(
@@ -104,6 +112,7 @@ class ApiKeyStore:
                     key_hash=key_hash(key),
                     created_at=record.created_at,
                     scopes=",".join(record.scopes),
+                    tenant=tenant,
                 )
             )
         return record, key
@@ -115,10 +124,11 @@ class ApiKeyStore:
             api_keys.c.created_at,
             api_keys.c.revoked_at,
             api_keys.c.scopes,
+            api_keys.c.tenant,
         ).order_by(api_keys.c.created_at)
         async with self.engine.connect() as connection:
             rows = (await connection.execute(query)).all()
-        return [ApiKey(*row[:4], scopes=_scopes(row.scopes)) for row in rows]
+        return [ApiKey(*row[:4], scopes=_scopes(row.scopes), tenant=row.tenant) for row in rows]
 
     async def revoke(self, key_id: str) -> bool:
         """False when no active key has this id."""
@@ -133,12 +143,14 @@ class ApiKeyStore:
 
     async def grant_of(self, key: str) -> KeyGrant | None:
         """What an active key stands for; None for a key unknown or revoked."""
-        query = sa.select(api_keys.c.id, api_keys.c.scopes).where(
+        query = sa.select(api_keys.c.id, api_keys.c.scopes, api_keys.c.tenant).where(
             api_keys.c.key_hash == key_hash(key), api_keys.c.revoked_at.is_(None)
         )
         async with self.engine.connect() as connection:
             row = (await connection.execute(query)).first()
-        return KeyGrant(row.id, frozenset(_scopes(row.scopes))) if row is not None else None
+        if row is None:
+            return None
+        return KeyGrant(row.id, frozenset(_scopes(row.scopes)), row.tenant)
 
 
 class CachedKeyCheck:

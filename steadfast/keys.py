@@ -12,6 +12,7 @@ from steadfast.services.evaluator.settings import EvaluatorSettings
 from steadfast.shared.api_keys import DEFAULT_SCOPES, SCOPES, ApiKeyStore
 from steadfast.shared.db import Database, resolve_database_url
 from steadfast.shared.settings import load_settings
+from steadfast.shared.tenancy import DEFAULT_TENANT, valid_tenant
 
 KeysCommand = Callable[[ApiKeyStore, argparse.Namespace], Awaitable[int]]
 
@@ -34,19 +35,22 @@ def _when(epoch: float | None) -> str:
 
 
 async def _create(store: ApiKeyStore, args: argparse.Namespace) -> int:
-    record, key = await store.create(args.name, args.scope or DEFAULT_SCOPES)
+    record, key = await store.create(args.name, args.scope or DEFAULT_SCOPES, args.tenant)
     scopes = ", ".join(record.scopes)
-    print(f"created {record.id} ({record.name}; scopes: {scopes}); the key, shown this once:")
+    print(
+        f"created {record.id} ({record.name}; scopes: {scopes}; tenant: {record.tenant}); "
+        "the key, shown this once:"
+    )
     print(key)
     return 0
 
 
 async def _list(store: ApiKeyStore, _: argparse.Namespace) -> int:
-    print(f"{'id':<22} {'name':<24} {'scopes':<26} {'created':<21} revoked")
+    print(f"{'id':<22} {'name':<24} {'scopes':<26} {'tenant':<16} {'created':<21} revoked")
     for record in await store.list():
         print(
             f"{record.id:<22} {record.name:<24} {','.join(record.scopes):<26} "
-            f"{_when(record.created_at):<21} {_when(record.revoked_at)}"
+            f"{record.tenant:<16} {_when(record.created_at):<21} {_when(record.revoked_at)}"
         )
     return 0
 
@@ -71,13 +75,29 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="what it may do (repeat; default: evaluate, read, proxy; admin: everything, "
         "and the keys API)",
     )
+    create.add_argument(
+        "--tenant",
+        type=_tenant,
+        default=DEFAULT_TENANT,
+        help="whose resources the key makes and sees (a short slug: a-z, 0-9, - and _; "
+        f"default: {DEFAULT_TENANT}); an admin key sees every tenant's",
+    )
     create.set_defaults(keys_handler=_create)
-    listing = actions.add_parser("list", help="every key: id, name, created, revoked")
+    listing = actions.add_parser("list", help="every key: id, name, tenant, created, revoked")
     listing.set_defaults(keys_handler=_list)
     revoke = actions.add_parser("revoke", help="stop a key from being accepted")
     revoke.add_argument("id")
     revoke.set_defaults(keys_handler=_revoke)
     keys.set_defaults(handler=command_keys)
+
+
+def _tenant(name: str) -> str:
+    if not valid_tenant(name):
+        raise argparse.ArgumentTypeError(
+            f"{name!r} is not a tenant name: 1-63 of a-z, 0-9, - and _, starting with a letter "
+            "or digit"
+        )
+    return name
 
 
 def command_keys(args: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from litestar import Litestar, Router
+from litestar.di import Provide
 from litestar.openapi.spec import SecurityScheme
 
 from steadfast.services import evaluator as package
@@ -12,7 +13,7 @@ from steadfast.services.evaluator.adapters.monitors import MonitorStore
 from steadfast.services.evaluator.adapters.position_jobs import PositionJobStore
 from steadfast.services.evaluator.adapters.studies import StudyStore
 from steadfast.services.evaluator.adapters.upstream import HttpUpstream, Renderer
-from steadfast.services.evaluator.auth import require_api_key
+from steadfast.services.evaluator.auth import caller_tenancy, require_api_key
 from steadfast.services.evaluator.components import EvaluatorComponents
 from steadfast.services.evaluator.controllers.datasets import DatasetController
 from steadfast.services.evaluator.controllers.evaluations import (
@@ -182,6 +183,7 @@ def create_app(
                     KeyController,
                 ],
                 guards=[require_api_key],
+                dependencies={"tenancy": Provide(caller_tenancy, sync_to_thread=False)},
                 security=[{"apiKey": []}],
             )
         ],

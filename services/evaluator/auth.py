@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from litestar import Request
 from litestar.connection import ASGIConnection
 from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
 from litestar.handlers.base import BaseRouteHandler
@@ -14,6 +15,7 @@ from steadfast.services.evaluator.metrics import AUTH_REJECTIONS
 from steadfast.shared.api_keys import Scope
 from steadfast.shared.components import components_of
 from steadfast.shared.guards import presented_key
+from steadfast.shared.tenancy import UNRESTRICTED, Tenancy, tenancy_of
 
 
 def _rejected(reason: str, message: str) -> NotAuthorizedException:
@@ -63,3 +65,16 @@ async def require_api_key(
     if not grant.allows(scope):
         raise lacking(scope)
     connection.state.api_key = grant
+
+
+def caller_tenancy(request: Request[Any, Any, Any]) -> Tenancy:
+    """The ``tenancy`` dependency of every handler behind the guard: whose resources the
+    caller sees and makes (its key's tenant; every tenant's for an admin key, and in open local
+    mode, where there are no keys and what is made is the default tenant's)."""
+    components = components_of(request.app.state, EvaluatorComponents)
+    if components.settings.auth == "open":
+        return UNRESTRICTED
+    grant = request.state.get("api_key")
+    if grant is None:  # the guard lets no call through without a key: a bug if ever
+        raise RuntimeError("a call in keys mode reached its handler without a key")
+    return tenancy_of(grant)

@@ -10,6 +10,9 @@ import msgspec
 from steadfast.shared.contracts.base import STORABLE_TEXT, Contract
 
 KeyScope = Literal["evaluate", "read", "proxy", "admin"]
+#: a tenant's name: a short slug (lower-case letters, digits, ``-`` and ``_``)
+TENANT_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
+Tenant = Annotated[str, msgspec.Meta(min_length=1, max_length=63, pattern=TENANT_PATTERN)]
 
 
 class KeyCreate(Contract, kw_only=True):
@@ -19,6 +22,10 @@ class KeyCreate(Contract, kw_only=True):
     #: what it may do; default ``evaluate``, ``read``, ``proxy`` (``admin``: everything, and
     #: this API)
     scopes: Annotated[list[KeyScope], msgspec.Meta(min_length=1, max_length=4)] | None = None
+    #: whose resources the key makes and sees (evaluations, datasets, position-bias jobs,
+    #: monitors, studies); another tenant's are a 404 to it. An ``admin`` key sees every
+    #: tenant's. A short slug; default ``default``
+    tenant: Tenant = "default"
 
 
 class KeyInfo(Contract, kw_only=True):
@@ -27,6 +34,8 @@ class KeyInfo(Contract, kw_only=True):
     id: str
     name: str
     scopes: list[KeyScope]
+    #: whose resources it makes and sees
+    tenant: str = "default"
     created_at: str
     revoked_at: str | None = None
 

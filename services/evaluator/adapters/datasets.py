@@ -17,6 +17,7 @@ from steadfast.services.evaluator.samples import SAMPLES, sample_items
 from steadfast.services.evaluator.timestamps import iso
 from steadfast.shared.contracts.base import Task
 from steadfast.shared.contracts.evaluator import DatasetInfo, EvaluationItem
+from steadfast.shared.tenancy import DEFAULT_TENANT, UNRESTRICTED, Tenancy, visible
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +37,11 @@ def _info(row: RowMapping) -> DatasetInfo:
         license=row["license"],
         created_at=iso(row["created_at"]),
     )
+
+
+def _seen_by(tenancy: Tenancy) -> sa.ColumnElement[bool]:
+    """The datasets ``tenancy`` sees: its tenant's, and the built-in samples (everyone's)."""
+    return sa.or_(datasets.c.builtin.is_(True), visible(datasets.c.tenant, tenancy))
 
 
 class DatasetStore:
@@ -70,11 +76,23 @@ class DatasetStore:
                 logger.info("sample %s was stored by another replica meanwhile", name)
 
     async def create(
-        self, name: str, task: Task, items: list[EvaluationItem], source: str | None
+        self,
+        name: str,
+        task: Task,
+        items: list[EvaluationItem],
+        source: str | None,
+        tenant: str = DEFAULT_TENANT,
     ) -> DatasetInfo:
         dataset_id = f"ds-{uuid.uuid4().hex[:20]}"
         await self._insert(
-            dataset_id, name, task, items, builtin=False, source=source, license=None
+            dataset_id,
+            name,
+            task,
+            items,
+            builtin=False,
+            source=source,
+            license=None,
+            tenant=tenant,
         )
         info = await self.get(dataset_id)
         assert info is not None
@@ -90,6 +108,7 @@ class DatasetStore:
         builtin: bool,
         source: str | None,
         license: str | None,
+        tenant: str = DEFAULT_TENANT,
     ) -> None:
         rows: list[dict[str, Any]] = [
             {"dataset_id": dataset_id, "position": i, "item": msgspec.to_builtins(item)}
@@ -106,25 +125,33 @@ class DatasetStore:
                     source=source,
                     license=license,
                     created_at=time.time(),
+                    tenant=tenant,
                 )
             )
             for start in range(0, len(rows), 1000):
                 await connection.execute(dataset_items.insert(), rows[start : start + 1000])
 
-    async def page(self, offset: int, limit: int) -> tuple[list[DatasetInfo], int]:
-        """The built-in samples first, then uploads, newest first; and how many there are."""
+    async def page(
+        self, offset: int, limit: int, tenancy: Tenancy = UNRESTRICTED
+    ) -> tuple[list[DatasetInfo], int]:
+        """The built-in samples first, then the uploads ``tenancy`` sees, newest first; and how
+        many there are."""
         order = (datasets.c.builtin.desc(), datasets.c.created_at.desc(), datasets.c.id)
-        query = sa.select(datasets).order_by(*order).offset(offset).limit(limit)
+        seen = _seen_by(tenancy)
+        query = sa.select(datasets).where(seen).order_by(*order).offset(offset).limit(limit)
+        count = sa.select(sa.func.count()).select_from(datasets).where(seen)
         async with self.engine.connect() as connection:
             rows = [_info(row) for row in (await connection.execute(query)).mappings()]
-            total = await connection.scalar(sa.select(sa.func.count()).select_from(datasets))
+            total = await connection.scalar(count)
         return rows, int(total or 0)
 
-    async def get(self, dataset_id: str) -> DatasetInfo | None:
-        """By id, or a built-in sample by its name (``gsm8k``)."""
+    async def get(self, dataset_id: str, tenancy: Tenancy = UNRESTRICTED) -> DatasetInfo | None:
+        """By id, or a built-in sample by its name (``gsm8k``); None for one ``tenancy`` does
+        not see (another tenant's)."""
         ids = [dataset_id, sample_id(dataset_id)]
+        query = sa.select(datasets).where(datasets.c.id.in_(ids), _seen_by(tenancy))
         async with self.engine.connect() as connection:
-            rows = await connection.execute(sa.select(datasets).where(datasets.c.id.in_(ids)))
+            rows = await connection.execute(query)
             found = {row["id"]: row for row in rows.mappings()}
         row = found.get(dataset_id) or found.get(sample_id(dataset_id))
         return _info(row) if row else None

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from steadfast.services.evaluator.db.models import monitor_runs, monitors
 from steadfast.shared.contracts.monitors import MonitorCreate, MonitorRunStatus, MonitorValue
+from steadfast.shared.tenancy import DEFAULT_TENANT, UNRESTRICTED, Tenancy, visible
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +47,8 @@ class MonitorRow:
     frozen_sets_from: str | None
     last_run_id: str | None = None
     last_success_id: str | None = None
+    #: whose it is (shared/tenancy.py); its runs' jobs are this tenant's too
+    tenant: str = DEFAULT_TENANT
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,10 @@ class MonitorStore:
 
     # ---- monitors ------------------------------------------------------------------------
 
-    async def create(self, spec: MonitorCreate, models: list[str], now: float) -> MonitorRow:
+    async def create(
+        self, spec: MonitorCreate, models: list[str], now: float, tenant: str = DEFAULT_TENANT
+    ) -> MonitorRow:
+        """The monitor, ``tenant``'s."""
         values = {
             "id": f"mon-{uuid.uuid4().hex[:20]}",
             "name": spec.name,
@@ -96,6 +102,7 @@ class MonitorStore:
             "frozen_sets_from": None,
             "last_run_id": None,
             "last_success_id": None,
+            "tenant": tenant,
         }
         try:
             async with self.engine.begin() as connection:
@@ -109,18 +116,20 @@ class MonitorStore:
             counted = await connection.scalar(sa.select(sa.func.count()).select_from(monitors))
         return int(counted or 0)
 
-    async def get(self, monitor_id: str) -> MonitorRow | None:
+    async def get(self, monitor_id: str, tenancy: Tenancy = UNRESTRICTED) -> MonitorRow | None:
+        """The monitor; None for one ``tenancy`` does not see (another tenant's)."""
+        query = sa.select(monitors).where(
+            monitors.c.id == monitor_id, visible(monitors.c.tenant, tenancy)
+        )
         async with self.engine.connect() as connection:
-            row = (
-                (await connection.execute(sa.select(monitors).where(monitors.c.id == monitor_id)))
-                .mappings()
-                .first()
-            )
+            row = (await connection.execute(query)).mappings().first()
         return _monitor(row) if row is not None else None
 
-    async def all(self) -> list[MonitorRow]:
+    async def all(self, tenancy: Tenancy = UNRESTRICTED) -> list[MonitorRow]:
+        """The monitors ``tenancy`` sees, oldest first."""
+        query = sa.select(monitors).where(visible(monitors.c.tenant, tenancy))
         async with self.engine.connect() as connection:
-            rows = await connection.execute(sa.select(monitors).order_by(monitors.c.created_at))
+            rows = await connection.execute(query.order_by(monitors.c.created_at))
             return [_monitor(row) for row in rows.mappings()]
 
     async def update(self, monitor_id: str, **values: Any) -> None:
@@ -311,6 +320,7 @@ def _monitor(row: Any) -> MonitorRow:
         frozen_sets_from=row["frozen_sets_from"],
         last_run_id=row["last_run_id"],
         last_success_id=row["last_success_id"],
+        tenant=row["tenant"],
     )
 
 

@@ -23,6 +23,7 @@ from steadfast.shared.contracts.position import (
     PositionJobStatus,
 )
 from steadfast.shared.db import delete_in_chunks
+from steadfast.shared.tenancy import DEFAULT_TENANT, UNRESTRICTED, Tenancy, visible
 
 T = TypeVar("T")
 
@@ -64,11 +65,12 @@ class PositionJobStore:
         *,
         idempotency_key: str | None = None,
         request_hash: str | None = None,
+        tenant: str = DEFAULT_TENANT,
     ) -> PositionJobRow:
-        """A queued job. An ``idempotency_key`` seen before returns the job it created, if
-        ``request_hash`` (the fingerprint of the request as sent) is the one stored with it;
-        else :class:`IdempotencyConflict`."""
-        if idempotency_key and (earlier := await self._by_key(idempotency_key)) is not None:
+        """A queued job of ``tenant``. An ``idempotency_key`` that tenant sent before returns
+        the job it created, if ``request_hash`` (the fingerprint of the request as sent) is the
+        one stored with it; else :class:`IdempotencyConflict`."""
+        if idempotency_key and (earlier := await self._by_key(idempotency_key, tenant)):
             return await self._same_request(earlier, request_hash)
         job_id = f"pb-{uuid.uuid4().hex[:20]}"
         values = {
@@ -80,12 +82,13 @@ class PositionJobStore:
             "created_at": time.time(),
             "idempotency_key": idempotency_key,
             "request_hash": request_hash,
+            "tenant": tenant,
         }
         try:
             async with self.engine.begin() as connection:
                 await connection.execute(position_jobs.insert().values(**values))
         except IntegrityError:  # the same key, sent twice at once: the first one made the job
-            earlier = await self._by_key(idempotency_key) if idempotency_key else None
+            earlier = await self._by_key(idempotency_key, tenant) if idempotency_key else None
             if earlier is None:
                 raise
             return await self._same_request(earlier, request_hash)
@@ -93,10 +96,10 @@ class PositionJobStore:
         assert job is not None
         return job
 
-    async def _by_key(self, idempotency_key: str) -> tuple[str, str | None] | None:
-        """The id and request hash of the job created with this key."""
+    async def _by_key(self, idempotency_key: str, tenant: str) -> tuple[str, str | None] | None:
+        """The id and request hash of the job ``tenant`` created with this key."""
         query = sa.select(position_jobs.c.id, position_jobs.c.request_hash).where(
-            position_jobs.c.idempotency_key == idempotency_key
+            position_jobs.c.idempotency_key == idempotency_key, position_jobs.c.tenant == tenant
         )
         async with self.engine.connect() as connection:
             row = (await connection.execute(query)).first()
@@ -112,8 +115,11 @@ class PositionJobStore:
         assert job is not None
         return job
 
-    async def get(self, job_id: str) -> PositionJobRow | None:
-        query = sa.select(position_jobs).where(position_jobs.c.id == job_id)
+    async def get(self, job_id: str, tenancy: Tenancy = UNRESTRICTED) -> PositionJobRow | None:
+        """The job; None for one ``tenancy`` does not see (another tenant's)."""
+        query = sa.select(position_jobs).where(
+            position_jobs.c.id == job_id, visible(position_jobs.c.tenant, tenancy)
+        )
         async with self.engine.connect() as connection:
             row = (await connection.execute(query)).mappings().first()
         return _job(row) if row is not None else None

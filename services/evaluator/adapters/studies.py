@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from steadfast.services.evaluator.db.models import studies
 from steadfast.shared.contracts.studies import StudyCreate, StudyProtocol
+from steadfast.shared.tenancy import DEFAULT_TENANT, UNRESTRICTED, Tenancy, visible
 from steadfast.shared.tolerant_reader import decode_response
 
 
@@ -46,8 +47,14 @@ class StudyStore:
         self.engine = engine
 
     async def create(
-        self, study_id: str, spec: StudyCreate, parts: list[PartJob], now: float
+        self,
+        study_id: str,
+        spec: StudyCreate,
+        parts: list[PartJob],
+        now: float,
+        tenant: str = DEFAULT_TENANT,
     ) -> StudyRow:
+        """The study, ``tenant``'s."""
         values = {
             "id": study_id,
             "name": spec.name,
@@ -57,24 +64,29 @@ class StudyStore:
             "parts": msgspec.to_builtins(parts),
         }
         async with self.engine.begin() as connection:
-            await connection.execute(studies.insert().values(**values))
+            await connection.execute(studies.insert().values(**values, tenant=tenant))
         return _study(values)
 
-    async def get(self, study_id: str) -> StudyRow | None:
+    async def get(self, study_id: str, tenancy: Tenancy = UNRESTRICTED) -> StudyRow | None:
+        """The study; None for one ``tenancy`` does not see (another tenant's)."""
+        query = sa.select(studies).where(
+            studies.c.id == study_id, visible(studies.c.tenant, tenancy)
+        )
         async with self.engine.connect() as connection:
-            row = (
-                (await connection.execute(sa.select(studies).where(studies.c.id == study_id)))
-                .mappings()
-                .first()
-            )
+            row = (await connection.execute(query)).mappings().first()
         return _study(dict(row)) if row is not None else None
 
-    async def page(self, offset: int, limit: int) -> tuple[list[StudyRow], int]:
-        """Newest first."""
-        query = sa.select(studies).order_by(studies.c.created_at.desc(), studies.c.id)
+    async def page(
+        self, offset: int, limit: int, tenancy: Tenancy = UNRESTRICTED
+    ) -> tuple[list[StudyRow], int]:
+        """The studies ``tenancy`` sees, newest first."""
+        seen = visible(studies.c.tenant, tenancy)
+        query = sa.select(studies).where(seen)
+        query = query.order_by(studies.c.created_at.desc(), studies.c.id)
+        count = sa.select(sa.func.count()).select_from(studies).where(seen)
         async with self.engine.connect() as connection:
             rows = (await connection.execute(query.offset(offset).limit(limit))).mappings().all()
-            total = await connection.scalar(sa.select(sa.func.count()).select_from(studies))
+            total = await connection.scalar(count)
         return [_study(dict(row)) for row in rows], int(total or 0)
 
 

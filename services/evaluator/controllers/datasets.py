@@ -29,6 +29,7 @@ from steadfast.shared.contracts.base import MAX_STORED_INT, STORABLE_TEXT, Field
 from steadfast.shared.contracts.evaluator import DatasetInfo, DatasetItemPage, DatasetList
 from steadfast.shared.errors import not_found
 from steadfast.shared.problems import ProblemError, problem_response, problem_responses
+from steadfast.shared.tenancy import Tenancy
 
 
 async def limited(chunks: AsyncIterator[bytes], limit: int) -> AsyncIterator[bytes]:
@@ -96,6 +97,7 @@ class DatasetController(Controller):
         request: Request[Any, Any, Any],
         settings: NamedDependency[EvaluatorSettings],
         datasets: NamedDependency[DatasetStore],
+        tenancy: NamedDependency[Tenancy],
         name: Annotated[str, Parameter(min_length=1, max_length=200, pattern=STORABLE_TEXT)],
         task: FromQuery[Task] = "factual",
         format: FromQuery[DatasetFormat | None] = None,
@@ -117,7 +119,7 @@ class DatasetController(Controller):
         except MappingInvalid as invalid:
             return invalid_mapping(invalid)
         info = await datasets.create(
-            name, "choice" if fmt == "mmlu" else task, items, f"upload:{fmt}"
+            name, "choice" if fmt == "mmlu" else task, items, f"upload:{fmt}", tenancy.tenant
         )
         return Response(info, status_code=HTTP_201_CREATED)
 
@@ -129,10 +131,11 @@ class DatasetController(Controller):
     async def list_datasets(
         self,
         datasets: NamedDependency[DatasetStore],
+        tenancy: NamedDependency[Tenancy],
         limit: Annotated[int, Parameter(ge=1, le=500)] = 100,
         offset: Annotated[int, Parameter(ge=0, le=MAX_STORED_INT)] = 0,
     ) -> DatasetList:
-        page, total = await datasets.page(offset, limit)
+        page, total = await datasets.page(offset, limit, tenancy)
         return DatasetList(datasets=page, total=total, limit=limit, offset=offset)
 
     @get(
@@ -141,9 +144,12 @@ class DatasetController(Controller):
         summary="One dataset (by id, or a sample by name)",
     )
     async def get_dataset(
-        self, dataset_id: StoredId, datasets: NamedDependency[DatasetStore]
+        self,
+        dataset_id: StoredId,
+        datasets: NamedDependency[DatasetStore],
+        tenancy: NamedDependency[Tenancy],
     ) -> DatasetInfo:
-        return await _require(datasets, dataset_id)
+        return await _require(datasets, dataset_id, tenancy)
 
     @delete(
         "/{dataset_id:str}",
@@ -153,9 +159,12 @@ class DatasetController(Controller):
         responses=problem_responses({409: "A built-in sample cannot be deleted"}),
     )
     async def delete_dataset(
-        self, dataset_id: StoredId, datasets: NamedDependency[DatasetStore]
+        self,
+        dataset_id: StoredId,
+        datasets: NamedDependency[DatasetStore],
+        tenancy: NamedDependency[Tenancy],
     ) -> None:
-        info = await _require(datasets, dataset_id)
+        info = await _require(datasets, dataset_id, tenancy)
         if info.builtin:
             detail = f"{info.name!r} is a built-in sample: it cannot be deleted"
             raise ProblemError(409, "Conflict", detail, field="dataset_id", source="path")
@@ -166,18 +175,20 @@ class DatasetController(Controller):
         self,
         dataset_id: StoredId,
         datasets: NamedDependency[DatasetStore],
+        tenancy: NamedDependency[Tenancy],
         limit: Annotated[int, Parameter(ge=1, le=500)] = 50,
         offset: Annotated[int, Parameter(ge=0, le=MAX_STORED_INT)] = 0,
     ) -> DatasetItemPage:
-        info = await _require(datasets, dataset_id)
+        info = await _require(datasets, dataset_id, tenancy)
         items = await datasets.items(info.id, offset, limit)
         return DatasetItemPage(
             dataset=info, items=items, total=info.item_count, limit=limit, offset=offset
         )
 
 
-async def _require(datasets: DatasetStore, dataset_id: str) -> DatasetInfo:
-    info = await datasets.get(dataset_id)
+async def _require(datasets: DatasetStore, dataset_id: str, tenancy: Tenancy) -> DatasetInfo:
+    """The dataset, or a 404 (another tenant's too, answered alike)."""
+    info = await datasets.get(dataset_id, tenancy)
     if info is None:
         raise not_found("dataset", dataset_id, "dataset_id")
     return info

@@ -38,6 +38,7 @@ from steadfast.shared.contracts.evaluator import (
     JobStatus,
 )
 from steadfast.shared.problems import ProblemError, problem_responses
+from steadfast.shared.tenancy import Tenancy
 
 #: the 400 of a body valid by the schema that breaks a rule between its fields
 ONE_MODEL_RULE = (
@@ -123,10 +124,11 @@ class EvaluationController(Controller):
         data: JSONBody[EvaluationCreate],
         evaluations: NamedDependency[Evaluations],
         wake_jobs: NamedDependency[Wake],
+        tenancy: NamedDependency[Tenancy],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[EvaluationAccepted]:
         try:
-            job, _ = await evaluations.submit(data, idempotency_key)
+            job, _ = await evaluations.submit(data, idempotency_key, tenancy)
         except IdempotencyConflict as conflict:
             raise idempotency_problem(conflict) from conflict
         wake_jobs()
@@ -140,6 +142,7 @@ class EvaluationController(Controller):
     async def list_evaluations(
         self,
         evaluations: NamedDependency[Evaluations],
+        tenancy: NamedDependency[Tenancy],
         status: FromQuery[JobStatus | None] = None,
         task: FromQuery[Task | None] = None,
         model: StoredFilter = None,
@@ -154,6 +157,7 @@ class EvaluationController(Controller):
             dataset_id=dataset_id,
             limit=limit,
             offset=offset,
+            tenancy=tenancy,
         )
 
     @get(
@@ -162,9 +166,12 @@ class EvaluationController(Controller):
         summary="Status, progress per stage, timings and errors so far",
     )
     async def get_evaluation(
-        self, evaluation_id: StoredId, evaluations: NamedDependency[Evaluations]
+        self,
+        evaluation_id: StoredId,
+        evaluations: NamedDependency[Evaluations],
+        tenancy: NamedDependency[Tenancy],
     ) -> EvaluationStatus:
-        return await evaluations.status(await evaluations.require(evaluation_id))
+        return await evaluations.status(await evaluations.require(evaluation_id, tenancy))
 
     @delete(
         "/{evaluation_id:str}",
@@ -174,9 +181,12 @@ class EvaluationController(Controller):
         responses=problem_responses({409: "The evaluation has finished already"}),
     )
     async def cancel(
-        self, evaluation_id: StoredId, evaluations: NamedDependency[Evaluations]
+        self,
+        evaluation_id: StoredId,
+        evaluations: NamedDependency[Evaluations],
+        tenancy: NamedDependency[Tenancy],
     ) -> EvaluationStatus:
-        return await evaluations.cancel(evaluation_id)
+        return await evaluations.cancel(evaluation_id, tenancy)
 
     @post(
         "/{evaluation_id:str}/retry",
@@ -193,8 +203,9 @@ class EvaluationController(Controller):
         evaluation_id: StoredId,
         evaluations: NamedDependency[Evaluations],
         wake_jobs: NamedDependency[Wake],
+        tenancy: NamedDependency[Tenancy],
     ) -> EvaluationAccepted:
-        job = await evaluations.retry(evaluation_id)
+        job = await evaluations.retry(evaluation_id, tenancy)
         wake_jobs()
         return EvaluationAccepted(id=job.id, status=job.status)  # type: ignore[arg-type]
 
@@ -207,10 +218,11 @@ class EvaluationController(Controller):
         self,
         evaluation_id: StoredId,
         evaluations: NamedDependency[Evaluations],
+        tenancy: NamedDependency[Tenancy],
         limit: Annotated[int, Parameter(ge=1, le=500)] = 50,
         offset: Annotated[int, Parameter(ge=0, le=MAX_STORED_INT)] = 0,
     ) -> ItemPage:
-        evaluation = await evaluations.require(evaluation_id, results=True)
+        evaluation = await evaluations.require(evaluation_id, tenancy, results=True)
         return await evaluations.items_page(evaluation, offset, limit)
 
     @get(
@@ -229,9 +241,10 @@ class EvaluationController(Controller):
         evaluation_id: StoredId,
         evaluations: NamedDependency[Evaluations],
         renderer: NamedDependency[Renderer],
+        tenancy: NamedDependency[Tenancy],
         format: FromQuery[ReportFormat] = "json",
     ) -> Response[EvaluationReport]:
-        evaluation = await evaluations.require(evaluation_id, results=True)
+        evaluation = await evaluations.require(evaluation_id, tenancy, results=True)
         if format == "json":
             report: EvaluationReport = await evaluations.report(evaluation)
             return Response(report, media_type=REPORT_MEDIA_TYPES["json"])

@@ -14,7 +14,8 @@ from steadfast.services.evaluator.timestamps import iso
 from steadfast.shared.api_keys import DEFAULT_SCOPES, ApiKey, ApiKeyStore
 from steadfast.shared.contracts.keys import KeyCreate, KeyCreated, KeyInfo, KeyList
 from steadfast.shared.errors import not_found
-from steadfast.shared.problems import problem_responses
+from steadfast.shared.problems import ProblemError, problem_responses
+from steadfast.shared.tenancy import valid_tenant
 
 ADMIN = {"scope": "admin"}
 FORBIDDEN = {403: "The key lacks the `admin` scope"}
@@ -37,7 +38,10 @@ class KeyController(Controller):
     async def create(
         self, data: JSONBody[KeyCreate], api_keys: NamedDependency[ApiKeyStore]
     ) -> Response[KeyCreated]:
-        record, key = await api_keys.create(data.name, data.scopes or DEFAULT_SCOPES)
+        if not valid_tenant(data.tenant):  # the schema's pattern lets a final newline through
+            detail = f"{data.tenant!r} is not a tenant name: 1-63 of a-z, 0-9, - and _"
+            raise ProblemError(400, "Invalid request", detail, field="tenant", source="body")
+        record, key = await api_keys.create(data.name, data.scopes or DEFAULT_SCOPES, data.tenant)
         shown = key_info(record)
         created = KeyCreated(**msgspec.structs.asdict(shown), key=key)
         return Response(created, status_code=HTTP_201_CREATED)
@@ -70,6 +74,7 @@ def key_info(record: ApiKey) -> KeyInfo:
         id=record.id,
         name=record.name,
         scopes=list(record.scopes),
+        tenant=record.tenant,
         created_at=iso(record.created_at) or "",
         revoked_at=iso(record.revoked_at),
     )

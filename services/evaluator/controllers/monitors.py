@@ -22,6 +22,7 @@ from steadfast.shared.contracts.monitors import (
     MonitorUpdate,
 )
 from steadfast.shared.problems import problem_responses
+from steadfast.shared.tenancy import Tenancy
 
 ModelQuery = Annotated[str, Parameter(min_length=1, max_length=200, pattern="^[^\\x00]*$")]
 
@@ -56,8 +57,9 @@ class MonitorController(Controller):
         data: JSONBody[MonitorCreate],
         monitors: NamedDependency[Monitors],
         wake_monitors: NamedDependency[Wake],
+        tenancy: NamedDependency[Tenancy],
     ) -> Response[Monitor]:
-        monitor = await monitors.create(data)
+        monitor = await monitors.create(data, tenancy)
         wake_monitors()
         return Response(
             monitor,
@@ -66,8 +68,10 @@ class MonitorController(Controller):
         )
 
     @get("", operation_id="listMonitors", summary="Every monitor, oldest first")
-    async def list_monitors(self, monitors: NamedDependency[Monitors]) -> MonitorPage:
-        return await monitors.page()
+    async def list_monitors(
+        self, monitors: NamedDependency[Monitors], tenancy: NamedDependency[Tenancy]
+    ) -> MonitorPage:
+        return await monitors.page(tenancy)
 
     @get(
         "/{monitor_id:str}",
@@ -75,9 +79,12 @@ class MonitorController(Controller):
         summary="A monitor: its last run, next run and last values",
     )
     async def get_monitor(
-        self, monitor_id: StoredId, monitors: NamedDependency[Monitors]
+        self,
+        monitor_id: StoredId,
+        monitors: NamedDependency[Monitors],
+        tenancy: NamedDependency[Tenancy],
     ) -> Monitor:
-        return await monitors.view(monitor_id)
+        return await monitors.view(monitor_id, tenancy)
 
     @get(
         "/{monitor_id:str}/series",
@@ -92,8 +99,9 @@ class MonitorController(Controller):
         model: ModelQuery,
         metric: FromQuery[MonitorMetric],
         monitors: NamedDependency[Monitors],
+        tenancy: NamedDependency[Tenancy],
     ) -> MonitorSeries:
-        return await monitors.series(monitor_id, model, metric)
+        return await monitors.series(monitor_id, model, metric, tenancy)
 
     @patch(
         "/{monitor_id:str}",
@@ -107,8 +115,9 @@ class MonitorController(Controller):
         data: JSONBody[MonitorUpdate],
         monitors: NamedDependency[Monitors],
         wake_monitors: NamedDependency[Wake],
+        tenancy: NamedDependency[Tenancy],
     ) -> Monitor:
-        monitor = await monitors.update(monitor_id, data)
+        monitor = await monitors.update(monitor_id, data, tenancy)
         wake_monitors()
         return monitor
 
@@ -119,9 +128,12 @@ class MonitorController(Controller):
         status_code=204,
     )
     async def delete_monitor(
-        self, monitor_id: StoredId, monitors: NamedDependency[Monitors]
+        self,
+        monitor_id: StoredId,
+        monitors: NamedDependency[Monitors],
+        tenancy: NamedDependency[Tenancy],
     ) -> None:
-        await monitors.delete(monitor_id)
+        await monitors.delete(monitor_id, tenancy)
 
     @post(
         "/{monitor_id:str}/runs",
@@ -135,7 +147,8 @@ class MonitorController(Controller):
         monitor_id: StoredId,
         monitors: NamedDependency[Monitors],
         wake_monitors: NamedDependency[Wake],
+        tenancy: NamedDependency[Tenancy],
     ) -> MonitorRunAccepted:
-        accepted = await monitors.run_now(monitor_id)
+        accepted = await monitors.run_now(monitor_id, tenancy)
         wake_monitors()
         return accepted

@@ -30,6 +30,7 @@ from steadfast.shared.contracts.position import (
 from steadfast.shared.errors import not_found
 from steadfast.shared.fingerprint import fingerprint
 from steadfast.shared.problems import ProblemError, problem_responses
+from steadfast.shared.tenancy import Tenancy
 
 
 class PositionBiasController(Controller):
@@ -63,8 +64,9 @@ class PositionBiasController(Controller):
         datasets: NamedDependency[DatasetStore],
         upstream: NamedDependency[PositionUpstream],
         retry: NamedDependency[Backoff],
+        tenancy: NamedDependency[Tenancy],
     ) -> PositionBiasEvaluation:
-        data, needed = await _checked(data, datasets, upstream)
+        data, needed = await checked_request(data, datasets, upstream, tenancy)
         if needed > settings.max_sync_variants:
             raise _too_large(
                 needed,
@@ -102,15 +104,20 @@ class PositionBiasController(Controller):
         upstream: NamedDependency[PositionUpstream],
         position_jobs: NamedDependency[PositionJobStore],
         wake_position_jobs: NamedDependency[Wake],
+        tenancy: NamedDependency[Tenancy],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[PositionBiasJob]:
         request_hash = fingerprint(data)  # of the request as sent, before a dataset fills it
-        data, needed = await _checked(data, datasets, upstream)
+        data, needed = await checked_request(data, datasets, upstream, tenancy)
         if needed > settings.max_job_answers:
             raise _too_large(needed, f"the job limit of {settings.max_job_answers}")
         try:
             job = await position_jobs.create(
-                data, needed, idempotency_key=idempotency_key, request_hash=request_hash
+                data,
+                needed,
+                idempotency_key=idempotency_key,
+                request_hash=request_hash,
+                tenant=tenancy.tenant,
             )
         except IdempotencyConflict as conflict:
             raise idempotency_problem(conflict) from conflict
@@ -127,9 +134,12 @@ class PositionBiasController(Controller):
         summary="A positional-bias job's status and, once it succeeded, its result",
     )
     async def get_job(
-        self, job_id: StoredId, position_jobs: NamedDependency[PositionJobStore]
+        self,
+        job_id: StoredId,
+        position_jobs: NamedDependency[PositionJobStore],
+        tenancy: NamedDependency[Tenancy],
     ) -> PositionBiasJob:
-        return job_view(await _job(position_jobs, job_id))
+        return job_view(await _job(position_jobs, job_id, tenancy))
 
     @delete(
         "/jobs/{job_id:str}",
@@ -139,26 +149,24 @@ class PositionBiasController(Controller):
         responses=problem_responses({409: "The job has finished already"}),
     )
     async def cancel_job(
-        self, job_id: StoredId, position_jobs: NamedDependency[PositionJobStore]
+        self,
+        job_id: StoredId,
+        position_jobs: NamedDependency[PositionJobStore],
+        tenancy: NamedDependency[Tenancy],
     ) -> PositionBiasJob:
-        job = await _job(position_jobs, job_id)
+        job = await _job(position_jobs, job_id, tenancy)
         if not await position_jobs.cancel(job.id):
             detail = f"position-bias job {job.id} already {job.status}"
             raise ProblemError(409, "Conflict", detail, field="job_id", source="path")
-        return job_view(await _job(position_jobs, job_id))
+        return job_view(await _job(position_jobs, job_id, tenancy))
 
 
-async def _job(position_jobs: PositionJobStore, job_id: str) -> PositionJobRow:
-    job = await position_jobs.get(job_id)
+async def _job(position_jobs: PositionJobStore, job_id: str, tenancy: Tenancy) -> PositionJobRow:
+    """The job, or a 404 (another tenant's too, answered alike)."""
+    job = await position_jobs.get(job_id, tenancy)
     if job is None:
         raise not_found("position-bias job", job_id, "job_id")
     return job
-
-
-async def _checked(
-    data: PositionBiasEvaluate, datasets: DatasetStore, upstream: PositionUpstream
-) -> tuple[PositionBiasEvaluate, int]:
-    return await checked_request(data, datasets, upstream)
 
 
 def _too_large(needed: int, limit: str) -> ProblemError:

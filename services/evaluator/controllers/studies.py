@@ -24,6 +24,7 @@ from steadfast.shared.contracts.studies import (
     StudyStatus,
 )
 from steadfast.shared.problems import problem_responses
+from steadfast.shared.tenancy import Tenancy
 
 
 class StudyController(Controller):
@@ -49,10 +50,13 @@ class StudyController(Controller):
         ),
     )
     async def create(
-        self, data: JSONBody[StudyCreate], studies: NamedDependency[Studies]
+        self,
+        data: JSONBody[StudyCreate],
+        studies: NamedDependency[Studies],
+        tenancy: NamedDependency[Tenancy],
     ) -> Response[StudyAccepted]:
         try:
-            accepted = await studies.create(data)
+            accepted = await studies.create(data, tenancy)
         except IdempotencyConflict as conflict:  # a part's key, made anew: a bug if ever
             raise idempotency_problem(conflict) from conflict
         return Response(
@@ -65,18 +69,24 @@ class StudyController(Controller):
     async def list_studies(
         self,
         studies: NamedDependency[Studies],
+        tenancy: NamedDependency[Tenancy],
         limit: Annotated[int, Parameter(ge=1, le=100)] = 20,
         offset: Annotated[int, Parameter(ge=0, le=MAX_STORED_INT)] = 0,
     ) -> StudyPage:
-        return await studies.page(offset, limit)
+        return await studies.page(offset, limit, tenancy)
 
     @get(
         "/{study_id:str}",
         operation_id="getStudy",
         summary="A study's progress over all its parts, and each part's job and status",
     )
-    async def get_study(self, study_id: StoredId, studies: NamedDependency[Studies]) -> StudyStatus:
-        return await studies.status(await studies.require(study_id))
+    async def get_study(
+        self,
+        study_id: StoredId,
+        studies: NamedDependency[Studies],
+        tenancy: NamedDependency[Tenancy],
+    ) -> StudyStatus:
+        return await studies.status(await studies.require(study_id, tenancy))
 
     @get(
         "/{study_id:str}/report",
@@ -92,9 +102,10 @@ class StudyController(Controller):
         self,
         study_id: StoredId,
         studies: NamedDependency[Studies],
+        tenancy: NamedDependency[Tenancy],
         format: FromQuery[ReportFormat] = "json",
     ) -> Response[StudyReport]:
-        report = await studies.report(await studies.require(study_id))
+        report = await studies.report(await studies.require(study_id, tenancy))
         if format == "json":
             return Response(report, media_type=REPORT_MEDIA_TYPES["json"])
         rendered = render_html(report) if format == "html" else render_csv(report)

@@ -22,6 +22,16 @@ OPEN_ANSWER_SQL = "status IN ('pending', 'answered')"
 #: 2^31; SQLite's row id is 64-bit already, and only ``INTEGER`` makes it the row id
 ROW_ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
+
+def tenant_column(*, index: bool = False) -> sa.Column[str]:
+    """The tenant a row belongs to: the tenant of the key that made it (shared/tenancy.py);
+    ``default`` for rows made before tenants (migration 0016). ``index`` where a listing
+    filters by it."""
+    return sa.Column(
+        "tenant", sa.String(100), nullable=False, server_default=sa.text("'default'"), index=index
+    )
+
+
 datasets = sa.Table(
     "evaluator_datasets",
     metadata,
@@ -33,6 +43,7 @@ datasets = sa.Table(
     sa.Column("source", sa.Text),
     sa.Column("license", sa.Text),
     sa.Column("created_at", sa.Float, nullable=False),
+    tenant_column(index=True),
 )
 
 dataset_items = sa.Table(
@@ -88,7 +99,7 @@ evaluations = sa.Table(
     sa.Column("item_count", sa.Integer, nullable=False),
     #: the EvaluationSettings the job runs with
     sa.Column("settings", sa.JSON, nullable=False),
-    sa.Column("idempotency_key", sa.String(200), unique=True),
+    sa.Column("idempotency_key", sa.String(200)),
     sa.Column("request_hash", sa.String(64), nullable=False),
     sa.Column("created_at", sa.Float, nullable=False, index=True),
     sa.Column("started_at", sa.Float),
@@ -98,6 +109,11 @@ evaluations = sa.Table(
     sa.Column("results", sa.JSON),
     sa.Column("lease_owner", sa.String(100)),
     sa.Column("lease_until", sa.Float),
+    tenant_column(),
+    # an Idempotency-Key is a tenant's own; the constraint's index serves the tenant's listing
+    sa.UniqueConstraint(
+        "tenant", "idempotency_key", name="uq_evaluator_evaluations_tenant_idempotency_key"
+    ),
 )
 
 evaluation_items = sa.Table(
@@ -213,8 +229,15 @@ position_jobs = sa.Table(
     sa.Column("lease_until", sa.Float),
     sa.Column("idempotency_key", sa.String(200)),
     sa.Column("request_hash", sa.String(64)),
+    tenant_column(),
     sa.Index("ix_evaluator_position_jobs_status", "status"),
-    sa.Index("ux_evaluator_position_jobs_idempotency_key", "idempotency_key", unique=True),
+    # an Idempotency-Key is a tenant's own
+    sa.Index(
+        "ux_evaluator_position_jobs_tenant_idempotency_key",
+        "tenant",
+        "idempotency_key",
+        unique=True,
+    ),
 )
 
 monitors = sa.Table(
@@ -236,6 +259,7 @@ monitors = sa.Table(
     #: the last run, and the last run that succeeded (its values are the gauges')
     sa.Column("last_run_id", sa.String(32)),
     sa.Column("last_success_id", sa.String(32)),
+    tenant_column(index=True),
 )
 
 monitor_runs = sa.Table(
@@ -267,4 +291,5 @@ studies = sa.Table(
     sa.Column("created_at", sa.Float, nullable=False),
     #: ``[{"name", "protocol", "job_id"}]``: the job that runs each part, in the study's order
     sa.Column("parts", sa.JSON, nullable=False),
+    tenant_column(index=True),
 )

@@ -49,6 +49,7 @@ from steadfast.shared.contracts.scoring import (
 )
 from steadfast.shared.errors import Conflict, InvalidRequest, NotFound, Unprocessable, not_found
 from steadfast.shared.fingerprint import explicit, fingerprint
+from steadfast.shared.tenancy import UNRESTRICTED, Tenancy
 
 STATUS_ERRORS = 20
 
@@ -124,9 +125,13 @@ class Evaluations:
     upstream: Upstream
 
     async def submit(
-        self, data: EvaluationCreate, idempotency_key: str | None
+        self,
+        data: EvaluationCreate,
+        idempotency_key: str | None,
+        tenancy: Tenancy = UNRESTRICTED,
     ) -> tuple[EvaluationRow, bool]:
-        checked = await self.check(data)
+        """The job, made ``tenancy``'s tenant's (its Idempotency-Key that tenant's own)."""
+        checked = await self.check(data, tenancy)
         settings, items = checked.settings, checked.items
         reuse = await self._stored_sets(settings, items)
         # an item that brings its paraphrases is asked them, not an earlier set
@@ -143,24 +148,30 @@ class Evaluations:
             name=data.name,
             dataset_id=data.dataset_id,
             idempotency_key=idempotency_key,
+            tenant=tenancy.tenant,
         )
         if not created and not same_k(job.k, data.k):
             raise IdempotencyConflict(job.id, "evaluation")
         return job, created
 
-    async def check(self, data: EvaluationCreate) -> CheckedEvaluation:
+    async def check(
+        self, data: EvaluationCreate, tenancy: Tenancy = UNRESTRICTED
+    ) -> CheckedEvaluation:
         """Whatever would refuse ``data`` later (naming the field), before any job is made: its
         settings and items (``validation.check_evaluation``), an unknown dataset, an earlier
-        evaluation of another k to reuse."""
+        evaluation of another k to reuse (a dataset or evaluation ``tenancy`` does not see is
+        unknown)."""
         settings = settings_of(data)
         require_runnable(settings)  # the caller's own mistakes before any lookup
-        items = await self.items_of(data)
-        earlier = await self._reusable_sets(data.reuse_paraphrases_from, settings.k)
+        items = await self.items_of(data, tenancy)
+        earlier = await self._reusable_sets(data.reuse_paraphrases_from, settings.k, tenancy)
         inline = data.items is not None
         models = await check_evaluation(settings, items, self.upstream, inline=inline)
         return CheckedEvaluation(settings, models, items, earlier)
 
-    async def items_of(self, data: EvaluationCreate) -> list[EvaluationItem]:
+    async def items_of(
+        self, data: EvaluationCreate, tenancy: Tenancy = UNRESTRICTED
+    ) -> list[EvaluationItem]:
         """The items to evaluate: inline, or a stored dataset's (a 4xx naming the field)."""
         if (data.items is None) == (data.dataset_id is None):
             raise InvalidRequest(
@@ -171,7 +182,7 @@ class Evaluations:
             if not data.items:
                 raise InvalidRequest("`items` is empty", field="items")
             return data.items[: data.limit] if data.limit else data.items
-        dataset = await self.datasets.get(data.dataset_id or "")
+        dataset = await self.datasets.get(data.dataset_id or "", tenancy)
         if dataset is None:
             raise NotFound(f"no dataset {data.dataset_id!r}", field="dataset_id")
         data.dataset_id = dataset.id
@@ -186,12 +197,14 @@ class Evaluations:
         stored = await self.store.paraphrase_sets(ids)
         return {s.question: s for s in stored.values() if s.complete}
 
-    async def _reusable_sets(self, evaluation_id: str | None, k: int) -> dict[str, ParaphraseSet]:
+    async def _reusable_sets(
+        self, evaluation_id: str | None, k: int, tenancy: Tenancy
+    ) -> dict[str, ParaphraseSet]:
         """The sets of an earlier evaluation with the same k: its sets are answered whole, so a
         different k would answer more (or fewer) paraphrases than this evaluation says."""
         if evaluation_id is None:
             return {}
-        earlier = await self.store.get(evaluation_id)
+        earlier = await self.store.get(evaluation_id, tenancy=tenancy)
         if earlier is None:
             raise NotFound(
                 f"no evaluation {evaluation_id!r}",
@@ -206,9 +219,9 @@ class Evaluations:
             )
         return await self.store.sets_by_question(evaluation_id)
 
-    async def retry(self, evaluation_id: str) -> EvaluationRow:
+    async def retry(self, evaluation_id: str, tenancy: Tenancy = UNRESTRICTED) -> EvaluationRow:
         """Run a finished job's failed parts again (its other answers stay as they are)."""
-        evaluation = await self.require(evaluation_id)
+        evaluation = await self.require(evaluation_id, tenancy)
         if evaluation.status not in ("succeeded", "failed"):
             detail = (
                 f"evaluation {evaluation.id} is {evaluation.status}: only a finished one is retried"
@@ -219,9 +232,12 @@ class Evaluations:
             raise Conflict(detail, field="evaluation_id", source="path", title="Nothing to retry")
         return await self.require(evaluation.id)
 
-    async def require(self, evaluation_id: str, *, results: bool = False) -> EvaluationRow:
-        """The job or a 404; ``results`` for the item pages and reports, which show them."""
-        evaluation = await self.store.get(evaluation_id, results=results)
+    async def require(
+        self, evaluation_id: str, tenancy: Tenancy = UNRESTRICTED, *, results: bool = False
+    ) -> EvaluationRow:
+        """The job or a 404 (another tenant's too, answered alike); ``results`` for the item
+        pages and reports, which show them."""
+        evaluation = await self.store.get(evaluation_id, results=results, tenancy=tenancy)
         if evaluation is None:
             raise not_found("evaluation", evaluation_id, "evaluation_id")
         return evaluation
@@ -265,12 +281,20 @@ class Evaluations:
         dataset_id: str | None,
         limit: int,
         offset: int,
+        tenancy: Tenancy = UNRESTRICTED,
     ) -> EvaluationPage:
+        """The evaluations ``tenancy`` sees."""
         if dataset_id is not None:  # a sample by its name ("gsm8k") is stored by its id
-            dataset = await self.datasets.get(dataset_id)
+            dataset = await self.datasets.get(dataset_id, tenancy)
             dataset_id = dataset.id if dataset is not None else dataset_id
         rows, total = await self.store.list_page(
-            status=status, task=task, model=model, dataset_id=dataset_id, limit=limit, offset=offset
+            status=status,
+            task=task,
+            model=model,
+            dataset_id=dataset_id,
+            limit=limit,
+            offset=offset,
+            tenancy=tenancy,
         )
         ids = [row.id for row in rows]
         counts = await self.store.progress_counts_of(ids)
@@ -284,8 +308,8 @@ class Evaluations:
             offset=offset,
         )
 
-    async def cancel(self, evaluation_id: str) -> EvaluationStatus:
-        evaluation = await self.require(evaluation_id)
+    async def cancel(self, evaluation_id: str, tenancy: Tenancy = UNRESTRICTED) -> EvaluationStatus:
+        evaluation = await self.require(evaluation_id, tenancy)
         if not await self.store.cancel(evaluation_id):
             raise Conflict(
                 f"evaluation {evaluation_id} already {evaluation.status}",

@@ -15,6 +15,7 @@ from steadfast.services.evaluator.domain.position import PositionUpstream, check
 from steadfast.shared.contracts.evaluator import EvaluationCreate
 from steadfast.shared.contracts.position import PositionBiasEvaluate
 from steadfast.shared.errors import InvalidRequest, TooLarge
+from steadfast.shared.tenancy import UNRESTRICTED, Tenancy
 
 Protocol = Literal["consistency", "position-bias"]
 
@@ -50,23 +51,30 @@ class JobStarter:
     max_job_answers: int = 20000
 
     async def checked_position(
-        self, request: PositionBiasEvaluate
+        self, request: PositionBiasEvaluate, tenancy: Tenancy = UNRESTRICTED
     ) -> tuple[PositionBiasEvaluate, int]:
-        """The request with a dataset's items in it and the answers it asks for at most; a 4xx
-        naming the field (``items``: more answers than a job may ask for)."""
-        inline, needed = await checked_request(request, self.datasets, self.upstream)
+        """The request with a dataset's items in it (one ``tenancy`` sees) and the answers it
+        asks for at most; a 4xx naming the field (``items``: more answers than a job may ask
+        for)."""
+        inline, needed = await checked_request(request, self.datasets, self.upstream, tenancy)
         if needed > self.max_job_answers:
             detail = f"{needed} answers exceed the job limit of {self.max_job_answers}"
             raise TooLarge(detail, field="items")
         return inline, needed
 
-    async def start_evaluation(self, data: EvaluationCreate, key: str) -> str:
-        job, _ = await self.evaluations.submit(data, key)
+    async def start_evaluation(
+        self, data: EvaluationCreate, key: str, tenancy: Tenancy = UNRESTRICTED
+    ) -> str:
+        """The evaluation's id, a job of ``tenancy``'s tenant."""
+        job, _ = await self.evaluations.submit(data, key, tenancy)
         self.wake_jobs()
         return job.id
 
-    async def start_position(self, request: PositionBiasEvaluate, needed: int, key: str) -> str:
-        job = await self.position_jobs.create(request, needed, idempotency_key=key)
+    async def start_position(
+        self, request: PositionBiasEvaluate, needed: int, key: str, tenant: str
+    ) -> str:
+        """The position-bias job's id, a job of ``tenant``."""
+        job = await self.position_jobs.create(request, needed, idempotency_key=key, tenant=tenant)
         self.wake_position_jobs()
         return job.id
 

@@ -63,6 +63,7 @@ from steadfast.shared.errors import (
     nested_under,
     not_found,
 )
+from steadfast.shared.tenancy import UNRESTRICTED, Tenancy
 
 logger = logging.getLogger(__name__)
 
@@ -96,34 +97,39 @@ class Monitors:
 
     # ---- the API -------------------------------------------------------------------------
 
-    async def create(self, data: MonitorCreate) -> Monitor:
-        models = await self._require_runnable(data)
+    async def create(self, data: MonitorCreate, tenancy: Tenancy = UNRESTRICTED) -> Monitor:
+        """The monitor, ``tenancy``'s tenant's (as its runs' jobs will be); a dataset it does
+        not see is unknown. Names are unique over every tenant (they label the gauges)."""
+        models = await self._require_runnable(data, tenancy)
         if await self.store.count() >= MAX_MONITORS:
             detail = f"at most {MAX_MONITORS} monitors (each adds series to the metrics)"
             raise Conflict(detail, field="name", title="Too many monitors")
         try:
-            row = await self.store.create(data, models, self.clock())
+            row = await self.store.create(data, models, self.clock(), tenancy.tenant)
         except MonitorNameTaken as taken:
             detail = f"a monitor named {data.name!r} exists"
             raise Conflict(detail, field="name") from taken
         return (await self._views([row]))[0]
 
-    async def page(self) -> MonitorPage:
-        rows = await self.store.all()
+    async def page(self, tenancy: Tenancy = UNRESTRICTED) -> MonitorPage:
+        rows = await self.store.all(tenancy)
         return MonitorPage(monitors=await self._views(rows), total=len(rows))
 
-    async def view(self, monitor_id: str) -> Monitor:
-        return (await self._views([await self.require(monitor_id)]))[0]
+    async def view(self, monitor_id: str, tenancy: Tenancy = UNRESTRICTED) -> Monitor:
+        return (await self._views([await self.require(monitor_id, tenancy)]))[0]
 
-    async def require(self, monitor_id: str) -> MonitorRow:
-        row = await self.store.get(monitor_id)
+    async def require(self, monitor_id: str, tenancy: Tenancy = UNRESTRICTED) -> MonitorRow:
+        """The monitor, or a 404 (another tenant's too, answered alike)."""
+        row = await self.store.get(monitor_id, tenancy)
         if row is None:
             raise not_found("monitor", monitor_id, "monitor_id")
         return row
 
-    async def update(self, monitor_id: str, change: MonitorUpdate) -> Monitor:
+    async def update(
+        self, monitor_id: str, change: MonitorUpdate, tenancy: Tenancy = UNRESTRICTED
+    ) -> Monitor:
         for _ in range(UPDATE_ATTEMPTS):  # a worker may take a due time meanwhile: read again
-            row = await self.require(monitor_id)
+            row = await self.require(monitor_id, tenancy)
             values = self._changed_schedule(row, change)
             if await self.store.update_unless_taken(row.id, row.next_run_at, **values):
                 return await self.view(row.id)
@@ -142,13 +148,13 @@ class Monitors:
             values["next_run_at"] = row.next_run_at - row.interval_s + interval
         return values
 
-    async def delete(self, monitor_id: str) -> None:
-        row = await self.require(monitor_id)
+    async def delete(self, monitor_id: str, tenancy: Tenancy = UNRESTRICTED) -> None:
+        row = await self.require(monitor_id, tenancy)
         await self.store.delete(row.id)
         forget_gauges(row)
 
-    async def run_now(self, monitor_id: str) -> MonitorRunAccepted:
-        row = await self.require(monitor_id)
+    async def run_now(self, monitor_id: str, tenancy: Tenancy = UNRESTRICTED) -> MonitorRunAccepted:
+        row = await self.require(monitor_id, tenancy)
         if row.paused:
             detail = f"monitor {row.name!r} is paused: resume it first"
             raise Conflict(detail, field="monitor_id", source="path", title="Monitor paused")
@@ -156,8 +162,14 @@ class Monitors:
         await self.store.update(row.id, next_run_at=now)
         return MonitorRunAccepted(monitor_id=row.id, due_at=iso(now) or "")
 
-    async def series(self, monitor_id: str, model: str, metric: MonitorMetric) -> MonitorSeries:
-        row = await self.require(monitor_id)
+    async def series(
+        self,
+        monitor_id: str,
+        model: str,
+        metric: MonitorMetric,
+        tenancy: Tenancy = UNRESTRICTED,
+    ) -> MonitorSeries:
+        row = await self.require(monitor_id, tenancy)
         if model not in row.models:
             detail = f"monitor {row.name!r} follows {', '.join(row.models)}, not {model!r}"
             raise NotFound(detail, field="model", source="query")
@@ -168,20 +180,20 @@ class Monitors:
         ]
         return MonitorSeries(monitor_id=row.id, model=model, metric=metric, points=points)
 
-    async def _require_runnable(self, data: MonitorCreate) -> list[str]:
+    async def _require_runnable(self, data: MonitorCreate, tenancy: Tenancy) -> list[str]:
         """The models the monitor follows; a 4xx naming the field when its runs could not run."""
         require_protocol_request(data.kind, data.evaluation, data.position_bias, "monitor")
         if data.evaluation is not None:
             with nested_under("evaluation"):
-                return await self._require_evaluation(data.evaluation)
+                return await self._require_evaluation(data.evaluation, tenancy)
         assert data.position_bias is not None
         with nested_under("position_bias"):
-            request, _ = await self.jobs.checked_position(data.position_bias)
+            request, _ = await self.jobs.checked_position(data.position_bias, tenancy)
             _require_few(len(request.items or []))
         return models_of(request)
 
-    async def _require_evaluation(self, data: EvaluationCreate) -> list[str]:
-        checked = await self.jobs.evaluations.check(data)
+    async def _require_evaluation(self, data: EvaluationCreate, tenancy: Tenancy) -> list[str]:
+        checked = await self.jobs.evaluations.check(data, tenancy)
         _require_few(len(checked.items))
         return checked.models
 
@@ -238,6 +250,9 @@ class Monitors:
                 _export_values(row, success)
 
     async def _submit(self, monitor: MonitorRow, run: RunRow) -> str:
+        """The run's job, the monitor's tenant's; what it refers to was checked as the monitor
+        was made (by a key of its tenant, or an admin's)."""
+        owner = Tenancy(monitor.tenant, sees_all=True)
         spec = monitor.spec
         if spec.evaluation is not None:
             data = msgspec.structs.replace(
@@ -246,11 +261,13 @@ class Monitors:
                 fresh_answers=True,
                 reuse_paraphrases_from=await self._frozen_sets(monitor),
             )
-            return await self.jobs.start_evaluation(data, f"monitor-run-{run.id}")
+            return await self.jobs.start_evaluation(data, f"monitor-run-{run.id}", owner)
         assert spec.position_bias is not None
         fresh = msgspec.structs.replace(spec.position_bias, fresh_answers=True)
-        request, needed = await self.jobs.checked_position(fresh)
-        return await self.jobs.start_position(request, needed, f"monitor-run-{run.id}")
+        request, needed = await self.jobs.checked_position(fresh, owner)
+        return await self.jobs.start_position(
+            request, needed, f"monitor-run-{run.id}", monitor.tenant
+        )
 
     async def _frozen_sets(self, monitor: MonitorRow) -> str | None:
         """The evaluation whose sets the run asks again; None (the sets are built anew) when

@@ -75,6 +75,7 @@ from steadfast.shared.contracts.scoring import (
     PositionBiasResponse,
     PositionRecord,
 )
+from steadfast.shared.tenancy import UNRESTRICTED, Tenancy
 
 #: first-token alternatives asked for with ``calibrate`` (the gateway's maximum)
 CALIBRATION_ALTERNATIVES = 20
@@ -113,11 +114,14 @@ class PlannedTrial:
 
 
 async def checked_request(
-    request: PositionBiasEvaluate, datasets: DatasetStore, upstream: PositionUpstream
+    request: PositionBiasEvaluate,
+    datasets: DatasetStore,
+    upstream: PositionUpstream,
+    tenancy: Tenancy = UNRESTRICTED,
 ) -> tuple[PositionBiasEvaluate, int]:
-    """The request with a dataset's items in it, validated (4xx naming the field), and the
-    answers it asks for at most."""
-    request = await with_items(request, datasets)
+    """The request with a dataset's items in it (one ``tenancy`` sees), validated (4xx naming
+    the field), and the answers it asks for at most."""
+    request = await with_items(request, datasets, tenancy)
     validate(request)
     await require_known_routes(upstream, request, generator=asks_generator(request))
     return request, order_count(request)

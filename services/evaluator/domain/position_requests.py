@@ -21,19 +21,23 @@ from steadfast.shared.contracts.position import (
     PositionItem,
 )
 from steadfast.shared.errors import InvalidRequest, NotFound
+from steadfast.shared.tenancy import UNRESTRICTED, Tenancy
 
 LETTERS = string.ascii_uppercase
 
 
-async def with_items(request: PositionBiasEvaluate, datasets: DatasetStore) -> PositionBiasEvaluate:
-    """The request with its items inline: a ``dataset_id``'s items, mapped to the protocol's."""
+async def with_items(
+    request: PositionBiasEvaluate, datasets: DatasetStore, tenancy: Tenancy = UNRESTRICTED
+) -> PositionBiasEvaluate:
+    """The request with its items inline: a ``dataset_id``'s items (of a dataset ``tenancy``
+    sees), mapped to the protocol's."""
     if (request.items is None) == (request.dataset_id is None):
         detail = "give exactly one of `items` and `dataset_id`"
         raise InvalidRequest(detail, field="items")
     if request.items is not None:
         items = request.items[: request.limit] if request.limit else request.items
         return msgspec.structs.replace(request, items=items)
-    dataset = await datasets.get(request.dataset_id or "")
+    dataset = await datasets.get(request.dataset_id or "", tenancy)
     if dataset is None:
         detail = f"no dataset {request.dataset_id!r}"
         raise NotFound(detail, field="dataset_id")

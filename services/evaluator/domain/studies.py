@@ -47,6 +47,7 @@ from steadfast.shared.contracts.studies import (
     StudyStatusName,
 )
 from steadfast.shared.errors import nested_under, not_found
+from steadfast.shared.tenancy import UNRESTRICTED, Tenancy
 from steadfast.shared.trust_text import trust_lines
 
 UNFINISHED = frozenset({"queued", "running"})
@@ -63,22 +64,23 @@ class Studies:
     jobs: JobStarter
     clock: Callable[[], float] = time.time
 
-    async def create(self, data: StudyCreate) -> StudyAccepted:
+    async def create(self, data: StudyCreate, tenancy: Tenancy = UNRESTRICTED) -> StudyAccepted:
         """Every part is checked before any job starts: a part that could not run refuses the
-        study, naming its field (``parts[2].evaluation.dataset_id``)."""
+        study, naming its field (``parts[2].evaluation.dataset_id``; a dataset ``tenancy`` does
+        not see is unknown). The study and its parts' jobs are ``tenancy``'s tenant's."""
         requests = [part_request(data, part, index) for index, part in enumerate(data.parts)]
         checked: list[EvaluationCreate | tuple[PositionBiasEvaluate, int]] = []
         for index, request in enumerate(requests):
             with nested_under(f"parts[{index}]"):
-                checked.append(await self._checked(request))
+                checked.append(await self._checked(request, tenancy))
         study_id = new_study_id()
         jobs: list[PartJob] = []
         try:
             for index, (part, ready) in enumerate(zip(data.parts, checked, strict=True)):
                 with nested_under(f"parts[{index}]"):
-                    job_id = await self._submit(ready, f"{study_id}-part-{index}")
+                    job_id = await self._submit(ready, f"{study_id}-part-{index}", tenancy)
                 jobs.append(PartJob(part.name, part.protocol, job_id))
-            await self.store.create(study_id, data, jobs, self.clock())
+            await self.store.create(study_id, data, jobs, self.clock(), tenancy.tenant)
         except BaseException:
             for job in jobs:  # no job runs for a study that was not made
                 await self.jobs.cancel(job.protocol, job.job_id)
@@ -86,25 +88,29 @@ class Studies:
         return StudyAccepted(id=study_id, status="running")
 
     async def _checked(
-        self, request: EvaluationCreate | PositionBiasEvaluate
+        self, request: EvaluationCreate | PositionBiasEvaluate, tenancy: Tenancy
     ) -> EvaluationCreate | tuple[PositionBiasEvaluate, int]:
         if isinstance(request, EvaluationCreate):
             with nested_under("evaluation"):
-                await self.jobs.evaluations.check(request)
+                await self.jobs.evaluations.check(request, tenancy)
             return request
         with nested_under("position_bias"):
-            return await self.jobs.checked_position(request)
+            return await self.jobs.checked_position(request, tenancy)
 
     async def _submit(
-        self, request: EvaluationCreate | tuple[PositionBiasEvaluate, int], key: str
+        self,
+        request: EvaluationCreate | tuple[PositionBiasEvaluate, int],
+        key: str,
+        tenancy: Tenancy,
     ) -> str:
         if isinstance(request, EvaluationCreate):
             with nested_under("evaluation"):
-                return await self.jobs.start_evaluation(request, key)
-        return await self.jobs.start_position(*request, key)
+                return await self.jobs.start_evaluation(request, key, tenancy)
+        return await self.jobs.start_position(*request, key, tenancy.tenant)
 
-    async def require(self, study_id: str) -> StudyRow:
-        row = await self.store.get(study_id)
+    async def require(self, study_id: str, tenancy: Tenancy = UNRESTRICTED) -> StudyRow:
+        """The study, or a 404 (another tenant's too, answered alike)."""
+        row = await self.store.get(study_id, tenancy)
         if row is None:
             raise not_found("study", study_id, "study_id")
         return row
@@ -124,8 +130,8 @@ class Studies:
             parts=parts,
         )
 
-    async def page(self, offset: int, limit: int) -> StudyPage:
-        rows, total = await self.store.page(offset, limit)
+    async def page(self, offset: int, limit: int, tenancy: Tenancy = UNRESTRICTED) -> StudyPage:
+        rows, total = await self.store.page(offset, limit, tenancy)
         return StudyPage(studies=[await self.status(row) for row in rows], total=total)
 
     async def _part_status(self, part: PartJob) -> StudyPartStatus:

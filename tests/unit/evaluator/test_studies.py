@@ -150,10 +150,10 @@ class _Evaluations:
     def __init__(self) -> None:
         self.store = _EvaluationStore()
 
-    async def check(self, data: object) -> object:
+    async def check(self, data: object, tenancy: object) -> object:
         return None
 
-    async def submit(self, data: object, key: str) -> tuple[_Row, bool]:
+    async def submit(self, data: object, key: str, tenancy: object) -> tuple[_Row, bool]:
         return _Row(f"ev-{key}"), True
 
 

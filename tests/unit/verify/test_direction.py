@@ -14,7 +14,7 @@ from steadfast.shared.contracts.verify import VerifyRequest, VerifyStages
     ("original", "candidate", "turned"),
     [
         ("What is the largest ocean on Earth?", "Which of the oceans is the smallest?", "smallest"),
-        ("Who is faster, a tortoise or a hare?", "Which is slower, a hare or a tortoise?", "slower"),
+        ("Who is faster, a tortoise or a hare?", "Which is slower, a hare or a cat?", "slower"),
         ("When did production start?", "When did they stop producing it?", "stop"),
         ("In what year did she last visit Europe?", "When was her first trip to Europe?", "first"),
         ("Is MSG harmful in small doses?", "Are small doses of MSG safe?", "safe"),

@@ -29,6 +29,7 @@ from steadfast.services.evaluator.adapters.evaluations.rows import (
 from steadfast.services.evaluator.db.models import answers, evaluation_items, evaluations
 from steadfast.services.evaluator.errors import IdempotencyConflict
 from steadfast.shared.contracts.evaluator import EvaluationSettings
+from steadfast.shared.tenancy import DEFAULT_TENANT, UNRESTRICTED, Tenancy, visible
 
 #: what an Idempotency-Key of this store made, as a conflict names it
 KIND = "evaluation"
@@ -49,16 +50,18 @@ class EvaluationLifecycle(StoreBase):
         name: str | None = None,
         dataset_id: str | None = None,
         idempotency_key: str | None = None,
+        tenant: str = DEFAULT_TENANT,
     ) -> tuple[EvaluationRow, bool]:
         """Create a queued job with its items and the answers to ask for at once (those to
         the paraphrases of a set an item reuses are left out when the set is gone); returns
         (job, created). An Idempotency-Key seen before returns the earlier job (or raises
         :class:`IdempotencyConflict` for a different request: one whose stored hash is neither
         ``request_hash`` nor one of ``earlier_hashes``, the same request's hash as earlier
-        versions computed it)."""
+        versions computed it). The job is ``tenant``'s, and its key is looked for among that
+        tenant's only: another tenant's key of the same text is another key."""
         accepted = {request_hash, *earlier_hashes}
         if idempotency_key:
-            existing = await self.by_idempotency_key(idempotency_key)
+            existing = await self.by_idempotency_key(idempotency_key, tenant)
             if existing is not None:
                 return _same_request(existing, accepted), False
         evaluation_id = f"ev-{uuid.uuid4().hex[:20]}"
@@ -78,11 +81,14 @@ class EvaluationLifecycle(StoreBase):
                         idempotency_key=idempotency_key,
                         request_hash=request_hash,
                         created_at=time.time(),
+                        tenant=tenant,
                     )
                 )
                 await _insert_items(connection, evaluation_id, items, answers)
         except IntegrityError:
-            existing = await self.by_idempotency_key(idempotency_key) if idempotency_key else None
+            existing = (
+                await self.by_idempotency_key(idempotency_key, tenant) if idempotency_key else None
+            )
             if existing is None:
                 raise
             return _same_request(existing, accepted), False
@@ -90,15 +96,24 @@ class EvaluationLifecycle(StoreBase):
         assert created is not None
         return created, True
 
-    async def by_idempotency_key(self, key: str) -> EvaluationRow | None:
-        query = sa.select(evaluations).where(evaluations.c.idempotency_key == key)
+    async def by_idempotency_key(
+        self, key: str, tenant: str = DEFAULT_TENANT
+    ) -> EvaluationRow | None:
+        query = sa.select(evaluations).where(
+            evaluations.c.idempotency_key == key, evaluations.c.tenant == tenant
+        )
         async with self.engine.connect() as connection:
             row = (await connection.execute(query)).mappings().first()
         return evaluation_of(row) if row else None
 
-    async def get(self, evaluation_id: str, *, results: bool = False) -> EvaluationRow | None:
-        """The job; its results JSON (large for big jobs) only when asked for."""
-        query = sa.select(*evaluation_columns(results)).where(evaluations.c.id == evaluation_id)
+    async def get(
+        self, evaluation_id: str, *, results: bool = False, tenancy: Tenancy = UNRESTRICTED
+    ) -> EvaluationRow | None:
+        """The job; its results JSON (large for big jobs) only when asked for. None for one
+        ``tenancy`` does not see (another tenant's)."""
+        query = sa.select(*evaluation_columns(results)).where(
+            evaluations.c.id == evaluation_id, visible(evaluations.c.tenant, tenancy)
+        )
         async with self.engine.connect() as connection:
             row = (await connection.execute(query)).mappings().first()
         return evaluation_of(row) if row else None
@@ -119,8 +134,9 @@ class EvaluationLifecycle(StoreBase):
         dataset_id: str | None = None,
         limit: int = 20,
         offset: int = 0,
+        tenancy: Tenancy = UNRESTRICTED,
     ) -> tuple[list[EvaluationRow], int]:
-        conditions = []
+        conditions = [visible(evaluations.c.tenant, tenancy)]
         if status:
             conditions.append(evaluations.c.status == status)
         if task:
