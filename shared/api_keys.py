@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -28,6 +28,12 @@ api_keys = sa.Table(
     sa.Column("revoked_at", sa.Float),
     #: what the key may do, comma-separated (migration 0015)
     sa.Column("scopes", sa.String(100), nullable=False),
+    #: the key's limits, NULL for none (migration 0017): requests per minute, queued or running
+    #: jobs, tokens per ``budget_period`` (day or month)
+    sa.Column("rpm", sa.Integer),
+    sa.Column("max_concurrent_jobs", sa.Integer),
+    sa.Column("token_budget", sa.BigInteger),
+    sa.Column("budget_period", sa.String(8)),
 )
 
 KEY_PREFIX = "sf_"
@@ -45,6 +51,37 @@ def key_hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
+BudgetPeriod = Literal["day", "month"]
+
+
+@dataclass(frozen=True)
+class KeyLimits:
+    """A key's limits, each None for none: requests per minute (every surface), queued or
+    running jobs, and tokens per ``budget_period`` (the gateway's model calls)."""
+
+    rpm: int | None = None
+    max_concurrent_jobs: int | None = None
+    token_budget: int | None = None
+    budget_period: BudgetPeriod = "month"
+
+    @property
+    def any(self) -> bool:
+        return (self.rpm, self.max_concurrent_jobs, self.token_budget) != (None, None, None)
+
+
+NO_LIMITS = KeyLimits()
+_LIMIT_COLUMNS = ("rpm", "max_concurrent_jobs", "token_budget", "budget_period")
+
+
+def _limits_of(row: sa.Row[Any]) -> KeyLimits:
+    return KeyLimits(
+        rpm=row.rpm,
+        max_concurrent_jobs=row.max_concurrent_jobs,
+        token_budget=row.token_budget,
+        budget_period="day" if row.budget_period == "day" else "month",
+    )
+
+
 @dataclass(frozen=True)
 class ApiKey:
     """An API key's record: its id, name and dates; never the key itself, shown once when made."""
@@ -54,6 +91,7 @@ class ApiKey:
     created_at: float
     revoked_at: float | None
     scopes: tuple[Scope, ...] = DEFAULT_SCOPES
+    limits: KeyLimits = NO_LIMITS
 
 
 @dataclass(frozen=True)
@@ -63,6 +101,7 @@ class KeyGrant:
 
     key_id: str
     scopes: frozenset[str]
+    limits: KeyLimits = NO_LIMITS
 
     def allows(self, needed: Scope) -> bool:
         return allows(self.scopes, needed)
@@ -85,7 +124,7 @@ class ApiKeyStore:
         self.engine = engine
 
     async def create(
-        self, name: str, scopes: Sequence[Scope] = DEFAULT_SCOPES
+        self, name: str, scopes: Sequence[Scope] = DEFAULT_SCOPES, limits: KeyLimits = NO_LIMITS
     ) -> tuple[ApiKey, str]:
         """A new key: its record and the key itself (not stored, shown once)."""
         key = KEY_PREFIX + secrets.token_urlsafe(32)
@@ -95,6 +134,7 @@ class ApiKeyStore:
             created_at=time.time(),
             revoked_at=None,
             scopes=_scopes(",".join(scopes)),
+            limits=limits,
         )
         async with self.engine.begin() as connection:
             await connection.execute(
@@ -104,6 +144,7 @@ class ApiKeyStore:
                     key_hash=key_hash(key),
                     created_at=record.created_at,
                     scopes=",".join(record.scopes),
+                    **_limit_values(limits),
                 )
             )
         return record, key
@@ -115,10 +156,25 @@ class ApiKeyStore:
             api_keys.c.created_at,
             api_keys.c.revoked_at,
             api_keys.c.scopes,
+            *(api_keys.c[name] for name in _LIMIT_COLUMNS),
         ).order_by(api_keys.c.created_at)
         async with self.engine.connect() as connection:
             rows = (await connection.execute(query)).all()
-        return [ApiKey(*row[:4], scopes=_scopes(row.scopes)) for row in rows]
+        return [ApiKey(*row[:4], scopes=_scopes(row.scopes), limits=_limits_of(row)) for row in rows]
+
+    async def get(self, key_id: str) -> ApiKey | None:
+        return next((key for key in await self.list() if key.id == key_id), None)
+
+    async def set_limits(self, key_id: str, limits: KeyLimits) -> bool:
+        """A key's new limits; False when no active key has this id."""
+        statement = (
+            api_keys.update()
+            .where(api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None))
+            .values(**_limit_values(limits))
+        )
+        async with self.engine.begin() as connection:
+            result = await connection.execute(statement)
+        return bool(result.rowcount)
 
     async def revoke(self, key_id: str) -> bool:
         """False when no active key has this id."""
@@ -133,12 +189,24 @@ class ApiKeyStore:
 
     async def grant_of(self, key: str) -> KeyGrant | None:
         """What an active key stands for; None for a key unknown or revoked."""
-        query = sa.select(api_keys.c.id, api_keys.c.scopes).where(
-            api_keys.c.key_hash == key_hash(key), api_keys.c.revoked_at.is_(None)
-        )
+        query = sa.select(
+            api_keys.c.id, api_keys.c.scopes, *(api_keys.c[name] for name in _LIMIT_COLUMNS)
+        ).where(api_keys.c.key_hash == key_hash(key), api_keys.c.revoked_at.is_(None))
         async with self.engine.connect() as connection:
             row = (await connection.execute(query)).first()
-        return KeyGrant(row.id, frozenset(_scopes(row.scopes))) if row is not None else None
+        if row is None:
+            return None
+        return KeyGrant(row.id, frozenset(_scopes(row.scopes)), _limits_of(row))
+
+
+def _limit_values(limits: KeyLimits) -> dict[str, Any]:
+    budgeted = limits.token_budget is not None
+    return {
+        "rpm": limits.rpm,
+        "max_concurrent_jobs": limits.max_concurrent_jobs,
+        "token_budget": limits.token_budget,
+        "budget_period": limits.budget_period if budgeted else None,
+    }
 
 
 class CachedKeyCheck:

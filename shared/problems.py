@@ -30,6 +30,7 @@ from litestar.status_codes import (
     HTTP_409_CONFLICT,
     HTTP_413_REQUEST_ENTITY_TOO_LARGE,
     HTTP_422_UNPROCESSABLE_ENTITY,
+    HTTP_429_TOO_MANY_REQUESTS,
     HTTP_500_INTERNAL_SERVER_ERROR,
     HTTP_503_SERVICE_UNAVAILABLE,
 )
@@ -42,6 +43,7 @@ from steadfast.shared.errors import (
     Conflict,
     InvalidRequest,
     NotFound,
+    OverLimit,
     RequestRefused,
     TooLarge,
     Unavailable,
@@ -296,6 +298,7 @@ REFUSAL_STATUSES: dict[type[RequestRefused], int] = {
     Conflict: HTTP_409_CONFLICT,
     TooLarge: HTTP_413_REQUEST_ENTITY_TOO_LARGE,
     Unprocessable: HTTP_422_UNPROCESSABLE_ENTITY,
+    OverLimit: HTTP_429_TOO_MANY_REQUESTS,
     Unavailable: HTTP_503_SERVICE_UNAVAILABLE,
 }
 
@@ -309,10 +312,20 @@ def status_of(refusal: RequestRefused) -> int:
 
 
 def handle_refusal(request: Request[Any, Any, Any], exc: RequestRefused) -> Response[Any]:
+    if isinstance(exc, OverLimit):
+        return over_limit_response(exc)
     problem = ProblemError(
         status_of(exc), exc.title, exc.detail, field=exc.field, source=exc.source
     )
     return handle_problem(request, problem)
+
+
+def over_limit_response(exc: OverLimit) -> Response[Any]:
+    """429 with ``Retry-After`` (whole seconds) and the problem naming the limit."""
+    problem = Problem(
+        title=exc.title, status=HTTP_429_TOO_MANY_REQUESTS, detail=exc.detail, limit=exc.limit
+    )
+    return problem_response(problem, headers={"Retry-After": str(exc.retry_after_s)})
 
 
 def internal_error(exc: Exception) -> Problem:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from steadfast.shared.api_keys import api_keys as shared_api_keys
+from steadfast.shared.key_limits import key_usage as shared_key_usage
 from steadfast.shared.db import new_metadata
 
 metadata = new_metadata()
@@ -98,6 +99,9 @@ evaluations = sa.Table(
     sa.Column("results", sa.JSON),
     sa.Column("lease_owner", sa.String(100)),
     sa.Column("lease_until", sa.Float),
+    #: the API key that made the job (its concurrent jobs are counted; migration 0017)
+    sa.Column("api_key_id", sa.String(32)),
+    sa.Index("ix_evaluator_evaluations_api_key", "api_key_id", "status"),
 )
 
 evaluation_items = sa.Table(
@@ -192,6 +196,8 @@ answers = sa.Table(
 #: the API keys' table is defined in shared/api_keys.py (the gateway reads it too); the
 #: evaluator's migrations make it, so it belongs to the evaluator's tables
 api_keys = shared_api_keys.to_metadata(metadata)
+#: the keys' usage per period (shared/key_limits.py: the gateway adds to it too)
+key_usage = shared_key_usage.to_metadata(metadata)
 
 #: positional-bias evaluations run as jobs: the request (its items resolved) and, once finished,
 #: the result, both as JSON; a job is run whole by the worker holding its lease (the gateway's
@@ -215,6 +221,9 @@ position_jobs = sa.Table(
     sa.Column("request_hash", sa.String(64)),
     sa.Index("ix_evaluator_position_jobs_status", "status"),
     sa.Index("ux_evaluator_position_jobs_idempotency_key", "idempotency_key", unique=True),
+    #: the API key that made the job (its concurrent jobs are counted; migration 0017)
+    sa.Column("api_key_id", sa.String(32)),
+    sa.Index("ix_evaluator_position_jobs_api_key", "api_key_id", "status"),
 )
 
 monitors = sa.Table(
