@@ -160,7 +160,9 @@ class ApiKeyStore:
         ).order_by(api_keys.c.created_at)
         async with self.engine.connect() as connection:
             rows = (await connection.execute(query)).all()
-        return [ApiKey(*row[:4], scopes=_scopes(row.scopes), limits=_limits_of(row)) for row in rows]
+        return [
+            ApiKey(*row[:4], scopes=_scopes(row.scopes), limits=_limits_of(row)) for row in rows
+        ]
 
     async def get(self, key_id: str) -> ApiKey | None:
         return next((key for key in await self.list() if key.id == key_id), None)

@@ -79,6 +79,8 @@ def seconds_left(kind: BudgetPeriod, now: float) -> float:
 
 @dataclass
 class Counts:
+    """A key's requests, model calls and tokens (in a period, or to add to it)."""
+
     requests: int = 0
     calls: int = 0
     input_tokens: int = 0

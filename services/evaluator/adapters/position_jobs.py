@@ -64,6 +64,7 @@ class PositionJobStore:
         *,
         idempotency_key: str | None = None,
         request_hash: str | None = None,
+        api_key_id: str | None = None,
     ) -> PositionJobRow:
         """A queued job. An ``idempotency_key`` seen before returns the job it created, if
         ``request_hash`` (the fingerprint of the request as sent) is the one stored with it;
@@ -80,6 +81,7 @@ class PositionJobStore:
             "created_at": time.time(),
             "idempotency_key": idempotency_key,
             "request_hash": request_hash,
+            "api_key_id": api_key_id,
         }
         try:
             async with self.engine.begin() as connection:

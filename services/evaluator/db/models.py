@@ -9,8 +9,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from steadfast.shared.api_keys import api_keys as shared_api_keys
-from steadfast.shared.key_limits import key_usage as shared_key_usage
 from steadfast.shared.db import new_metadata
+from steadfast.shared.key_limits import key_usage as shared_key_usage
 
 metadata = new_metadata()
 

@@ -124,7 +124,7 @@ class Evaluations:
     upstream: Upstream
 
     async def submit(
-        self, data: EvaluationCreate, idempotency_key: str | None
+        self, data: EvaluationCreate, idempotency_key: str | None, api_key_id: str | None = None
     ) -> tuple[EvaluationRow, bool]:
         checked = await self.check(data)
         settings, items = checked.settings, checked.items
@@ -143,6 +143,7 @@ class Evaluations:
             name=data.name,
             dataset_id=data.dataset_id,
             idempotency_key=idempotency_key,
+            api_key_id=api_key_id,
         )
         if not created and not same_k(job.k, data.k):
             raise IdempotencyConflict(job.id, "evaluation")

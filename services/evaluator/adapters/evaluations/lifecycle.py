@@ -49,6 +49,7 @@ class EvaluationLifecycle(StoreBase):
         name: str | None = None,
         dataset_id: str | None = None,
         idempotency_key: str | None = None,
+        api_key_id: str | None = None,
     ) -> tuple[EvaluationRow, bool]:
         """Create a queued job with its items and the answers to ask for at once (those to
         the paraphrases of a set an item reuses are left out when the set is gone); returns
@@ -78,6 +79,7 @@ class EvaluationLifecycle(StoreBase):
                         idempotency_key=idempotency_key,
                         request_hash=request_hash,
                         created_at=time.time(),
+                        api_key_id=api_key_id,
                     )
                 )
                 await _insert_items(connection, evaluation_id, items, answers)
