@@ -161,7 +161,15 @@ class ApiKeyStore:
         async with self.engine.connect() as connection:
             rows = (await connection.execute(query)).all()
         return [
-            ApiKey(*row[:4], scopes=_scopes(row.scopes), limits=_limits_of(row)) for row in rows
+            ApiKey(
+                row.id,
+                row.name,
+                row.created_at,
+                row.revoked_at,
+                scopes=_scopes(row.scopes),
+                limits=_limits_of(row),
+            )
+            for row in rows
         ]
 
     async def get(self, key_id: str) -> ApiKey | None:

@@ -251,7 +251,7 @@ class KeyLimiter:
         now = self.clock()
         added = Counts(requests, calls, input_tokens, output_tokens)
         for kind in ("day", "month"):
-            slot = (key_id, period_of(kind, now))  # type: ignore[arg-type]
+            slot = (key_id, period_of(kind, now))
             pending = self._pending.get(slot)
             if pending is None:
                 pending = self._pending[slot] = Counts()

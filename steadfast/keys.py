@@ -9,8 +9,9 @@ import datetime
 from collections.abc import Awaitable, Callable
 
 from steadfast.services.evaluator.settings import EvaluatorSettings
-from steadfast.shared.api_keys import DEFAULT_SCOPES, SCOPES, ApiKeyStore
+from steadfast.shared.api_keys import DEFAULT_SCOPES, SCOPES, ApiKeyStore, KeyLimits
 from steadfast.shared.db import Database, resolve_database_url
+from steadfast.shared.key_limits import limits_text
 from steadfast.shared.settings import load_settings
 
 KeysCommand = Callable[[ApiKeyStore, argparse.Namespace], Awaitable[int]]
@@ -34,19 +35,29 @@ def _when(epoch: float | None) -> str:
 
 
 async def _create(store: ApiKeyStore, args: argparse.Namespace) -> int:
-    record, key = await store.create(args.name, args.scope or DEFAULT_SCOPES)
+    limits = KeyLimits(
+        rpm=args.rpm,
+        max_concurrent_jobs=args.max_jobs,
+        token_budget=args.token_budget,
+        budget_period=args.budget_period,
+    )
+    record, key = await store.create(args.name, args.scope or DEFAULT_SCOPES, limits)
     scopes = ", ".join(record.scopes)
-    print(f"created {record.id} ({record.name}; scopes: {scopes}); the key, shown this once:")
+    print(
+        f"created {record.id} ({record.name}; scopes: {scopes}; limits: {limits_text(limits)}); "
+        "the key, shown this once:"
+    )
     print(key)
     return 0
 
 
 async def _list(store: ApiKeyStore, _: argparse.Namespace) -> int:
-    print(f"{'id':<22} {'name':<24} {'scopes':<26} {'created':<21} revoked")
+    print(f"{'id':<22} {'name':<24} {'scopes':<26} {'created':<21} {'revoked':<21} limits")
     for record in await store.list():
         print(
             f"{record.id:<22} {record.name:<24} {','.join(record.scopes):<26} "
-            f"{_when(record.created_at):<21} {_when(record.revoked_at)}"
+            f"{_when(record.created_at):<21} {_when(record.revoked_at):<21} "
+            f"{limits_text(record.limits)}"
         )
     return 0
 
@@ -57,6 +68,19 @@ async def _revoke(store: ApiKeyStore, args: argparse.Namespace) -> int:
         return 0
     print(f"no active key {args.id}")
     return 1
+
+
+def _at_least(low: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < low:
+            raise argparse.ArgumentTypeError(f"at least {low}")
+        return value
+
+    return parse
+
+
+_positive = _at_least(1)
 
 
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -70,6 +94,22 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         choices=SCOPES,
         help="what it may do (repeat; default: evaluate, read, proxy; admin: everything, "
         "and the keys API)",
+    )
+    create.add_argument(
+        "--rpm", type=_positive, help="requests per minute, on every API the key reaches"
+    )
+    create.add_argument(
+        "--max-jobs",
+        type=_at_least(0),
+        help="evaluations and position-bias jobs queued or running at once",
+    )
+    create.add_argument(
+        "--token-budget",
+        type=_positive,
+        help="tokens (input and output) a --budget-period through the gateway",
+    )
+    create.add_argument(
+        "--budget-period", choices=("day", "month"), default="month", help="default: month"
     )
     create.set_defaults(keys_handler=_create)
     listing = actions.add_parser("list", help="every key: id, name, created, revoked")
