@@ -1,0 +1,179 @@
+"""Limits per API key on the gateway (#28 item 4), over real HTTP with the official openai
+client: over the requests per minute or the token budget the proxy answers 429 in OpenAI's shape
+(the SDK raises ``RateLimitError``) with Retry-After; the budget is checked before any upstream
+call; a strategy's extra calls count against the caller; the evaluator's usage endpoint shows
+what the gateway counted; limits changed with ``PATCH /v1/keys/{id}`` apply within the key
+cache; no key id is a label of the metrics."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from steadfast.supervisor import Supervisor, service_ports
+from tests.conftest import free_port_block
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.routes import stand_in_routes
+from tests.integration.proxy.test_proxy_keys import (
+    KeyedGateway,
+    answer_or_reword,
+    created_key,
+)
+
+TOKEN = "proxy-limits-internal-token"
+KEY_CACHE_S = 0.5
+
+
+@dataclass
+class LimitedStack:
+    gateway: KeyedGateway
+    evaluator: str
+    fake: FakeOpenAIServer
+
+    def usage(self, key_id: str) -> dict[str, Any]:
+        response = httpx.get(f"{self.evaluator}/v1/keys/{key_id}/usage", timeout=30)
+        assert response.status_code == 200, response.text
+        return dict(response.json())
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LimitedStack]:
+    directory = tmp_path_factory.mktemp("limited")
+    with FakeOpenAIServer(responder=answer_or_reword) as fake:
+        routes = directory / "models.toml"
+        routes.write_text(stand_in_routes(fake.url, "fake", timeout_s=10))
+        ports = service_ports(free_port_block(5))
+        env = {
+            "STEADFAST_DATA_DIR": str(directory),
+            "STEADFAST_MODELS_FILE": str(routes),
+            "STEADFAST_GATEWAY_AUTH": "keys",
+            "STEADFAST_GATEWAY_KEY_CACHE_S": str(KEY_CACHE_S),
+            "STEADFAST_INTERNAL_TOKEN": TOKEN,
+        }
+        # the evaluator in open local mode: its admin API (limits, usage) needs no key here
+        services = ("evaluator", "gateway", "perturb", "verify")
+        with Supervisor(ports=ports, env=env, services=services) as supervisor:
+            assert all(supervisor.wait_ready(90).values())
+            gateway = KeyedGateway(f"http://127.0.0.1:{ports['gateway']}", directory)
+            yield LimitedStack(gateway, f"http://127.0.0.1:{ports['evaluator']}", fake)
+
+
+def ask(client: openai.OpenAI, model: str = "fake", **extra: Any) -> Any:
+    """A question never asked before (the response cache answers none of them)."""
+    question = f"What is the capital of France? ({uuid.uuid4().hex[:8]})"
+    return client.chat.completions.create(
+        model=model, messages=[{"role": "user", "content": question}], **extra
+    )
+
+
+def test_requests_over_the_rpm_raise_the_sdk_s_rate_limit_error_with_retry_after(
+    stack: LimitedStack,
+) -> None:
+    _, key = created_key(stack.gateway, "rpm-2", "--rpm", "2")
+    client = stack.gateway.client(key)
+    assert ask(client).choices[0].message.content == "Paris"
+    assert client.models.list().data  # every endpoint for callers counts
+    with pytest.raises(openai.RateLimitError) as refused:
+        ask(client)
+    assert 1 <= int(refused.value.response.headers["retry-after"]) <= 60
+    body = refused.value.body
+    assert isinstance(body, dict) and body["code"] == "rate_limit_exceeded", body
+    assert "2 requests per minute" in body["message"]
+    # the gateway's own endpoints answer problem details, naming the limit
+    answer = httpx.post(
+        f"{stack.gateway.url}/v1/self-paraphrase",
+        json={"model": "fake", "question": "Capital of France?", "strategy": "single-prompt"},
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=30,
+    )
+    assert answer.status_code == 429 and answer.json()["limit"] == "rpm", answer.text
+    assert int(answer.headers["retry-after"]) >= 1
+
+
+def test_a_spent_token_budget_is_refused_before_any_upstream_call(stack: LimitedStack) -> None:
+    key_id, key = created_key(
+        stack.gateway, "budget", "--token-budget", "5", "--budget-period", "day"
+    )
+    client = stack.gateway.client(key)
+    first = ask(client)
+    assert first.usage is not None and first.usage.total_tokens >= 5
+    calls = stack.fake.call_count
+    with pytest.raises(openai.RateLimitError) as refused:
+        ask(client)
+    assert stack.fake.call_count == calls  # no upstream call
+    headers = refused.value.response.headers
+    assert 1 <= int(headers["retry-after"]) <= 86400 and headers["x-should-retry"] == "false"
+    body = refused.value.body
+    assert isinstance(body, dict) and body["code"] == "insufficient_quota", body
+    assert body["type"] == "insufficient_quota"
+    streamed = httpx.post(
+        f"{stack.gateway.url}/v1/chat/completions",
+        json={"model": "fake", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=30,
+    )
+    assert streamed.status_code == 429 and stack.fake.call_count == calls
+    usage = wait_for_usage(stack, key_id, lambda day: day["calls"] >= 1)
+    assert usage["day"]["budget_left"] == 0
+    assert usage["limits"]["token_budget"] == 5 and usage["limits"]["budget_period"] == "day"
+
+
+def wait_for_usage(stack: LimitedStack, key_id: str, done: Any) -> dict[str, Any]:
+    """The key's usage once the gateway has written it (every second)."""
+    deadline = time.monotonic() + 10
+    while True:
+        usage = stack.usage(key_id)
+        if done(usage["day"]) or time.monotonic() > deadline:
+            return usage
+        time.sleep(0.2)
+
+
+def test_a_strategy_s_extra_calls_count_against_the_caller(stack: LimitedStack) -> None:
+    key_id, key = created_key(stack.gateway, "voter")
+    completion = ask(
+        stack.gateway.client(key), "paraphrase-vote:fake", extra_body={"steadfast": {"k": 2}}
+    )
+    assert completion.usage is not None
+    tokens = completion.usage.prompt_tokens + completion.usage.completion_tokens
+    info = completion.model_extra["steadfast"]  # type: ignore[index]
+    assert info["calls"] >= 2, info  # the rewording and the answers: more than one call
+    usage = wait_for_usage(stack, key_id, lambda day: day["input_tokens"] > 0)
+    for period in ("day", "month"):
+        counted = usage[period]
+        assert counted["requests"] == 1
+        assert counted["calls"] == info["calls"], (counted, info)
+        assert counted["input_tokens"] + counted["output_tokens"] == tokens, (counted, tokens)
+        assert counted["input_tokens"] == completion.usage.prompt_tokens
+
+
+def test_limits_changed_with_patch_apply_within_the_key_cache(stack: LimitedStack) -> None:
+    key_id, key = created_key(stack.gateway, "patched")
+    client = stack.gateway.client(key)
+    for _ in range(3):
+        ask(client)
+    changed = httpx.patch(f"{stack.evaluator}/v1/keys/{key_id}", json={"rpm": 1}, timeout=30)
+    assert changed.status_code == 200 and changed.json()["limits"]["rpm"] == 1, changed.text
+    time.sleep(KEY_CACHE_S + 0.2)
+    ask(client)
+    with pytest.raises(openai.RateLimitError):
+        ask(client)
+    httpx.patch(f"{stack.evaluator}/v1/keys/{key_id}", json={"rpm": None}, timeout=30)
+    time.sleep(KEY_CACHE_S + 0.2)
+    ask(client)
+
+
+def test_the_metrics_count_refusals_by_limit_never_by_key(stack: LimitedStack) -> None:
+    key_id, key = created_key(stack.gateway, "counted", "--rpm", "1")
+    ask(stack.gateway.client(key))
+    with pytest.raises(openai.RateLimitError):
+        ask(stack.gateway.client(key))
+    metrics = httpx.get(f"{stack.gateway.url}/metrics", timeout=30).text
+    assert 'steadfast_key_limit_rejections_total{limit="rpm"}' in metrics
+    assert "key-" not in metrics and key_id not in metrics
