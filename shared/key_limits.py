@@ -54,6 +54,8 @@ LIMIT_REJECTIONS = Counter(
 )
 
 WINDOW_S = 60.0
+#: (key, period) reads of the store a limiter keeps at most
+MAX_REMEMBERED = 10_000
 
 
 def _utc(now: float) -> datetime.datetime:
@@ -230,6 +232,9 @@ class KeyLimiter:
         slot = (key_id, period_of(kind, now))
         stored = self._stored.get(slot)
         if stored is None or now - stored.read_at >= self.refresh_s:
+            if stored is None and len(self._stored) >= MAX_REMEMBERED:  # past periods' too
+                self._stored.clear()
+                self._since.clear()
             await self.flush()
             counts = (await self.store.of(key_id, [slot[1]]))[slot[1]]
             stored = self._stored[slot] = _Stored(counts.tokens, now)
