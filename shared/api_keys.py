@@ -11,10 +11,18 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
+
+from steadfast.shared.key_limit_values import (
+    LIMIT_COLUMNS,
+    NO_LIMITS,
+    KeyLimits,
+    limit_values,
+    limits_of,
+)
 
 #: keys of the public API, stored as the sha256 of the key (the key itself is shown once);
 #: made by the evaluator's migration 0005
@@ -49,37 +57,6 @@ MAX_REMEMBERED = 10_000
 
 def key_hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
-
-
-BudgetPeriod = Literal["day", "month"]
-
-
-@dataclass(frozen=True)
-class KeyLimits:
-    """A key's limits, each None for none: requests per minute (every surface), queued or
-    running jobs, and tokens per ``budget_period`` (the gateway's model calls)."""
-
-    rpm: int | None = None
-    max_concurrent_jobs: int | None = None
-    token_budget: int | None = None
-    budget_period: BudgetPeriod = "month"
-
-    @property
-    def any(self) -> bool:
-        return (self.rpm, self.max_concurrent_jobs, self.token_budget) != (None, None, None)
-
-
-NO_LIMITS = KeyLimits()
-_LIMIT_COLUMNS = ("rpm", "max_concurrent_jobs", "token_budget", "budget_period")
-
-
-def _limits_of(row: sa.Row[Any]) -> KeyLimits:
-    return KeyLimits(
-        rpm=row.rpm,
-        max_concurrent_jobs=row.max_concurrent_jobs,
-        token_budget=row.token_budget,
-        budget_period="day" if row.budget_period == "day" else "month",
-    )
 
 
 @dataclass(frozen=True)
@@ -144,7 +121,7 @@ class ApiKeyStore:
                     key_hash=key_hash(key),
                     created_at=record.created_at,
                     scopes=",".join(record.scopes),
-                    **_limit_values(limits),
+                    **limit_values(limits),
                 )
             )
         return record, key
@@ -156,7 +133,7 @@ class ApiKeyStore:
             api_keys.c.created_at,
             api_keys.c.revoked_at,
             api_keys.c.scopes,
-            *(api_keys.c[name] for name in _LIMIT_COLUMNS),
+            *(api_keys.c[name] for name in LIMIT_COLUMNS),
         ).order_by(api_keys.c.created_at)
         async with self.engine.connect() as connection:
             rows = (await connection.execute(query)).all()
@@ -167,7 +144,7 @@ class ApiKeyStore:
                 row.created_at,
                 row.revoked_at,
                 scopes=_scopes(row.scopes),
-                limits=_limits_of(row),
+                limits=limits_of(row),
             )
             for row in rows
         ]
@@ -180,7 +157,7 @@ class ApiKeyStore:
         statement = (
             api_keys.update()
             .where(api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None))
-            .values(**_limit_values(limits))
+            .values(**limit_values(limits))
         )
         async with self.engine.begin() as connection:
             result = await connection.execute(statement)
@@ -200,23 +177,13 @@ class ApiKeyStore:
     async def grant_of(self, key: str) -> KeyGrant | None:
         """What an active key stands for; None for a key unknown or revoked."""
         query = sa.select(
-            api_keys.c.id, api_keys.c.scopes, *(api_keys.c[name] for name in _LIMIT_COLUMNS)
+            api_keys.c.id, api_keys.c.scopes, *(api_keys.c[name] for name in LIMIT_COLUMNS)
         ).where(api_keys.c.key_hash == key_hash(key), api_keys.c.revoked_at.is_(None))
         async with self.engine.connect() as connection:
             row = (await connection.execute(query)).first()
         if row is None:
             return None
-        return KeyGrant(row.id, frozenset(_scopes(row.scopes)), _limits_of(row))
-
-
-def _limit_values(limits: KeyLimits) -> dict[str, Any]:
-    budgeted = limits.token_budget is not None
-    return {
-        "rpm": limits.rpm,
-        "max_concurrent_jobs": limits.max_concurrent_jobs,
-        "token_budget": limits.token_budget,
-        "budget_period": limits.budget_period if budgeted else None,
-    }
+        return KeyGrant(row.id, frozenset(_scopes(row.scopes)), limits_of(row))
 
 
 class CachedKeyCheck:

@@ -25,8 +25,9 @@ from prometheus_client import Counter
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from steadfast.shared.api_keys import BudgetPeriod, KeyGrant, KeyLimits
+from steadfast.shared.api_keys import KeyGrant
 from steadfast.shared.errors import OverLimit
+from steadfast.shared.key_limit_values import BudgetPeriod, KeyLimits
 
 logger = logging.getLogger(__name__)
 

@@ -9,8 +9,9 @@ import datetime
 from collections.abc import Awaitable, Callable
 
 from steadfast.services.evaluator.settings import EvaluatorSettings
-from steadfast.shared.api_keys import DEFAULT_SCOPES, SCOPES, ApiKeyStore, KeyLimits
+from steadfast.shared.api_keys import DEFAULT_SCOPES, SCOPES, ApiKeyStore
 from steadfast.shared.db import Database, resolve_database_url
+from steadfast.shared.key_limit_values import KeyLimits
 from steadfast.shared.key_limits import limits_text
 from steadfast.shared.settings import load_settings
 

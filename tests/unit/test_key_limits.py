@@ -7,8 +7,9 @@ import datetime
 
 import pytest
 
-from steadfast.shared.api_keys import KeyGrant, KeyLimits
+from steadfast.shared.api_keys import KeyGrant
 from steadfast.shared.errors import OverLimit
+from steadfast.shared.key_limit_values import KeyLimits
 from steadfast.shared.key_limits import (
     Counts,
     KeyLimiter,

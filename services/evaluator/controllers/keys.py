@@ -17,7 +17,7 @@ from litestar.status_codes import HTTP_201_CREATED
 from steadfast.services.evaluator.controllers.parameters import StoredId
 from steadfast.services.evaluator.limits import grant_of
 from steadfast.services.evaluator.timestamps import iso
-from steadfast.shared.api_keys import DEFAULT_SCOPES, ApiKey, ApiKeyStore, KeyLimits
+from steadfast.shared.api_keys import DEFAULT_SCOPES, ApiKey, ApiKeyStore
 from steadfast.shared.contracts.keys import (
     KeyCreate,
     KeyCreated,
@@ -29,6 +29,7 @@ from steadfast.shared.contracts.keys import (
     UsagePeriod,
 )
 from steadfast.shared.errors import not_found
+from steadfast.shared.key_limit_values import KeyLimits
 from steadfast.shared.key_limits import Counts, KeyLimiter, period_of
 from steadfast.shared.problems import problem_responses
 
