@@ -54,6 +54,7 @@ from steadfast.shared.contracts.proxy import (
     split_model,
 )
 from steadfast.shared.errors import OverLimit, field_from_message
+from steadfast.shared.metering import MeteredCaller
 from steadfast.shared.problems import (
     TOO_DEEP_BODY,
     ProblemError,
@@ -215,8 +216,11 @@ async def _complete(
         metrics.record_rejected(strategy)
         raise ProblemError(400, "Invalid request", str(exc), field="messages") from exc
     options = data.steadfast or StrategyOptions()
-    run = await service.run(strategy, question, settings, options)
-    charge(run.meter.calls, run.meter.usage)  # every call of the strategy, perturb's too
+    meter = MeteredCaller(service.gateway)
+    try:
+        run = await service.run(strategy, question, settings, options, meter)
+    finally:  # every call of the strategy, perturb's too; those of a failed run as well
+        charge(meter.calls, meter.usage)
     return openai_format.completion(
         data.model,
         run.result.content,
@@ -243,9 +247,9 @@ async def _pass_through(
         with shadow.serving():
             passed = await service.passthrough(settings, openai_format.conversation(data))
     except GenerationFailed as failure:
+        charge(1, Usage())  # a call made (its tokens unknown)
         if failure.outcome != "refused":
             raise
-        charge(1, Usage())
         # as OpenAI answers a blocked completion: 200, no content, finish_reason content_filter
         return openai_format.completion(data.model, "", Usage(), finish_reason="content_filter")
     if shadow.draws(settings.route):

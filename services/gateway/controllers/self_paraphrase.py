@@ -26,6 +26,7 @@ from steadfast.services.gateway.strategies.question import AnswerSettings, Quest
 from steadfast.services.gateway.strategies.service import Run, SelfParaphraseService
 from steadfast.shared.contracts.gateway import GatewayProblem
 from steadfast.shared.contracts.proxy import SelfParaphraseRequest, SelfParaphraseResponse
+from steadfast.shared.metering import MeteredCaller
 from steadfast.shared.problems import ProblemError, problem_responses
 
 
@@ -74,8 +75,11 @@ class SelfParaphraseController(Controller):
         except ProblemError:
             metrics.record_rejected(data.strategy)
             raise
-        run = await self_paraphrase.run(data.strategy, question, settings, data)
-        charge_caller(request, run.meter.calls, run.meter.usage)
+        meter = MeteredCaller(self_paraphrase.gateway)
+        try:
+            run = await self_paraphrase.run(data.strategy, question, settings, data, meter)
+        finally:  # every call of the strategy, those of a failed run too
+            charge_caller(request, meter.calls, meter.usage)
         return _response(run, data.model)
 
 

@@ -20,7 +20,7 @@ import pytest
 from steadfast.supervisor import Supervisor, service_ports
 from tests.conftest import free_port_block
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.fakes.routes import stand_in_routes
+from tests.fakes.routes import BROKEN_ROUTE, stand_in_routes
 from tests.integration.proxy.test_proxy_keys import (
     KeyedGateway,
     answer_or_reword,
@@ -48,7 +48,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LimitedStack]:
     directory = tmp_path_factory.mktemp("limited")
     with FakeOpenAIServer(responder=answer_or_reword) as fake:
         routes = directory / "models.toml"
-        routes.write_text(stand_in_routes(fake.url, "fake", timeout_s=10))
+        routes.write_text(stand_in_routes(fake.url, "fake", timeout_s=10) + BROKEN_ROUTE)
         ports = service_ports(free_port_block(5))
         env = {
             "STEADFAST_DATA_DIR": str(directory),
@@ -151,6 +151,18 @@ def test_a_strategy_s_extra_calls_count_against_the_caller(stack: LimitedStack) 
         assert counted["calls"] == info["calls"], (counted, info)
         assert counted["input_tokens"] + counted["output_tokens"] == tokens, (counted, tokens)
         assert counted["input_tokens"] == completion.usage.prompt_tokens
+
+
+def test_the_calls_of_a_failed_request_count_too(stack: LimitedStack) -> None:
+    key_id, key = created_key(stack.gateway, "unlucky")
+    client = stack.gateway.client(key)
+    for model in ("broken", "single-prompt:broken"):
+        with pytest.raises(openai.APIStatusError) as failed:
+            ask(client, model)
+        assert failed.value.status_code == 503, failed.value
+    usage = wait_for_usage(stack, key_id, lambda day: day["calls"] >= 2)
+    assert usage["day"]["requests"] == 2 and usage["day"]["calls"] >= 2, usage
+    assert usage["day"]["input_tokens"] == 0  # none reported
 
 
 def test_limits_changed_with_patch_apply_within_the_key_cache(stack: LimitedStack) -> None:
