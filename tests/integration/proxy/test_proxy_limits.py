@@ -3,7 +3,8 @@ client: over the requests per minute or the token budget the proxy answers 429 i
 (the SDK raises ``RateLimitError``) with Retry-After; the budget is checked before any upstream
 call; a strategy's extra calls count against the caller; the evaluator's usage endpoint shows
 what the gateway counted; limits changed with ``PATCH /v1/keys/{id}`` apply within the key
-cache; no key id is a label of the metrics."""
+cache; the evaluator's API (keys asked for too) refuses calls over the requests per minute; no
+key id is a label of the metrics."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import httpx
 import openai
 import pytest
 
-from steadfast.supervisor import Supervisor, service_ports
+from steadfast.supervisor import AUTH_VARIABLE, Supervisor, service_ports
 from tests.conftest import free_port_block
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.routes import BROKEN_ROUTE, stand_in_routes
@@ -36,11 +37,18 @@ class LimitedStack:
     gateway: KeyedGateway
     evaluator: str
     fake: FakeOpenAIServer
+    #: the headers of an ``admin`` key (the evaluator asks for keys too)
+    admin: dict[str, str]
 
     def usage(self, key_id: str) -> dict[str, Any]:
-        response = httpx.get(f"{self.evaluator}/v1/keys/{key_id}/usage", timeout=30)
+        url = f"{self.evaluator}/v1/keys/{key_id}/usage"
+        response = httpx.get(url, headers=self.admin, timeout=30)
         assert response.status_code == 200, response.text
         return dict(response.json())
+
+    def patch(self, key_id: str, limits: dict[str, Any]) -> httpx.Response:
+        url = f"{self.evaluator}/v1/keys/{key_id}"
+        return httpx.patch(url, json=limits, headers=self.admin, timeout=30)
 
 
 @pytest.fixture(scope="module")
@@ -56,13 +64,15 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LimitedStack]:
             "STEADFAST_GATEWAY_AUTH": "keys",
             "STEADFAST_GATEWAY_KEY_CACHE_S": str(KEY_CACHE_S),
             "STEADFAST_INTERNAL_TOKEN": TOKEN,
+            AUTH_VARIABLE: "keys",  # the evaluator's API asks for keys too
         }
-        # the evaluator in open local mode: its admin API (limits, usage) needs no key here
         services = ("evaluator", "gateway", "perturb", "verify")
         with Supervisor(ports=ports, env=env, services=services) as supervisor:
             assert all(supervisor.wait_ready(90).values())
             gateway = KeyedGateway(f"http://127.0.0.1:{ports['gateway']}", directory)
-            yield LimitedStack(gateway, f"http://127.0.0.1:{ports['evaluator']}", fake)
+            _, admin = created_key(gateway, "operator", "--scope", "admin")
+            evaluator = f"http://127.0.0.1:{ports['evaluator']}"
+            yield LimitedStack(gateway, evaluator, fake, {"Authorization": f"Bearer {admin}"})
 
 
 def ask(client: openai.OpenAI, model: str = "fake", **extra: Any) -> Any:
@@ -95,6 +105,23 @@ def test_requests_over_the_rpm_raise_the_sdk_s_rate_limit_error_with_retry_after
     )
     assert answer.status_code == 429 and answer.json()["limit"] == "rpm", answer.text
     assert int(answer.headers["retry-after"]) >= 1
+
+
+def test_the_evaluator_s_api_refuses_calls_over_the_rpm_each_service_counting_its_own(
+    stack: LimitedStack,
+) -> None:
+    key_id, key = created_key(stack.gateway, "both", "--rpm", "2")
+    headers = {"Authorization": f"Bearer {key}"}
+    evaluations = f"{stack.evaluator}/v1/evaluations"
+    for _ in range(2):
+        assert httpx.get(evaluations, headers=headers, timeout=30).status_code == 200
+    refused = httpx.get(evaluations, headers=headers, timeout=30)
+    assert refused.status_code == 429 and refused.json()["limit"] == "rpm", refused.text
+    assert 1 <= int(refused.headers["retry-after"]) <= 60
+    # requests per minute are counted in each process (docs/operations.md): the gateway's own
+    ask(stack.gateway.client(key))
+    usage = wait_for_usage(stack, key_id, lambda day: day["requests"] >= 3)
+    assert usage["day"]["requests"] == 3  # both services' requests, the refused one not
 
 
 def test_a_spent_token_budget_is_refused_before_any_upstream_call(stack: LimitedStack) -> None:
@@ -170,13 +197,13 @@ def test_limits_changed_with_patch_apply_within_the_key_cache(stack: LimitedStac
     client = stack.gateway.client(key)
     for _ in range(3):
         ask(client)
-    changed = httpx.patch(f"{stack.evaluator}/v1/keys/{key_id}", json={"rpm": 1}, timeout=30)
+    changed = stack.patch(key_id, {"rpm": 1})
     assert changed.status_code == 200 and changed.json()["limits"]["rpm"] == 1, changed.text
     time.sleep(KEY_CACHE_S + 0.2)
     ask(client)
     with pytest.raises(openai.RateLimitError):
         ask(client)
-    httpx.patch(f"{stack.evaluator}/v1/keys/{key_id}", json={"rpm": None}, timeout=30)
+    assert stack.patch(key_id, {"rpm": None}).status_code == 200
     time.sleep(KEY_CACHE_S + 0.2)
     ask(client)
 
