@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import datetime
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from steadfast.services.evaluator.settings import EvaluatorSettings
 from steadfast.shared.api_keys import DEFAULT_SCOPES, SCOPES, ApiKeyStore
@@ -71,6 +73,27 @@ async def _revoke(store: ApiKeyStore, args: argparse.Namespace) -> int:
     return 1
 
 
+async def _limit(store: ApiKeyStore, args: argparse.Namespace) -> int:
+    record = await store.get(args.id)
+    if record is None or record.revoked_at is not None:
+        print(f"no active key {args.id}")
+        return 1
+    changes = {
+        name: value
+        for name, value in (
+            ("rpm", args.rpm),
+            ("max_concurrent_jobs", args.max_jobs),
+            ("token_budget", args.token_budget),
+            ("budget_period", args.budget_period),
+        )
+        if value is not _KEEP
+    }
+    limits = dataclasses.replace(record.limits, **changes)
+    await store.set_limits(args.id, limits)
+    print(f"{args.id} limits: {limits_text(limits)}")
+    return 0
+
+
 def _at_least(low: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         value = int(text)
@@ -82,6 +105,52 @@ def _at_least(low: int) -> Callable[[str], int]:
 
 
 _positive = _at_least(1)
+#: an option ``keys limit`` was not given: the limit stays
+_KEEP: Any = object()
+
+
+def _or_none(parse: Callable[[str], int]) -> Callable[[str], int | None]:
+    """``none`` removes the limit (``keys limit``)."""
+
+    def parsed(text: str) -> int | None:
+        return None if text.lower() == "none" else parse(text)
+
+    return parsed
+
+
+def _limit_options(parser: argparse.ArgumentParser, change: bool) -> None:
+    """The limits' options: of ``create``, or of ``limit`` (``none`` removes one, left out: it
+    stays)."""
+
+    def kind(parse: Callable[[str], int]) -> Callable[[str], int | None]:
+        return _or_none(parse) if change else parse
+
+    keep: dict[str, Any] = {"default": _KEEP} if change else {}
+    none = " (none: no limit)" if change else ""
+    parser.add_argument(
+        "--rpm",
+        type=kind(_positive),
+        help=f"requests per minute, on every API the key reaches{none}",
+        **keep,
+    )
+    parser.add_argument(
+        "--max-jobs",
+        type=kind(_at_least(0)),
+        help=f"evaluations and position-bias jobs queued or running at once{none}",
+        **keep,
+    )
+    parser.add_argument(
+        "--token-budget",
+        type=kind(_positive),
+        help=f"tokens (input and output) a --budget-period through the gateway{none}",
+        **keep,
+    )
+    parser.add_argument(
+        "--budget-period",
+        choices=("day", "month"),
+        default=_KEEP if change else "month",
+        help="the budget's period, UTC (default: month)",
+    )
 
 
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -96,28 +165,19 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="what it may do (repeat; default: evaluate, read, proxy; admin: everything, "
         "and the keys API)",
     )
-    create.add_argument(
-        "--rpm", type=_positive, help="requests per minute, on every API the key reaches"
-    )
-    create.add_argument(
-        "--max-jobs",
-        type=_at_least(0),
-        help="evaluations and position-bias jobs queued or running at once",
-    )
-    create.add_argument(
-        "--token-budget",
-        type=_positive,
-        help="tokens (input and output) a --budget-period through the gateway",
-    )
-    create.add_argument(
-        "--budget-period", choices=("day", "month"), default="month", help="default: month"
-    )
+    _limit_options(create, change=False)
     create.set_defaults(keys_handler=_create)
     listing = actions.add_parser("list", help="every key: id, name, created, revoked")
     listing.set_defaults(keys_handler=_list)
     revoke = actions.add_parser("revoke", help="stop a key from being accepted")
     revoke.add_argument("id")
     revoke.set_defaults(keys_handler=_revoke)
+    limit = actions.add_parser(
+        "limit", help="change a key's limits (none removes one; the gateway within its key cache)"
+    )
+    limit.add_argument("id")
+    _limit_options(limit, change=True)
+    limit.set_defaults(keys_handler=_limit)
     keys.set_defaults(handler=command_keys)
 
 

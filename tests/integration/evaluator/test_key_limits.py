@@ -208,3 +208,17 @@ async def test_the_admin_api_sets_and_changes_a_key_s_limits(
     )
     listing = await keys("list", capsys=capsys)
     assert any("app" in line and "jobs 0, 1000 tokens/day" in line for line in listing), listing
+
+
+async def test_steadfast_keys_limit_changes_a_key_s_limits(
+    client: AsyncTestClient[Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    key_id, headers = await made(capsys, "cli", "--max-jobs", "3")
+    changed = await keys("limit", key_id, "--rpm", "1", capsys=capsys)
+    assert changed == [f"{key_id} limits: rpm 1, jobs 3"]
+    assert (await client.get("/v1/evaluations", headers=headers)).status_code == 200
+    assert_over_limit(await client.get("/v1/evaluations", headers=headers), "rpm", 60)
+    removed = await keys("limit", key_id, "--rpm", "none", "--token-budget", "9", capsys=capsys)
+    assert removed == [f"{key_id} limits: jobs 3, 9 tokens/month"]
+    assert (await client.get("/v1/evaluations", headers=headers)).status_code == 200
+    await keys("limit", "key-nope", "--rpm", "1", capsys=capsys, code=1)
