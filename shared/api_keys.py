@@ -16,6 +16,14 @@ from typing import Literal
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from steadfast.shared.key_limit_values import (
+    LIMIT_COLUMNS,
+    NO_LIMITS,
+    KeyLimits,
+    limit_values,
+    limits_of,
+)
+
 #: keys of the public API, stored as the sha256 of the key (the key itself is shown once);
 #: made by the evaluator's migration 0005
 api_keys = sa.Table(
@@ -30,6 +38,12 @@ api_keys = sa.Table(
     sa.Column("scopes", sa.String(100), nullable=False),
     #: whose resources the key makes and sees (migration 0016; see shared/tenancy.py)
     sa.Column("tenant", sa.String(100), nullable=False, server_default=sa.text("'default'")),
+    #: the key's limits, NULL for none (migration 0017): requests per minute, queued or running
+    #: jobs, tokens per ``budget_period`` (day or month)
+    sa.Column("rpm", sa.Integer),
+    sa.Column("max_concurrent_jobs", sa.Integer),
+    sa.Column("token_budget", sa.BigInteger),
+    sa.Column("budget_period", sa.String(8)),
 )
 
 KEY_PREFIX = "sf_"
@@ -59,17 +73,19 @@ class ApiKey:
     revoked_at: float | None
     scopes: tuple[Scope, ...] = DEFAULT_SCOPES
     tenant: str = DEFAULT_TENANT
+    limits: KeyLimits = NO_LIMITS
 
 
 @dataclass(frozen=True)
 class KeyGrant:
     """What an active key presented with a request stands for: which key (its id, never the
-    key), what it may do and whose resources it makes and sees (its tenant). Guards put it on
-    the request (``connection.state.api_key``)."""
+    key), what it may do, whose resources it makes and sees (its tenant) and its limits. Guards
+    put it on the request (``connection.state.api_key``)."""
 
     key_id: str
     scopes: frozenset[str]
     tenant: str = DEFAULT_TENANT
+    limits: KeyLimits = NO_LIMITS
 
     def allows(self, needed: Scope) -> bool:
         return allows(self.scopes, needed)
@@ -92,7 +108,11 @@ class ApiKeyStore:
         self.engine = engine
 
     async def create(
-        self, name: str, scopes: Sequence[Scope] = DEFAULT_SCOPES, tenant: str = DEFAULT_TENANT
+        self,
+        name: str,
+        scopes: Sequence[Scope] = DEFAULT_SCOPES,
+        tenant: str = DEFAULT_TENANT,
+        limits: KeyLimits = NO_LIMITS,
     ) -> tuple[ApiKey, str]:
         """A new key of ``tenant``: its record and the key itself (not stored, shown once)."""
         key = KEY_PREFIX + secrets.token_urlsafe(32)
@@ -103,6 +123,7 @@ class ApiKeyStore:
             revoked_at=None,
             scopes=_scopes(",".join(scopes)),
             tenant=tenant,
+            limits=limits,
         )
         async with self.engine.begin() as connection:
             await connection.execute(
@@ -113,6 +134,7 @@ class ApiKeyStore:
                     created_at=record.created_at,
                     scopes=",".join(record.scopes),
                     tenant=tenant,
+                    **limit_values(limits),
                 )
             )
         return record, key
@@ -125,10 +147,36 @@ class ApiKeyStore:
             api_keys.c.revoked_at,
             api_keys.c.scopes,
             api_keys.c.tenant,
+            *(api_keys.c[name] for name in LIMIT_COLUMNS),
         ).order_by(api_keys.c.created_at)
         async with self.engine.connect() as connection:
             rows = (await connection.execute(query)).all()
-        return [ApiKey(*row[:4], scopes=_scopes(row.scopes), tenant=row.tenant) for row in rows]
+        return [
+            ApiKey(
+                row.id,
+                row.name,
+                row.created_at,
+                row.revoked_at,
+                scopes=_scopes(row.scopes),
+                tenant=row.tenant,
+                limits=limits_of(row),
+            )
+            for row in rows
+        ]
+
+    async def get(self, key_id: str) -> ApiKey | None:
+        return next((key for key in await self.list() if key.id == key_id), None)
+
+    async def set_limits(self, key_id: str, limits: KeyLimits) -> bool:
+        """A key's new limits; False when no active key has this id."""
+        statement = (
+            api_keys.update()
+            .where(api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None))
+            .values(**limit_values(limits))
+        )
+        async with self.engine.begin() as connection:
+            result = await connection.execute(statement)
+        return bool(result.rowcount)
 
     async def revoke(self, key_id: str) -> bool:
         """False when no active key has this id."""
@@ -143,14 +191,19 @@ class ApiKeyStore:
 
     async def grant_of(self, key: str) -> KeyGrant | None:
         """What an active key stands for; None for a key unknown or revoked."""
-        query = sa.select(api_keys.c.id, api_keys.c.scopes, api_keys.c.tenant).where(
-            api_keys.c.key_hash == key_hash(key), api_keys.c.revoked_at.is_(None)
-        )
+        query = sa.select(
+            api_keys.c.id,
+            api_keys.c.scopes,
+            api_keys.c.tenant,
+            *(api_keys.c[name] for name in LIMIT_COLUMNS),
+        ).where(api_keys.c.key_hash == key_hash(key), api_keys.c.revoked_at.is_(None))
         async with self.engine.connect() as connection:
             row = (await connection.execute(query)).first()
         if row is None:
             return None
-        return KeyGrant(row.id, frozenset(_scopes(row.scopes)), row.tenant)
+        return KeyGrant(
+            row.id, frozenset(_scopes(row.scopes)), tenant=row.tenant, limits=limits_of(row)
+        )
 
 
 class CachedKeyCheck:

@@ -33,6 +33,7 @@ from steadfast.shared.openapi_schema import ContractSchemaPlugin
 from steadfast.shared.problems import (
     EXCEPTION_HANDLERS,
     document_problems,
+    document_retry_after,
     problem_response,
     problem_responses,
 )
@@ -153,6 +154,7 @@ def create_service_app(
     internal: bool = False,
     unauthorized: str | None = None,
     forbidden: str | None = None,
+    rate_limited: str | None = None,
 ) -> Litestar:
     """``components`` is the service's components dataclass (``shared.components``): an
     instance, or the class when a startup hook builds the instance (``set_components``);
@@ -221,5 +223,8 @@ def create_service_app(
         logging_config=None,
         plugins=[ContractSchemaPlugin()],
     )
-    document_problems(app, unauthorized=unauthorized, forbidden=forbidden)
+    document_problems(
+        app, unauthorized=unauthorized, forbidden=forbidden, rate_limited=rate_limited
+    )
+    document_retry_after(app)
     return app

@@ -8,6 +8,7 @@ the same refusal reads the same from every service and the domain stays testable
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from collections.abc import Iterator
 from typing import Literal
@@ -76,6 +77,19 @@ class Unavailable(RequestRefused):
     """Something the request needs is down or not configured: the caller may ask again later."""
 
     title = "Service unavailable"
+
+
+class OverLimit(RequestRefused):
+    """The caller's key is over one of its limits (``limit``: ``rpm``, ``concurrent_jobs``,
+    ``token_budget``) for now: it may ask again after ``retry_after_s`` seconds."""
+
+    title = "Too many requests"
+
+    def __init__(self, detail: str, *, limit: str, retry_after_s: float) -> None:
+        super().__init__(detail)
+        self.limit = limit
+        #: whole seconds, at least 1 (the response's Retry-After)
+        self.retry_after_s = max(1, math.ceil(retry_after_s))
 
 
 def not_found(what: str, key: str, field: str) -> NotFound:

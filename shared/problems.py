@@ -23,6 +23,7 @@ from litestar.exceptions import (
 )
 from litestar.exceptions.http_exceptions import RequestEntityTooLarge
 from litestar.openapi import ResponseSpec
+from litestar.openapi.spec import OpenAPIHeader, OpenAPIResponse, OpenAPIType, Schema
 from litestar.params import ParameterKwarg
 from litestar.status_codes import (
     HTTP_400_BAD_REQUEST,
@@ -30,6 +31,7 @@ from litestar.status_codes import (
     HTTP_409_CONFLICT,
     HTTP_413_REQUEST_ENTITY_TOO_LARGE,
     HTTP_422_UNPROCESSABLE_ENTITY,
+    HTTP_429_TOO_MANY_REQUESTS,
     HTTP_500_INTERNAL_SERVER_ERROR,
     HTTP_503_SERVICE_UNAVAILABLE,
 )
@@ -42,6 +44,7 @@ from steadfast.shared.errors import (
     Conflict,
     InvalidRequest,
     NotFound,
+    OverLimit,
     RequestRefused,
     TooLarge,
     Unavailable,
@@ -296,6 +299,7 @@ REFUSAL_STATUSES: dict[type[RequestRefused], int] = {
     Conflict: HTTP_409_CONFLICT,
     TooLarge: HTTP_413_REQUEST_ENTITY_TOO_LARGE,
     Unprocessable: HTTP_422_UNPROCESSABLE_ENTITY,
+    OverLimit: HTTP_429_TOO_MANY_REQUESTS,
     Unavailable: HTTP_503_SERVICE_UNAVAILABLE,
 }
 
@@ -309,10 +313,20 @@ def status_of(refusal: RequestRefused) -> int:
 
 
 def handle_refusal(request: Request[Any, Any, Any], exc: RequestRefused) -> Response[Any]:
+    if isinstance(exc, OverLimit):
+        return over_limit_response(exc)
     problem = ProblemError(
         status_of(exc), exc.title, exc.detail, field=exc.field, source=exc.source
     )
     return handle_problem(request, problem)
+
+
+def over_limit_response(exc: OverLimit) -> Response[Any]:
+    """429 with ``Retry-After`` (whole seconds) and the problem naming the limit."""
+    problem = Problem(
+        title=exc.title, status=HTTP_429_TOO_MANY_REQUESTS, detail=exc.detail, limit=exc.limit
+    )
+    return problem_response(problem, headers={"Retry-After": str(exc.retry_after_s)})
 
 
 def internal_error(exc: Exception) -> Problem:
@@ -368,7 +382,11 @@ def problem_responses(
 
 
 def document_problems(
-    app: Litestar, *, unauthorized: str | None, forbidden: str | None = None
+    app: Litestar,
+    *,
+    unauthorized: str | None,
+    forbidden: str | None = None,
+    rate_limited: str | None = None,
 ) -> None:
     """Every API route's error answers in its OpenAPI operation, as problem-details: a bad
     request (400) and an unexpected error (500) anywhere, an unknown id (404) where the path
@@ -387,6 +405,8 @@ def document_problems(
             defaults[401] = unauthorized
         if forbidden:
             defaults[403] = forbidden
+        if rate_limited:
+            defaults[429] = rate_limited
         for handler in getattr(route, "route_handlers", []):
             own = handler.responses or {}
             documented = dict(defaults)
@@ -395,6 +415,25 @@ def document_problems(
             if "data" in inspect.signature(handler.fn).parameters:
                 documented[413] = "The body is larger than the service accepts (max_body_bytes)"
             handler.responses = {**problem_responses(documented), **own}
+
+
+RETRY_AFTER_HEADER = OpenAPIHeader(
+    description="Seconds to wait before asking again (a whole number, at least 1)",
+    schema=Schema(type=OpenAPIType.INTEGER, minimum=1),
+)
+
+
+def document_retry_after(app: Litestar) -> None:
+    """Every 429 answer of the app's OpenAPI document carries the ``Retry-After`` header
+    (litestar's response specs say nothing of headers): the document is built now, its
+    routes all known, and kept (litestar builds it once, on first use, the same way)."""
+    openapi = app.openapi_schema
+    for path in (openapi.paths or {}).values():
+        for method in ("get", "put", "post", "delete", "patch"):
+            operation = getattr(path, method, None)
+            answer = (operation.responses or {}).get("429") if operation else None
+            if isinstance(answer, OpenAPIResponse):
+                answer.headers = {**(answer.headers or {}), "Retry-After": RETRY_AFTER_HEADER}
 
 
 #: the SQLSTATE of text the database cannot store (PostgreSQL: a NUL character)

@@ -218,6 +218,13 @@ PANELS: list[tuple[str, str, list[tuple[str, str]]]] = [
         ],
     ),
     (
+        "Requests over a key's limit (429)/s",
+        "reqps",
+        [
+            ("{{limit}}", f"sum by (limit) (rate(steadfast_key_limit_rejections_total{RATE}))"),
+        ],
+    ),
+    (
         "Running builds",
         "short",
         [

@@ -32,6 +32,7 @@ from steadfast.services.evaluator.domain.monitors import Monitors, MonitorSchedu
 from steadfast.services.evaluator.domain.position import PositionUpstream
 from steadfast.services.evaluator.domain.position_jobs import PositionJobRunner, PositionJobSettings
 from steadfast.services.evaluator.domain.studies import Studies
+from steadfast.services.evaluator.limits import KeyJobs
 from steadfast.services.evaluator.metrics import PURGED
 from steadfast.services.evaluator.settings import EvaluatorSettings, get_settings
 from steadfast.shared.api_keys import ApiKeyStore
@@ -39,6 +40,7 @@ from steadfast.shared.app import create_service_app
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.components import components_of, set_components
 from steadfast.shared.db import Database
+from steadfast.shared.key_limits import KeyLimiter, UsageStore
 from steadfast.shared.retention import RetentionSweeper
 
 SERVICE = "evaluator"
@@ -133,6 +135,8 @@ def create_app(
             max_job_answers=settings.max_job_answers,
         )
         monitors = Monitors(MonitorStore(database.engine), jobs)
+        key_limiter = KeyLimiter(UsageStore(database.engine))
+        app.state.key_limiter = key_limiter
         scheduler = MonitorScheduler(monitors, settings.monitor_poll_s)
         components = EvaluatorComponents(
             settings=settings,
@@ -148,8 +152,11 @@ def create_app(
             wake_jobs=runner.wake,
             wake_position_jobs=position_runner.wake,
             wake_monitors=scheduler.wake,
+            key_limiter=key_limiter,
+            key_jobs=KeyJobs(database.engine),
         )
         set_components(app, components)
+        key_limiter.start()
         if settings.run_jobs:
             await start_loops(app, store, position_jobs, runner, position_runner, scheduler)
 
@@ -166,6 +173,9 @@ def create_app(
         sweeper: RetentionSweeper | None = app.state.get("retention_sweeper")
         if sweeper is not None:
             await sweeper.stop()
+        key_limiter: KeyLimiter | None = app.state.get("key_limiter")
+        if key_limiter is not None:
+            await key_limiter.stop()  # writes the usage counted since the last flush
 
     return create_service_app(
         service=SERVICE,
@@ -196,6 +206,9 @@ def create_app(
         unauthorized="No API key, or one unknown or revoked",
         forbidden="The key lacks the scope the call needs (`read` to read, `evaluate` for the "
         "rest, `admin` for /v1/keys), named in the problem",
+        rate_limited="Over the key's limit, named in the problem's `limit`: its requests per "
+        "minute (`rpm`), or on a job create its jobs queued or running (`concurrent_jobs`); "
+        "Retry-After says when to ask again",
         security_schemes={
             "apiKey": SecurityScheme(
                 type="http",

@@ -62,9 +62,11 @@ async def require_api_key(
     if grant is None:
         raise _rejected("invalid", "the API key is unknown or revoked")
     scope = needed_scope(connection, handler)
-    if not grant.allows(scope):
+    if not handler.opt.get("any_key") and not grant.allows(scope):
         raise lacking(scope)
     connection.state.api_key = grant
+    components.key_limiter.admit(grant)  # 429 over its requests per minute
+    components.key_limiter.record(grant.key_id, requests=1)
 
 
 def caller_tenancy(request: Request[Any, Any, Any]) -> Tenancy:

@@ -13,9 +13,11 @@ from steadfast.services.evaluator.domain.evaluations import Evaluations
 from steadfast.services.evaluator.domain.monitors import Monitors
 from steadfast.services.evaluator.domain.position import PositionUpstream
 from steadfast.services.evaluator.domain.studies import Studies
+from steadfast.services.evaluator.limits import KeyJobs
 from steadfast.services.evaluator.settings import EvaluatorSettings
 from steadfast.shared.api_keys import ApiKeyStore
 from steadfast.shared.backoff import Backoff
+from steadfast.shared.key_limits import KeyLimiter
 
 #: tells a background loop (jobs, positional-bias jobs, monitors) that work is waiting
 Wake = Callable[[], None]
@@ -39,3 +41,7 @@ class EvaluatorComponents:
     wake_jobs: Wake
     wake_position_jobs: Wake
     wake_monitors: Wake
+    #: the keys' requests per minute and usage (written every second)
+    key_limiter: KeyLimiter
+    #: the keys' queued or running jobs (their concurrent-jobs limit)
+    key_jobs: KeyJobs

@@ -33,6 +33,7 @@ from steadfast.shared.clients.perturb import PerturbClient
 from steadfast.shared.components import set_components
 from steadfast.shared.db import create_engine, resolve_database_url
 from steadfast.shared.internal_token import INTERNAL_TOKEN_SCHEME
+from steadfast.shared.key_limits import KeyLimiter, UsageStore
 from steadfast.shared.retention import RetentionSweeper
 from steadfast.shared.settings import ServiceSettings, SettingsError, load_settings
 
@@ -59,10 +60,13 @@ def keys_database_url(settings: GatewaySettings) -> str:
     return resolve_database_url(evaluator.database_url, "evaluator", evaluator.resolved_data_dir())
 
 
-def key_check(settings: GatewaySettings, app: Litestar) -> CachedKeyCheck | None:
-    """The check of callers' API keys in the keys mode (its engine kept on the app to close)."""
+def key_check(
+    settings: GatewaySettings, app: Litestar
+) -> tuple[CachedKeyCheck, KeyLimiter] | tuple[None, None]:
+    """The check of callers' API keys in the keys mode and their limits (the engine of the
+    keys' database kept on the app to close; the limiter's flushes started)."""
     if settings.auth == "open":
-        return None
+        return None, None
     if not settings.internal_token:
         raise SettingsError(
             "STEADFAST_GATEWAY_AUTH=keys needs STEADFAST_INTERNAL_TOKEN: the other services call "
@@ -70,7 +74,10 @@ def key_check(settings: GatewaySettings, app: Litestar) -> CachedKeyCheck | None
         )
     engine = create_engine(keys_database_url(settings), pool_size=2)
     app.state.keys_engine = engine
-    return CachedKeyCheck(ApiKeyStore(engine), settings.key_cache_s)
+    limiter = KeyLimiter(UsageStore(engine), refresh_s=settings.key_cache_s)
+    limiter.start()
+    app.state.key_limiter = limiter
+    return CachedKeyCheck(ApiKeyStore(engine), settings.key_cache_s), limiter
 
 
 def create_app(settings: GatewaySettings | None = None) -> Litestar:
@@ -124,6 +131,7 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
             )
             sweeper.start()
             app.state.cache_sweeper = sweeper
+        keys, key_limiter = key_check(settings, app)
         components = GatewayComponents(
             settings=settings,
             model_gateway=gateway,
@@ -133,7 +141,8 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
             shadow_store=disagreements,
             judge_calibrations=calibrations,
             stream_timing=StreamTiming(settings.stream_hold_s, settings.stream_keepalive_s),
-            keys=key_check(settings, app),
+            keys=keys,
+            key_limiter=key_limiter,
         )
         set_components(app, components)
 
@@ -146,6 +155,9 @@ def create_app(settings: GatewaySettings | None = None) -> Litestar:
         if sweeper is not None:
             await sweeper.stop()
         await gateway.close()
+        key_limiter: KeyLimiter | None = app.state.get("key_limiter")
+        if key_limiter is not None:
+            await key_limiter.stop()  # writes the usage counted since the last flush
         keys_engine: AsyncEngine | None = app.state.get("keys_engine")
         if keys_engine is not None:
             await keys_engine.dispose()

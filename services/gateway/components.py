@@ -14,6 +14,7 @@ from steadfast.services.gateway.strategies.generate import StrategyGateway
 from steadfast.services.gateway.strategies.service import SelfParaphraseService
 from steadfast.services.gateway.strategies.shadow import ShadowChecker
 from steadfast.shared.api_keys import CachedKeyCheck
+from steadfast.shared.key_limits import KeyLimiter
 
 
 @dataclass(frozen=True)
@@ -30,3 +31,5 @@ class GatewayComponents:
     stream_timing: StreamTiming
     #: the API keys' check (``STEADFAST_GATEWAY_AUTH=keys``), None in the open mode
     keys: CachedKeyCheck | None = None
+    #: the keys' requests per minute, token budgets and usage; None in the open mode
+    key_limiter: KeyLimiter | None = None

@@ -73,6 +73,8 @@ class Problem(msgspec.Struct, kw_only=True, omit_defaults=True):
     instance: str | None = None
     errors: list[FieldError] | None = None
     request_id: str | None = None
+    #: the key's limit a 429 is for: ``rpm``, ``concurrent_jobs`` or ``token_budget``
+    limit: str | None = None
 
 
 class HealthStatus(msgspec.Struct, kw_only=True):

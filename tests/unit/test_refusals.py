@@ -14,6 +14,7 @@ from steadfast.shared.errors import (
     Conflict,
     InvalidRequest,
     NotFound,
+    OverLimit,
     RequestRefused,
     TooLarge,
     Unprocessable,
@@ -28,6 +29,7 @@ REFUSALS: dict[str, RequestRefused] = {
     "busy": Conflict("already finished", field="evaluation_id", source="path", title="Done"),
     "large": TooLarge("too many answers"),
     "unknown": Unprocessable("no such route", field="model", title="Unknown model"),
+    "limited": OverLimit("60 requests a minute", limit="rpm", retry_after_s=2.2),
 }
 
 
@@ -51,6 +53,7 @@ def client() -> Iterator[TestClient]:  # type: ignore[type-arg]
         ("busy", 409, "Done", {"field": "evaluation_id", "source": "path"}),
         ("large", 413, "Request too large", None),
         ("unknown", 422, "Unknown model", {"field": "model", "source": "body"}),
+        ("limited", 429, "Too many requests", None),
     ],
 )
 def test_each_refusal_has_its_status_title_and_field(
@@ -73,6 +76,15 @@ def test_each_refusal_has_its_status_title_and_field(
         assert "errors" not in body
     else:
         assert body["errors"] == [{**error, "message": REFUSALS[kind].detail}]
+
+
+def test_a_key_over_its_limit_is_told_when_to_ask_again_and_which_limit(
+    client: TestClient,  # type: ignore[type-arg]
+) -> None:
+    response = client.get("/v1/refuse/limited")
+    assert response.headers["retry-after"] == "3"  # whole seconds, rounded up
+    assert response.json()["limit"] == "rpm"
+    assert OverLimit("x", limit="rpm", retry_after_s=0.01).retry_after_s == 1
 
 
 def test_a_nested_refusal_names_the_field_in_the_outer_body() -> None:

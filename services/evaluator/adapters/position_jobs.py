@@ -66,6 +66,7 @@ class PositionJobStore:
         idempotency_key: str | None = None,
         request_hash: str | None = None,
         tenant: str = DEFAULT_TENANT,
+        api_key_id: str | None = None,
     ) -> PositionJobRow:
         """A queued job of ``tenant``. An ``idempotency_key`` that tenant sent before returns
         the job it created, if ``request_hash`` (the fingerprint of the request as sent) is the
@@ -83,6 +84,7 @@ class PositionJobStore:
             "idempotency_key": idempotency_key,
             "request_hash": request_hash,
             "tenant": tenant,
+            "api_key_id": api_key_id,
         }
         try:
             async with self.engine.begin() as connection:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from litestar import Controller, Response, delete, get, post
+from litestar import Controller, Request, Response, delete, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromQuery, HeaderParameter, JSONBody, Parameter
 from litestar.status_codes import HTTP_202_ACCEPTED
@@ -18,6 +18,7 @@ from steadfast.services.evaluator.domain.evaluations import Evaluations
 from steadfast.services.evaluator.domain.pipeline import Upstream
 from steadfast.services.evaluator.domain.validation import check_evaluation
 from steadfast.services.evaluator.errors import IdempotencyConflict, UpstreamError
+from steadfast.services.evaluator.limits import KeyJobs, grant_of
 from steadfast.services.evaluator.settings import EvaluatorSettings
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.base import (
@@ -122,13 +123,16 @@ class EvaluationController(Controller):
     async def create(
         self,
         data: JSONBody[EvaluationCreate],
+        request: Request[Any, Any, Any],
         evaluations: NamedDependency[Evaluations],
         wake_jobs: NamedDependency[Wake],
         tenancy: NamedDependency[Tenancy],
+        key_jobs: NamedDependency[KeyJobs],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[EvaluationAccepted]:
+        api_key_id = await key_jobs.check(grant_of(request), idempotency_key)
         try:
-            job, _ = await evaluations.submit(data, idempotency_key, tenancy)
+            job, _ = await evaluations.submit(data, idempotency_key, tenancy, api_key_id)
         except IdempotencyConflict as conflict:
             raise idempotency_problem(conflict) from conflict
         wake_jobs()

@@ -3,7 +3,9 @@ protocol."""
 
 from __future__ import annotations
 
-from litestar import Controller, Response, delete, get, post
+from typing import Any
+
+from litestar import Controller, Request, Response, delete, get, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED
@@ -19,6 +21,7 @@ from steadfast.services.evaluator.domain.position import (
     evaluate_position_bias,
 )
 from steadfast.services.evaluator.errors import IdempotencyConflict, UpstreamError
+from steadfast.services.evaluator.limits import KeyJobs, grant_of
 from steadfast.services.evaluator.settings import EvaluatorSettings
 from steadfast.services.evaluator.timestamps import iso
 from steadfast.shared.backoff import Backoff
@@ -105,12 +108,15 @@ class PositionBiasController(Controller):
         position_jobs: NamedDependency[PositionJobStore],
         wake_position_jobs: NamedDependency[Wake],
         tenancy: NamedDependency[Tenancy],
+        request: Request[Any, Any, Any],
+        key_jobs: NamedDependency[KeyJobs],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[PositionBiasJob]:
         request_hash = fingerprint(data)  # of the request as sent, before a dataset fills it
         data, needed = await checked_request(data, datasets, upstream, tenancy)
         if needed > settings.max_job_answers:
             raise _too_large(needed, f"the job limit of {settings.max_job_answers}")
+        api_key_id = await key_jobs.check(grant_of(request), idempotency_key)
         try:
             job = await position_jobs.create(
                 data,
@@ -118,6 +124,7 @@ class PositionBiasController(Controller):
                 idempotency_key=idempotency_key,
                 request_hash=request_hash,
                 tenant=tenancy.tenant,
+                api_key_id=api_key_id,
             )
         except IdempotencyConflict as conflict:
             raise idempotency_problem(conflict) from conflict

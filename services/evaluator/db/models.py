@@ -10,6 +10,7 @@ import sqlalchemy as sa
 
 from steadfast.shared.api_keys import api_keys as shared_api_keys
 from steadfast.shared.db import new_metadata
+from steadfast.shared.key_limits import key_usage as shared_key_usage
 
 metadata = new_metadata()
 
@@ -114,6 +115,9 @@ evaluations = sa.Table(
     sa.UniqueConstraint(
         "tenant", "idempotency_key", name="uq_evaluator_evaluations_tenant_idempotency_key"
     ),
+    #: the API key that made the job (its concurrent jobs are counted; migration 0017)
+    sa.Column("api_key_id", sa.String(32)),
+    sa.Index("ix_evaluator_evaluations_api_key", "api_key_id", "status"),
 )
 
 evaluation_items = sa.Table(
@@ -208,6 +212,8 @@ answers = sa.Table(
 #: the API keys' table is defined in shared/api_keys.py (the gateway reads it too); the
 #: evaluator's migrations make it, so it belongs to the evaluator's tables
 api_keys = shared_api_keys.to_metadata(metadata)
+#: the keys' usage per period (shared/key_limits.py: the gateway adds to it too)
+key_usage = shared_key_usage.to_metadata(metadata)
 
 #: positional-bias evaluations run as jobs: the request (its items resolved) and, once finished,
 #: the result, both as JSON; a job is run whole by the worker holding its lease (the gateway's
@@ -238,6 +244,9 @@ position_jobs = sa.Table(
         "idempotency_key",
         unique=True,
     ),
+    #: the API key that made the job (its concurrent jobs are counted; migration 0017)
+    sa.Column("api_key_id", sa.String(32)),
+    sa.Index("ix_evaluator_position_jobs_api_key", "api_key_id", "status"),
 )
 
 monitors = sa.Table(

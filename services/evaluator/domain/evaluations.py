@@ -129,6 +129,7 @@ class Evaluations:
         data: EvaluationCreate,
         idempotency_key: str | None,
         tenancy: Tenancy = UNRESTRICTED,
+        api_key_id: str | None = None,
     ) -> tuple[EvaluationRow, bool]:
         """The job, made ``tenancy``'s tenant's (its Idempotency-Key that tenant's own)."""
         checked = await self.check(data, tenancy)
@@ -149,6 +150,7 @@ class Evaluations:
             dataset_id=data.dataset_id,
             idempotency_key=idempotency_key,
             tenant=tenancy.tenant,
+            api_key_id=api_key_id,
         )
         if not created and not same_k(job.k, data.k):
             raise IdempotencyConflict(job.id, "evaluation")

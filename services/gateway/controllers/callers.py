@@ -12,7 +12,9 @@ from litestar.exceptions import NotAuthorizedException, PermissionDeniedExceptio
 from litestar.handlers.base import BaseRouteHandler
 
 from steadfast.services.gateway.components import GatewayComponents
+from steadfast.shared.api_keys import KeyGrant
 from steadfast.shared.components import components_of
+from steadfast.shared.contracts.gateway import Usage
 from steadfast.shared.guards import (
     INTERNAL_UNAUTHORIZED,
     has_internal_token,
@@ -53,6 +55,28 @@ async def require_caller(
             detail=message,
             extra=[{"key": "Authorization", "message": message, "source": "header"}],
         )
+    limiter = components.key_limiter
+    if limiter is not None:
+        limiter.admit(grant)  # 429 over its requests per minute
+        if connection.scope.get("method") == "POST":  # model calls: the budget, before any
+            await limiter.check_budget(grant)
+        limiter.record(grant.key_id, requests=1)
+
+
+def charge_caller(connection: ASGIConnection[Any, Any, Any, Any], calls: int, usage: Usage) -> None:
+    """Counts the model calls made for a request (a strategy's extra calls among them) and their
+    tokens against the key it came with; nothing for the services' token or the open mode."""
+    grant: KeyGrant | None = connection.state.get("api_key")
+    if grant is None:
+        return
+    limiter = components_of(connection.app.state, GatewayComponents).key_limiter
+    if limiter is not None:
+        limiter.record(
+            grant.key_id,
+            calls=calls,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+        )
 
 
 def _rejected(message: str) -> NotAuthorizedException:
@@ -65,6 +89,12 @@ def _rejected(message: str) -> NotAuthorizedException:
 
 #: the 401 an endpoint for callers and the services documents
 CALLER_UNAUTHORIZED = f"{KEY_UNAUTHORIZED}; or, for the services, {INTERNAL_UNAUTHORIZED}"
+#: the 429 of a key over its limit
+CALLER_RATE_LIMITED = (
+    "Over the API key's limit, named in the problem's `limit`: its requests per minute (`rpm`) "
+    "or its token budget for the day or month (`token_budget`, checked before any model call); "
+    "Retry-After says when to ask again. Also: rate limited upstream after every retry"
+)
 #: the 403 of a key without the ``proxy`` scope
 CALLER_FORBIDDEN = "The API key lacks the scope `proxy`"
 #: the 401 an endpoint for callers only documents

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
-from litestar import Controller, get, post
+from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
 from steadfast.services.gateway.controllers.callers import (
     CALLER_FORBIDDEN,
+    CALLER_RATE_LIMITED,
     CALLER_SECURITY,
     CALLER_UNAUTHORIZED,
     FOR_SERVICES,
     KEY_ONLY_UNAUTHORIZED,
+    charge_caller,
     require_caller,
 )
 from steadfast.services.gateway.controllers.problems import (
@@ -28,6 +31,7 @@ from steadfast.services.gateway.domain.gateway import ModelGateway
 from steadfast.services.gateway.domain.routes import Route
 from steadfast.services.gateway.strategies.generate import StrategyGateway
 from steadfast.shared.contracts.gateway import (
+    GatewayProblem,
     GenerateBatchItem,
     GenerateBatchRequest,
     GenerateBatchResponse,
@@ -36,6 +40,7 @@ from steadfast.shared.contracts.gateway import (
     ModelList,
     ModelRoute,
     OpenAIModel,
+    Usage,
 )
 from steadfast.shared.contracts.proxy import STRATEGY_NAMES
 from steadfast.shared.problems import problem_responses
@@ -75,31 +80,46 @@ class GenerateController(Controller):
         responses={
             **GENERATE_ERROR_RESPONSES,
             **problem_responses({401: CALLER_UNAUTHORIZED, 403: CALLER_FORBIDDEN}),
+            **problem_responses({429: CALLER_RATE_LIMITED}, problem_type=GatewayProblem),
         },
     )
     async def generate(
-        self, data: JSONBody[GenerateRequest], strategy_gateway: NamedDependency[StrategyGateway]
+        self,
+        request: Request[Any, Any, Any],
+        data: JSONBody[GenerateRequest],
+        strategy_gateway: NamedDependency[StrategyGateway],
     ) -> GenerateResponse:
-        return await strategy_gateway.generate(data)
+        response = await strategy_gateway.generate(data)
+        charge_caller(request, 1, response.usage)
+        return response
 
     @post(
         "/generate/batch",
         operation_id="generateCompletionBatch",
         opt={FOR_SERVICES: True},
         security=CALLER_SECURITY,
-        responses=problem_responses({401: CALLER_UNAUTHORIZED, 403: CALLER_FORBIDDEN}),
+        responses=problem_responses(
+            {401: CALLER_UNAUTHORIZED, 403: CALLER_FORBIDDEN, 429: CALLER_RATE_LIMITED}
+        ),
         summary="Many generate requests, answered in order, each with its result or its error",
         description=MODEL_NAMES,
         status_code=200,
     )
     async def generate_batch(
         self,
+        request: Request[Any, Any, Any],
         data: JSONBody[GenerateBatchRequest],
         strategy_gateway: NamedDependency[StrategyGateway],
     ) -> GenerateBatchResponse:
         items = await asyncio.gather(
             *(batch_item(strategy_gateway, item) for item in data.requests)
         )
+        answered = [item.result for item in items if item.result is not None]
+        usage = Usage(
+            input_tokens=sum(result.usage.input_tokens for result in answered),
+            output_tokens=sum(result.usage.output_tokens for result in answered),
+        )
+        charge_caller(request, len(items), usage)
         return GenerateBatchResponse(results=list(items))
 
     @get(
@@ -107,7 +127,9 @@ class GenerateController(Controller):
         operation_id="listModels",
         summary="The model routes (never their keys)",
         security=CALLER_SECURITY,
-        responses=problem_responses({401: KEY_ONLY_UNAUTHORIZED, 403: CALLER_FORBIDDEN}),
+        responses=problem_responses(
+            {401: KEY_ONLY_UNAUTHORIZED, 403: CALLER_FORBIDDEN, 429: CALLER_RATE_LIMITED}
+        ),
     )
     async def list_models(self, model_gateway: NamedDependency[ModelGateway]) -> ModelList:
         routes = list(model_gateway.routes.values())

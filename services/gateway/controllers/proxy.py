@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from litestar import Controller, Request, Response, post
@@ -22,8 +22,10 @@ from litestar.response import Stream
 
 from steadfast.services.gateway.controllers.callers import (
     CALLER_FORBIDDEN,
+    CALLER_RATE_LIMITED,
     CALLER_SECURITY,
     KEY_UNAUTHORIZED,
+    charge_caller,
     require_caller,
 )
 from steadfast.services.gateway.controllers.problems import (
@@ -51,7 +53,8 @@ from steadfast.shared.contracts.proxy import (
     StrategyOptions,
     split_model,
 )
-from steadfast.shared.errors import field_from_message
+from steadfast.shared.errors import OverLimit, field_from_message
+from steadfast.shared.metering import MeteredCaller
 from steadfast.shared.problems import (
     TOO_DEEP_BODY,
     ProblemError,
@@ -87,6 +90,7 @@ class ChatCompletionsController(Controller):
         ),
         HTTPException: counting_unread_rejections(lambda request, exc: _http_error(request, exc)),
         GatewayError: lambda _, exc: _gateway_error(exc),
+        OverLimit: lambda _, exc: _over_limit(exc),
         Exception: counting_unread_rejections(lambda request, exc: _unexpected(request, exc)),
     }
 
@@ -113,7 +117,8 @@ class ChatCompletionsController(Controller):
                 404: "Unknown model route",
                 413: "More than the model takes (the body or the context is too long)",
                 422: "Unsupported parameter, or the answer was refused",
-                429: "Rate limited upstream after every retry",
+                429: f"{CALLER_RATE_LIMITED}. In OpenAI's shape: `rate_limit_exceeded` for the "
+                "requests per minute, `insufficient_quota` for the token budget",
                 502: "Upstream error",
                 500: "Unexpected error (its type; the request id finds it in the log)",
                 503: "Backend unavailable",
@@ -123,16 +128,20 @@ class ChatCompletionsController(Controller):
     )
     async def create_chat_completion(
         self,
+        request: Request[Any, Any, Any],
         data: JSONBody[ChatCompletionRequest],
         self_paraphrase: NamedDependency[SelfParaphraseService],
         shadow: NamedDependency[ShadowChecker],
         stream_timing: NamedDependency[StreamTiming],
     ) -> Response[ChatCompletion]:
+        def charge(calls: int, usage: Usage) -> None:
+            charge_caller(request, calls, usage)
+
         if not data.stream:
-            return Response(await _complete(data, self_paraphrase, shadow))
+            return Response(await _complete(data, self_paraphrase, shadow, charge))
         include_usage = bool(data.stream_options and data.stream_options.include_usage)
         timing = stream_timing
-        work = asyncio.ensure_future(_complete(data, self_paraphrase, shadow))
+        work = asyncio.ensure_future(_complete(data, self_paraphrase, shadow, charge))
         try:
             await asyncio.wait({work}, timeout=timing.hold_s)
         except asyncio.CancelledError:
@@ -182,8 +191,15 @@ class UnsupportedField(ProblemError):
     code = "unsupported_parameter"
 
 
+#: counts a request's model calls and their tokens against the caller's key
+Charge = Callable[[int, Usage], None]
+
+
 async def _complete(
-    data: ChatCompletionRequest, service: SelfParaphraseService, shadow: ShadowChecker
+    data: ChatCompletionRequest,
+    service: SelfParaphraseService,
+    shadow: ShadowChecker,
+    charge: Charge,
 ) -> ChatCompletion:
     strategy, route = split_model(data.model)
     unsupported = openai_format.unsupported_field(data)
@@ -193,14 +209,18 @@ async def _complete(
         raise UnsupportedField(400, "Unsupported parameter", detail, field=field)
     settings = openai_format.answer_settings(data, route)
     if strategy is None:
-        return await _pass_through(data, settings, service, shadow)
+        return await _pass_through(data, settings, service, shadow, charge)
     try:
         question = openai_format.question_of(data)
     except ValueError as exc:
         metrics.record_rejected(strategy)
         raise ProblemError(400, "Invalid request", str(exc), field="messages") from exc
     options = data.steadfast or StrategyOptions()
-    run = await service.run(strategy, question, settings, options)
+    meter = MeteredCaller(service.gateway)
+    try:
+        run = await service.run(strategy, question, settings, options, meter)
+    finally:  # every call of the strategy, perturb's too; those of a failed run as well
+        charge(meter.calls, meter.usage)
     return openai_format.completion(
         data.model,
         run.result.content,
@@ -215,6 +235,7 @@ async def _pass_through(
     settings: AnswerSettings,
     service: SelfParaphraseService,
     shadow: ShadowChecker,
+    charge: Charge,
 ) -> ChatCompletion:
     """A plain route: the conversation as it came (no user message needed), one call; a
     sample of the answers is checked afterwards with paraphrases (shadow checks)."""
@@ -226,6 +247,7 @@ async def _pass_through(
         with shadow.serving():
             passed = await service.passthrough(settings, openai_format.conversation(data))
     except GenerationFailed as failure:
+        charge(1, Usage())  # a call made (its tokens unknown)
         if failure.outcome != "refused":
             raise
         # as OpenAI answers a blocked completion: 200, no content, finish_reason content_filter
@@ -233,6 +255,7 @@ async def _pass_through(
     if shadow.draws(settings.route):
         with contextlib.suppress(ValueError):  # a conversation without a question: no check
             shadow.offer(openai_format.question_of(data), settings, passed.response)
+    charge(1, passed.response.usage)
     reason = FINISH_REASONS.get(passed.response.finish_reason, "stop")
     return openai_format.completion(
         data.model, passed.response.text, passed.response.usage, finish_reason=reason
@@ -299,6 +322,18 @@ def _gateway_error(exc: GatewayError) -> Response[Any]:
     elif problem.errors:
         param = problem.errors[0].field
     return _error(problem.status, problem.detail or problem.title, param, code, headers)
+
+
+def _over_limit(exc: OverLimit) -> Response[Any]:
+    """A key over its limit, as OpenAI answers (its SDKs raise ``RateLimitError``): requests
+    per minute as its rate limits (``rate_limit_exceeded``, which the SDKs retry after the
+    Retry-After), a spent token budget as its ``insufficient_quota`` (not to be retried)."""
+    headers = {"Retry-After": str(exc.retry_after_s)}
+    body = openai_format.error_body(429, exc.detail, code="rate_limit_exceeded")
+    if exc.limit == "token_budget":
+        body.error.type = body.error.code = "insufficient_quota"
+        headers["x-should-retry"] = "false"  # spent until the period ends
+    return Response(body, status_code=429, headers=headers)
 
 
 def _request_field(field: str) -> str:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from litestar import Controller, post
+from typing import Any
+
+from litestar import Controller, Request, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
 from steadfast.services.gateway.controllers.callers import (
     CALLER_FORBIDDEN,
+    CALLER_RATE_LIMITED,
     CALLER_SECURITY,
     CALLER_UNAUTHORIZED,
+    charge_caller,
     require_caller,
 )
 from steadfast.services.gateway.controllers.problems import (
@@ -20,7 +24,9 @@ from steadfast.services.gateway.strategies import metrics
 from steadfast.services.gateway.strategies.prompts import PROMPT_VERSION
 from steadfast.services.gateway.strategies.question import AnswerSettings, Question
 from steadfast.services.gateway.strategies.service import Run, SelfParaphraseService
+from steadfast.shared.contracts.gateway import GatewayProblem
 from steadfast.shared.contracts.proxy import SelfParaphraseRequest, SelfParaphraseResponse
+from steadfast.shared.metering import MeteredCaller
 from steadfast.shared.problems import ProblemError, problem_responses
 
 
@@ -48,10 +54,12 @@ class SelfParaphraseController(Controller):
                     403: CALLER_FORBIDDEN,
                 }
             ),
+            **problem_responses({429: CALLER_RATE_LIMITED}, problem_type=GatewayProblem),
         },
     )
     async def self_paraphrase(
         self,
+        request: Request[Any, Any, Any],
         data: JSONBody[SelfParaphraseRequest],
         self_paraphrase: NamedDependency[SelfParaphraseService],
     ) -> SelfParaphraseResponse:
@@ -67,7 +75,11 @@ class SelfParaphraseController(Controller):
         except ProblemError:
             metrics.record_rejected(data.strategy)
             raise
-        run = await self_paraphrase.run(data.strategy, question, settings, data)
+        meter = MeteredCaller(self_paraphrase.gateway)
+        try:
+            run = await self_paraphrase.run(data.strategy, question, settings, data, meter)
+        finally:  # every call of the strategy, those of a failed run too
+            charge_caller(request, meter.calls, meter.usage)
         return _response(run, data.model)
 
 

@@ -68,8 +68,10 @@ class SelfParaphraseService:
         question: Question,
         settings: AnswerSettings,
         options: StrategyOptions,
+        meter: MeteredCaller | None = None,
     ) -> Run:
-        meter = MeteredCaller(self.gateway)
+        """``meter``: the caller's, to count the calls of a run that fails too."""
+        meter = meter or MeteredCaller(self.gateway)
         started = time.perf_counter()
         try:
             self._require_routes(settings, options)

@@ -82,9 +82,9 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeyedGateway]:
             yield KeyedGateway(f"http://127.0.0.1:{ports['gateway']}", directory)
 
 
-def created_key(gateway: KeyedGateway, name: str) -> tuple[str, str]:
-    """(the key's id, the key), with the default scopes (proxy among them)."""
-    lines = gateway.keys("create", name).splitlines()
+def created_key(gateway: KeyedGateway, name: str, *options: str) -> tuple[str, str]:
+    """(the key's id, the key), with the default scopes (proxy among them) and ``options``."""
+    lines = gateway.keys("create", name, *options).splitlines()
     key_id = re.search(r"created (key-\w+)", lines[0])
     assert key_id is not None, lines
     return key_id.group(1), lines[1]

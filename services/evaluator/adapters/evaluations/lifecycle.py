@@ -51,6 +51,7 @@ class EvaluationLifecycle(StoreBase):
         dataset_id: str | None = None,
         idempotency_key: str | None = None,
         tenant: str = DEFAULT_TENANT,
+        api_key_id: str | None = None,
     ) -> tuple[EvaluationRow, bool]:
         """Create a queued job with its items and the answers to ask for at once (those to
         the paraphrases of a set an item reuses are left out when the set is gone); returns
@@ -82,6 +83,7 @@ class EvaluationLifecycle(StoreBase):
                         request_hash=request_hash,
                         created_at=time.time(),
                         tenant=tenant,
+                        api_key_id=api_key_id,
                     )
                 )
                 await _insert_items(connection, evaluation_id, items, answers)
