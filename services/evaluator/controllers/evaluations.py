@@ -130,9 +130,9 @@ class EvaluationController(Controller):
         key_jobs: NamedDependency[KeyJobs],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[EvaluationAccepted]:
-        api_key_id = await key_jobs.check(grant_of(request), idempotency_key)
         try:
-            job, _ = await evaluations.submit(data, idempotency_key, tenancy, api_key_id)
+            async with key_jobs.admitted(grant_of(request), idempotency_key) as api_key_id:
+                job, _ = await evaluations.submit(data, idempotency_key, tenancy, api_key_id)
         except IdempotencyConflict as conflict:
             raise idempotency_problem(conflict) from conflict
         wake_jobs()

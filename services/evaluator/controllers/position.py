@@ -116,16 +116,16 @@ class PositionBiasController(Controller):
         data, needed = await checked_request(data, datasets, upstream, tenancy)
         if needed > settings.max_job_answers:
             raise _too_large(needed, f"the job limit of {settings.max_job_answers}")
-        api_key_id = await key_jobs.check(grant_of(request), idempotency_key)
         try:
-            job = await position_jobs.create(
-                data,
-                needed,
-                idempotency_key=idempotency_key,
-                request_hash=request_hash,
-                tenant=tenancy.tenant,
-                api_key_id=api_key_id,
-            )
+            async with key_jobs.admitted(grant_of(request), idempotency_key) as api_key_id:
+                job = await position_jobs.create(
+                    data,
+                    needed,
+                    idempotency_key=idempotency_key,
+                    request_hash=request_hash,
+                    tenant=tenancy.tenant,
+                    api_key_id=api_key_id,
+                )
         except IdempotencyConflict as conflict:
             raise idempotency_problem(conflict) from conflict
         wake_position_jobs()

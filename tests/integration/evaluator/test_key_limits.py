@@ -5,6 +5,7 @@ metrics. On SQLite and PostgreSQL (the ``data_dir`` fixture)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,7 +17,11 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from steadfast.services.evaluator.app import create_app
 from steadfast.services.evaluator.db.models import position_jobs
+from steadfast.services.evaluator.limits import KeyJobs
 from steadfast.services.evaluator.settings import EvaluatorSettings
+from steadfast.shared.api_keys import KeyGrant
+from steadfast.shared.errors import OverLimit
+from steadfast.shared.key_limit_values import KeyLimits
 from tests.integration.evaluator.stand_ins import StandInUpstream
 from tests.integration.evaluator.test_api import answer_right, job_body, render
 from tests.integration.evaluator.test_api_keys import data_dir, keys
@@ -129,6 +134,50 @@ async def test_jobs_over_the_concurrent_limit_are_refused_until_one_is_cancelled
     assert cancelled.status_code == 200, cancelled.text
     third = await client.post("/v1/evaluations", json=job_body(), headers=headers)
     assert third.status_code == 202, third.text
+
+
+async def test_simultaneous_creates_of_a_key_cannot_overshoot_its_job_limit() -> None:
+    """Each create counts the key's jobs, then makes its own: six at once, with a limit of
+    two, make two (the others are refused), however long each takes between the two steps."""
+    made_jobs: list[str] = []
+
+    class CountedInMemory(KeyJobs):
+        async def active(self, key_id: str) -> int:
+            return made_jobs.count(key_id)
+
+    key_jobs = CountedInMemory(create_async_engine("sqlite+aiosqlite://"))
+    grant = KeyGrant("key-burst", frozenset({"evaluate"}), limits=KeyLimits(max_concurrent_jobs=2))
+
+    async def create() -> int:
+        try:
+            async with key_jobs.admitted(grant, None) as key_id:
+                await asyncio.sleep(0.05)  # the job is being made
+                made_jobs.append(str(key_id))
+        except OverLimit:
+            return 429
+        return 202
+
+    statuses = sorted(await asyncio.gather(*(create() for _ in range(6))))
+    assert statuses == [202, 202, 429, 429, 429, 429] and len(made_jobs) == 2
+    await key_jobs.engine.dispose()
+
+
+async def test_another_tenant_s_idempotency_key_is_no_retry_past_the_job_limit(
+    client: AsyncTestClient[Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, first = await made(capsys, "first", "--tenant", "one")
+    _, limited = await made(capsys, "limited", "--tenant", "two", "--max-jobs", "1")
+    made_by_first = await client.post(
+        "/v1/evaluations", json=job_body(), headers={**first, "Idempotency-Key": "shared"}
+    )
+    assert made_by_first.status_code == 202, made_by_first.text
+    own = await client.post("/v1/evaluations", json=job_body(), headers=limited)
+    assert own.status_code == 202, own.text
+    # the Idempotency-Key another tenant used makes no retry of a job of this key's
+    borrowed = await client.post(
+        "/v1/evaluations", json=job_body(), headers={**limited, "Idempotency-Key": "shared"}
+    )
+    assert_over_limit(borrowed, "concurrent_jobs", 60)
 
 
 async def test_a_position_bias_job_of_the_key_counts_as_one_of_its_jobs(
