@@ -63,7 +63,9 @@ async def test_the_budget_counts_what_this_process_added_since_it_read_the_store
     store = MemoryStore()
     now = [at("2026-12-05T12:00:00")]
     limiter = KeyLimiter(store, refresh_s=60, clock=lambda: now[0])
-    grant = KeyGrant("k", frozenset({"proxy"}), limits=KeyLimits(token_budget=100, budget_period="day"))
+    grant = KeyGrant(
+        "k", frozenset({"proxy"}), limits=KeyLimits(token_budget=100, budget_period="day")
+    )
     await limiter.check_budget(grant)  # read: nothing used
     limiter.record("k", requests=1, calls=1, input_tokens=60, output_tokens=39)
     await limiter.check_budget(grant)  # 99 of 100: one more request may go
