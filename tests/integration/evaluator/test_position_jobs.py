@@ -385,6 +385,9 @@ async def test_one_idempotency_key_sent_at_once_makes_one_job(store: PositionJob
 
 
 async def test_workers_claiming_at_once_get_the_job_once(store: PositionJobStore) -> None:
+    # a lease that cannot run out between the claims (with 0.5 s, a slow or stepped clock let
+    # a later claim take the job over as if its worker had died: CI saw it once)
+    store = PositionJobStore(store.engine, lease_s=30)
     job = await store.create(REQUEST, 2)
     claims = await asyncio.gather(*(store.claim(f"w{n}") for n in range(6)))
     winners = [claim for claim in claims if claim is not None]
