@@ -43,6 +43,11 @@ def test_periods_and_their_ends_are_utc_days_and_months() -> None:
     assert seconds_left("day", moment) == pytest.approx(30)
     assert seconds_left("month", moment) == pytest.approx(30)  # into January
     assert seconds_left("month", at("2026-02-01T00:00:00")) == pytest.approx(28 * 86400)
+    # the first moment of a day and of a month is in it, the last one before is not
+    assert period_of("day", at("2027-01-01T00:00:00")) == "day:2027-01-01"
+    assert period_of("month", at("2027-01-01T00:00:00")) == "month:2027-01"
+    assert period_of("day", at("2027-01-01T00:00:00") - 0.001) == "day:2026-12-31"
+    assert period_of("month", at("2027-03-01T00:00:00") - 0.001) == "month:2027-02"
 
 
 class MemoryStore(UsageStore):
