@@ -237,13 +237,26 @@ def _by_short_answer(question: str, first: str, second: str) -> bool | None:
 
 def _by_short_name(question: str, first: str, second: str) -> bool | None:
     """ "Einstein" / "Albert Einstein", "Everest" / "Mount Everest": a name and its last word,
-    when all the longer answer states is that name (two to four capitalised words)."""
+    when all the longer answer states is that name (two to four capitalised words, one after
+    the other: "Jones beat Smith." states Jones as much as Smith)."""
     answers = ((_core(question, first), first), (_core(question, second), second))
     (short, short_text), (long, long_text) = sorted(answers, key=lambda answer: len(answer[0]))
     if len(short) != 1 or not 2 <= len(long) <= 4 or len(short[0]) < 3:
         return None
     named = short[0] == long[-1] and short[0] in _capitalised(short_text)
-    return True if named and set(long) <= _capitalised(long_text) else None
+    one_name = set(long) <= _capitalised(long_text) and _in_a_row(long, long_text)
+    return True if named and one_name else None
+
+
+def _in_a_row(words: list[str], text: str) -> bool:
+    """Whether ``words`` stand one after the other in ``text`` (its bold span, if any), function
+    words aside ("Leonardo da Vinci", "Jonathan M. McConnachie")."""
+    bold = _BOLD.search(text)
+    written = [t for t in factual_tokens(bold.group(1) if bold else text) if t not in _FILLER]
+    return any(
+        written[start : start + len(words)] == words
+        for start in range(len(written) - len(words) + 1)
+    )
 
 
 def _capitalised(text: str) -> set[str]:

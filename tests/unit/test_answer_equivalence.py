@@ -113,6 +113,7 @@ CAPITAL = "What is the capital of France?"
         ("Who was president?", "John Adams", "John Quincy Adams", None, "undecided"),
         ("Who was president?", "Adams", "the adams family", None, "undecided"),
         ("Who lost to him?", "Smith", "Jones beat Smith.", None, "undecided"),
+        ("Who beat him?", "Smith", "Jones beat Smith.", None, "undecided"),
         (CAPITAL, "Paris", "Not Paris, it's Lyon.", None, "undecided"),
         (CAPITAL, "Paris", "Lyon", None, "undecided"),
     ],
