@@ -40,9 +40,9 @@ from steadfast.shared.contracts.gateway import (
     ModelList,
     ModelRoute,
     OpenAIModel,
-    Usage,
 )
 from steadfast.shared.contracts.proxy import STRATEGY_NAMES
+from steadfast.shared.metering import MeteredCaller
 from steadfast.shared.problems import problem_responses
 from steadfast.shared.redaction import public_url
 from steadfast.shared.request_context import current_request_id
@@ -89,9 +89,11 @@ class GenerateController(Controller):
         data: JSONBody[GenerateRequest],
         strategy_gateway: NamedDependency[StrategyGateway],
     ) -> GenerateResponse:
-        response = await strategy_gateway.generate(data)
-        charge_caller(request, 1, response.usage)
-        return response
+        meter = MeteredCaller(strategy_gateway.gateway)
+        try:
+            return await strategy_gateway.generate(data, meter)
+        finally:  # a request that failed made calls too
+            charge_caller(request, meter.calls, meter.usage)
 
     @post(
         "/generate/batch",
@@ -111,15 +113,13 @@ class GenerateController(Controller):
         data: JSONBody[GenerateBatchRequest],
         strategy_gateway: NamedDependency[StrategyGateway],
     ) -> GenerateBatchResponse:
-        items = await asyncio.gather(
-            *(batch_item(strategy_gateway, item) for item in data.requests)
-        )
-        answered = [item.result for item in items if item.result is not None]
-        usage = Usage(
-            input_tokens=sum(result.usage.input_tokens for result in answered),
-            output_tokens=sum(result.usage.output_tokens for result in answered),
-        )
-        charge_caller(request, len(items), usage)
+        meter = MeteredCaller(strategy_gateway.gateway)
+        try:
+            items = await asyncio.gather(
+                *(batch_item(strategy_gateway, item, meter) for item in data.requests)
+            )
+        finally:
+            charge_caller(request, meter.calls, meter.usage)
         return GenerateBatchResponse(results=list(items))
 
     @get(
@@ -143,11 +143,13 @@ class GenerateController(Controller):
         )
 
 
-async def batch_item(gateway: StrategyGateway, request: GenerateRequest) -> GenerateBatchItem:
+async def batch_item(
+    gateway: StrategyGateway, request: GenerateRequest, meter: MeteredCaller
+) -> GenerateBatchItem:
     """One request's result or its error, as it would have been alone: one item's failure,
     even an unexpected one, leaves the others' results standing."""
     try:
-        return GenerateBatchItem(result=await gateway.generate(request))
+        return GenerateBatchItem(result=await gateway.generate(request, meter))
     except GatewayError as exc:
         problem = problem_for(exc)
     except Exception as exc:

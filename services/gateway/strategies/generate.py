@@ -19,6 +19,7 @@ from steadfast.services.gateway.strategies.question import AnswerSettings, Quest
 from steadfast.services.gateway.strategies.service import Run, SelfParaphraseService
 from steadfast.shared.contracts.gateway import GenerateRequest, GenerateResponse
 from steadfast.shared.contracts.proxy import StrategyOptions, split_model
+from steadfast.shared.metering import MeteredCaller
 
 
 class InvalidQuestion(GatewayError):
@@ -39,10 +40,14 @@ class StrategyGateway:
     gateway: ModelGateway
     service: SelfParaphraseService
 
-    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+    async def generate(
+        self, request: GenerateRequest, meter: MeteredCaller | None = None
+    ) -> GenerateResponse:
+        """``meter``: the caller's, counting every model call made for the request (a
+        strategy's many, and those of a run that fails) for its key's usage."""
         strategy, route_name = split_model(request.model)
         if strategy is None:
-            return await self.gateway.generate(request)
+            return await (meter or self.gateway).generate(request)
         try:
             question = self._question(request, route_name)
         except GatewayError:
@@ -53,6 +58,7 @@ class StrategyGateway:
             question,
             answer_settings(request, route_name),
             StrategyOptions(task=request.task),
+            meter,
         )
         return strategy_response(run, request.model, self.gateway, route_name)
 

@@ -192,6 +192,33 @@ def test_the_calls_of_a_failed_request_count_too(stack: LimitedStack) -> None:
     assert usage["day"]["input_tokens"] == 0  # none reported
 
 
+def test_generate_counts_every_call_a_strategy_made_and_a_failed_request_s(
+    stack: LimitedStack,
+) -> None:
+    """``/v1/generate`` (and its batch) keeps the same books as the proxy: a strategy's calls
+    are the caller's, one by one, and so is the call of a request that failed."""
+    key_id, key = created_key(stack.gateway, "generator")
+    headers = {"Authorization": f"Bearer {key}"}
+    asked = [{"role": "user", "content": "What is the capital of France?"}]
+    url = f"{stack.gateway.url}/v1/generate"
+    voted = httpx.post(url, json={"model": "paraphrase-vote:fake", "messages": asked},
+                       headers=headers, timeout=120)  # fmt: skip
+    assert voted.status_code == 200, voted.text
+    broken = httpx.post(url, json={"model": "broken", "messages": asked}, headers=headers,
+                        timeout=120)  # fmt: skip
+    assert broken.status_code == 503, broken.text
+    batch = httpx.post(
+        f"{url}/batch",
+        json={"requests": [{"model": "fake", "messages": asked}] * 2},
+        headers=headers,
+        timeout=120,
+    )
+    assert batch.status_code == 200, batch.text
+    usage = wait_for_usage(stack, key_id, lambda day: day["requests"] == 3 and day["calls"] > 4)
+    # the vote: a rewording call and at least two answers; the broken route: one; the batch: two
+    assert usage["day"]["calls"] >= 3 + 1 + 2, usage
+
+
 def test_limits_changed_with_patch_apply_within_the_key_cache(stack: LimitedStack) -> None:
     key_id, key = created_key(stack.gateway, "patched")
     client = stack.gateway.client(key)

@@ -9,12 +9,17 @@ import pytest
 from steadfast.services.gateway.controllers.generate import batch_item
 from steadfast.services.gateway.domain.errors import UnknownRoute
 from steadfast.shared.contracts.gateway import ChatMessage, GenerateRequest, GenerateResponse, Usage
+from steadfast.shared.metering import MeteredCaller
 
 
 class BuggyGateway:
     """Answers every model but two: one unknown, one hitting a bug."""
 
-    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+    async def generate(
+        self, request: GenerateRequest, meter: MeteredCaller | None = None
+    ) -> GenerateResponse:
+        if meter is not None:  # as the strategy gateway counts a plain route's call
+            meter.calls += 1
         if request.model == "buggy":
             raise KeyError("choices")
         if request.model == "nope":
@@ -38,9 +43,10 @@ async def test_an_unexpected_error_fails_its_item_only_and_is_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     gateway = BuggyGateway()
-    items = await asyncio.gather(
-        *(batch_item(gateway, ask(model)) for model in ("fine", "buggy", "nope", "fine"))  # type: ignore[arg-type]
-    )
+    meter = MeteredCaller(gateway)
+    models = ("fine", "buggy", "nope", "fine")
+    items = await asyncio.gather(*(batch_item(gateway, ask(m), meter) for m in models))  # type: ignore[arg-type]
+    assert meter.calls == 4  # every item's call is the caller's, a failed one too
     assert [item.result.text if item.result else None for item in items] == [
         "answered",
         None,
