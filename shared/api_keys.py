@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -100,6 +100,30 @@ def _scopes(text: str) -> tuple[Scope, ...]:
     return tuple(scope for scope in SCOPES if scope in text.split(","))
 
 
+#: a key's record as listed (never its hash)
+_RECORDS = sa.select(
+    api_keys.c.id,
+    api_keys.c.name,
+    api_keys.c.created_at,
+    api_keys.c.revoked_at,
+    api_keys.c.scopes,
+    api_keys.c.tenant,
+    *(api_keys.c[name] for name in LIMIT_COLUMNS),
+)
+
+
+def _record_of(row: sa.Row[Any]) -> ApiKey:
+    return ApiKey(
+        row.id,
+        row.name,
+        row.created_at,
+        row.revoked_at,
+        scopes=_scopes(row.scopes),
+        tenant=row.tenant,
+        limits=limits_of(row),
+    )
+
+
 class ApiKeyStore:
     """API keys in the database: made, listed, revoked, and whether a presented key is active
     (looked up by its hash)."""
@@ -140,32 +164,14 @@ class ApiKeyStore:
         return record, key
 
     async def list(self) -> list[ApiKey]:
-        query = sa.select(
-            api_keys.c.id,
-            api_keys.c.name,
-            api_keys.c.created_at,
-            api_keys.c.revoked_at,
-            api_keys.c.scopes,
-            api_keys.c.tenant,
-            *(api_keys.c[name] for name in LIMIT_COLUMNS),
-        ).order_by(api_keys.c.created_at)
         async with self.engine.connect() as connection:
-            rows = (await connection.execute(query)).all()
-        return [
-            ApiKey(
-                row.id,
-                row.name,
-                row.created_at,
-                row.revoked_at,
-                scopes=_scopes(row.scopes),
-                tenant=row.tenant,
-                limits=limits_of(row),
-            )
-            for row in rows
-        ]
+            rows = (await connection.execute(_RECORDS.order_by(api_keys.c.created_at))).all()
+        return [_record_of(row) for row in rows]
 
     async def get(self, key_id: str) -> ApiKey | None:
-        return next((key for key in await self.list() if key.id == key_id), None)
+        async with self.engine.connect() as connection:
+            row = (await connection.execute(_RECORDS.where(api_keys.c.id == key_id))).first()
+        return _record_of(row) if row is not None else None
 
     async def set_limits(self, key_id: str, limits: KeyLimits) -> bool:
         """A key's new limits; False when no active key has this id."""

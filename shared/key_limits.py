@@ -196,7 +196,8 @@ class KeyLimiter:
     ) -> None:
         self.store = store
         self.flush_s = flush_s
-        self.refresh_s = refresh_s
+        #: at least a flush apart: a budget check never writes and reads on every request
+        self.refresh_s = max(refresh_s, flush_s)
         self.clock = clock
         self.window = RateWindow()
         self._pending: dict[tuple[str, str], Counts] = {}

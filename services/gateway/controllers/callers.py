@@ -97,7 +97,5 @@ CALLER_RATE_LIMITED = (
 )
 #: the 403 of a key without the ``proxy`` scope
 CALLER_FORBIDDEN = "The API key lacks the scope `proxy`"
-#: the 401 an endpoint for callers only documents
-KEY_ONLY_UNAUTHORIZED = KEY_UNAUTHORIZED
 #: either an API key or the services' token (the OpenAPI security of an endpoint for callers)
 CALLER_SECURITY: list[dict[str, list[str]]] = [{"apiKey": []}, {INTERNAL_TOKEN_SCHEME: []}]

@@ -16,7 +16,6 @@ from steadfast.services.gateway.controllers.callers import (
     CALLER_SECURITY,
     CALLER_UNAUTHORIZED,
     FOR_SERVICES,
-    KEY_ONLY_UNAUTHORIZED,
     charge_caller,
     require_caller,
 )
@@ -128,7 +127,7 @@ class GenerateController(Controller):
         summary="The model routes (never their keys)",
         security=CALLER_SECURITY,
         responses=problem_responses(
-            {401: KEY_ONLY_UNAUTHORIZED, 403: CALLER_FORBIDDEN, 429: CALLER_RATE_LIMITED}
+            {401: CALLER_UNAUTHORIZED, 403: CALLER_FORBIDDEN, 429: CALLER_RATE_LIMITED}
         ),
     )
     async def list_models(self, model_gateway: NamedDependency[ModelGateway]) -> ModelList:
