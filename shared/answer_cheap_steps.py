@@ -21,17 +21,19 @@ from steadfast.shared.quantities.reading import mentions
 # function words and the filler of an answer sentence ("I think it's ..."); never "not"
 _FILLER_WORDS = (
     "a an the is are was were be been being it its it's that this these those there here "
-    "of in on at to for from with by as and or so i i'm im my we you your he she they "
+    "of in on at to for from with by as than and or so i i'm im my we you your he she they "
     "think believe guess probably likely maybe perhaps pretty sure certain answer correct "
     "would say said called named known would be which who what whom whose when where "
     "do does did has have had will shall can could should may might must "
     "about around roughly approximately circa some nearly almost exactly just "
+    # a title before a name ("President Fakhruddin Ali Ahmed", "Sir Alexander Fleming")
+    "sir dame dr mr mrs ms prof professor president king queen lord lady saint st "
     # what is left of a contraction or an elision once its apostrophe is split
     "s t d ll re ve m nell dell all dall sull coll "
     # Italian
     "il lo la i gli le un uno una di del della dei degli delle da dal dalla in nel nella "
     "su sul sulla a al alla e ed o che chi cui è era sono fu stato stata credo penso forse "
-    "probabilmente risposta si tratta di"
+    "probabilmente risposta si tratta di sia fosse"
 )
 _FILLER = frozenset(_FILLER_WORDS.split())
 _MONTHS = {
@@ -117,6 +119,86 @@ _DECLINING = frozenset(
         "trovare",
     ]
 )
+#: a unit's symbol and the words that name it, so that "100 °C" answers "in degrees Celsius?"
+#: as "100" does
+_UNIT_NAMES = {
+    "c": ("celsius", "centigrade"),
+    "f": ("fahrenheit",),
+    "k": ("kelvin",),
+    "km": ("kilometers", "kilometres", "chilometri"),
+    "km2": ("square", "quadrati"),
+    "m": ("meters", "metres", "metri"),
+    "m2": ("square", "quadrati"),
+    "cm": ("centimeters", "centimetres", "centimetri"),
+    "mm": ("millimeters", "millimetres", "millimetri"),
+    "kg": ("kilograms", "kilogrammes", "chilogrammi"),
+    "g": ("grams", "grammi"),
+    "mi": ("miles", "miglia"),
+    "mph": ("mph",),
+    "ft": ("feet", "foot", "piedi"),
+    "lb": ("pounds",),
+    "lbs": ("pounds",),
+    "l": ("liters", "litres", "litri"),
+    "s": ("seconds", "secondi"),
+    "h": ("hours", "ore"),
+}
+#: a yes/no question opens with an auxiliary ("Is Pluto a planet?"), and has no "or"
+_AUXILIARIES = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "am",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "shall",
+        "has",
+        "have",
+        "had",
+        "may",
+        "might",
+        "must",
+        "è",
+        "sono",
+        "esiste",
+        "esistono",
+        "può",
+        "possono",
+    ]
+)
+#: the polarity an answer opens with: "No.", "Yes, ...", "Sì —"; never "No one", "No station"
+_POLARITY = re.compile(r"^\W*(yes|yeah|yep|no|nope|sì|si)(?:\s*[,.;:!—–-]|\s*$)", re.IGNORECASE)
+#: what an answer adds beside its answer: a parenthesis, a clause after a dash or after ", who",
+#: and a leading "I'm not sure, but" ("Ankara (not Istanbul).", "1969 — Apollo 11 landed ...")
+_ASIDES = (
+    # a parenthesis that says something ("(not Istanbul)", "(about 78%)"), never one that names
+    # ("Paris (Texas)")
+    re.compile(r"\s*\((?=[^()]*(?:\b[a-z]|\d))[^()]*\)"),
+    re.compile(r"\s+[—–-]\s.*$"),
+    re.compile(r",\s+(?:who|which|where|whose|che|dove)\b.*$", re.IGNORECASE),
+    # "It's not Sydney, it's Canberra.": what the answer is not, before what it is
+    re.compile(r"^\W*(?:(?:it'?s |it is )?not|non è) [^,;—–]{1,40}[,;—–]\s*", re.IGNORECASE),
+    re.compile(
+        r"^\W*(?:(?:i'?m|i am) not (?:\d+\s?% |entirely |quite |completely |totally )?sure,?"
+        r" but|if i (?:remember|recall) (?:correctly|rightly),?|non sono sicur[oa],? ma)\s+",
+        re.IGNORECASE,
+    ),
+)
+#: one word for each way of saying "more than" and "less than" ("than" is a function word)
+_COMPARATORS = {"over": "more", "above": "more", "oltre": "più", "under": "less", "below": "less"}
+#: how a step's name ends when it decided once the answers' asides were taken out
+ASIDES_ASIDE = ", asides aside"
+_UMLAUTS = str.maketrans(
+    {"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue", "ß": "ss"}
+)
+_LIST_SEPARATOR = re.compile(r"\s(?:and|e|ed)\s")
 _DIGITS = re.compile(r"\d+")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -138,13 +220,17 @@ def _core(question: str, answer: str) -> list[str]:
     bold = _BOLD.search(answer)
     text = bold.group(1) if bold else answer
     asked = _asked(question)
-    return [t for t in factual_tokens(text) if t not in asked and t not in _FILLER]
+    words = (_COMPARATORS.get(t, t) for t in factual_tokens(text))
+    return [t for t in words if t not in asked and t not in _FILLER]
 
 
 @functools.lru_cache(maxsize=1024)
 def _asked(question: str) -> frozenset[str]:
-    """The question's words in every form (``shared.inflections``)."""
-    return frozenset(form for word in factual_tokens(question) for form in word_forms(word))
+    """The question's words in every form (``shared.inflections``), and the symbols of the units
+    it names ("in degrees Celsius" asks for "°C")."""
+    words = frozenset(form for word in factual_tokens(question) for form in word_forms(word))
+    symbols = {symbol for symbol, names in _UNIT_NAMES.items() if words.intersection(names)}
+    return words | symbols
 
 
 def _quantities(text: str, language: str) -> list[Mention]:
@@ -212,7 +298,24 @@ def _by_abstention(question: str, first: str, second: str) -> bool | None:
 
 
 def _by_normalised_text(question: str, first: str, second: str) -> bool | None:
-    return True if normalize_factual(first) == normalize_factual(second) else None
+    """The same text once case, accents, punctuation and articles go; and also once the spaces
+    go ("CodeMiko" / "Code Miko"), umlauts are spelt out ("Müller" / "Mueller"), or a list's
+    items are taken in any order ("A and B" / "B, A")."""
+    ours, theirs = _spellings(first), _spellings(second)
+    return True if ours & theirs else None
+
+
+def _spellings(answer: str) -> set[tuple[str, ...]]:
+    spelt_out = answer.translate(_UMLAUTS)
+    found: set[tuple[str, ...]] = set()
+    for text in {answer, spelt_out}:
+        normalised = normalize_factual(text)
+        found.add((normalised,))
+        found.add(("joined", normalised.replace(" ", "")))
+        items = [item.strip() for item in _LIST_SEPARATOR.split(f" {normalised} ")]
+        if len(items) > 1 and all(items):
+            found.add(("items", *sorted(items)))
+    return found
 
 
 def _by_numbers(question: str, first: str, second: str) -> bool | None:
@@ -263,6 +366,25 @@ def _capitalised(text: str) -> set[str]:
     return {word.lower() for word in _LETTERS.findall(text) if word[0].isupper()}
 
 
+def _polarity(answer: str) -> bool | None:
+    found = _POLARITY.match(answer.strip())
+    if found is None:
+        return None
+    return found.group(1).lower() not in {"no", "nope"}
+
+
+def _by_yes_no(question: str, first: str, second: str) -> bool | None:
+    """To a yes/no question, "No." and "No, penguins live in the south." are one answer, and
+    "Yes" and "No" two: the polarity each opens with is the answer."""
+    words = _WORD.findall(question.lower())
+    if not words or words[0] not in _AUXILIARIES or "or" in words or "o" in words:
+        return None
+    ours, theirs = _polarity(first), _polarity(second)
+    if ours is None or theirs is None:
+        return None
+    return ours == theirs
+
+
 def _by_initials(question: str, first: str, second: str) -> bool | None:
     short, long = sorted((first.strip().strip("."), second.strip().strip(".")), key=len)
     core = " ".join(_core(question, long)).title()
@@ -272,6 +394,7 @@ def _by_initials(question: str, first: str, second: str) -> bool | None:
 #: the cheap steps, in the order they are tried; each says True, False or None (undecided)
 STEPS: tuple[tuple[str, Callable[[str, str, str], bool | None]], ...] = (
     ("abstention", _by_abstention),
+    ("yes/no", _by_yes_no),
     ("normalised", _by_normalised_text),
     ("numbers", _by_numbers),
     ("short answer", _by_short_answer),
@@ -281,9 +404,32 @@ STEPS: tuple[tuple[str, Callable[[str, str, str], bool | None]], ...] = (
 
 
 def cheap_decision(question: str, first: str, second: str) -> Decision:
-    """The first cheap step that decides the pair, or ``Decision(None, "undecided")``."""
+    """The first cheap step that decides the pair; else the first that finds them the same once
+    one answer's asides are taken out ("Ankara (not Istanbul)." / "Ankara"); else
+    ``Decision(None, "undecided")``. An aside never makes two answers different by itself: that
+    is left to the judge ("Ankara (not Istanbul)" / "Istanbul")."""
+    decision = _first_decision(question, first, second)
+    if decision.same is not None:
+        return decision
+    # one side at a time: "Georgia (the country)" and "Georgia (US state)" are not one answer
+    bare_first, bare_second = _without_asides(first), _without_asides(second)
+    for pair in ((bare_first, second), (first, bare_second)):
+        if pair != (first, second) and all(pair):
+            without = _first_decision(question, *pair)
+            if without.same:
+                return Decision(True, f"{without.step}{ASIDES_ASIDE}")
+    return decision
+
+
+def _first_decision(question: str, first: str, second: str) -> Decision:
     for name, step in STEPS:
         same = step(question, first, second)
         if same is not None:
             return Decision(same, name)
     return Decision(None, "undecided")
+
+
+def _without_asides(answer: str) -> str:
+    for aside in _ASIDES:
+        answer = aside.sub("", answer)
+    return answer.strip()

@@ -25,7 +25,7 @@ from pathlib import Path
 import msgspec
 
 from bench.stack import local_services
-from steadfast.shared.answer_cheap_steps import STEPS, cheap_decision
+from steadfast.shared.answer_cheap_steps import ASIDES_ASIDE, STEPS, cheap_decision
 from steadfast.shared.answer_equivalence import ANSWERS_PROMPT_VERSION, RouteJudge
 from steadfast.shared.clients.gateway import GatewayClient
 from steadfast.shared.contracts.calibration import JudgeCalibration, ThresholdRates
@@ -79,6 +79,13 @@ def steps_alone(pairs: list[Pair]) -> str:
             f"{name} | {_share(len(decided), len(pairs))} | {_share(right, len(decided))} | "
             f"{split} | {merged}"
         )
+    retried = [p for p in pairs if p.step.endswith(ASIDES_ASIDE)]
+    right = sum(p.same for p in retried)
+    lines.append(
+        f"then, for a pair still undecided, the steps again with asides taken out | "
+        f"{_share(len(retried), len(pairs))} | {_share(right, len(retried))} | 0 | "
+        f"{len(retried) - right}"
+    )
     return "\n".join(lines)
 
 
@@ -233,7 +240,7 @@ def main() -> None:
     parser.add_argument("--no-judge", action="store_true")
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--concurrency", type=int, default=4)
-    parser.add_argument("--grid", type=float, nargs="*", default=[0.3, 0.4, 0.5, 0.6, 0.7])
+    parser.add_argument("--grid", type=float, nargs="*", default=[0.5, 0.7, 0.8, 0.9])
     parser.add_argument("--judged", default=str(RECORDED), help="recorded judge verdicts")
     parser.add_argument(
         "--save-calibration", default=None, help="write the answer judge's calibration (JSON)"

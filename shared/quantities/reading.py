@@ -392,8 +392,9 @@ class _Reader:
         symbol = self._sym(core.start - 1)
         if symbol in CURRENCY:
             return "money", value * CURRENCY[symbol]
-        if self._word(end) in MONEY_WORDS:
-            return "money", value * MONEY_WORDS[self._word(end)]
+        money = self._money_word(end)
+        if money:
+            return "money", value * MONEY_WORDS[self._word(money - 1)]
         unit = self._unit(end)
         if unit is not None:
             dimension, factor, _ = unit
@@ -439,7 +440,17 @@ class _Reader:
         percent = self._percent_at(end)
         if percent:
             return end + percent
-        if self._word(end) in MONEY_WORDS:
-            return end + 1
+        money = self._money_word(end)
+        if money:
+            return money
         unit = self._unit(end)
         return unit[2] if unit else end
+
+    def _money_word(self, index: int) -> int:
+        """Where a money word at ``index`` ends, "di" before it allowed ("2,2 miliardi di
+        dollari"); 0 when there is none."""
+        if self._word(index) in MONEY_WORDS:
+            return index + 1
+        if self._word(index) == "di" and self._word(index + 1) in MONEY_WORDS:
+            return index + 2
+        return 0

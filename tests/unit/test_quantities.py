@@ -151,6 +151,16 @@ def test_italian_pairs_compare_with_italian_number_words() -> None:
     assert quantity_difference("When is the rent due?", "By when must the rent be paid?") is None
 
 
+def test_an_amount_di_dollari_is_money_as_one_after_a_dollar_sign_is() -> None:
+    (spelt,) = mentions("Costò 2,2 miliardi di dollari.", "it")
+    (signed,) = mentions("Costò $2,2 miliardi.", "it")
+    assert spelt.written == "2,2 miliardi di dollari"
+    assert (
+        (spelt.dimension, spelt.base) == (signed.dimension, signed.base) == ("money", 220000000000)
+    )
+    assert mentions("il prezzo di dollari", "it") == []
+
+
 def test_numbers_too_long_to_read_as_values_are_compared_as_written() -> None:
     huge = "9" * 5000
     assert values(f"{huge} sheep, {huge}/{huge} of a goat") == [{huge}, {f"{huge}/{huge}"}]
