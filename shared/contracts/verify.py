@@ -113,7 +113,8 @@ class CandidateVerdict(Contract, kw_only=True):
     overlap: float | None = None
     #: the verdict: mean P(YES) at the threshold, or every order's reply "YES" without logprobs
     judge_verdict: Literal["yes", "no"] | None = None
-    #: the mean P(YES) over the orders asked, where logprobs exist
+    #: the mean P(YES) over the orders asked, where logprobs exist (one order only when the
+    #: first already failed the candidate: the second is then not asked, unless ``explain_all``)
     judge_p_yes: float | None = None
     judge_votes: list[JudgeVote] | None = None
     #: the same for the audit's second question, when asked

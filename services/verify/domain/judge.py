@@ -43,6 +43,8 @@ class JudgeOutcome:
 
     votes: list[JudgeVote]
     error: str | None = None
+    #: both orders were wanted, but the first already failed the candidate
+    settled_early: bool = False
 
     @property
     def replies_yes(self) -> bool:
@@ -100,11 +102,12 @@ class Judge:
         bidirectional: bool,
         logprobs: bool,
         cache: bool = True,
+        threshold: float | None = None,
     ) -> list[JudgeOutcome]:
         return list(
             await asyncio.gather(
                 *(
-                    self.judge(meter, original, text, bidirectional, logprobs, cache)
+                    self.judge(meter, original, text, bidirectional, logprobs, cache, threshold)
                     for text in candidates
                 )
             )
@@ -118,14 +121,36 @@ class Judge:
         bidirectional: bool,
         logprobs: bool,
         cache: bool = True,
+        threshold: float | None = None,
     ) -> JudgeOutcome:
-        orders: list[Order] = (
-            ["original_first", "candidate_first"] if bidirectional else ["original_first"]
-        )
+        """Both orders at once; or, given the ``threshold`` the verdict is held to, the second
+        order only when its answer could still change the verdict (a first P(YES) below
+        ``2 * threshold - 1`` cannot reach the threshold as a mean of two, and a first "no" fails
+        the reply rule)."""
         try:
-            votes = await asyncio.gather(
-                *(self._ask(meter, original, candidate, order, logprobs, cache) for order in orders)
-            )
+            if not bidirectional:
+                votes = [
+                    await self._ask(meter, original, candidate, "original_first", logprobs, cache)
+                ]
+            elif threshold is None:
+                votes = list(
+                    await asyncio.gather(
+                        *(
+                            self._ask(meter, original, candidate, order, logprobs, cache)
+                            for order in ("original_first", "candidate_first")
+                        )
+                    )
+                )
+            else:
+                votes = [
+                    await self._ask(meter, original, candidate, "original_first", logprobs, cache)
+                ]
+                if not settled_by(votes[0], threshold):
+                    votes.append(
+                        await self._ask(
+                            meter, original, candidate, "candidate_first", logprobs, cache
+                        )
+                    )
         except ServiceCallError as exc:
             if exc.status == 404:
                 raise UnknownModelError(self.model, exc.problem.detail) from exc
@@ -138,7 +163,7 @@ class Judge:
             return JudgeOutcome(
                 votes=[], error=f"judge call failed ({outcome}): {exc.problem.detail or exc}"
             )
-        return JudgeOutcome(votes=list(votes))
+        return JudgeOutcome(votes=votes, settled_early=bidirectional and len(votes) == 1)
 
     async def _ask(
         self,
@@ -182,6 +207,15 @@ class Judge:
             # the route cannot give logprobs: the reply's first letter decides
             self._logprobs_supported = False
             return await meter.generate(msgspec.structs.replace(request, top_logprobs=None))
+
+
+def settled_by(first: JudgeVote, threshold: float) -> bool:
+    """Whether one order's vote already fails the candidate whatever the other order says: the
+    mean of two P(YES) cannot reach ``threshold`` when the first is below ``2 * threshold - 1``;
+    without P(YES), one "no" fails the reply rule."""
+    if first.p_yes is None:
+        return first.verdict == "no"
+    return first.p_yes < 2 * threshold - 1
 
 
 def _logprobs_unsupported(error: ServiceCallError) -> bool:

@@ -234,6 +234,8 @@ async def _judge(
         bidirectional=request.bidirectional,
         logprobs=request.judge_logprobs,
         cache=request.cache,
+        # every order's P(YES) is reported when the request asks for every stage's scores
+        threshold=None if request.explain_all else threshold.value,
     )
     for candidate, outcome in zip(pending, outcomes, strict=True):
         asked = _Asked(outcome, outcome.passes(threshold.value))
@@ -260,6 +262,11 @@ async def _threshold(run: _Run, judge: Judge, configured: float | None) -> Judge
 
 def _judge_reason(stage: str, outcome: JudgeOutcome, threshold: float) -> str:
     name = "judge" if stage == "judge" else "audit question"
+    if outcome.settled_early and outcome.p_yes is not None:
+        return (
+            f"{name}: P(yes) {outcome.p_yes:.3f} with the original first, so the mean cannot "
+            f"reach {threshold:g}; the other order was not asked"
+        )
     if outcome.p_yes is not None:
         return f"{name}: mean P(yes) {outcome.p_yes:.3f} < {threshold:g}"
     replies = ", ".join(f"{v.order}: {v.reply!r}" for v in outcome.votes)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 import re
 
 import msgspec
@@ -61,8 +62,9 @@ async def test_stages_run_cheapest_first_and_stop_at_the_first_rejection() -> No
     assert result.stages_run == ["form", "direction", "lexical", "numbers", "semantic", "judge"]
     assert result.semantic_check == "embedding"
     assert result.results[0].overlap == 1.0 and result.results[0].semantic is None
-    # only the two candidates that passed the cheaper stages reached the judge, in both orders
-    assert len(gateway.requests) == 4
+    # only the two candidates that passed the cheaper stages reached the judge: the accepted one
+    # in both orders, the rejected one in one (its "no" fails it whatever the other order says)
+    assert len(gateway.requests) == 3
     # the embedder saw the original and the three candidates that passed lexical and numbers
     assert embedder.calls == [[ORIGINAL, *candidates[1:4]]]
     assert result.results[5].reason == (
@@ -86,6 +88,53 @@ async def test_explain_all_scores_every_stage_but_keeps_the_first_rejection() ->
     assert first.semantic == pytest.approx(1.0)
     assert second.deciding_stage == "semantic" and second.judge_verdict == "no"
     assert len(gateway.requests) == 4
+
+
+async def test_the_second_order_is_asked_only_when_it_could_change_the_verdict() -> None:
+    """At 0.7 a first P(YES) below 0.4 cannot make a mean of two reach the threshold: its
+    candidate is rejected on one call, and says so; from 0.4 up the other order is asked.
+    ``explain_all`` (every stage's scores) always asks both."""
+    first_order = {"low": 0.3, "edge": 0.41, "high": 0.9}
+
+    def answer(request: GenerateRequest) -> GenerateResponse:
+        text = user_text(request)
+        # the original first: the candidate, which names its word, is the second question
+        original_first = text.index("<question_b>") < max(text.find(f"({w})") for w in first_order)
+        word = next(w for w in first_order if f"({w})" in text)
+        p = first_order[word] if original_first else 0.95
+        return response("YES", [("YES", math.log(p)), ("NO", math.log(1 - p))])
+
+    candidates = [
+        f"Tom buys five more apples ({w}); what is his apple count now?" for w in first_order
+    ]
+    gateway = FakeGateway(answer)
+    stages = VerifyStages(lexical=False, form=False, direction=False)
+    result = await verify(
+        _request(candidates, stages=stages, thresholds=VerifyThresholds(judge_p_yes=0.7)),
+        judge=Judge(gateway, "local"),
+        semantic=None,
+    )
+    low, edge, high = result.results
+    assert [len(r.judge_votes or []) for r in result.results] == [1, 2, 2]
+    assert len(gateway.requests) == 5
+    assert not low.accepted and low.judge_p_yes == pytest.approx(0.3)
+    assert "the other order was not asked" in (low.reason or "")
+    assert not edge.accepted and edge.judge_p_yes == pytest.approx((0.41 + 0.95) / 2)
+    assert high.accepted
+
+    everything = FakeGateway(answer)
+    explained = await verify(
+        _request(
+            candidates,
+            stages=stages,
+            thresholds=VerifyThresholds(judge_p_yes=0.7),
+            explain_all=True,
+        ),
+        judge=Judge(everything, "local"),
+        semantic=None,
+    )
+    assert [len(r.judge_votes or []) for r in explained.results] == [2, 2, 2]
+    assert explained.results[0].judge_p_yes == pytest.approx((0.3 + 0.95) / 2)
 
 
 async def test_overlap_threshold_rejects_at_exactly_point_eight() -> None:
