@@ -1,8 +1,10 @@
 """The cheap steps of answer equivalence, tried in order before any judge call: abstentions (their
-own cluster), normalised text, numbers (the same values, in any form, or different ones), the
-short answer a sentence states (what is left once the question's words and function words are
-taken out), a name and its last word ("Einstein" / "Albert Einstein"), and initials ("USA" /
-"United States of America")."""
+own cluster), the polarity of an answer to a yes/no question, normalised text (and its spellings),
+numbers (the same values, in any form, or different ones), the short answer a sentence states
+(what is left once the question's words and function words are taken out), a name and its last
+word ("Einstein" / "Albert Einstein"), initials ("USA" / "United States of America"), and short
+names with nothing in common ("Au" / "Ag": two answers). A pair they leave undecided is tried
+again with one answer's asides taken out ("Ankara (not Istanbul)." / "Ankara")."""
 
 from __future__ import annotations
 
@@ -391,6 +393,25 @@ def _by_initials(question: str, first: str, second: str) -> bool | None:
     return True if _initials(short, long) or _initials(short, core) else None
 
 
+def _by_other_names(question: str, first: str, second: str) -> bool | None:
+    """Two short answers that name different things are two answers: "Au" / "Ag", "Canberra" /
+    "Sydney", "Gold" / "Au" asked for gold's symbol (the first says nothing the question does
+    not). Each states at most two words beyond the question, every one a capitalised name and no
+    number; they share no word, and neither word begins the other ("Lyon" / "Lyons", "Russia" /
+    "Russian Federation" stay with the judge). An alias ("Augustus" / "Octavian") or a
+    translation ("Paesi Bassi" / "l'Olanda") is kept apart wrongly: the price of not asking."""
+    ours, theirs = _core(question, first), _core(question, second)
+    if not (ours or theirs) or len(ours) > 2 or len(theirs) > 2:
+        return None
+    if _by_initials(question, first, second):  # "NYC" / "New York City"
+        return None
+    named = set(ours) <= _capitalised(first) and set(theirs) <= _capitalised(second)
+    if not named or any(_DIGITS.search(word) for word in (*ours, *theirs)):
+        return None
+    related = any(a.startswith(b) or b.startswith(a) for a in ours for b in theirs)
+    return None if related else False
+
+
 #: the cheap steps, in the order they are tried; each says True, False or None (undecided)
 STEPS: tuple[tuple[str, Callable[[str, str, str], bool | None]], ...] = (
     ("abstention", _by_abstention),
@@ -400,6 +421,7 @@ STEPS: tuple[tuple[str, Callable[[str, str, str], bool | None]], ...] = (
     ("short answer", _by_short_answer),
     ("short name", _by_short_name),
     ("initials", _by_initials),
+    ("other names", _by_other_names),
 )
 
 

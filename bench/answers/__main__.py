@@ -240,7 +240,7 @@ def main() -> None:
     parser.add_argument("--no-judge", action="store_true")
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--concurrency", type=int, default=4)
-    parser.add_argument("--grid", type=float, nargs="*", default=[0.5, 0.7, 0.8, 0.9])
+    parser.add_argument("--grid", type=float, nargs="*", default=[0.5, 0.7, 0.8, 0.85, 0.9])
     parser.add_argument("--judged", default=str(RECORDED), help="recorded judge verdicts")
     parser.add_argument(
         "--save-calibration", default=None, help="write the answer judge's calibration (JSON)"
