@@ -1030,8 +1030,15 @@ def test_the_same_answer_in_other_words_is_one_answer(proxy: Proxy) -> None:
     assert info["calls"] == 1 + len(answers)  # the paraphrases and the answers, nothing more
 
 
+def test_two_names_with_nothing_in_common_stay_apart_without_a_judge_call(proxy: Proxy) -> None:
+    info = _vote(proxy, "Which French city is the capital?", ["Paris", "Lyon"])
+    assert info["agreement"] == 0.5
+    assert (info["clustering"], info["clustering_judge_calls"]) == ("semantic", 0)
+
+
 def test_different_answers_stay_apart_after_one_judge_call(proxy: Proxy) -> None:
-    info = _vote(proxy, "What is the capital city of France?", ["Paris", "Lyon"])
+    answers = ["Paris", "the largest city on the Rhône"]
+    info = _vote(proxy, "What is the capital city of France?", answers)
     assert info["agreement"] == 0.5
     assert (info["clustering"], info["clustering_judge_calls"]) == ("semantic", 1)
 
@@ -1041,8 +1048,8 @@ def test_the_judge_merges_what_the_cheap_steps_leave_undecided(proxy: Proxy) -> 
     proxy.scenario.same_answers.append(frozenset({"Canberra", "Canberra, in the ACT"}))
     answers = ["Canberra", "Canberra, in the ACT", "Canberra", "Sydney"]
     info = _vote(proxy, question, answers)
-    # one call merges the two Canberras; one keeps Sydney apart from their cluster
-    assert info["agreement"] == 0.75 and info["clustering_judge_calls"] == 2
+    # one call merges the two Canberras; Sydney names another city (a cheap step, no call)
+    assert info["agreement"] == 0.75 and info["clustering_judge_calls"] == 1
     # exact grouping costs nothing and sees three answers
     plain = proxy.client().chat.completions.create(
         model=VOTE,
