@@ -19,6 +19,7 @@ from steadfast.shared.inflections import word_forms
 from steadfast.shared.language import detect_language
 from steadfast.shared.quantities.mention import Mention
 from steadfast.shared.quantities.reading import mentions
+from steadfast.shared.question_words import AUXILIARIES
 
 # function words and the filler of an answer sentence ("I think it's ..."); never "not"
 _FILLER_WORDS = (
@@ -144,37 +145,6 @@ _UNIT_NAMES = {
     "s": ("seconds", "secondi"),
     "h": ("hours", "ore"),
 }
-#: a yes/no question opens with an auxiliary ("Is Pluto a planet?"), and has no "or"
-_AUXILIARIES = frozenset(
-    [
-        "is",
-        "are",
-        "was",
-        "were",
-        "am",
-        "do",
-        "does",
-        "did",
-        "can",
-        "could",
-        "will",
-        "would",
-        "should",
-        "shall",
-        "has",
-        "have",
-        "had",
-        "may",
-        "might",
-        "must",
-        "è",
-        "sono",
-        "esiste",
-        "esistono",
-        "può",
-        "possono",
-    ]
-)
 #: the polarity an answer opens with: "No.", "Yes, ...", "Sì —"; never "No one", "No station"
 _POLARITY = re.compile(r"^\W*(yes|yeah|yep|no|nope|sì|si)(?:\s*[,.;:!—–-]|\s*$)", re.IGNORECASE)
 #: what an answer adds beside its answer: a parenthesis, a clause after a dash or after ", who",
@@ -376,10 +346,11 @@ def _polarity(answer: str) -> bool | None:
 
 
 def _by_yes_no(question: str, first: str, second: str) -> bool | None:
-    """To a yes/no question, "No." and "No, penguins live in the south." are one answer, and
-    "Yes" and "No" two: the polarity each opens with is the answer."""
+    """To a yes/no question (it opens with an auxiliary and has no "or"), "No." and "No,
+    penguins live in the south." are one answer, and "Yes" and "No" two: the polarity each
+    opens with is the answer."""
     words = _WORD.findall(question.lower())
-    if not words or words[0] not in _AUXILIARIES or "or" in words or "o" in words:
+    if not words or words[0] not in AUXILIARIES or "or" in words or "o" in words:
         return None
     ours, theirs = _polarity(first), _polarity(second)
     if ours is None or theirs is None:

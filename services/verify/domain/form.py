@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from steadfast.shared.question_words import AUXILIARIES
+
 _WH_TEXT = (
     "what which who whom whose when where why how "
     # Italian
@@ -14,48 +16,6 @@ _WH_TEXT = (
     "cosa cos"
 )
 _WH_WORDS = frozenset(_WH_TEXT.split())
-#: a question can open with one of these ("Is it ...", "È vero che ...")
-_AUXILIARIES = frozenset(
-    [
-        "is",
-        "are",
-        "was",
-        "were",
-        "am",
-        "do",
-        "does",
-        "did",
-        "can",
-        "could",
-        "will",
-        "would",
-        "should",
-        "shall",
-        "may",
-        "might",
-        "must",
-        "has",
-        "have",
-        "had",
-        "isn",
-        "aren",
-        "wasn",
-        "weren",
-        "don",
-        "doesn",
-        "didn",
-        "è",
-        "e",
-        "sono",
-        "era",
-        "erano",
-        "ha",
-        "hanno",
-        "può",
-        "puo",
-        "possono",
-    ]
-)
 _REQUEST_TEXT = (
     "name tell give identify state list find calculate compute determine work figure "
     "explain describe provide say please let show write estimate evaluate solve express "
@@ -68,7 +28,7 @@ _REQUEST_WORDS = frozenset(_REQUEST_TEXT.split())
 _TWO_WORD_OPENINGS = frozenset(
     {("i", "need"), ("i", "want"), ("i'd", "like"), ("i", "wonder"), ("vorrei", "sapere")}
 )
-_OPENINGS = _WH_WORDS | _AUXILIARIES | _REQUEST_WORDS
+_OPENINGS = _WH_WORDS | AUXILIARIES | _REQUEST_WORDS
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!])\s+")
 _CLAUSE = re.compile(r"[,;:]|\s[-–—]\s")
