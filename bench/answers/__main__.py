@@ -25,6 +25,7 @@ from pathlib import Path
 import msgspec
 
 from bench.stack import local_services
+from steadfast.services.gateway.domain.routes import BUILTIN_ROUTES
 from steadfast.shared.answer_cheap_steps import ASIDES_ASIDE, STEPS, cheap_decision
 from steadfast.shared.answer_equivalence import ANSWERS_PROMPT_VERSION, RouteJudge
 from steadfast.shared.clients.gateway import GatewayClient
@@ -152,6 +153,9 @@ def answer_calibration(route: str, pairs: list[Pair], keep_apart: float) -> Judg
         other=different,
         rates=rates,
         calibrated_at=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        # a built-in local route's model, by which the gateway finds a bundled calibration
+        # (``services/gateway/calibrations.json``); a stored one gets its route's model anyway
+        model=BUILTIN_ROUTES[route].model if route in BUILTIN_ROUTES else None,
     )
 
 

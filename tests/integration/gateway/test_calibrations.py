@@ -12,8 +12,8 @@ import pytest
 from litestar.testing import AsyncTestClient
 
 from steadfast.services.gateway.app import create_app
-from steadfast.services.gateway.domain.calibration import JudgeCalibrations
-from steadfast.services.gateway.domain.routes import parse_routes
+from steadfast.services.gateway.domain.calibration import JudgeCalibrations, load_bundled
+from steadfast.services.gateway.domain.routes import BUILTIN_ROUTES, parse_routes
 from steadfast.services.gateway.settings import GatewaySettings
 from steadfast.shared.contracts.calibration import JudgeCalibration, ThresholdRates
 
@@ -160,6 +160,21 @@ async def test_a_bundled_calibration_follows_the_local_model_whatever_the_route_
     assert (await calibrations.threshold("remote", "judge-v3")).source == "method_default"
     listed = await calibrations.all()
     assert [(t.calibration.route if t.calibration else None) for t in listed] == ["mine"]
+
+
+async def test_every_shipped_calibration_is_found_for_the_builtin_local_route() -> None:
+    """The file shipped beside the gateway: each entry names the local model it was made
+    with, so the ``local`` route finds it (an entry without a model is never used, and its
+    prompt would fall back to METHOD's 0.5)."""
+    shipped = load_bundled()
+    assert shipped
+    calibrations = JudgeCalibrations(BUILTIN_ROUTES, store=None, bundled=shipped)
+    for calibration in shipped:
+        assert calibration.model == BUILTIN_ROUTES["local"].model, calibration
+        found = await calibrations.threshold("local", calibration.prompt_version, calibration.task)
+        assert (found.value, found.source) == (calibration.threshold, "calibrated"), calibration
+    answers = await calibrations.threshold("local", "answers-v1")
+    assert answers.value == 0.85
 
 
 async def test_a_tasks_own_calibration_comes_before_the_general_one(
