@@ -272,7 +272,7 @@ def _by_abstention(question: str, first: str, second: str) -> bool | None:
 def _by_normalised_text(question: str, first: str, second: str) -> bool | None:
     """The same text once case, accents, punctuation and articles go; and also once the spaces
     go ("CodeMiko" / "Code Miko"), umlauts are spelt out ("Müller" / "Mueller"), or a list's
-    items are taken in any order ("A and B" / "B, A")."""
+    items are taken in any order ("A and B" / "B and A")."""
     ours, theirs = _spellings(first), _spellings(second)
     return True if ours & theirs else None
 
