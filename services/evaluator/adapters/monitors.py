@@ -258,22 +258,33 @@ class MonitorStore:
             return [_run(row) for row in rows.mappings()]
 
     async def latest_runs(self, rows: list[MonitorRow]) -> dict[str, Latest]:
-        """Per monitor: its last run, its last run that succeeded, and how many it had; two
-        queries whatever the number of monitors."""
-        wanted = {r.last_run_id for r in rows} | {r.last_success_id for r in rows}
-        wanted.discard(None)
+        """Per monitor: its last run, its last run that succeeded, and how many it had.
+
+        The last run and the count come from one statement over the runs (one snapshot), not
+        from the monitor row's ``last_run_id`` read earlier: a run started between the two
+        reads would be counted while the older run still showed as the last one."""
+        if not rows:
+            return {}
+        ids = [r.id for r in rows]
+        newest_first = sa.func.row_number().over(
+            partition_by=monitor_runs.c.monitor_id,
+            order_by=(monitor_runs.c.started_at.desc(), monitor_runs.c.id.desc()),
+        )
+        counted = sa.func.count().over(partition_by=monitor_runs.c.monitor_id)
+        ranked = (
+            sa.select(monitor_runs, newest_first.label("rank"), counted.label("count"))
+            .where(monitor_runs.c.monitor_id.in_(ids))
+            .subquery()
+        )
+        successes = sorted({r.last_success_id for r in rows if r.last_success_id})
         async with self.engine.connect() as connection:
             found = await connection.execute(
-                sa.select(monitor_runs).where(monitor_runs.c.id.in_(sorted(wanted)))
+                sa.select(ranked).where(sa.or_(ranked.c.rank == 1, ranked.c.id.in_(successes)))
             )
-            runs = {run.id: run for run in map(_run, found.mappings())}
-            counted = await connection.execute(
-                sa.select(monitor_runs.c.monitor_id, sa.func.count()).group_by(
-                    monitor_runs.c.monitor_id
-                )
-            )
-            counts: dict[str, int] = {monitor: count for monitor, count in counted}
-        return {r.id: _latest(r, runs, counts.get(r.id, 0)) for r in rows}
+            selected = list(found.mappings())
+        runs = {row["id"]: _run(row) for row in selected}
+        newest = {row["monitor_id"]: row for row in selected if row["rank"] == 1}
+        return {r.id: _latest(r, runs, newest.get(r.id)) for r in rows}
 
 
 def _newest_success(run_id: str) -> sa.Update:
@@ -298,12 +309,14 @@ def _newest_success(run_id: str) -> sa.Update:
     )
 
 
-def _latest(row: MonitorRow, runs: dict[str, RunRow], count: int) -> Latest:
-    last_run = runs.get(row.last_run_id or "")
+def _latest(row: MonitorRow, runs: dict[str, RunRow], newest: Any) -> Latest:
+    if newest is None:
+        return Latest(None, runs.get(row.last_success_id or ""), 0)
+    last_run = runs[newest["id"]]
     # the monitor row may have been read just before its last run succeeded
-    if last_run is not None and last_run.status == "succeeded":
-        return Latest(last_run, last_run, count)
-    return Latest(last_run, runs.get(row.last_success_id or ""), count)
+    if last_run.status == "succeeded":
+        return Latest(last_run, last_run, newest["count"])
+    return Latest(last_run, runs.get(row.last_success_id or ""), newest["count"])
 
 
 def _monitor(row: Any) -> MonitorRow:

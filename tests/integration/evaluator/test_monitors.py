@@ -17,7 +17,7 @@ from prometheus_client import REGISTRY
 
 from steadfast.services.evaluator.adapters.datasets import DatasetStore
 from steadfast.services.evaluator.adapters.evaluations.store import EvaluationStore
-from steadfast.services.evaluator.adapters.monitors import MonitorStore
+from steadfast.services.evaluator.adapters.monitors import Latest, MonitorStore
 from steadfast.services.evaluator.adapters.position_jobs import PositionJobStore
 from steadfast.services.evaluator.app import create_app
 from steadfast.services.evaluator.domain.evaluations import Evaluations
@@ -472,6 +472,47 @@ async def test_an_earlier_run_finishing_last_does_not_become_the_last_success(
     after = await store.get(monitor.id)
     assert after is not None and after.last_success_id == newer.id
     await store.engine.dispose()
+
+
+async def test_a_run_taken_after_the_monitor_was_read_is_both_counted_and_the_last_run(
+    migrated: str,
+) -> None:
+    """The view of a monitor read just before a run started: its count and its last run come
+    from the same read, so a client waiting for "two runs, the last one ended" never gets the
+    first run's values for the second's (the race a CI run hit on PostgreSQL)."""
+    clock = [time.time()]
+    replica = _monitors(migrated, clock)
+    monitor = await replica.create(msgspec.convert(monitor_body("torn"), MonitorCreate))
+    store = replica.store
+    row = await store.get(monitor.id)
+    assert row is not None
+    first = await store.take_due_time(row, clock[0])
+    assert first is not None
+    await store.finish_run(first.id, "succeeded", clock[0] + 1)
+    await store.update(monitor.id, next_run_at=clock[0] + 2)
+    read_before = await store.get(monitor.id)
+    assert read_before is not None and read_before.last_run_id == first.id
+    second = await store.take_due_time(read_before, clock[0] + 2)
+    assert second is not None
+
+    latest = (await store.latest_runs([read_before]))[monitor.id]
+    assert latest.runs == 2
+    assert latest.last_run is not None and latest.last_run.id == second.id
+    assert latest.last_run.status == "running"
+    assert latest.last_success is not None and latest.last_success.id == first.id
+    await store.engine.dispose()
+
+
+async def test_a_monitor_without_runs_has_no_last_run(migrated: str) -> None:
+    replica = _monitors(migrated, [time.time()])
+    monitor = await replica.create(msgspec.convert(monitor_body("fresh"), MonitorCreate))
+    row = await replica.store.get(monitor.id)
+    assert row is not None
+    assert await replica.store.latest_runs([row]) == {
+        monitor.id: Latest(last_run=None, last_success=None, runs=0)
+    }
+    assert await replica.store.latest_runs([]) == {}
+    await replica.store.engine.dispose()
 
 
 async def test_a_position_bias_monitor_whose_runs_would_be_too_large_is_refused(
