@@ -11,7 +11,7 @@ from steadfast.shared.contracts.gateway import ChatMessage
 from steadfast.shared.contracts.perturb import Tone
 from steadfast.shared.language import language_name
 
-PARAPHRASE_PROMPT_VERSION = "paraphrase-v4"
+PARAPHRASE_PROMPT_VERSION = "paraphrase-v5"
 DISTRACTOR_PROMPT_VERSION = "distractor-v1"
 
 #: docs/method.md §1.1: one is chosen at random for each plain candidate
@@ -104,6 +104,8 @@ FEEDBACK: dict[str, str] = {
     "condition",
     "semantic": "they drifted from the question; stay close to its meaning",
     "clean": "no usable line; reply with the numbered rewordings only",
+    "form": "each must ask the question itself: not a statement of an answer, not an offer to "
+    "tell, not how or where to find the answer",
 }
 
 

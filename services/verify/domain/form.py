@@ -64,10 +64,33 @@ _OFFER = re.compile(
 )
 
 
+_SOMEONE = r"(?:i|you|we|one|someone|people|a person)"
+_FIND_OUT = (
+    r"(?:go about )?(?:find(?: out)?|look (?:it )?up|look|determine|figure(?: out)?|work out|"
+    r"calculate|compute|identify|discover|learn|check|verify|know|get|obtain)"
+)
+#: a question turned into one about how to get its answer: "How can I find the chemical symbol
+#: for gold?" is answered "Look at a periodic table" (a demo's accepted paraphrase, judged
+#: equivalent by the 1.5B judge)
+_METHOD = re.compile(
+    rf"\b(?:(?:how|where) (?:can|could|do|does|would|should|might|may|will) {_SOMEONE} "
+    rf"{_FIND_OUT}|how to {_FIND_OUT}|(?:what|which) (?:is|are|would be) the (?:best |right |"
+    rf"easiest )?(?:way|ways|method|methods|steps|procedure|process) (?:to|for|of) "
+    r"(?:finding|find|determining|determine|calculating|calculate|working out|work out|"
+    r"figuring out|figure out|looking up|look up)|(?:come|dove) (?:posso|possiamo|potrei|si può|"
+    r"si puo|faccio a|fare per) (?:trovare|scoprire|calcolare|determinare|sapere|cercare|"
+    r"verificare))\b",
+    re.IGNORECASE,
+)
+
+
 def form_difference(original: str, candidate: str) -> str | None:
     """Why the candidate does not ask what a question or request asks, or None."""
+    original, candidate = original.replace("’", "'"), candidate.replace("’", "'")
     if asks(original) and not asks(candidate):
         return "a statement, not a question or a request (it may answer the question)"
-    if _OFFER.match(candidate.replace("’", "'")) and not _OFFER.match(original.replace("’", "'")):
+    if _OFFER.match(candidate) and not _OFFER.match(original):
         return "an offer to tell, not the question (it is answered yes or no)"
+    if _METHOD.search(candidate) and not _METHOD.search(original):
+        return "asks how to find the answer, not the answer (it is answered with a method)"
     return None

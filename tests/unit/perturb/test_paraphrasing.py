@@ -16,7 +16,12 @@ from steadfast.services.perturb.domain.errors import (
     UpstreamUnavailable,
     VerifyRejectedError,
 )
-from steadfast.services.perturb.domain.paraphrase_rounds import targets
+from steadfast.services.perturb.domain.paraphrase_rounds import (
+    CallSpec,
+    feedback_of,
+    rejected_candidate,
+    targets,
+)
 from steadfast.services.perturb.domain.paraphrasing import ParaphraseBuilder
 from steadfast.services.perturb.domain.prompts import (
     FEEDBACK,
@@ -93,7 +98,7 @@ async def test_a_call_writes_several_candidates_and_the_round_stops_once_the_set
     kinds = [p.kind for p in result.accepted]
     assert kinds == ["plain"] * 7 + ["toned"] * 3
     for paraphrase in result.accepted:
-        assert paraphrase.prompt_version == PARAPHRASE_PROMPT_VERSION == "paraphrase-v4"
+        assert paraphrase.prompt_version == PARAPHRASE_PROMPT_VERSION == "paraphrase-v5"
         assert paraphrase.generator == "local"
         assert (paraphrase.hint in HINTS) == (paraphrase.kind == "plain")
         assert (paraphrase.tone in TONES) == (paraphrase.kind == "toned")
@@ -581,3 +586,16 @@ async def test_given_paraphrases_the_verify_service_cannot_check_are_unverified_
     assert result.incomplete_reason is not None
     assert result.incomplete_reason.startswith("verification failed: verify (502)")
     assert len(verifier.requests) == 2  # asked again before giving up
+
+
+def test_a_round_of_form_rejections_tells_the_next_round_to_ask_the_question_itself() -> None:
+    spec = CallSpec(kind="plain", count=3, sample_index=0, seed=0, hint=HINTS[0])
+    rejected = [
+        rejected_candidate("How can I find it?", spec, 1, "form", "asks how to find the answer"),
+        rejected_candidate("Where could one look it up?", spec, 2, "form", "asks where"),
+        rejected_candidate("What is it, Tom?", spec, 3, "lexical", "overlap 0.9"),
+    ]
+    told = feedback_of(rejected)
+    assert told == f"{FEEDBACK['form']}; {FEEDBACK['lexical']}"
+    assert "how or where to find the answer" in FEEDBACK["form"]
+    assert feedback_of([]) is None

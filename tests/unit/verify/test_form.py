@@ -71,3 +71,42 @@ def test_an_offer_to_tell_is_no_rewording_of_a_question(candidate: str) -> None:
 )
 def test_a_polite_request_or_an_offer_kept_passes(original: str, candidate: str) -> None:
     assert form_difference(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # a demo's accepted paraphrase: the 1.5B judge said equivalent
+        ("What is the chemical symbol for gold?", "How can I find the chemical symbol for gold?"),
+        ("Who painted the Mona Lisa?", "Where could one look up who painted the Mona Lisa?"),
+        ("How many moons does Mars have?", "How would you determine how many moons Mars has?"),
+        ("What is the capital of Australia?", "What is the best way to find Australia's capital?"),
+        (
+            "Gretchen has 110 coins. How many are gold?",
+            "Explain how to work out how many are gold.",
+        ),
+        ("Who painted the Mona Lisa?", "Who painted the Mona Lisa, and how do we know?"),
+        ("Qual è la capitale dell'Australia?", "Come posso scoprire la capitale dell'Australia?"),
+    ],
+)
+def test_a_question_turned_into_how_to_find_its_answer_is_no_rewording(
+    original: str, candidate: str
+) -> None:
+    difference = form_difference(original, candidate)
+    assert difference is not None and "how to find" in difference
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        ("How many moons does Mars have?", "How many natural satellites orbit Mars?"),
+        ("Where is the Eiffel Tower?", "In which city can one find the Eiffel Tower?"),
+        ("What is the capital of Australia?", "Can you tell me how Australia's capital is called?"),
+        ("Gretchen has 110 coins. How many are gold?", "Work out how many of the 110 are gold."),
+        # asked how in the original already: a method asked either way
+        ("How can I find the area of a circle?", "What is the way to calculate a circle's area?"),
+        ("Come posso trovare l'area di un cerchio?", "Come si può calcolare l'area di un cerchio?"),
+    ],
+)
+def test_how_and_where_that_ask_the_same_pass(original: str, candidate: str) -> None:
+    assert form_difference(original, candidate) is None
