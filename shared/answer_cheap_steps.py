@@ -1,10 +1,13 @@
 """The cheap steps of answer equivalence, tried in order before any judge call: abstentions (their
 own cluster), the polarity of an answer to a yes/no question, normalised text (and its spellings),
-numbers (the same values, in any form, or different ones), the short answer a sentence states
-(what is left once the question's words and function words are taken out), a name and its last
-word ("Einstein" / "Albert Einstein"), initials ("USA" / "United States of America"), and short
-names with nothing in common ("Au" / "Ag": two answers). A pair they leave undecided is tried
-again with one answer's asides taken out ("Ankara (not Istanbul)." / "Ankara")."""
+numbers (the same values, in any form, or different ones), dates in more or fewer parts (the
+year asked, or the day), an amount in two units of one measure ("42.195 km" / "26.2 miles"), the
+short answer a sentence states (what is left once the question's words and function words are
+taken out), a name and its last word ("Einstein" / "Albert Einstein"), initials ("USA" / "United
+States of America"), middle names written out or as initials ("George H. W. Bush" / "George
+Herbert Walker Bush"), and short names with nothing in common ("Au" / "Ag": two answers). A
+pair they leave undecided is tried again with one answer's asides taken out ("Ankara (not
+Istanbul)." / "Ankara")."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from fractions import Fraction
 from steadfast.shared.answers import factual_tokens, is_abstention, normalize_factual
 from steadfast.shared.inflections import word_forms
 from steadfast.shared.language import detect_language
+from steadfast.shared.quantities.answer_units import unit_named
 from steadfast.shared.quantities.mention import Mention
 from steadfast.shared.quantities.reading import mentions
 from steadfast.shared.question_words import AUXILIARIES
@@ -383,15 +387,109 @@ def _by_other_names(question: str, first: str, second: str) -> bool | None:
     return None if related else False
 
 
+#: a question that asks for a year only, and one that asks for a day or a date
+_ASKS_YEAR = frozenset({"year", "anno"})
+_ASKS_DAY = frozenset({"day", "date", "month", "giorno", "data", "mese"})
+
+
+def _by_date_parts(question: str, first: str, second: str) -> bool | None:
+    """Dates stated in more or fewer parts: to a question asking the year, "1989" and "On 9
+    November 1989" are one answer; to one asking the day or the date, "1912" only gives part of
+    "April 15, 1912" and is another answer."""
+    language = detect_language(question) or "en"
+    ours, theirs = _quantities(first, language), _quantities(second, language)
+    if not ours or not theirs or _relation(ours, theirs) != "part":
+        return None
+    around = _wording(_core(question, first), first, language) ^ _wording(
+        _core(question, second), second, language
+    )
+    if around:
+        return None
+    asked = set(factual_tokens(question))
+    if asked & _ASKS_DAY:
+        return False
+    if asked & _ASKS_YEAR:
+        return True if _years(ours) & _years(theirs) else None
+    return None
+
+
+def _years(found: list[Mention]) -> set[Fraction]:
+    return {v for m in found for v in m.values if isinstance(v, Fraction) and 1000 <= v <= 2100}
+
+
+def _by_measures(question: str, first: str, second: str) -> bool | None:
+    """An amount in two units of one measure: the same when either, converted, rounds to the
+    other as written ("42.195 km" / "26.2 miles", "about 384,400 km" / "238,900 miles"), else
+    two answers ("390 metres" / "390 feet")."""
+    ours, theirs = _measure(question, first), _measure(question, second)
+    if ours is None or theirs is None or ours[0] != theirs[0]:
+        return None
+    (_, size, slack), (_, other_size, other_slack) = ours, theirs
+    return abs(size - other_size) <= max(slack, other_slack)
+
+
+def _measure(question: str, answer: str) -> tuple[str, Fraction, Fraction] | None:
+    """What an answer of a number and a unit measures, its size in the base unit, and half a
+    step of its last written digit in that unit (a rounding's slack)."""
+    core = _core(question, answer)
+    if len(core) != 2:
+        return None
+    number, word = core
+    unit = unit_named(word)
+    if unit is None or unit.measures is None or not re.fullmatch(r"\d+(?:\.\d+)?", number):
+        return None
+    measure, per_base = unit.measures
+    whole, _, decimals = number.partition(".")
+    step = Fraction(1, 10 ** len(decimals)) if decimals else Fraction(10) ** _trailing_zeros(whole)
+    return measure, Fraction(number) * per_base, step / 2 * per_base
+
+
+def _trailing_zeros(digits: str) -> int:
+    return len(digits) - len(digits.rstrip("0")) if digits.strip("0") else 0
+
+
+def _by_middle_names(question: str, first: str, second: str) -> bool | None:
+    """One person's name with its middle names written out or as initials: "George H. W. Bush"
+    / "George Herbert Walker Bush" are one answer, "George H. W. Bush" / "George W. Bush" two;
+    two names with the same words in another order ("Langmuir Irving" / "Irving Langmuir") are
+    one. A name without middle names is left to the judge ("John Adams" / "John Quincy Adams"
+    are father and son)."""
+    ours, theirs = _name(question, first), _name(question, second)
+    if ours is None or theirs is None:
+        return None
+    if len(ours) == len(theirs) == 2 and set(ours) == set(theirs):
+        return True
+    if ours[0] != theirs[0] or ours[-1] != theirs[-1]:
+        return None
+    middles = [word[0] for word in ours[1:-1]], [word[0] for word in theirs[1:-1]]
+    if not all(middles):
+        return None
+    return middles[0] == middles[1]
+
+
+def _name(question: str, answer: str) -> list[str] | None:
+    """The words of a name an answer states, when that is all it states: two to five
+    capitalised words one after the other, no number."""
+    core = _core(question, answer)
+    if not 2 <= len(core) <= 5 or any(_DIGITS.search(word) for word in core):
+        return None
+    if not set(core) <= _capitalised(answer) or not _in_a_row(core, answer):
+        return None
+    return core
+
+
 #: the cheap steps, in the order they are tried; each says True, False or None (undecided)
 STEPS: tuple[tuple[str, Callable[[str, str, str], bool | None]], ...] = (
     ("abstention", _by_abstention),
     ("yes/no", _by_yes_no),
     ("normalised", _by_normalised_text),
     ("numbers", _by_numbers),
+    ("date parts", _by_date_parts),
+    ("measures", _by_measures),
     ("short answer", _by_short_answer),
     ("short name", _by_short_name),
     ("initials", _by_initials),
+    ("middle names", _by_middle_names),
     ("other names", _by_other_names),
 )
 

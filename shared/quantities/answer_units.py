@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cache
 
 
@@ -24,6 +25,10 @@ class Unit:
     asked_as: tuple[str, ...]
     named_as: tuple[str, ...]
     time: bool = False
+    #: what it measures and its size in that measure's base unit (metre, square metre,
+    #: kilogram, litre, second), where a conversion is exact or fixed; None for temperature,
+    #: percent and money
+    measures: tuple[str, Fraction] | None = None
 
 
 UNITS: tuple[Unit, ...] = (
@@ -34,48 +39,102 @@ UNITS: tuple[Unit, ...] = (
         "square kilometres",
         ("square kilometres", "square kilometers", "km²", "km2"),
         ("square kilometre", "square kilometer", "sq km", "km2", "km²"),
+        measures=("area", Fraction(1000000)),
     ),
     Unit(
         "square metres",
         ("square metres", "square meters", "m²", "m2", "metri quadrati"),
         ("square metre", "square meter", "sq m", "m2", "m²", "mq"),
+        measures=("area", Fraction(1)),
     ),
     Unit(
         "kilometres",
         ("kilometres", "kilometers", "km", "chilometri"),
         ("kilometre", "kilometer", "kms"),
+        measures=("length", Fraction(1000)),
     ),
     Unit(
         "centimetres",
         ("centimetres", "centimeters", "cm", "centimetri"),
         ("centimetre", "centimeter"),
+        measures=("length", Fraction(1, 100)),
     ),
     Unit(
         "millimetres",
         ("millimetres", "millimeters", "mm", "millimetri"),
         ("millimetre", "millimeter"),
+        measures=("length", Fraction(1, 1000)),
     ),
-    Unit("metres", ("metres", "meters", "metri"), ("metre", "meter", "m", "metro")),
-    Unit("miles", ("miles", "miglia"), ("mile", "mi")),
-    Unit("feet", ("feet", "piedi"), ("foot", "ft")),
-    Unit("inches", ("inches", "pollici"), ("inch", "in.")),
+    Unit(
+        "metres",
+        ("metres", "meters", "metri"),
+        ("metre", "meter", "m", "metro"),
+        measures=("length", Fraction(1)),
+    ),
+    Unit("miles", ("miles", "miglia"), ("mile", "mi"), measures=("length", Fraction("1609.344"))),
+    Unit("feet", ("feet", "piedi"), ("foot", "ft"), measures=("length", Fraction("0.3048"))),
+    Unit("inches", ("inches", "pollici"), ("inch", "in."), measures=("length", Fraction("0.0254"))),
     Unit(
         "kilograms",
         ("kilograms", "kilogrammes", "kg", "chilogrammi"),
         ("kilogram", "kilogramme", "kilo", "kilos", "kgs", "chili"),
+        measures=("mass", Fraction(1)),
     ),
-    Unit("grams", ("grams", "grammes", "grammi"), ("gram", "gramme", "g")),
-    Unit("pounds", ("pounds", "lbs", "libbre"), ("pound", "lb")),
-    Unit("tonnes", ("tonnes", "tons", "tonnellate"), ("tonne", "ton", "t")),
-    Unit("litres", ("litres", "liters", "litri"), ("litre", "liter", "l")),
-    Unit("gallons", ("gallons", "galloni"), ("gallon", "gal")),
+    Unit(
+        "grams",
+        ("grams", "grammes", "grammi"),
+        ("gram", "gramme", "g"),
+        measures=("mass", Fraction(1, 1000)),
+    ),
+    Unit(
+        "pounds",
+        ("pounds", "lbs", "libbre"),
+        ("pound", "lb"),
+        measures=("mass", Fraction("0.45359237")),
+    ),
+    Unit(
+        "tonnes",
+        ("tonnes", "tons", "tonnellate"),
+        ("tonne", "ton", "t"),
+        measures=("mass", Fraction(1000)),
+    ),
+    Unit(
+        "litres",
+        ("litres", "liters", "litri"),
+        ("litre", "liter", "l"),
+        measures=("volume", Fraction(1)),
+    ),
+    Unit(
+        "gallons",
+        ("gallons", "galloni"),
+        ("gallon", "gal"),
+        measures=("volume", Fraction("3.785411784")),  # US
+    ),
     Unit("percent", ("percent", "per cent", "percentage", "%", "per cento"), ("percentuale",)),
     Unit("dollars", ("dollars", "usd", "dollari"), ("dollar", "$", "us$")),
     Unit("euros", ("euros", "eur"), ("euro", "€")),
-    Unit("hours", ("hours", "ore"), ("hour", "hr", "hrs", "h"), time=True),
-    Unit("minutes", ("minutes", "minuti"), ("minute", "min", "mins"), time=True),
-    Unit("seconds", ("seconds", "secondi"), ("second", "sec", "secs", "s"), time=True),
-    Unit("days", ("days", "giorni"), ("day",), time=True),
+    Unit(
+        "hours",
+        ("hours", "ore"),
+        ("hour", "hr", "hrs", "h"),
+        time=True,
+        measures=("time", Fraction(3600)),
+    ),
+    Unit(
+        "minutes",
+        ("minutes", "minuti"),
+        ("minute", "min", "mins"),
+        time=True,
+        measures=("time", Fraction(60)),
+    ),
+    Unit(
+        "seconds",
+        ("seconds", "secondi"),
+        ("second", "sec", "secs", "s"),
+        time=True,
+        measures=("time", Fraction(1)),
+    ),
+    Unit("days", ("days", "giorni"), ("day",), time=True, measures=("time", Fraction(86400))),
     Unit("years", ("years", "anni"), ("year", "yrs"), time=True),
 )
 
@@ -129,3 +188,13 @@ def names_unit(text: str, unit_name: str) -> bool:
 def dropped_answer_units(original: str, candidate: str) -> list[str]:
     """The units the original asks its answer in that the candidate no longer names."""
     return [unit for unit in asked_units(original) if not names_unit(candidate, unit)]
+
+
+@cache
+def _units_by_word() -> dict[str, Unit]:
+    return {word: unit for unit in UNITS for word in (unit.name, *unit.asked_as, *unit.named_as)}
+
+
+def unit_named(word: str) -> Unit | None:
+    """The unit a word or symbol names ("km", "miles", "metri"), if any."""
+    return _units_by_word().get(word.lower())

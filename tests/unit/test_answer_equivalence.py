@@ -68,9 +68,10 @@ CAPITAL = "What is the capital of France?"
         ("How much is it?", "$2.50", "2.5 dollars", True, "numbers"),
         ("Quando è iniziata la crisi?", "ottobre 1973", "nell'ottobre del 1973", True, "numbers"),
         ("Quando è iniziata la crisi?", "ottobre 1973", "ottobre 1974", False, "numbers"),
-        # a part of the numbers, or other words around them: left to the judge
-        ("In which month and year?", "January 2008", "2008", None, "undecided"),
-        ("How long is the bridge?", "390 metres", "390 feet", None, "undecided"),
+        # a part of the numbers, or other words around them: left to the numbers step's
+        # followers (date parts, measures) and then to the judge
+        ("In which month and year?", "January 2008", "2008", False, "date parts"),
+        ("Where did he live?", "12 Baker Street", "12", None, "undecided"),
         # the short answer a sentence states
         (CAPITAL, "Paris", "The capital of France is Paris.", True, "short answer"),
         (CAPITAL, "Paris", "It's Paris.", True, "short answer"),
@@ -238,6 +239,53 @@ CAPITAL = "What is the capital of France?"
         ("Which city?", "New York City", "NYC", True, "initials"),
         ("What is the spiciest part of a chili?", "The pith", "The placenta", None, "undecided"),
         ("Which gas?", "Nitrogen", "N2", None, "undecided"),
+        # dates in more or fewer parts: the year asked, or the day
+        (
+            "In what year did the Berlin Wall fall?",
+            "1989",
+            "On 9 November 1989.",
+            True,
+            "date parts",
+        ),
+        ("In che anno è caduto il muro?", "nel 1989", "il 9 novembre 1989", True, "date parts"),
+        ("On what date did the Titanic sink?", "April 15, 1912", "1912", False, "date parts"),
+        ("What day, month, and year was he born?", "June 24, 1957", "1957", False, "date parts"),
+        ("In quale data è stato firmato?", "18 gennaio 1974", "gennaio 1974", False, "date parts"),
+        ("In what year did it fall?", "1989", "9 November 1990", False, "numbers"),
+        ("When was he born?", "June 24, 1957", "1957", None, "undecided"),  # asks neither
+        # an amount in two units of one measure
+        ("How long is a marathon?", "42.195 km", "26.2 miles", True, "measures"),
+        ("How far is the Moon?", "about 384,400 km", "roughly 238,900 miles", True, "measures"),
+        ("How far is the Moon?", "384,400 km", "384,400 miles", False, "measures"),
+        ("How long is the bridge?", "390 metres", "390 feet", False, "measures"),
+        ("How heavy is it?", "2 kg", "2000 grams", True, "measures"),
+        ("How heavy is it?", "2 kg", "2 pounds", False, "measures"),
+        ("How long is the pool?", "50 metres", "164 feet", True, "measures"),
+        ("How long is the bridge?", "390 metres", "2 kg", None, "undecided"),  # two measures
+        # middle names written out or as initials; a name's words in another order
+        (
+            "Who was the 41st president?",
+            "George H. W. Bush",
+            "George Herbert Walker Bush",
+            True,
+            "middle names",
+        ),
+        (
+            "Who was the 43rd president?",
+            "George W. Bush",
+            "George Walker Bush",
+            True,
+            "middle names",
+        ),
+        (
+            "Who was the 41st president?",
+            "George H. W. Bush",
+            "George W. Bush",
+            False,
+            "middle names",
+        ),
+        ("Who was it?", "Langmuir Irving", "Irving Langmuir", True, "middle names"),
+        ("Who directed it?", "Dmitri Skobeltsyn", "Dmitri V. Skobeltsyn", None, "undecided"),
     ],
 )
 def test_each_cheap_step(question: str, first: str, second: str, same: bool, step: str) -> None:
