@@ -14,8 +14,9 @@ from steadfast.shared.contracts.gateway import ModelCalls
 #: "auto": the NLI model where one is configured, else the embedding check (docs/method.md §1.1's
 #: documented fallback); the response names the one that ran
 SemanticCheck = Literal["auto", "embedding", "nli", "off"]
-#: ``audit``: the judge's second, differently worded question (docs/method.md §1.4 "Audit")
-Stage = Literal["form", "direction", "lexical", "numbers", "judge", "semantic", "audit"]
+#: ``audit``: the judge's second, differently worded question (docs/method.md §1.4 "Audit");
+#: ``answer``: the audit's check that the item's answer still answers the rewording
+Stage = Literal["form", "direction", "lexical", "numbers", "judge", "semantic", "audit", "answer"]
 
 Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 
@@ -54,6 +55,11 @@ class VerifyThresholds(Contract, kw_only=True):
     embedding: Annotated[float, msgspec.Meta(ge=-1.0, le=1.0)] = 0.80
     #: accept when the mean of both entailment directions is >= this
     nli: Share = 0.75
+    #: the answer check (``reference_answers``) runs only when the judge finds a reference
+    #: answer right for the original with P(YES) >= this (it knows the fact) ...
+    answer_known: Share = 0.5
+    #: ... and then rejects a candidate for which it finds that answer right with P(YES) < this
+    answer_lost: Share = 0.3
 
 
 class VerifyOptions(Contract, kw_only=True):
@@ -89,6 +95,15 @@ class VerifyRequest(VerifyOptions, kw_only=True):
     audit: bool = False
     #: the route asked the audit's question; default: the judge's
     audit_judge_model: RouteName | None = None
+    #: with ``audit``: the original's correct answers. The audit's judge is asked whether each
+    #: is a correct answer to the original; when one is (P(YES) >= ``answer_known``), a
+    #: candidate for which that answer is not (P(YES) < ``answer_lost``) asks something else
+    #: and is rejected at stage ``answer`` ("Which is the largest city in Australia?" for "What
+    #: is the capital city of Australia?", answer "Canberra")
+    reference_answers: Annotated[
+        list[Annotated[str, msgspec.Meta(min_length=1, max_length=2000)]],
+        msgspec.Meta(max_length=3),
+    ] = msgspec.field(default_factory=list)
 
 
 class JudgeVote(Contract, kw_only=True):
@@ -121,6 +136,9 @@ class CandidateVerdict(Contract, kw_only=True):
     audit_verdict: Literal["yes", "no"] | None = None
     audit_p_yes: float | None = None
     audit_votes: list[JudgeVote] | None = None
+    #: P(YES) that the reference answer the answer check used is a correct answer to this
+    #: candidate (when that check ran on it)
+    answer_p_yes: float | None = None
     #: cosine similarity (embedding) or mean bidirectional entailment probability (nli)
     semantic: float | None = None
     semantic_check: SemanticCheck | None = None
@@ -141,6 +159,10 @@ class VerifyResponse(Contract, kw_only=True):
     audit_judge_model: str | None = None
     audit_prompt_version: str | None = None
     audit_threshold: JudgeThreshold | None = None
+    #: the answer check: the reference answer it held candidates to and P(YES) that it is a
+    #: correct answer to the original (below ``answer_known``: no candidate was held to it)
+    answer_reference: str | None = None
+    answer_p_yes_original: float | None = None
     stages_run: list[Stage] = msgspec.field(default_factory=list)
     #: the judge's model calls for this request (the only stage that calls a model)
     model_calls: ModelCalls = msgspec.field(default_factory=ModelCalls)

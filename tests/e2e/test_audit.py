@@ -86,3 +86,53 @@ def test_the_audit_removes_changed_paraphrases_before_the_metrics(
         text = re.sub(r"<[^>]+>", " ", html.text)
         assert "10 removed from their sets for every model" in text
         assert "paraphrase removed" in text and "Rephrased a: Item 0" in text
+
+
+ANSWER_CHECK_SYSTEM = "You check answers to questions"
+QUESTION_FIELD = re.compile(r"<question>\n(.*?)\n</question>", re.DOTALL)
+
+
+class AnswerWorld(TinyWorld):
+    """Both equivalence questions let every paraphrase through (P(YES) 0.9); asked whether
+    the item's answer is right, the judge says yes for every original and paraphrase except
+    the paraphrases of items 0-4, which (it says) ask something else."""
+
+    def __call__(self, body: dict[str, Any]) -> Reply | str:
+        messages = body["messages"]
+        system = messages[0]["content"] if messages[0]["role"] == "system" else ""
+        user = messages[-1]["content"]
+        if "<question_a>" in user:
+            p = 0.9
+        elif system.startswith(ANSWER_CHECK_SYSTEM):
+            field = QUESTION_FIELD.search(user)
+            question = field.group(1) if field else ""
+            match = ITEM.search(question)
+            changed = match is not None and int(match.group(1)) in CHANGED
+            p = 0.05 if changed and question.startswith("Rephrased") else 0.9
+        else:
+            return super().__call__(body)
+        verdict = "YES" if p >= 0.5 else "NO"
+        return Reply(text=verdict, top_logprobs=[("YES", math.log(p)), ("NO", math.log(1 - p))])
+
+
+def test_the_audit_removes_paraphrases_the_items_answer_no_longer_answers(
+    tmp_path: Path, port_block: int
+) -> None:
+    """The demo's case: a paraphrase both judge questions let through ("What is the main city
+    in Australia?" for "What is the capital city of Australia?"), for which the item's answer
+    is no longer right, made the only flip; the answer check removes it."""
+    k = 2
+    with running_stack(tmp_path, port_block, world=AnswerWorld()) as stack:
+        audited = _finished(stack.evaluator, job(20, k, seed=1))
+
+    audit = audited["audit"]
+    assert (audit["checked"], audit["removed"], audit["unchecked"]) == (20, 10, 0)
+    for item in audited["items"]:
+        number = int(item["id"].split("-")[1])
+        reasons = [v["audited_out"] for v in item["variants"] if v["index"] > 0]
+        if number in CHANGED:
+            assert all(r and r.startswith("answer: the answer 'alpha-") for r in reasons), reasons
+        else:
+            assert reasons == [None] * k, item["id"]
+    after = _metric(audited, "shaky", "flip_rate")
+    assert after["value"] in (0, None), after

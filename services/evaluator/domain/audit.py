@@ -1,7 +1,8 @@
 """The audit (docs/method.md §1.4): before the metrics, a paraphrase whose answer disagrees with the
 original's or with its set's majority, for any model, is verified again with a stricter check
-(quantity invariance, both judge orders at the route's calibrated threshold, and the judge's
-second, differently worded question). One that fails is removed from its set for every model,
+(quantity invariance, both judge orders at the route's calibrated threshold, the judge's
+second, differently worded question, and, for a factual item, whether the item's answer still
+answers it). One that fails is removed from its set for every model,
 with its reason, so that no reported flip rests on a paraphrase that changed the question. A
 paraphrase of a factual item that states the item's answer is removed too, whatever its
 answers (it would hide a flip rather than make one).
@@ -120,6 +121,7 @@ def audit_request(
 ) -> VerifyRequest:
     """The stricter check: numbers, both judge orders at the route's calibrated threshold (the
     request sets none, whatever the set was verified with), and the audit's second question."""
+    task = task_of(settings, item)
     return VerifyRequest(
         original=item.question,
         candidates=candidates,
@@ -127,10 +129,25 @@ def audit_request(
         judge_model=settings.verify.judge_model or settings.generator,
         bidirectional=True,
         judge_logprobs=True,
-        task=task_of(settings, item),
+        task=task,
         audit=True,
         audit_judge_model=settings.audit_judge,
+        reference_answers=reference_answers(item) if task == "factual" else [],
     )
+
+
+#: the item's answers the audit's answer check asks about, at most (one judge call each)
+MAX_REFERENCE_ANSWERS = 3
+_MAX_REFERENCE_CHARS = 2000
+
+
+def reference_answers(item: EvaluationItem) -> list[str]:
+    """A factual item's answers for the audit's answer check: its best answer first. A maths
+    item gets none: the judge would have to solve the problem to say."""
+    ordered = [item.answer] if item.answer else []
+    ordered += [a for a in item.answers or [] if a != item.answer]
+    usable = [a for a in ordered if a.strip() and len(a) <= _MAX_REFERENCE_CHARS]
+    return usable[:MAX_REFERENCE_ANSWERS]
 
 
 async def run_audit(

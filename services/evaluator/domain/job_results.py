@@ -198,7 +198,7 @@ def verification_of(sets: dict[str, ParaphraseSet]) -> VerificationSummary | Non
     )
 
 
-_STAGE_ORDER = ["form", "direction", "lexical", "numbers", "semantic", "judge", "audit"]
+_STAGE_ORDER = ["form", "direction", "lexical", "numbers", "semantic", "judge", "audit", "answer"]
 
 
 def build_results(

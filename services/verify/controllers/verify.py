@@ -29,7 +29,8 @@ class VerifyController(Controller):
         status_code=200,
         responses=problem_responses(
             {
-                422: "A blank original, or an unknown judge route",
+                422: "A blank original, an unknown judge route, or reference answers without "
+                "the audit",
                 503: "The embedder, the default judge route, or the judge's model server is "
                 "unavailable (the model server down for now: ask again later)",
             }
@@ -46,14 +47,21 @@ class VerifyController(Controller):
             raise ProblemError(
                 422, "Empty original", "original must not be blank", field="original"
             )
+        if data.reference_answers and not data.audit:
+            detail = "reference_answers are read by the audit's answer check only: set audit"
+            raise ProblemError(
+                422, "Reference answers without the audit", detail, field="reference_answers"
+            )
         judge = await judges.judge_for(data) if data.stages.judge else None
         audit_judge = await judges.audit_judge_for(data) if data.audit else None
+        answer_judge = await judges.answer_judge_for(data) if data.reference_answers else None
         try:
             response = await verify(
                 data,
                 judge=judge,
                 semantic=semantic_models.stage_for(data.stages.semantic),
                 audit_judge=audit_judge,
+                answer_judge=answer_judge,
                 thresholds=thresholds,
             )
         except UnknownModelError as exc:

@@ -9,7 +9,12 @@ from typing import Literal
 
 import msgspec
 
-from steadfast.services.verify.domain.prompts import EQUIVALENCE, JudgePrompt, judge_messages
+from steadfast.services.verify.domain.prompts import (
+    EQUIVALENCE,
+    JudgePrompt,
+    answer_fit_messages,
+    judge_messages,
+)
 from steadfast.shared.contracts.gateway import (
     ChatMessage,
     GenerateRequest,
@@ -185,6 +190,20 @@ class Judge:
             verdict=reply_verdict(response.text),
             p_yes=p_yes_from(response.logprobs),
         )
+
+    async def fits(
+        self, meter: MeteredCaller, question: str, answer: str, logprobs: bool, cache: bool
+    ) -> float:
+        """P(YES) that ``answer`` is a correct answer to ``question`` (1 or 0 by the reply
+        where the route gives no logprobs); raises :class:`ServiceCallError` as the gateway
+        does."""
+        response = await self._generate(
+            meter, answer_fit_messages(question, answer), logprobs, cache
+        )
+        p_yes = p_yes_from(response.logprobs)
+        if p_yes is not None:
+            return p_yes
+        return 1.0 if reply_verdict(response.text) == "yes" else 0.0
 
     async def _generate(
         self, meter: MeteredCaller, messages: list[ChatMessage], logprobs: bool, cache: bool

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from steadfast.services.verify.domain.judge import Judge
-from steadfast.services.verify.domain.prompts import AUDIT, EQUIVALENCE, JudgePrompt
+from steadfast.services.verify.domain.prompts import ANSWER_FIT, AUDIT, EQUIVALENCE, JudgePrompt
 from steadfast.shared.contracts.verify import VerifyRequest
 from steadfast.shared.errors import Unavailable, Unprocessable
 from steadfast.shared.metering import ModelCaller
@@ -44,6 +44,12 @@ class JudgePool:
         model = request.judge_model or self.default_model
         await self._require_route(model, "judge_model", default=request.judge_model is None)
         return self._judge(model, AUDIT)
+
+    async def answer_judge_for(self, request: VerifyRequest) -> Judge:
+        """The judge of the audit's answer check: the audit's route (checked already)."""
+        return self._judge(
+            request.audit_judge_model or request.judge_model or self.default_model, ANSWER_FIT
+        )
 
     async def _require_route(self, model: str, field: str, *, default: bool = False) -> None:
         known = await self.caller.route_names()

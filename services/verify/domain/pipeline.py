@@ -3,6 +3,7 @@ the audit's second judge question when asked."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -61,6 +62,7 @@ class _Candidate:
     semantic: float | None = None
     judge: _Asked | None = None
     audit: _Asked | None = None
+    answer_p_yes: float | None = None
 
     def reject(self, stage: Stage, reason: str, error: str | None = None) -> None:
         if self.rejected_by is None:
@@ -80,6 +82,7 @@ class _Candidate:
             audit_verdict=audit.verdict if audit else None,
             audit_p_yes=audit.outcome.p_yes if audit else None,
             audit_votes=audit.votes if audit else None,
+            answer_p_yes=self.answer_p_yes,
             semantic=self.semantic,
             semantic_check=semantic_name if self.semantic is not None else None,
             error=self.error,
@@ -109,10 +112,12 @@ async def verify(
     judge: Judge | None,
     semantic: SemanticStage | None,
     audit_judge: Judge | None = None,
+    answer_judge: Judge | None = None,
     thresholds: ThresholdLookup | None = None,
 ) -> VerifyResponse:
     """``thresholds`` gives each judge route's threshold where the request sets none (without
-    it: METHOD's default); ``audit_judge`` asks the audit's question when the request wants it."""
+    it: METHOD's default); ``audit_judge`` asks the audit's question when the request wants it,
+    and ``answer_judge`` the answer check when it gives reference answers."""
     run = _Run(request, [_Candidate(text) for text in request.candidates], thresholds)
     for candidate in run.candidates:
         if not candidate.text.strip():
@@ -139,6 +144,10 @@ async def verify(
     if audit_judge is not None and request.audit:
         run.stages_run.append("audit")
         audit_threshold = await _judge(run, audit_judge, "audit", request.thresholds.audit_p_yes)
+    answer = _AnswerCheck()
+    if answer_judge is not None and request.audit and request.reference_answers:
+        run.stages_run.append("answer")
+        answer = await _answer_check(run, answer_judge)
     if request.stages.lexical:
         _against_earlier_accepted(request, run.candidates)
     return VerifyResponse(
@@ -152,6 +161,8 @@ async def verify(
         if audit_judge and audit_threshold
         else None,
         audit_threshold=audit_threshold,
+        answer_reference=answer.reference,
+        answer_p_yes_original=answer.p_yes_original,
         stages_run=run.stages_run,
         model_calls=run.model_calls(),
     )
@@ -271,6 +282,55 @@ def _judge_reason(stage: str, outcome: JudgeOutcome, threshold: float) -> str:
         return f"{name}: mean P(yes) {outcome.p_yes:.3f} < {threshold:g}"
     replies = ", ".join(f"{v.order}: {v.reply!r}" for v in outcome.votes)
     return f"{name} answered no ({replies})"
+
+
+@dataclass(frozen=True)
+class _AnswerCheck:
+    """The reference answer the answer check held candidates to, and how sure the judge was
+    that it answers the original."""
+
+    reference: str | None = None
+    p_yes_original: float | None = None
+
+
+async def _answer_check(run: _Run, judge: Judge) -> _AnswerCheck:
+    """The audit's answer check (docs/method.md §3, D23): the reference answer the judge finds
+    most surely right for the original; when it is sure enough (``answer_known``: the judge
+    knows the fact), a candidate for which that answer is not right (``answer_lost``) asks
+    something else. A judge that does not know the fact holds no candidate to it."""
+    pending = run.pending()
+    if not pending:
+        return _AnswerCheck()
+    request, meter = run.request, judge.meter()
+    run.calls.append(meter)
+    limits = request.thresholds
+
+    async def fits(question: str, answer: str) -> float:
+        return await judge.fits(meter, question, answer, request.judge_logprobs, request.cache)
+
+    try:
+        known = [await fits(request.original, answer) for answer in request.reference_answers]
+        p_original = max(known)
+        reference = request.reference_answers[known.index(p_original)]
+        if p_original < limits.answer_known:
+            return _AnswerCheck(reference, p_original)
+        found = await asyncio.gather(*(fits(c.text, reference) for c in pending))
+    except ServiceCallError as exc:
+        if exc.transient:
+            raise JudgeUnavailable(f"the answer check's judge is down for now: {exc}") from exc
+        error = f"the answer check failed: {exc.problem.detail or exc}"
+        for candidate in pending:
+            candidate.reject("answer", error, error=error)
+        return _AnswerCheck()
+    for candidate, p_yes in zip(pending, found, strict=True):
+        candidate.answer_p_yes = p_yes
+        if p_yes < limits.answer_lost:
+            candidate.reject(
+                "answer",
+                f"the answer {reference!r} is right for the original (P(yes) {p_original:.2f}) "
+                f"but not for this rewording (P(yes) {p_yes:.2f} < {limits.answer_lost:g})",
+            )
+    return _AnswerCheck(reference, p_original)
 
 
 def _against_earlier_accepted(request: VerifyRequest, candidates: list[_Candidate]) -> None:

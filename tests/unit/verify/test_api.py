@@ -168,3 +168,22 @@ def test_an_embedder_that_cannot_load_is_a_503_saying_why(
     problem = response.json()
     assert problem["title"] == "Embedder unavailable"
     assert ("onnxruntime" if missing == "onnxruntime" else "model.onnx") in problem["detail"]
+
+
+def test_reference_answers_need_the_audit_and_are_capped(client: TestClient[Any]) -> None:
+    body = {
+        "original": "What is the capital city of Australia?",
+        "candidates": ["Which city is Australia's capital?"],
+        "reference_answers": ["Canberra"],
+    }
+    alone = client.post("/v1/verify", json=body)
+    assert alone.status_code == 422
+    assert alone.json()["errors"][0]["field"] == "reference_answers"
+    audited = client.post("/v1/verify", json={**body, "audit": True})
+    assert audited.status_code == 200, audited.text
+    assert "answer" in audited.json()["stages_run"]
+    too_many = client.post(
+        "/v1/verify", json={**body, "audit": True, "reference_answers": ["a", "b", "c", "d"]}
+    )
+    assert too_many.status_code == 400
+    assert "reference_answers" in too_many.text
