@@ -8,8 +8,8 @@ For each pair of ``factual_pairs.jsonl`` whose source sample has a gold answer (
 TruthfulQA, the demo sample; the hand-written questions have none), the judge is asked with the
 verify service's own prompt (``answer-fit-v1``) whether the gold answer is a correct answer to the
 original and to the candidate. A candidate is removed when the judge is sure of the answer for
-the original (P(YES) >= known) and not for the candidate (P(YES) < lost). Verdicts are recorded
-in ``answer_fit.jsonl`` per route and prompt version.
+the original (P(YES) >= known) and its P(YES) for the candidate is lower by ``drop`` or more.
+Verdicts are recorded in ``answer_fit.jsonl`` per route and prompt version.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from steadfast.shared.clients.gateway import GatewayClient
 HERE = Path(__file__).parent
 SAMPLES = HERE.parent.parent / "services" / "evaluator" / "samples"
 SOURCES = ("simpleqa", "truthfulqa", "demo")
-LIMITS = ((0.5, 0.5), (0.5, 0.3), (0.5, 0.2), (0.6, 0.3), (0.7, 0.3))
+LIMITS = ((0.5, 0.2), (0.5, 0.3), (0.5, 0.4), (0.6, 0.3), (0.7, 0.3))
 
 
 @dataclass
@@ -103,8 +103,14 @@ def _append(path: Path, line: str) -> None:
         out.write(line)
 
 
-def _removed(group: list[Pair], known: float, lost: float) -> int:
-    return sum(p.p_original >= known and p.p_candidate < lost for p in group)  # type: ignore[operator]
+def _removed(group: list[Pair], known: float, drop: float) -> int:
+    return sum(_held(p, known, drop) for p in group)
+
+
+def _held(pair: Pair, known: float, drop: float) -> bool:
+    """Whether the check removes the pair's candidate at these limits."""
+    assert pair.p_original is not None and pair.p_candidate is not None
+    return pair.p_original >= known and pair.p_original - pair.p_candidate >= drop
 
 
 def table(pairs: list[Pair]) -> str:
@@ -116,17 +122,17 @@ def table(pairs: list[Pair]) -> str:
         f"{len(changes)} meaning changes); the judge is sure of the gold for the original "
         f"(P(YES) >= 0.5) on {sum(p.p_original >= 0.5 for p in judged)}",  # type: ignore[operator]
         "",
-        "known (original) | lost (candidate) | faithful removed | meaning changes removed",
+        "known (original) | drop (candidate lower by) | faithful removed | changes removed",
         "--- | --- | --- | ---",
     ]
-    for known, lost in LIMITS:
+    for known, drop in LIMITS:
         lines.append(
-            f"{known} | {lost} | {_removed(faithful, known, lost)}/{len(faithful)} | "
-            f"{_removed(changes, known, lost)}/{len(changes)}"
+            f"{known} | {drop} | {_removed(faithful, known, drop)}/{len(faithful)} | "
+            f"{_removed(changes, known, drop)}/{len(changes)}"
         )
     lines += ["", "Removed at the defaults (0.5 / 0.3):"]
     for p in judged:
-        if p.p_original >= 0.5 and p.p_candidate < 0.3:  # type: ignore[operator]
+        if _held(p, 0.5, 0.3):
             label = "faithful" if p.equivalent else p.kind
             lines.append(
                 f"- {p.id} ({label}, {p.p_original:.2f} / {p.p_candidate:.2f}): "

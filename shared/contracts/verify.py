@@ -58,8 +58,9 @@ class VerifyThresholds(Contract, kw_only=True):
     #: the answer check (``reference_answers``) runs only when the judge finds a reference
     #: answer right for the original with P(YES) >= this (it knows the fact) ...
     answer_known: Share = 0.5
-    #: ... and then rejects a candidate for which it finds that answer right with P(YES) < this
-    answer_lost: Share = 0.3
+    #: ... and then rejects a candidate for which its P(YES) for that answer is at least this
+    #: much lower than for the original
+    answer_drop: Share = 0.3
 
 
 class VerifyOptions(Contract, kw_only=True):
@@ -97,7 +98,7 @@ class VerifyRequest(VerifyOptions, kw_only=True):
     audit_judge_model: RouteName | None = None
     #: with ``audit``: the original's correct answers. The audit's judge is asked whether each
     #: is a correct answer to the original; when one is (P(YES) >= ``answer_known``), a
-    #: candidate for which that answer is not (P(YES) < ``answer_lost``) asks something else
+    #: candidate for which it is much less sure (by ``answer_drop``) asks something else
     #: and is rejected at stage ``answer`` ("Which is the largest city in Australia?" for "What
     #: is the capital city of Australia?", answer "Canberra")
     reference_answers: Annotated[

@@ -296,8 +296,9 @@ class _AnswerCheck:
 async def _answer_check(run: _Run, judge: Judge) -> _AnswerCheck:
     """The audit's answer check (docs/method.md §3, D23): the reference answer the judge finds
     most surely right for the original; when it is sure enough (``answer_known``: the judge
-    knows the fact), a candidate for which that answer is not right (``answer_lost``) asks
-    something else. A judge that does not know the fact holds no candidate to it."""
+    knows the fact), a candidate for which it is much less sure of that answer (by
+    ``answer_drop``) asks something else. A judge that does not know the fact holds no
+    candidate to it."""
     pending = run.pending()
     if not pending:
         return _AnswerCheck()
@@ -324,11 +325,12 @@ async def _answer_check(run: _Run, judge: Judge) -> _AnswerCheck:
         return _AnswerCheck()
     for candidate, p_yes in zip(pending, found, strict=True):
         candidate.answer_p_yes = p_yes
-        if p_yes < limits.answer_lost:
+        if p_original - p_yes >= limits.answer_drop:
             candidate.reject(
                 "answer",
                 f"the answer {reference!r} is right for the original (P(yes) {p_original:.2f}) "
-                f"but not for this rewording (P(yes) {p_yes:.2f} < {limits.answer_lost:g})",
+                f"but not for this rewording (P(yes) {p_yes:.2f}, {limits.answer_drop:g} or more "
+                "lower)",
             )
     return _AnswerCheck(reference, p_original)
 

@@ -71,17 +71,18 @@ async def _verify(
 
 
 async def test_a_rewording_the_known_answer_no_longer_fits_is_rejected() -> None:
+    # the bundled judge's P(YES) for the demo's case: 0.80 for the original, 0.40 for "main city"
     judge = StandInJudge(
-        {(ORIGINAL, "Canberra"): 0.9, (FAITHFUL, "Canberra"): 0.85, (CHANGED, "Canberra"): 0.1}
+        {(ORIGINAL, "Canberra"): 0.8, (FAITHFUL, "Canberra"): 0.65, (CHANGED, "Canberra"): 0.4}
     )
     result, faithful, changed = await _verify(judge, ["Canberra"])
-    assert faithful.accepted and faithful.answer_p_yes == pytest.approx(0.85)
+    assert faithful.accepted and faithful.answer_p_yes == pytest.approx(0.65)
     assert not changed.accepted and changed.deciding_stage == "answer"
-    assert "'Canberra'" in changed.reason and "0.10 < 0.3" in changed.reason
+    assert "'Canberra'" in changed.reason and "P(yes) 0.40, 0.3 or more lower" in changed.reason
     assert changed.judge_verdict == "yes" and changed.audit_verdict == "yes"  # both let it by
     assert result.stages_run == ["judge", "audit", "answer"]
     assert result.answer_reference == "Canberra"
-    assert result.answer_p_yes_original == pytest.approx(0.9)
+    assert result.answer_p_yes_original == pytest.approx(0.8)
     assert len(judge.asked()) == 3  # the original once, each candidate once
 
 
@@ -112,7 +113,7 @@ async def test_the_limits_are_the_requests_own() -> None:
     judge = StandInJudge(
         {(ORIGINAL, "Canberra"): 0.9, (FAITHFUL, "Canberra"): 0.85, (CHANGED, "Canberra"): 0.1}
     )
-    lenient = VerifyThresholds(answer_lost=0.05)
+    lenient = VerifyThresholds(answer_drop=0.9)
     _, faithful, changed = await _verify(judge, ["Canberra"], thresholds=lenient)
     assert faithful.accepted and changed.accepted
     strict = VerifyThresholds(answer_known=0.95)
