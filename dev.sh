@@ -63,7 +63,7 @@ case "${1:-}" in
     echo "==> openapi drift" >&2
     steadfast openapi --check
     echo "==> pytest" >&2
-    exec python -m pytest -q "$@"
+    exec python -m pytest -q --durations=20 "$@"
     ;;
   *)
     echo "usage: $0 demo|test [args...]" >&2
