@@ -11,6 +11,7 @@ Istanbul)." / "Ankara")."""
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 from collections.abc import Callable
@@ -210,9 +211,13 @@ def _asked(question: str) -> frozenset[str]:
 
 
 def _quantities(text: str, language: str) -> list[Mention]:
-    """The numbers an answer states (a word that may be none, such as "one", left out) and its
-    months, as numbers: "20/07/1969" and "July 20, 1969" state the same."""
-    found = [m for m in mentions(text, language) if not m.soft]
+    """The numbers an answer states (a word that may be none, such as "one", left out, unless
+    it is the whole answer: "1" to "What is the smallest prime?") and its months, as numbers:
+    "20/07/1969" and "July 20, 1969" state the same."""
+    whole = normalize_factual(text)
+    found = [
+        m for m in mentions(text, language) if not m.soft or normalize_factual(m.written) == whole
+    ]
     months = (_MONTHS.get(word.lower()) for word in _WORD.findall(text))
     found += [Mention(str(n), frozenset({Fraction(n)})) for n in months if n is not None]
     return found
@@ -387,6 +392,8 @@ def _by_other_names(question: str, first: str, second: str) -> bool | None:
     return None if related else False
 
 
+#: how alike two spellings of one name are at least ("Masoodi" / "Masudi": 0.77)
+_SAME_SPELLING = 0.7
 #: a question that asks for a year only, and one that asks for a day or a date
 _ASKS_YEAR = frozenset({"year", "anno"})
 _ASKS_DAY = frozenset({"day", "date", "month", "giorno", "data", "mese"})
@@ -452,19 +459,30 @@ def _by_middle_names(question: str, first: str, second: str) -> bool | None:
     """One person's name with its middle names written out or as initials: "George H. W. Bush"
     / "George Herbert Walker Bush" are one answer, "George H. W. Bush" / "George W. Bush" two;
     two names with the same words in another order ("Langmuir Irving" / "Irving Langmuir") are
-    one. A name without middle names is left to the judge ("John Adams" / "John Quincy Adams"
-    are father and son)."""
+    one; two names that differ only in their last word are two ("San Francisco" / "San Diego"),
+    unless it is one word spelt two ways ("Hasnain Masoodi" / "Hasnain Masudi"). A name without
+    middle names is left to the judge ("John Adams" / "John Quincy Adams" are father and son)."""
     ours, theirs = _name(question, first), _name(question, second)
     if ours is None or theirs is None:
         return None
     if len(ours) == len(theirs) == 2 and set(ours) == set(theirs):
         return True
+    if len(ours) == len(theirs) and ours[:-1] == theirs[:-1] and ours[-1] != theirs[-1]:
+        return False if _other_words(ours[-1], theirs[-1]) else None
     if ours[0] != theirs[0] or ours[-1] != theirs[-1]:
         return None
     middles = [word[0] for word in ours[1:-1]], [word[0] for word in theirs[1:-1]]
     if not all(middles):
         return None
     return middles[0] == middles[1]
+
+
+def _other_words(ours: str, theirs: str) -> bool:
+    """Two words that are not one spelt another way: neither begins the other ("Franciscus" /
+    "Francis") and they are not close in spelling ("Masoodi" / "Masudi")."""
+    if ours.startswith(theirs) or theirs.startswith(ours):
+        return False
+    return difflib.SequenceMatcher(None, ours, theirs).ratio() < _SAME_SPELLING
 
 
 def _name(question: str, answer: str) -> list[str] | None:

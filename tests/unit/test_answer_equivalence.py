@@ -286,6 +286,13 @@ CAPITAL = "What is the capital of France?"
         ),
         ("Who was it?", "Langmuir Irving", "Irving Langmuir", True, "middle names"),
         ("Who directed it?", "Dmitri Skobeltsyn", "Dmitri V. Skobeltsyn", None, "undecided"),
+        # two names that differ in their last word only, unless it is spelt two ways
+        ("In which city is the bridge?", "San Francisco", "San Diego", False, "middle names"),
+        ("Who won?", "Hasnain Masoodi", "Hasnain Masudi", None, "undecided"),
+        ("Which pope?", "Pope Francis", "Pope Franciscus", None, "undecided"),
+        # a number that is the whole answer counts, even one that could be a word ("1")
+        ("What is the smallest prime number?", "2", "1", False, "numbers"),
+        ("How many moons does Earth have?", "One", "1", True, "numbers"),
     ],
 )
 def test_each_cheap_step(question: str, first: str, second: str, same: bool, step: str) -> None:
@@ -349,7 +356,9 @@ async def test_without_a_judge_undecided_pairs_stay_apart() -> None:
 
 
 async def test_many_answers_are_capped_with_a_note() -> None:
-    answers = [f"Candidate {chr(65 + i // 26)}{chr(65 + i % 26)}" for i in range(MAX_DISTINCT + 10)]
+    # lower-case phrases: no cheap step decides them (two capitalised names would be told
+    # apart by their last word)
+    answers = [f"candidate {chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(MAX_DISTINCT + 10)]
     judge = StandInJudge({})
     grouping = await group_answers("Which one?", answers * 2, judge=judge)
     assert grouping.judge_calls <= MAX_JUDGE_CALLS
