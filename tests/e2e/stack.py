@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 
 from steadfast.services.evaluator.domain.prompts import FACTUAL_INSTRUCTION
+from steadfast.services.verify.domain.prompts import ANSWER_FIT
 from steadfast.supervisor import Supervisor, readiness, service_ports
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.routes import BROKEN_ROUTE, stand_in_routes
@@ -87,6 +88,8 @@ class TinyWorld:
             return YES
         if system.startswith("You compare two answers"):  # the answer-equivalence judge
             return "NO"
+        if system == ANSWER_FIT.system:  # the audit's answer check: every answer fits
+            return YES
         if "paraphrase" in system.lower() or "rewrit" in system.lower():
             match = REWRITE.search(user)
             question = match.group(1).strip() if match else user

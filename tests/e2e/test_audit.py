@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from steadfast.services.verify.domain.prompts import ANSWER_FIT
 from tests.e2e.stack import ITEM, TinyWorld, job, running_stack, wait_finished
 from tests.fakes.openai_server import Reply
 
@@ -88,7 +89,6 @@ def test_the_audit_removes_changed_paraphrases_before_the_metrics(
         assert "paraphrase removed" in text and "Rephrased a: Item 0" in text
 
 
-ANSWER_CHECK_SYSTEM = "You check answers to questions"
 QUESTION_FIELD = re.compile(r"<question>\n(.*?)\n</question>", re.DOTALL)
 
 
@@ -103,7 +103,7 @@ class AnswerWorld(TinyWorld):
         user = messages[-1]["content"]
         if "<question_a>" in user:
             p = 0.9
-        elif system.startswith(ANSWER_CHECK_SYSTEM):
+        elif system == ANSWER_FIT.system:
             field = QUESTION_FIELD.search(user)
             question = field.group(1) if field else ""
             match = ITEM.search(question)

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
+from steadfast.services.verify.domain.prompts import ANSWER_FIT
 from steadfast.supervisor import Supervisor, service_ports
 from tests.conftest import free_port_block
 from tests.e2e.stack import YES, items, lettered, stack_env, wait_finished
@@ -52,6 +53,8 @@ class WordingWorld:
             return YES
         if system.startswith("You compare two answers"):  # the answer-equivalence judge
             return "NO"
+        if system == ANSWER_FIT.system:  # the audit's answer check: every answer fits
+            return YES
         match = ITEM.search(user)
         item = match.group(1) if match else "?"
         question = f"Item {item}: what is the code word for item {item}?"
