@@ -32,8 +32,8 @@ class MonitorNameTaken(Exception):
 
 @dataclass(frozen=True)
 class MonitorRow:
-    """A stored monitor: its request, models, interval, next due time, and the ids of its last
-    run and last success."""
+    """A stored monitor: its request, models, interval, next due time, and the id of its last
+    successful run."""
 
     id: str
     name: str
@@ -45,7 +45,6 @@ class MonitorRow:
     created_at: float
     next_run_at: float | None
     frozen_sets_from: str | None
-    last_run_id: str | None = None
     last_success_id: str | None = None
     #: whose it is (shared/tenancy.py); its runs' jobs are this tenant's too
     tenant: str = DEFAULT_TENANT
@@ -100,7 +99,6 @@ class MonitorStore:
             "created_at": now,
             "next_run_at": None if spec.paused else now,
             "frozen_sets_from": None,
-            "last_run_id": None,
             "last_success_id": None,
             "tenant": tenant,
         }
@@ -196,7 +194,7 @@ class MonitorStore:
                 moved = await connection.execute(
                     monitors.update()
                     .where(monitors.c.id == monitor.id, monitors.c.next_run_at == due)
-                    .values(next_run_at=now + monitor.interval_s, last_run_id=run.id)
+                    .values(next_run_at=now + monitor.interval_s)
                 )
                 if moved.rowcount != 1:
                     return None
@@ -261,8 +259,8 @@ class MonitorStore:
         """Per monitor: its last run, its last run that succeeded, and how many it had.
 
         The last run and the count come from one statement over the runs (one snapshot), not
-        from the monitor row's ``last_run_id`` read earlier: a run started between the two
-        reads would be counted while the older run still showed as the last one."""
+        from the monitor row read earlier: a run started between the two reads would be counted
+        while the older run still showed as the last one."""
         if not rows:
             return {}
         ids = [r.id for r in rows]
@@ -331,7 +329,6 @@ def _monitor(row: Any) -> MonitorRow:
         created_at=row["created_at"],
         next_run_at=row["next_run_at"],
         frozen_sets_from=row["frozen_sets_from"],
-        last_run_id=row["last_run_id"],
         last_success_id=row["last_success_id"],
         tenant=row["tenant"],
     )

@@ -265,8 +265,8 @@ monitors = sa.Table(
     sa.Column("next_run_at", sa.Float),
     #: the evaluation whose paraphrase sets every run asks again
     sa.Column("frozen_sets_from", sa.String(64)),
-    #: the last run, and the last run that succeeded (its values are the gauges')
-    sa.Column("last_run_id", sa.String(32)),
+    #: the last run that succeeded (its values are the gauges'); the last run is the newest of
+    #: the monitor's runs (migration 0018)
     sa.Column("last_success_id", sa.String(32)),
     tenant_column(index=True),
 )

@@ -491,7 +491,7 @@ async def test_a_run_taken_after_the_monitor_was_read_is_both_counted_and_the_la
     await store.finish_run(first.id, "succeeded", clock[0] + 1)
     await store.update(monitor.id, next_run_at=clock[0] + 2)
     read_before = await store.get(monitor.id)
-    assert read_before is not None and read_before.last_run_id == first.id
+    assert read_before is not None and read_before.last_success_id == first.id
     second = await store.take_due_time(read_before, clock[0] + 2)
     assert second is not None
 
