@@ -299,17 +299,27 @@ def _spellings(answer: str) -> set[tuple[str, ...]]:
     return found
 
 
-def _by_numbers(question: str, first: str, second: str) -> bool | None:
-    """With the same words around them, the same numbers are the same answer ("3 km" / "three
-    km") and other numbers another ("1969" / "1968")."""
+def _stated_numbers(
+    question: str, first: str, second: str
+) -> tuple[list[Mention], list[Mention], bool]:
+    """The numbers each answer states, and whether the same words stand around them."""
     language = detect_language(question) or "en"
     ours, theirs = _quantities(first, language), _quantities(second, language)
     if not ours or not theirs:
-        return None
+        return ours, theirs, False
     around = _wording(_core(question, first), first, language) ^ _wording(
         _core(question, second), second, language
     )
-    relation = _relation(ours, theirs) if not around else "part"
+    return ours, theirs, not around
+
+
+def _by_numbers(question: str, first: str, second: str) -> bool | None:
+    """With the same words around them, the same numbers are the same answer ("3 km" / "three
+    km") and other numbers another ("1969" / "1968")."""
+    ours, theirs, same_words = _stated_numbers(question, first, second)
+    if not same_words:
+        return None
+    relation = _relation(ours, theirs)
     return None if relation == "part" else relation == "same"
 
 
@@ -403,14 +413,8 @@ def _by_date_parts(question: str, first: str, second: str) -> bool | None:
     """Dates stated in more or fewer parts: to a question asking the year, "1989" and "On 9
     November 1989" are one answer; to one asking the day or the date, "1912" only gives part of
     "April 15, 1912" and is another answer."""
-    language = detect_language(question) or "en"
-    ours, theirs = _quantities(first, language), _quantities(second, language)
-    if not ours or not theirs or _relation(ours, theirs) != "part":
-        return None
-    around = _wording(_core(question, first), first, language) ^ _wording(
-        _core(question, second), second, language
-    )
-    if around:
+    ours, theirs, same_words = _stated_numbers(question, first, second)
+    if not same_words or _relation(ours, theirs) != "part":
         return None
     asked = set(factual_tokens(question))
     if asked & _ASKS_DAY:

@@ -54,7 +54,9 @@ class VerifyController(Controller):
             )
         judge = await judges.judge_for(data) if data.stages.judge else None
         audit_judge = await judges.audit_judge_for(data) if data.audit else None
-        answer_judge = await judges.answer_judge_for(data) if data.reference_answers else None
+        answer_judge = (
+            judges.answer_judge_of(audit_judge) if audit_judge and data.reference_answers else None
+        )
         try:
             response = await verify(
                 data,

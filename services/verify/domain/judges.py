@@ -45,11 +45,9 @@ class JudgePool:
         await self._require_route(model, "judge_model", default=request.judge_model is None)
         return self._judge(model, AUDIT)
 
-    async def answer_judge_for(self, request: VerifyRequest) -> Judge:
-        """The judge of the audit's answer check: the audit's route (checked already)."""
-        return self._judge(
-            request.audit_judge_model or request.judge_model or self.default_model, ANSWER_FIT
-        )
+    def answer_judge_of(self, audit_judge: Judge) -> Judge:
+        """The judge of the audit's answer check: the audit's route, with its own prompt."""
+        return self._judge(audit_judge.model, ANSWER_FIT)
 
     async def _require_route(self, model: str, field: str, *, default: bool = False) -> None:
         known = await self.caller.route_names()

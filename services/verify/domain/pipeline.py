@@ -310,7 +310,9 @@ async def _answer_check(run: _Run, judge: Judge) -> _AnswerCheck:
         return await judge.fits(meter, question, answer, request.judge_logprobs, request.cache)
 
     try:
-        known = [await fits(request.original, answer) for answer in request.reference_answers]
+        known = await asyncio.gather(
+            *(fits(request.original, answer) for answer in request.reference_answers)
+        )
         p_original = max(known)
         reference = request.reference_answers[known.index(p_original)]
         if p_original < limits.answer_known:

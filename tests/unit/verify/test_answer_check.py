@@ -11,7 +11,13 @@ from steadfast.services.verify.domain.judge import Judge, JudgeUnavailable
 from steadfast.services.verify.domain.pipeline import verify
 from steadfast.services.verify.domain.prompts import ANSWER_FIT, AUDIT, answer_fit_messages
 from steadfast.shared.contracts.gateway import GenerateRequest, GenerateResponse
-from steadfast.shared.contracts.verify import VerifyRequest, VerifyStages, VerifyThresholds
+from steadfast.shared.contracts.verify import (
+    CandidateVerdict,
+    VerifyRequest,
+    VerifyResponse,
+    VerifyStages,
+    VerifyThresholds,
+)
 from tests.unit.verify.fakes import FakeGateway, gateway_error, response, user_text
 
 ORIGINAL = "What is the capital city of Australia?"
@@ -50,7 +56,8 @@ class StandInJudge:
 
 async def _verify(
     judge: StandInJudge, references: list[str], **changes: object
-) -> tuple[object, ...]:
+) -> tuple[VerifyResponse, CandidateVerdict, CandidateVerdict]:
+    """The response, and the verdicts of the faithful and the changed rewording."""
     request = VerifyRequest(
         original=ORIGINAL,
         candidates=[FAITHFUL, CHANGED],
@@ -67,7 +74,8 @@ async def _verify(
         audit_judge=Judge(gateway, "local", prompt=AUDIT),
         answer_judge=Judge(gateway, "local", prompt=ANSWER_FIT),
     )
-    return result, *result.results
+    faithful, changed = result.results
+    return result, faithful, changed
 
 
 async def test_a_rewording_the_known_answer_no_longer_fits_is_rejected() -> None:
@@ -78,7 +86,8 @@ async def test_a_rewording_the_known_answer_no_longer_fits_is_rejected() -> None
     result, faithful, changed = await _verify(judge, ["Canberra"])
     assert faithful.accepted and faithful.answer_p_yes == pytest.approx(0.65)
     assert not changed.accepted and changed.deciding_stage == "answer"
-    assert "'Canberra'" in changed.reason and "P(yes) 0.40, 0.3 or more lower" in changed.reason
+    reason = changed.reason or ""
+    assert "'Canberra'" in reason and "P(yes) 0.40, 0.3 or more lower" in reason
     assert changed.judge_verdict == "yes" and changed.audit_verdict == "yes"  # both let it by
     assert result.stages_run == ["judge", "audit", "answer"]
     assert result.answer_reference == "Canberra"
@@ -137,7 +146,7 @@ async def test_a_failing_answer_check_marks_the_candidates_unchecked_or_waits() 
         return _yes(0.9)
 
     judge = StandInJudge({})
-    judge.gateway.responder = refusing  # type: ignore[assignment]
+    judge.gateway.responder = refusing
     _, faithful, changed = await _verify(judge, ["Canberra"])
     for verdict in (faithful, changed):
         assert verdict.deciding_stage == "answer" and verdict.error is not None
@@ -147,7 +156,7 @@ async def test_a_failing_answer_check_marks_the_candidates_unchecked_or_waits() 
             raise gateway_error(503, "unavailable", "restarting", retry_after_s=1.0)
         return _yes(0.9)
 
-    judge.gateway.responder = down  # type: ignore[assignment]
+    judge.gateway.responder = down
     with pytest.raises(JudgeUnavailable):
         await _verify(judge, ["Canberra"])
 
