@@ -127,6 +127,84 @@ _DECLINING = frozenset(
         "trovare",
     ]
 )
+#: words by which a sentence that names the short answer may still say another thing: it is
+#: not the answer ("not Sugeno", "Ordas missed them"), one of several ("Sugeno and Zadeh"), or
+#: someone related to it ("Sugeno's student")
+_QUALIFYING = frozenset(
+    [
+        "not",
+        "no",
+        "never",
+        "t",
+        "neither",
+        "nor",
+        "either",
+        "or",
+        "and",
+        "both",
+        "also",
+        "nobody",
+        "none",
+        "nothing",
+        "rather",
+        "instead",
+        "unlike",
+        "except",
+        "missed",
+        "lost",
+        "failed",
+        "refused",
+        "declined",
+        "denied",
+        "rejected",
+        "false",
+        "wrong",
+        "incorrect",
+        "myth",
+        "son",
+        "daughter",
+        "father",
+        "mother",
+        "brother",
+        "sister",
+        "wife",
+        "husband",
+        "widow",
+        "child",
+        "parent",
+        "successor",
+        "predecessor",
+        "rival",
+        "teammate",
+        "opponent",
+        "student",
+        "pupil",
+        "teacher",
+        "mentor",
+        "nephew",
+        "niece",
+        "uncle",
+        "aunt",
+        "non",
+        "né",
+        "mai",
+        "o",
+        "e",
+        "ed",
+        "oppure",
+        "anche",
+        "figlio",
+        "figlia",
+        "padre",
+        "madre",
+        "fratello",
+        "sorella",
+        "moglie",
+        "marito",
+    ]
+)
+#: words by which a question asks for several things ("the season and the episode")
+_SEVERAL = frozenset({"and", "e", "ed"})
 #: a unit's symbol and the words that name it, so that "100 °C" answers "in degrees Celsius?"
 #: as "100" does
 _UNIT_NAMES = {
@@ -342,6 +420,47 @@ def _by_short_name(question: str, first: str, second: str) -> bool | None:
     return True if named and one_name else None
 
 
+def _by_name_in_a_sentence(question: str, first: str, second: str) -> bool | None:
+    """ "Manuel Ordas" / "All of Spain's conversions were kicked by Manuel Ordas.": a sentence
+    that names the short answer (one to four capitalised words, in a row) and adds at most three
+    words of its own, none of them a name, a number, or a word by which it could be saying
+    another thing ("not", "and", "missed", "student", ...: ``_QUALIFYING``)."""
+    (short, short_text), (long, long_text) = sorted(
+        ((_core(question, answer), answer) for answer in (first, second)), key=lambda a: len(a[0])
+    )
+    if not 1 <= len(short) <= 4 or not 0 < len(long) - len(short) <= 3 or len(short[0]) < 3:
+        return None
+    if not set(short) <= _capitalised(short_text) or not _in_a_row(short, short_text):
+        return None
+    if not _in_a_row(short, long_text) or any(_DIGITS.search(word) for word in long):
+        return None
+    added = set(factual_tokens(long_text)) - set(factual_tokens(short_text)) - _asked(question)
+    if added & (_QUALIFYING | _HEDGES) or (set(long) - set(short)) & _capitalised(long_text):
+        return None
+    # a word of its own right after the name makes another name of it ("the Adams family")
+    return None if _word_after(short, long_text) in added else True
+
+
+def _by_parts_asked(question: str, first: str, second: str) -> bool | None:
+    """To a question that asks for several things ("the season and the episode, and its
+    title"), an answer whose numbers are a part of the other's, and that says nothing the other
+    does not, is a partial answer: "Season 4" / "Season 4, Episode 12: Trapper Keeper"."""
+    if not set(factual_tokens(question)) & _SEVERAL:
+        return None
+    language = detect_language(question) or "en"
+    ours, theirs = _quantities(first, language), _quantities(second, language)
+    if not ours or not theirs or _relation(ours, theirs) != "part":
+        return None
+    (short, _), (long, _) = sorted(
+        (
+            (_core(question, answer), len(found))
+            for answer, found in ((first, ours), (second, theirs))
+        ),
+        key=lambda a: a[1],
+    )
+    return False if set(short) < set(long) else None
+
+
 def _in_a_row(words: list[str], text: str) -> bool:
     """Whether ``words`` stand one after the other in ``text`` (its bold span, if any), function
     words aside ("Leonardo da Vinci", "Jonathan M. McConnachie")."""
@@ -351,6 +470,16 @@ def _in_a_row(words: list[str], text: str) -> bool:
         written[start : start + len(words)] == words
         for start in range(len(written) - len(words) + 1)
     )
+
+
+def _word_after(words: list[str], text: str) -> str | None:
+    """The word that follows the first place where ``words`` stand in a row in ``text``."""
+    written = factual_tokens(text)
+    for start in range(len(written) - len(words) + 1):
+        if written[start : start + len(words)] == words:
+            end = start + len(words)
+            return written[end] if end < len(written) else None
+    return None
 
 
 def _capitalised(text: str) -> set[str]:
@@ -508,8 +637,10 @@ STEPS: tuple[tuple[str, Callable[[str, str, str], bool | None]], ...] = (
     ("numbers", _by_numbers),
     ("date parts", _by_date_parts),
     ("measures", _by_measures),
+    ("parts asked", _by_parts_asked),
     ("short answer", _by_short_answer),
     ("short name", _by_short_name),
+    ("name in a sentence", _by_name_in_a_sentence),
     ("initials", _by_initials),
     ("middle names", _by_middle_names),
     ("other names", _by_other_names),

@@ -71,6 +71,24 @@ CAPITAL = "What is the capital of France?"
         # a part of the numbers, or other words around them: left to the numbers step's
         # followers (date parts, measures) and then to the judge
         ("In which month and year?", "January 2008", "2008", False, "date parts"),
+        # a question that asks for several things: a part of the numbers is a partial answer
+        (
+            "Which season and episode? Give me the number and title.",
+            "Season 4 Episode 12: Trapper Keeper",
+            "Season 4",
+            False,
+            "parts asked",
+        ),
+        (
+            "Quale stagione ed episodio?",
+            "Stagione 2, episodio 9",
+            "Stagione 2",
+            False,
+            "parts asked",
+        ),
+        # ... but not one that asks for one thing, or an answer that says something else
+        ("Which season?", "Season 4 Episode 12", "Season 4", None, "undecided"),
+        ("Which season and episode?", "Season 4 Episode 12", "Season 4 finale", None, "undecided"),
         ("Where did he live?", "12 Baker Street", "12", None, "undecided"),
         # the short answer a sentence states
         (CAPITAL, "Paris", "The capital of France is Paris.", True, "short answer"),
@@ -106,6 +124,35 @@ CAPITAL = "What is the capital of France?"
         ("Who painted it?", "Rosalba Carriera", "**Carriera**", True, "short name"),
         ("Which mountain?", "Everest", "Mount Everest", True, "short name"),
         ("Who is she?", "Hilton", "Paris Hilton", True, "short name"),
+        # a sentence that names the short answer and says nothing else of its own
+        (
+            "Who scored all of Spain's conversions?",
+            "Manuel Ordas",
+            "All of Spain's conversions were kicked by Manuel Ordas.",
+            True,
+            "name in a sentence",
+        ),
+        (
+            "Which district was known as Panwangam?",
+            "Pulwama",
+            "Panwangam is the old name of Pulwama district.",
+            True,
+            "name in a sentence",
+        ),
+        ("Qual è il nome?", "Wahhabismo", "Si chiama wahhabismo.", True, "name in a sentence"),
+        # ... but not one that denies it, adds a name, a number, or someone related to it
+        ("Who won the award?", "Michio Sugeno", "It was not Michio Sugeno.", None, "undecided"),
+        ("Who won the award?", "Sugeno", "Zadeh won it, beating Sugeno.", None, "undecided"),
+        ("Who won the award?", "Michio Sugeno", "Michio Sugeno won it in 2011.", None, "undecided"),
+        (
+            "Who won the award?",
+            "Michio Sugeno",
+            "Michio Sugeno's student got it.",
+            None,
+            "undecided",
+        ),
+        ("Who won the award?", "Michio Sugeno", "Michio Sugeno and his team.", None, "undecided"),
+        ("Who kicked them?", "Manuel Ordas", "Manuel Ordas missed them all.", None, "undecided"),
         # initials
         ("Which country?", "USA", "the United States of America", True, "initials"),
         # to a yes/no question, the polarity an answer opens with
