@@ -64,6 +64,15 @@ _OFFER = re.compile(
 )
 
 
+#: a question turned into one about how the reader wants to be told: "How would you like to
+#: know the boiling temperature of water ...?" (a demo's accepted paraphrase)
+_PREFERENCE = re.compile(
+    r"\bhow (?:would|do|will) you (?:like|want|prefer|wish) (?:me )?to (?:know|learn|hear|find "
+    r"out|be told|tell|see)\b|\bcome (?:vorresti|preferiresti|vuoi) (?:sapere|conoscere)\b",
+    re.IGNORECASE,
+)
+
+
 _SOMEONE = r"(?:i|you|we|one|someone|people|a person)"
 _FIND_OUT = (
     r"(?:go about )?(?:find(?: out)?|look (?:it )?up|look|determine|figure(?: out)?|work out|"
@@ -91,6 +100,8 @@ def form_difference(original: str, candidate: str) -> str | None:
         return "a statement, not a question or a request (it may answer the question)"
     if _OFFER.match(candidate) and not _OFFER.match(original):
         return "an offer to tell, not the question (it is answered yes or no)"
+    if _PREFERENCE.search(candidate) and not _PREFERENCE.search(original):
+        return "asks how the reader would like to be told, not the question"
     if _METHOD.search(candidate) and not _METHOD.search(original):
         return "asks how to find the answer, not the answer (it is answered with a method)"
     return None

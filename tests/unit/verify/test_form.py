@@ -110,3 +110,34 @@ def test_a_question_turned_into_how_to_find_its_answer_is_no_rewording(
 )
 def test_how_and_where_that_ask_the_same_pass(original: str, candidate: str) -> None:
     assert form_difference(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        "How would you like to know the boiling temperature of water at sea level in degrees "
+        "Celsius?",
+        "How do you want me to tell you who painted the Mona Lisa?",
+        "Come vorresti sapere chi ha dipinto la Gioconda?",
+    ],
+)
+def test_a_question_turned_into_how_the_reader_wants_to_be_told_is_no_rewording(
+    candidate: str,
+) -> None:
+    difference = form_difference(
+        "What is the boiling point of water in degrees Celsius?", candidate
+    )
+    assert difference is not None and "would like to be told" in difference
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        "Would you like to tell me the boiling point of water in degrees Celsius?",
+        "How would you describe the boiling point of water in degrees Celsius?",
+    ],
+)
+def test_a_polite_request_for_the_answer_is_not_a_preference(candidate: str) -> None:
+    assert (
+        form_difference("What is the boiling point of water in degrees Celsius?", candidate) is None
+    )
