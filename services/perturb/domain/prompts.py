@@ -11,7 +11,7 @@ from steadfast.shared.contracts.gateway import ChatMessage
 from steadfast.shared.contracts.perturb import Tone
 from steadfast.shared.language import language_name
 
-PARAPHRASE_PROMPT_VERSION = "paraphrase-v5"
+PARAPHRASE_PROMPT_VERSION = "paraphrase-v6"
 DISTRACTOR_PROMPT_VERSION = "distractor-v1"
 
 #: docs/method.md §1.1: one is chosen at random for each plain candidate
@@ -48,10 +48,12 @@ _PARAPHRASE_SYSTEM = (
     "nothing else."
 )
 
-# a short example teaches the small local model the format; generic on purpose
+# a short example teaches the small local model the format; generic on purpose. The question
+# comes last: after a message ending "Rewordings: 3" the local model sometimes replied "3" and
+# nothing more (one call in every demo set; 1 of 24 sampled calls, 0 of 24 with the count first)
 _PARAPHRASE_EXAMPLE = (
-    "Question to rewrite: Tom has 3 apples and buys 5 more. How many apples does he have now?\n"
-    "Style: change clause order\nRewordings: 3",
+    "Rewordings: 3\nStyle: change clause order\n"
+    "Question to rewrite: Tom has 3 apples and buys 5 more. How many apples does he have now?",
     "1. After buying 5 more apples, how many does Tom have, if he started with 3?\n"
     "2. How many apples does Tom own now, given that he had 3 and bought 5 more?\n"
     "3. Tell me how many apples Tom has once he adds 5 to the 3 he had.",
@@ -80,8 +82,8 @@ def paraphrase_messages(
     example_user, example_reply = _PARAPHRASE_EXAMPLE
     avoid = f"\nEarlier rewordings were rejected: {feedback}" if feedback else ""
     content = (
-        f"Question to rewrite: {question}\nStyle: {style_of(hint, tone)}\nRewordings: {count}"
-        f"{avoid}{_language_line(language)}"
+        f"Rewordings: {count}\nStyle: {style_of(hint, tone)}{avoid}{_language_line(language)}"
+        f"\nQuestion to rewrite: {question}"
     )
     return [
         ChatMessage(role="system", content=_PARAPHRASE_SYSTEM),

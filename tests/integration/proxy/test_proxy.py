@@ -70,7 +70,7 @@ class Scenario:
             wordings = self.paraphrases.get(asked, [])
             return "\n".join(f"{index}. {text}" for index, text in enumerate(wordings, 1))
         if system.startswith("You paraphrase questions"):  # the perturb service's generator
-            original = question.split("\n")[0].removeprefix("Question to rewrite: ")
+            original = question.partition("Question to rewrite: ")[2]  # the last line
             candidates = self.perturb_candidates[original]
             candidates.append(candidates.pop(0))
             return candidates[-1]

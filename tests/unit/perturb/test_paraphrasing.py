@@ -28,6 +28,7 @@ from steadfast.services.perturb.domain.prompts import (
     HINTS,
     PARAPHRASE_PROMPT_VERSION,
     TONES,
+    paraphrase_messages,
 )
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.base import Problem
@@ -98,7 +99,7 @@ async def test_a_call_writes_several_candidates_and_the_round_stops_once_the_set
     kinds = [p.kind for p in result.accepted]
     assert kinds == ["plain"] * 7 + ["toned"] * 3
     for paraphrase in result.accepted:
-        assert paraphrase.prompt_version == PARAPHRASE_PROMPT_VERSION == "paraphrase-v5"
+        assert paraphrase.prompt_version == PARAPHRASE_PROMPT_VERSION == "paraphrase-v6"
         assert paraphrase.generator == "local"
         assert (paraphrase.hint in HINTS) == (paraphrase.kind == "plain")
         assert (paraphrase.tone in TONES) == (paraphrase.kind == "toned")
@@ -599,3 +600,21 @@ def test_a_round_of_form_rejections_tells_the_next_round_to_ask_the_question_its
     assert told == f"{FEEDBACK['form']}; {FEEDBACK['lexical']}"
     assert "how or where to find the answer" in FEEDBACK["form"]
     assert feedback_of([]) is None
+
+
+def test_the_generator_is_told_the_count_first_and_the_question_last() -> None:
+    """After a message ending "Rewordings: 3" the local model sometimes replied "3" alone;
+    every user message, the example's too, ends with the question instead."""
+    messages = paraphrase_messages(
+        "Who wrote Hamlet?",
+        count=3,
+        hint="compress slightly",
+        tone=None,
+        language="Italian",
+        feedback="too close to the original's words",
+    )
+    users = [m.content for m in messages if m.role == "user"]
+    assert len(users) == 2
+    assert all(text.startswith("Rewordings: 3\nStyle: ") for text in users)
+    assert users[-1].endswith("\nQuestion to rewrite: Who wrote Hamlet?")
+    assert "rejected: too close" in users[-1] and "in Italian." in users[-1]
