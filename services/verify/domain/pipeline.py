@@ -184,13 +184,22 @@ def _direction(run: _Run) -> None:
 
 def _lexical(run: _Run) -> None:
     threshold = run.request.thresholds.overlap
-    references = [run.request.original, *run.request.accepted]
+    accepted = run.request.accepted
     for candidate in run.pending():
-        candidate.overlap = max_overlap(candidate.text, references)
+        candidate.overlap = max_overlap(candidate.text, [run.request.original, *accepted])
         if candidate.overlap >= threshold:
+            closest = _closest_text(candidate.text, run.request.original, accepted)
             candidate.reject(
-                "lexical", f"overlap {candidate.overlap:.2f} >= {threshold} with an earlier text"
+                "lexical", f"overlap {candidate.overlap:.2f} >= {threshold} with {closest}"
             )
+
+
+def _closest_text(candidate: str, original: str, accepted: list[str]) -> str:
+    """Which text a candidate overlaps most, in words a reader can check: the original first."""
+    if overlap(candidate, original) >= max_overlap(candidate, accepted):
+        return "the original"
+    best = max(accepted, key=lambda text: overlap(candidate, text))
+    return f"the accepted paraphrase {best!r}"
 
 
 def _numbers(run: _Run) -> None:

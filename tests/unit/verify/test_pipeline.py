@@ -163,7 +163,21 @@ async def test_candidates_are_compared_with_accepted_paraphrases_too() -> None:
     )
     result = await verify(request, judge=None, semantic=None)
     assert [r.accepted for r in result.results] == [False, True, False, False]
+    assert result.results[0].reason == (
+        "overlap 0.80 >= 0.8 with the accepted paraphrase 'six seven eight nine ten'"
+    )
     assert "accepted candidate" in (result.results[2].reason or "")
+
+
+async def test_a_lexical_rejection_names_the_original_when_it_is_the_closest_text() -> None:
+    request = VerifyRequest(
+        original="one two three four five",
+        accepted=["one two three six seven"],
+        candidates=["one two three four eight"],
+        stages=VerifyStages(judge=False, semantic="off", numbers=False),
+    )
+    result = await verify(request, judge=None, semantic=None)
+    assert result.results[0].reason == "overlap 0.80 >= 0.8 with the original"
 
 
 async def test_a_failed_judge_call_rejects_with_its_reason_and_the_rest_go_on() -> None:
