@@ -63,7 +63,9 @@ case "${1:-}" in
     echo "==> openapi drift" >&2
     steadfast openapi --check
     echo "==> pytest" >&2
-    exec python -m pytest -q --durations=20 "$@"
+    # two workers (the machines have 2 cores; most tests wait on services, not the CPU), a
+    # module's tests on one worker so its fixtures start once; "-n 0" runs them in one process
+    exec python -m pytest -q --durations=20 -n "${STEADFAST_TEST_WORKERS:-2}" --dist loadscope "$@"
     ;;
   *)
     echo "usage: $0 demo|test [args...]" >&2

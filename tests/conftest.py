@@ -64,11 +64,22 @@ sys.addaudithook(_watch_opens)
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """The repository stands alone: a test that opened a file beside the checkout fails the run
-    (a clone with nothing beside it could not run it)."""
+    (a clone with nothing beside it could not run it). A pytest-xdist worker hands what it saw
+    to the controller (``pytest_testnodedown``), which fails the run."""
+    worker_output = getattr(session.config, "workeroutput", None)
+    if worker_output is not None:
+        worker_output["outside_reads"] = sorted(OUTSIDE_READS)
+        return
     if OUTSIDE_READS:
         listing = "\n  ".join(sorted(OUTSIDE_READS)[:20])
         print(f"\ntests opened files outside the checkout:\n  {listing}", file=sys.stderr)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist: a worker has finished; gather the files it opened beside the checkout."""
+    OUTSIDE_READS.update(getattr(node, "workeroutput", {}).get("outside_reads", []))
 
 
 POSTGRES_ADMIN_URL = os.environ.get(
