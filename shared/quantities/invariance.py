@@ -1,11 +1,12 @@
 """Whether a rewording keeps the quantities of the original: the numbers it lacks, those it adds,
-and a comparison it turns round."""
+a comparison it turns round, and a number it moves to another group."""
 
 from __future__ import annotations
 
 from steadfast.shared.language import detect_language
 from steadfast.shared.quantities.answer_units import dropped_answer_units
 from steadfast.shared.quantities.comparisons import reversed_comparison
+from steadfast.shared.quantities.groups import regrouped_number
 from steadfast.shared.quantities.mention import Mention
 from steadfast.shared.quantities.reading import mentions
 
@@ -26,6 +27,8 @@ def quantity_difference(original: str, candidate: str, language: str | None = No
         parts.append("added " + _listed(added))
     if language == "en" and (reversal := reversed_comparison(original, candidate)):
         parts.append(reversal)
+    if language == "en" and (regrouping := regrouped_number(original, candidate)):
+        parts.append(regrouping)
     if dropped := dropped_answer_units(original, candidate):
         parts.append("drops the answer's unit " + ", ".join(f'"{unit}"' for unit in dropped))
     return "; ".join(parts) or None

@@ -1,0 +1,88 @@
+"""A number must stay with its group: "Gretchen has 110 coins. There are 30 more gold coins than
+silver coins." counts all the coins as 110; "... add 30 to the 110 silver coins" (a demo's
+accepted paraphrase) counts only the silver ones, and so asks another problem with the very same
+numbers and nearly the same words.
+
+Only English is read, and only groups the original itself names: a noun written after two or
+more different words ("gold coins", "silver coins") is divided into groups, and the words before
+it are the groups' names. A candidate is refused only when a number the original follows with
+that noun is followed, in the candidate, by the noun with another group's name ("110 coins" →
+"110 silver coins", "30 more gold coins" → "30 more silver coins"). A rewording that writes the
+number elsewhere in its sentence ("the total of 110 coins", "110 in all") is left to the other
+checks."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import defaultdict
+
+_TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|\d[\d,.]*\d|\d|[^\sa-z\d]")
+#: words that never name a group nor are divided into groups
+_FUNCTION_TEXT = (
+    "the a an of and or to in on at for is are was were be has have had with more than fewer "
+    "less each every per by as his her their its he she they it there how what many much does do "
+    "did that this these those some all any total extra additional other"
+)
+_FUNCTION = frozenset(_FUNCTION_TEXT.split())
+#: how many words after a number may still describe what it counts ("30 more shiny gold coins")
+_REACH = 4
+
+Grouping = tuple[str, frozenset[str]]
+
+
+def regrouped_number(original: str, candidate: str) -> str | None:
+    """Why the candidate moves one of the original's numbers to another group (None when it
+    does not)."""
+    original_words, candidate_words = _tokens(original), _tokens(candidate)
+    divided = _divided_nouns(original_words)
+    if not divided:
+        return None
+    ours = _groupings(original_words, divided)
+    for number, groupings in _groupings(candidate_words, divided).items():
+        for noun, names in groupings:
+            theirs = {named for counted, named in ours.get(number, set()) if counted == noun}
+            if theirs and names and names not in theirs:
+                was = " ".join([number, *sorted(min(theirs, key=len)), noun])
+                now = " ".join([number, *sorted(names), noun])
+                return f'moves a number to another group: "{now}" where the original has "{was}"'
+    return None
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower().replace("’", "'"))
+
+
+def _divided_nouns(words: list[str]) -> dict[str, set[str]]:
+    """The nouns the text divides into groups, with the groups' names: a word written after two
+    or more different words ("gold coins", "silver coins" → coins: {gold, silver})."""
+    names: dict[str, set[str]] = defaultdict(set)
+    for name, noun in itertools.pairwise(words):
+        if _plain_word(name) and _plain_word(noun):
+            names[noun].add(name)
+    return {noun: found for noun, found in names.items() if len(found) >= 2}
+
+
+def _plain_word(word: str) -> bool:
+    return word.isalpha() and word not in _FUNCTION
+
+
+def _groupings(words: list[str], divided: dict[str, set[str]]) -> dict[str, set[Grouping]]:
+    """For each number, the divided nouns written right after it and the group names before
+    each ("110 coins" → ("coins", {}); "30 more gold coins" → ("coins", {"gold"}))."""
+    found: dict[str, set[Grouping]] = defaultdict(set)
+    for index, word in enumerate(words):
+        if not word[0].isdigit():
+            continue
+        phrase: list[str] = []
+        for following in words[index + 1 : index + 1 + _REACH]:
+            if not following.isalpha():
+                break
+            if following in divided:
+                group = frozenset(name for name in phrase if name in divided[following])
+                if group == divided[following]:  # "110 gold and silver coins": all of them
+                    group = frozenset()
+                found[word.replace(",", "")].add((following, group))
+                break
+            phrase.append(following)
+    return found

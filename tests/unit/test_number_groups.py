@@ -1,0 +1,79 @@
+"""A rewording that moves a number to another group is refused by quantity invariance (the
+numbers stage): a demo accepted "... add 30 to the 110 silver coins" for "Gretchen has 110
+coins. There are 30 more gold coins than silver coins.", and the model's right answer to it (140)
+was counted as a conflict."""
+
+from __future__ import annotations
+
+import pytest
+
+from steadfast.shared.quantities.groups import regrouped_number
+from steadfast.shared.quantities.invariance import quantity_difference
+
+GRETCHEN = (
+    "Gretchen has 110 coins. There are 30 more gold coins than silver coins. How many gold "
+    "coins does Gretchen have?"
+)
+ORCHARD = "An orchard has 40 apple trees and 25 pear trees. How many trees are there?"
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "now", "was"),
+    [
+        (
+            GRETCHEN,
+            "In Gretchen's collection, what is the total number of gold coins when we add 30 to "
+            "the 110 silver coins?",
+            "110 silver coins",
+            "110 coins",
+        ),
+        (
+            GRETCHEN,
+            "Gretchen has 110 coins, with 30 more silver coins than gold coins in total. How many "
+            "gold coins?",
+            "30 silver coins",
+            "30 gold coins",
+        ),
+        (
+            ORCHARD,
+            "How many trees does an orchard with 40 pear trees and 25 apple trees have?",
+            "40 pear trees",
+            "40 apple trees",
+        ),
+    ],
+)
+def test_a_number_moved_to_another_group_is_refused(
+    original: str, candidate: str, now: str, was: str
+) -> None:
+    why = regrouped_number(original, candidate)
+    assert why == f'moves a number to another group: "{now}" where the original has "{was}"'
+    assert why in (quantity_difference(original, candidate) or "")
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # the same groups, in other words or another order
+        (
+            GRETCHEN,
+            "Gretchen has 110 coins; gold coins outnumber silver coins by 30. How many gold "
+            "coins does she have?",
+        ),
+        (
+            GRETCHEN,
+            "Of Gretchen's 110 coins, 30 more are gold coins than silver coins: how many gold?",
+        ),
+        # all the groups named are the whole
+        (GRETCHEN, "Gretchen has 110 gold and silver coins, 30 more gold coins than silver ones."),
+        (ORCHARD, "How many trees grow in an orchard with 25 pear trees and 40 apple trees?"),
+        # a group's name dropped is left to the other checks
+        (ORCHARD, "An orchard has 40 apple trees and 25 other trees: how many trees in all?"),
+        # a noun the original does not divide into groups
+        (
+            "Tom has 3 apples and buys 5 more. How many apples does he have now?",
+            "After buying 5 more red apples, how many does Tom have if he had 3?",
+        ),
+    ],
+)
+def test_a_number_kept_in_its_group_passes(original: str, candidate: str) -> None:
+    assert regrouped_number(original, candidate) is None
