@@ -40,13 +40,17 @@ def regrouped_number(original: str, candidate: str) -> str | None:
         return None
     ours = _groupings(original_words, divided)
     for number, groupings in _groupings(candidate_words, divided).items():
-        for noun, names in groupings:
+        for noun, names in sorted(groupings, key=_in_order):
             theirs = {named for counted, named in ours.get(number, set()) if counted == noun}
             if theirs and names and names not in theirs:
-                was = " ".join([number, *sorted(min(theirs, key=len)), noun])
+                was = " ".join([number, *sorted(min(theirs, key=sorted)), noun])
                 now = " ".join([number, *sorted(names), noun])
                 return f'moves a number to another group: "{now}" where the original has "{was}"'
     return None
+
+
+def _in_order(grouping: Grouping) -> tuple[str, list[str]]:
+    return grouping[0], sorted(grouping[1])
 
 
 def _tokens(text: str) -> list[str]:
