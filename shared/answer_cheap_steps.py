@@ -128,8 +128,8 @@ _DECLINING = frozenset(
     ]
 )
 #: words by which a sentence that names the short answer may still say another thing: it is
-#: not the answer ("not Sugeno", "Ordas missed them"), one of several ("Sugeno and Zadeh"), or
-#: someone related to it ("Sugeno's student")
+#: not the answer ("not Sugeno", "Ordas missed them"), not any more ("formerly Canberra"), one
+#: of several ("Sugeno and Zadeh"), or someone related to it ("Sugeno's student")
 _QUALIFYING = frozenset(
     [
         "not",
@@ -170,6 +170,14 @@ _QUALIFYING = frozenset(
         "wife",
         "husband",
         "widow",
+        "formerly",
+        "former",
+        "previously",
+        "once",
+        "until",
+        "used",
+        "longer",
+        "anymore",
         "child",
         "parent",
         "successor",

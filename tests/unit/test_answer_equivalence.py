@@ -153,6 +153,8 @@ CAPITAL = "What is the capital of France?"
         ),
         ("Who won the award?", "Michio Sugeno", "Michio Sugeno and his team.", None, "undecided"),
         ("Who kicked them?", "Manuel Ordas", "Manuel Ordas missed them all.", None, "undecided"),
+        (CAPITAL, "Lyon", "Lyon was formerly the capital.", None, "undecided"),
+        (CAPITAL, "Lyon", "Lyon used to be the capital.", None, "undecided"),
         # initials
         ("Which country?", "USA", "the United States of America", True, "initials"),
         # to a yes/no question, the polarity an answer opens with
