@@ -1,6 +1,7 @@
 """Comparisons must keep their direction: "30 more gold coins than silver coins" and "silver
 coins are 30 more than gold coins" hold the same numbers and nearly the same words, yet ask a
-different problem. Quantity invariance cannot see it and a small judge lets it through.
+different problem. Quantity invariance cannot see it and a small judge lets it through; nor
+"the ratio of gold to silver is 30 to 1", the same difference stated as a ratio.
 
 Only English comparisons of an amount are read (``N more/fewer/less … than …``); a candidate
 is refused only when it states the same amount the other way round (what is larger in the
@@ -31,6 +32,11 @@ _COUNTED = re.compile(
     + _SIDE.format(name="a")
     + r" than "
     + _SIDE.format(name="b")
+)
+#: a ratio stated: "the ratio of gold to silver", "30:1", "30 to 1", "3 times as many"
+_RATIO = re.compile(
+    r"\b(?:ratio|proportion)\b|\d\s*:\s*\d|\b\d[\d,.]*\s+to\s+\d|\b(?:\d[\d,.]*|twice|three|four|five)"
+    r" times (?:as|more|less|fewer)\b"
 )
 _GREATER = {"more", "longer", "older", "taller", "heavier", "bigger", "higher", "greater"}
 _STOP = {"the", "a", "an", "of", "his", "her", "their", "its", "in", "on", "at", "there", "s"}
@@ -70,6 +76,21 @@ def reversed_comparison(original: str, candidate: str) -> str | None:
                 larger, smaller = " ".join(sorted(ours.larger)), " ".join(sorted(ours.smaller))
                 return f"reverses a comparison: {larger} is {ours.amount} more than {smaller}"
     return None
+
+
+def difference_as_ratio(original: str, candidate: str) -> str | None:
+    """Why the candidate states one of the original's differences as a ratio: "30 more gold
+    coins than silver coins" → "the ratio of gold to silver is 30 to 1" (a demo's accepted
+    paraphrase) keeps every number and asks another problem. None when the candidate keeps a
+    comparison, states no ratio, or the original states one too."""
+    stated = comparisons(original)
+    if not stated or comparisons(candidate) or _RATIO.search(original.lower()):
+        return None
+    if not _RATIO.search(candidate.lower()):
+        return None
+    ours = stated[0]
+    larger, smaller = " ".join(sorted(ours.larger)), " ".join(sorted(ours.smaller))
+    return f"states a difference as a ratio: {larger} is {ours.amount} more than {smaller}"
 
 
 def _words(side: str) -> set[str]:

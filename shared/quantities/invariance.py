@@ -1,11 +1,11 @@
 """Whether a rewording keeps the quantities of the original: the numbers it lacks, those it adds,
-a comparison it turns round, and a number it moves to another group."""
+a comparison it turns round or states as a ratio, and a number it moves to another group."""
 
 from __future__ import annotations
 
 from steadfast.shared.language import detect_language
 from steadfast.shared.quantities.answer_units import dropped_answer_units
-from steadfast.shared.quantities.comparisons import reversed_comparison
+from steadfast.shared.quantities.comparisons import difference_as_ratio, reversed_comparison
 from steadfast.shared.quantities.groups import regrouped_number
 from steadfast.shared.quantities.mention import Mention
 from steadfast.shared.quantities.reading import mentions
@@ -27,6 +27,8 @@ def quantity_difference(original: str, candidate: str, language: str | None = No
         parts.append("added " + _listed(added))
     if language == "en" and (reversal := reversed_comparison(original, candidate)):
         parts.append(reversal)
+    if language == "en" and (ratio := difference_as_ratio(original, candidate)):
+        parts.append(ratio)
     if language == "en" and (regrouping := regrouped_number(original, candidate)):
         parts.append(regrouping)
     if dropped := dropped_answer_units(original, candidate):

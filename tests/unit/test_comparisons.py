@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from steadfast.shared.quantities.comparisons import reversed_comparison
+from steadfast.shared.quantities.comparisons import difference_as_ratio, reversed_comparison
 from steadfast.shared.quantities.invariance import quantity_difference
 
 GRETCHEN = (
@@ -58,3 +58,45 @@ def test_a_comparison_kept_or_said_the_other_way_about_passes(
     original: str, candidate: str
 ) -> None:
     assert reversed_comparison(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        "Calculate the number of gold coins Gretchen has, knowing that she has 110 coins and that "
+        "the ratio of gold to silver is 30 to 1.",
+        "Determine how many gold coins Gretchen owns: her coins total 110 and gold to silver is "
+        "30:1.",
+    ],
+)
+def test_a_difference_stated_as_a_ratio_is_refused(candidate: str) -> None:
+    """Both were accepted in a demo run; the model answered them 30 and 35, a flip it never
+    made."""
+    why = difference_as_ratio(GRETCHEN, candidate)
+    assert why == "states a difference as a ratio: coin gold is 30 more than silver"
+    assert why in (quantity_difference(GRETCHEN, candidate) or "")
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # the difference kept, in other words
+        (
+            GRETCHEN,
+            "Gretchen has 110 coins; gold coins outnumber silver coins by 30. How many gold?",
+        ),
+        (
+            GRETCHEN,
+            "Of 110 coins, Gretchen has 30 more gold coins than silver ones: how many gold?",
+        ),
+        # a ratio in the original too
+        (
+            "The ratio of boys to girls is 3:2 and there are 5 more boys than girls. How many?",
+            "With boys to girls at 3:2, how many boys are there if boys outnumber girls by 5?",
+        ),
+        # no difference in the original
+        ("Tom has 3 apples and buys 5 more.", "Tom's apples went from 3 to 8 after buying 5."),
+    ],
+)
+def test_a_difference_kept_or_a_ratio_in_the_original_passes(original: str, candidate: str) -> None:
+    assert difference_as_ratio(original, candidate) is None
