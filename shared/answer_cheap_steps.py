@@ -104,6 +104,13 @@ _DECLINING = frozenset(
         "provide",
         "reliable",
         "reliably",
+        # what the unknown is ("I don't know what F.R.I.D.A. stands for")
+        "stands",
+        "stand",
+        "means",
+        "mean",
+        "refers",
+        "refer",
         "so",
         "saprei",
         "dispiace",

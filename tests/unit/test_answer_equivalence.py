@@ -41,6 +41,13 @@ CAPITAL = "What is the capital of France?"
         ),
         ("Who won in 2010?", "I don't know who won in 2011.", "Ann", None, "undecided"),
         (
+            "What is F.R.I.D.A. an acronym for?",
+            "I don't know what F.R.I.D.A. stands for.",
+            "I'm not sure.",
+            True,
+            "abstention",
+        ),
+        (
             "Chi fu eletto?",
             "Non saprei.",
             "Mi dispiace, non dispongo di questa informazione.",
