@@ -462,38 +462,35 @@ def _by_parts_asked(question: str, first: str, second: str) -> bool | None:
     does not, is a partial answer: "Season 4" / "Season 4, Episode 12: Trapper Keeper"."""
     if not set(factual_tokens(question)) & _SEVERAL:
         return None
-    language = detect_language(question) or "en"
-    ours, theirs = _quantities(first, language), _quantities(second, language)
+    ours, theirs, _ = _stated_numbers(question, first, second)
     if not ours or not theirs or _relation(ours, theirs) != "part":
         return None
-    (short, _), (long, _) = sorted(
-        (
-            (_core(question, answer), len(found))
-            for answer, found in ((first, ours), (second, theirs))
-        ),
-        key=lambda a: a[1],
-    )
+    short, long = _core(question, first), _core(question, second)
+    if len(ours) > len(theirs):
+        short, long = long, short
     return False if set(short) < set(long) else None
 
 
 def _in_a_row(words: list[str], text: str) -> bool:
     """Whether ``words`` stand one after the other in ``text`` (its bold span, if any), function
     words aside ("Leonardo da Vinci", "Jonathan M. McConnachie")."""
-    bold = _BOLD.search(text)
-    written = [t for t in factual_tokens(bold.group(1) if bold else text) if t not in _FILLER]
-    return any(
-        written[start : start + len(words)] == words
-        for start in range(len(written) - len(words) + 1)
-    )
+    return _after_the_run(words, text) is not None
 
 
 def _word_after(words: list[str], text: str) -> str | None:
-    """The word that follows the first place where ``words`` stand in a row in ``text``."""
-    written = factual_tokens(text)
+    """The word (function words aside) right after ``words`` in a row in ``text``."""
+    after = _after_the_run(words, text)
+    return after[0] if after else None
+
+
+def _after_the_run(words: list[str], text: str) -> list[str] | None:
+    """The words of ``text`` (its bold span, if any; function words aside) after the first place
+    where ``words`` stand one after the other; None when they never do."""
+    bold = _BOLD.search(text)
+    written = [t for t in factual_tokens(bold.group(1) if bold else text) if t not in _FILLER]
     for start in range(len(written) - len(words) + 1):
         if written[start : start + len(words)] == words:
-            end = start + len(words)
-            return written[end] if end < len(written) else None
+            return written[start + len(words) :]
     return None
 
 

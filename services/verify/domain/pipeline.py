@@ -11,7 +11,7 @@ from typing import Literal
 from steadfast.services.verify.domain.direction import direction_difference
 from steadfast.services.verify.domain.form import form_difference
 from steadfast.services.verify.domain.judge import Judge, JudgeOutcome, JudgeUnavailable
-from steadfast.services.verify.domain.lexical import max_overlap, overlap
+from steadfast.services.verify.domain.lexical import overlap
 from steadfast.services.verify.domain.prompts import JudgePrompt
 from steadfast.services.verify.domain.semantic import SemanticStage
 from steadfast.shared.contracts.base import Task
@@ -184,22 +184,22 @@ def _direction(run: _Run) -> None:
 
 def _lexical(run: _Run) -> None:
     threshold = run.request.thresholds.overlap
-    accepted = run.request.accepted
     for candidate in run.pending():
-        candidate.overlap = max_overlap(candidate.text, [run.request.original, *accepted])
+        candidate.overlap, closest = _closest_text(
+            candidate.text, run.request.original, run.request.accepted
+        )
         if candidate.overlap >= threshold:
-            closest = _closest_text(candidate.text, run.request.original, accepted)
             candidate.reject(
                 "lexical", f"overlap {candidate.overlap:.2f} >= {threshold} with {closest}"
             )
 
 
-def _closest_text(candidate: str, original: str, accepted: list[str]) -> str:
-    """Which text a candidate overlaps most, in words a reader can check: the original first."""
-    if overlap(candidate, original) >= max_overlap(candidate, accepted):
-        return "the original"
-    best = max(accepted, key=lambda text: overlap(candidate, text))
-    return f"the accepted paraphrase {best!r}"
+def _closest_text(candidate: str, original: str, accepted: list[str]) -> tuple[float, str]:
+    """The candidate's highest overlap, and with which text, in words a reader can check (the
+    original on a tie)."""
+    scored = [(overlap(candidate, original), "the original")]
+    scored += [(overlap(candidate, text), f"the accepted paraphrase {text!r}") for text in accepted]
+    return max(scored, key=lambda score: score[0])
 
 
 def _numbers(run: _Run) -> None:
