@@ -1,5 +1,6 @@
 """Whether a rewording keeps the quantities of the original: the numbers it lacks, those it adds,
-a comparison it turns round or states as a ratio, and a number it moves to another group."""
+a comparison it turns round or states as a ratio, a number it moves to another group, and a
+rate it gives to something else."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from steadfast.shared.quantities.answer_units import dropped_answer_units
 from steadfast.shared.quantities.comparisons import difference_as_ratio, reversed_comparison
 from steadfast.shared.quantities.groups import regrouped_number
 from steadfast.shared.quantities.mention import Mention
+from steadfast.shared.quantities.rates import moved_rate
 from steadfast.shared.quantities.reading import mentions
 
 
@@ -31,6 +33,8 @@ def quantity_difference(original: str, candidate: str, language: str | None = No
         parts.append(ratio)
     if language == "en" and (regrouping := regrouped_number(original, candidate)):
         parts.append(regrouping)
+    if language == "en" and (rate := moved_rate(original, candidate)):
+        parts.append(rate)
     if dropped := dropped_answer_units(original, candidate):
         parts.append("drops the answer's unit " + ", ".join(f'"{unit}"' for unit in dropped))
     return "; ".join(parts) or None
