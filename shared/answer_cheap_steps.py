@@ -251,10 +251,11 @@ _ASIDES = (
     # a parenthesis that says something ("(not Istanbul)", "(about 78%)"), never one that names
     # ("Paris (Texas)")
     re.compile(r"\s*\((?=[^()]*(?:\b[a-z]|\d))[^()]*\)"),
+    # "It's not Sydney, it's Canberra.": what the answer is not, before what it is (before the
+    # dash clause goes: "It's not in Paris — Interpol is headquartered in Lyon.")
+    re.compile(r"^\W*(?:(?:it'?s |it is )?not|non è) [^,;—–]{1,40}[,;—–]\s*", re.IGNORECASE),
     re.compile(r"\s+[—–-]\s.*$"),
     re.compile(r",\s+(?:who|which|where|whose|che|dove)\b.*$", re.IGNORECASE),
-    # "It's not Sydney, it's Canberra.": what the answer is not, before what it is
-    re.compile(r"^\W*(?:(?:it'?s |it is )?not|non è) [^,;—–]{1,40}[,;—–]\s*", re.IGNORECASE),
     re.compile(
         r"^\W*(?:(?:i'?m|i am) not (?:\d+\s?% |entirely |quite |completely |totally )?sure,?"
         r" but|if i (?:remember|recall) (?:correctly|rightly),?|non sono sicur[oa],? ma)\s+",
@@ -605,12 +606,15 @@ def _by_middle_names(question: str, first: str, second: str) -> bool | None:
     / "George Herbert Walker Bush" are one answer, "George H. W. Bush" / "George W. Bush" two;
     two names with the same words in another order ("Langmuir Irving" / "Irving Langmuir") are
     one; two names that differ only in their last word are two ("San Francisco" / "San Diego"),
-    unless it is one word spelt two ways ("Hasnain Masoodi" / "Hasnain Masudi"). A name without
+    unless it is one word spelt two ways ("Hasnain Masoodi" / "Hasnain Masudi"); a first name and
+    its short form ("Ted Heath" / "Edward Heath") are one. A name without
     middle names is left to the judge ("John Adams" / "John Quincy Adams" are father and son)."""
     ours, theirs = _name(question, first), _name(question, second)
     if ours is None or theirs is None:
         return None
     if len(ours) == len(theirs) == 2 and set(ours) == set(theirs):
+        return True
+    if len(ours) == len(theirs) == 2 and ours[1] == theirs[1] and _nicknamed(ours[0], theirs[0]):
         return True
     if len(ours) == len(theirs) and ours[:-1] == theirs[:-1] and ours[-1] != theirs[-1]:
         return False if _other_words(ours[-1], theirs[-1]) else None
@@ -620,6 +624,25 @@ def _by_middle_names(question: str, first: str, second: str) -> bool | None:
     if not all(middles):
         return None
     return middles[0] == middles[1]
+
+
+#: English first names and the short forms people go by ("Ted Heath" is Edward Heath)
+_NICKNAMES_TEXT = """
+albert al; alexander alex; andrew andy drew; anthony tony; benjamin ben; catherine kate cathy;
+charles charlie chuck; christopher chris; daniel dan danny; david dave; donald don; edward ted
+ed eddie ned; elizabeth liz beth betty; frederick fred; gerald gerry; henry harry hank;
+james jim jimmy jamie; john jack johnny; joseph joe; kenneth ken; lawrence larry;
+margaret maggie peggy meg; matthew matt; michael mike mick; nicholas nick; patrick pat paddy;
+peter pete; philip phil; richard dick rick; robert bob bobby rob bert; ronald ron;
+samuel sam; stephen steve; steven steve; susan sue; theodore ted teddy theo; thomas tom tommy;
+timothy tim; william bill billy will willie
+"""
+_NICKNAMES = [frozenset(line.split()) for line in _NICKNAMES_TEXT.replace("\n", " ").split(";")]
+
+
+def _nicknamed(ours: str, theirs: str) -> bool:
+    """One first name and a short form of it ("edward" / "ted")."""
+    return ours != theirs and any(ours in names and theirs in names for names in _NICKNAMES)
 
 
 def _other_words(ours: str, theirs: str) -> bool:

@@ -271,6 +271,21 @@ CAPITAL = "What is the capital of France?"
             None,
             "undecided",
         ),
+        # ... also when what it is comes after a dash
+        (
+            "In which city is Interpol headquartered?",
+            "It's not in Paris — Interpol is headquartered in Lyon.",
+            "Lyon",
+            True,
+            "short answer, asides aside",
+        ),
+        (
+            "In which city is Interpol headquartered?",
+            "It's not in Paris — Interpol is headquartered in Lyon.",
+            "Paris",
+            None,
+            "undecided",
+        ),
         # a parenthesis that names is part of the answer; two answers' asides never go together
         ("Which city?", "Paris (Texas)", "Paris", None, "undecided"),
         ("Which Georgia?", "Georgia (the country)", "Georgia (US state)", None, "undecided"),
@@ -341,6 +356,11 @@ CAPITAL = "What is the capital of France?"
             "middle names",
         ),
         ("Who was it?", "Langmuir Irving", "Irving Langmuir", True, "middle names"),
+        # a first name and its short form; another first name stays with the judge
+        ("Chi voleva il ritiro?", "Ted Heath", "Edward Heath", True, "middle names"),
+        ("Who was president?", "Bill Clinton", "William Clinton", True, "middle names"),
+        ("Who was president?", "Bill Clinton", "Hillary Clinton", None, "undecided"),
+        ("Who was senator?", "Jack Kennedy", "Ted Kennedy", None, "undecided"),
         ("Who directed it?", "Dmitri Skobeltsyn", "Dmitri V. Skobeltsyn", None, "undecided"),
         # two names that differ in their last word only, unless it is spelt two ways
         ("In which city is the bridge?", "San Francisco", "San Diego", False, "middle names"),
