@@ -113,3 +113,33 @@ def test_the_test_run_watches_for_files_opened_beside_the_checkout(tmp_path: Pat
     assert not outside_the_checkout(str(elsewhere / "x"), repo, elsewhere)
     # a checkout straight under the temporary directory cannot be told apart: not flagged
     assert not outside_the_checkout(str(beside), repo, tmp_path / "work")
+
+
+def test_a_worker_hands_what_it_saw_to_the_controller_which_fails_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under pytest-xdist each worker records the files it opened beside the checkout in its
+    ``workeroutput`` and leaves the verdict to the controller, which gathers every worker's list
+    (``pytest_testnodedown``) and fails the run at its session's end."""
+    from types import SimpleNamespace
+
+    import tests.conftest as hooks
+
+    seen = "/elsewhere/shared/data/x.csv"
+    monkeypatch.setattr(hooks, "OUTSIDE_READS", {seen})
+    worker = SimpleNamespace(config=SimpleNamespace(workeroutput={}), exitstatus=0)
+    hooks.pytest_sessionfinish(worker, 0)  # type: ignore[arg-type]
+    assert worker.config.workeroutput == {"outside_reads": [seen]}
+    assert worker.exitstatus == 0  # a worker's own verdict would be lost: it only hands over
+
+    monkeypatch.setattr(hooks, "OUTSIDE_READS", set())
+    hooks.pytest_testnodedown(SimpleNamespace(workeroutput={}), None)  # a worker that saw none
+    controller = SimpleNamespace(config=SimpleNamespace(), exitstatus=0)
+    hooks.pytest_sessionfinish(controller, 0)  # type: ignore[arg-type]
+    assert controller.exitstatus == 0
+
+    # the controller's handle on the worker carries the output the worker wrote
+    hooks.pytest_testnodedown(SimpleNamespace(workeroutput=worker.config.workeroutput), None)
+    hooks.pytest_sessionfinish(controller, 0)  # type: ignore[arg-type]
+    assert {seen} == hooks.OUTSIDE_READS
+    assert controller.exitstatus == pytest.ExitCode.TESTS_FAILED
