@@ -9,11 +9,18 @@ anything else. A word after "least", "less", "not", "no" or "never" counts for t
 ("the least expensive" is "the cheapest"). A candidate is refused only when the original names
 one end and not the other, and the candidate the other and not the first: a rewording that
 drops the word, or keeps both, is left to the other checks. English only.
+
+The same holds for who did a thing and whom it was done to: "Who painted the Mona Lisa?" →
+"Who did the Mona Lisa's creator paint?" (accepted in a demo run). A candidate is refused when
+the original asks "Who <verb> ...?" and the candidate asks "Who did ... <the verb>?", the verb
+its last word and not right after "did" ("Who did paint it?" still asks the painter).
 """
 
 from __future__ import annotations
 
 import re
+
+from steadfast.shared.inflections import word_forms
 
 #: the two ends of each scale, with their forms
 _SCALES = """
@@ -53,6 +60,12 @@ _ENDS = [
 _TURNING = frozenset({"least", "less", "not", "no", "never"})
 _WORD = re.compile(r"[a-z]+")
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")
+#: words after "who" that are no verb of a deed ("Who is ...", "Who did ...")
+_AUXILIARIES_TEXT = (
+    "is was are were be been did does do has have had will would can could should may might "
+    "must shall"
+)
+_AUXILIARIES = frozenset(_AUXILIARIES_TEXT.split())
 
 
 def direction_difference(original: str, candidate: str) -> str | None:
@@ -67,7 +80,24 @@ def direction_difference(original: str, candidate: str) -> str | None:
         ):
             if named and not opposite and now_opposite and not now_named:
                 return f"asks '{min(now_opposite)}' where the original asks '{min(named)}'"
-    return None
+    return _role_turned(asked, reworded)
+
+
+def _role_turned(asked: list[str], reworded: list[str]) -> str | None:
+    """Why the candidate asks whom a deed was done to where the original asks who did it."""
+    if len(asked) < 2 or asked[0] != "who" or asked[1] in _AUXILIARIES:
+        return None
+    deed = asked[1]
+    if (
+        len(reworded) < 4
+        or reworded[0] not in ("who", "whom")
+        or reworded[1] not in ("did", "does")
+    ):
+        return None
+    last = reworded[-1]
+    if last.endswith("ing") or not (last in word_forms(deed) or deed in word_forms(last)):
+        return None
+    return f"asks whom someone {deed} where the original asks who {deed}"
 
 
 def _asking_words(text: str) -> list[str]:

@@ -52,6 +52,35 @@ def test_a_faithful_rewording_passes(original: str, candidate: str) -> None:
     assert direction_difference(original, candidate) is None
 
 
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a demo run: it asks whom the painter painted
+        (
+            "Who painted the Mona Lisa?",
+            "Who did the Mona Lisa's creator paint?",
+            "asks whom someone painted where the original asks who painted",
+        ),
+        (
+            "Who wrote the play Romeo and Juliet?",
+            "Who did Shakespeare write?",
+            "asks whom someone wrote where the original asks who wrote",
+        ),
+        # who did it, asked in other words
+        ("Who painted the Mona Lisa?", "Who did paint the Mona Lisa?", None),
+        ("Who painted the Mona Lisa?", "Who did the painting of the Mona Lisa?", None),
+        ("Who painted the Mona Lisa?", "The Mona Lisa was painted by whom?", None),
+        ("Who painted the Mona Lisa?", "Whose work is the Mona Lisa?", None),
+        # an original that asks no deed ("Who is ...") is never refused for this
+        ("Who is the author of Hamlet?", "Who did the author write?", None),
+    ],
+)
+def test_who_did_it_turned_into_whom_it_was_done_to_is_refused(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert direction_difference(original, candidate) == why
+
+
 async def test_the_stage_refuses_before_the_costly_ones_and_can_be_turned_off() -> None:
     request = VerifyRequest(
         original="What is the largest planet in the Solar System?",
