@@ -10,10 +10,13 @@ anything else. A word after "least", "less", "not", "no" or "never" counts for t
 one end and not the other, and the candidate the other and not the first: a rewording that
 drops the word, or keeps both, is left to the other checks. English only.
 
-The same holds for who did a thing and whom it was done to: "Who painted the Mona Lisa?" →
-"Who did the Mona Lisa's creator paint?" (accepted in a demo run). A candidate is refused when
-the original asks "Who <verb> ...?" and the candidate asks "Who did ... <the verb>?", the verb
-its last word and not right after "did" ("Who did paint it?" still asks the painter).
+The same holds for a capital asked as the largest or main city ("What is the capital city of
+Australia?" → "What is the main city in Australia?", accepted in a demo run: a country's
+capital is often not its largest city), and for who did a thing and whom it was done to: "Who
+painted the Mona Lisa?" → "Who did the Mona Lisa's creator paint?" (accepted in a demo run). A
+candidate is refused when the original asks "Who <verb> ...?" and the candidate asks "Who did
+... <the verb>?", the verb its last word and not right after "did" ("Who did paint it?" still
+asks the painter).
 """
 
 from __future__ import annotations
@@ -60,6 +63,20 @@ _ENDS = [
 _TURNING = frozenset({"least", "less", "not", "no", "never"})
 _WORD = re.compile(r"[a-z]+")
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")
+#: what a question may ask and the words a small generator puts in its place, though they ask
+#: another thing
+_CONFUSED_WITH = {
+    "capital": (
+        "largest city",
+        "biggest city",
+        "main city",
+        "chief city",
+        "most populous city",
+        "largest town",
+        "biggest town",
+        "main town",
+    ),
+}
 #: words after "who" that are no verb of a deed ("Who is ...", "Who did ...")
 _AUXILIARIES_TEXT = (
     "is was are were be been did does do has have had will would can could should may might "
@@ -80,7 +97,20 @@ def direction_difference(original: str, candidate: str) -> str | None:
         ):
             if named and not opposite and now_opposite and not now_named:
                 return f"asks '{min(now_opposite)}' where the original asks '{min(named)}'"
-    return _role_turned(asked, reworded)
+    return _attribute_swapped(asked, reworded) or _role_turned(asked, reworded)
+
+
+def _attribute_swapped(asked: list[str], reworded: list[str]) -> str | None:
+    """Why the candidate asks another thing in the original's place ("main city" for
+    "capital")."""
+    original, candidate = f" {' '.join(asked)} ", f" {' '.join(reworded)} "
+    for wanted, others in _CONFUSED_WITH.items():
+        if f" {wanted} " not in original or f" {wanted} " in candidate:
+            continue
+        for other in others:
+            if f" {other} " in candidate and f" {other} " not in original:
+                return f"asks '{other}' where the original asks '{wanted}'"
+    return None
 
 
 def _role_turned(asked: list[str], reworded: list[str]) -> str | None:

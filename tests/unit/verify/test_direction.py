@@ -53,6 +53,30 @@ def test_a_faithful_rewording_passes(original: str, candidate: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a demo run (the model answered it "Sydney")
+        (
+            "What is the main city in Australia?",
+            "asks 'main city' where the original asks 'capital'",
+        ),
+        (
+            "What is the largest city in Australia?",
+            "asks 'largest city' where the original asks 'capital'",
+        ),
+        ("Which city is the capital of Australia?", None),
+        ("Name Australia's capital.", None),
+        # the capital still asked: left to the other checks
+        ("Which city is Australia's capital, not its largest city?", None),
+    ],
+)
+def test_a_capital_asked_as_the_largest_or_main_city_is_refused(
+    candidate: str, why: str | None
+) -> None:
+    assert direction_difference("What is the capital city of Australia?", candidate) == why
+
+
+@pytest.mark.parametrize(
     ("original", "candidate", "why"),
     [
         # accepted in a demo run: it asks whom the painter painted
