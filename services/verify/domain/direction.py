@@ -10,13 +10,15 @@ anything else. A word after "least", "less", "not", "no" or "never" counts for t
 one end and not the other, and the candidate the other and not the first: a rewording that
 drops the word, or keeps both, is left to the other checks. English only.
 
-The same holds for a capital asked as the largest or main city ("What is the capital city of
-Australia?" → "What is the main city in Australia?", accepted in a demo run: a country's
-capital is often not its largest city), and for who did a thing and whom it was done to: "Who
-painted the Mona Lisa?" → "Who did the Mona Lisa's creator paint?" (accepted in a demo run). A
-candidate is refused when the original asks "Who <verb> ...?" and the candidate asks "Who did
-... <the verb>?", the verb its last word and not right after "did" ("Who did paint it?" still
-asks the painter).
+The same holds for a change of state dropped ("At what temperature does water boil?" → "How
+hot is water at sea level?", accepted in several demo runs: boil, freeze and melt in any form),
+for a capital asked as the largest or main city ("What is the capital city of Australia?" →
+"What is the main city in Australia?", accepted in a demo run: a country's capital is often not
+its largest city), and for who did a thing and whom it was done to: "Who painted the Mona
+Lisa?" → "Who did the Mona Lisa's creator paint?" (accepted in a demo run). A candidate is
+refused when the original asks "Who <verb> ...?" and the candidate asks "Who did ... <the
+verb>?", the verb its last word and not right after "did" ("Who did paint it?" still asks the
+painter).
 """
 
 from __future__ import annotations
@@ -77,6 +79,12 @@ _CONFUSED_WITH = {
         "main town",
     ),
 }
+#: a change of state a question asks about: a rewording without it asks about the thing itself
+#: ("At what temperature does water boil?" → "How hot is water?")
+_CHANGES_OF_STATE_TEXT = (
+    "boil boils boiled boiling | freeze freezes froze frozen freezing | melt melts melted melting"
+)
+_CHANGES_OF_STATE = [frozenset(forms.split()) for forms in _CHANGES_OF_STATE_TEXT.split("|")]
 #: words after "who" that are no verb of a deed ("Who is ...", "Who did ...")
 _AUXILIARIES_TEXT = (
     "is was are were be been did does do has have had will would can could should may might "
@@ -97,7 +105,20 @@ def direction_difference(original: str, candidate: str) -> str | None:
         ):
             if named and not opposite and now_opposite and not now_named:
                 return f"asks '{min(now_opposite)}' where the original asks '{min(named)}'"
-    return _attribute_swapped(asked, reworded) or _role_turned(asked, reworded)
+    return (
+        _attribute_swapped(asked, reworded)
+        or _change_of_state_dropped(asked, reworded)
+        or _role_turned(asked, reworded)
+    )
+
+
+def _change_of_state_dropped(asked: list[str], reworded: list[str]) -> str | None:
+    """Why the candidate no longer asks about the change of state the original asks about."""
+    for forms in _CHANGES_OF_STATE:
+        named = forms.intersection(asked)
+        if named and not forms.intersection(reworded):
+            return f"drops '{min(named)}': the original asks about it"
+    return None
 
 
 def _attribute_swapped(asked: list[str], reworded: list[str]) -> str | None:

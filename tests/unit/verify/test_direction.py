@@ -52,6 +52,30 @@ def test_a_faithful_rewording_passes(original: str, candidate: str) -> None:
     assert direction_difference(original, candidate) is None
 
 
+BOILING = "At what temperature in degrees Celsius does water boil at sea level?"
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in several demo runs: it asks how hot water is, not when it boils
+        (
+            "How hot is water at sea level in degrees Celsius?",
+            "drops 'boil': the original asks about it",
+        ),
+        (
+            "What is the freezing point of water at sea level in degrees Celsius?",
+            "drops 'boil': the original asks about it",
+        ),
+        ("How hot is water at sea level in Celsius when it boils?", None),
+        ("What's the boiling point of water at sea level in Celsius?", None),
+        ("In degrees Celsius, what is water's boiling temperature at sea level?", None),
+    ],
+)
+def test_a_change_of_state_dropped_is_refused(candidate: str, why: str | None) -> None:
+    assert direction_difference(BOILING, candidate) == why
+
+
 @pytest.mark.parametrize(
     ("candidate", "why"),
     [
