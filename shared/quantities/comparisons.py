@@ -93,5 +93,31 @@ def difference_as_ratio(original: str, candidate: str) -> str | None:
     return f"states a difference as a ratio: {larger} is {ours.amount} more than {smaller}"
 
 
+#: words by which a text still compares two amounts ("30 more", "outnumber by 30", "the
+#: difference is 30", "exceeds"): a candidate with none of them states no difference at all
+_COMPARING = re.compile(
+    r"\b(?:more|fewer|less|than|differ\w*|outnumber\w*|exceed\w*|extra|additional|surplus|"
+    r"greater|larger|bigger|smaller|ratio|times|compared|over|under|beyond|by)\b"
+)
+
+
+def difference_as_amount(original: str, candidate: str) -> str | None:
+    """Why the candidate states one of the original's differences as an amount: "30 more gold
+    coins than silver coins" → "110 coins, which includes 30 gold coins" (a demo's accepted
+    paraphrase; the model's right answer to it, 30, was counted as a flip). None when the
+    candidate still compares anything or does not state the amount."""
+    stated = comparisons(original)
+    lowered = candidate.lower()
+    if not stated or _COMPARING.search(lowered):
+        return None
+    for ours in stated:
+        if re.search(rf"(?<![\d.,]){re.escape(ours.amount)}(?![\d])", lowered):
+            larger, smaller = " ".join(sorted(ours.larger)), " ".join(sorted(ours.smaller))
+            return (
+                f"states a difference as an amount: {larger} is {ours.amount} more than {smaller}"
+            )
+    return None
+
+
 def _words(side: str) -> set[str]:
     return {word.rstrip("s") for word in side.split() if word not in _STOP}

@@ -1,12 +1,16 @@
 """Whether a rewording keeps the quantities of the original: the numbers it lacks, those it adds,
-a comparison it turns round or states as a ratio, a number it moves to another group, and a
-rate it gives to something else."""
+a comparison it turns round or states as a ratio or an amount, a number it moves to another
+group, and a rate it gives to something else."""
 
 from __future__ import annotations
 
 from steadfast.shared.language import detect_language
 from steadfast.shared.quantities.answer_units import dropped_answer_units
-from steadfast.shared.quantities.comparisons import difference_as_ratio, reversed_comparison
+from steadfast.shared.quantities.comparisons import (
+    difference_as_amount,
+    difference_as_ratio,
+    reversed_comparison,
+)
 from steadfast.shared.quantities.groups import regrouped_number
 from steadfast.shared.quantities.mention import Mention
 from steadfast.shared.quantities.rates import moved_rate
@@ -31,6 +35,8 @@ def quantity_difference(original: str, candidate: str, language: str | None = No
         parts.append(reversal)
     if language == "en" and (ratio := difference_as_ratio(original, candidate)):
         parts.append(ratio)
+    if language == "en" and (amount := difference_as_amount(original, candidate)):
+        parts.append(amount)
     if language == "en" and (regrouping := regrouped_number(original, candidate)):
         parts.append(regrouping)
     if language == "en" and (rate := moved_rate(original, candidate)):

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from steadfast.shared.quantities.comparisons import difference_as_ratio, reversed_comparison
+from steadfast.shared.quantities.comparisons import (
+    difference_as_amount,
+    difference_as_ratio,
+    reversed_comparison,
+)
 from steadfast.shared.quantities.invariance import quantity_difference
 
 GRETCHEN = (
@@ -100,3 +104,41 @@ def test_a_difference_stated_as_a_ratio_is_refused(candidate: str) -> None:
 )
 def test_a_difference_kept_or_a_ratio_in_the_original_passes(original: str, candidate: str) -> None:
     assert difference_as_ratio(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        # accepted in a demo run; the model answered it 30, counted as a flip
+        "Given Gretchen's total of 110 coins, which includes 30 gold coins, how many gold coins "
+        "does she have?",
+        "Gretchen has 110 coins, 30 of them gold. How many gold coins does she have?",
+    ],
+)
+def test_a_difference_stated_as_an_amount_is_refused(candidate: str) -> None:
+    why = "states a difference as an amount: coin gold is 30 more than silver"
+    assert difference_as_amount(GRETCHEN, candidate) == why
+    assert why in (quantity_difference(GRETCHEN, candidate) or "")
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        "How many gold coins does Gretchen have if she has 110 coins and 30 more gold than silver?",
+        "Gretchen's 110 coins: the difference between gold and silver is 30. How many are gold?",
+        "Gretchen owns 110 coins; gold ones outnumber silver ones by 30. How many are gold?",
+        "Gretchen has 110 coins and gold exceeds silver by 30. How many gold coins?",
+        # no amount stated: left to the numbers check
+        "How many gold coins does Gretchen have?",
+    ],
+)
+def test_a_difference_kept_in_other_words_passes(candidate: str) -> None:
+    assert difference_as_amount(GRETCHEN, candidate) is None
+
+
+def test_an_original_without_a_difference_is_never_refused_for_one() -> None:
+    original = "Gretchen has 110 coins, 30 of them gold. How many are silver?"
+    assert (
+        difference_as_amount(original, "Of Gretchen's 110 coins 30 are gold: how many silver?")
+        is None
+    )

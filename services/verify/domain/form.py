@@ -93,6 +93,12 @@ _METHOD = re.compile(
 )
 
 
+#: a calculation written out: "3 * 25 * 8", "75 x 8", "110 - 30 = 80" ("/" is left out, as "1/2"
+#: is a number; "x" and "-" only with spaces around them, as "3-year" is no sum). Words
+#: ("multiplied by 70") are left out too: a story says them ("the likes had multiplied by 70")
+_CALCULATION = re.compile(r"\d[\d,.]*\s*(?:[*×÷+=]|\s[x\-–−]\s)\s*\$?\d[\d,.]*")
+
+
 def form_difference(original: str, candidate: str) -> str | None:
     """Why the candidate does not ask what a question or request asks, or None."""
     original, candidate = original.replace("’", "'"), candidate.replace("’", "'")
@@ -104,4 +110,6 @@ def form_difference(original: str, candidate: str) -> str | None:
         return "asks how the reader would like to be told, not the question"
     if _METHOD.search(candidate) and not _METHOD.search(original):
         return "asks how to find the answer, not the answer (it is answered with a method)"
+    if (calculation := _CALCULATION.search(candidate)) and not _CALCULATION.search(original):
+        return f"writes out a calculation ('{calculation.group(0)}'): it partly solves the problem"
     return None

@@ -141,3 +141,50 @@ def test_a_polite_request_for_the_answer_is_not_a_preference(candidate: str) -> 
     assert (
         form_difference("What is the boiling point of water in degrees Celsius?", candidate) is None
     )
+
+
+THORNS = (
+    "Dan plants 3 rose bushes. Each rose bush has 25 roses. Each rose has 8 thorns. How many "
+    "thorns are there total?"
+)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "calculation"),
+    [
+        # accepted in a demo run: it hands the model the calculation
+        (
+            "Calculate the total number of thorns on 3 rose bushes. Each rose has 8 thorns, and "
+            "there are 25 roses on each bush, so the total number of thorns is 3 * 25 * 8.",
+            "3 * 25",
+        ),
+        ("How many thorns do 3 bushes of 25 roses have, that is 75 x 8?", "75 x 8"),
+        ("If 3 × 25 = 75 roses have 8 thorns each, how many thorns are there?", "3 × 25"),
+        ("How many thorns are there: 8 thorns on each of 3 - 0 + 75 roses?", "3 - 0"),
+    ],
+)
+def test_a_calculation_written_out_partly_solves_the_problem(
+    candidate: str, calculation: str
+) -> None:
+    assert form_difference(THORNS, candidate) == (
+        f"writes out a calculation ('{calculation}'): it partly solves the problem"
+    )
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        (THORNS, "How many thorns are there on Dan's 3 bushes of 25 roses, 8 thorns a rose?"),
+        # fractions, ranges, ages and a story's words are no calculation
+        (THORNS, "Half (1/2) of Dan's 3 rose bushes have 25 roses ... how many thorns?"),
+        (THORNS, "A 3-year-old plants 3 rose bushes of 25 roses, 8 thorns each: how many thorns?"),
+        (
+            "Her photo got 2000 likes; three weeks later they had multiplied by 70. How many now?",
+            "Her 2000 likes multiplied by 70 in three more weeks. How many likes does she have?",
+        ),
+        # a calculation the original writes may stay
+        ("What is 12 * 4?", "Tell me what 12 * 4 is."),
+    ],
+)
+def test_no_calculation_or_the_originals_own_passes(original: str, candidate: str) -> None:
+    assert form_difference(original, candidate) is None
