@@ -607,8 +607,8 @@ def _by_middle_names(question: str, first: str, second: str) -> bool | None:
     two names with the same words in another order ("Langmuir Irving" / "Irving Langmuir") are
     one; two names that differ only in their last word are two ("San Francisco" / "San Diego"),
     unless it is one word spelt two ways ("Hasnain Masoodi" / "Hasnain Masudi"); a first name and
-    its short form ("Ted Heath" / "Edward Heath") are one. A name without
-    middle names is left to the judge ("John Adams" / "John Quincy Adams" are father and son)."""
+    its short form ("Ted Heath" / "Edward Heath") are one. A name without middle names is left
+    to the judge ("John Adams" / "John Quincy Adams" are father and son)."""
     ours, theirs = _name(question, first), _name(question, second)
     if ours is None or theirs is None:
         return None

@@ -40,3 +40,8 @@ def word_forms(word: str) -> frozenset[str]:
     if word[-1] not in "aeiouwxy":
         forms |= {word + word[-1] + "ed", word + word[-1] + "ing"}
     return frozenset(forms)
+
+
+def same_word(first: str, second: str) -> bool:
+    """Two forms of one word, either way round ("painted" / "paint", "bushes" / "bush")."""
+    return second in word_forms(first) or first in word_forms(second)

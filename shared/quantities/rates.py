@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from steadfast.shared.inflections import word_forms
+from steadfast.shared.inflections import same_word
 
 _NUMBER = r"\$?\d[\d,.]*"
 _WORD = r"[a-z]+(?:'s)?"
@@ -56,7 +56,7 @@ class Rate:
     def counts_as(self, other: Rate) -> bool:
         """The same number of the same thing."""
         return self.number == other.number and any(
-            _same(mine, theirs) for mine in self.counted for theirs in other.counted
+            same_word(mine, theirs) for mine in self.counted for theirs in other.counted
         )
 
 
@@ -69,10 +69,10 @@ def moved_rate(original: str, candidate: str) -> str | None:
     owners = {rate.owner for rate in ours}
     for rate in _rates(candidate):
         stated = [r for r in ours if r.counts_as(rate)]
-        if not stated or any(_same(r.owner, rate.owner) for r in stated):
+        if not stated or any(same_word(r.owner, rate.owner) for r in stated):
             continue
-        elsewhere = any(_same(rate.owner, owner) for owner in owners)
-        if elsewhere or any(_same(rate.owner, word) for word in rate.counted):
+        elsewhere = any(same_word(rate.owner, owner) for owner in owners)
+        if elsewhere or any(same_word(rate.owner, word) for word in rate.counted):
             return (
                 f'gives "{rate.number} {rate.written}" each to "{rate.owner}", where the original '
                 f'gives them to "{stated[0].owner}"'
@@ -97,7 +97,3 @@ def _head(words: str) -> str | None:
     """The word an owner phrase names ("rose bushes" → "bushes", "dan's bushes" → "bushes")."""
     kept = [w for w in words.split() if w not in _SKIPPED and not w.endswith("'s")]
     return kept[-1] if kept else None
-
-
-def _same(first: str, second: str) -> bool:
-    return second in word_forms(first) or first in word_forms(second)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from steadfast.shared.inflections import word_forms
+from steadfast.shared.inflections import same_word, word_forms
 
 
 @pytest.mark.parametrize(
@@ -31,3 +31,10 @@ def test_other_words_are_not_forms() -> None:
     assert "viola" not in word_forms("violin")
     assert "born" not in word_forms("die")
     assert word_forms("of") == {"of"}  # short words are kept as they are
+
+
+def test_two_forms_of_one_word_are_the_same_word_either_way_round() -> None:
+    assert same_word("painted", "paint") and same_word("paint", "painted")
+    assert same_word("bush", "bushes") and same_word("wrote", "write")
+    assert not same_word("rose", "bush")
+    assert not same_word("painting", "painter")

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import re
 
-from steadfast.shared.inflections import word_forms
+from steadfast.shared.inflections import same_word
+from steadfast.shared.question_words import AUXILIARIES
 
 #: the two ends of each scale, with their forms
 _SCALES = """
@@ -85,12 +86,6 @@ _CHANGES_OF_STATE_TEXT = (
     "boil boils boiled boiling | freeze freezes froze frozen freezing | melt melts melted melting"
 )
 _CHANGES_OF_STATE = [frozenset(forms.split()) for forms in _CHANGES_OF_STATE_TEXT.split("|")]
-#: words after "who" that are no verb of a deed ("Who is ...", "Who did ...")
-_AUXILIARIES_TEXT = (
-    "is was are were be been did does do has have had will would can could should may might "
-    "must shall"
-)
-_AUXILIARIES = frozenset(_AUXILIARIES_TEXT.split())
 
 
 def direction_difference(original: str, candidate: str) -> str | None:
@@ -136,7 +131,7 @@ def _attribute_swapped(asked: list[str], reworded: list[str]) -> str | None:
 
 def _role_turned(asked: list[str], reworded: list[str]) -> str | None:
     """Why the candidate asks whom a deed was done to where the original asks who did it."""
-    if len(asked) < 2 or asked[0] != "who" or asked[1] in _AUXILIARIES:
+    if len(asked) < 2 or asked[0] != "who" or asked[1] in AUXILIARIES:
         return None
     deed = asked[1]
     if (
@@ -146,7 +141,7 @@ def _role_turned(asked: list[str], reworded: list[str]) -> str | None:
     ):
         return None
     last = reworded[-1]
-    if last.endswith("ing") or not (last in word_forms(deed) or deed in word_forms(last)):
+    if last.endswith("ing") or not same_word(last, deed):
         return None
     return f"asks whom someone {deed} where the original asks who {deed}"
 
