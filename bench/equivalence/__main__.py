@@ -404,6 +404,7 @@ def report(
     )
     out.append(by_kind("Per kind, at the defaults", judged, defaults(thresholds)))
     out.append(passed_changes(accepted, thresholds))
+    out.append(refused_rewordings(judged, thresholds))
     return "\n".join(out)
 
 
@@ -415,6 +416,33 @@ def passed_changes(accepted: list[Pair], thresholds: Thresholds) -> str:
         lines.append(
             f"- {pair.id} ({pair.kind}, judge {pair.judge or 0:.2f}): {pair.original!r} → "
             f"{pair.candidate!r}"
+        )
+    return "\n".join(lines)
+
+
+def refusing_stage(pair: Pair, thresholds: Thresholds) -> str:
+    """The first default stage that refuses the pair, as verify runs them."""
+    if pair.statement:
+        return "form"
+    if pair.turned:
+        return "direction"
+    if not lexically_new(pair):
+        return f"lexical {pair.overlap:.2f}"
+    if pair.numbers_differ:
+        return "numbers"
+    if not cosine_ok(pair):
+        return f"cosine {pair.cosine:.2f}"
+    return f"judge {pair.judge or 0:.2f} < {thresholds.judge.value:.2f}"
+
+
+def refused_rewordings(judged: list[Pair], thresholds: Thresholds) -> str:
+    """Every faithful rewording the defaults refuse, with the stage that refused it."""
+    refused = [p for p in judged if p.equivalent and not defaults(thresholds)(p)]
+    lines = [f"\nThe {len(refused)} faithful rewordings the defaults refuse"]
+    for pair in refused:
+        lines.append(
+            f"- {pair.id} ({pair.kind}, {refusing_stage(pair, thresholds)}): "
+            f"{pair.original!r} → {pair.candidate!r}"
         )
     return "\n".join(lines)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 #: a number's value, or (too long to read as a value) the number as written
@@ -20,6 +20,9 @@ class Mention:
     dimension: str | None = None
     base: Quantity | None = None
     soft: bool = False
+    #: where it stands in the text as read (Unicode-normalised), and whether it is an ordinal
+    span: tuple[int, int] | None = field(default=None, compare=False)
+    ordinal: bool = field(default=False, compare=False)
 
     def matches(self, other: Mention) -> bool:
         if self.values & other.values:

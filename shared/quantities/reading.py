@@ -26,6 +26,30 @@ def mentions(text: str, language: str = "en") -> list[Mention]:
     return _Reader(text, LEXICONS.get(language, LEXICONS["en"])).read()
 
 
+def numbers_in_digits(text: str, language: str = "en") -> str:
+    """``text`` (Unicode-normalised) with every whole number written in words or Roman numerals
+    rewritten in digits: "twenty fourteen" → "2014", "World War II" → "World War 2". Ordinals,
+    amounts and soft words ("one") stay as written."""
+    normalised = normalized_text(text)
+    pieces, at = [], 0
+    for mention in mentions(normalised, language):
+        value = next(iter(mention.values)) if len(mention.values) == 1 else None
+        if (
+            mention.span is None
+            or mention.soft
+            or mention.ordinal
+            or mention.dimension is not None
+            or not isinstance(value, Fraction)
+            or value.denominator != 1
+            or not any(char.isalpha() for char in mention.written)
+        ):
+            continue
+        start, end = mention.span
+        pieces += [normalised[at:start], str(value)]
+        at = end
+    return "".join(pieces) + normalised[at:]
+
+
 _TOKEN = re.compile(r"(?P<num>(?<![\w.])\.\d+|\d+(?:[.,]\d+)*)|(?P<word>[^\W\d_]+)|(?P<sym>\S)")
 _ENGLISH_DIGITS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*(?:\.\d+)?")
 _ITALIAN_DIGITS = re.compile(r"\d{1,3}(?:\.\d{3})+(?:,\d+)?|\d+(?:,\d+)?")
@@ -370,8 +394,11 @@ class _Reader:
         dimension, base = self._dimension(core, values)
         prefixed = negated or self._sym(core.start - 1) in CURRENCY
         first = self.tokens[core.start - 1 if prefixed else core.start]
-        written = self.text[first.start : self.tokens[self._after(core) - 1].end]
-        return Mention(written, values, dimension, base, core.soft)
+        end = self.tokens[self._after(core) - 1].end
+        written = self.text[first.start : end]
+        return Mention(
+            written, values, dimension, base, core.soft, (first.start, end), core.ordinal
+        )
 
     def _negated(self, start: int) -> bool:
         if self._word(start - 1) in _NEGATORS:

@@ -9,7 +9,7 @@ import pytest
 
 from steadfast.shared.quantities.answer_units import dropped_answer_units
 from steadfast.shared.quantities.invariance import quantity_difference
-from steadfast.shared.quantities.reading import mentions
+from steadfast.shared.quantities.reading import mentions, numbers_in_digits
 
 
 def values(text: str, language: str = "en") -> list[set[Fraction | str]]:
@@ -233,3 +233,23 @@ def test_an_answer_unit_kept_in_other_words_or_none_asked_agrees(
     original: str, candidate: str
 ) -> None:
     assert dropped_answer_units(original, candidate) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "expected"),
+    [
+        ("Who won the cup in twenty fourteen?", "en", "Who won the cup in 2014?"),
+        ("When did World War II end?", "en", "When did World War 2 end?"),
+        ("Gretchen has one hundred and ten coins", "en", "Gretchen has 110 coins"),
+        ("a nine-hundred-square-mile zone", "en", "a 900-square-mile zone"),
+        ("Ha tre gatti e ventuno cani", "it", "Ha 3 gatti e 21 cani"),
+        # ordinals, amounts, ratios, digits and soft words stay as written
+        ("The third largest city", "en", "The third largest city"),
+        ("It costs five dollars", "en", "It costs five dollars"),
+        ("fifty percent of them", "en", "fifty percent of them"),
+        ("Sam has 12 apples and one pear", "en", "Sam has 12 apples and one pear"),
+        ("Half of the class", "en", "Half of the class"),
+    ],
+)
+def test_number_words_are_rewritten_in_digits(text: str, language: str, expected: str) -> None:
+    assert numbers_in_digits(text, language) == expected

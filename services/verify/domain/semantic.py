@@ -9,6 +9,8 @@ import numpy as np
 
 from steadfast.shared.contracts.verify import SemanticCheck, VerifyThresholds
 from steadfast.shared.errors import Unprocessable
+from steadfast.shared.language import detect_language
+from steadfast.shared.quantities.reading import numbers_in_digits
 
 
 class Embedder(Protocol):
@@ -38,8 +40,19 @@ class SemanticStage(Protocol):
     def threshold(self, thresholds: VerifyThresholds) -> float: ...
 
 
+def as_embedded(text: str, language: str) -> str:
+    """A question as the embedding check compares it: number words in digits (the numbers
+    stage judges the numbers; "in twenty fourteen" for "in 2014" cost a faithful pair 0.17 of
+    cosine) and one question mark at the end (a search-style "how many moons does mars have"
+    has none, its rewordings do; a request "State how many ..." is compared as the question it
+    asks). Together they keep 5 more of the 149 faithful factual pairs of bench/equivalence
+    above 0.80, and change nothing on GSM-Plus."""
+    return numbers_in_digits(text, language).rstrip().rstrip("?.!").rstrip() + "?"
+
+
 class EmbeddingCheck:
-    """Cosine similarity of the sentence embeddings of the original and the candidate."""
+    """Cosine similarity of the sentence embeddings of the original and the candidate, each
+    as :func:`as_embedded` writes it."""
 
     name: SemanticCheck = "embedding"
 
@@ -47,7 +60,9 @@ class EmbeddingCheck:
         self._embedder = embedder
 
     async def scores(self, original: str, candidates: list[str]) -> list[float]:
-        vectors = await self._embedder.embed([original, *candidates])
+        language = detect_language(original) or "en"
+        texts = [as_embedded(text, language) for text in (original, *candidates)]
+        vectors = await self._embedder.embed(texts)
         return [float(value) for value in vectors[1:] @ vectors[0]]
 
     def threshold(self, thresholds: VerifyThresholds) -> float:

@@ -8,7 +8,7 @@ import pytest
 
 from steadfast.services.verify.domain.judge import Judge
 from steadfast.services.verify.domain.pipeline import verify
-from steadfast.services.verify.domain.semantic import EmbeddingCheck, NliCheck
+from steadfast.services.verify.domain.semantic import EmbeddingCheck, NliCheck, as_embedded
 from steadfast.shared.contracts.gateway import GenerateRequest, GenerateResponse, ModelCalls, Usage
 from steadfast.shared.contracts.verify import VerifyRequest, VerifyStages, VerifyThresholds
 from steadfast.shared.http_client import ServiceCallError
@@ -66,7 +66,7 @@ async def test_stages_run_cheapest_first_and_stop_at_the_first_rejection() -> No
     # in both orders, the rejected one in one (its "no" fails it whatever the other order says)
     assert len(gateway.requests) == 3
     # the embedder saw the original and the three candidates that passed lexical and numbers
-    assert embedder.calls == [[ORIGINAL, *candidates[1:4]]]
+    assert embedder.calls == [[as_embedded(t, "en") for t in (ORIGINAL, *candidates[1:4])]]
     assert result.results[5].reason == (
         "a statement, not a question or a request (it may answer the question)"
     )
@@ -305,3 +305,26 @@ async def test_a_failing_semantic_check_rejects_with_its_reason() -> None:
     assert not verdict.accepted and verdict.deciding_stage == "semantic"
     assert verdict.error and "no entailment label" in verdict.error
     assert gateway.requests == []  # stopped before the judge
+
+
+async def test_the_embedding_check_compares_numbers_in_digits_and_one_question_mark() -> None:
+    embedder = BagOfWordsEmbedder()
+    check = EmbeddingCheck(embedder)
+    scores = await check.scores(
+        "who won the world cup in 2014", ["Who won the World Cup in twenty fourteen?"]
+    )
+    assert embedder.calls == [["who won the world cup in 2014?", "Who won the World Cup in 2014?"]]
+    assert scores[0] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("how many moons does mars have", "how many moons does mars have?"),
+        ("State how many euros she paid.", "State how many euros she paid?"),
+        ("Why?!  ", "Why?"),
+        ("Quanti anni ha Anna? ", "Quanti anni ha Anna?"),
+    ],
+)
+def test_a_question_is_embedded_with_one_question_mark(text: str, expected: str) -> None:
+    assert as_embedded(text, "en") == expected
