@@ -607,15 +607,17 @@ def _by_middle_names(question: str, first: str, second: str) -> bool | None:
     two names with the same words in another order ("Langmuir Irving" / "Irving Langmuir") are
     one; two names that differ only in their last word are two ("San Francisco" / "San Diego"),
     unless it is one word spelt two ways ("Hasnain Masoodi" / "Hasnain Masudi"); a first name and
-    its short form ("Ted Heath" / "Edward Heath") are one. A name without middle names is left
-    to the judge ("John Adams" / "John Quincy Adams" are father and son)."""
+    its short form ("Ted Heath" / "Edward Heath") are one, two other first names two people
+    ("Neil Armstrong" / "Louis Armstrong"), unless one is a title ("President Lincoln"). A name
+    without middle names is left to the judge ("John Adams" / "John Quincy Adams" are father
+    and son)."""
     ours, theirs = _name(question, first), _name(question, second)
     if ours is None or theirs is None:
         return None
     if len(ours) == len(theirs) == 2 and set(ours) == set(theirs):
         return True
-    if len(ours) == len(theirs) == 2 and ours[1] == theirs[1] and _nicknamed(ours[0], theirs[0]):
-        return True
+    if len(ours) == len(theirs) == 2 and ours[1] == theirs[1] and ours[0] != theirs[0]:
+        return _same_first_name(ours[0], theirs[0])
     if len(ours) == len(theirs) and ours[:-1] == theirs[:-1] and ours[-1] != theirs[-1]:
         return False if _other_words(ours[-1], theirs[-1]) else None
     if ours[0] != theirs[0] or ours[-1] != theirs[-1]:
@@ -638,6 +640,26 @@ samuel sam; stephen steve; steven steve; susan sue; theodore ted teddy theo; tho
 timothy tim; william bill billy will willie
 """
 _NICKNAMES = [frozenset(line.split()) for line in _NICKNAMES_TEXT.replace("\n", " ").split(";")]
+
+
+#: words that stand before a name in place of a first name ("President Lincoln")
+_TITLES_TEXT = """
+president king queen prince princess emperor empress pope saint st sir dame lord lady
+general admiral captain colonel doctor dr mr mrs ms miss professor prof senator governor
+chancellor mount lake cape fort port san santa santo
+"""
+_TITLES = frozenset(_TITLES_TEXT.split())
+
+
+def _same_first_name(ours: str, theirs: str) -> bool | None:
+    """Two first names before one surname: a name and its short form are one person ("Ted" /
+    "Edward"), two other names two people ("Neil" / "Louis"); a title, a name spelt another way
+    ("Dmitri" / "Dmitry") or one that begins the other ("Fred" / "Frederik") is left undecided."""
+    if _nicknamed(ours, theirs):
+        return True
+    if ours in _TITLES or theirs in _TITLES or not _other_words(ours, theirs):
+        return None
+    return False
 
 
 def _nicknamed(ours: str, theirs: str) -> bool:

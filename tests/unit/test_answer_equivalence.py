@@ -356,11 +356,22 @@ CAPITAL = "What is the capital of France?"
             "middle names",
         ),
         ("Who was it?", "Langmuir Irving", "Irving Langmuir", True, "middle names"),
-        # a first name and its short form; another first name stays with the judge
+        # a first name and its short form are one person, another first name another person;
+        # a title, or a first name spelt another way, stays with the judge
         ("Chi voleva il ritiro?", "Ted Heath", "Edward Heath", True, "middle names"),
         ("Who was president?", "Bill Clinton", "William Clinton", True, "middle names"),
-        ("Who was president?", "Bill Clinton", "Hillary Clinton", None, "undecided"),
-        ("Who was senator?", "Jack Kennedy", "Ted Kennedy", None, "undecided"),
+        ("Who was president?", "Bill Clinton", "Hillary Clinton", False, "middle names"),
+        ("Who was senator?", "Jack Kennedy", "Ted Kennedy", False, "middle names"),
+        (
+            "Who walked on the Moon first?",
+            "Neil Armstrong",
+            "Louis Armstrong",
+            False,
+            "middle names",
+        ),
+        ("Who freed the slaves?", "President Lincoln", "Abraham Lincoln", True, "short name"),
+        ("Who wrote it?", "Dmitri Shostakovich", "Dmitry Shostakovich", None, "undecided"),
+        ("Who wrote it?", "Fyodor Dostoevsky", "Fedor Dostoevsky", None, "undecided"),
         ("Who directed it?", "Dmitri Skobeltsyn", "Dmitri V. Skobeltsyn", None, "undecided"),
         # two names that differ in their last word only, unless it is spelt two ways
         ("In which city is the bridge?", "San Francisco", "San Diego", False, "middle names"),
