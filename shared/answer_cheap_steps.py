@@ -398,6 +398,7 @@ def _stated_numbers(
 ) -> tuple[list[Mention], list[Mention], bool]:
     """The numbers each answer states, and whether the same words stand around them."""
     language = detect_language(question) or "en"
+    first, second = (_in_the_asked_unit(question, answer, language) for answer in (first, second))
     ours, theirs = _quantities(first, language), _quantities(second, language)
     if not ours or not theirs:
         return ours, theirs, False
@@ -405,6 +406,26 @@ def _stated_numbers(
         _core(question, second), second, language
     )
     return ours, theirs, not around
+
+
+_HOW_MANY = re.compile(r"\b(?:how\s+many|quant[ie])\s+([^\W\d_]+)", re.IGNORECASE)
+
+
+def _in_the_asked_unit(question: str, answer: str, language: str) -> str:
+    """A bare number answers in the unit the question asks for: to "How many cents is a
+    quarter worth?", "twenty-five" is "twenty-five cents", the same as "$0.25"."""
+    asked = _HOW_MANY.search(question)
+    if asked is None:
+        return answer
+    unit = asked.group(1)
+    found = mentions(answer, language)
+    bare = len(found) == 1 and found[0].dimension is None
+    if not bare or normalize_factual(found[0].written) != normalize_factual(answer):
+        return answer
+    probe = mentions(f"2 {unit}", language)
+    if not probe or probe[0].dimension is None:
+        return answer
+    return f"{answer.strip().rstrip('.!')} {unit}"
 
 
 def _by_numbers(question: str, first: str, second: str) -> bool | None:
@@ -415,6 +436,25 @@ def _by_numbers(question: str, first: str, second: str) -> bool | None:
         return None
     relation = _relation(ours, theirs)
     return None if relation == "part" else relation == "same"
+
+
+#: a name written with a nickname in quotes: 'Kelton "LDB" Kessee', "Dwayne 'The Rock' Johnson"
+_QUOTED_NICKNAME = re.compile(
+    r"^\s*((?:[A-Z][\w.'-]*\s+)+)[\"“']([^\"“”']+)[\"”']((?:\s+[A-Z][\w.'-]*)+)\s*\.?\s*$"
+)
+
+
+def _by_nickname(question: str, first: str, second: str) -> bool | None:
+    """A name written with its nickname in quotes names the one person its nickname or the
+    name without it does: 'Kelton "LDB" Kessee' / "LDB" / "Kelton Kessee"."""
+    for named, other in ((first, second), (second, first)):
+        parts = _QUOTED_NICKNAME.match(named)
+        if parts is None:
+            continue
+        nickname, name = parts.group(2), parts.group(1) + parts.group(3)
+        if normalize_factual(other) in {normalize_factual(nickname), normalize_factual(name)}:
+            return True
+    return None
 
 
 def _by_short_answer(question: str, first: str, second: str) -> bool | None:
@@ -695,6 +735,7 @@ STEPS: tuple[tuple[str, Callable[[str, str, str], bool | None]], ...] = (
     ("date parts", _by_date_parts),
     ("measures", _by_measures),
     ("parts asked", _by_parts_asked),
+    ("nickname", _by_nickname),
     ("short answer", _by_short_answer),
     ("short name", _by_short_name),
     ("name in a sentence", _by_name_in_a_sentence),

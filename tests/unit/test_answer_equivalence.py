@@ -377,6 +377,17 @@ CAPITAL = "What is the capital of France?"
         ("In which city is the bridge?", "San Francisco", "San Diego", False, "middle names"),
         ("Who won?", "Hasnain Masoodi", "Hasnain Masudi", None, "undecided"),
         ("Which pope?", "Pope Francis", "Pope Franciscus", None, "undecided"),
+        # a bare number answers in the unit the question asks for
+        ("How many cents is a quarter worth?", "twenty-five", "$0.25", True, "numbers"),
+        ("How many cents is a quarter worth?", "25.", "$0.25", True, "numbers"),
+        ("How many cents is a quarter worth?", "10", "$0.25", False, "numbers"),
+        ("Quanti centesimi vale?", "venticinque", "25 centesimi", True, "numbers"),
+        ("How many hours is a day?", "24", "1440 minutes", True, "numbers"),
+        ("How much is a quarter worth?", "25", "$0.25", False, "numbers"),  # no unit asked
+        # a name written with its nickname in quotes
+        ("Who replaced him?", 'Kelton "LDB" Kessee', "LDB", True, "nickname"),
+        ("Who replaced him?", 'Kelton "LDB" Kessee', "Kelton Kessee", True, "nickname"),
+        ("Who replaced him?", 'Kelton "LDB" Kessee', "Don Santos", None, "undecided"),
         # a number that is the whole answer counts, even one that could be a word ("1")
         ("What is the smallest prime number?", "2", "1", False, "numbers"),
         ("How many moons does Earth have?", "One", "1", True, "numbers"),
