@@ -79,6 +79,9 @@ _CONFUSED_WITH = {
         "biggest town",
         "main town",
     ),
+    # size asked as mass or as people ("the most massive planet" for "the largest planet")
+    "largest": ("most massive", "heaviest", "most populous", "most populated"),
+    "biggest": ("most massive", "heaviest", "most populous", "most populated"),
 }
 #: a change of state a question asks about: a rewording without it asks about the thing itself
 #: ("At what temperature does water boil?" → "How hot is water?")

@@ -103,6 +103,33 @@ def test_a_capital_asked_as_the_largest_or_main_city_is_refused(
 @pytest.mark.parametrize(
     ("original", "candidate", "why"),
     [
+        # accepted in a demo run: mass is not size (Jupiter is both, a near miss need not be)
+        (
+            "What is the largest planet in the Solar System?",
+            "What is the most massive planet in our solar system?",
+            "asks 'most massive' where the original asks 'largest'",
+        ),
+        (
+            "Which is the biggest country in Africa?",
+            "Which African country is the most populous?",
+            "asks 'most populous' where the original asks 'biggest'",
+        ),
+        (
+            "What is the largest planet in the Solar System?",
+            "Which planet in the Solar System has the greatest diameter?",
+            None,
+        ),
+        ("What is the largest planet?", "Which planet is the biggest?", None),
+        ("What is the heaviest planet?", "Which planet is the most massive?", None),
+    ],
+)
+def test_size_asked_as_mass_or_people_is_refused(original: str, candidate: str, why: str) -> None:
+    assert direction_difference(original, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
         # accepted in a demo run: it asks whom the painter painted
         (
             "Who painted the Mona Lisa?",
