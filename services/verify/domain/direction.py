@@ -133,20 +133,22 @@ def _attribute_swapped(asked: list[str], reworded: list[str]) -> str | None:
 
 
 def _role_turned(asked: list[str], reworded: list[str]) -> str | None:
-    """Why the candidate asks whom a deed was done to where the original asks who did it."""
+    """Why the candidate asks whom (or what) a deed was done to where the original asks who did
+    it ("What did the author of Romeo and Juliet write?" for "Who wrote ...?")."""
     if len(asked) < 2 or asked[0] != "who" or asked[1] in AUXILIARIES:
         return None
     deed = asked[1]
     if (
         len(reworded) < 4
-        or reworded[0] not in ("who", "whom")
+        or reworded[0] not in ("who", "whom", "what")
         or reworded[1] not in ("did", "does")
     ):
         return None
     last = reworded[-1]
     if last.endswith("ing") or not same_word(last, deed):
         return None
-    return f"asks whom someone {deed} where the original asks who {deed}"
+    done_to = "what" if reworded[0] == "what" else "whom"
+    return f"asks {done_to} someone {deed} where the original asks who {deed}"
 
 
 def _asking_words(text: str) -> list[str]:

@@ -141,6 +141,13 @@ def test_size_asked_as_mass_or_people_is_refused(original: str, candidate: str, 
             "Who did Shakespeare write?",
             "asks whom someone wrote where the original asks who wrote",
         ),
+        # accepted in a demo run, answered "Romeo and Juliet" and counted as a conflict
+        (
+            "Who wrote the play Romeo and Juliet?",
+            "What did the author of Romeo and Juliet write?",
+            "asks what someone wrote where the original asks who wrote",
+        ),
+        ("Who wrote the play Romeo and Juliet?", "What writer did write Romeo and Juliet?", None),
         # who did it, asked in other words
         ("Who painted the Mona Lisa?", "Who did paint the Mona Lisa?", None),
         ("Who painted the Mona Lisa?", "Who did the painting of the Mona Lisa?", None),
