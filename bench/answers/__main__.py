@@ -249,7 +249,13 @@ def main() -> None:
     parser.add_argument(
         "--save-calibration", default=None, help="write the answer judge's calibration (JSON)"
     )
-    parser.add_argument("--keep-apart", type=float, default=0.95)
+    parser.add_argument(
+        "--keep-apart",
+        type=float,
+        default=0.97,
+        help="the share of different answers the calibrated threshold must keep apart (#27's "
+        "target: a merge hides an inconsistency from the metrics)",
+    )
     args = parser.parse_args()
     if args.no_judge or args.gateway_url:
         asyncio.run(run(args))
