@@ -408,16 +408,19 @@ def report(
     return "\n".join(out)
 
 
-def passed_changes(accepted: list[Pair], thresholds: Thresholds) -> str:
-    """Every meaning change the defaults accept, in full, for a reader to judge."""
-    changes = [p for p in accepted if not p.equivalent]
-    lines = [f"\nThe {len(changes)} meaning changes the defaults accept"]
-    for pair in changes:
-        lines.append(
-            f"- {pair.id} ({pair.kind}, judge {pair.judge or 0:.2f}): {pair.original!r} → "
-            f"{pair.candidate!r}"
-        )
+def listed(title: str, pairs: list[Pair], why: Callable[[Pair], str]) -> str:
+    """Pairs in full, each with why it is listed, for a reader to judge."""
+    lines = [f"\nThe {len(pairs)} {title}"]
+    lines += [f"- {p.id} ({p.kind}, {why(p)}): {p.original!r} → {p.candidate!r}" for p in pairs]
     return "\n".join(lines)
+
+
+def passed_changes(accepted: list[Pair], thresholds: Thresholds) -> str:
+    """Every meaning change the defaults accept."""
+    changes = [p for p in accepted if not p.equivalent]
+    return listed(
+        "meaning changes the defaults accept", changes, lambda p: f"judge {p.judge or 0:.2f}"
+    )
 
 
 def refusing_stage(pair: Pair, thresholds: Thresholds) -> str:
@@ -438,13 +441,11 @@ def refusing_stage(pair: Pair, thresholds: Thresholds) -> str:
 def refused_rewordings(judged: list[Pair], thresholds: Thresholds) -> str:
     """Every faithful rewording the defaults refuse, with the stage that refused it."""
     refused = [p for p in judged if p.equivalent and not defaults(thresholds)(p)]
-    lines = [f"\nThe {len(refused)} faithful rewordings the defaults refuse"]
-    for pair in refused:
-        lines.append(
-            f"- {pair.id} ({pair.kind}, {refusing_stage(pair, thresholds)}): "
-            f"{pair.original!r} → {pair.candidate!r}"
-        )
-    return "\n".join(lines)
+    return listed(
+        "faithful rewordings the defaults refuse",
+        refused,
+        lambda p: refusing_stage(p, thresholds),
+    )
 
 
 async def thresholds_of(
