@@ -686,20 +686,25 @@ _NICKNAMES = [frozenset(line.split()) for line in _NICKNAMES_TEXT.replace("\n", 
 _TITLES_TEXT = """
 president king queen prince princess emperor empress pope saint st sir dame lord lady
 general admiral captain colonel doctor dr mr mrs ms miss professor prof senator governor
-chancellor mount lake cape fort port san santa santo
+chancellor cardinal bishop father mother sister brother reverend rev rabbi imam sheikh mahatma
+judge justice chief mount lake cape fort port san santa santo
 """
 _TITLES = frozenset(_TITLES_TEXT.split())
 
 
 def _same_first_name(ours: str, theirs: str) -> bool | None:
     """Two first names before one surname: a name and its short form are one person ("Ted" /
-    "Edward"), two other names two people ("Neil" / "Louis"); a title, a name spelt another way
-    ("Dmitri" / "Dmitry") or one that begins the other ("Fred" / "Frederik") is left undecided."""
+    "Edward"), two other names two people ("Neil" / "Louis", "Bill" / "Hillary"). Left
+    undecided: a title ("President", "Mahatma"), a name spelt another way ("Dmitri" /
+    "Dmitry"), and two names with one first letter, which a short form or a transliteration
+    mostly keeps ("Abe" / "Abraham", "Jackie" / "Jacqueline", "Pyotr" / "Peter"). A nickname
+    that shares no letter with the name ("Buzz" / "Edwin" Aldrin, "Magic" / "Earvin" Johnson)
+    is split wrongly: the price of not asking the judge."""
     if _nicknamed(ours, theirs):
         return True
     if ours in _TITLES or theirs in _TITLES or not _other_words(ours, theirs):
         return None
-    return False
+    return None if ours[0] == theirs[0] else False
 
 
 def _nicknamed(ours: str, theirs: str) -> bool:

@@ -434,7 +434,7 @@ def refusing_stage(pair: Pair, thresholds: Thresholds) -> str:
     if pair.numbers_differ:
         return "numbers"
     if not cosine_ok(pair):
-        return f"cosine {pair.cosine:.2f}"
+        return f"cosine {pair.cosine:.3f}"
     return f"judge {pair.judge or 0:.2f} < {thresholds.judge.value:.2f}"
 
 

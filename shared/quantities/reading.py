@@ -26,28 +26,41 @@ def mentions(text: str, language: str = "en") -> list[Mention]:
     return _Reader(text, LEXICONS.get(language, LEXICONS["en"])).read()
 
 
+#: the largest Roman numeral rewritten for the embedding: "World War II", "Louis XIV"; "CLI",
+#: "CV" or "XL" after a name are more often letters than numbers
+_ROMAN_REWRITTEN = 39
+
+
 def numbers_in_digits(text: str, language: str = "en") -> str:
-    """``text`` (Unicode-normalised) with every whole number written in words or Roman numerals
-    rewritten in digits: "twenty fourteen" → "2014", "World War II" → "World War 2". Ordinals,
-    amounts and soft words ("one") stay as written."""
+    """``text`` (Unicode-normalised) with each whole number written in cardinal words or a
+    small Roman numeral rewritten in digits: "twenty fourteen" → "2014", "World War II" →
+    "World War 2". Digits ("the 1990s", "5 million"), ordinals, multiples and fractions
+    ("twice", "half"), amounts and soft words ("one") stay as written."""
+    lexicon = LEXICONS.get(language, LEXICONS["en"])
     normalised = normalized_text(text)
     pieces, at = [], 0
     for mention in mentions(normalised, language):
-        value = next(iter(mention.values)) if len(mention.values) == 1 else None
-        if (
-            mention.span is None
-            or mention.soft
-            or mention.ordinal
-            or mention.dimension is not None
-            or not isinstance(value, Fraction)
-            or value.denominator != 1
-            or not any(char.isalpha() for char in mention.written)
-        ):
+        if mention.span is None or not _written_cardinal(mention, lexicon):
             continue
         start, end = mention.span
-        pieces += [normalised[at:start], str(value)]
+        pieces += [normalised[at:start], str(next(iter(mention.values)))]
         at = end
     return "".join(pieces) + normalised[at:]
+
+
+def _written_cardinal(mention: Mention, lexicon: Lexicon) -> bool:
+    """A plain whole number written in words or as a small Roman numeral."""
+    if mention.soft or mention.ordinal or mention.dimension is not None:
+        return False
+    if len(mention.values) != 1 or any(char.isdigit() for char in mention.written):
+        return False
+    value = next(iter(mention.values))
+    if not isinstance(value, Fraction) or value.denominator != 1:
+        return False
+    if ROMAN_NUMERAL.fullmatch(mention.written):
+        return value <= _ROMAN_REWRITTEN
+    words = re.findall(r"[^\W\d_]+", mention.written.lower())
+    return bool(words) and not any(word in lexicon.values for word in words)
 
 
 _TOKEN = re.compile(r"(?P<num>(?<![\w.])\.\d+|\d+(?:[.,]\d+)*)|(?P<word>[^\W\d_]+)|(?P<sym>\S)")

@@ -372,6 +372,10 @@ CAPITAL = "What is the capital of France?"
         ("Who freed the slaves?", "President Lincoln", "Abraham Lincoln", True, "short name"),
         ("Who wrote it?", "Dmitri Shostakovich", "Dmitry Shostakovich", None, "undecided"),
         ("Who wrote it?", "Fyodor Dostoevsky", "Fedor Dostoevsky", None, "undecided"),
+        ("Who freed the slaves?", "Abe Lincoln", "Abraham Lincoln", None, "undecided"),
+        ("Who composed it?", "Pyotr Tchaikovsky", "Peter Tchaikovsky", None, "undecided"),
+        ("Who led the march?", "Mahatma Gandhi", "Mohandas Gandhi", None, "undecided"),
+        ("Who was first lady?", "Jackie Kennedy", "Jacqueline Kennedy", None, "undecided"),
         ("Who directed it?", "Dmitri Skobeltsyn", "Dmitri V. Skobeltsyn", None, "undecided"),
         # two names that differ in their last word only, unless it is spelt two ways
         ("In which city is the bridge?", "San Francisco", "San Diego", False, "middle names"),

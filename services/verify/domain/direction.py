@@ -14,9 +14,11 @@ The same holds for a change of state dropped ("At what temperature does water bo
 hot is water at sea level?", accepted in several demo runs: boil, freeze and melt in any form),
 for a capital asked as the largest or main city ("What is the capital city of Australia?" →
 "What is the main city in Australia?", accepted in a demo run: a country's capital is often not
-its largest city), and for who did a thing and whom it was done to: "Who painted the Mona
-Lisa?" → "Who did the Mona Lisa's creator paint?" (accepted in a demo run). A candidate is
-refused when the original asks "Who <verb> ...?" and the candidate asks "Who did ... <the
+its largest city), for size asked as mass ("the most massive planet" for "the largest
+planet"), and for who did a thing and whom or what it was done to: "Who painted the Mona
+Lisa?" → "Who did the Mona Lisa's creator paint?", "Who wrote Romeo and Juliet?" → "What did
+the author of Romeo and Juliet write?" (each accepted in a demo run). A candidate is refused
+when the original asks "Who <verb> ...?" and the candidate asks "Who (or What) did ... <the
 verb>?", the verb its last word and not right after "did" ("Who did paint it?" still asks the
 painter).
 """
@@ -79,9 +81,10 @@ _CONFUSED_WITH = {
         "biggest town",
         "main town",
     ),
-    # size asked as mass or as people ("the most massive planet" for "the largest planet")
-    "largest": ("most massive", "heaviest", "most populous", "most populated"),
-    "biggest": ("most massive", "heaviest", "most populous", "most populated"),
+    # size asked as mass ("the most massive planet" for "the largest planet"); not people: "the
+    # largest city" is usually the most populous one
+    "largest": ("most massive", "heaviest"),
+    "biggest": ("most massive", "heaviest"),
 }
 #: a change of state a question asks about: a rewording without it asks about the thing itself
 #: ("At what temperature does water boil?" → "How hot is water?")

@@ -110,9 +110,14 @@ def test_a_capital_asked_as_the_largest_or_main_city_is_refused(
             "asks 'most massive' where the original asks 'largest'",
         ),
         (
-            "Which is the biggest country in Africa?",
-            "Which African country is the most populous?",
-            "asks 'most populous' where the original asks 'biggest'",
+            "Which is the biggest animal alive?",
+            "Which living animal is the heaviest?",
+            "asks 'heaviest' where the original asks 'biggest'",
+        ),
+        (
+            "What is the largest city in Australia?",
+            "Which Australian city is the most populous?",
+            None,
         ),
         (
             "What is the largest planet in the Solar System?",
@@ -123,7 +128,7 @@ def test_a_capital_asked_as_the_largest_or_main_city_is_refused(
         ("What is the heaviest planet?", "Which planet is the most massive?", None),
     ],
 )
-def test_size_asked_as_mass_or_people_is_refused(original: str, candidate: str, why: str) -> None:
+def test_size_asked_as_mass_is_refused(original: str, candidate: str, why: str) -> None:
     assert direction_difference(original, candidate) == why
 
 
