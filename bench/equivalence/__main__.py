@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import random
 import sys
 import time
@@ -434,7 +435,7 @@ def refusing_stage(pair: Pair, thresholds: Thresholds) -> str:
     if pair.numbers_differ:
         return "numbers"
     if not cosine_ok(pair):
-        return f"cosine {pair.cosine:.3f}"
+        return f"cosine {math.floor(pair.cosine * 1000) / 1000:.3f} < {EMBEDDING}"  # not rounded up
     return f"judge {pair.judge or 0:.2f} < {thresholds.judge.value:.2f}"
 
 
