@@ -411,19 +411,26 @@ def _stated_numbers(
 _HOW_MANY = re.compile(r"\b(?:how\s+many|quant[ie])\s+([^\W\d_]+)", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=256)
+def _asked_unit(question: str, language: str) -> str | None:
+    """The unit a "how many ...?" question asks for, when the number reader knows it as an
+    amount (money, time): "cents" in "How many cents is a quarter worth?"."""
+    asked = _HOW_MANY.search(question)
+    if asked is None:
+        return None
+    probe = mentions(f"2 {asked.group(1)}", language)
+    return asked.group(1) if probe and probe[0].dimension is not None else None
+
+
 def _in_the_asked_unit(question: str, answer: str, language: str) -> str:
     """A bare number answers in the unit the question asks for: to "How many cents is a
     quarter worth?", "twenty-five" is "twenty-five cents", the same as "$0.25"."""
-    asked = _HOW_MANY.search(question)
-    if asked is None:
+    unit = _asked_unit(question, language)
+    if unit is None:
         return answer
-    unit = asked.group(1)
     found = mentions(answer, language)
     bare = len(found) == 1 and found[0].dimension is None
     if not bare or normalize_factual(found[0].written) != normalize_factual(answer):
-        return answer
-    probe = mentions(f"2 {unit}", language)
-    if not probe or probe[0].dimension is None:
         return answer
     return f"{answer.strip().rstrip('.!')} {unit}"
 
@@ -648,7 +655,7 @@ def _by_middle_names(question: str, first: str, second: str) -> bool | None:
     one; two names that differ only in their last word are two ("San Francisco" / "San Diego"),
     unless it is one word spelt two ways ("Hasnain Masoodi" / "Hasnain Masudi"); a first name and
     its short form ("Ted Heath" / "Edward Heath") are one, two other first names two people
-    ("Neil Armstrong" / "Louis Armstrong"), unless one is a title ("President Lincoln"). A name
+    ("Neil Armstrong" / "Louis Armstrong"; see ``_same_first_name`` for what is left open). A name
     without middle names is left to the judge ("John Adams" / "John Quincy Adams" are father
     and son)."""
     ours, theirs = _name(question, first), _name(question, second)
@@ -682,14 +689,15 @@ timothy tim; william bill billy will willie
 _NICKNAMES = [frozenset(line.split()) for line in _NICKNAMES_TEXT.replace("\n", " ").split(";")]
 
 
-#: words that stand before a name in place of a first name ("President Lincoln")
-_TITLES_TEXT = """
-president king queen prince princess emperor empress pope saint st sir dame lord lady
-general admiral captain colonel doctor dr mr mrs ms miss professor prof senator governor
-chancellor cardinal bishop father mother sister brother reverend rev rabbi imam sheikh mahatma
-judge justice chief mount lake cape fort port san santa santo
+#: words a name may open with in place of a first name, beyond the titles ``_FILLER`` drops
+#: from every answer ("Sir", "President"): these stay in an answer's core, as "Pope Francis"
+#: and "Mount Everest" need them, but are no first name ("Pope Francis" / "Jorge Francis")
+_NOT_FIRST_NAMES_TEXT = """
+prince princess emperor empress pope general admiral captain colonel doctor miss senator
+governor chancellor cardinal bishop father mother sister brother reverend rev rabbi imam
+sheikh mahatma judge justice chief mount lake cape fort port san santa santo
 """
-_TITLES = frozenset(_TITLES_TEXT.split())
+_NOT_FIRST_NAMES = frozenset(_NOT_FIRST_NAMES_TEXT.split())
 
 
 def _same_first_name(ours: str, theirs: str) -> bool | None:
@@ -702,7 +710,7 @@ def _same_first_name(ours: str, theirs: str) -> bool | None:
     is split wrongly: the price of not asking the judge."""
     if _nicknamed(ours, theirs):
         return True
-    if ours in _TITLES or theirs in _TITLES or not _other_words(ours, theirs):
+    if {ours, theirs} & _NOT_FIRST_NAMES or not _other_words(ours, theirs):
         return None
     return None if ours[0] == theirs[0] else False
 

@@ -404,7 +404,7 @@ def report(
         f"{sum(p.equivalent for p in removed)} faithful rewordings."
     )
     out.append(by_kind("Per kind, at the defaults", judged, defaults(thresholds)))
-    out.append(passed_changes(accepted, thresholds))
+    out.append(passed_changes(accepted))
     out.append(refused_rewordings(judged, thresholds))
     return "\n".join(out)
 
@@ -416,7 +416,7 @@ def listed(title: str, pairs: list[Pair], why: Callable[[Pair], str]) -> str:
     return "\n".join(lines)
 
 
-def passed_changes(accepted: list[Pair], thresholds: Thresholds) -> str:
+def passed_changes(accepted: list[Pair]) -> str:
     """Every meaning change the defaults accept."""
     changes = [p for p in accepted if not p.equivalent]
     return listed(
