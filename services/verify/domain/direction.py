@@ -20,7 +20,8 @@ Lisa?" → "Who did the Mona Lisa's creator paint?", "Who wrote Romeo and Juliet
 the author of Romeo and Juliet write?" (each accepted in a demo run). A candidate is refused
 when the original asks "Who <verb> ...?" and the candidate asks "Who (or What) did ... <the
 verb>?", the verb its last word and not right after "did" ("Who did paint it?" still asks the
-painter).
+painter). And a count of another thing: "What is the total number of coins Gretchen has ...?"
+for "How many gold coins does Gretchen have?" (accepted in a demo run).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ _ENDS = [
 #: a word after one of these names the other end of its scale
 _TURNING = frozenset({"least", "less", "not", "no", "never"})
 _WORD = re.compile(r"[a-z]+")
+_WORD_OR_NUMBER = re.compile(r"[a-z]+|\d+(?:[.,]\d+)*")
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")
 #: what a question may ask and the words a small generator puts in its place, though they ask
 #: another thing
@@ -92,6 +94,41 @@ _CHANGES_OF_STATE_TEXT = (
     "boil boils boiled boiling | freeze freezes froze frozen freezing | melt melts melted melting"
 )
 _CHANGES_OF_STATE = [frozenset(forms.split()) for forms in _CHANGES_OF_STATE_TEXT.split("|")]
+#: the words that introduce a count in a rewording ("how many", "the number of", ...)
+_COUNTING_MARKERS = (
+    ("how", "many"),
+    ("number", "of"),
+    ("amount", "of"),
+    ("quantity", "of"),
+    ("count", "of"),
+)
+#: words of a counted phrase that do not say which things are counted
+_COUNT_FILLERS = frozenset(["of", "the", "a", "an", "total", "all"])
+#: where the thing "how many" counts ends (besides a verb): a pronoun or a preposition
+_PHRASE_ENDS = frozenset(
+    [
+        "he",
+        "she",
+        "it",
+        "they",
+        "we",
+        "you",
+        "i",
+        "there",
+        "in",
+        "on",
+        "at",
+        "for",
+        "from",
+        "to",
+        "per",
+        "by",
+        "with",
+        "after",
+        "before",
+        "if",
+    ]
+)
 
 
 def direction_difference(original: str, candidate: str) -> str | None:
@@ -110,6 +147,9 @@ def direction_difference(original: str, candidate: str) -> str | None:
         _attribute_swapped(asked, reworded)
         or _change_of_state_dropped(asked, reworded)
         or _role_turned(asked, reworded)
+        or _counted_thing_changed(
+            _asking_words(original, _WORD_OR_NUMBER), _asking_words(candidate, _WORD_OR_NUMBER)
+        )
     )
 
 
@@ -154,10 +194,71 @@ def _role_turned(asked: list[str], reworded: list[str]) -> str | None:
     return f"asks {done_to} someone {deed} where the original asks who {deed}"
 
 
-def _asking_words(text: str) -> list[str]:
+def _counted_thing_changed(asked: list[str], reworded: list[str]) -> str | None:
+    """Why the candidate counts another thing than the original ("the number of coins" where
+    the original asks "how many gold coins"): the candidate counts the original's thing but
+    without one of the words that said which. Undecided (None) when the candidate counts
+    nothing, or something the original does not name."""
+    phrase = _counted_phrase(asked)
+    # "bottles of water", "pounds of candy": the unit is what is counted, and what it holds may
+    # be said in other words ("water bottles", "pounds of sweets", "the number of skeins")
+    counted = _naming_words(phrase[: phrase.index("of")] if "of" in phrase else phrase)
+    if len(counted) < 2:
+        return None
+    head, width = counted[-1], len(phrase) + 3
+    # a few words before the marker too: "the total number of action figures"
+    windows = [reworded[max(0, start - 5) : start + width] for start in _counting_starts(reworded)]
+    if not windows or any(_names_all(window, counted) for window in windows):
+        return None
+    if not any(_names_all(window, [head]) for window in windows):
+        return None
+    missing = " ".join(word for word in counted if not any(_names_all(w, [word]) for w in windows))
+    return f"counts '{head}' without '{missing}': the original asks how many {' '.join(phrase)}"
+
+
+def _naming_words(phrase: list[str]) -> list[str]:
+    """The words of a counted phrase that say which things are counted: not "of", "the" or
+    "total", not a number nor the unit written with it ("30-minute episodes": a number's
+    change is the numbers check's business)."""
+    words = []
+    for index, word in enumerate(phrase):
+        after_number = index > 0 and phrase[index - 1][0].isdigit()
+        if word in _COUNT_FILLERS or word[0].isdigit() or after_number:
+            continue
+        words.append(word)
+    return words
+
+
+def _counted_phrase(words: list[str]) -> list[str]:
+    """What "how many ..." counts ("gold coins" in "how many gold coins does she have"): the
+    words after it up to a verb or a pronoun, at most four."""
+    for start in _counting_starts(words, markers=(("how", "many"),)):
+        phrase: list[str] = []
+        for word in words[start:]:
+            if word in AUXILIARIES or word in _PHRASE_ENDS:
+                break
+            phrase.append(word)
+        return phrase if len(phrase) <= 4 else []
+    return []
+
+
+def _counting_starts(
+    words: list[str], markers: tuple[tuple[str, str], ...] = _COUNTING_MARKERS
+) -> list[int]:
+    """Where the counted thing starts after each "how many" (or "the number of", ...)."""
+    return [
+        index + 2 for index in range(len(words) - 1) if (words[index], words[index + 1]) in markers
+    ]
+
+
+def _names_all(window: list[str], wanted: list[str]) -> bool:
+    return all(any(same_word(word, seen) for seen in window) for word in wanted)
+
+
+def _asking_words(text: str, word: re.Pattern[str] = _WORD) -> list[str]:
     sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip()]
     asking = [s for s in sentences if "?" in s] or sentences or [text]
-    return _WORD.findall(asking[-1].lower())
+    return word.findall(asking[-1].lower())
 
 
 def _ends_named(

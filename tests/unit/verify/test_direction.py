@@ -185,3 +185,55 @@ async def test_the_stage_refuses_before_the_costly_ones_and_can_be_turned_off() 
     )
     unchecked = await verify(off, judge=None, semantic=None)
     assert unchecked.results[0].accepted and "direction" not in unchecked.stages_run
+
+
+GRETCHEN = (
+    "Gretchen has 110 coins. There are 30 more gold coins than silver coins. How many gold coins "
+    "does Gretchen have?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a demo run (judge and cosine passed it): it asks for all her coins
+        (
+            GRETCHEN,
+            "What is the total number of coins Gretchen has, given that there are 30 more gold "
+            "coins than silver coins and she has a total of 110 coins?",
+            "counts 'coins' without 'gold': the original asks how many gold coins",
+        ),
+        (
+            "Two thirds of the Scottish unicorns are female. How many female Scottish unicorns "
+            "are there?",
+            "Two thirds of the Scottish unicorns are female. How many unicorns are there?",
+            "counts 'unicorns' without 'female scottish': the original asks how many female "
+            "scottish unicorns",
+        ),
+        # the same thing counted in other words
+        (GRETCHEN, "Tell me the number of gold coins Gretchen owns, with 110 coins in all.", None),
+        (GRETCHEN, "She has 110 coins, 30 more gold than silver: how many of them are gold?", None),
+        (GRETCHEN, "How many coins of gold does Gretchen own?", None),
+        (GRETCHEN, "Could you work out Gretchen's gold coins?", None),  # counts nothing: undecided
+        # a unit's contents may be said otherwise; a unit in other words is left undecided
+        ("How many bottles of water does he drink?", "How many water bottles does he drink?", None),
+        ("How many skeins of wool will she buy?", "What number of skeins will she buy?", None),
+        ("How many pans worth of cupcakes?", "How many trays of cupcakes will she bake?", None),
+        # a number and the unit written with it are the numbers check's business
+        (
+            "How many 30-minute episodes did he watch?",
+            "How many half-hour episodes did he watch?",
+            None,
+        ),
+        (
+            "How many total action figures will he have?",
+            "The total number of action figures?",
+            None,
+        ),
+        ("How many of the cards had a D?", "How many cards had a D on them?", None),
+    ],
+)
+def test_a_count_of_another_thing_is_refused(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert direction_difference(original, candidate) == why
