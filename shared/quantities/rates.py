@@ -24,7 +24,8 @@ _OWNER = rf"(?P<owner>(?:{_WORD} ){{0,2}}?{_WORD})"
 _COUNTED = rf"(?P<n>{_NUMBER}) (?P<counted>[a-z]+(?: [a-z]+)?)"
 _HOLDS = (
     r"(?:has|have|having|had|with|contains?|containing|holds?|holding|carr(?:y|ies|ying)|"
-    r"bears?|bearing|produces?|producing|gets?|getting|grows?|growing|needs?|needing)"
+    r"bears?|bearing|produces?|producing|gets?|getting|grows?|growing|needs?|needing|"
+    r"consists? of|consisting of|compris(?:es|ing)|made up of)"
 )
 _RATES = (
     # each rose bush has 25 roses; each of Dan's 3 rose bushes contains 25 roses

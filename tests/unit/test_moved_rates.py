@@ -38,6 +38,13 @@ BOXES = "A shop has 6 boxes. Every box holds 12 pens and each pen costs $2. What
             "has 25 roses?",
             'gives "8 thorns" each to "bushes", where the original gives them to "rose"',
         ),
+        # accepted in a demo run (every rose "consisting of 25 roses")
+        (
+            ROSES,
+            "Calculate the sum of thorns in 3 rose bushes, each rose consisting of 25 roses, and "
+            "every rose bearing 8 thorns.",
+            'gives "25 roses" each to "rose", where the original gives them to "bush"',
+        ),
         (
             BOXES,
             "The shop's 6 boxes each hold 12 pens; each box costs $2. What are they worth?",
