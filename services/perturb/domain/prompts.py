@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from steadfast.services.perturb.domain.words_to_replace import words_to_replace
 from steadfast.shared.contracts.gateway import ChatMessage
 from steadfast.shared.contracts.perturb import Tone
 from steadfast.shared.language import language_name
 
-PARAPHRASE_PROMPT_VERSION = "paraphrase-v6"
+PARAPHRASE_PROMPT_VERSION = "paraphrase-v7"
 DISTRACTOR_PROMPT_VERSION = "distractor-v1"
 
 #: docs/method.md §1.1: one is chosen at random for each plain candidate
@@ -50,13 +51,14 @@ _PARAPHRASE_SYSTEM = (
 
 # a short example teaches the small local model the format; generic on purpose. The question
 # comes last: after a message ending "Rewordings: 3" the local model sometimes replied "3" and
-# nothing more (one call in every demo set; 1 of 24 sampled calls, 0 of 24 with the count first)
-_PARAPHRASE_EXAMPLE = (
-    "Rewordings: 3\nStyle: change clause order\n"
-    "Question to rewrite: Tom has 3 apples and buys 5 more. How many apples does he have now?",
-    "1. After buying 5 more apples, how many does Tom have, if he started with 3?\n"
-    "2. How many apples does Tom own now, given that he had 3 and bought 5 more?\n"
-    "3. Tell me how many apples Tom has once he adds 5 to the 3 he had.",
+# nothing more (one call in every demo set; 1 of 24 sampled calls, 0 of 24 with the count first).
+# Its rewordings replace every word the request names (a test holds them to it)
+PARAPHRASE_EXAMPLE_QUESTION = "Tom has 3 apples and buys 5 more. How many apples does he have now?"
+PARAPHRASE_EXAMPLE_REPLY = (
+    "1. After buying 5 more apples, what number of apples is Tom left with, if he started with "
+    "3?\n"
+    "2. Tom owns 3 apples and then buys 5 more; what is his apple count now?\n"
+    "3. Tell me the total of Tom's apples once he adds 5 to the 3 he held."
 )
 
 
@@ -78,19 +80,34 @@ def paraphrase_messages(
     feedback: str | None = None,
 ) -> list[ChatMessage]:
     """Messages asking for ``count`` rewordings in one style (exactly one of ``hint`` and
-    ``tone``); ``feedback`` says why earlier rewordings were rejected."""
-    example_user, example_reply = _PARAPHRASE_EXAMPLE
+    ``tone``); ``feedback`` says why earlier rewordings were rejected. Each request names the
+    words of the question to replace (:func:`words_to_replace`)."""
     avoid = f"\nEarlier rewordings were rejected: {feedback}" if feedback else ""
     content = (
         f"Rewordings: {count}\nStyle: {style_of(hint, tone)}{avoid}{_language_line(language)}"
-        f"\nQuestion to rewrite: {question}"
+        f"{_replace_line(question)}\nQuestion to rewrite: {question}"
+    )
+    example = (
+        "Rewordings: 3\nStyle: change clause order"
+        f"{_replace_line(PARAPHRASE_EXAMPLE_QUESTION)}"
+        f"\nQuestion to rewrite: {PARAPHRASE_EXAMPLE_QUESTION}"
     )
     return [
         ChatMessage(role="system", content=_PARAPHRASE_SYSTEM),
-        ChatMessage(role="user", content=example_user),
-        ChatMessage(role="assistant", content=example_reply),
+        ChatMessage(role="user", content=example),
+        ChatMessage(role="assistant", content=PARAPHRASE_EXAMPLE_REPLY),
         ChatMessage(role="user", content=content),
     ]
+
+
+def _replace_line(question: str) -> str:
+    words = words_to_replace(question)
+    listed = ", ".join(f'"{word}"' for word in words)
+    return (
+        f"\nReplace these words with others, keeping every name and number: {listed}"
+        if words
+        else ""
+    )
 
 
 #: why a round's candidates were rejected, as the next round's requests are told (by the stage

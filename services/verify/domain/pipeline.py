@@ -11,7 +11,6 @@ from typing import Literal
 from steadfast.services.verify.domain.direction import direction_difference
 from steadfast.services.verify.domain.form import form_difference
 from steadfast.services.verify.domain.judge import Judge, JudgeOutcome, JudgeUnavailable
-from steadfast.services.verify.domain.lexical import overlap
 from steadfast.services.verify.domain.prompts import JudgePrompt
 from steadfast.services.verify.domain.semantic import SemanticStage
 from steadfast.shared.contracts.base import Task
@@ -26,6 +25,7 @@ from steadfast.shared.contracts.verify import (
     VerifyResponse,
 )
 from steadfast.shared.http_client import ServiceCallError
+from steadfast.shared.lexical import overlap
 from steadfast.shared.metering import MeteredCaller, sum_calls
 from steadfast.shared.quantities.invariance import quantity_difference
 

@@ -99,7 +99,7 @@ async def test_a_call_writes_several_candidates_and_the_round_stops_once_the_set
     kinds = [p.kind for p in result.accepted]
     assert kinds == ["plain"] * 7 + ["toned"] * 3
     for paraphrase in result.accepted:
-        assert paraphrase.prompt_version == PARAPHRASE_PROMPT_VERSION == "paraphrase-v6"
+        assert paraphrase.prompt_version == PARAPHRASE_PROMPT_VERSION == "paraphrase-v7"
         assert paraphrase.generator == "local"
         assert (paraphrase.hint in HINTS) == (paraphrase.kind == "plain")
         assert (paraphrase.tone in TONES) == (paraphrase.kind == "toned")
