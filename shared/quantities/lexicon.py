@@ -109,6 +109,9 @@ def _english() -> Lexicon:
         "treble": Fraction(3),
         "quadruple": Fraction(4),
         "quadrupled": Fraction(4),
+        "twofold": Fraction(2),
+        "threefold": Fraction(3),
+        "fourfold": Fraction(4),
         "both": Fraction(2),
     }
     return Lexicon(

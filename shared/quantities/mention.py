@@ -23,8 +23,13 @@ class Mention:
     #: where it stands in the text as read (Unicode-normalised), and whether it is an ordinal
     span: tuple[int, int] | None = field(default=None, compare=False)
     ordinal: bool = field(default=False, compare=False)
+    #: a multiplier ("twice", "double", "3 times"): it matches only another multiplier, so
+    #: "half that much, white twice the blue" does not stand in for "2 bolts ... half that much"
+    multiple: bool = False
 
     def matches(self, other: Mention) -> bool:
+        if self.multiple != other.multiple:
+            return False
         if self.values & other.values:
             return True
         same_dimension = self.dimension is not None and self.dimension == other.dimension

@@ -80,6 +80,11 @@ _DETERMINERS = frozenset(
 
 _DEFINITE = frozenset({"the", "il", "lo", "la", "l"})
 _ORDINAL_SUFFIXES = frozenset({"st", "nd", "rd", "th", "o", "a"})
+#: a number before one of these is a multiplier ("3 times as many", "tre volte tanto")
+_TIMES = frozenset({"times", "volte"})
+_HOW_OFTEN = frozenset({"a", "an", "per", "each", "every", "al", "all", "alla", "ogni"})
+#: the multipliers that also say how often ("twice a day")
+_TIMES_WORDS = frozenset({"twice", "thrice"})
 
 
 @dataclass(frozen=True)
@@ -410,8 +415,32 @@ class _Reader:
         end = self.tokens[self._after(core) - 1].end
         written = self.text[first.start : end]
         return Mention(
-            written, values, dimension, base, core.soft, (first.start, end), core.ordinal
+            written,
+            values,
+            dimension,
+            base,
+            core.soft,
+            (first.start, end),
+            core.ordinal,
+            self._multiple(core),
         )
+
+    def _multiple(self, core: _Core) -> bool:
+        """ "twice", "doppio", "3 times", "tre volte": a multiplier, not a count."""
+        if core.ordinal or core.soft:
+            return False
+        word = self._word(core.start)
+        if core.end == core.start + 1 and self.lexicon.values.get(word, Fraction(0)) >= 2:
+            if word not in _TIMES_WORDS:  # "double", "twofold": a multiplier whatever follows
+                return True
+            following = core.end
+        elif self._word(core.end) in _TIMES:
+            following = core.end + 1
+        else:
+            return False
+        # "twice a day", "3 times a week": how often, which "two times a day" and "3 days a
+        # week" say too
+        return self._word(following) not in _HOW_OFTEN
 
     def _negated(self, start: int) -> bool:
         if self._word(start - 1) in _NEGATORS:

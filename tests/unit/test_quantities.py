@@ -105,6 +105,14 @@ def test_italian_numbers_are_read_as_values(text: str, expected: list[set[object
         ("the 2021-2022 season", "the 2021–22 season"),
         ("When did world war 2 end?", "When did World War II end?"),
         ("When did World War II end?", "When did the Second World War end?"),
+        # a multiplier written another way
+        ("Sam has twice as many as Tom.", "Sam has 2 times as many as Tom."),
+        ("Sam has twice as many as Tom.", "Sam has double what Tom has."),
+        ("It doubles its height every day.", "Its height grows twofold each day."),
+        ("Ha il doppio dei libri.", "Ha due volte i libri."),
+        # how often: "twice a day" is "two times a day", "3 days a week" is "three times a week"
+        ("She feeds them twice a day.", "She feeds them two times a day."),
+        ("It is rented 3 days a week.", "It is rented three times a week."),
     ],
 )
 def test_the_same_quantities_written_differently_agree(original: str, candidate: str) -> None:
@@ -131,6 +139,19 @@ def test_the_same_quantities_written_differently_agree(original: str, candidate:
         ("a third of them", "a quarter of them", 'missing "a third"; added "a quarter"'),
         ("It is -3.", "It is 3.", 'missing "-3"; added "3"'),
         ("He ate 9 of them.", "He ate 9 of them in 2 hours.", 'added "2 hours"'),
+        # a multiplier is no count: a bench run accepted the first (turned round, "twice"
+        # standing in for "2 bolts")
+        (
+            "A robe takes 2 bolts of blue fiber and half that much white fiber.",
+            "A robe needs blue fiber, half the bolts of the white, and white fiber twice the blue.",
+            'missing "2"; added "twice"',
+        ),
+        (
+            "Seth is twice as old as Brooke. In 2 years",
+            "Seth is twice as old. In several years",
+            'missing "2 years"',
+        ),
+        ("It costs 2 dollars.", "It costs double.", 'missing "2 dollars"; added "double"'),
     ],
 )
 def test_a_dropped_changed_or_added_quantity_is_named(
