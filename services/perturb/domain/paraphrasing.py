@@ -250,25 +250,27 @@ class ParaphraseBuilder:
         run: ParaphraseRun, spec: CallSpec, language: str | None, limit: asyncio.Semaphore
     ) -> str:
         request = run.request
-        messages = paraphrase_messages(
-            request.question,
-            count=spec.count,
-            hint=spec.hint,
-            tone=spec.tone,
-            language=language,
-            feedback=spec.feedback,
-        )
-        generate = GenerateRequest(
-            model=request.generator,
-            messages=messages,
-            temperature=request.temperature,
-            # a numbered line each, a little longer than the question at most
-            max_tokens=min(4096, spec.count * (24 + len(request.question) // 3)),
-            seed=spec.seed,
-            sample_index=spec.sample_index,
-            cache=request.cache,
-        )
         async with limit:
+            # written once a slot is free, so it names what was accepted while the call waited
+            messages = paraphrase_messages(
+                request.question,
+                count=spec.count,
+                hint=spec.hint,
+                tone=spec.tone,
+                language=language,
+                feedback=spec.feedback,
+                accepted=[paraphrase.text for paraphrase in run.progress.selection()],
+            )
+            generate = GenerateRequest(
+                model=request.generator,
+                messages=messages,
+                temperature=request.temperature,
+                # a numbered line each, a little longer than the question at most
+                max_tokens=min(4096, spec.count * (24 + len(request.question) // 3)),
+                seed=spec.seed,
+                sample_index=spec.sample_index,
+                cache=request.cache,
+            )
             response = await run.model.generate(generate)
         return response.text
 

@@ -13,6 +13,8 @@ from steadfast.shared.contracts.perturb import Tone
 from steadfast.shared.language import language_name
 
 PARAPHRASE_PROMPT_VERSION = "paraphrase-v7"
+#: the accepted rewordings a request names at most (the latest), to keep the prompt short
+MOST_ACCEPTED_SHOWN = 4
 DISTRACTOR_PROMPT_VERSION = "distractor-v1"
 
 #: docs/method.md §1.1: one is chosen at random for each plain candidate
@@ -78,11 +80,16 @@ def paraphrase_messages(
     tone: Tone | None,
     language: str | None,
     feedback: str | None = None,
+    accepted: list[str] | None = None,
 ) -> list[ChatMessage]:
     """Messages asking for ``count`` rewordings in one style (exactly one of ``hint`` and
-    ``tone``); ``feedback`` says why earlier rewordings were rejected. Each request names the
+    ``tone``); ``feedback`` says why earlier rewordings were rejected, ``accepted`` which ones
+    the set has (new ones must differ from them as from the question). Each request names the
     words of the question to replace (:func:`words_to_replace`)."""
     avoid = f"\nEarlier rewordings were rejected: {feedback}" if feedback else ""
+    if accepted:
+        shown = "; ".join(f'"{text}"' for text in accepted[-MOST_ACCEPTED_SHOWN:])
+        avoid += f"\nAlready accepted, so word yours differently from these too: {shown}"
     content = (
         f"Rewordings: {count}\nStyle: {style_of(hint, tone)}{avoid}{_language_line(language)}"
         f"{_replace_line(question)}\nQuestion to rewrite: {question}"

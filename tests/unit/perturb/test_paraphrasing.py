@@ -26,6 +26,7 @@ from steadfast.services.perturb.domain.paraphrasing import ParaphraseBuilder
 from steadfast.services.perturb.domain.prompts import (
     FEEDBACK,
     HINTS,
+    MOST_ACCEPTED_SHOWN,
     PARAPHRASE_PROMPT_VERSION,
     TONES,
     paraphrase_messages,
@@ -618,3 +619,29 @@ def test_the_generator_is_told_the_count_first_and_the_question_last() -> None:
     assert all(text.startswith("Rewordings: 3\nStyle: ") for text in users)
     assert users[-1].endswith("\nQuestion to rewrite: Who wrote Hamlet?")
     assert "rejected: too close" in users[-1] and "in Italian." in users[-1]
+
+
+async def test_a_later_call_names_the_paraphrases_already_accepted() -> None:
+    """New rewordings must differ from the accepted ones as from the question (METHOD's
+    lexical filter): each call is told the set's paraphrases so far."""
+    builder, gateway, _ = _builder(accept=lambda text: text.endswith(" 1"))
+    request = ParaphraseRequest(
+        question=QUESTION, k=3, seed=2, plain_per_round=4, toned_per_round=0, max_candidates=40
+    )
+    result = await builder.build(request)
+    assert result.complete and len(gateway.requests) == 3  # one accepted a call
+    first, second, third = (user_text(r) for r in gateway.requests)
+    assert "Already accepted" not in first
+    one, two, _ = (paraphrase.text for paraphrase in result.accepted)
+    assert f'"{one}"' in second and two not in second
+    assert f'"{one}"; "{two}"' in third
+
+
+def test_only_the_latest_accepted_paraphrases_are_named() -> None:
+    accepted = [f"Rewording number {n}?" for n in range(1, 7)]
+    messages = paraphrase_messages(
+        QUESTION, count=3, hint="compress slightly", tone=None, language=None, accepted=accepted
+    )
+    request = messages[-1].content
+    shown = [text for text in accepted if f'"{text}"' in request]
+    assert shown == accepted[-MOST_ACCEPTED_SHOWN:]
