@@ -21,7 +21,9 @@ the author of Romeo and Juliet write?" (each accepted in a demo run). A candidat
 when the original asks "Who <verb> ...?" and the candidate asks "Who (or What) did ... <the
 verb>?", the verb its last word and not right after "did" ("Who did paint it?" still asks the
 painter). And a count of another thing: "What is the total number of coins Gretchen has ...?"
-for "How many gold coins does Gretchen have?" (accepted in a demo run).
+for "How many gold coins does Gretchen have?" (accepted in a demo run). And what a short question
+asks about dropped: "What is the chemical symbol of the precious metal?" for "What is the
+chemical symbol for gold?" (accepted in a demo run).
 """
 
 from __future__ import annotations
@@ -102,6 +104,16 @@ _COUNTING_MARKERS = (
     ("quantity", "of"),
     ("count", "of"),
 )
+#: a short question's last word after one of these is what it asks about ("symbol for gold")
+_TOPIC_MARKERS = frozenset(["for", "of", "in", "on", "at", "from", "by", "with", "about"])
+#: last words that are no topic ("in all", "on them", "in half")
+_NO_TOPIC_TEXT = """
+all now them it him her herself himself themselves me us you half total this that these those
+time general average
+"""
+_NO_TOPIC = frozenset(_NO_TOPIC_TEXT.split())
+_SHORT_QUESTION = 12
+_WORD_OR_APOSTROPHE = re.compile(r"[a-z][a-z']*")
 #: words of a counted phrase that do not say which things are counted
 _COUNT_FILLERS = frozenset(["of", "the", "a", "an", "total", "all"])
 #: where the thing "how many" counts ends (besides a verb): a pronoun or a preposition
@@ -150,6 +162,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _counted_thing_changed(
             _asking_words(original, _WORD_OR_NUMBER), _asking_words(candidate, _WORD_OR_NUMBER)
         )
+        or _topic_dropped(original, candidate)
     )
 
 
@@ -253,6 +266,27 @@ def _counting_starts(
 
 def _names_all(window: list[str], wanted: list[str]) -> bool:
     return all(any(same_word(word, seen) for seen in window) for word in wanted)
+
+
+def _topic_dropped(original: str, candidate: str) -> str | None:
+    """Why the candidate no longer names what a short question asks about: "What is the
+    chemical symbol of the precious metal?" for "What is the chemical symbol for gold?"
+    (accepted in a demo run). Only a one-sentence question of at most 12 words that ends in a
+    preposition and a common noun ("for gold", "from space") is read; a name is left to the
+    judge, and a form of the word ("gold's", "African" for "africa") keeps it."""
+    question = original.strip()
+    if question.count("?") != 1 or not question.endswith("?") or _SENTENCE_END.search(question):
+        return None
+    written = re.findall(r"[A-Za-z']+", question)
+    if not 3 <= len(written) <= _SHORT_QUESTION or written[-2].lower() not in _TOPIC_MARKERS:
+        return None
+    topic = written[-1]
+    if not topic.islower() or len(topic) < 3 or topic in _NO_TOPIC:
+        return None
+    said = [word.removesuffix("'s") for word in _WORD_OR_APOSTROPHE.findall(candidate.lower())]
+    if any(same_word(topic, word) or word.startswith(topic[:5]) for word in said if word):
+        return None
+    return f"drops '{topic}': the original asks about it"
 
 
 def _asking_words(text: str, word: re.Pattern[str] = _WORD) -> list[str]:
