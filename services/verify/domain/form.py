@@ -32,6 +32,11 @@ _OPENINGS = _WH_WORDS | AUXILIARIES | _REQUEST_WORDS
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!])\s+")
 _CLAUSE = re.compile(r"[,;:]|\s[-–—]\s")
+_SENTENCES = re.compile(r"(?<=[.?!])\s+(?=[\"'(]?[A-Z])")
+#: a word of at least this many letters names something of the question ("capital", "gold")
+_CONTENT_LENGTH = 4
+#: a trailing sentence of at most this many words, naming nothing asked, is a courtesy
+_COURTESY_WORDS = 2
 
 
 def asks(text: str) -> bool:
@@ -112,4 +117,38 @@ def form_difference(original: str, candidate: str) -> str | None:
         return "asks how to find the answer, not the answer (it is answered with a method)"
     if (calculation := _CALCULATION.search(candidate)) and not _CALCULATION.search(original):
         return f"writes out a calculation ('{calculation.group(0)}'): it partly solves the problem"
+    if statement := _statement_added(original, candidate):
+        return (
+            f"adds a statement to the question ('{statement}'): it may state an answer or a premise"
+        )
     return None
+
+
+def _statement_added(original: str, candidate: str) -> str | None:
+    """A sentence after the question that states something about what a one-sentence question
+    asks: "What's the big city where people live? The capital is in Australia." for "What is
+    the capital city of Australia?" (accepted in a demo run). A statement before the question
+    sets it up ("Australia has a capital. Which city is it?"), and a courtesy of a word or two
+    that names nothing of the question ("Thanks.") is left alone; "It is Canberra, I think."
+    is not."""
+    sentences = _sentences(candidate)
+    if len(_sentences(original)) != 1 or len(sentences) < 2:
+        return None
+    asking = [index for index, sentence in enumerate(sentences) if asks(sentence)]
+    if not asking:
+        return None
+    sentences = sentences[asking[0] + 1 :]
+    asked = {
+        word.lower()
+        for word in _WORD.findall(original)
+        if len(word) >= _CONTENT_LENGTH and word.lower() not in _OPENINGS
+    }
+    for sentence in sentences:
+        said = [word.lower() for word in _WORD.findall(sentence)]
+        if not asks(sentence) and (len(said) > _COURTESY_WORDS or asked.intersection(said)):
+            return sentence.strip()
+    return None
+
+
+def _sentences(text: str) -> list[str]:
+    return [sentence for sentence in _SENTENCES.split(text.strip()) if sentence.strip()]

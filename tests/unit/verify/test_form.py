@@ -188,3 +188,41 @@ def test_a_calculation_written_out_partly_solves_the_problem(
 )
 def test_no_calculation_or_the_originals_own_passes(original: str, candidate: str) -> None:
     assert form_difference(original, candidate) is None
+
+
+CAPITAL = "What is the capital city of Australia?"
+
+
+@pytest.mark.parametrize(
+    ("candidate", "statement"),
+    [
+        # accepted in a demo run: the question asks something else, the statement names it
+        (
+            "What's the big city where people live? The capital is in Australia.",
+            "The capital is in Australia.",
+        ),
+        ("What is Australia's capital? It is Canberra, I think.", "It is Canberra, I think."),
+    ],
+)
+def test_a_statement_after_a_one_sentence_question_is_refused(
+    candidate: str, statement: str
+) -> None:
+    why = form_difference(CAPITAL, candidate)
+    assert why is not None and f"adds a statement to the question ('{statement}')" in why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        (CAPITAL, "Australia has a capital. Which city is it?"),  # a statement sets it up
+        (CAPITAL, "Which city is Australia's capital? Thanks."),  # a courtesy
+        (CAPITAL, "What's the capital of Australia? Can you tell me?"),  # two questions
+        # a story before the question is the original's own form
+        (
+            "Tom has 3 apples. He buys 5 more. How many does he have?",
+            "How many apples does Tom have now? He had 3 and bought 5 more.",
+        ),
+    ],
+)
+def test_a_statement_that_sets_up_or_thanks_passes(original: str, candidate: str) -> None:
+    assert form_difference(original, candidate) is None
