@@ -23,7 +23,9 @@ verb>?", the verb its last word and not right after "did" ("Who did paint it?" s
 painter). And a count of another thing: "What is the total number of coins Gretchen has ...?"
 for "How many gold coins does Gretchen have?" (accepted in a demo run). And what a short question
 asks about dropped: "What is the chemical symbol of the precious metal?" for "What is the
-chemical symbol for gold?" (accepted in a demo run).
+chemical symbol for gold?" (accepted in a demo run). And what a thing means or how big it is
+asked in its place ("What does the symbol for gold stand for?", "Determine the size of the
+largest planet").
 """
 
 from __future__ import annotations
@@ -114,6 +116,23 @@ time general average
 _NO_TOPIC = frozenset(_NO_TOPIC_TEXT.split())
 _SHORT_QUESTION = 12
 _WORD_OR_APOSTROPHE = re.compile(r"[a-z][a-z']*")
+#: what a weak generator asks in a question's place: what a thing means, how big it is
+_OTHER_THINGS = (
+    (
+        re.compile(
+            r"\bwhat (?:does|do|did) (?:.+ )?(?:stand for|mean|represent|signify|symboli[sz]e)\b",
+            re.IGNORECASE,
+        ),
+        "what something stands for or means",
+    ),
+    (
+        re.compile(
+            r"\b(?:the size of|how big is|how large is|the mass of|how heavy is|how massive is)\b",
+            re.IGNORECASE,
+        ),
+        "how big something is",
+    ),
+)
 #: words of a counted phrase that do not say which things are counted
 _COUNT_FILLERS = frozenset(["of", "the", "a", "an", "total", "all"])
 #: where the thing "how many" counts ends (besides a verb): a pronoun or a preposition
@@ -163,6 +182,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
             _asking_words(original, _WORD_OR_NUMBER), _asking_words(candidate, _WORD_OR_NUMBER)
         )
         or _topic_dropped(original, candidate)
+        or _other_thing_asked(original, candidate)
     )
 
 
@@ -287,6 +307,18 @@ def _topic_dropped(original: str, candidate: str) -> str | None:
     if any(same_word(topic, word) or word.startswith(topic[:5]) for word in said if word):
         return None
     return f"drops '{topic}': the original asks about it"
+
+
+def _other_thing_asked(original: str, candidate: str) -> str | None:
+    """Why the candidate asks what a thing means or how big it is where the original asks
+    which thing it is: "What does the symbol for gold stand for?" for "What is the chemical
+    symbol for gold?" (the issue's example; "What does gold's symbol stand for?" was accepted
+    again in a demo run), "Determine the size of the largest planet" for "What is the largest
+    planet ...?" (accepted in a demo run)."""
+    for pattern, asked in _OTHER_THINGS:
+        if pattern.search(candidate) and not pattern.search(original):
+            return f"asks {asked}, which the original does not"
+    return None
 
 
 def _asking_words(text: str, word: re.Pattern[str] = _WORD) -> list[str]:

@@ -117,20 +117,20 @@ def form_difference(original: str, candidate: str) -> str | None:
         return "asks how to find the answer, not the answer (it is answered with a method)"
     if (calculation := _CALCULATION.search(candidate)) and not _CALCULATION.search(original):
         return f"writes out a calculation ('{calculation.group(0)}'): it partly solves the problem"
-    if statement := _statement_added(original, candidate):
-        return (
-            f"adds a statement to the question ('{statement}'): it may state an answer or a premise"
-        )
+    if added := _sentence_added(original, candidate):
+        return f"adds a sentence to the question ('{added}'): it may state or suggest an answer"
     return None
 
 
-def _statement_added(original: str, candidate: str) -> str | None:
+def _sentence_added(original: str, candidate: str) -> str | None:
     """A sentence after the question that states something about what a one-sentence question
-    asks: "What's the big city where people live? The capital is in Australia." for "What is
-    the capital city of Australia?" (accepted in a demo run). A statement before the question
-    sets it up ("Australia has a capital. Which city is it?"), and a courtesy of a word or two
-    that names nothing of the question ("Thanks.") is left alone; "It is Canberra, I think."
-    is not."""
+    asks, or asks about a name the question does not have: "What's the big city where people
+    live? The capital is in Australia." and "What's the capital of Australia? Is it Sydney?"
+    for "What is the capital city of Australia?" (both accepted in demo runs). A statement
+    before the question sets it up ("Australia has a capital. Which city is it?"), and a
+    courtesy of a word or two that names nothing of the question ("Thanks.") or a question
+    naming nothing new ("Can you tell me?") is left alone; "It is Canberra, I think." is
+    not."""
     sentences = _sentences(candidate)
     if len(_sentences(original)) != 1 or len(sentences) < 2:
         return None
@@ -143,9 +143,14 @@ def _statement_added(original: str, candidate: str) -> str | None:
         for word in _WORD.findall(original)
         if len(word) >= _CONTENT_LENGTH and word.lower() not in _OPENINGS
     }
+    named = {word for word in _WORD.findall(original) if word[0].isupper()}
     for sentence in sentences:
-        said = [word.lower() for word in _WORD.findall(sentence)]
+        written = _WORD.findall(sentence)
+        said = [word.lower() for word in written]
         if not asks(sentence) and (len(said) > _COURTESY_WORDS or asked.intersection(said)):
+            return sentence.strip()
+        # "What's the capital of Australia? Is it Sydney?": a guess the model may echo
+        if asks(sentence) and any(w[0].isupper() and w not in named for w in written[1:]):
             return sentence.strip()
     return None
 

@@ -276,3 +276,30 @@ def test_what_a_short_question_asks_about_dropped_is_refused(
     original: str, candidate: str, why: str | None
 ) -> None:
     assert direction_difference(original, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # the example, and accepted again in a demo run
+        (
+            "What is the chemical symbol for gold?",
+            "What does gold's symbol stand for?",
+            "asks what something stands for or means, which the original does not",
+        ),
+        # accepted in a demo run
+        (
+            "What is the largest planet in the Solar System?",
+            "Determine the size of the largest planet in our solar system.",
+            "asks how big something is, which the original does not",
+        ),
+        # the thing itself, asked in other words
+        ("What is the chemical symbol for gold?", "Which symbol stands for gold?", None),
+        ("What is the chemical symbol for gold?", "What symbol represents gold?", None),
+        ("What does DNA stand for?", "What do the letters DNA stand for?", None),
+    ],
+)
+def test_what_a_thing_means_or_how_big_it_is_asked_instead_is_refused(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert direction_difference(original, candidate) == why

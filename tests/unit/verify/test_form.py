@@ -202,13 +202,15 @@ CAPITAL = "What is the capital city of Australia?"
             "The capital is in Australia.",
         ),
         ("What is Australia's capital? It is Canberra, I think.", "It is Canberra, I think."),
+        # accepted in a demo run: a guess the model may echo
+        ("What's the capital of Australia? Is it Sydney?", "Is it Sydney?"),
     ],
 )
-def test_a_statement_after_a_one_sentence_question_is_refused(
+def test_a_statement_or_a_guess_after_a_one_sentence_question_is_refused(
     candidate: str, statement: str
 ) -> None:
     why = form_difference(CAPITAL, candidate)
-    assert why is not None and f"adds a statement to the question ('{statement}')" in why
+    assert why is not None and f"adds a sentence to the question ('{statement}')" in why
 
 
 @pytest.mark.parametrize(
