@@ -47,14 +47,16 @@ def evaluator_address(args: argparse.Namespace) -> str:
 
 
 #: services a command starts for itself (the demo, a study) run the local models on this
-#: machine: one paraphrase set at a time, and at most two answers in flight, leave the model's
-#: other slots to the candidates of that set (which have a time budget) instead of queueing them
-#: behind long maths answers; the model gets every core, as little else runs (the demo: 5 of 8
-#: sets complete in 294 s, against 3 of 8 in 409 s with one thread, 2026-12-04)
+#: machine: one paraphrase set at a time, and no answer until every set is made, so the sets
+#: (which have a time budget) have the model to themselves instead of queueing behind long
+#: maths answers; then four answers at a time, one for each of the model's slots. The model gets
+#: every core, as little else runs. (Demo, 2026-12-05: 441 s with answers after the sets, 414 to
+#: 444 s with two answers beside them; a set made beside answers got 9 candidates in 60 s once.)
 LOCAL_RUN_ENVIRONMENT = {
     "STEADFAST_EVALUATOR_PARAPHRASE_LANES": "1",
     "STEADFAST_EVALUATOR_ANSWER_LANES": "1",
-    "STEADFAST_EVALUATOR_ANSWER_BATCH": "2",
+    "STEADFAST_EVALUATOR_ANSWER_BATCH": "4",
+    "STEADFAST_EVALUATOR_ANSWERS_AFTER_PARAPHRASES": "true",
     "STEADFAST_GATEWAY_LOCAL_THREADS": str(os.cpu_count() or 1),
 }
 

@@ -51,6 +51,7 @@ def engine_settings(settings: EvaluatorSettings) -> EngineSettings:
         paraphrase_lanes=settings.paraphrase_lanes,
         answer_lanes=settings.answer_lanes,
         answer_batch=settings.answer_batch,
+        answers_after_paraphrases=settings.answers_after_paraphrases,
         poll_s=settings.poll_s,
         max_jobs=settings.max_jobs,
         retry=retry_policy(settings),

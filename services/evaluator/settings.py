@@ -26,6 +26,9 @@ class EvaluatorSettings(ServiceSettings, kw_only=True):
     #: concurrent answer batches per job and process, and variants per batch
     answer_lanes: int = 8
     answer_batch: int = 16
+    #: answer nothing of a job until every item has its paraphrase set (for one local model
+    #: shared by the generator, the judge and the model under test)
+    answers_after_paraphrases: bool = False
     #: jobs one process works on at the same time
     max_jobs: int = 2
     poll_s: float = 0.5

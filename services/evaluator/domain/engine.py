@@ -81,6 +81,9 @@ class EngineSettings:
     answer_batch: int = 16
     poll_s: float = 0.5
     max_jobs: int = 2
+    #: answer lanes wait until every item of the job has its paraphrase set: on one local model
+    #: the sets, which have a time budget, then have it to themselves
+    answers_after_paraphrases: bool = False
     retry: Backoff = field(default_factory=Backoff)
     #: for a service that cannot be reached: a restart of the gateway must not fail every
     #: answer in flight
@@ -180,6 +183,11 @@ class JobEngine:
         # variants this process queues wake a lane at once; the others poll the database
         # every poll_s (work of other evaluators, retries, expired leases)
         while await self._active(context):
+            if self.settings.answers_after_paraphrases and await self.store.has_pending_items(
+                context.id
+            ):
+                await context.work_added.wait(self.settings.poll_s)
+                continue
             rows = await self.store.claim_answers(
                 context.id, self.owner, self.settings.answer_batch
             )

@@ -815,3 +815,39 @@ async def test_one_gold_scoring_refuses_fails_its_answers_and_the_others_are_gra
     job = await store.get(job_id)
     assert job is not None and job.status == "succeeded"
     assert job.message == "finished with 4 recorded failures"
+
+
+class OrderLoggingUpstream(StandInUpstream):
+    """Logs "paraphrase" when a set is returned and "answer" when a batch is asked for."""
+
+    def __init__(self) -> None:
+        super().__init__(answer_right, latency_s=0.02)
+        self.order: list[str] = []
+
+    async def paraphrase(self, request: Any) -> Any:
+        response = await super().paraphrase(request)
+        self.order.append("paraphrase")
+        return response
+
+    async def generate_batch(self, requests: list[GenerateRequest]) -> list[Generated]:
+        self.order.append("answer")
+        return await super().generate_batch(requests)
+
+
+@pytest.mark.parametrize("after", [True, False])
+async def test_answers_may_wait_until_every_paraphrase_set_is_made(
+    store: EvaluationStore, after: bool
+) -> None:
+    """On one local model the sets (which have a time budget) get it to themselves: no answer
+    is asked for until the last set is made. Without the setting the originals are answered
+    while the sets are being made."""
+    upstream = OrderLoggingUpstream()
+    job_id = await create(store, n=4, k=2)
+    settings = dataclasses.replace(FAST, paraphrase_lanes=1, answers_after_paraphrases=after)
+    await JobEngine(store, upstream, settings).run(job_id)
+    job = await store.get(job_id)
+    assert job is not None and job.status == "succeeded"
+    last_set = max(i for i, event in enumerate(upstream.order) if event == "paraphrase")
+    first_answer = upstream.order.index("answer")
+    assert (first_answer > last_set) is after
+    assert sum(upstream.answered.values()) == 4 * 3 * 2  # every variant of every model
