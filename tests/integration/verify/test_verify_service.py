@@ -27,7 +27,7 @@ async def test_three_stages_through_the_gateway(stack: tuple[dict[str, str], Any
         QUESTION.lower(),  # lexical: a copy
         REWORDINGS[1],  # a paraphrase
         REWORDINGS[2],  # pears: the judge says no
-        "Who painted the Mona Lisa three times and five more?",  # semantic: unrelated
+        "Who painted the Mona Lisa with 3 brushes and 5 more?",  # semantic: unrelated
         "Having 3 apples, Tom purchases 6 additional ones; what is his total?",  # numbers: 5 to 6
     ]
     response = await VerifyClient(urls["verify"]).verify(
