@@ -107,7 +107,8 @@ _COUNTING_MARKERS = (
     ("count", "of"),
 )
 #: a short question's last word after one of these is what it asks about ("symbol for gold")
-_TOPIC_MARKERS = frozenset(["for", "of", "in", "on", "at", "from", "by", "with", "about"])
+_TOPIC_MARKERS_TEXT = "for of in on at from by with about"
+_TOPIC_MARKERS = frozenset(_TOPIC_MARKERS_TEXT.split())
 #: last words that are no topic ("in all", "on them", "in half")
 _NO_TOPIC_TEXT = """
 all now them it him her herself himself themselves me us you half total this that these those
@@ -134,32 +135,11 @@ _OTHER_THINGS = (
     ),
 )
 #: words of a counted phrase that do not say which things are counted
-_COUNT_FILLERS = frozenset(["of", "the", "a", "an", "total", "all"])
+_COUNT_FILLERS_TEXT = "of the a an total all"
+_COUNT_FILLERS = frozenset(_COUNT_FILLERS_TEXT.split())
 #: where the thing "how many" counts ends (besides a verb): a pronoun or a preposition
-_PHRASE_ENDS = frozenset(
-    [
-        "he",
-        "she",
-        "it",
-        "they",
-        "we",
-        "you",
-        "i",
-        "there",
-        "in",
-        "on",
-        "at",
-        "for",
-        "from",
-        "to",
-        "per",
-        "by",
-        "with",
-        "after",
-        "before",
-        "if",
-    ]
-)
+_PHRASE_ENDS_TEXT = "he she it they we you i there in on at for from to per by with after before if"
+_PHRASE_ENDS = frozenset(_PHRASE_ENDS_TEXT.split())
 
 
 def direction_difference(original: str, candidate: str) -> str | None:
