@@ -82,6 +82,8 @@ _DEFINITE = frozenset({"the", "il", "lo", "la", "l"})
 _ORDINAL_SUFFIXES = frozenset({"st", "nd", "rd", "th", "o", "a"})
 #: a number before one of these is a multiplier ("3 times as many", "tre volte tanto")
 _TIMES = frozenset({"times", "volte"})
+#: time units that are ordinals too: after "of the" they are the ordinal
+_ORDINAL_UNITS = frozenset({"second", "secondo"})
 _HOW_OFTEN = frozenset({"a", "an", "per", "each", "every", "al", "all", "alla", "ogni"})
 #: the multipliers that also say how often ("twice a day")
 _TIMES_WORDS = frozenset({"twice", "thrice"})
@@ -491,11 +493,14 @@ class _Reader:
             at += 1
         if self._sym(at) == "'":
             at += 1
-        if self._word(at) in self.lexicon.articles or self._word(at) in _DEFINITE:
+        definite = self._word(at) in _DEFINITE
+        if self._word(at) in self.lexicon.articles or definite:
             at += 1
         if self._sym(at) == "'":
             at += 1
         word = self._word(at)
+        if definite and word in _ORDINAL_UNITS:  # "1/2 of the second" (house), not a second
+            return None
         if word in TIME_WORDS:
             return "time", TIME_WORDS[word], at + 1
         if word in CALENDAR_WORDS:

@@ -113,6 +113,12 @@ def test_italian_numbers_are_read_as_values(text: str, expected: list[set[object
         # how often: "twice a day" is "two times a day", "3 days a week" is "three times a week"
         ("She feeds them twice a day.", "She feeds them two times a day."),
         ("It is rented 3 days a week.", "It is rented three times a week."),
+        # "of the second" is the second of two things, not half a second
+        (
+            "The first house needs 1/2 of the second.",
+            "The first house needs half as much as the second one.",
+        ),
+        ("It took a quarter of an hour.", "It took 15 minutes."),
     ],
 )
 def test_the_same_quantities_written_differently_agree(original: str, candidate: str) -> None:
