@@ -44,3 +44,13 @@ AUXILIARIES = frozenset(
         "possono",
     ]
 )
+
+
+#: the words a question may ask with ("what", "who", "quanti")
+QUESTION_WORDS_TEXT = (
+    "what which who whom whose when where why how "
+    # Italian
+    "che chi quale quali quando dove perché perche come quanto quanta quanti quante qual "
+    "cosa cos"
+)
+QUESTION_WORDS = frozenset(QUESTION_WORDS_TEXT.split())

@@ -260,6 +260,7 @@ class ParaphraseBuilder:
                 language=language,
                 feedback=spec.feedback,
                 accepted=[paraphrase.text for paraphrase in run.progress.selection()],
+                overlap_limit=request.verify.thresholds.overlap,
             )
             generate = GenerateRequest(
                 model=request.generator,

@@ -10,9 +10,12 @@ from dataclasses import dataclass
 from steadfast.services.perturb.domain.words_to_replace import words_to_replace
 from steadfast.shared.contracts.gateway import ChatMessage
 from steadfast.shared.contracts.perturb import Tone
+from steadfast.shared.contracts.verify import VerifyThresholds
 from steadfast.shared.language import language_name
 
 PARAPHRASE_PROMPT_VERSION = "paraphrase-v7"
+#: METHOD's lexical threshold, the default; the example always shows the words it needs changed
+METHOD_OVERLAP = VerifyThresholds().overlap
 #: the accepted rewordings a request names at most (the latest), to keep the prompt short
 MOST_ACCEPTED_SHOWN = 4
 DISTRACTOR_PROMPT_VERSION = "distractor-v1"
@@ -81,22 +84,24 @@ def paraphrase_messages(
     language: str | None,
     feedback: str | None = None,
     accepted: list[str] | None = None,
+    overlap_limit: float = METHOD_OVERLAP,
 ) -> list[ChatMessage]:
     """Messages asking for ``count`` rewordings in one style (exactly one of ``hint`` and
     ``tone``); ``feedback`` says why earlier rewordings were rejected, ``accepted`` which ones
     the set has (new ones must differ from them as from the question). Each request names the
-    words of the question to replace (:func:`words_to_replace`)."""
+    words of the question to replace (:func:`words_to_replace`) for the lexical filter's
+    ``overlap_limit``."""
     avoid = f"\nEarlier rewordings were rejected: {feedback}" if feedback else ""
     if accepted:
         shown = "; ".join(f'"{text}"' for text in accepted[-MOST_ACCEPTED_SHOWN:])
         avoid += f"\nAlready accepted, so word yours differently from these too: {shown}"
     content = (
         f"Rewordings: {count}\nStyle: {style_of(hint, tone)}{avoid}{_language_line(language)}"
-        f"{_replace_line(question)}\nQuestion to rewrite: {question}"
+        f"{_replace_line(question, overlap_limit)}\nQuestion to rewrite: {question}"
     )
     example = (
         "Rewordings: 3\nStyle: change clause order"
-        f"{_replace_line(PARAPHRASE_EXAMPLE_QUESTION)}"
+        f"{_replace_line(PARAPHRASE_EXAMPLE_QUESTION, METHOD_OVERLAP)}"
         f"\nQuestion to rewrite: {PARAPHRASE_EXAMPLE_QUESTION}"
     )
     return [
@@ -107,8 +112,8 @@ def paraphrase_messages(
     ]
 
 
-def _replace_line(question: str) -> str:
-    words = words_to_replace(question)
+def _replace_line(question: str, overlap_limit: float) -> str:
+    words = words_to_replace(question, overlap_limit)
     listed = ", ".join(f'"{word}"' for word in words)
     return (
         f"\nReplace these words with others, keeping every name and number: {listed}"

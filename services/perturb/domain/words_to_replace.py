@@ -19,17 +19,11 @@ import re
 from collections import Counter
 
 from steadfast.shared.lexical import tokens
-from steadfast.shared.question_words import AUXILIARIES
+from steadfast.shared.question_words import AUXILIARIES, QUESTION_WORDS
 
-#: METHOD's lexical threshold: a candidate sharing this share of words is rejected
-OVERLAP_LIMIT = 0.8
 #: at most this many words are named (a long maths question needs only a few changed)
 MOST_NAMED = 6
 
-_QUESTION_WORDS_TEXT = """
-who whom whose what which when where why how many much there
-chi che cosa quale quali quando dove perché come quanto quanti quanta quante
-"""
 _SMALL_WORDS_TEXT = """
 the a an of in on at to for from by with and or as that this these those its his her their
 il lo la i gli le un una uno di del della dei delle da per con su nel nella e o
@@ -39,19 +33,21 @@ _OPENERS_TEXT = """
 each every if then after before when she he they it we you i tell name give list calculate find
 determine
 """
-_QUESTION_WORDS = frozenset(_QUESTION_WORDS_TEXT.split())
+#: question words, and the words that ask with them ("how many", "is there")
+_QUESTION_WORDS = QUESTION_WORDS | {"many", "much", "there"}
 _SMALL_WORDS = frozenset(_SMALL_WORDS_TEXT.split())
 _SENTENCE_OPENERS = _QUESTION_WORDS | _SMALL_WORDS | AUXILIARIES | frozenset(_OPENERS_TEXT.split())
 _SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s+)[\"'(]*(\w+)")
 
 
-def words_to_replace(question: str) -> list[str]:
-    """The words of ``question`` to name to the generator, in the order to name them; none when
-    it has no word that may change."""
+def words_to_replace(question: str, overlap_limit: float) -> list[str]:
+    """The words of ``question`` to name to the generator, in the order to name them, for a
+    lexical filter that rejects an overlap of ``overlap_limit`` or more (the request's); none
+    when it has no word that may change."""
     words = tokens(question)
     if not words:
         return []
-    may_keep = math.ceil(OVERLAP_LIMIT * len(words)) - 1
+    may_keep = math.ceil(overlap_limit * len(words)) - 1
     to_change = len(words) - may_keep + 1  # one more than the filter needs
     counts = Counter(words)
     kept = _names_and_numbers(question)

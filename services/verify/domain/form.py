@@ -7,15 +7,8 @@ from __future__ import annotations
 
 import re
 
-from steadfast.shared.question_words import AUXILIARIES
+from steadfast.shared.question_words import AUXILIARIES, QUESTION_WORDS
 
-_WH_TEXT = (
-    "what which who whom whose when where why how "
-    # Italian
-    "che chi quale quali quando dove perché perche come quanto quanta quanti quante qual "
-    "cosa cos"
-)
-_WH_WORDS = frozenset(_WH_TEXT.split())
 _REQUEST_TEXT = (
     "name tell give identify state list find calculate compute determine work figure "
     "explain describe provide say please let show write estimate evaluate solve express "
@@ -28,7 +21,7 @@ _REQUEST_WORDS = frozenset(_REQUEST_TEXT.split())
 _TWO_WORD_OPENINGS = frozenset(
     {("i", "need"), ("i", "want"), ("i'd", "like"), ("i", "wonder"), ("vorrei", "sapere")}
 )
-_OPENINGS = _WH_WORDS | AUXILIARIES | _REQUEST_WORDS
+_OPENINGS = QUESTION_WORDS | AUXILIARIES | _REQUEST_WORDS
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!])\s+")
 _CLAUSE = re.compile(r"[,;:]|\s[-–—]\s")
@@ -54,7 +47,7 @@ def asks(text: str) -> bool:
             opening = [w.lower() for w in _WORD.findall(sentence)][:3]
             if opening and (opening[0] in _OPENINGS or tuple(opening[:2]) in _TWO_WORD_OPENINGS):
                 return True
-            if any(word in _WH_WORDS for word in opening[1:]):  # "In what year ..."
+            if any(word in QUESTION_WORDS for word in opening[1:]):  # "In what year ..."
                 return True
     return False
 

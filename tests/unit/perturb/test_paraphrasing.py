@@ -31,11 +31,18 @@ from steadfast.services.perturb.domain.prompts import (
     TONES,
     paraphrase_messages,
 )
+from steadfast.services.perturb.domain.words_to_replace import words_to_replace
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.base import Problem
 from steadfast.shared.contracts.gateway import GenerateRequest, GenerateResponse, ModelCalls, Usage
 from steadfast.shared.contracts.perturb import GivenParaphrase, ParaphraseRequest
-from steadfast.shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
+from steadfast.shared.contracts.verify import (
+    CandidateVerdict,
+    VerifyOptions,
+    VerifyRequest,
+    VerifyResponse,
+    VerifyThresholds,
+)
 from steadfast.shared.http_client import ServiceCallError
 from tests.unit.perturb.fakes import FakeVerifier
 from tests.unit.verify.fakes import FakeGateway, gateway_error, response, user_text
@@ -645,3 +652,16 @@ def test_only_the_latest_accepted_paraphrases_are_named() -> None:
     request = messages[-1].content
     shown = [text for text in accepted if f'"{text}"' in request]
     assert shown == accepted[-MOST_ACCEPTED_SHOWN:]
+
+
+async def test_the_words_to_replace_follow_the_requests_overlap_threshold() -> None:
+    builder, gateway, _ = _builder()
+    strict = VerifyOptions(thresholds=VerifyThresholds(overlap=0.5))
+    request = ParaphraseRequest(question=QUESTION, k=1, seed=0, verify=strict)
+    await builder.build(request)
+    named = words_to_replace(QUESTION, 0.5)
+    assert len(named) > len(words_to_replace(QUESTION, 0.8))
+    listed = ", ".join(f'"{word}"' for word in named)
+    assert all(
+        f"keeping every name and number: {listed}\n" in user_text(r) for r in gateway.requests
+    )
