@@ -122,7 +122,8 @@ def _sentence_added(original: str, candidate: str) -> str | None:
     for "What is the capital city of Australia?" (both accepted in demo runs). A statement
     before the question sets it up ("Australia has a capital. Which city is it?"), and a
     courtesy of a word or two that names nothing of the question ("Thanks.") or a question
-    naming nothing new ("Can you tell me?") is left alone; "It is Canberra, I think." is
+    naming nothing new ("Can you tell me?") is left alone; "It is Canberra, I think." and "It's
+    Sydney." (accepted in a demo run: two words, but a name the question does not have) are
     not."""
     sentences = _sentences(candidate)
     if len(_sentences(original)) != 1 or len(sentences) < 2:
@@ -140,10 +141,10 @@ def _sentence_added(original: str, candidate: str) -> str | None:
     for sentence in sentences:
         written = _WORD.findall(sentence)
         said = [word.lower() for word in written]
-        if not asks(sentence) and (len(said) > _COURTESY_WORDS or asked.intersection(said)):
+        # "Is it Sydney?", "It's Sydney.": a guess the model may echo, however short
+        if any(word[0].isupper() and word not in named for word in written[1:]):
             return sentence.strip()
-        # "What's the capital of Australia? Is it Sydney?": a guess the model may echo
-        if asks(sentence) and any(w[0].isupper() and w not in named for w in written[1:]):
+        if not asks(sentence) and (len(said) > _COURTESY_WORDS or asked.intersection(said)):
             return sentence.strip()
     return None
 

@@ -204,6 +204,11 @@ CAPITAL = "What is the capital city of Australia?"
         ("What is Australia's capital? It is Canberra, I think.", "It is Canberra, I think."),
         # accepted in a demo run: a guess the model may echo
         ("What's the capital of Australia? Is it Sydney?", "Is it Sydney?"),
+        # accepted in a demo run: two words, but a name the question does not have
+        (
+            "What's the name of the city that's the capital of Australia? It's Sydney.",
+            "It's Sydney.",
+        ),
     ],
 )
 def test_a_statement_or_a_guess_after_a_one_sentence_question_is_refused(
