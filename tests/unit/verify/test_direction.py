@@ -274,6 +274,30 @@ OTHER_THINGS = [
     ("What is the chemical symbol for gold?", "Which symbol stands for gold?", None),
     ("What is the chemical symbol for gold?", "What symbol represents gold?", None),
     ("What does DNA stand for?", "What do the letters DNA stand for?", None),
+    # accepted in a demo run: where the capital is, not which city it is
+    (
+        "What is the capital city of Australia?",
+        "Where is the capital of Australia located?",
+        "asks where the capital city is, where the original asks which it is",
+    ),
+    (
+        "What is the capital city of Australia?",
+        "Can you tell me where the capital of Australia is?",
+        "asks where the capital city is, where the original asks which it is",
+    ),
+    (
+        "What is the largest planet in the Solar System?",
+        "What is the location of the largest planet in the Solar System?",
+        "asks where the largest planet is, where the original asks which it is",
+    ),
+    # a place asked for in other words, or where within a thing
+    ("In what country was Barack Obama born?", "Where was Barack Obama born?", None),
+    ("Which city hosted the 2000 Olympics?", "Where were the 2000 Olympics held?", None),
+    (
+        "What is the spiciest part of a chili pepper?",
+        "Where in a chili pepper is the heat most concentrated?",
+        None,
+    ),
 ]
 
 
@@ -284,5 +308,6 @@ def test_a_rewording_that_asks_another_thing_is_refused(
     original: str, candidate: str, why: str | None
 ) -> None:
     """Who did a deed turned into whom it was done to, a count of another thing, what a short
-    question asks about dropped, what a thing means or how big it is asked in its place."""
+    question asks about dropped, what a thing means, how big it is or where it is asked in its
+    place."""
     assert direction_difference(original, candidate) == why
