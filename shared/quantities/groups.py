@@ -7,9 +7,10 @@ Only English is read, and only groups the original itself names: a noun written 
 more different words ("gold coins", "silver coins") is divided into groups, and the words before
 it are the groups' names. A candidate is refused only when a number the original follows with
 that noun is followed, in the candidate, by the noun with another group's name ("110 coins" →
-"110 silver coins", "30 more gold coins" → "30 more silver coins"). A rewording that writes the
-number elsewhere in its sentence ("the total of 110 coins", "110 in all") is left to the other
-checks."""
+"110 silver coins", "30 more gold coins" → "30 more silver coins"), or states the number as the
+total of another group ("Gretchen's gold coins total 110 coins", accepted in an experiment of
+the demo's sets). A rewording that writes the number elsewhere in its sentence ("the total of
+110 coins", "110 in all") is left to the other checks."""
 
 from __future__ import annotations
 
@@ -25,6 +26,19 @@ _FUNCTION_TEXT = (
     "did that this these those some all any total extra additional other"
 )
 _FUNCTION = frozenset(_FUNCTION_TEXT.split())
+#: the words that state a group's total right before its number ("gold coins total 110")
+_TOTALLING_TEXT = "total totals totaled totalled totaling totalling number numbering"
+_TOTALLING = frozenset(_TOTALLING_TEXT.split())
+_TOTALLING_PAIRS = frozenset(
+    {
+        ("amount", "to"),
+        ("amounts", "to"),
+        ("come", "to"),
+        ("comes", "to"),
+        ("add", "up"),
+        ("adds", "up"),
+    }
+)
 #: how many words after a number may still describe what it counts ("30 more shiny gold coins")
 _REACH = 4
 
@@ -89,4 +103,27 @@ def _groupings(words: list[str], divided: dict[str, set[str]]) -> dict[str, set[
                 found[word.replace(",", "")].add((following, group))
                 break
             phrase.append(following)
+        if (totalled := _totalled_group(words, index, divided)) is not None:
+            found[word.replace(",", "")].add(totalled)
     return found
+
+
+def _totalled_group(words: list[str], index: int, divided: dict[str, set[str]]) -> Grouping | None:
+    """The group whose total the number at ``index`` states: "gold coins total 110" → ("coins",
+    {"gold"}); "gold and silver coins total 110" counts all of them."""
+    start = index - 1
+    if start >= 1 and (words[start - 1], words[start]) in _TOTALLING_PAIRS:
+        start -= 1  # "amount to 110"
+    elif (
+        start >= 2 and words[start] == "to" and tuple(words[start - 2 : start]) in _TOTALLING_PAIRS
+    ):
+        start -= 2  # "add up to 110"
+    elif start < 0 or words[start] not in _TOTALLING:
+        return None
+    if start < 2 or words[start - 1] not in divided:
+        return None
+    noun, name = words[start - 1], words[start - 2]
+    if name not in divided[noun]:
+        return None
+    joined = start >= 4 and words[start - 3] == "and" and words[start - 4] in divided[noun]
+    return noun, frozenset() if joined else frozenset({name})

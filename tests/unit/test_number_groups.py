@@ -40,6 +40,21 @@ ORCHARD = "An orchard has 40 apple trees and 25 pear trees. How many trees are t
             "40 pear trees",
             "40 apple trees",
         ),
+        # accepted in an experiment on the demo's sets: the 110 stated as the gold coins' total
+        (
+            GRETCHEN,
+            "Gretchen's gold coins total 110 coins plus 30 more than the silver coins. How many "
+            "gold coins does she have?",
+            "110 gold coins",
+            "110 coins",
+        ),
+        (
+            GRETCHEN,
+            "Gretchen's silver coins add up to 110, and there are 30 more gold coins than silver "
+            "coins. How many gold coins?",
+            "110 silver coins",
+            "110 coins",
+        ),
     ],
 )
 def test_a_number_moved_to_another_group_is_refused(
@@ -65,6 +80,15 @@ def test_a_number_moved_to_another_group_is_refused(
         ),
         # all the groups named are the whole
         (GRETCHEN, "Gretchen has 110 gold and silver coins, 30 more gold coins than silver ones."),
+        (
+            GRETCHEN,
+            "Gretchen's gold and silver coins total 110, with 30 more gold coins than silver "
+            "coins. How many gold coins?",
+        ),
+        (
+            GRETCHEN,
+            "Gretchen's coins number 110, 30 more gold coins than silver ones: how many gold?",
+        ),
         (ORCHARD, "How many trees grow in an orchard with 25 pear trees and 40 apple trees?"),
         # a group's name dropped is left to the other checks
         (ORCHARD, "An orchard has 40 apple trees and 25 other trees: how many trees in all?"),
