@@ -5,7 +5,9 @@ with the very same numbers and nearly the same words.
 
 Only English is read, and only rates stated with "each" or "every" ("each rose bush has 25
 roses", "3 rose bushes, each with 25 roses", "25 roses on each bush") or "per" ("8 thorns per
-rose"). A candidate is refused only when it gives one of the original's rates (the same number
+rose"); a rate joined to one of these with "and" and a verb has the same owner ("3 rose bushes,
+each of which holds 25 roses and has 8 thorns", accepted in a demo run, gives the thorns to the
+bushes). A candidate is refused only when it gives one of the original's rates (the same number
 of the same thing) to something else the original counts per, or to the very thing counted
 ("each rose has 25 roses"); a rate written another way is left to the other checks."""
 
@@ -21,7 +23,7 @@ _WORD = r"[a-z]+(?:'s)?"
 #: what is counted per: one to three words
 _OWNER = rf"(?P<owner>(?:{_WORD} ){{0,2}}?{_WORD})"
 #: what is counted: the two words after the number ("25 roses", "25 red roses")
-_COUNTED = rf"(?P<n>{_NUMBER}) (?P<counted>[a-z]+(?: [a-z]+)?)"
+_COUNTED = rf"(?P<n>{_NUMBER}) (?P<counted>[a-z]+(?: (?!and\b|or\b)[a-z]+)?)"
 _HOLDS = (
     r"(?:has|have|having|had|with|contains?|containing|holds?|holding|carr(?:y|ies|ying)|"
     r"bears?|bearing|produces?|producing|gets?|getting|grows?|growing|needs?|needing|"
@@ -32,14 +34,22 @@ _RATES = (
     re.compile(
         rf"\b(?:each|every) (?:one )?(?:of {_WORD} )?(?:{_NUMBER} )?{_OWNER},? {_HOLDS} {_COUNTED}"
     ),
-    # 3 rose bushes, each with 25 roses; bushes that each have 25 roses
-    re.compile(rf"\b{_OWNER},? (?:that |which )?each {_HOLDS} {_COUNTED}"),
+    # 3 rose bushes, each with 25 roses; bushes that each have 25 roses; bushes, each of which
+    # holds 25 roses
+    re.compile(
+        rf"\b{_OWNER},? (?:that |which )?each(?: of (?:which|them|these|those)| one)? {_HOLDS} "
+        rf"{_COUNTED}"
+    ),
     # 25 roses on each bush; 8 thorns per rose
     re.compile(
         rf"{_COUNTED} (?:(?:on|in|for|from|of) (?:each|every)|per) (?:single )?(?P<owner>{_WORD})"
     ),
 )
-_SKIPPED_TEXT = "the a an one single of his her their its and or each every"
+#: a second rate of the same owner: "each of which holds 25 roses and has 8 thorns"
+_AND_HOLDS = re.compile(rf",? and {_HOLDS} {_COUNTED}")
+_SKIPPED_TEXT = (
+    "the a an one single of his her their its and or each every which them these those whom"
+)
 _SKIPPED = frozenset(_SKIPPED_TEXT.split())
 
 
@@ -87,10 +97,15 @@ def _rates(text: str) -> list[Rate]:
     for pattern in _RATES:
         for match in pattern.finditer(lowered):
             owner = _head(match["owner"])
-            counted = frozenset(match["counted"].split()) - _SKIPPED
-            if owner and counted:
-                number = match["n"].replace(",", "").lstrip("$")
-                found.append(Rate(number, counted, owner, match["counted"].split()[0]))
+            if owner is None:
+                continue
+            stated: re.Match[str] | None = match
+            while stated is not None:
+                counted = frozenset(stated["counted"].split()) - _SKIPPED
+                if counted:
+                    number = stated["n"].replace(",", "").lstrip("$")
+                    found.append(Rate(number, counted, owner, stated["counted"].split()[0]))
+                stated = _AND_HOLDS.match(lowered, stated.end())
     return found
 
 

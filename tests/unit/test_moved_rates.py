@@ -45,6 +45,13 @@ BOXES = "A shop has 6 boxes. Every box holds 12 pens and each pen costs $2. What
             "every rose bearing 8 thorns.",
             'gives "25 roses" each to "rose", where the original gives them to "bush"',
         ),
+        # accepted in a demo run (the bushes have the thorns) and answered 24, right for it
+        (
+            ROSES,
+            "How many thorns are contained in 3 rose bushes, each of which holds 25 roses and has "
+            "8 thorns?",
+            'gives "8 thorns" each to "bushes", where the original gives them to "rose"',
+        ),
         (
             BOXES,
             "The shop's 6 boxes each hold 12 pens; each box costs $2. What are they worth?",
@@ -75,6 +82,9 @@ def test_a_rate_given_to_something_else_is_refused(
         "If there are 25 roses on each bush and 8 thorns per rose, how many thorns do Dan's 3 "
         "rose bushes have?",
         "Dan's 3 rose bushes each carry 25 roses, and every rose bears 8 thorns. Count the thorns.",
+        "Dan has 3 rose bushes, each of which holds 25 roses, and each rose has 8 thorns. How "
+        "many thorns in all?",
+        "Dan plants 3 rose bushes, each of them with 25 roses that each have 8 thorns. How many?",
         # a rate written another way is left to the other checks
         "Dan has 3 rose bushes with 25 roses apiece and 8 thorns on every rose. How many thorns?",
         ROSES,
