@@ -161,6 +161,7 @@ class _Reader:
             return None
         core = self._words(index)
         if core is not None:
+            core = self._with_a_half(core)
             return [self._finish(core)], self._after(core)
         return self._implicit_unit(index)
 
@@ -173,6 +174,8 @@ class _Reader:
                 dated = (index, index + 2, index + 4)
                 return [self._plain(self.tokens[i]) for i in dated], index + 5
             return self._fraction(index)
+        if self._mixed_number(index):  # "1 1/2 dozen"
+            return self._fraction(index + 1, whole=index)
         readings = self._readings(token.text)
         if readings is None:  # a list such as "1,2,3": each number on its own
             parts = re.split(r"[.,]", token.text)
@@ -188,6 +191,7 @@ class _Reader:
         if scale and not ordinal:
             values, end = frozenset(scaled_value(v, scale) for v in values), end + 1
         core = _Core(index, end, values, soft=values == {1} and not ordinal, ordinal=ordinal)
+        core = self._with_a_half(core)
         return [self._finish(core)], self._after(core)
 
     def _short_year(self, index: int, written: str) -> frozenset[Quantity]:
@@ -205,7 +209,23 @@ class _Reader:
     def _plain(self, token: _Token) -> Mention:
         return Mention(token.text, frozenset({read_number(token.text.replace(",", ""))}))
 
-    def _fraction(self, index: int) -> tuple[list[Mention], int]:
+    def _mixed_number(self, index: int) -> bool:
+        """A whole number, then a fraction after a space: "1 1/2"."""
+        whole = self.tokens[index].text
+        return (
+            whole.isdigit()
+            and len(whole) <= MAX_DIGITS
+            and self._is_num(index + 1)
+            and not self._adjacent(index + 1)
+            and self.tokens[index + 1].text.isdigit()
+            and self._sym(index + 2) == "/"
+            and self._is_num(index + 3)
+            and self._sym(index + 4) != "/"
+        )
+
+    def _fraction(self, index: int, whole: int | None = None) -> tuple[list[Mention], int]:
+        """A fraction at ``index`` ("1/2", "1/2 a dozen"), with the whole number at ``whole``
+        before it ("1 1/2 dozen")."""
         numerator, denominator = self.tokens[index].text, self.tokens[index + 2].text
         if max(len(numerator), len(denominator)) > MAX_DIGITS:
             written = f"{numerator}/{denominator}"
@@ -214,10 +234,14 @@ class _Reader:
             value = Fraction(read_number(numerator)) / Fraction(read_number(denominator))
         except (ZeroDivisionError, ValueError, TypeError):
             return [], index + 3
+        if whole is not None:
+            value += Fraction(int(self.tokens[whole].text))
         end, scaled = index + 3, self._article_scale(index + 3)
         if scaled:
             end, value = end + 2, value * scaled
-        core = _Core(index, end, frozenset({value}))
+        elif whole is not None and (scale := self.lexicon.scales.get(self._word(end))):
+            end, value = end + 1, value * scale
+        core = _Core(index if whole is None else whole, end, frozenset({value}))
         return [self._finish(core)], self._after(core)
 
     def _readings(self, written: str) -> frozenset[Quantity] | None:
@@ -391,7 +415,8 @@ class _Reader:
         return _Core(index, end, frozenset({Fraction(value)}), soft=soft)
 
     def _implicit_unit(self, index: int) -> tuple[list[Mention], int] | None:
-        """ "an hour", "un'ora": one of a unit, which a duration on the other side may match."""
+        """ "an hour", "un'ora": one of a unit, which a duration on the other side may match;
+        "an hour and a half" is 1.5 hours."""
         if self._word(index) not in self.lexicon.articles:
             return None
         unit = self._unit(index + 1)
@@ -400,9 +425,33 @@ class _Reader:
         dimension, factor, end = unit
         if self._word(end - 1) in self.lexicon.ordinals and not self._ends_phrase(end):
             return None  # "a second drug": the ordinal, read next
+        value, soft = Fraction(1), True
+        if half_end := self._and_a_half(end):  # "an hour and a half", "un'ora e mezza"
+            value, soft, end = Fraction(3, 2), False, half_end
         written = self.text[self.tokens[index].start : self.tokens[end - 1].end]
-        mention = Mention(written, frozenset({Fraction(1)}), dimension, Fraction(factor), True)
+        mention = Mention(written, frozenset({value}), dimension, value * Fraction(factor), soft)
         return [mention], end
+
+    def _with_a_half(self, core: _Core) -> _Core:
+        """ "one and a half", "2 and a half", "due e mezzo": the number and a half."""
+        end = None if core.ordinal else self._and_a_half(core.end)
+        if end is None:
+            return core
+        values = frozenset(v + Fraction(1, 2) for v in core.values if isinstance(v, Fraction))
+        if not values:
+            return core
+        if scale := self.lexicon.scales.get(self._word(end)):  # "one and a half dozen"
+            values, end = frozenset(v * scale for v in values), end + 1
+        return _Core(core.start, end, values)
+
+    def _and_a_half(self, index: int) -> int | None:
+        """Where "and a half" ("e mezzo") starting at ``index`` ends, if it is there."""
+        if self._word(index) != self.lexicon.joiner:
+            return None
+        at = index + 1 + (self._word(index + 1) in self.lexicon.articles)
+        if self.lexicon.values.get(self._word(at)) == Fraction(1, 2):
+            return at + 1
+        return None
 
     # ---- what follows a number ------------------------------------------------------------
 

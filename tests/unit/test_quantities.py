@@ -39,6 +39,11 @@ def values(text: str, language: str = "en") -> list[set[Fraction | str]]:
         ),
         ("½ cup", [{Fraction(1, 2)}]),
         ("half a dozen and 1/2 a dozen", [{6}, {6}]),
+        # a number and a half; a mixed number
+        ("one and a half, 2 and a half pizzas", [{Fraction(3, 2)}, {Fraction(5, 2)}]),
+        ("1 1/2 dozen and 1 and a half dozen", [{18}, {18}]),
+        ("a 2 3/4 inch nail, two and a half thousand people", [{Fraction(11, 4)}, {2500}]),
+        ("an hour and a half", [{Fraction(3, 2)}]),
         ("twice as many, triple the amount", [{2}, {3}]),
         ("50% and fifty percent and 50 per cent", [{50}, {50}, {50}]),
         ("$4.50 or 25 cents", [{Fraction(9, 2)}, {25}]),
@@ -65,6 +70,7 @@ def test_english_numbers_are_read_as_values(text: str, expected: list[set[object
         ("tre quarti, un terzo", [{Fraction(3, 4)}, {Fraction(1, 3)}]),
         ("il 50 per cento, il 50%", [{50}, {50}]),
         ("mezz'ora", [{Fraction(1, 2)}]),
+        ("un'ora e mezza, due e mezzo", [{Fraction(3, 2)}, {Fraction(5, 2)}]),
         ("3 milioni di persone", [{3_000_000}]),
         ("1.000 abitanti", [{1, 1000}]),  # Italian thousands, or an English decimal
         ("3,5 litri", [{Fraction(7, 2)}]),
@@ -119,6 +125,13 @@ def test_italian_numbers_are_read_as_values(text: str, expected: list[set[object
             "The first house needs half as much as the second one.",
         ),
         ("It took a quarter of an hour.", "It took 15 minutes."),
+        # an hour and a half, a number and a half, a mixed number
+        ("Tom walks for an hour and a half.", "Tom walks for 1.5 hours."),
+        ("Tom walks for an hour and a half.", "Tom walks for 90 minutes."),
+        ("Tom walks for an hour and a half.", "Tom walks for one and a half hours."),
+        ("She eats 2 and a half pizzas.", "She eats 2.5 pizzas."),
+        ("1 1/2 dozen brownies were eaten.", "They ate 1 and a half dozen brownies."),
+        ("1 1/2 dozen brownies were eaten.", "They ate 18 brownies."),
     ],
 )
 def test_the_same_quantities_written_differently_agree(original: str, candidate: str) -> None:
@@ -158,6 +171,17 @@ def test_the_same_quantities_written_differently_agree(original: str, candidate:
             'missing "2 years"',
         ),
         ("It costs 2 dollars.", "It costs double.", 'missing "2 dollars"; added "double"'),
+        # "and a half" dropped: no longer read as a lone half that a "1/2" elsewhere matches
+        (
+            "Tom walks for an hour and a half.",
+            "Tom walks for an hour.",
+            'missing "an hour and a half"',
+        ),
+        (
+            "She eats 2 and a half pizzas.",
+            "She eats 2 pizzas.",
+            'missing "2 and a half"; added "2"',
+        ),
     ],
 )
 def test_a_dropped_changed_or_added_quantity_is_named(
