@@ -4,12 +4,13 @@ has 8 thorns" (a demo's accepted paraphrase) gives them to a rose, and so asks a
 with the very same numbers and nearly the same words.
 
 Only English is read, and only rates stated with "each" or "every" ("each rose bush has 25
-roses", "3 rose bushes, each with 25 roses", "25 roses on each bush") or "per" ("8 thorns per
-rose"); a rate joined to one of these with "and" and a verb has the same owner ("3 rose bushes,
-each of which holds 25 roses and has 8 thorns", accepted in a demo run, gives the thorns to the
-bushes). A candidate is refused only when it gives one of the original's rates (the same number
-of the same thing) to something else the original counts per, or to the very thing counted
-("each rose has 25 roses"); a rate written another way is left to the other checks."""
+roses", "3 rose bushes, each with 25 roses", "3 rose bushes with 25 roses each", "25 roses on
+each bush") or "per" ("8 thorns per rose"); a rate joined to one of these with "and" and a verb
+has the same owner ("3 rose bushes, each of which holds 25 roses and has 8 thorns", accepted in
+a demo run, gives the thorns to the bushes). A candidate is refused only when it gives one of
+the original's rates (the same number of the same thing) to something else the original counts
+per, or to the very thing counted ("each rose has 25 roses"); a rate written another way is
+left to the other checks."""
 
 from __future__ import annotations
 
@@ -39,6 +40,11 @@ _RATES = (
     re.compile(
         rf"\b{_OWNER},? (?:that |which )?each(?: of (?:which|them|these|those)| one)? {_HOLDS} "
         rf"{_COUNTED}"
+    ),
+    # 3 rose bushes with 25 roses each; bushes that have 25 roses each
+    re.compile(
+        rf"\b{_OWNER},? (?:(?:that|which) )?(?:with|having|have|has|containing|holding) "
+        rf"{_COUNTED} each\b"
     ),
     # 25 roses on each bush; 8 thorns per rose
     re.compile(

@@ -52,6 +52,12 @@ BOXES = "A shop has 6 boxes. Every box holds 12 pens and each pen costs $2. What
             "8 thorns?",
             'gives "8 thorns" each to "bushes", where the original gives them to "rose"',
         ),
+        # a rate written "N things each" after its owner
+        (
+            ROSES,
+            "How many thorns do 3 rose bushes with 8 thorns each have, if each bush has 25 roses?",
+            'gives "8 thorns" each to "bushes", where the original gives them to "rose"',
+        ),
         (
             BOXES,
             "The shop's 6 boxes each hold 12 pens; each box costs $2. What are they worth?",
@@ -85,6 +91,8 @@ def test_a_rate_given_to_something_else_is_refused(
         "Dan has 3 rose bushes, each of which holds 25 roses, and each rose has 8 thorns. How "
         "many thorns in all?",
         "Dan plants 3 rose bushes, each of them with 25 roses that each have 8 thorns. How many?",
+        "How many thorns are there on 3 rose bushes with 25 roses each, if each rose has 8 thorns?",
+        "Dan has 3 rose bushes that have 25 roses each; every rose has 8 thorns. How many thorns?",
         # a rate written another way is left to the other checks
         "Dan has 3 rose bushes with 25 roses apiece and 8 thorns on every rose. How many thorns?",
         ROSES,
