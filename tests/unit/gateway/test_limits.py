@@ -24,9 +24,13 @@ async def test_concurrency_limit_is_never_exceeded_and_callers_wait() -> None:
             active -= 1
             return waited
 
-    waits = await asyncio.gather(*(work() for _ in range(12)))
+    waits = sorted(await asyncio.gather(*(work() for _ in range(12))))
     assert peak == 3
-    assert max(waits) >= 0.05  # the last ones queued behind three rounds
+    # Every caller starts before any slot is released, so however the machine stalls,
+    # the third round queued behind at least one whole hold and the fourth behind two.
+    # (The second round may wait next to nothing if the start itself stalled.)
+    assert all(wait >= 0.019 for wait in waits[-6:])
+    assert all(wait >= 0.039 for wait in waits[-3:])
 
 
 async def test_waiting_is_bounded() -> None:
