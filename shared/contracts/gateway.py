@@ -22,6 +22,8 @@ Outcome = Literal[
     "too_large",
 ]
 BackendName = Literal["openai", "gemini", "ollama", "local"]
+#: samples one generate request may ask for (``n``)
+MAX_SAMPLES = 16
 
 
 class ChatMessage(Contract, kw_only=True):
@@ -53,6 +55,18 @@ class GenerateRequest(Contract, kw_only=True):
     top_logprobs: Annotated[int, msgspec.Meta(ge=1, le=20)] | None = None
     #: distinguishes repeated samples of the same request (part of the cache key)
     sample_index: Annotated[int, msgspec.Meta(ge=0, le=MAX_STORED_INT)] = 0
+    n: Annotated[
+        int,
+        msgspec.Meta(
+            ge=1,
+            le=MAX_SAMPLES,
+            description=(
+                "samples of this prompt, all returned in `samples`; a backend that can writes "
+                "them in one upstream request (the prompt is read and paid for once), another "
+                "gets one request a sample"
+            ),
+        ),
+    ] = 1
     cache: bool = True
     #: the question's task: a ``"<strategy>:<route>"`` model reads and groups its answers by it
     #: (math: numbers, factual: normalised text; inferred from the replies when absent); a plain
@@ -100,6 +114,8 @@ class GenerateResponse(Contract, kw_only=True):
     logprobs: list[TokenAlternative] | None = None
     #: upstream attempts made (0 for a cache hit)
     attempts: int = 1
+    #: every sample's text, in order, when ``n`` > 1 (``text`` is the first)
+    samples: list[str] | None = None
 
 
 class GenerateBatchRequest(Contract, kw_only=True):

@@ -104,33 +104,39 @@ class FakeOpenAIServer(StandInServer):
             return web.Response(text='{"id": "x", "choices": [', content_type="application/json")
         if fault is not None and fault.kind == "status":
             return self.fault_response(fault)
-        reply = _as_reply(self.reply_for(body, echo))
+        # ``n`` choices, as OpenAI writes them: the responder is asked once for each
+        replies = [_as_reply(self.reply_for(body, echo)) for _ in range(int(body.get("n") or 1))]
         if fault is not None and fault.kind == "refuse":
-            reply = Reply(text="", finish_reason="content_filter")
-        return web.json_response(self.completion(body, reply))
+            replies = [Reply(text="", finish_reason="content_filter")]
+        return web.json_response(self.completion(body, *replies))
 
-    def completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    def completion(self, body: dict[str, Any], *replies: Reply) -> dict[str, Any]:
         prompt_tokens = sum(
             count_words(str(message.get("content", ""))) for message in body.get("messages", [])
         )
-        choice: dict[str, Any] = {
-            "index": 0,
-            "message": {"role": "assistant", "content": reply.text},
-            "finish_reason": reply.finish_reason,
-            "logprobs": None,
-        }
-        if body.get("logprobs"):
-            choice["logprobs"] = _token_logprobs(reply, int(body.get("top_logprobs") or 0))
+        choices: list[dict[str, Any]] = []
+        for index, reply in enumerate(replies):
+            choice: dict[str, Any] = {
+                "index": index,
+                "message": {"role": "assistant", "content": reply.text},
+                "finish_reason": reply.finish_reason,
+                "logprobs": None,
+            }
+            if body.get("logprobs"):
+                choice["logprobs"] = _token_logprobs(reply, int(body.get("top_logprobs") or 0))
+            choices.append(choice)
+        # the prompt is read once for every choice
+        completion_tokens = sum(count_words(reply.text) for reply in replies if reply.text)
         return {
             "id": f"chatcmpl-fake-{self.call_count}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model") or self.model_name,
-            "choices": [choice],
+            "choices": choices,
             "usage": {
                 "prompt_tokens": prompt_tokens,
-                "completion_tokens": count_words(reply.text) if reply.text else 0,
-                "total_tokens": prompt_tokens + (count_words(reply.text) if reply.text else 0),
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
             },
         }
 

@@ -33,6 +33,7 @@ class _Stored(msgspec.Struct):
     input_tokens: int
     output_tokens: int
     logprobs: list[TokenAlternative] | None = None
+    samples: tuple[str, ...] | None = None
 
 
 #: answers stored by this process that lookups also find in memory
@@ -104,6 +105,7 @@ class SqlResponseCache:
             input_tokens=completion.input_tokens,
             output_tokens=completion.output_tokens,
             logprobs=completion.logprobs,
+            samples=completion.samples,
         )
         stored_at = self._clock()
         row = {
@@ -154,4 +156,5 @@ def _completion(payload: str) -> Completion:
         input_tokens=stored.input_tokens,
         output_tokens=stored.output_tokens,
         logprobs=stored.logprobs,
+        samples=stored.samples,
     )

@@ -18,6 +18,8 @@ class Completion:
     output_tokens: int = 0
     #: alternatives of the first generated token, when asked for
     logprobs: list[TokenAlternative] | None = field(default=None)
+    #: every sample's text when the request asked for more than one (``text`` is the first)
+    samples: tuple[str, ...] | None = None
 
 
 class Backend(Protocol):
@@ -30,6 +32,9 @@ class Backend(Protocol):
 
     name: str
     supports_logprobs: bool
+    #: True where one upstream request writes the ``n`` samples a request asks for; the
+    #: gateway sends the others one request a sample
+    supports_samples: bool
     #: False where a retry after a timeout would only take as long again (local inference on
     #: the same CPU, where a timed-out generation also takes up to a second to stop)
     retry_timeouts: bool

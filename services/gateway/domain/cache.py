@@ -34,6 +34,8 @@ def cache_key(route: Route, request: GenerateRequest) -> str:
         request.top_logprobs,
         request.sample_index,
     ]
+    if request.n > 1:  # the keys of single-sample requests stay as they were
+        material.append(request.n)
     return hashlib.sha256(msgspec.json.encode(material)).hexdigest()
 
 

@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+import msgspec
+
 from steadfast.services.gateway import metrics
 from steadfast.services.gateway.domain.backend import Backend, Completion
 from steadfast.services.gateway.domain.cache import ResponseCache, cache_key, is_cacheable
@@ -143,6 +145,8 @@ class ModelGateway:
                 "top_logprobs",
                 f"route {route.name!r} (backend {route.backend}) cannot return logprobs",
             )
+        if request.n > 1 and not lane.backend.supports_samples:
+            return await self._one_request_a_sample(route, request, started)
         if not request.cache or self._cache is None:
             completion, attempts = await self._call(route, lane, request, started, key=None)
             return self._response(route, completion, started, cached=False, attempts=attempts)
@@ -184,6 +188,35 @@ class ModelGateway:
             await lane.backend.close()
 
     # ----- internals -----
+    async def _one_request_a_sample(
+        self, route: Route, request: GenerateRequest, started: float
+    ) -> GenerateResponse:
+        """The ``n`` samples of a backend that writes one a request: a request each, as
+        repeated samples are asked (the next ``sample_index``, and seed); all must succeed."""
+        seed = request.seed
+
+        def sample(index: int) -> GenerateRequest:
+            return msgspec.structs.replace(
+                request,
+                n=1,
+                sample_index=request.sample_index + index,
+                seed=None if seed is None else seed ^ index,  # another sample, in int64 range
+            )
+
+        replies = await asyncio.gather(*(self.generate(sample(i)) for i in range(request.n)))
+        first = replies[0]
+        return msgspec.structs.replace(
+            first,
+            usage=Usage(
+                input_tokens=sum(reply.usage.input_tokens for reply in replies),
+                output_tokens=sum(reply.usage.output_tokens for reply in replies),
+            ),
+            latency_s=time.perf_counter() - started,
+            cached=all(reply.cached for reply in replies),
+            attempts=sum(reply.attempts for reply in replies),
+            samples=[reply.text for reply in replies],
+        )
+
     async def _call(
         self, route: Route, lane: _Lane, request: GenerateRequest, started: float, key: str | None
     ) -> tuple[Completion, int]:
@@ -403,4 +436,5 @@ class ModelGateway:
             cached=cached,
             logprobs=completion.logprobs,
             attempts=attempts,
+            samples=list(completion.samples) if completion.samples is not None else None,
         )

@@ -70,6 +70,10 @@ class StrategyGateway:
             raise UnsupportedParameter(
                 "top_logprobs", f"strategy model {request.model!r} cannot return logprobs"
             )
+        if request.n > 1:
+            raise UnsupportedParameter(
+                "n", f"strategy model {request.model!r} writes one answer, not {request.n} samples"
+            )
         try:
             return Question.from_messages(request.messages)
         except ValueError as exc:

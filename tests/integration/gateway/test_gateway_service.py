@@ -159,7 +159,12 @@ async def test_problems_name_the_field(gateway_url: str) -> None:
         await client.generate(ask("fake-gemini", "hi", top_logprobs=2))
     assert unsupported.value.status == 422
     assert unsupported.value.problem.errors[0].field == "top_logprobs"  # type: ignore[index]
+    with pytest.raises(ServiceCallError) as one_answer:
+        await client.generate(ask("paraphrase-vote:fake-gpt", "hi", n=2))
+    assert one_answer.value.status == 422
+    assert one_answer.value.problem.errors[0].field == "n"  # type: ignore[index]
     for body, field in [
+        ({"model": "fake-gpt", "messages": [{"role": "user", "content": "x"}], "n": 17}, "n"),
         ({"model": "fake-gpt", "messages": [], "temperature": 0}, "messages"),
         (
             {"model": "fake-gpt", "messages": [{"role": "user", "content": "x"}], "temperature": 9},

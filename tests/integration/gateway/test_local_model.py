@@ -84,6 +84,13 @@ async def test_local_small_answers_batches_and_listens_on_loopback_only(tmp_path
     listeners = _listeners(int(address.rsplit(":", 1)[1]))
     assert listeners == ["0100007F"]  # 127.0.0.1 only, no wildcard or IPv6 socket
     assert (tmp_path / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf").is_file()
+    # three samples in one llama.cpp request: the prompt is read once
+    colour = "Name a colour. One word."
+    samples = await gateway.generate(ask(colour, temperature=1.0, seed=3, n=3))
+    single = await gateway.generate(ask(colour, temperature=1.0, seed=3))
+    assert samples.samples is not None and len(samples.samples) == 3
+    assert all(text.strip() for text in samples.samples)
+    assert samples.usage.input_tokens == single.usage.input_tokens > 0
     await gateway.close()
 
 

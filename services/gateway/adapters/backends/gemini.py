@@ -29,6 +29,7 @@ class GeminiBackend:
 
     name = "gemini"
     supports_logprobs = False
+    supports_samples = False
     retry_timeouts = True
 
     def __init__(self, route: Route, _: BackendContext | None = None) -> None:

@@ -41,6 +41,7 @@ class LocalBackend(HttpBackend):
 
     name = "local"
     supports_logprobs = True
+    supports_samples = True
     retry_timeouts = False
 
     def __init__(self, route: Route, context: BackendContext) -> None:

@@ -50,6 +50,7 @@ class OllamaBackend(HttpBackend):
 
     name = "ollama"
     supports_logprobs = False
+    supports_samples = False
     retry_timeouts = True
 
     def __init__(self, route: Route, _: BackendContext | None = None) -> None:

@@ -37,6 +37,7 @@ class _Message(msgspec.Struct):
 
 class _Choice(msgspec.Struct):
     message: _Message
+    index: int = 0
     finish_reason: str | None = None
     logprobs: _Logprobs | None = None
 
@@ -67,6 +68,8 @@ def chat_body(model: str, request: GenerateRequest) -> dict[str, Any]:
         body["max_tokens"] = request.max_tokens
     if request.seed is not None:
         body["seed"] = request.seed
+    if request.n > 1:
+        body["n"] = request.n
     if request.stop:
         body["stop"] = request.stop
     if request.top_logprobs is not None:
@@ -78,7 +81,7 @@ def chat_body(model: str, request: GenerateRequest) -> dict[str, Any]:
 def completion_from(response: ChatCompletion, request: GenerateRequest) -> Completion:
     if not response.choices:
         raise BackendError("bad_response", "the response has no choices")
-    choice = response.choices[0]
+    choice = min(response.choices, key=lambda choice: choice.index)
     if choice.message.refusal:
         raise BackendError("refused", f"the model refused: {choice.message.refusal[:300]}")
     usage = response.usage or _Usage()
@@ -88,7 +91,20 @@ def completion_from(response: ChatCompletion, request: GenerateRequest) -> Compl
         input_tokens=usage.prompt_tokens,
         output_tokens=usage.completion_tokens,
         logprobs=_first_token_alternatives(choice, request),
+        samples=_samples(response, request),
     )
+
+
+def _samples(response: ChatCompletion, request: GenerateRequest) -> tuple[str, ...] | None:
+    """The texts of the ``n`` choices asked for, in their order."""
+    if request.n == 1:
+        return None
+    choices = sorted(response.choices, key=lambda choice: choice.index)
+    if len(choices) != request.n:
+        raise BackendError(
+            "bad_response", f"{request.n} samples were asked for, {len(choices)} came back"
+        )
+    return tuple(choice.message.content or "" for choice in choices)
 
 
 def _first_token_alternatives(
@@ -133,6 +149,7 @@ class OpenAIBackend(HttpBackend):
 
     name = "openai"
     supports_logprobs = True
+    supports_samples = True
     retry_timeouts = True
 
     def __init__(self, route: Route, _: BackendContext | None = None) -> None:
