@@ -17,7 +17,7 @@ from steadfast.shared.contracts.base import (
     Task,
 )
 from steadfast.shared.contracts.calibration import JudgeThreshold
-from steadfast.shared.contracts.gateway import ModelCalls
+from steadfast.shared.contracts.gateway import MAX_SAMPLES, ModelCalls
 from steadfast.shared.contracts.perturb import (
     MAX_GIVEN_PARAPHRASES,
     CandidateScores,
@@ -113,6 +113,9 @@ class EvaluationSettings(Contract, kw_only=True):
     toned_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 8
     #: candidates one generator call writes (a numbered list in one style)
     candidates_per_call: Annotated[int, msgspec.Meta(ge=1, le=20)] = 5
+    #: a round's calls of one kind made as one generator request of this many samples (one
+    #: prompt, one style, read once); 1: a request a call
+    samples_per_request: Annotated[int, msgspec.Meta(ge=1, le=MAX_SAMPLES)] = 1
     verify: VerifyOptions = msgspec.field(default_factory=VerifyOptions)
     #: false: the paraphrases items bring are taken as they are, not verified (repeats of the
     #: question or of each other are still dropped)

@@ -17,7 +17,7 @@ from steadfast.shared.contracts.base import (
     Task,
 )
 from steadfast.shared.contracts.calibration import JudgeThreshold
-from steadfast.shared.contracts.gateway import ModelCalls
+from steadfast.shared.contracts.gateway import MAX_SAMPLES, ModelCalls
 from steadfast.shared.contracts.verify import Share, Stage, VerifyOptions
 
 Kind = Literal["plain", "toned"]
@@ -65,6 +65,10 @@ class ParaphraseRequest(Contract, kw_only=True):
     toned_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 8
     #: candidates one generator call writes, as a numbered list in one style (1: a call each)
     candidates_per_call: Annotated[int, msgspec.Meta(ge=1, le=20)] = 5
+    #: a round's calls of one kind made as one generator request of this many samples of one
+    #: prompt, in one style: the prompt is read (and paid for) once, and a backend that can
+    #: writes the samples side by side; 1: each call its own request, in its own style
+    samples_per_request: Annotated[int, msgspec.Meta(ge=1, le=MAX_SAMPLES)] = 1
     #: tell a round's calls why the previous round's candidates were rejected
     feedback: bool = True
     max_candidates: Annotated[int, msgspec.Meta(ge=1, le=2000)] = 120

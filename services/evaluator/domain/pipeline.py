@@ -222,6 +222,7 @@ def paraphrase_request(settings: EvaluationSettings, item: EvaluationItem) -> Pa
         plain_per_round=settings.plain_per_round,
         toned_per_round=settings.toned_per_round,
         candidates_per_call=settings.candidates_per_call,
+        samples_per_request=settings.samples_per_request,
     )
 
 

@@ -23,7 +23,8 @@ from steadfast.shared.contracts.perturb import (
 
 @dataclass(frozen=True)
 class CallSpec:
-    """One generator call: ``count`` candidates of one kind in one style."""
+    """One generator request: ``samples`` lists of ``count`` candidates of one kind in one
+    style."""
 
     kind: Kind
     count: int
@@ -33,6 +34,7 @@ class CallSpec:
     tone: Tone | None = None
     feedback: str | None = None
     provenance: Provenance = "generated"
+    samples: int = 1
 
 
 @dataclass
@@ -95,8 +97,9 @@ def request_targets(request: ParaphraseRequest) -> tuple[int, int]:
 def plan_round(
     request: ParaphraseRequest, progress: Progress, rng: random.Random, base_seed: int
 ) -> list[CallSpec]:
-    """The calls of the next round: the candidates to ask for, ``candidates_per_call`` a call,
-    each call with its hint or tone drawn from ``rng``."""
+    """The requests of the next round: the candidates to ask for, ``candidates_per_call`` a
+    call and up to ``samples_per_request`` calls of one kind a request, each request with its
+    hint or tone drawn from ``rng``."""
     room = request.max_candidates - progress.requested
     plain = request.plain_per_round if progress.needs_plain() else 0
     toned = request.toned_per_round if progress.needs_toned() else 0
@@ -108,12 +111,20 @@ def plan_round(
     for kind, wanted in (("plain", plain), ("toned", toned)):
         while wanted > 0 and room > 0:
             count = min(request.candidates_per_call, wanted, room)
+            samples = max(1, min(request.samples_per_request, wanted // count, room // count))
             index = progress.calls + len(specs)
             style = {"hint": rng.choice(HINTS)} if kind == "plain" else {"tone": rng.choice(tones)}
-            specs.append(
-                CallSpec(kind, count, index, base_seed + index, feedback=feedback, **style)  # type: ignore[arg-type]
+            spec = CallSpec(
+                kind,  # type: ignore[arg-type]
+                count,
+                index,
+                base_seed + index,
+                feedback=feedback,
+                samples=samples,
+                **style,
             )
-            wanted, room = wanted - count, room - count
+            specs.append(spec)
+            wanted, room = wanted - count * samples, room - count * samples
     return specs
 
 

@@ -135,7 +135,7 @@ class ParaphraseBuilder:
         specs = plan_round(request, progress, run.rng, run.seed)
         progress.rounds += 1
         progress.calls += len(specs)
-        progress.requested += sum(spec.count for spec in specs)
+        progress.requested += sum(spec.count * spec.samples for spec in specs)
         progress.failed_calls = progress.transient_calls = progress.cancelled_calls = 0
         first_rejection = len(progress.rejected)
         limit = asyncio.Semaphore(self._generation_concurrency)
@@ -167,7 +167,7 @@ class ParaphraseBuilder:
     async def _as_they_arrive(
         self,
         run: ParaphraseRun,
-        calls: dict[asyncio.Task[str], CallSpec],
+        calls: dict[asyncio.Task[list[str]], CallSpec],
         verdicts: list[CandidateVerdict],
     ) -> tuple[str | None, int]:
         """Verify each call's candidates as soon as it (and every call before it: the order
@@ -208,22 +208,28 @@ class ParaphraseBuilder:
 
     @staticmethod
     def _lines(
-        task: asyncio.Task[str], spec: CallSpec, progress: Progress
+        task: asyncio.Task[list[str]], spec: CallSpec, progress: Progress
     ) -> list[tuple[CallSpec, int, str]]:
-        """The candidates a finished call wrote, each with its line number; a failed call is
-        recorded with its reason."""
+        """The candidates a finished request wrote, each with its line number (counted on
+        through its samples); a failed request is recorded with its reason."""
         error = task.exception()
         if error is None:
-            reply = task.result()
-            lines = candidate_lines(reply, spec.count)
-            if not lines:
-                progress.rejected.append(
-                    rejected_candidate(
-                        reply.strip()[:500], spec, 1, "clean", "no candidate in the reply"
+            written: list[str] = []
+            for reply in task.result():
+                lines = candidate_lines(reply, spec.count)
+                if not lines:
+                    progress.rejected.append(
+                        rejected_candidate(
+                            reply.strip()[:500],
+                            spec,
+                            len(written) + 1,
+                            "clean",
+                            "no candidate in the reply",
+                        )
                     )
-                )
-            progress.generated += len(lines)
-            return [(spec, number, line) for number, line in enumerate(lines, 1)]
+                written += lines
+            progress.generated += len(written)
+            return [(spec, number, line) for number, line in enumerate(written, 1)]
         if not isinstance(error, ServiceCallError):
             raise error
         if (route_error := unknown_route(error)) is not None:
@@ -248,7 +254,8 @@ class ParaphraseBuilder:
     @staticmethod
     async def _generate_one(
         run: ParaphraseRun, spec: CallSpec, language: str | None, limit: asyncio.Semaphore
-    ) -> str:
+    ) -> list[str]:
+        """The replies of one request: one a sample."""
         request = run.request
         async with limit:
             # written once a slot is free, so it names what was accepted while the call waited
@@ -270,10 +277,11 @@ class ParaphraseBuilder:
                 max_tokens=min(4096, spec.count * (24 + len(request.question) // 3)),
                 seed=spec.seed,
                 sample_index=spec.sample_index,
+                n=spec.samples,
                 cache=request.cache,
             )
             response = await run.model.generate(generate)
-        return response.text
+        return response.samples or [response.text]
 
     @staticmethod
     def _screen(

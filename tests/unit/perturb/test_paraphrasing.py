@@ -665,3 +665,70 @@ async def test_the_words_to_replace_follow_the_requests_overlap_threshold() -> N
     assert all(
         f"keeping every name and number: {listed}\n" in user_text(r) for r in gateway.requests
     )
+
+
+def _sampled(request: GenerateRequest) -> GenerateResponse:
+    """Each of the request's ``n`` samples a distinct numbered list (``plain sample 0 1 2``:
+    kind, request, sample, line)."""
+    kind = "toned" if _is_toned(request) else "plain"
+    samples = [
+        "\n".join(
+            f"{n}. {kind} sample {request.sample_index} {s} {n}"
+            for n in range(1, _count(request) + 1)
+        )
+        for s in range(request.n)
+    ]
+    return msgspec.structs.replace(response(samples[0]), samples=samples if request.n > 1 else None)
+
+
+async def test_calls_of_one_kind_go_as_one_request_of_several_samples() -> None:
+    builder, gateway, verifier = _builder(_sampled)
+    request = ParaphraseRequest(question=QUESTION, k=10, seed=1, samples_per_request=3)
+    result = await builder.build(request)
+    # 14 plain, five a call: two calls as one request of 2 samples, then 4 alone; 8 toned: 5, 3
+    shapes = [(_count(r), r.n, _is_toned(r)) for r in gateway.requests]
+    assert shapes == [(5, 2, False), (4, 1, False), (5, 1, True), (3, 1, True)]
+    assert result.generator_calls == 4 and result.rounds == 1
+    # both samples of the first request were verified together, numbered on through them
+    assert verifier.requests[0].candidates == [
+        f"plain sample 0 {s} {n}" for s in (0, 1) for n in range(1, 6)
+    ]
+    first_request = [p for p in result.accepted if p.sample_index == 0]
+    assert [p.line for p in first_request] == list(range(1, 8))[: len(first_request)]
+    assert len({p.hint for p in first_request}) == 1  # one prompt, one style
+    assert result.complete and result.candidates_generated == 10 + 4 + 5
+
+
+async def test_the_demo_round_is_two_requests_with_samples() -> None:
+    builder, gateway, _ = _builder(_sampled)
+    request = ParaphraseRequest(
+        question=QUESTION,
+        k=3,
+        seed=1,
+        plain_per_round=6,
+        toned_per_round=3,
+        candidates_per_call=3,
+        samples_per_request=3,
+    )
+    result = await builder.build(request)
+    assert [(_count(r), r.n) for r in gateway.requests] == [(3, 2), (3, 1)]
+    assert result.complete and result.generator_calls == 2
+
+
+async def test_an_empty_sample_is_recorded_and_the_others_are_kept() -> None:
+    def one_empty(request: GenerateRequest) -> GenerateResponse:
+        written = _sampled(request)
+        if request.n == 1:
+            return written
+        samples = ["", *(written.samples or [])[1:]]
+        return msgspec.structs.replace(written, text=samples[0], samples=samples)
+
+    builder, _, _ = _builder(one_empty)
+    request = ParaphraseRequest(
+        question=QUESTION, k=3, seed=1, toned_per_round=0, samples_per_request=2
+    )
+    result = await builder.build(request)
+    assert result.complete
+    assert [p.text for p in result.accepted] == [f"plain sample 0 1 {n}" for n in (1, 2, 3)]
+    empty = [r for r in result.rejected if r.stage == "clean"]
+    assert [(r.text, r.reason) for r in empty] == [("", "no candidate in the reply")]

@@ -1,0 +1,28 @@
+"""An evaluation's generation settings reach the paraphrase request of each item."""
+
+from __future__ import annotations
+
+from steadfast.services.evaluator.domain.pipeline import paraphrase_request, paraphrase_set_id
+from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings
+
+
+def test_the_generation_settings_are_the_requests() -> None:
+    settings = EvaluationSettings(
+        k=4,
+        time_budget_s=30.0,
+        plain_per_round=6,
+        toned_per_round=3,
+        candidates_per_call=3,
+        samples_per_request=2,
+    )
+    request = paraphrase_request(settings, EvaluationItem(question="Who wrote Hamlet?"))
+    assert (request.k, request.time_budget_s) == (4, 30.0)
+    assert (request.plain_per_round, request.toned_per_round) == (6, 3)
+    assert (request.candidates_per_call, request.samples_per_request) == (3, 2)
+
+
+def test_requests_with_other_samples_are_other_sets() -> None:
+    item = EvaluationItem(question="Who wrote Hamlet?")
+    one = paraphrase_request(EvaluationSettings(samples_per_request=1), item)
+    two = paraphrase_request(EvaluationSettings(samples_per_request=2), item)
+    assert paraphrase_set_id(one) != paraphrase_set_id(two)
