@@ -40,6 +40,7 @@ _RATIO = re.compile(
 )
 _GREATER = {"more", "longer", "older", "taller", "heavier", "bigger", "higher", "greater"}
 _STOP = {"the", "a", "an", "of", "his", "her", "their", "its", "in", "on", "at", "there", "s"}
+_MULTIPLIERS = frozenset({"twice", "double", "half", "triple", "thrice"})
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,26 @@ def difference_as_amount(original: str, candidate: str) -> str | None:
             larger, smaller = " ".join(sorted(ours.larger)), " ".join(sorted(ours.smaller))
             return (
                 f"states a difference as an amount: {larger} is {ours.amount} more than {smaller}"
+            )
+    return None
+
+
+def dropped_comparison_side(original: str, candidate: str) -> str | None:
+    """Why the candidate drops a side of one of the original's comparisons: "30 more gold
+    coins than silver coins" → "110 coins and 30 more of them are gold" (accepted in an
+    experiment) still says "more" and keeps every number, yet no longer says what the 30 are
+    counted from. None when the candidate names a word of both sides of every comparison."""
+    bare = re.sub(r"'s\b|'", "", candidate.lower())  # "Samantha's" names Samantha
+    words = _words(" ".join(re.sub(r"[^\w$%' -]", " ", bare).split()))
+    for ours in comparisons(original):
+        for side in (ours.smaller, ours.larger):
+            # "twice as high" said as "double" is no side dropped
+            if side <= _MULTIPLIERS or side & words:
+                continue
+            larger, smaller = " ".join(sorted(ours.larger)), " ".join(sorted(ours.smaller))
+            return (
+                f"drops a side of a comparison ({' '.join(sorted(side))}): {larger} is "
+                f"{ours.amount} more than {smaller}"
             )
     return None
 

@@ -9,6 +9,7 @@ import pytest
 from steadfast.shared.quantities.comparisons import (
     difference_as_amount,
     difference_as_ratio,
+    dropped_comparison_side,
     reversed_comparison,
 )
 from steadfast.shared.quantities.invariance import quantity_difference
@@ -142,3 +143,45 @@ def test_an_original_without_a_difference_is_never_refused_for_one() -> None:
         difference_as_amount(original, "Of Gretchen's 110 coins 30 are gold: how many silver?")
         is None
     )
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        # accepted in an experiment (judge and embedding passed it): the 30 are no longer
+        # counted from the silver coins
+        "Gretchen has 110 coins and 30 more of them are gold. How many gold coins does she have?",
+        "Gretchen has 110 coins, and there are 30 more gold coins. How many gold coins does she "
+        "have?",
+    ],
+)
+def test_a_comparison_that_loses_a_side_is_refused(candidate: str) -> None:
+    dropped = dropped_comparison_side(GRETCHEN, candidate)
+    assert dropped is not None and dropped.startswith("drops a side of a comparison")
+    assert quantity_difference(GRETCHEN, candidate) == dropped
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        (GRETCHEN, "Gretchen has 110 coins, 30 more gold than silver. What is the number of gold?"),
+        (
+            GRETCHEN,
+            "Gretchen has 110 coins and a 30-gold coin excess over silver coins. How many gold "
+            "coins does she have?",
+        ),
+        (  # a side named in the possessive
+            "Carmen has $100, Samantha has $25 more than Carmen. How much does Samantha have?",
+            "Carmen possesses $100, and Samantha's money exceeds Carmen's by $25. How much does "
+            "Samantha have?",
+        ),
+        (  # "twice" said as "double" is no side of its own
+            "Frankie's score was 15 more than twice as high as Binkie's. Binkie scored 90. What "
+            "was Frankie's score?",
+            "Frankie scored 15 points more than double Binkie's score of 90. What was Frankie's "
+            "score?",
+        ),
+    ],
+)
+def test_a_comparison_with_both_sides_named_passes(original: str, candidate: str) -> None:
+    assert dropped_comparison_side(original, candidate) is None
