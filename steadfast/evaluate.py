@@ -154,8 +154,10 @@ async def _demo(args: argparse.Namespace) -> int:
             plain_per_round=args.per_round - args.per_round // 3,
             toned_per_round=args.per_round // 3,
             # three calls a round, each writing three candidates: the local model's slots
-            # work on them together
+            # work on them together; the two plain calls are one request of two samples, so
+            # their prompt is read once
             candidates_per_call=3,
+            samples_per_request=args.samples_per_request,
             max_tokens=args.max_tokens,
             # both judge orders, as the bundled judge's threshold was calibrated
             verify=VerifyOptions(),
@@ -278,6 +280,12 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     # the time budget bounds a set; a cap of 27 (three rounds) stopped sets with time left
     demo.add_argument("--max-candidates", type=int, default=60)
     demo.add_argument("--per-round", type=int, default=9, help="candidates per generation round")
+    demo.add_argument(
+        "--samples-per-request",
+        type=int,
+        default=3,
+        help="calls of one kind in a round made as one request of this many samples (1: one each)",
+    )
     demo.add_argument("--max-tokens", type=int, default=None)
     demo.add_argument("--html", default=None, help="where to write the HTML report")
     add_connection(demo)

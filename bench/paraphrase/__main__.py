@@ -38,12 +38,14 @@ DATASETS: dict[str, tuple[str, Task]] = {
 }
 #: how each configuration builds a set: (candidates per call, feedback, generator temperature;
 #: None is the request's default)
-CONFIGS: dict[str, tuple[int, bool, float | None]] = {
-    "one-a-call": (1, False, None),
-    "lists": (5, True, None),
+CONFIGS: dict[str, tuple[int, bool, float | None, int]] = {
+    "one-a-call": (1, False, None, 1),
+    "lists": (5, True, None, 1),
     # hotter sampling (fewer repeats on short questions, more numbers and names changed; not
     # adopted, see README), to measure against the default in one run
-    "lists-1.1": (5, True, 1.1),
+    "lists-1.1": (5, True, 1.1, 1),
+    # a round's calls of one kind as one request of up to three samples: the prompt read once
+    "samples": (5, True, None, 3),
 }
 
 
@@ -55,7 +57,7 @@ def questions(name: str, count: int) -> list[str]:
 async def run_dataset(
     client: PerturbClient, name: str, config: str, args: argparse.Namespace
 ) -> list[ParaphraseResponse]:
-    per_call, feedback, temperature = CONFIGS[config]
+    per_call, feedback, temperature, samples = CONFIGS[config]
     sampling = {} if temperature is None else {"temperature": temperature}
     results = []
     for index, question in enumerate(questions(name, args.questions)):
@@ -67,6 +69,7 @@ async def run_dataset(
             plain_per_round=args.plain_per_round,
             toned_per_round=args.toned_per_round,
             candidates_per_call=per_call,
+            samples_per_request=samples,
             feedback=feedback,
             **sampling,
             seed=index,
