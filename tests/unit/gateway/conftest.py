@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -9,10 +10,12 @@ import msgspec
 import pytest
 
 from steadfast.services.gateway.adapters.backends import BackendContext, create_backend
+from steadfast.services.gateway.adapters.cache_repository import SqlResponseCache
 from steadfast.services.gateway.domain.cache import ResponseCache
 from steadfast.services.gateway.domain.gateway import ModelGateway
 from steadfast.services.gateway.domain.routes import Route
 from steadfast.shared.contracts.gateway import ChatMessage, GenerateRequest
+from steadfast.shared.db import Database
 from tests.fakes.gemini_server import FakeGeminiServer
 from tests.fakes.ollama_server import FakeOllamaServer
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -25,6 +28,14 @@ FAKES: dict[str, type[StandInServer]] = {
     "gemini": FakeGeminiServer,
     "ollama": FakeOllamaServer,
 }
+
+
+@pytest.fixture
+async def cache(database_url: str) -> AsyncIterator[SqlResponseCache]:
+    database = Database("gateway", database_url)
+    await database.migrate()
+    yield SqlResponseCache(database)
+    await database.dispose()
 
 
 @pytest.fixture(autouse=True)

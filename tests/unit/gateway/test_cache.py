@@ -25,14 +25,6 @@ from tests.unit.gateway.conftest import ask, gateway_for, route_to
 
 
 @pytest.fixture
-async def cache(database_url: str) -> AsyncIterator[SqlResponseCache]:
-    database = Database("gateway", database_url)
-    await database.migrate()
-    yield SqlResponseCache(database)
-    await database.dispose()
-
-
-@pytest.fixture
 def fake() -> Any:
     reply = Reply(text="Paris", top_logprobs=[("Paris", -0.1), ("Lyon", -3.0)])
     with FakeOpenAIServer(responder=lambda _: reply) as server:

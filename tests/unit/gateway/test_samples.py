@@ -4,7 +4,6 @@ request a sample where it does not; cached as one answer."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator
 
 import msgspec
 import pytest
@@ -12,7 +11,6 @@ import pytest
 from steadfast.services.gateway.adapters.backends.openai import ChatCompletion, completion_from
 from steadfast.services.gateway.adapters.cache_repository import SqlResponseCache
 from steadfast.services.gateway.domain.errors import BackendError
-from steadfast.shared.db import Database
 from tests.fakes.ollama_server import FakeOllamaServer
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.unit.gateway.conftest import ask, gateway_for, route_to
@@ -55,14 +53,6 @@ async def test_a_backend_without_samples_gets_one_request_a_sample_with_its_own_
     assert response.samples is not None and len(response.samples) == 3
     assert response.text == response.samples[0] == one.text
     assert response.usage.input_tokens == 3 * one.usage.input_tokens > 0
-
-
-@pytest.fixture
-async def cache(database_url: str) -> AsyncIterator[SqlResponseCache]:
-    database = Database("gateway", database_url)
-    await database.migrate()
-    yield SqlResponseCache(database)
-    await database.dispose()
 
 
 async def test_samples_are_cached_together_and_apart_from_one_sample(
