@@ -113,9 +113,18 @@ class EvaluationSettings(Contract, kw_only=True):
     toned_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 8
     #: candidates one generator call writes (a numbered list in one style)
     candidates_per_call: Annotated[int, msgspec.Meta(ge=1, le=20)] = 5
-    #: a round's calls of one kind made as one generator request of this many samples (one
-    #: prompt, one style, read once); 1: a request a call
-    samples_per_request: Annotated[int, msgspec.Meta(ge=1, le=MAX_SAMPLES)] = 1
+    samples_per_request: Annotated[
+        int,
+        msgspec.Meta(
+            ge=1,
+            le=MAX_SAMPLES,
+            description=(
+                "a round's calls of one kind made as one generator request of up to this many "
+                "samples of one prompt, in one hint or tone (the prompt is read once); each "
+                "sample still counts as a call. 1: every call a request of its own"
+            ),
+        ),
+    ] = 1
     verify: VerifyOptions = msgspec.field(default_factory=VerifyOptions)
     #: false: the paraphrases items bring are taken as they are, not verified (repeats of the
     #: question or of each other are still dropped)

@@ -61,9 +61,11 @@ class GenerateRequest(Contract, kw_only=True):
             ge=1,
             le=MAX_SAMPLES,
             description=(
-                "samples of this prompt, all returned in `samples`; a backend that can writes "
-                "them in one upstream request (the prompt is read and paid for once), another "
-                "gets one request a sample"
+                "samples of this prompt, all returned in `samples`. An OpenAI-compatible route "
+                "writes them in one upstream request (the prompt is read and paid for once), "
+                "a local route up to one a slot (`n_parallel`); beyond that, and on Gemini and "
+                "Ollama routes, sample i is asked alone with `sample_index + i` and `seed + i`. "
+                "A strategy model ('<strategy>:<route>') answers 422 to n > 1"
             ),
         ),
     ] = 1
@@ -114,8 +116,10 @@ class GenerateResponse(Contract, kw_only=True):
     logprobs: list[TokenAlternative] | None = None
     #: upstream attempts made (0 for a cache hit)
     attempts: int = 1
-    #: every sample's text, in order, when ``n`` > 1 (``text`` is the first)
-    samples: list[str] | None = None
+    samples: Annotated[
+        list[str] | None,
+        msgspec.Meta(description="every sample's text, in order, when n > 1 (text is the first)"),
+    ] = None
 
 
 class GenerateBatchRequest(Contract, kw_only=True):

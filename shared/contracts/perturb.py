@@ -65,10 +65,18 @@ class ParaphraseRequest(Contract, kw_only=True):
     toned_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 8
     #: candidates one generator call writes, as a numbered list in one style (1: a call each)
     candidates_per_call: Annotated[int, msgspec.Meta(ge=1, le=20)] = 5
-    #: a round's calls of one kind made as one generator request of this many samples of one
-    #: prompt, in one style: the prompt is read (and paid for) once, and a backend that can
-    #: writes the samples side by side; 1: each call its own request, in its own style
-    samples_per_request: Annotated[int, msgspec.Meta(ge=1, le=MAX_SAMPLES)] = 1
+    samples_per_request: Annotated[
+        int,
+        msgspec.Meta(
+            ge=1,
+            le=MAX_SAMPLES,
+            description=(
+                "a round's calls of one kind made as one generator request of up to this many "
+                "samples of one prompt, in one hint or tone (the prompt is read once); each "
+                "sample still counts as a call. 1: every call a request of its own"
+            ),
+        ),
+    ] = 1
     #: tell a round's calls why the previous round's candidates were rejected
     feedback: bool = True
     max_candidates: Annotated[int, msgspec.Meta(ge=1, le=2000)] = 120
@@ -169,7 +177,8 @@ class ParaphraseResponse(Contract, kw_only=True):
     surplus: list[Paraphrase] = msgspec.field(default_factory=list)
     candidates_generated: int
     rounds: int
-    #: generator calls made (each writes up to ``candidates_per_call`` candidates)
+    #: generator calls made (each writes up to ``candidates_per_call`` candidates; a request
+    #: of several samples makes a call a sample)
     generator_calls: int = 0
     elapsed_s: float
     complete: bool

@@ -125,8 +125,7 @@ def dropped_comparison_side(original: str, candidate: str) -> str | None:
     coins than silver coins" → "110 coins and 30 more of them are gold" (accepted in an
     experiment) still says "more" and keeps every number, yet no longer says what the 30 are
     counted from. None when the candidate names a word of both sides of every comparison."""
-    bare = re.sub(r"'s\b|'", "", candidate.lower())  # "Samantha's" names Samantha
-    words = _words(" ".join(re.sub(r"[^\w$%' -]", " ", bare).split()))
+    words = _words(" ".join(re.sub(r"[^\w$%' -]", " ", candidate.lower()).split()))
     for ours in comparisons(original):
         for side in (ours.smaller, ours.larger):
             # "twice as high" said as "double" is no side dropped
@@ -141,4 +140,9 @@ def dropped_comparison_side(original: str, candidate: str) -> str | None:
 
 
 def _words(side: str) -> set[str]:
-    return {word.rstrip("s") for word in side.split() if word not in _STOP}
+    """The side's words without plural or possessive endings ("Carmen's" is "carmen")."""
+    return {
+        word.removesuffix("'s").rstrip("'").rstrip("s")
+        for word in side.split()
+        if word not in _STOP
+    }

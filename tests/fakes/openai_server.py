@@ -107,7 +107,7 @@ class FakeOpenAIServer(StandInServer):
         # ``n`` choices, as OpenAI writes them: the responder is asked once for each
         replies = [_as_reply(self.reply_for(body, echo)) for _ in range(int(body.get("n") or 1))]
         if fault is not None and fault.kind == "refuse":
-            replies = [Reply(text="", finish_reason="content_filter")]
+            replies = [Reply(text="", finish_reason="content_filter")] * len(replies)
         return web.json_response(self.completion(body, *replies))
 
     def completion(self, body: dict[str, Any], *replies: Reply) -> dict[str, Any]:

@@ -175,6 +175,12 @@ def test_a_comparison_that_loses_a_side_is_refused(candidate: str) -> None:
             "Carmen possesses $100, and Samantha's money exceeds Carmen's by $25. How much does "
             "Samantha have?",
         ),
+        (  # a side named in the possessive in the original
+            "Samantha's savings are $25 more than Carmen's. Carmen has $100. How much does "
+            "Samantha have?",
+            "Carmen has $100, and Samantha's savings exceed Carmen's by $25. How much does "
+            "Samantha have?",
+        ),
         (  # "twice" said as "double" is no side of its own
             "Frankie's score was 15 more than twice as high as Binkie's. Binkie scored 90. What "
             "was Frankie's score?",

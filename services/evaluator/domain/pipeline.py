@@ -229,7 +229,9 @@ def paraphrase_request(settings: EvaluationSettings, item: EvaluationItem) -> Pa
 def paraphrase_set_id(request: ParaphraseRequest) -> str:
     """Deterministic id: the same question and generation settings give the same set id."""
     # the response-cache switch does not change what is generated
-    same_set = msgspec.structs.replace(request, cache=True)
+    same_set = msgspec.to_builtins(msgspec.structs.replace(request, cache=True))
+    if same_set["samples_per_request"] == 1:  # ids from before the field existed stay valid
+        del same_set["samples_per_request"]
     digest = hashlib.sha256(msgspec.json.encode(same_set)).hexdigest()
     return f"ps-{digest[:24]}"
 

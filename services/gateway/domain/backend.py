@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from steadfast.services.gateway.domain.routes import Route
 from steadfast.shared.contracts.gateway import FinishReason, GenerateRequest, TokenAlternative
 
 
@@ -32,12 +33,14 @@ class Backend(Protocol):
 
     name: str
     supports_logprobs: bool
-    #: True where one upstream request writes the ``n`` samples a request asks for; the
-    #: gateway sends the others one request a sample
-    supports_samples: bool
     #: False where a retry after a timeout would only take as long again (local inference on
     #: the same CPU, where a timed-out generation also takes up to a second to stop)
     retry_timeouts: bool
+
+    def max_samples(self, route: Route) -> int:
+        """The most samples one upstream request writes (``n``); beyond, the gateway sends a
+        request a sample."""
+        ...
 
     async def complete(self, request: GenerateRequest, timeout_s: float) -> Completion: ...
 

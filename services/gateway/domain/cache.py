@@ -44,7 +44,8 @@ def is_cacheable(completion: Completion) -> bool:
     of the key); an empty answer is not stored (a thinking model that spent the budget on
     thoughts, a reply whose content was null: worth asking again); neither are refusals and
     unknown endings."""
-    if not completion.text.strip():
+    texts = completion.samples or (completion.text,)
+    if not all(text.strip() for text in texts):  # every sample, when there are several
         return False
     return completion.finish_reason in ("stop", "length")
 

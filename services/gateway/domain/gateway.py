@@ -145,7 +145,7 @@ class ModelGateway:
                 "top_logprobs",
                 f"route {route.name!r} (backend {route.backend}) cannot return logprobs",
             )
-        if request.n > 1 and not lane.backend.supports_samples:
+        if request.n > 1 and request.n > lane.backend.max_samples(route):
             return await self._one_request_a_sample(route, request, started)
         if not request.cache or self._cache is None:
             completion, attempts = await self._call(route, lane, request, started, key=None)
@@ -191,8 +191,9 @@ class ModelGateway:
     async def _one_request_a_sample(
         self, route: Route, request: GenerateRequest, started: float
     ) -> GenerateResponse:
-        """The ``n`` samples of a backend that writes one a request: a request each, as
-        repeated samples are asked (the next ``sample_index``, and seed); all must succeed."""
+        """The ``n`` samples of a backend that cannot write them in one request: a request
+        each, as repeated samples are asked (sample ``i`` with ``sample_index + i`` and
+        ``seed + i``); all must succeed."""
         seed = request.seed
 
         def sample(index: int) -> GenerateRequest:
@@ -200,7 +201,7 @@ class ModelGateway:
                 request,
                 n=1,
                 sample_index=request.sample_index + index,
-                seed=None if seed is None else seed ^ index,  # another sample, in int64 range
+                seed=None if seed is None else _next_seed(seed, index),
             )
 
         replies = await asyncio.gather(*(self.generate(sample(i)) for i in range(request.n)))
@@ -438,3 +439,8 @@ class ModelGateway:
             attempts=attempts,
             samples=list(completion.samples) if completion.samples is not None else None,
         )
+
+
+def _next_seed(seed: int, step: int) -> int:
+    """``seed + step``, wrapped within the signed 64 bits a model seed takes."""
+    return (seed + step + 2**63) % 2**64 - 2**63

@@ -112,7 +112,9 @@ def plan_round(
         while wanted > 0 and room > 0:
             count = min(request.candidates_per_call, wanted, room)
             samples = max(1, min(request.samples_per_request, wanted // count, room // count))
-            index = progress.calls + len(specs)
+            # a request of m samples takes m call indexes (sample indexes and seeds), as m
+            # requests would: a gateway that sends a sample a request uses them all
+            index = progress.calls + sum(spec.samples for spec in specs)
             style = {"hint": rng.choice(HINTS)} if kind == "plain" else {"tone": rng.choice(tones)}
             spec = CallSpec(
                 kind,  # type: ignore[arg-type]

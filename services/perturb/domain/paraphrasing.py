@@ -134,7 +134,7 @@ class ParaphraseBuilder:
         request, progress = run.request, run.progress
         specs = plan_round(request, progress, run.rng, run.seed)
         progress.rounds += 1
-        progress.calls += len(specs)
+        progress.calls += sum(spec.samples for spec in specs)
         progress.requested += sum(spec.count * spec.samples for spec in specs)
         progress.failed_calls = progress.transient_calls = progress.cancelled_calls = 0
         first_rejection = len(progress.rejected)

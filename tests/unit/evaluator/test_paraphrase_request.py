@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from steadfast.services.evaluator.domain.pipeline import paraphrase_request, paraphrase_set_id
 from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings
+from steadfast.shared.contracts.perturb import ParaphraseRequest
 
 
 def test_the_generation_settings_are_the_requests() -> None:
@@ -26,3 +27,10 @@ def test_requests_with_other_samples_are_other_sets() -> None:
     one = paraphrase_request(EvaluationSettings(samples_per_request=1), item)
     two = paraphrase_request(EvaluationSettings(samples_per_request=2), item)
     assert paraphrase_set_id(one) != paraphrase_set_id(two)
+
+
+def test_a_set_id_from_before_samples_per_request_existed_stays_the_same() -> None:
+    # computed by ecd07be, before the field: sets stored then are still found
+    request = ParaphraseRequest(question="Who wrote Hamlet?", k=3, seed=0)
+    assert request.samples_per_request == 1
+    assert paraphrase_set_id(request) == "ps-3ed3468b6bc8e0f4694239ef"

@@ -4,13 +4,21 @@ request a sample where it does not; cached as one answer."""
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import msgspec
 import pytest
 
-from steadfast.services.gateway.adapters.backends.openai import ChatCompletion, completion_from
+from steadfast.services.gateway.adapters.backends import BackendContext, create_backend
+from steadfast.services.gateway.adapters.backends.openai import (
+    ChatCompletion,
+    OpenAIBackend,
+    completion_from,
+)
 from steadfast.services.gateway.adapters.cache_repository import SqlResponseCache
 from steadfast.services.gateway.domain.errors import BackendError
+from steadfast.services.gateway.domain.gateway import ModelGateway, _next_seed
+from steadfast.services.gateway.domain.routes import Route
 from tests.fakes.ollama_server import FakeOllamaServer
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.unit.gateway.conftest import ask, gateway_for, route_to
@@ -42,6 +50,7 @@ async def test_one_sample_sends_no_n_and_returns_no_samples() -> None:
 
 
 async def test_a_backend_without_samples_gets_one_request_a_sample_with_its_own_seed() -> None:
+    """Ollama's API has no ``n``."""
     with FakeOllamaServer() as fake:
         gateway = gateway_for(route_to("ollama", fake))
         response = await gateway.generate(ask(temperature=0.8, seed=6, n=3, cache=False))
@@ -49,7 +58,7 @@ async def test_a_backend_without_samples_gets_one_request_a_sample_with_its_own_
         await gateway.close()
     assert fake.call_count == 4
     seeds = sorted(call["options"]["seed"] for call in fake.calls[:3])
-    assert seeds == [4, 6, 7]  # 6 ^ 0, 6 ^ 1, 6 ^ 2
+    assert seeds == [6, 7, 8]  # seed + i, as the next requests' would be
     assert response.samples is not None and len(response.samples) == 3
     assert response.text == response.samples[0] == one.text
     assert response.usage.input_tokens == 3 * one.usage.input_tokens > 0
@@ -85,3 +94,54 @@ def test_choices_are_read_in_their_index_order() -> None:
     ]
     response = msgspec.convert({"choices": choices}, ChatCompletion)
     assert completion_from(response, ask(n=2)).samples == ("first", "second")
+
+
+def test_a_local_route_writes_at_most_a_sample_a_slot() -> None:
+    route = msgspec.convert(
+        {"name": "l", "backend": "local", "model": "qwen2.5-coder-0.5b-instruct", "n_parallel": 3},
+        type=Route,
+    )
+    backend = create_backend(route, BackendContext(models_dir=Path("/nonexistent")))
+    assert backend.max_samples(route) == 3
+
+
+async def test_more_samples_than_a_request_takes_go_one_request_a_sample() -> None:
+    class TwoAtMost(OpenAIBackend):
+        def max_samples(self, route: Route) -> int:
+            return 2
+
+    with counting_replies() as fake:
+        route = route_to("openai", fake)
+        gateway = ModelGateway({route.name: route}, backend_factory=TwoAtMost)
+        response = await gateway.generate(ask(temperature=0.8, seed=1, n=3, sample_index=4))
+        await gateway.close()
+    assert fake.call_count == 3 and all("n" not in call for call in fake.calls)
+    assert sorted(call["seed"] for call in fake.calls) == [1, 2, 3]
+    assert sorted(response.samples or []) == ["sample 1", "sample 2", "sample 3"]
+
+
+def test_a_seed_at_the_top_of_its_range_wraps_round() -> None:
+    assert _next_seed(2**63 - 1, 1) == -(2**63)
+    assert _next_seed(-5, 2) == -3
+
+
+async def test_samples_with_an_empty_one_are_not_cached(cache: SqlResponseCache) -> None:
+    replies = iter(["one", "", "one again", "two"])
+    with FakeOpenAIServer(responder=lambda _: next(replies)) as fake:
+        gateway = gateway_for(route_to("openai", fake), cache=cache)
+        first = await gateway.generate(ask(temperature=0.8, n=2))
+        second = await gateway.generate(ask(temperature=0.8, n=2))
+        await gateway.close()
+    assert first.samples == ["one", ""] and not second.cached
+    assert second.samples == ["one again", "two"] and fake.call_count == 2
+
+
+def test_a_refusal_in_any_choice_is_a_refusal() -> None:
+    choices = [
+        {"index": 0, "message": {"content": "a"}, "finish_reason": "stop"},
+        {"index": 1, "message": {"content": None, "refusal": "no"}, "finish_reason": "stop"},
+    ]
+    response = msgspec.convert({"choices": choices}, ChatCompletion)
+    with pytest.raises(BackendError) as failure:
+        completion_from(response, ask(n=2))
+    assert failure.value.outcome == "refused"

@@ -688,7 +688,10 @@ async def test_calls_of_one_kind_go_as_one_request_of_several_samples() -> None:
     # 14 plain, five a call: two calls as one request of 2 samples, then 4 alone; 8 toned: 5, 3
     shapes = [(_count(r), r.n, _is_toned(r)) for r in gateway.requests]
     assert shapes == [(5, 2, False), (4, 1, False), (5, 1, True), (3, 1, True)]
-    assert result.generator_calls == 4 and result.rounds == 1
+    # five calls (lists) in four requests; a request of two samples takes two call indexes
+    assert result.generator_calls == 5 and result.rounds == 1
+    assert [r.sample_index for r in gateway.requests] == [0, 2, 3, 4]
+    assert [r.seed for r in gateway.requests] == [1, 3, 4, 5]
     # both samples of the first request were verified together, numbered on through them
     assert verifier.requests[0].candidates == [
         f"plain sample 0 {s} {n}" for s in (0, 1) for n in range(1, 6)
@@ -712,7 +715,7 @@ async def test_the_demo_round_is_two_requests_with_samples() -> None:
     )
     result = await builder.build(request)
     assert [(_count(r), r.n) for r in gateway.requests] == [(3, 2), (3, 1)]
-    assert result.complete and result.generator_calls == 2
+    assert result.complete and result.generator_calls == 3
 
 
 async def test_an_empty_sample_is_recorded_and_the_others_are_kept() -> None:

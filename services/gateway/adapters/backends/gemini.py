@@ -29,7 +29,6 @@ class GeminiBackend:
 
     name = "gemini"
     supports_logprobs = False
-    supports_samples = False
     retry_timeouts = True
 
     def __init__(self, route: Route, _: BackendContext | None = None) -> None:
@@ -62,6 +61,9 @@ class GeminiBackend:
                 f"{self.route.name!r}) is not set",
             )
         return key
+
+    def max_samples(self, route: Route) -> int:
+        return 1  # no n in its API: the gateway sends a request a sample
 
     async def complete(self, request: GenerateRequest, timeout_s: float) -> Completion:
         errors = _sdk("genai.errors")

@@ -41,7 +41,6 @@ class LocalBackend(HttpBackend):
 
     name = "local"
     supports_logprobs = True
-    supports_samples = True
     retry_timeouts = False
 
     def __init__(self, route: Route, context: BackendContext) -> None:
@@ -50,6 +49,9 @@ class LocalBackend(HttpBackend):
         self.threads = route.threads or context.local_threads or max(1, (os.cpu_count() or 2) - 1)
         self._server: Any = None
         self._loading: asyncio.Future[Any] | None = None
+
+    def max_samples(self, route: Route) -> int:
+        return route.n_parallel  # llama.cpp writes a sample a slot and refuses more
 
     @property
     def listening_address(self) -> str | None:

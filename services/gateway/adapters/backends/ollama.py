@@ -50,11 +50,13 @@ class OllamaBackend(HttpBackend):
 
     name = "ollama"
     supports_logprobs = False
-    supports_samples = False
     retry_timeouts = True
 
     def __init__(self, route: Route, _: BackendContext | None = None) -> None:
         super().__init__(route, f"{(route.resolved_base_url() or '').rstrip('/')}/api/chat")
+
+    def max_samples(self, route: Route) -> int:
+        return 1  # no n in its API: the gateway sends a request a sample
 
     async def complete(self, request: GenerateRequest, timeout_s: float) -> Completion:
         body = msgspec.json.encode(chat_body(self.route.model, request))

@@ -12,7 +12,7 @@ from steadfast.services.gateway.adapters.backends.http_backend import HttpBacken
 from steadfast.services.gateway.domain.backend import Completion, finish_reason
 from steadfast.services.gateway.domain.errors import BackendError
 from steadfast.services.gateway.domain.routes import Route
-from steadfast.shared.contracts.gateway import GenerateRequest, TokenAlternative
+from steadfast.shared.contracts.gateway import MAX_SAMPLES, GenerateRequest, TokenAlternative
 
 
 class _TopLogprob(msgspec.Struct):
@@ -82,8 +82,9 @@ def completion_from(response: ChatCompletion, request: GenerateRequest) -> Compl
     if not response.choices:
         raise BackendError("bad_response", "the response has no choices")
     choice = min(response.choices, key=lambda choice: choice.index)
-    if choice.message.refusal:
-        raise BackendError("refused", f"the model refused: {choice.message.refusal[:300]}")
+    refusal = next((c.message.refusal for c in response.choices if c.message.refusal), None)
+    if refusal:  # of any sample
+        raise BackendError("refused", f"the model refused: {refusal[:300]}")
     usage = response.usage or _Usage()
     return Completion(
         text=choice.message.content or "",
@@ -149,11 +150,13 @@ class OpenAIBackend(HttpBackend):
 
     name = "openai"
     supports_logprobs = True
-    supports_samples = True
     retry_timeouts = True
 
     def __init__(self, route: Route, _: BackendContext | None = None) -> None:
         super().__init__(route, f"{(route.resolved_base_url() or '').rstrip('/')}/chat/completions")
+
+    def max_samples(self, route: Route) -> int:
+        return MAX_SAMPLES
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
