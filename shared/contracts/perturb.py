@@ -129,7 +129,8 @@ class Paraphrase(Contract, kw_only=True):
     scores: CandidateScores = msgspec.field(default_factory=CandidateScores)
     generator: str = ""
     seed: int | None = None
-    #: the generator call that wrote it (its sample index) and its line in that call's list
+    #: the generator request that wrote it (its sample index and seed) and its line in that
+    #: request's lists, counted on through its samples when it asked for several
     sample_index: int = 0
     line: int = 1
     #: what the call was told of earlier rejections, when anything
