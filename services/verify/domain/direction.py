@@ -214,10 +214,16 @@ def _role_turned(asked: list[str], reworded: list[str]) -> str | None:
     ):
         return None
     last = reworded[-1]
-    if last.endswith("ing") or not same_word(last, deed):
-        return None
     done_to = "what" if reworded[0] == "what" else "whom"
-    return f"asks {done_to} someone {deed} where the original asks who {deed}"
+    if not last.endswith("ing") and same_word(last, deed):
+        return f"asks {done_to} someone {deed} where the original asks who {deed}"
+    # the deed in its bare form after a subject, with what it was done to still behind it:
+    # "Who did the author write Romeo and Juliet?" (accepted in a demo run) asks nothing the
+    # original asks; "Who did they say wrote it?" keeps the deed's own form and passes
+    for word in reworded[3:-1]:
+        if word != deed and not word.endswith("ing") and same_word(word, deed):
+            return f"turns the question round ('did ... {word}'): the original asks who {deed}"
+    return None
 
 
 def _counted_thing_changed(asked: list[str], reworded: list[str]) -> str | None:

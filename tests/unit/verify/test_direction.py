@@ -151,6 +151,19 @@ ROLE_TURNED = [
         "asks what someone wrote where the original asks who wrote",
     ),
     ("Who wrote the play Romeo and Juliet?", "What writer did write Romeo and Juliet?", None),
+    # accepted in a demo run (judge 0.82): the deed bare after a doer, its object still behind
+    (
+        "Who wrote the play Romeo and Juliet?",
+        "Who did the author write Romeo and Juliet?",
+        "turns the question round ('did ... write'): the original asks who wrote",
+    ),
+    (
+        "Who painted the Mona Lisa?",
+        "Who did the creator paint the Mona Lisa as?",
+        "turns the question round ('did ... paint'): the original asks who painted",
+    ),
+    # the deed in its own form after "did they say": still asks who did it
+    ("Who wrote the play Romeo and Juliet?", "Who did they say wrote Romeo and Juliet?", None),
     # who did it, asked in other words
     ("Who painted the Mona Lisa?", "Who did paint the Mona Lisa?", None),
     ("Who painted the Mona Lisa?", "Who did the painting of the Mona Lisa?", None),
