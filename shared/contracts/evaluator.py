@@ -17,12 +17,13 @@ from steadfast.shared.contracts.base import (
     Task,
 )
 from steadfast.shared.contracts.calibration import JudgeThreshold
-from steadfast.shared.contracts.gateway import MAX_SAMPLES, ModelCalls
+from steadfast.shared.contracts.gateway import ModelCalls
 from steadfast.shared.contracts.perturb import (
     MAX_GIVEN_PARAPHRASES,
     CandidateScores,
     GivenParaphraseIn,
     Provenance,
+    SamplesPerRequest,
 )
 from steadfast.shared.contracts.scoring import Label, Letter, MetricValue
 from steadfast.shared.contracts.verify import Share, VerifyOptions
@@ -113,18 +114,7 @@ class EvaluationSettings(Contract, kw_only=True):
     toned_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 8
     #: candidates one generator call writes (a numbered list in one style)
     candidates_per_call: Annotated[int, msgspec.Meta(ge=1, le=20)] = 5
-    samples_per_request: Annotated[
-        int,
-        msgspec.Meta(
-            ge=1,
-            le=MAX_SAMPLES,
-            description=(
-                "a round's calls of one kind made as one generator request of up to this many "
-                "samples of one prompt, in one hint or tone (the prompt is read once); each "
-                "sample still counts as a call. 1: every call a request of its own"
-            ),
-        ),
-    ] = 1
+    samples_per_request: SamplesPerRequest = 1
     verify: VerifyOptions = msgspec.field(default_factory=VerifyOptions)
     #: false: the paraphrases items bring are taken as they are, not verified (repeats of the
     #: question or of each other are still dropped)

@@ -34,6 +34,21 @@ MAX_GIVEN_PARAPHRASES = 50
 GivenText = Annotated[str, msgspec.Meta(min_length=1, max_length=20000, pattern=r"\S")]
 
 
+#: a round's calls of one kind made as one generator request of this many samples
+SamplesPerRequest = Annotated[
+    int,
+    msgspec.Meta(
+        ge=1,
+        le=MAX_SAMPLES,
+        description=(
+            "a round's calls of one kind made as one generator request of up to this many "
+            "samples of one prompt, in one hint or tone (the prompt is read once); each "
+            "sample still counts as a call. 1: every call a request of its own"
+        ),
+    ),
+]
+
+
 class GivenParaphrase(Contract, kw_only=True):
     """A paraphrase the caller brings (a published paraphrase set, one of their own)."""
 
@@ -65,18 +80,7 @@ class ParaphraseRequest(Contract, kw_only=True):
     toned_per_round: Annotated[int, msgspec.Meta(ge=0, le=64)] = 8
     #: candidates one generator call writes, as a numbered list in one style (1: a call each)
     candidates_per_call: Annotated[int, msgspec.Meta(ge=1, le=20)] = 5
-    samples_per_request: Annotated[
-        int,
-        msgspec.Meta(
-            ge=1,
-            le=MAX_SAMPLES,
-            description=(
-                "a round's calls of one kind made as one generator request of up to this many "
-                "samples of one prompt, in one hint or tone (the prompt is read once); each "
-                "sample still counts as a call. 1: every call a request of its own"
-            ),
-        ),
-    ] = 1
+    samples_per_request: SamplesPerRequest = 1
     #: tell a round's calls why the previous round's candidates were rejected
     feedback: bool = True
     max_candidates: Annotated[int, msgspec.Meta(ge=1, le=2000)] = 120
