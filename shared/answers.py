@@ -14,6 +14,8 @@ evaluator (docs/method.md §1.3, §1.5, §2.1). Pure functions: no I/O, no model
 - :func:`read_choice_letter` — the option a free-form reply chose (a labelled option line, "Option
   C", or an option's text), for readers of a model's reply rather than its grader.
 - :func:`answer_key` — the task-aware key used to group equal answers (majority voting).
+- :func:`cut_before_final_answer` — a maths reply cut at its length limit before it stated a
+  final answer (its last number is a step's, not an answer).
 """
 
 from __future__ import annotations
@@ -204,6 +206,13 @@ def extract_math_answer(text: str) -> str | None:
     if final:
         return str(final[-1])
     return _last_expression(text)
+
+
+def cut_before_final_answer(task: AnswerTask, text: str, cut: bool) -> bool:
+    """Whether a maths reply stopped at its token limit (``cut``) before it stated a final
+    answer: no ``\\boxed{}`` and no ``#### N`` line. Its last number is then one of its
+    steps, so the reply is unparsed rather than an answer (docs/method.md D25)."""
+    return task == "math" and cut and last_boxed(text) is None and not _GSM8K_FINAL.search(text)
 
 
 def _last_expression(text: str) -> str | None:
@@ -463,12 +472,17 @@ def _option_with_text(text: str, options: list[str] | None) -> str | None:
 # --- grouping --------------------------------------------------------------------------------
 
 
-def answer_key(task: AnswerTask, text: str, n_options: int = 26) -> str | None:
+def answer_key(
+    task: AnswerTask, text: str, n_options: int = 26, *, cut: bool = False
+) -> str | None:
     """The value that equal answers share, for majority voting and value-level metrics.
 
     factual: :data:`ABSTENTION_KEY` for an abstention, else the normalised text; math: the
     canonical value of the extracted final answer; choice: the option letter. ``None`` when
-    the answer cannot be parsed (it then takes no part in a vote)."""
+    the answer cannot be parsed (it then takes no part in a vote), and for a maths reply
+    ``cut`` at its token limit before it stated a final answer."""
+    if cut_before_final_answer(task, text, cut):
+        return None
     if task == "factual":
         if is_abstention(text):
             return ABSTENTION_KEY

@@ -66,3 +66,5 @@ class Generated:
     cached: bool = False
     #: the first token's alternatives, when ``top_logprobs`` was asked for
     logprobs: list[TokenAlternative] | None = None
+    #: the reply stopped at its token limit (``finish_reason`` "length")
+    cut: bool = False

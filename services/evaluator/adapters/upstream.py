@@ -99,7 +99,12 @@ class HttpUpstream:
             if item.result is not None:
                 result = item.result
                 outcomes.append(
-                    Generated(text=result.text, cached=result.cached, logprobs=result.logprobs)
+                    Generated(
+                        text=result.text,
+                        cached=result.cached,
+                        logprobs=result.logprobs,
+                        cut=result.finish_reason == "length",
+                    )
                 )
             else:
                 problem = item.error or Problem(title="no result", status=502)

@@ -50,6 +50,7 @@ from steadfast.services.evaluator.domain.pipeline import (
     incomplete_note,
     paraphrase_request,
     to_paraphrase_set,
+    unanswered_by_cut,
     with_retries,
 )
 from steadfast.services.evaluator.errors import UpstreamError
@@ -229,10 +230,18 @@ class JobEngine:
                 failures.append(self._failure(row, outcome.error, "answer"))
                 continue
             item = context.items[row.record.position]
-            needs_grade = context.golds[row.record.position] is not None
-            value = answer_value(context.settings, item, outcome.text)
+            unanswered = unanswered_by_cut(context.settings, item, outcome)
+            needs_grade = context.golds[row.record.position] is not None and not unanswered
+            value = None if unanswered else answer_value(context.settings, item, outcome.text)
             stored.append(
-                StoredAnswer(row.row_id, outcome.text, value, outcome.cached, not needs_grade)
+                StoredAnswer(
+                    row.row_id,
+                    outcome.text,
+                    value,
+                    outcome.cached,
+                    final=not needs_grade,
+                    label="invalid" if unanswered else None,
+                )
             )
             if needs_grade:
                 row.record.text, row.record.value, row.record.status = (

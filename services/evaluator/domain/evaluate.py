@@ -39,6 +39,7 @@ from steadfast.services.evaluator.domain.pipeline import (
     models_of,
     paraphrase_request,
     to_paraphrase_set,
+    unanswered_by_cut,
     with_retries,
 )
 from steadfast.services.evaluator.domain.prompts import item_language
@@ -81,8 +82,10 @@ class _Run:
         ]
         outcomes = await generate_all(self.upstream, requests, self.retry)
         for record, outcome in zip(records, outcomes, strict=True):
-            if outcome.text is not None:
-                item = self.request.items[record.position]
+            item = self.request.items[record.position]
+            if unanswered_by_cut(self.request, item, outcome):
+                record.text, record.status, record.label = outcome.text, "graded", "invalid"
+            elif outcome.text is not None:
                 record.text, record.status = outcome.text, "answered"
                 record.value = answer_value(self.request, item, outcome.text)
             else:

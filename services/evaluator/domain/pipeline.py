@@ -18,7 +18,7 @@ import msgspec
 from steadfast.services.evaluator.domain.prompts import answer_messages, item_language
 from steadfast.services.evaluator.errors import UpstreamError
 from steadfast.services.evaluator.records import Generated, ParaphraseSet
-from steadfast.shared.answers import answer_key
+from steadfast.shared.answers import answer_key, cut_before_final_answer
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.base import Task
 from steadfast.shared.contracts.calibration import JudgeThreshold
@@ -309,6 +309,16 @@ def grade_key(settings: EvaluationSettings, item: EvaluationItem, text: str) -> 
 def answer_value(settings: EvaluationSettings, item: EvaluationItem, text: str) -> str | None:
     """The normalised answer that agreement and value-level metrics compare."""
     return answer_key(task_of(settings, item), text, len(item.options or []) or 26)
+
+
+def unanswered_by_cut(
+    settings: EvaluationSettings, item: EvaluationItem, outcome: Generated
+) -> bool:
+    """A maths reply cut at its token limit before it stated a final answer: labelled
+    ``invalid`` without grading (docs/method.md D25)."""
+    return outcome.text is not None and cut_before_final_answer(
+        task_of(settings, item), outcome.text, outcome.cut
+    )
 
 
 def grade_requests(

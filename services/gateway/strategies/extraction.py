@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from steadfast.shared.answers import answer_key, extract_math_answer, last_boxed, read_choice_letter
+from steadfast.shared.answers import (
+    answer_key,
+    cut_before_final_answer,
+    extract_math_answer,
+    last_boxed,
+    read_choice_letter,
+)
 from steadfast.shared.contracts.base import Task
 
 
@@ -18,15 +24,20 @@ class Reading:
     key: str | None
 
 
-def read_answer(text: str, task: Task, choices: list[str] | None = None) -> Reading:
+def read_answer(
+    text: str, task: Task, choices: list[str] | None = None, *, cut: bool = False
+) -> Reading:
     """The final answer of ``text`` (maths: the boxed or last value; choice: the option letter;
-    otherwise the reply) and its grouping key (None when it cannot be parsed).
+    otherwise the reply) and its grouping key (None when it cannot be parsed, or when a maths
+    reply was ``cut`` at its token limit before it stated a final answer).
 
     A choice reply is read leniently against the question's ``choices``: a reply such as
     "D. demographic momentum." or the text of option D still votes for D."""
     if task == "choice":
         letter = read_choice_letter(text, choices or None)
         return Reading(answer=letter or text.strip() or None, key=letter)
+    if cut_before_final_answer(task, text, cut):
+        return Reading(answer=None, key=None)
     answer = extract_math_answer(text) if task == "math" else text.strip() or None
     return Reading(answer=answer, key=answer_key(task, text))
 

@@ -207,7 +207,9 @@ def read_ballots(
         raise _all_failed(replies, route)
     resolved = task or infer_task(*texts, choices=choices or ())
     readings = [
-        read_answer(reply.text, resolved, choices) if isinstance(reply, GenerateResponse) else None
+        read_answer(reply.text, resolved, choices, cut=reply.finish_reason == "length")
+        if isinstance(reply, GenerateResponse)
+        else None
         for reply in replies
     ]
     keys = [reading.key if reading else None for reading in readings]

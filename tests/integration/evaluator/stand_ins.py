@@ -19,7 +19,9 @@ from steadfast.shared.contracts.perturb import Paraphrase, ParaphraseRequest, Pa
 from steadfast.shared.contracts.scoring import ConsistencyRequest, GradeRequest, GradeResult
 from steadfast.shared.contracts.verify import CandidateVerdict, VerifyRequest, VerifyResponse
 
-Answerer = Callable[[str, str], str | None]
+#: ``(model, question)`` → the answer text, a whole outcome (a reply cut at its token limit,
+#: say), or None to fail the call
+Answerer = Callable[[str, str], str | Generated | None]
 #: how the answer-equivalence judge's system prompt starts
 ANSWER_JUDGE = "You compare two answers"
 
@@ -48,7 +50,8 @@ def question_of(request: GenerateRequest) -> str:
 
 class StandInUpstream:
     """Paraphrases are "<question> (variant j)"; ``answerer(model, question)`` gives the answer
-    text, or None to fail the call. Completed calls are counted per (model, question)."""
+    (text or outcome), or None to fail the call. Completed calls are counted per (model,
+    question); the answers sent to grading are kept in ``graded``."""
 
     def __init__(
         self, answerer: Answerer, *, latency_s: float = 0.0, hang_after: int | None = None
@@ -64,6 +67,7 @@ class StandInUpstream:
         self.cache_flags: Counter[bool] = Counter()
         self.paraphrased: Counter[str] = Counter()
         self.grade_calls = 0
+        self.graded: list[str] = []
         #: the audit's verdict on a paraphrase: why it fails, or None
         self.audit_rejects: Callable[[str, str], str | None] = lambda _question, _text: None
         self.audited: list[tuple[str, list[str]]] = []
@@ -120,7 +124,7 @@ class StandInUpstream:
                 outcomes.append(Generated(error=UpstreamError("upstream_error: stand-in 500")))
             else:
                 self.answered[(request.model, question)] += 1
-                outcomes.append(Generated(text=text))
+                outcomes.append(text if isinstance(text, Generated) else Generated(text=text))
         return outcomes
 
     async def verify(self, request: VerifyRequest) -> VerifyResponse:
@@ -148,6 +152,7 @@ class StandInUpstream:
         self.grade_calls += 1
         results = []
         for item in request.items:
+            self.graded.append(item.answer_text)
             gold = (item.gold.answers or [item.gold.answer or ""])[0]
             label = "correct" if item.answer_text.strip().lower() == gold.lower() else "incorrect"
             results.append(GradeResult(label=label, parsed=item.answer_text, reason="stand-in"))

@@ -26,10 +26,11 @@ from steadfast.services.evaluator.db.models import (
 )
 from steadfast.services.evaluator.domain.evaluations import legacy_request_hash, request_hash
 from steadfast.services.evaluator.errors import UpstreamError
+from steadfast.services.evaluator.records import Generated
 from steadfast.services.evaluator.settings import EvaluatorSettings
 from steadfast.shared.contracts.evaluator import EvaluationCreate
 from steadfast.shared.contracts.scoring import Report, ReportFormat
-from tests.integration.evaluator.stand_ins import StandInUpstream
+from tests.integration.evaluator.stand_ins import Answerer, StandInUpstream
 
 
 def answer_right(model: str, question: str) -> str | None:
@@ -42,7 +43,9 @@ async def render(report: Report, fmt: ReportFormat) -> bytes:
     return ("item_id,answers\n" + "\n".join(rows)).encode()
 
 
-def evaluator_app(database_url: str, tmp_path: Path, **settings: Any) -> Any:
+def evaluator_app(
+    database_url: str, tmp_path: Path, answerer: Answerer = answer_right, **settings: Any
+) -> Any:
     """The evaluator on a stand-in upstream; the app runs in the test client's own loop."""
     defaults: dict[str, Any] = {
         "poll_s": 0.05,
@@ -55,7 +58,7 @@ def evaluator_app(database_url: str, tmp_path: Path, **settings: Any) -> Any:
     options = EvaluatorSettings(
         database_url=database_url, data_dir=str(tmp_path), **(defaults | settings)
     )
-    return create_app(options, StandInUpstream(answer_right), render)
+    return create_app(options, StandInUpstream(answerer), render)
 
 
 @pytest.fixture
@@ -517,6 +520,30 @@ async def test_synchronous_evaluate(client: AsyncTestClient[Any]) -> None:
     response = await client.post("/v1/evaluate", json=too_big)
     assert response.status_code == 413
     assert "/v1/evaluations" in response.json()["detail"]
+
+
+async def test_synchronous_evaluate_labels_a_maths_reply_cut_before_its_answer_invalid(
+    database_url: str, tmp_path: Path
+) -> None:
+    def loops_on_paraphrases(model: str, question: str) -> str | Generated:
+        if "(variant" in question:
+            return Generated(text="Step 1: 20 + 20.\nStep 2: 20 + 20.\nStep 3: 20", cut=True)
+        return "7"
+
+    body = {
+        "model": "m1",
+        "k": 2,
+        "task": "math",
+        "items": [{"question": "What is 3 + 4?", "answer": "7"}],
+    }
+    async with AsyncTestClient(
+        evaluator_app(database_url, tmp_path, loops_on_paraphrases)
+    ) as client:
+        response = await client.post("/v1/evaluate", json=body)
+    assert response.status_code == 200, response.text
+    variants = response.json()["items"][0]["variants"]
+    answers = [(v["index"], v["answers"][0]["label"], v["answers"][0]["value"]) for v in variants]
+    assert answers == [(0, "correct", "7"), (1, "invalid", None), (2, "invalid", None)]
 
 
 async def test_without_k_each_question_gets_method_default_of_ten_paraphrases(

@@ -135,6 +135,42 @@ async def test_job_answers_every_variant_once_and_finishes(store: EvaluationStor
     assert job.results["item_metrics"]["q0"]["m1"] == {"match": True}  # type: ignore[index]
 
 
+def loops_on_first_paraphrase(model: str, question: str) -> str | Generated:
+    """m2 loops on every first paraphrase until its token limit (no final answer, a step's
+    number last) and is cut on every second one after it boxed its answer."""
+    right = question.split("What is ", 1)[1].split("?", 1)[0]
+    if model == "m2" and question.endswith("(variant 1)"):
+        return Generated(text="Step 1: add 20.\nStep 2: add 20.\nStep 3: add 20", cut=True)
+    if model == "m2" and question.endswith("(variant 2)"):
+        return Generated(text=f"\\boxed{{{right}}}. Check: {right} + 20", cut=True)
+    return right
+
+
+async def test_a_maths_reply_cut_before_its_answer_is_invalid_not_graded(
+    store: EvaluationStore,
+) -> None:
+    upstream = StandInUpstream(loops_on_first_paraphrase)
+    settings = EvaluationSettings(models=["m1", "m2"], k=2, task="math")
+    job, _ = await create_evaluation(
+        store, settings=settings, items=items(3), models=["m1", "m2"], request_hash="h"
+    )
+    await JobEngine(store, upstream, FAST).run(job.id)
+
+    finished = await store.get(job.id, results=True)
+    assert finished is not None and finished.status == "succeeded", finished and finished.message
+    answers = await store.answers_of(job.id)
+    looped = [a for a in answers if a.model == "m2" and a.variant == 1]
+    assert len(looped) == 3
+    assert all(a.status == "graded" and a.label == "invalid" for a in looped)
+    assert all(a.value is None and a.text and a.text.startswith("Step 1") for a in looped)
+    assert not any(text.startswith("Step 1") for text in upstream.graded)  # never graded
+    boxed = [a for a in answers if a.model == "m2" and a.variant == 2]
+    assert [a.value for a in sorted(boxed, key=lambda a: a.position)] == ["0", "1", "2"]
+    assert all(a.label is not None and a.label != "invalid" for a in boxed)
+    # the invalid answers are counted, not read as the model's answer "20"
+    assert all(a.value != "20" for a in answers)
+
+
 async def test_failing_model_is_recorded_per_item_and_job_still_finishes(
     store: EvaluationStore,
 ) -> None:

@@ -50,11 +50,18 @@ Answer = Callable[[str], str | GenerationFailed]
 
 
 class WordingModel:
-    """Writes ``paraphrases`` when asked to paraphrase, otherwise answers ``answer(wording)``."""
+    """Writes ``paraphrases`` when asked to paraphrase, otherwise answers ``answer(wording)``;
+    a reply in ``cut`` stops at its token limit (``finish_reason`` "length")."""
 
-    def __init__(self, answer: Answer, paraphrases: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        answer: Answer,
+        paraphrases: list[str] | None = None,
+        cut: frozenset[str] = frozenset(),
+    ) -> None:
         self.answer = answer
         self.paraphrases = PARAPHRASES if paraphrases is None else paraphrases
+        self.cut = cut
         self.requests: list[GenerateRequest] = []
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
@@ -77,7 +84,7 @@ class WordingModel:
             text=text,
             model=request.model,
             backend="fake",
-            finish_reason="stop",
+            finish_reason="length" if text in self.cut else "stop",
             usage=Usage(input_tokens=10, output_tokens=2),
             latency_s=0.0,
             cached=False,
@@ -142,6 +149,20 @@ async def test_without_a_task_one_boxed_reply_makes_the_vote_numeric() -> None:
     result = (await run(model, k=4)).result
     assert result.task == "math" and result.answer == "24"
     assert result.agreement == pytest.approx(4 / 5)
+
+
+async def test_a_maths_reply_cut_before_its_answer_takes_no_part_in_the_vote() -> None:
+    # cut at its token limit mid-step: its last number "2" is no answer (docs/method.md D25)
+    looped = "Each spider has 8 legs, so 3 x 8 = 2"
+    model = WordingModel(by_wording({QUESTION: looped}, "\\boxed{24}"), cut=frozenset({looped}))
+    result = (await run(model, k=4, task="math")).result
+    assert result.answer == "24" and result.variants[0].value is None
+    assert [variant.value for variant in result.variants[1:]] == ["24"] * 4
+    # a cut reply that had boxed its answer still votes with it
+    boxed = "So \\boxed{18}, and to check: 8 + 8"
+    model = WordingModel(by_wording({QUESTION: boxed}, "\\boxed{24}"), cut=frozenset({boxed}))
+    result = (await run(model, k=4, task="math")).result
+    assert result.variants[0].value == "18" and result.answer == "24"
 
 
 async def test_without_a_task_one_stray_box_leaves_a_factual_vote_textual() -> None:

@@ -15,6 +15,7 @@ from steadfast.services.evaluator.db.models import OPEN_ANSWER_SQL, evaluations
 from steadfast.services.evaluator.records import AnswerRecord, ParaphraseSet
 from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings
 from steadfast.shared.contracts.perturb import Paraphrase, Verification
+from steadfast.shared.contracts.scoring import Label
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -127,8 +128,10 @@ class StoredAnswer:
     text: str
     value: str | None
     cached: bool
-    #: graded at once when the item has no gold answer (nothing to grade against)
+    #: graded at once when the item has no gold answer (nothing to grade against) or the
+    #: answer is ``label``led without grading
     final: bool
+    label: Label | None = None
 
 
 @dataclass

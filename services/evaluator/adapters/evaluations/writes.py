@@ -93,6 +93,7 @@ class ResultWrites(StoreBase):
                 "row_id": answer.row_id,
                 "text": answer.text,
                 "value": answer.value,
+                "label": answer.label,
                 "cached": answer.cached,
                 "new_status": "graded" if answer.final else "answered",
                 "answered_at": now,
@@ -103,6 +104,7 @@ class ResultWrites(StoreBase):
         statement = held_row(answers, "pending").values(
             text=sa.bindparam("text"),
             value=sa.bindparam("value"),
+            label=sa.bindparam("label"),
             cached=sa.bindparam("cached"),
             status=sa.bindparam("new_status"),
             answered_at=sa.bindparam("answered_at"),
