@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from steadfast.shared.answers import factual_tokens, is_abstention, normalize_factual
-from steadfast.shared.inflections import word_forms
+from steadfast.shared.answers import factual_tokens, fold_accents, is_abstention, normalize_factual
+from steadfast.shared.inflections import every_form
 from steadfast.shared.language import detect_language
 from steadfast.shared.quantities.answer_units import unit_named
 from steadfast.shared.quantities.mention import Mention
@@ -299,7 +299,7 @@ def _core(question: str, answer: str) -> list[str]:
 def _asked(question: str) -> frozenset[str]:
     """The question's words in every form (``shared.inflections``), and the symbols of the units
     it names ("in degrees Celsius" asks for "°C")."""
-    words = frozenset(form for word in factual_tokens(question) for form in word_forms(word))
+    words = frozenset(form for word in factual_tokens(question) for form in every_form(word))
     symbols = {symbol for symbol, names in _UNIT_NAMES.items() if words.intersection(names)}
     return words | symbols
 
@@ -543,7 +543,9 @@ def _after_the_run(words: list[str], text: str) -> list[str] | None:
 
 
 def _capitalised(text: str) -> set[str]:
-    return {word.lower() for word in _LETTERS.findall(text) if word[0].isupper()}
+    """The capitalised words of ``text``, lower-cased and with accents folded, as the words of
+    an answer's core are ("Brontë" is "bronte")."""
+    return {fold_accents(word.lower()) for word in _LETTERS.findall(text) if word[0].isupper()}
 
 
 def _polarity(answer: str) -> bool | None:
@@ -580,15 +582,19 @@ def _by_other_names(question: str, first: str, second: str) -> bool | None:
     "Russian Federation" stay with the judge). An alias ("Augustus" / "Octavian") or a
     translation ("Paesi Bassi" / "l'Olanda") is kept apart wrongly: the price of not asking."""
     ours, theirs = _core(question, first), _core(question, second)
-    if not (ours or theirs) or len(ours) > 2 or len(theirs) > 2:
+    if not (ours or theirs) or len(ours) > 5 or len(theirs) > 5:
         return None
     if _by_initials(question, first, second):  # "NYC" / "New York City"
         return None
-    named = set(ours) <= _capitalised(first) and set(theirs) <= _capitalised(second)
-    if not named or any(_DIGITS.search(word) for word in (*ours, *theirs)):
+    if not _only_names(question, first, ours) or not _only_names(question, second, theirs):
         return None
     related = any(a.startswith(b) or b.startswith(a) for a in ours for b in theirs)
     return None if related else False
+
+
+def _only_names(question: str, answer: str, core: list[str]) -> bool:
+    """Whether all an answer states beyond the question is a name (or nothing)."""
+    return not core or _name(question, answer, fewest=1) is not None
 
 
 #: how alike two spellings of one name are at least ("Masoodi" / "Masudi": 0.77)
@@ -620,7 +626,7 @@ def _years(found: list[Mention]) -> set[Fraction]:
 def _by_measures(question: str, first: str, second: str) -> bool | None:
     """An amount in two units of one measure: the same when either, converted, rounds to the
     other as written ("42.195 km" / "26.2 miles", "about 384,400 km" / "238,900 miles"), else
-    two answers ("390 metres" / "390 feet")."""
+    two answers ("390 metres" / "390 feet", "300,000 km/s" / "300,000 miles per second")."""
     ours, theirs = _measure(question, first), _measure(question, second)
     if ours is None or theirs is None or ours[0] != theirs[0]:
         return None
@@ -632,16 +638,46 @@ def _measure(question: str, answer: str) -> tuple[str, Fraction, Fraction] | Non
     """What an answer of a number and a unit measures, its size in the base unit, and half a
     step of its last written digit in that unit (a rounding's slack)."""
     core = _core(question, answer)
-    if len(core) != 2:
+    rate = _RATE.search(answer)
+    if rate is not None and not _core(question, answer[: rate.start()] + answer[rate.end() :]):
+        core = [rate.group(1).replace(",", ""), rate.group(2).lower(), rate.group(3).lower()]
+    if len(core) < 2 or not re.fullmatch(r"\d+(?:\.\d+)?", core[0]):
         return None
-    number, word = core
-    unit = unit_named(word)
-    if unit is None or unit.measures is None or not re.fullmatch(r"\d+(?:\.\d+)?", number):
+    number, *words = core
+    unit = _unit_of(words)
+    if unit is None:
         return None
-    measure, per_base = unit.measures
+    measure, per_base = unit
     whole, _, decimals = number.partition(".")
     step = Fraction(1, 10 ** len(decimals)) if decimals else Fraction(10) ** _trailing_zeros(whole)
     return measure, Fraction(number) * per_base, step / 2 * per_base
+
+
+#: an amount per a unit of time, all an answer states but for filler ("about 300,000 km/s")
+_RATE = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*([^\W\d_]+)\s*(?:/|\bper\b)\s*([^\W\d_]+)", re.I)
+#: rates written as one word, in base units (metres per second)
+_RATES = {
+    "mph": ("length/time", Fraction("1609.344") / 3600),
+    "kph": ("length/time", Fraction(1000, 3600)),
+    "kmh": ("length/time", Fraction(1000, 3600)),
+}
+
+
+def _unit_of(words: list[str]) -> tuple[str, Fraction] | None:
+    """What the unit words after a number measure and the unit's size in base units: one unit
+    ("km"), or a rate, one unit per another ("km/s" is read as "km s", "miles per second")."""
+    if len(words) == 1:
+        unit = unit_named(words[0])
+        return unit.measures if unit is not None else _RATES.get(words[0])
+    if len(words) == 3 and words[1] == "per":
+        words = [words[0], words[2]]
+    if len(words) != 2:
+        return None
+    amount, per = unit_named(words[0]), unit_named(words[1])
+    if amount is None or per is None or amount.measures is None or per.measures is None:
+        return None
+    (measure, size), (per_measure, per_size) = amount.measures, per.measures
+    return (f"{measure}/{per_measure}", size / per_size) if per_measure == "time" else None
 
 
 def _trailing_zeros(digits: str) -> int:
@@ -663,7 +699,7 @@ def _by_middle_names(question: str, first: str, second: str) -> bool | None:
         return None
     if len(ours) == len(theirs) == 2 and set(ours) == set(theirs):
         return True
-    if len(ours) == len(theirs) == 2 and ours[1] == theirs[1] and ours[0] != theirs[0]:
+    if len(ours) == len(theirs) and ours[1:] == theirs[1:] and ours[0] != theirs[0]:
         return _same_first_name(ours[0], theirs[0])
     if len(ours) == len(theirs) and ours[:-1] == theirs[:-1] and ours[-1] != theirs[-1]:
         return False if _other_words(ours[-1], theirs[-1]) else None
@@ -687,7 +723,13 @@ samuel sam; stephen steve; steven steve; susan sue; theodore ted teddy theo; tho
 timothy tim; william bill billy will willie
 """
 _NICKNAMES = [frozenset(line.split()) for line in _NICKNAMES_TEXT.replace("\n", " ").split(";")]
+_FIRST_NAMES = frozenset().union(*_NICKNAMES)
 
+
+#: lower-case words inside a name ("van Gogh", "Rio de Janeiro", "bin Salman")
+_NAME_PARTICLES = frozenset(
+    ["van", "von", "der", "den", "de", "du", "dos", "das", "bin", "ibn", "al", "el", "ter", "ten"]
+)
 
 #: words a name may open with in place of a first name, beyond the titles ``_FILLER`` drops
 #: from every answer ("Sir", "President"): these stay in an answer's core, as "Pope Francis"
@@ -715,6 +757,20 @@ def _same_first_name(ours: str, theirs: str) -> bool | None:
     return None if ours[0] == theirs[0] else False
 
 
+def _by_first_name_only(question: str, first: str, second: str) -> bool | None:
+    """A first name alone is part of a full name, not the same answer: "John" / "John Lennon"
+    (the judge merged them at 0.94). Only a first name of the short-forms table counts, so a
+    one-word name that is a whole name ("Michelangelo" / "Michelangelo Buonarroti") stays with
+    the judge."""
+    for alone, full in ((first, second), (second, first)):
+        word, name = _name(question, alone, fewest=1), _name(question, full)
+        if word is None or name is None or len(word) != 1:
+            continue
+        if word[0] in _FIRST_NAMES and (word[0] == name[0] or _nicknamed(word[0], name[0])):
+            return False
+    return None
+
+
 def _nicknamed(ours: str, theirs: str) -> bool:
     """One first name and a short form of it ("edward" / "ted")."""
     return ours != theirs and any(ours in names and theirs in names for names in _NICKNAMES)
@@ -728,15 +784,18 @@ def _other_words(ours: str, theirs: str) -> bool:
     return difflib.SequenceMatcher(None, ours, theirs).ratio() < _SAME_SPELLING
 
 
-def _name(question: str, answer: str) -> list[str] | None:
-    """The words of a name an answer states, when that is all it states: two to five
-    capitalised words one after the other, no number."""
+def _name(question: str, answer: str, fewest: int = 2) -> list[str] | None:
+    """The words of a name an answer states, when that is all it states: ``fewest`` to five
+    words one after the other, no number, each capitalised but for a particle inside it
+    ("Vincent van Gogh", "Rio de Janeiro")."""
     core = _core(question, answer)
-    if not 2 <= len(core) <= 5 or any(_DIGITS.search(word) for word in core):
+    if not fewest <= len(core) <= 5 or any(_DIGITS.search(word) for word in core):
         return None
-    if not set(core) <= _capitalised(answer) or not _in_a_row(core, answer):
+    capitalised = _capitalised(answer)
+    inside = core[1:-1]
+    if not {core[0], core[-1], *inside} <= capitalised | (_NAME_PARTICLES & set(inside)):
         return None
-    return core
+    return core if _in_a_row(core, answer) else None
 
 
 #: the cheap steps, in the order they are tried; each says True, False or None (undecided)
@@ -754,6 +813,7 @@ STEPS: tuple[tuple[str, Callable[[str, str, str], bool | None]], ...] = (
     ("name in a sentence", _by_name_in_a_sentence),
     ("initials", _by_initials),
     ("middle names", _by_middle_names),
+    ("first name only", _by_first_name_only),
     ("other names", _by_other_names),
 )
 

@@ -42,6 +42,24 @@ def word_forms(word: str) -> frozenset[str]:
     return frozenset(forms)
 
 
+#: endings an English form may add to its word, with what they replaced ("lives" → "live")
+_ENDINGS: tuple[tuple[str, str], ...] = (("ies", "y"), ("ied", "y"), ("es", ""), ("s", ""))
+_ENDINGS += (("ed", ""), ("d", ""), ("ing", ""), ("ing", "e"))
+
+
+@functools.lru_cache(maxsize=4096)
+def every_form(word: str) -> frozenset[str]:
+    """The forms of ``word`` and of the words it may be a form of ("lives" → "live", "lived",
+    "living"; "ended" → "end", "ends"): the other forms of a question's verb, whichever form
+    the question used. Words of four letters or fewer are taken as they are ("is", "news")."""
+    forms = set(word_forms(word))
+    if len(word) > 4 and word.isalpha():
+        for ending, replaced in _ENDINGS:
+            if word.endswith(ending) and not word.endswith("ss"):
+                forms |= word_forms(word[: -len(ending)] + replaced)
+    return frozenset(forms)
+
+
 def same_word(first: str, second: str) -> bool:
     """Two forms of one word, either way round ("painted" / "paint", "bushes" / "bush")."""
     return second in word_forms(first) or first in word_forms(second)

@@ -391,7 +391,68 @@ CAPITAL = "What is the capital of France?"
         # a name written with its nickname in quotes
         ("Who replaced him?", 'Kelton "LDB" Kessee', "LDB", True, "nickname"),
         ("Who replaced him?", 'Kelton "LDB" Kessee', "Kelton Kessee", True, "nickname"),
-        ("Who replaced him?", 'Kelton "LDB" Kessee', "Don Santos", None, "undecided"),
+        ("Who replaced him?", 'Kelton "LDB" Kessee', "Don Santos", False, "other names"),
+        # names with accents are names ("Brontë" reads as the answer's "bronte")
+        ("Who wrote Wuthering Heights?", "Emily Brontë", "Charlotte Brontë", False, "middle names"),
+        ("Who wrote it?", "Jane Austen", "Charlotte Brontë", False, "other names"),
+        (
+            "Who was prime minister?",
+            "Jóhanna Sigurðardóttir",
+            "Katrín Jakobsdóttir",
+            False,
+            "other names",
+        ),
+        # another first name before the same middle initials and surname is another person
+        ("Who was shot in Dallas?", "John F. Kennedy", "Robert F. Kennedy", False, "middle names"),
+        # a particle inside a name, and names of up to five words
+        (
+            "Who painted The Starry Night?",
+            "Vincent van Gogh",
+            "Theo van Gogh",
+            False,
+            "middle names",
+        ),
+        ("Who painted The Starry Night?", "Vincent van Gogh", "Paul Gauguin", False, "other names"),
+        ("Who won the prize?", "Bruce W. Hapke", "Eugene Shoemaker", False, "other names"),
+        ("What is the capital of Brazil?", "Brasília", "Rio de Janeiro", False, "other names"),
+        ("Who painted the ceiling?", "Michelangelo", "Michelangelo Buonarroti", None, "undecided"),
+        ("Who won?", "Bruce W. Hapke", "Bruce Hapke", None, "undecided"),
+        # the question's verb in another form is the question's ("lives" / "live")
+        (
+            "In real life, who lives at 4 Privet Drive?",
+            "In real life, the Dursleys live at 4 Privet Drive",
+            "In real life, J. K. Rowling lives at 4 Privet Drive",
+            False,
+            "other names",
+        ),
+        # a first name alone is part of the name, unless it is no first name of the table
+        ('Who wrote the song "Imagine"?', "John Lennon", "John", False, "first name only"),
+        ("Who was president?", "Bill", "William Clinton", False, "first name only"),
+        ("Who sculpted David?", "Michelangelo", "Michelangelo Buonarroti", None, "undecided"),
+        # rates: an amount of one unit per another
+        (
+            "What is the speed of light?",
+            "about 300,000 km/s",
+            "186,000 miles per second",
+            True,
+            "measures",
+        ),
+        (
+            "What is the speed of light?",
+            "about 300,000 km/s",
+            "about 300,000 miles per second",
+            False,
+            "measures",
+        ),
+        ("How fast can it go?", "60 mph", "97 km/h", True, "measures"),
+        ("How fast can it go?", "60 mph", "60 km/h", False, "measures"),
+        (
+            "How fast is light?",
+            "300,000 km/s in a vacuum, less in glass",
+            "300,000 km/s",
+            None,
+            "undecided",
+        ),
         # a number that is the whole answer counts, even one that could be a word ("1")
         ("What is the smallest prime number?", "2", "1", False, "numbers"),
         ("How many moons does Earth have?", "One", "1", True, "numbers"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from steadfast.shared.inflections import same_word, word_forms
+from steadfast.shared.inflections import every_form, same_word, word_forms
 
 
 @pytest.mark.parametrize(
@@ -38,3 +38,24 @@ def test_two_forms_of_one_word_are_the_same_word_either_way_round() -> None:
     assert same_word("bush", "bushes") and same_word("wrote", "write")
     assert not same_word("rose", "bush")
     assert not same_word("painting", "painter")
+
+
+@pytest.mark.parametrize(
+    ("word", "form"),
+    [
+        ("lives", "live"),
+        ("lives", "living"),
+        ("ended", "end"),
+        ("ended", "ends"),
+        ("carries", "carry"),
+        ("writing", "write"),
+        ("painting", "paint"),
+    ],
+)
+def test_every_form_reaches_the_forms_of_the_word_a_form_comes_from(word: str, form: str) -> None:
+    assert form in every_form(word)
+
+
+def test_every_form_takes_short_words_and_double_s_as_they_are() -> None:
+    assert every_form("news") == word_forms("news")  # four letters: no "new"
+    assert "clas" not in every_form("class")
