@@ -18,7 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from steadfast.shared.answers import factual_tokens, fold_accents, is_abstention, normalize_factual
+from steadfast.shared.answers import (
+    factual_tokens,
+    fold_accents,
+    is_abstention,
+    normalize_factual,
+    plain_words,
+)
 from steadfast.shared.inflections import every_form
 from steadfast.shared.language import detect_language
 from steadfast.shared.quantities.answer_units import unit_named
@@ -375,9 +381,17 @@ def _by_abstention(question: str, first: str, second: str) -> bool | None:
 def _by_normalised_text(question: str, first: str, second: str) -> bool | None:
     """The same text once case, accents, punctuation and articles go; and also once the spaces
     go ("CodeMiko" / "Code Miko"), umlauts are spelt out ("Müller" / "Mueller"), or a list's
-    items are taken in any order ("A and B" / "B and A")."""
+    items are taken in any order ("A and B" / "B and A"); but to a question that asks for the
+    exact words, every word counts ("for man" / "for a man" are two answers)."""
     ours, theirs = _spellings(first), _spellings(second)
-    return True if ours & theirs else None
+    if not ours & theirs:
+        return None
+    # to a question asking for the exact words, "for man" / "for a man" are two answers
+    return not _VERBATIM.search(question) or plain_words(first) == plain_words(second)
+
+
+#: a question that asks for words exactly as said: then every word, articles too, counts
+_VERBATIM = re.compile(r"\b(?:exact(?:ly)?|verbatim|word for word|testuali|esatte)\b", re.I)
 
 
 def _spellings(answer: str) -> set[tuple[str, ...]]:

@@ -108,14 +108,14 @@ def _strip_punctuation(text: str) -> str:
     return "".join(kept).replace(_DECIMAL_MARK, ".")
 
 
-def _plain_words(text: str) -> list[str]:
+def plain_words(text: str) -> list[str]:
     """Lower-cased, accent-folded, punctuation-free words (articles kept)."""
     return _strip_punctuation(fold_accents(text).casefold()).split()
 
 
 def factual_tokens(text: str) -> list[str]:
     """The words of ``text`` as :func:`normalize_factual` keeps them."""
-    words = _plain_words(text)
+    words = plain_words(text)
     # an article stands before its noun: a last word is never one ("Vitamin A", "Plan A")
     last = len(words) - 1
     return [word for index, word in enumerate(words) if word not in _ARTICLES or index == last]
@@ -148,7 +148,7 @@ def contains_phrase(text: str, phrase: str) -> bool:
 
 def is_abstention(text: str) -> bool:
     """Whether the answer declines to answer ("I don't know", "cannot be determined", ...)."""
-    plain = " ".join(_plain_words(text))
+    plain = " ".join(plain_words(text))
     return _ABSTENTION.search(plain) is not None
 
 

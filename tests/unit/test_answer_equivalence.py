@@ -453,6 +453,21 @@ CAPITAL = "What is the capital of France?"
             None,
             "undecided",
         ),
+        # to a question asking for the exact words, an article counts
+        (
+            "What exact words did Neil Armstrong say on the moon?",
+            "That's one small step for man",
+            "That's one small step for a man",
+            False,
+            "normalised",
+        ),
+        (
+            "What did he say?",
+            "One small step for man",
+            "one small step for a man",
+            True,
+            "normalised",
+        ),
         # a number that is the whole answer counts, even one that could be a word ("1")
         ("What is the smallest prime number?", "2", "1", False, "numbers"),
         ("How many moons does Earth have?", "One", "1", True, "numbers"),
