@@ -174,7 +174,7 @@ async def test_every_shipped_calibration_is_found_for_the_builtin_local_route() 
         found = await calibrations.threshold("local", calibration.prompt_version, calibration.task)
         assert (found.value, found.source) == (calibration.threshold, "calibrated"), calibration
     answers = await calibrations.threshold("local", "answers-v1")
-    assert answers.value == 0.75
+    assert answers.value == 0.7
 
 
 async def test_a_tasks_own_calibration_comes_before_the_general_one(
