@@ -116,7 +116,13 @@ all now them it him her herself himself themselves me us you half total this tha
 time general average
 """
 _NO_TOPIC = frozenset(_NO_TOPIC_TEXT.split())
-_SHORT_QUESTION = 12
+_SHORT_QUESTION = 16
+#: words before a topic that are not the topic ("in the Solar System", "in our world")
+_DETERMINERS = frozenset(
+    ["the", "a", "an", "our", "its", "their", "his", "her", "this", "that", "these", "those"]
+)
+#: words a topic is often put as in a faithful rewording ("in the world" / "on Earth")
+_PUT_AS = {"world": ("earth", "globe", "planet", "worldwide", "global")}
 _WORD_OR_APOSTROPHE = re.compile(r"[a-z][a-z']*")
 #: what a weak generator asks in a question's place: what a thing means, how big it is
 _OTHER_THINGS = (
@@ -288,24 +294,56 @@ def _names_all(window: list[str], wanted: list[str]) -> bool:
 
 
 def _topic_dropped(original: str, candidate: str) -> str | None:
-    """Why the candidate no longer names what a short question asks about: "What is the
-    chemical symbol of the precious metal?" for "What is the chemical symbol for gold?"
-    (accepted in a demo run). Only a one-sentence question of at most 12 words that ends in a
-    preposition and a common noun ("for gold", "from space") is read; a name is left to the
-    judge, and a form of the word ("gold's", "African" for "africa") keeps it."""
+    """Why the candidate no longer says what a short question asks about, or where or when:
+    the phrase after the last preposition of its last five words ("for gold", "at sea level",
+    "in the Solar System", "of Australia"), none of whose words (in any form, a five-letter
+    stem, or a name's initials: "United States" / "US") the candidate keeps. Accepted in demo
+    runs: "What is the chemical symbol of the precious metal?" for "... for gold?", "What is
+    the boiling temperature of water in Celsius?" for "... boil at sea level?", "Determine
+    which planet is the largest." for "... in the Solar System?". Only a one-sentence question
+    of at most 16 words is read; a phrase of words that are no topic ("in all", "in total") is
+    left alone."""
     question = original.strip()
     if question.count("?") != 1 or not question.endswith("?") or _SENTENCE_END.search(question):
         return None
     written = re.findall(r"[A-Za-z']+", question)
-    if not 3 <= len(written) <= _SHORT_QUESTION or written[-2].lower() not in _TOPIC_MARKERS:
+    if not 3 <= len(written) <= _SHORT_QUESTION:
         return None
-    topic = written[-1]
-    if not topic.islower() or len(topic) < 3 or topic in _NO_TOPIC:
+    marker = next(
+        (
+            index
+            for index in range(len(written) - 2, max(len(written) - 6, 0), -1)
+            if written[index].lower() in _TOPIC_MARKERS
+        ),
+        None,
+    )
+    if marker is None:
+        return None
+    phrase = [word for word in written[marker + 1 :] if word.lower() not in _DETERMINERS]
+    if not 1 <= len(phrase) <= 3 or any(word.lower() in _NO_TOPIC for word in phrase):
         return None
     said = [word.removesuffix("'s") for word in _WORD_OR_APOSTROPHE.findall(candidate.lower())]
-    if any(same_word(topic, word) or word.startswith(topic[:5]) for word in said if word):
+    if any(_kept(word.lower(), said) for word in phrase) or _initials_kept(phrase, candidate):
         return None
-    return f"drops '{topic}': the original asks about it"
+    return f"drops '{' '.join(phrase)}': the original asks about it"
+
+
+def _kept(word: str, said: list[str]) -> bool:
+    """Whether a candidate's words ``said`` keep ``word``: a form of it, its five-letter stem
+    ("African" for "africa"), or a word it is often put as ("Earth" for "world")."""
+    return any(
+        same_word(word, other) or other.startswith(word[:5]) or other in _PUT_AS.get(word, ())
+        for other in said
+        if other
+    )
+
+
+def _initials_kept(phrase: list[str], candidate: str) -> bool:
+    """Whether a name of several words is kept as its initials ("United States" / "U.S.")."""
+    if len(phrase) < 2 or not all(word[0].isupper() for word in phrase):
+        return False
+    initials = "".join(word[0] for word in phrase)
+    return re.search(rf"\b{initials}\b", candidate.replace(".", "")) is not None
 
 
 def _other_thing_asked(original: str, candidate: str) -> str | None:

@@ -35,7 +35,10 @@ def test_a_turned_question_is_refused_naming_both_words(
     ("original", "candidate"),
     [
         ("What is the largest ocean on Earth?", "Which ocean on Earth is the biggest?"),
-        ("What is the most he can make with the cheapest lumber?", "... the least expensive?"),
+        (
+            "What is the most he can make with the cheapest lumber?",
+            "What is the most he can make with the least expensive lumber?",
+        ),
         ("When did World War II end?", "In which year did World War II finish?"),
         # a word dropped, or both ends kept: left to the other checks
         ("What is the largest ocean?", "Name the ocean that covers the most area."),
@@ -169,8 +172,13 @@ ROLE_TURNED = [
     ("Who painted the Mona Lisa?", "Who did the painting of the Mona Lisa?", None),
     ("Who painted the Mona Lisa?", "The Mona Lisa was painted by whom?", None),
     ("Who painted the Mona Lisa?", "Whose work is the Mona Lisa?", None),
-    # an original that asks no deed ("Who is ...") is never refused for this
-    ("Who is the author of Hamlet?", "Who did the author write?", None),
+    # an original that asks no deed ("Who is ...") is not refused for this, but the candidate
+    # drops what the question is about
+    (
+        "Who is the author of Hamlet?",
+        "Who did the author write?",
+        "drops 'Hamlet': the original asks about it",
+    ),
 ]
 
 
@@ -258,12 +266,49 @@ TOPICS = [
     ),
     ("What is the longest river in africa?", "Which African river is the longest?", None),
     ("Do bears usually sit on chairs?", "Is it common for a bear to sit on a chair?", None),
-    # not read: a name, a word that is no topic, a question of several sentences or long
-    ("Who painted the Mona Lisa in Paris?", "Who made the Mona Lisa?", None),
+    # the phrase may be a place, a name or several words, and comes after the last preposition
+    (
+        "Who painted the Mona Lisa in Paris?",
+        "Who made the Mona Lisa?",
+        "drops 'Paris': the original asks about it",
+    ),
+    (
+        "At what temperature in degrees Celsius does water boil at sea level?",
+        "What is the boiling temperature of water in Celsius?",
+        "drops 'sea level': the original asks about it",
+    ),
+    (
+        "What is the largest planet in the Solar System?",
+        "Determine which planet is the largest.",
+        "drops 'Solar System': the original asks about it",
+    ),
+    (
+        "Has MSG been scientifically proven to be harmful to humans in small doses?",
+        "Has science proven that MSG is harmful to people?",
+        "drops 'small doses': the original asks about it",
+    ),
+    (
+        "What is the capital city of Australia?",
+        "What city serves as the capital?",
+        "drops 'Australia': the original asks about it",
+    ),
+    # kept: as a name's initials, a word it is often put as, or in another form
+    ("Who is the president of the United States?", "Who is the U.S. president?", None),
+    (
+        "How many dragons are left in the world?",
+        "What number of dragons still survive on Earth?",
+        None,
+    ),
+    (
+        "What is the largest planet in the Solar System?",
+        "Which solar-system planet is largest?",
+        None,
+    ),
+    # not read: a word that is no topic, a question of several sentences or long
     ("How much did he spend in all?", "What did he spend altogether?", None),
     ("He sold 3. What is the price of gold?", "He sold 3. What does silver cost?", None),
     (
-        "What is the name of the very first element listed in the table of chemistry?",
+        "What is the name of the very first element the textbook of my school lists in the table?",
         "Which element is listed first?",
         None,
     ),
