@@ -92,6 +92,8 @@ _CONFUSED_WITH = {
     # largest city" is usually the most populous one
     "largest": ("most massive", "heaviest"),
     "biggest": ("most massive", "heaviest"),
+    # accepted in a demo run: "What is the chemical element of gold?"
+    "symbol": ("element", "atomic number", "formula"),
 }
 #: a change of state a question asks about: a rewording without it asks about the thing itself
 #: ("At what temperature does water boil?" → "How hot is water?")

@@ -128,6 +128,12 @@ def test_a_capital_asked_as_the_largest_or_main_city_is_refused(
             None,
         ),
         ("What is the largest planet?", "Which planet is the biggest?", None),
+        # accepted in a demo run: gold is an element, its symbol is Au
+        (
+            "What is the chemical symbol for gold?",
+            "What is the chemical element of gold?",
+            "asks 'element' where the original asks 'symbol'",
+        ),
         ("What is the heaviest planet?", "Which planet is the most massive?", None),
     ],
 )
@@ -330,6 +336,7 @@ OTHER_THINGS = [
     ),
     # the thing itself, asked in other words
     ("What is the chemical symbol for gold?", "Which symbol stands for gold?", None),
+    ("What is the chemical symbol for gold?", "What is gold's symbol as an element?", None),
     ("What is the chemical symbol for gold?", "What symbol represents gold?", None),
     ("What does DNA stand for?", "What do the letters DNA stand for?", None),
     # accepted in a demo run: where the capital is, not which city it is
