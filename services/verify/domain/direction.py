@@ -83,6 +83,12 @@ _CONFUSED_WITH = {
         "biggest city",
         "main city",
         "chief city",
+        # accepted in an experiment run: "What is the primary city in Australia?"
+        "primary city",
+        "principal city",
+        "major city",
+        "leading city",
+        "most important city",
         "most populous city",
         "largest town",
         "biggest town",
@@ -141,6 +147,12 @@ _OTHER_THINGS = (
             re.IGNORECASE,
         ),
         "how big something is",
+    ),
+    (
+        # accepted in an experiment run: "What artist did the famous painting 'The Mona Lisa'
+        # depict?" for "Who painted the Mona Lisa?" asks whom the painting shows
+        re.compile(r"\b(?:depict|depicts|depicted|portray|portrays|portrayed)\b", re.IGNORECASE),
+        "what a work shows",
     ),
 )
 #: what a question asks the identity of: "What is the capital city of Australia?" → "capital city"

@@ -91,6 +91,11 @@ def test_a_change_of_state_dropped_is_refused(candidate: str, why: str | None) -
             "What is the largest city in Australia?",
             "asks 'largest city' where the original asks 'capital'",
         ),
+        # accepted in an experiment run
+        (
+            "What is the primary city in Australia?",
+            "asks 'primary city' where the original asks 'capital'",
+        ),
         ("Which city is the capital of Australia?", None),
         ("Name Australia's capital.", None),
         # the capital still asked: left to the other checks
@@ -334,6 +339,13 @@ OTHER_THINGS = [
         "Determine the size of the largest planet in our solar system.",
         "asks how big something is, which the original does not",
     ),
+    # accepted in an experiment run: whom the painting shows, not who painted it
+    (
+        "Who painted the Mona Lisa?",
+        'What artist did the famous painting "The Mona Lisa" depict?',
+        "asks what a work shows, which the original does not",
+    ),
+    ("Who painted the Mona Lisa?", "Which artist created the Mona Lisa?", None),
     # the thing itself, asked in other words
     ("What is the chemical symbol for gold?", "Which symbol stands for gold?", None),
     ("What is the chemical symbol for gold?", "What is gold's symbol as an element?", None),
