@@ -218,6 +218,12 @@ def _attribute_swapped(asked: list[str], reworded: list[str]) -> str | None:
         for other in others:
             if f" {other} " in candidate and f" {other} " not in original:
                 return f"asks '{other}' where the original asks '{wanted}'"
+    # whatever the city is called then ("the big city in Australia", accepted in a demo run):
+    # no labelled faithful rewording of a capital question leaves "capital" out
+    if " capital " in original and " capital" not in candidate:
+        for place in ("city", "town"):
+            if f" {place} " in candidate:
+                return f"asks a {place} without 'capital' where the original asks the capital"
     return None
 
 

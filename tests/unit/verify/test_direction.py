@@ -91,6 +91,11 @@ def test_a_change_of_state_dropped_is_refused(candidate: str, why: str | None) -
             "What is the largest city in Australia?",
             "asks 'largest city' where the original asks 'capital'",
         ),
+        # accepted in a demo run: any city but the capital
+        (
+            "Tell me the name of the big city in Australia.",
+            "asks a city without 'capital' where the original asks the capital",
+        ),
         # accepted in an experiment run
         (
             "What is the primary city in Australia?",
