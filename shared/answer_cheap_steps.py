@@ -391,7 +391,11 @@ def _by_normalised_text(question: str, first: str, second: str) -> bool | None:
 
 
 #: a question that asks for words exactly as said: then every word, articles too, counts
-_VERBATIM = re.compile(r"\b(?:exact(?:ly)?|verbatim|word for word|testuali|esatte)\b", re.I)
+_VERBATIM = re.compile(
+    r"\b(?:exact|precise) (?:words?|wording|quote|quotation|phrase)\b|\bverbatim\b|"
+    r"\bword for word\b|\bparole (?:esatte|testuali)\b",
+    re.IGNORECASE,
+)
 
 
 def _spellings(answer: str) -> set[tuple[str, ...]]:
@@ -591,10 +595,12 @@ def _by_initials(question: str, first: str, second: str) -> bool | None:
 def _by_other_names(question: str, first: str, second: str) -> bool | None:
     """Two short answers that name different things are two answers: "Au" / "Ag", "Canberra" /
     "Sydney", "Gold" / "Au" asked for gold's symbol (the first says nothing the question does
-    not). Each states at most two words beyond the question, every one a capitalised name and no
-    number; they share no word, and neither word begins the other ("Lyon" / "Lyons", "Russia" /
-    "Russian Federation" stay with the judge). An alias ("Augustus" / "Octavian") or a
-    translation ("Paesi Bassi" / "l'Olanda") is kept apart wrongly: the price of not asking."""
+    not), "Vincent van Gogh" / "Paul Gauguin". Each states at most five words beyond the
+    question, a name (capitalised words in a row, particles inside) and no number; they share no
+    word, and no word begins another ("Lyon" / "Lyons", "Russia" / "Russian Federation" stay with
+    the judge). An alias ("Augustus" / "Octavian", "Mark Twain" / "Samuel Clemens", "Pope
+    Francis" / "Jorge Mario Bergoglio") or a translation ("Paesi Bassi" / "l'Olanda") is kept
+    apart wrongly: the price of not asking."""
     ours, theirs = _core(question, first), _core(question, second)
     if not (ours or theirs) or len(ours) > 5 or len(theirs) > 5:
         return None
@@ -654,7 +660,10 @@ def _measure(question: str, answer: str) -> tuple[str, Fraction, Fraction] | Non
     core = _core(question, answer)
     rate = _RATE.search(answer)
     if rate is not None and not _core(question, answer[: rate.start()] + answer[rate.end() :]):
-        core = [rate.group(1).replace(",", ""), rate.group(2).lower(), rate.group(3).lower()]
+        amount = rate.group(1)
+        if "," in amount and not _GROUPED.fullmatch(amount):
+            return None  # "11,2 km/s": a decimal comma, or no number read
+        core = [amount.replace(",", ""), rate.group(2).lower(), rate.group(3).lower()]
     if len(core) < 2 or not re.fullmatch(r"\d+(?:\.\d+)?", core[0]):
         return None
     number, *words = core
@@ -669,6 +678,8 @@ def _measure(question: str, answer: str) -> tuple[str, Fraction, Fraction] | Non
 
 #: an amount per a unit of time, all an answer states but for filler ("about 300,000 km/s")
 _RATE = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*([^\W\d_]+)\s*(?:/|\bper\b)\s*([^\W\d_]+)", re.I)
+#: a number with commas grouping its thousands ("300,000")
+_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 #: rates written as one word, in base units (metres per second)
 _RATES = {
     "mph": ("length/time", Fraction("1609.344") / 3600),
@@ -780,9 +791,18 @@ def _by_first_name_only(question: str, first: str, second: str) -> bool | None:
         word, name = _name(question, alone, fewest=1), _name(question, full)
         if word is None or name is None or len(word) != 1:
             continue
+        if any(_REGNAL.fullmatch(part) or part in _EPITHETS for part in name[1:]):
+            return None  # "Henry" / "Henry VIII": a ruler goes by the first name
         if word[0] in _FIRST_NAMES and (word[0] == name[0] or _nicknamed(word[0], name[0])):
             return False
     return None
+
+
+#: what follows a ruler's first name ("Henry VIII", "Alexander the Great")
+_REGNAL = re.compile(r"[ivxl]+")
+_EPITHETS = frozenset(
+    ["great", "elder", "younger", "conqueror", "confessor", "magnificent", "bold", "pious"]
+)
 
 
 def _nicknamed(ours: str, theirs: str) -> bool:

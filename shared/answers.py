@@ -159,6 +159,8 @@ _NUMBER = r"-?\d+(?:,\d+)*(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+"
 _FRACTION_LATEX = r"-?\\[dt]?frac\s*\{[^{}]*\}\s*\{[^{}]*\}"
 _LAST_VALUE = re.compile(rf"(?:{_FRACTION_LATEX})|(?:{_NUMBER})")
 _GSM8K_FINAL = re.compile(r"####\s*(.+?)\s*$", re.MULTILINE)
+#: a GSM8K-style final line that states a number (a markdown heading "#### Step 2" does not)
+_GSM8K_ANSWER = re.compile(r"^####\s*[-+$]?\s*\d", re.MULTILINE)
 #: delimiters of maths in prose, longest first where two start alike ($$ before $)
 _MATH_DELIMITERS = (("\\(", "\\)"), ("\\[", "\\]"), ("$$", "$$"), ("$", "$"))
 _CLOSER = dict(_MATH_DELIMITERS)
@@ -212,7 +214,7 @@ def cut_before_final_answer(task: AnswerTask, text: str, cut: bool) -> bool:
     """Whether a maths reply stopped at its token limit (``cut``) before it stated a final
     answer: no ``\\boxed{}`` and no ``#### N`` line. Its last number is then one of its
     steps, so the reply is unparsed rather than an answer (docs/method.md D25)."""
-    return task == "math" and cut and last_boxed(text) is None and not _GSM8K_FINAL.search(text)
+    return task == "math" and cut and not last_boxed(text) and not _GSM8K_ANSWER.search(text)
 
 
 def _last_expression(text: str) -> str | None:

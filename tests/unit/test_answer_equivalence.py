@@ -468,6 +468,12 @@ CAPITAL = "What is the capital of France?"
             True,
             "normalised",
         ),
+        ("Which city exactly is the seat of government?", "The Hague", "Hague", True, "normalised"),
+        # a ruler goes by the first name
+        ("Who was king?", "Henry", "Henry VIII", None, "undecided"),
+        ("Who was king?", "Charles", "King Charles III", None, "undecided"),
+        # a decimal comma is not read as thousands
+        ("How fast must it go?", "11,2 km/s", "11200 m/s", None, "undecided"),
         # a number that is the whole answer counts, even one that could be a word ("1")
         ("What is the smallest prime number?", "2", "1", False, "numbers"),
         ("How many moons does Earth have?", "One", "1", True, "numbers"),

@@ -231,7 +231,8 @@ class JobEngine:
                 continue
             item = context.items[row.record.position]
             unanswered = unanswered_by_cut(context.settings, item, outcome)
-            needs_grade = context.golds[row.record.position] is not None and not unanswered
+            has_gold = context.golds[row.record.position] is not None
+            needs_grade = has_gold and not unanswered
             value = None if unanswered else answer_value(context.settings, item, outcome.text)
             stored.append(
                 StoredAnswer(
@@ -240,7 +241,9 @@ class JobEngine:
                     value,
                     outcome.cached,
                     final=not needs_grade,
-                    label="invalid" if unanswered else None,
+                    # without a gold answer it stays unlabelled (unparsed), as other
+                    # answers of the item are
+                    label="invalid" if unanswered and has_gold else None,
                 )
             )
             if needs_grade:

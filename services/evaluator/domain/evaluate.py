@@ -83,14 +83,15 @@ class _Run:
         outcomes = await generate_all(self.upstream, requests, self.retry)
         for record, outcome in zip(records, outcomes, strict=True):
             item = self.request.items[record.position]
-            if unanswered_by_cut(self.request, item, outcome):
-                record.text, record.status, record.label = outcome.text, "graded", "invalid"
-            elif outcome.text is not None:
-                record.text, record.status = outcome.text, "answered"
-                record.value = answer_value(self.request, item, outcome.text)
-            else:
+            if outcome.text is None:
                 record.status, record.error_stage = "failed", "answer"
                 record.error = outcome.error.reason if outcome.error else "no result"
+                continue
+            record.text, record.status = outcome.text, "answered"
+            if not unanswered_by_cut(self.request, item, outcome):
+                record.value = answer_value(self.request, item, outcome.text)
+            elif gold_of(self.request.task, item):  # cut before its answer: no value, and
+                record.status, record.label = "graded", "invalid"  # invalid without grading
 
     async def grade(self, records: list[AnswerRecord]) -> None:
         golds = {p: gold_of(self.request.task, item) for p, item in enumerate(self.request.items)}

@@ -49,7 +49,9 @@ async def canonicalize(
         wording = question.text
     response = await model.generate(settings.request(question.messages_for(wording), 0.0))
     task = options.task or infer_task(response.text, choices=parts.choices)
-    reading = read_answer(response.text, task, parts.choices)
+    reading = read_answer(
+        response.text, task, parts.choices, cut=response.finish_reason == "length"
+    )
     variant = Variant(
         question=wording,
         source="canonical" if wording != question.text else "original",

@@ -26,7 +26,7 @@ async def single_prompt(
     final = prompts.final_answer(reply)
     choices = question.parts(options.task).choices
     task = options.task or infer_task(final, choices=choices)
-    reading = read_answer(final, task, choices)
+    reading = read_answer(final, task, choices, cut=response.finish_reason == "length")
     original = Variant(
         question=question.text,
         source="original",

@@ -530,20 +530,22 @@ async def test_synchronous_evaluate_labels_a_maths_reply_cut_before_its_answer_i
             return Generated(text="Step 1: 20 + 20.\nStep 2: 20 + 20.\nStep 3: 20", cut=True)
         return "7"
 
-    body = {
-        "model": "m1",
-        "k": 2,
-        "task": "math",
-        "items": [{"question": "What is 3 + 4?", "answer": "7"}],
-    }
+    items = [
+        {"question": "What is 3 + 4?", "answer": "7"},
+        {"question": "What is 3 + 4 again?"},  # no gold: unparsed, with no label
+    ]
+    body = {"model": "m1", "k": 2, "task": "math", "items": items}
     async with AsyncTestClient(
         evaluator_app(database_url, tmp_path, loops_on_paraphrases)
     ) as client:
         response = await client.post("/v1/evaluate", json=body)
     assert response.status_code == 200, response.text
-    variants = response.json()["items"][0]["variants"]
-    answers = [(v["index"], v["answers"][0]["label"], v["answers"][0]["value"]) for v in variants]
-    assert answers == [(0, "correct", "7"), (1, "invalid", None), (2, "invalid", None)]
+    labelled, unlabelled = (
+        [(v["index"], v["answers"][0]["label"], v["answers"][0]["value"]) for v in item["variants"]]
+        for item in response.json()["items"]
+    )
+    assert labelled == [(0, "correct", "7"), (1, "invalid", None), (2, "invalid", None)]
+    assert unlabelled == [(0, None, "7"), (1, None, None), (2, None, None)]
 
 
 async def test_without_k_each_question_gets_method_default_of_ten_paraphrases(

@@ -171,6 +171,50 @@ async def test_a_maths_reply_cut_before_its_answer_is_invalid_not_graded(
     assert all(a.value != "20" for a in answers)
 
 
+async def test_a_cut_reply_without_a_gold_answer_is_unparsed_and_unlabelled(
+    store: EvaluationStore,
+) -> None:
+    # labelled invalid it would make the audit compare labels instead of values
+    upstream = StandInUpstream(loops_on_first_paraphrase)
+    settings = EvaluationSettings(models=["m1", "m2"], k=2, task="math")
+    no_gold = [EvaluationItem(id=f"q{i}", question=f"What is {i}?") for i in range(2)]
+    job, _ = await create_evaluation(
+        store, settings=settings, items=no_gold, models=["m1", "m2"], request_hash="h"
+    )
+    await JobEngine(store, upstream, FAST).run(job.id)
+
+    answers = await store.answers_of(job.id)
+    looped = [a for a in answers if a.model == "m2" and a.variant == 1]
+    assert len(looped) == 2 and upstream.graded == []
+    assert all(a.status == "graded" and a.label is None and a.value is None for a in looped)
+    assert {a.value for a in answers if a.model == "m1"} == {"0", "1"}
+
+
+async def test_a_later_evaluation_asks_again_for_a_reply_that_was_cut(
+    store: EvaluationStore,
+) -> None:
+    # the stored text does not say it was cut: reused, it would be graded by a step's number
+    upstream = StandInUpstream(loops_on_first_paraphrase)
+    settings = EvaluationSettings(models=["m1", "m2"], k=2, task="math")
+    for request_hash in ("first", "second"):
+        job, _ = await create_evaluation(
+            store, settings=settings, items=items(2), models=["m1", "m2"], request_hash=request_hash
+        )
+        await JobEngine(store, upstream, FAST).run(job.id)
+        answers = await store.answers_of(job.id)
+        looped = [a for a in answers if a.model == "m2" and a.variant == 1]
+        assert all(a.label == "invalid" and a.value is None for a in looped), request_hash
+    asked = [count for (model, question), count in upstream.answered.items()]
+    cut_asked = [
+        count
+        for (model, question), count in upstream.answered.items()
+        if model == "m2" and question.endswith("(variant 1)")
+    ]
+    assert cut_asked == [2, 2]  # asked again by the second evaluation
+    assert sorted(asked).count(1) == len(asked) - 2  # every other answer was reused
+    assert not any(text.startswith("Step 1") for text in upstream.graded)
+
+
 async def test_failing_model_is_recorded_per_item_and_job_still_finishes(
     store: EvaluationStore,
 ) -> None:

@@ -66,7 +66,9 @@ async def test_an_instruction_inside_a_candidate_does_not_escape_its_field(
         VerifyRequest(
             original="What is the capital of France?",
             candidates=[injected],
-            stages=VerifyStages(lexical=False, semantic="off"),
+            # the direction check refuses it first (it drops "France"): off, so that the
+            # judge's field is tested
+            stages=VerifyStages(lexical=False, direction=False, semantic="off"),
         )
     )
     (result,) = response.results

@@ -245,6 +245,9 @@ def test_a_maths_reply_cut_before_its_final_answer_has_no_value() -> None:
     # a reply cut after it stated its answer keeps it
     assert answer_key("math", r"So \boxed{12}. Let me check: 12 + 20", cut=True) == "12"
     assert answer_key("math", "#### 12\nCheck: 12 + 20", cut=True) == "12"
+    # a markdown heading or an empty box states no answer
+    assert answer_key("math", "#### Step 2: Double it\nThat gives 7", cut=True) is None
+    assert answer_key("math", "\\boxed{} is where it goes; first 7", cut=True) is None
     # other tasks read a cut reply as ever
     assert not cut_before_final_answer("factual", "Paris is the capital of", cut=True)
     assert answer_key("factual", "Paris", cut=True) == "paris"

@@ -67,6 +67,10 @@ async def _reuse_answers(
             answers.c.request_key.in_(keys),
             answers.c.text.is_not(None),
             answers.c.evaluation_id != evaluation_id,
+            # a reply labelled invalid without grading was cut before its answer (docs/method.md
+            # D25), which its text alone does not tell: asked again, the gateway's cache
+            # answers with the finish reason
+            sa.not_(sa.and_(answers.c.label == "invalid", answers.c.grade_key.is_(None))),
         )
         .order_by(answers.c.id)
     )
