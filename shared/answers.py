@@ -474,17 +474,13 @@ def _option_with_text(text: str, options: list[str] | None) -> str | None:
 # --- grouping --------------------------------------------------------------------------------
 
 
-def answer_key(
-    task: AnswerTask, text: str, n_options: int = 26, *, cut: bool = False
-) -> str | None:
+def answer_key(task: AnswerTask, text: str, n_options: int = 26) -> str | None:
     """The value that equal answers share, for majority voting and value-level metrics.
 
     factual: :data:`ABSTENTION_KEY` for an abstention, else the normalised text; math: the
     canonical value of the extracted final answer; choice: the option letter. ``None`` when
-    the answer cannot be parsed (it then takes no part in a vote), and for a maths reply
-    ``cut`` at its token limit before it stated a final answer."""
-    if cut_before_final_answer(task, text, cut):
-        return None
+    the answer cannot be parsed (it then takes no part in a vote). A reply cut before its
+    final answer is its callers' to leave out (:func:`cut_before_final_answer`)."""
     if task == "factual":
         if is_abstention(text):
             return ABSTENTION_KEY

@@ -43,8 +43,16 @@ def word_forms(word: str) -> frozenset[str]:
 
 
 #: endings an English form may add to its word, with what they replaced ("lives" → "live")
-_ENDINGS: tuple[tuple[str, str], ...] = (("ies", "y"), ("ied", "y"), ("es", ""), ("s", ""))
-_ENDINGS += (("ed", ""), ("d", ""), ("ing", ""), ("ing", "e"))
+_ENDINGS = (
+    ("ies", "y"),
+    ("ied", "y"),
+    ("es", ""),
+    ("s", ""),
+    ("ed", ""),
+    ("d", ""),
+    ("ing", ""),
+    ("ing", "e"),
+)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -314,8 +314,8 @@ def answer_value(settings: EvaluationSettings, item: EvaluationItem, text: str) 
 def unanswered_by_cut(
     settings: EvaluationSettings, item: EvaluationItem, outcome: Generated
 ) -> bool:
-    """A maths reply cut at its token limit before it stated a final answer: labelled
-    ``invalid`` without grading (docs/method.md D25)."""
+    """A maths reply cut at its token limit before it stated a final answer: it has no value,
+    and with a gold answer it is labelled ``invalid`` without grading (docs/method.md D25)."""
     return outcome.text is not None and cut_before_final_answer(
         task_of(settings, item), outcome.text, outcome.cut
     )

@@ -237,21 +237,20 @@ def test_answer_key_groups_equal_answers() -> None:
     assert answer_key("choice", "maybe C", n_options=4) is None
 
 
-def test_a_maths_reply_cut_before_its_final_answer_has_no_value() -> None:
+def test_a_maths_reply_cut_before_its_final_answer_is_told_apart() -> None:
     looped = "Step 1: Dan has 20 marbles.\nStep 2: He gives away 20 marbles.\nStep 3: He has 20"
     assert answer_key("math", looped) == "20"  # finished there: its last number is its answer
-    assert answer_key("math", looped, cut=True) is None
     assert cut_before_final_answer("math", looped, cut=True)
+    assert not cut_before_final_answer("math", looped, cut=False)
     # a reply cut after it stated its answer keeps it
-    assert answer_key("math", r"So \boxed{12}. Let me check: 12 + 20", cut=True) == "12"
-    assert answer_key("math", "#### 12\nCheck: 12 + 20", cut=True) == "12"
+    assert not cut_before_final_answer("math", r"So \boxed{12}. Let me check: 12 + 20", cut=True)
+    assert not cut_before_final_answer("math", "#### 12\nCheck: 12 + 20", cut=True)
     # a markdown heading or an empty box states no answer
-    assert answer_key("math", "#### Step 2: Double it\nThat gives 7", cut=True) is None
-    assert answer_key("math", "\\boxed{} is where it goes; first 7", cut=True) is None
+    assert cut_before_final_answer("math", "#### Step 2: Double it\nThat gives 7", cut=True)
+    assert cut_before_final_answer("math", "\\boxed{} is where it goes; first 7", cut=True)
     # other tasks read a cut reply as ever
     assert not cut_before_final_answer("factual", "Paris is the capital of", cut=True)
-    assert answer_key("factual", "Paris", cut=True) == "paris"
-    assert answer_key("choice", "B", n_options=4, cut=True) == "B"
+    assert not cut_before_final_answer("choice", "B", cut=True)
 
 
 def test_unclosed_maths_delimiters_are_passed_over() -> None:
