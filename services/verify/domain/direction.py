@@ -21,7 +21,9 @@ the author of Romeo and Juliet write?" (each accepted in a demo run). A candidat
 when the original asks "Who <verb> ...?" and the candidate asks "Who (or What) did ... <the
 verb>?", the verb its last word and not right after "did" ("Who did paint it?" still asks the
 painter). And a count of another thing: "What is the total number of coins Gretchen has ...?"
-for "How many gold coins does Gretchen have?" (accepted in a demo run). And what a short question
+for "How many gold coins does Gretchen have?" (accepted in a demo run), or a sum of them and
+other things ("What is the sum of gold and silver coins ...?", accepted in a demo run). And what
+a short question
 asks about dropped: "What is the chemical symbol of the precious metal?" for "What is the
 chemical symbol for gold?" (accepted in a demo run). And what a thing means or how big it is
 asked in its place ("What does the symbol for gold stand for?", "Determine the size of the
@@ -176,6 +178,14 @@ _WHERE_ASKED = re.compile(
     r"(?:^|\b(?:me|know|say|tell) )where (?!in\b|on\b|within\b)(?:(?:is|are|was|were|can)"
     r"(?: i find)? )?(?:the |a |an )?([a-z' ]+)|\bthe location of(?: the| a| an)? ([a-z' ]+)"
 )
+#: a sum asked in a rewording ("the sum of gold and silver coins")
+_SUM_MARKERS = (("sum", "of"), ("total", "of"), ("combined", "number"), ("both", "the"))
+#: words that join counted things into one count
+_JOINING = frozenset(["and", "or", "plus"])
+#: words of an original that asks for a total already: a rewording may name its parts
+_TOTAL_ASKED = frozenset(["total", "sum", "combined", "altogether", "together", "all", "both"])
+#: a word, a number or a mark that ends a phrase
+_WORD_OR_STOP = re.compile(r"[a-z]+|\d+(?:[.,]\d+)*|[,;:()]")
 #: words of a counted phrase that do not say which things are counted
 _COUNT_FILLERS_TEXT = "of the a an total all"
 _COUNT_FILLERS = frozenset(_COUNT_FILLERS_TEXT.split())
@@ -202,6 +212,9 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _role_turned(asked, reworded)
         or _counted_thing_changed(
             _asking_words(original, _WORD_OR_NUMBER), _asking_words(candidate, _WORD_OR_NUMBER)
+        )
+        or _things_added_to_count(
+            _asking_words(original, _WORD_OR_NUMBER), _asking_words(candidate, _WORD_OR_STOP)
         )
         or _topic_dropped(original, candidate)
         or _other_thing_asked(original, candidate)
@@ -282,6 +295,41 @@ def _counted_thing_changed(asked: list[str], reworded: list[str]) -> str | None:
         return None
     missing = " ".join(word for word in counted if not any(_names_all(w, [word]) for w in windows))
     return f"counts '{head}' without '{missing}': the original asks how many {' '.join(phrase)}"
+
+
+def _things_added_to_count(asked: list[str], reworded: list[str]) -> str | None:
+    """Why the candidate counts the original's things together with others: "What is the sum
+    of gold and silver coins, given ...?" for "How many gold coins does Gretchen have?"
+    (accepted in a demo run; the answer is all her coins). The candidate's counted phrase (after
+    "how many", "the number of", "the sum of", ...) joins with "and" or "or" a word the
+    original's counted phrase does not have to one it has."""
+    counted = _naming_words(_counted_phrase(asked))
+    if not counted or _TOTAL_ASKED.intersection(asked) or _JOINING.intersection(counted):
+        return None
+    for start in _counting_starts(reworded, markers=_COUNTING_MARKERS + _SUM_MARKERS):
+        phrase = _phrase_from(reworded, start)
+        heads = [index for index, word in enumerate(phrase) if same_word(word, counted[-1])]
+        phrase = phrase[: heads[-1] + 1] if heads else []
+        if not _JOINING.intersection(phrase):
+            continue
+        named = _naming_words([word for word in phrase if word not in _JOINING])
+        if any(not _names_all(counted, [word]) for word in named):
+            return (
+                f"counts {' '.join(phrase)!r} where the original asks how many "
+                f"{' '.join(counted)}"
+            )
+    return None
+
+
+def _phrase_from(words: list[str], start: int) -> list[str]:
+    """The words from ``start`` up to a verb, a pronoun, a preposition or a punctuation mark,
+    at most six."""
+    phrase: list[str] = []
+    for word in words[start : start + 6]:
+        if word in AUXILIARIES or word in _PHRASE_ENDS or not word[0].isalnum():
+            break
+        phrase.append(word)
+    return phrase
 
 
 def _naming_words(phrase: list[str]) -> list[str]:

@@ -244,6 +244,22 @@ COUNTS = [
         "counts 'unicorns' without 'female scottish': the original asks how many female "
         "scottish unicorns",
     ),
+    # accepted in a demo run (judge 0.70 at the maths threshold 0.50): a sum of both kinds
+    (
+        GRETCHEN,
+        "What is the sum of gold and silver coins, given that Gretchen has 110 coins and 30 "
+        "more gold than silver?",
+        "counts 'gold and silver coins' where the original asks how many gold coins",
+    ),
+    (
+        "How many red marbles does Tom have?",
+        "What is the total of red and blue marbles Tom owns?",
+        "counts 'red and blue marbles' where the original asks how many red marbles",
+    ),
+    # parts of a total the original asks for, or both things asked already
+    ("How many apples and pears does Tom have?", "What is the sum of apples and pears?", None),
+    ("How many fruits do they have in total?", "What is the sum of apples and fruits?", None),
+    (GRETCHEN, "If she has 110 coins and 30 more gold than silver, how many gold coins?", None),
     # the same thing counted in other words
     (GRETCHEN, "Tell me the number of gold coins Gretchen owns, with 110 coins in all.", None),
     (GRETCHEN, "She has 110 coins, 30 more gold than silver: how many of them are gold?", None),
