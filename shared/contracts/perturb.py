@@ -90,6 +90,11 @@ class ParaphraseRequest(Contract, kw_only=True):
     time_budget_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 75.0
     #: sampling temperature of the generator (each candidate also has its own seed)
     temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] = 0.8
+    #: after a round whose candidates were mostly repeats or too close to the question or an
+    #: accepted paraphrase (a model writing the same few rewordings again), the next round
+    #: samples this much hotter, up to ``max_temperature``; 0 keeps ``temperature`` throughout
+    temperature_step: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.2
+    max_temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] = 1.2
     #: makes the hint/tone choices and the sampling reproducible; drawn and reported when absent
     seed: StoredSeed | None = None
     #: ISO 639-1 code; detected from the question when absent
@@ -137,6 +142,8 @@ class Paraphrase(Contract, kw_only=True):
     #: request's lists, counted on through its samples when it asked for several
     sample_index: int = 0
     line: int = 1
+    #: the sampling temperature of the request that wrote it (none: given, not generated)
+    temperature: float | None = None
     #: what the call was told of earlier rejections, when anything
     feedback: str | None = None
     prompt_version: str = ""

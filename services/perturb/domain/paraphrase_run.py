@@ -52,7 +52,12 @@ class ParaphraseRun:
             count = len(request.given)
             progress = Progress(count, count, count, seen=[request.question])
         else:
-            progress = Progress(request.k, *request_targets(request), seen=[request.question])
+            progress = Progress(
+                request.k,
+                *request_targets(request),
+                seen=[request.question],
+                temperature=request.temperature,
+            )
         return cls(
             request=request,
             started=time.monotonic(),

@@ -17,6 +17,7 @@ from steadfast.services.perturb.domain.paraphrase_rounds import (
     CallSpec,
     Progress,
     feedback_of,
+    next_temperature,
     plan_round,
     rejected_candidate,
 )
@@ -151,8 +152,10 @@ class ParaphraseBuilder:
             for task in calls:
                 task.cancel()
             await asyncio.gather(*calls, return_exceptions=True)
+        this_round = progress.rejected[first_rejection:]
         if request.feedback:
-            progress.feedback = feedback_of(progress.rejected[first_rejection:])
+            progress.feedback = feedback_of(this_round)
+        progress.temperature = next_temperature(request, progress, this_round, written)
         if stop:
             return stop
         if failing := _failing_stage(verdicts):
@@ -272,7 +275,7 @@ class ParaphraseBuilder:
             generate = GenerateRequest(
                 model=request.generator,
                 messages=messages,
-                temperature=request.temperature,
+                temperature=request.temperature if spec.temperature is None else spec.temperature,
                 # a numbered line each, a little longer than the question at most
                 max_tokens=min(4096, spec.count * (24 + len(request.question) // 3)),
                 seed=spec.seed,
@@ -391,6 +394,7 @@ class ParaphraseBuilder:
                 seed=spec.seed if generated else None,
                 sample_index=spec.sample_index,
                 line=line,
+                temperature=spec.temperature if generated else None,
                 feedback=spec.feedback,
                 prompt_version=PARAPHRASE_PROMPT_VERSION if generated else "",
                 provenance=spec.provenance,

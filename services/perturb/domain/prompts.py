@@ -13,7 +13,7 @@ from steadfast.shared.contracts.perturb import Tone
 from steadfast.shared.contracts.verify import VerifyThresholds
 from steadfast.shared.language import language_name
 
-PARAPHRASE_PROMPT_VERSION = "paraphrase-v7"
+PARAPHRASE_PROMPT_VERSION = "paraphrase-v8"
 #: METHOD's lexical threshold, the default; the example always shows the words it needs changed
 METHOD_OVERLAP = VerifyThresholds().overlap
 #: the accepted rewordings a request names at most (the latest), to keep the prompt short
@@ -129,8 +129,8 @@ FEEDBACK: dict[str, str] = {
     "and use other words, but keep every name and number",
     "duplicate": "repeats of earlier rewordings; write new ones",
     "numbers": "a number was changed, dropped or added; keep every number exactly",
-    "direction": "what is asked was turned round (largest became smallest, first became last, "
-    "start became stop); ask for the same end",
+    "direction": "what is asked was changed (another thing asked, what it is about dropped, or "
+    "turned round: largest became smallest); ask for exactly the same thing",
     "judge": "the meaning changed; ask exactly the same thing, with every name, number and "
     "condition",
     "semantic": "they drifted from the question; stay close to its meaning",

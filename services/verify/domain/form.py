@@ -97,6 +97,33 @@ _METHOD = re.compile(
 _CALCULATION = re.compile(r"\d[\d,.]*\s*(?:[*×÷+=]|\s[x\-–−]\s)\s*\$?\d[\d,.]*")
 
 
+_OPERATION = r"(?:multiplying|adding|subtracting|dividing|summing|doubling|halving)"
+#: the way to the answer told with the question: "Calculate the total number of thorns by
+#: multiplying the number of rose bushes (3) by the number of roses per bush (25) and then
+#: multiplying that result by ..." (accepted in a demo experiment, judge 0.69): it partly solves
+#: the problem. A description that names an operation ("the first number produced by
+#: multiplying two 3-digit numbers") asks nothing to be done that way and is left alone
+_SOLVING_STEPS = re.compile(
+    rf"\b(?:calculate|compute|find|determine|work out|figure out|get|obtain|count)\b[^.?!]*"
+    rf"\bby (?:first )?{_OPERATION}\b|\b(?:and )?then (?:multiply|add|subtract|divide|"
+    rf"{_OPERATION})\b",
+    re.IGNORECASE,
+)
+
+
+def _steps_added(original: str, candidate: str) -> str | None:
+    """The way to the answer the candidate tells and the original does not: neither those
+    words nor the operation they name (its first four letters: "add", "multiplying" /
+    "multiplied") are the original's."""
+    steps = _SOLVING_STEPS.search(candidate)
+    if steps is None or _SOLVING_STEPS.search(original):
+        return None
+    operation = re.findall(r"[a-z]+", steps.group(0).lower())[-1][:4]
+    if re.search(rf"\b{operation}", original.lower()):
+        return None
+    return steps.group(0)
+
+
 def form_difference(original: str, candidate: str) -> str | None:
     """Why the candidate does not ask what a question or request asks, or None."""
     original, candidate = original.replace("’", "'"), candidate.replace("’", "'")
@@ -110,6 +137,8 @@ def form_difference(original: str, candidate: str) -> str | None:
         return "asks how to find the answer, not the answer (it is answered with a method)"
     if (calculation := _CALCULATION.search(candidate)) and not _CALCULATION.search(original):
         return f"writes out a calculation ('{calculation.group(0)}'): it partly solves the problem"
+    if steps := _steps_added(original, candidate):
+        return f"says how to work it out ('{steps}'): it partly solves the problem"
     if added := _sentence_added(original, candidate):
         return f"adds a sentence to the question ('{added}'): it may state or suggest an answer"
     return None

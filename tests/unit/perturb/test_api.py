@@ -43,7 +43,7 @@ def test_paraphrases(client: TestClient[Any]) -> None:
     assert response.status_code == 200, response.text
     payload = response.json()
     assert payload["complete"] is True and len(payload["accepted"]) == 3
-    assert payload["prompt_version"] == "paraphrase-v7"
+    assert payload["prompt_version"] == "paraphrase-v8"
 
 
 def test_given_paraphrases_are_used_instead_of_generated_ones(client: TestClient[Any]) -> None:

@@ -18,7 +18,9 @@ from steadfast.services.perturb.domain.errors import (
 )
 from steadfast.services.perturb.domain.paraphrase_rounds import (
     CallSpec,
+    Progress,
     feedback_of,
+    next_temperature,
     rejected_candidate,
     targets,
 )
@@ -107,7 +109,7 @@ async def test_a_call_writes_several_candidates_and_the_round_stops_once_the_set
     kinds = [p.kind for p in result.accepted]
     assert kinds == ["plain"] * 7 + ["toned"] * 3
     for paraphrase in result.accepted:
-        assert paraphrase.prompt_version == PARAPHRASE_PROMPT_VERSION == "paraphrase-v7"
+        assert paraphrase.prompt_version == PARAPHRASE_PROMPT_VERSION == "paraphrase-v8"
         assert paraphrase.generator == "local"
         assert (paraphrase.hint in HINTS) == (paraphrase.kind == "plain")
         assert (paraphrase.tone in TONES) == (paraphrase.kind == "toned")
@@ -222,6 +224,51 @@ async def test_the_rejections_of_a_round_are_told_to_the_next() -> None:
     quiet, quiet_gateway, _ = _builder(accept=lambda text: text.endswith(" 1"))
     await quiet.build(msgspec.structs.replace(request, feedback=False, k=4))
     assert not any("rejected" in user_text(r) for r in quiet_gateway.requests)
+
+
+async def test_a_round_of_repeats_makes_the_next_round_hotter_up_to_the_cap() -> None:
+    """Rounds of repeats (the same line again, caught without the verify service) raise the
+    temperature by the step up to the cap; a round of fresh candidates keeps it."""
+
+    def responder(request: GenerateRequest) -> str:
+        if request.temperature < 1.0:  # a cool model writes one line again and again
+            return "\n".join(f"{n}. Tom buys five more: how many now?" for n in range(1, 4))
+        return _distinct(request)
+
+    builder, gateway, _ = _builder(responder, accept=lambda text: text.endswith(" 1"))
+    request = ParaphraseRequest(
+        question=QUESTION,
+        k=3,
+        seed=0,
+        plain_per_round=3,
+        toned_per_round=0,
+        candidates_per_call=3,
+        temperature=0.7,
+        temperature_step=0.2,
+        max_temperature=1.0,
+    )
+    result = await builder.build(request)
+    by_round = [round(r.temperature or 0, 3) for r in gateway.requests]
+    assert by_round[:4] == [0.7, 0.9, 1.0, 1.0]  # the cap holds
+    assert result.complete and {p.temperature for p in result.accepted} == {1.0}
+    # a step of 0 keeps the temperature throughout
+    still, still_gateway, _ = _builder(responder, accept=lambda text: text.endswith(" 1"))
+    await still.build(msgspec.structs.replace(request, temperature_step=0.0, max_candidates=9))
+    assert {r.temperature for r in still_gateway.requests} == {0.7}
+
+
+def test_a_round_mostly_of_fresh_candidates_keeps_the_temperature() -> None:
+    request = ParaphraseRequest(question=QUESTION, temperature=0.8)
+    progress = Progress(3, 3, 0, temperature=0.8)
+    spec = CallSpec("plain", 3, 0, 0)
+    close = rejected_candidate("x", spec, 1, "lexical", "overlap 0.9")
+    judged = rejected_candidate("y", spec, 2, "judge", "no")
+    assert next_temperature(request, progress, [close, judged], written=4) == 0.8
+    assert next_temperature(request, progress, [close, close, judged], written=4) == 1.0
+    assert next_temperature(request, progress, [], written=0) == 0.8
+    # a caller's temperature above the cap is never lowered
+    hot = msgspec.structs.replace(request, temperature=1.5)
+    assert next_temperature(hot, Progress(3, 3, 0, temperature=1.5), [close], 1) == 1.5
 
 
 async def test_without_toned_candidates_the_set_is_k_plain_and_stops_there() -> None:
@@ -608,6 +655,29 @@ def test_a_round_of_form_rejections_tells_the_next_round_to_ask_the_question_its
     assert told == f"{FEEDBACK['form']}; {FEEDBACK['lexical']}"
     assert "how or where to find the answer" in FEEDBACK["form"]
     assert feedback_of([]) is None
+
+
+def test_direction_and_numbers_feedback_names_the_words_at_fault() -> None:
+    """The most frequent reason of a stage whose reasons name words is told as it is, so the
+    generator learns what to keep ("capital"), not only that the meaning changed."""
+    spec = CallSpec(kind="plain", count=3, sample_index=0, seed=0, hint=HINTS[0])
+    city = "asks 'largest city' where the original asks 'capital'"
+    rejected = [
+        rejected_candidate("What is the largest city in Australia?", spec, 1, "direction", city),
+        rejected_candidate("Which is Australia's largest city?", spec, 2, "direction", city),
+        rejected_candidate("What is the capital of the country?", spec, 3, "direction", "drops"),
+        rejected_candidate(
+            "How hot is boiling water?",
+            spec,
+            4,
+            "numbers",
+            'numbers differ from the original: drops the answer\'s unit "degrees Celsius"',
+        ),
+    ]
+    assert feedback_of(rejected) == (
+        f"{FEEDBACK['direction']} (one rewording: {city}); {FEEDBACK['numbers']} (one "
+        'rewording: drops the answer\'s unit "degrees Celsius")'
+    )
 
 
 def test_the_generator_is_told_the_count_first_and_the_question_last() -> None:

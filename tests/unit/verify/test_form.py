@@ -190,6 +190,51 @@ def test_no_calculation_or_the_originals_own_passes(original: str, candidate: st
     assert form_difference(original, candidate) is None
 
 
+@pytest.mark.parametrize(
+    ("candidate", "steps"),
+    [
+        # accepted in a demo experiment (judge 0.69 at the maths threshold 0.50)
+        (
+            "Calculate the total number of thorns by multiplying the number of rose bushes (3) "
+            "by the number of roses per bush (25) and then multiplying that result by the "
+            "number of thorns per rose (8).",
+            "Calculate the total number of thorns by multiplying",
+        ),
+        (
+            "Dan has 3 rose bushes of 25 roses with 8 thorns each; find the roses first, then "
+            "multiply by the thorns. How many thorns?",
+            "then multiply",
+        ),
+    ],
+)
+def test_the_way_to_the_answer_told_partly_solves_the_problem(candidate: str, steps: str) -> None:
+    assert form_difference(THORNS, candidate) == (
+        f"says how to work it out ('{steps}'): it partly solves the problem"
+    )
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # an operation a question describes asks nothing to be done that way
+        (
+            "Which vampire number is the first one formed from two 3-digit numbers?",
+            "Which vampire number is the first one produced by multiplying two 3-digit numbers?",
+        ),
+        # a story's own steps may stay
+        (
+            "Tom finds the sum by adding 3 and 5, then he doubles it. What does he get?",
+            "What does Tom get if he finds the sum by adding 3 and 5 and then doubles it?",
+        ),
+        (THORNS, "What is the total number of thorns on Dan's 3 bushes of 25 roses, 8 a rose?"),
+    ],
+)
+def test_an_operation_described_or_the_originals_own_steps_pass(
+    original: str, candidate: str
+) -> None:
+    assert form_difference(original, candidate) is None
+
+
 CAPITAL = "What is the capital city of Australia?"
 
 
