@@ -92,8 +92,9 @@ class ParaphraseRequest(Contract, kw_only=True):
     temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] = 0.8
     #: after a round whose candidates were mostly repeats or too close to the question or an
     #: accepted paraphrase (a model writing the same few rewordings again), the next round
-    #: samples this much hotter, up to ``max_temperature``; 0 keeps ``temperature`` throughout
-    temperature_step: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.2
+    #: samples this much hotter, up to ``max_temperature``; 0 (the default, the method's)
+    #: keeps ``temperature`` throughout
+    temperature_step: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.0
     max_temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] = 1.2
     #: makes the hint/tone choices and the sampling reproducible; drawn and reported when absent
     seed: StoredSeed | None = None

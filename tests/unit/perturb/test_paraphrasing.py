@@ -258,7 +258,7 @@ async def test_a_round_of_repeats_makes_the_next_round_hotter_up_to_the_cap() ->
 
 
 def test_a_round_mostly_of_fresh_candidates_keeps_the_temperature() -> None:
-    request = ParaphraseRequest(question=QUESTION, temperature=0.8)
+    request = ParaphraseRequest(question=QUESTION, temperature=0.8, temperature_step=0.2)
     progress = Progress(3, 3, 0, temperature=0.8)
     spec = CallSpec("plain", 3, 0, 0)
     close = rejected_candidate("x", spec, 1, "lexical", "overlap 0.9")
@@ -269,6 +269,9 @@ def test_a_round_mostly_of_fresh_candidates_keeps_the_temperature() -> None:
     # a caller's temperature above the cap is never lowered
     hot = msgspec.structs.replace(request, temperature=1.5)
     assert next_temperature(hot, Progress(3, 3, 0, temperature=1.5), [close], 1) == 1.5
+    # off by default: the method's one temperature
+    default = ParaphraseRequest(question=QUESTION)
+    assert next_temperature(default, progress, [close, close], written=2) == 0.8
 
 
 async def test_without_toned_candidates_the_set_is_k_plain_and_stops_there() -> None:
