@@ -394,6 +394,13 @@ OTHER_THINGS = [
         "asks what a work shows, which the original does not",
     ),
     ("Who painted the Mona Lisa?", "Which artist created the Mona Lisa?", None),
+    # accepted in an experiment run (judge 0.73): whose work the play tells of
+    (
+        "Who wrote the play Romeo and Juliet?",
+        "Whose work is it that is described in Romeo and Juliet?",
+        "asks what a work shows, which the original does not",
+    ),
+    ("Who wrote the play Romeo and Juliet?", "Whose work is the play Romeo and Juliet?", None),
     # an actor portrays a role: no work's maker was asked
     ("Who played James Bond in Dr. No?", "Which actor portrayed James Bond in Dr. No?", None),
     # the thing itself, asked in other words
