@@ -20,6 +20,8 @@ from collections.abc import AsyncIterator, Awaitable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from steadfast.services.evaluator.adapters.evaluations.rows import (
     AnswerRow,
     Failure,
@@ -158,14 +160,22 @@ class JobEngine:
 
     async def _paraphrase(self, context: JobContext, row: ItemRow) -> None:
         request = paraphrase_request(context.settings, row.item)
+        budget = request.time_budget_s
+        lent = 0.0
+        if context.settings.share_time_budget and request.given is None:
+            lent = context.time_pool.lend(budget)
+        asked = msgspec.structs.replace(request, time_budget_s=budget + lent) if lent else request
         try:
             async with self._leased("items", [row.row_id]):
-                response = await self.upstream.paraphrase(request)
+                response = await self.upstream.paraphrase(asked)
         except UpstreamError as error:
+            context.time_pool.settle(budget, lent, None)
             failure = self._failure(row, error, "paraphrase")
             await self.store.fail_item(row, self.owner, failure)
             PARAPHRASE_SETS.labels("retried" if failure.retry_at else "failed").inc()
             return
+        context.time_pool.settle(budget, lent, response.elapsed_s)
+        # the set's id is its settings', whatever time it was lent
         paraphrase_set = to_paraphrase_set(request, response)
         PARAPHRASE_SETS.labels("complete" if paraphrase_set.complete else "incomplete").inc()
         await self.store.complete_item(

@@ -50,6 +50,29 @@ class WorkSignal:
                 self._waiters.remove(waiter)
 
 
+class TimeBudgetPool:
+    """Paraphrase time a job's sets left unused, lent to the sets after them
+    (``share_time_budget``): a set that finished early saved the rest of its budget, and a later
+    set may take it on top of its own, up to its own budget again. What a set is lent is taken
+    from the pool when it starts, so two lanes never lend the same seconds."""
+
+    def __init__(self) -> None:
+        self.saved_s = 0.0
+
+    def lend(self, budget_s: float) -> float:
+        lent = min(max(self.saved_s, 0.0), budget_s)
+        self.saved_s -= lent
+        return lent
+
+    def settle(self, budget_s: float, lent_s: float, elapsed_s: float | None) -> None:
+        """A set ended after ``elapsed_s`` of its ``budget_s`` + ``lent_s`` (none: it failed,
+        the loan comes back whole)."""
+        if elapsed_s is None:
+            self.saved_s += lent_s
+        else:
+            self.saved_s += budget_s + lent_s - elapsed_s
+
+
 class JobContext:
     """What the lanes of one job share: its settings and its items, loaded once."""
 
@@ -66,3 +89,4 @@ class JobContext:
         self._checked_at = 0.0
         #: signalled when this process queued new variants, so an idle answer lane wakes at once
         self.work_added = WorkSignal()
+        self.time_pool = TimeBudgetPool()

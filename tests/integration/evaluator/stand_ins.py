@@ -76,6 +76,10 @@ class StandInUpstream:
         self.answer_judged: list[str] = []
         #: calls hanging now (``hang_after`` reached)
         self.hanging = 0
+        #: the seconds a question's set reports it took (0 by default), and the time budget
+        #: each set was asked with
+        self.paraphrase_elapsed: Callable[[str], float] = lambda _question: 0.0
+        self.time_budgets: dict[str, float] = {}
 
     async def route_names(self) -> set[str] | None:
         return self.routes
@@ -83,6 +87,7 @@ class StandInUpstream:
     async def paraphrase(self, request: ParaphraseRequest) -> ParaphraseResponse:
         await asyncio.sleep(self.latency_s)
         self.paraphrased[request.question] += 1
+        self.time_budgets[request.question] = request.time_budget_s
         accepted = [
             Paraphrase(
                 text=f"{request.question} (variant {j})",
@@ -100,7 +105,7 @@ class StandInUpstream:
             rejected=[],
             candidates_generated=request.k,
             rounds=1,
-            elapsed_s=0.0,
+            elapsed_s=self.paraphrase_elapsed(request.question),
             complete=True,
             prompt_version="stand-in",
             semantic_check="embedding",

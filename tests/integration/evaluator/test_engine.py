@@ -21,6 +21,7 @@ from steadfast.services.evaluator.db.models import answers as answer_rows
 from steadfast.services.evaluator.domain.engine import EngineSettings, JobEngine
 from steadfast.services.evaluator.domain.job_results import StoredResults
 from steadfast.services.evaluator.domain.job_runner import MAX_RUN_FAILURES, JobRunner
+from steadfast.services.evaluator.domain.pipeline import paraphrase_request, paraphrase_set_id
 from steadfast.services.evaluator.errors import IdempotencyConflict, UpstreamError
 from steadfast.services.evaluator.records import AnswerRecord, Generated, ParaphraseSet
 from steadfast.shared.backoff import Backoff
@@ -569,6 +570,37 @@ async def test_reused_paraphrase_sets_are_not_generated_again(store: EvaluationS
     assert first_prompts == second_prompts
     job = await store.get(second)
     assert job is not None and job.status == "succeeded"
+
+
+async def test_time_a_set_leaves_unused_is_lent_to_the_sets_after_it(
+    store: EvaluationStore,
+) -> None:
+    """``share_time_budget``: a set that finishes early lends the rest of its budget to the
+    next, at most its own budget again; a set that used its loan lends nothing. The sets keep
+    the ids of their settings, whatever they were lent."""
+    elapsed = {"What is 0?": 20.0, "What is 1?": 100.0, "What is 2?": 10.0, "What is 3?": 5.0}
+    one_lane = dataclasses.replace(FAST, paraphrase_lanes=1)
+    budgets = {}
+    for shared in (True, False):
+        upstream = StandInUpstream(answer_right)
+        upstream.paraphrase_elapsed = lambda question: elapsed[question]
+        settings = EvaluationSettings(
+            models=["m1"], k=2, time_budget_s=60.0, share_time_budget=shared
+        )
+        job, _ = await create_evaluation(
+            store, settings=settings, items=items(4), models=["m1"], request_hash=f"t{shared}"
+        )
+        await JobEngine(store, upstream, one_lane).run(job.id)
+        budgets[shared] = [upstream.time_budgets[f"What is {i}?"] for i in range(4)]
+        stored = await store.sets_by_question(job.id)
+        expected = {
+            item.question: paraphrase_set_id(paraphrase_request(settings, item))
+            for item in items(4)
+        }
+        assert {question: s.id for question, s in stored.items()} == expected
+    # q0 saves 40 s; q1 takes them and uses them; q2 saves 50 s, all lent to q3
+    assert budgets[True] == [60.0, 100.0, 60.0, 110.0]
+    assert budgets[False] == [60.0] * 4
 
 
 async def test_a_stored_answer_is_graded_again_against_a_different_gold_answer(
