@@ -232,6 +232,8 @@ def paraphrase_set_id(request: ParaphraseRequest) -> str:
     same_set = msgspec.to_builtins(msgspec.structs.replace(request, cache=True))
     if same_set["samples_per_request"] == 1:  # ids from before the field existed stay valid
         del same_set["samples_per_request"]
+    if same_set["temperature_step"] == 0:  # the same: one temperature, as before the fields
+        del same_set["temperature_step"], same_set["max_temperature"]
     digest = hashlib.sha256(msgspec.json.encode(same_set)).hexdigest()
     return f"ps-{digest[:24]}"
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import msgspec
+
 from steadfast.services.evaluator.domain.pipeline import paraphrase_request, paraphrase_set_id
 from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings
 from steadfast.shared.contracts.perturb import ParaphraseRequest
@@ -34,3 +36,16 @@ def test_a_set_id_from_before_samples_per_request_existed_stays_the_same() -> No
     request = ParaphraseRequest(question="Who wrote Hamlet?", k=3, seed=0)
     assert request.samples_per_request == 1
     assert paraphrase_set_id(request) == "ps-3ed3468b6bc8e0f4694239ef"
+
+
+def test_a_temperature_step_makes_another_set_and_none_keeps_the_old_id() -> None:
+    # off (the default), the id is the one sets stored before the fields had; a step writes
+    # other candidates, so it is another set, and so is another cap once a step is set
+    request = ParaphraseRequest(question="Who wrote Hamlet?", k=3, seed=0)
+    hotter = msgspec.structs.replace(request, temperature_step=0.2)
+    capped = msgspec.structs.replace(hotter, max_temperature=1.0)
+    ids = {paraphrase_set_id(r) for r in (request, hotter, capped)}
+    assert len(ids) == 3 and paraphrase_set_id(request) == "ps-3ed3468b6bc8e0f4694239ef"
+    assert paraphrase_set_id(msgspec.structs.replace(request, max_temperature=1.0)) == (
+        paraphrase_set_id(request)
+    )
