@@ -279,7 +279,8 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     demo.add_argument("--limit", type=int, default=None)
     demo.add_argument("--generator", default="local")
     # 60 s: 7 of 8 sets complete in 264 s on 2 cores on 2026-12-04, against 5 of 8 with 45 s;
-    # with the stricter checks since, 2 to 5 of 8 (sets of the local model on 2 cores)
+    # with the stricter checks since, 2 to 5 of 8 (sets of the local model on 2 cores); with
+    # the time shared between sets (2026-12-06), 5 of 8 in 561 s
     demo.add_argument("--time-budget", type=float, default=60.0, help="s per paraphrase set")
     # the time budget bounds a set; a cap of 27 (three rounds) stopped sets with time left
     demo.add_argument("--max-candidates", type=int, default=60)

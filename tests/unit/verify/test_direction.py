@@ -445,3 +445,32 @@ def test_a_rewording_that_asks_another_thing_is_refused(
     question asks about dropped, what a thing means, how big it is or where it is asked in its
     place."""
     assert direction_difference(original, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "reason"),
+    [
+        # labelled meaning changes the judge passed at 0.86
+        (
+            'What does Darth Vader say to Luke in "The Empire Strikes Back"?',
+            'Luke\'s words to Darth Vader in "The Empire Strikes Back" — what are they?',
+            "turns round who is addressed ('to Darth Vader' where the original says 'to Luke')",
+        ),
+        (
+            "What did Daemon Targaryen say to Rhaenyra about living life in fear?",
+            "Which remark about living in fear did Rhaenyra make to Daemon Targaryen?",
+            "turns round who is addressed ('to Daemon Targaryen' where the original says 'to "
+            "Rhaenyra')",
+        ),
+        # the addressee kept, in any order of the sentence
+        ("What did Lincoln write to Grant?", "What was written to Grant by Lincoln?", None),
+        ("What did Lincoln write to Grant?", "What did Grant receive from Lincoln?", None),
+        # no other name of the original is the candidate's addressee
+        ("Who sent a letter to Obama?", "To whom did Obama write?", None),
+        ("What did Lincoln write to Grant?", "What did Lincoln write to his wife?", None),
+    ],
+)
+def test_who_is_addressed_may_not_be_turned_round(
+    original: str, candidate: str, reason: str | None
+) -> None:
+    assert direction_difference(original, candidate) == reason
