@@ -321,8 +321,7 @@ def _things_added_to_count(asked: list[str], reworded: list[str]) -> str | None:
         named = _naming_words([word for word in phrase if word not in _JOINING])
         if any(not _names_all(counted, [word]) for word in named):
             return (
-                f"counts {' '.join(phrase)!r} where the original asks how many "
-                f"{' '.join(counted)}"
+                f"counts {' '.join(phrase)!r} where the original asks how many {' '.join(counted)}"
             )
     return None
 
@@ -410,11 +409,11 @@ def _addressee_swapped(original: str, candidate: str) -> str | None:
 
 
 #: capitalised at the start of a question without being a name
-_OPENING_WORDS = frozenset(
-    ["what", "who", "which", "when", "where", "why", "how", "whom", "whose", "in", "on", "at",
-     "according", "during", "after", "before", "the", "a", "an", "did", "does", "do", "is",
-     "was", "tell", "name", "give"]
-)
+_OPENING_WORDS_TEXT = """
+what who which when where why how whom whose in on at according during after before the a an
+did does do is was tell name give
+"""
+_OPENING_WORDS = frozenset(_OPENING_WORDS_TEXT.split())
 
 
 def _topic_dropped(original: str, candidate: str) -> str | None:
