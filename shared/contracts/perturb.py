@@ -67,6 +67,10 @@ def given_sets_line(given: int, unverified: int) -> str:
     return f"{given} paraphrase set(s) given with the items ({how})"
 
 
+#: the longest time budget of one paraphrase set, in seconds
+MAX_TIME_BUDGET_S = 3600
+
+
 class ParaphraseRequest(Contract, kw_only=True):
     """``POST /v1/paraphrases``: a question to write and verify up to k paraphrases of
     (docs/method.md §1.1), or the given paraphrases to verify."""
@@ -87,7 +91,7 @@ class ParaphraseRequest(Contract, kw_only=True):
     #: generation stops at the budget: no round starts after it and the round's requests
     #: still out are dropped; the candidates already written are still verified, so the
     #: response can come a verification later
-    time_budget_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 75.0
+    time_budget_s: Annotated[float, msgspec.Meta(gt=0, le=MAX_TIME_BUDGET_S)] = 75.0
     #: sampling temperature of the generator (each candidate also has its own seed)
     temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] = 0.8
     #: after a round whose candidates were mostly repeats or too close to the question or an

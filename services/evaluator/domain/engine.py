@@ -160,21 +160,24 @@ class JobEngine:
 
     async def _paraphrase(self, context: JobContext, row: ItemRow) -> None:
         request = paraphrase_request(context.settings, row.item)
+        # a set of given paraphrases generates nothing: it neither borrows nor lends time
+        sharing = context.settings.share_time_budget and request.given is None
         budget = request.time_budget_s
-        lent = 0.0
-        if context.settings.share_time_budget and request.given is None:
-            lent = context.time_pool.lend(budget)
+        lent = context.time_pool.lend(budget) if sharing else 0.0
         asked = msgspec.structs.replace(request, time_budget_s=budget + lent) if lent else request
+        elapsed: float | None = None
         try:
             async with self._leased("items", [row.row_id]):
                 response = await self.upstream.paraphrase(asked)
+            elapsed = response.elapsed_s
         except UpstreamError as error:
-            context.time_pool.settle(budget, lent, None)
             failure = self._failure(row, error, "paraphrase")
             await self.store.fail_item(row, self.owner, failure)
             PARAPHRASE_SETS.labels("retried" if failure.retry_at else "failed").inc()
             return
-        context.time_pool.settle(budget, lent, response.elapsed_s)
+        finally:  # whatever happened, a loan comes back (whole when the set failed)
+            if sharing:
+                context.time_pool.settle(budget, lent, elapsed)
         # the set's id is its settings', whatever time it was lent
         paraphrase_set = to_paraphrase_set(request, response)
         PARAPHRASE_SETS.labels("complete" if paraphrase_set.complete else "incomplete").inc()
@@ -184,7 +187,7 @@ class JobEngine:
             self.owner,
             paraphrase_set,
             paraphrase_answers(context.settings, context.models, row, paraphrase_set),
-            incomplete_note(paraphrase_set),
+            incomplete_note(paraphrase_set, lent),
         )
         context.work_added.notify()
 

@@ -9,6 +9,7 @@ import collections
 from steadfast.services.evaluator.adapters.evaluations.rows import EvaluationRow, ItemRow
 from steadfast.services.evaluator.domain.pipeline import gold_of
 from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings
+from steadfast.shared.contracts.perturb import MAX_TIME_BUDGET_S
 from steadfast.shared.contracts.scoring import Gold
 
 
@@ -52,15 +53,18 @@ class WorkSignal:
 
 class TimeBudgetPool:
     """Paraphrase time a job's sets left unused, lent to the sets after them
-    (``share_time_budget``): a set that finished early saved the rest of its budget, and a later
-    set may take it on top of its own, up to its own budget again. What a set is lent is taken
-    from the pool when it starts, so two lanes never lend the same seconds."""
+    (``share_time_budget``): a set that ended before its budget (complete, or at its candidate
+    cap) saved the rest, and a later set may take it on top of its own, up to its own budget
+    again and never past the longest budget a set may have. What a set is lent is taken from
+    the pool when it starts, so two lanes never lend the same seconds; a set that ran past its
+    budget and loan (its last verification) is paid back from later savings."""
 
     def __init__(self) -> None:
         self.saved_s = 0.0
 
     def lend(self, budget_s: float) -> float:
-        lent = min(max(self.saved_s, 0.0), budget_s)
+        room = max(0.0, MAX_TIME_BUDGET_S - budget_s)
+        lent = min(max(self.saved_s, 0.0), budget_s, room)
         self.saved_s -= lent
         return lent
 

@@ -256,11 +256,15 @@ def to_paraphrase_set(request: ParaphraseRequest, response: ParaphraseResponse) 
     )
 
 
-def incomplete_note(paraphrase_set: ParaphraseSet) -> str | None:
+def incomplete_note(paraphrase_set: ParaphraseSet, lent_s: float = 0.0) -> str | None:
+    """Why a set is incomplete, in the report's words; ``lent_s``: the seconds of its time
+    budget other sets lent it (``share_time_budget``), which its reason counts in."""
     if paraphrase_set.complete:
         return None
     got = len(paraphrase_set.paraphrases)
     reason = paraphrase_set.incomplete_reason or "fewer candidates passed verification"
+    if lent_s:
+        reason += f"; {lent_s:g} s of it lent by sets that finished early"
     return f"paraphrase set incomplete: {got} of {paraphrase_set.k} accepted ({reason})"
 
 

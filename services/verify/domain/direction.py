@@ -187,6 +187,8 @@ _WHERE_ASKED = re.compile(
 _SUM_MARKERS = (("sum", "of"), ("total", "of"), ("combined", "number"), ("both", "the"))
 #: words that join counted things into one count
 _JOINING = frozenset(["and", "or", "plus"])
+#: words that leave a joined thing out ("gold and not silver coins")
+_EXCLUDING = frozenset(["not", "no", "excluding", "without", "except"])
 #: words of an original that asks for a total already: a rewording may name its parts
 _TOTAL_ASKED = frozenset(["total", "sum", "combined", "altogether", "together", "all", "both"])
 #: a word, a number or a mark that ends a phrase
@@ -310,20 +312,35 @@ def _things_added_to_count(asked: list[str], reworded: list[str]) -> str | None:
     "how many", "the number of", "the sum of", ...) joins with "and" or "or" a word the
     original's counted phrase does not have to one it has."""
     counted = _naming_words(_counted_phrase(asked))
-    if not counted or _TOTAL_ASKED.intersection(asked) or _JOINING.intersection(counted):
+    # only things the original narrows down ("gold coins"): "How many coins does she have?"
+    # counts the gold and the silver ones already
+    if len(counted) < 2 or _TOTAL_ASKED.intersection(asked) or _JOINING.intersection(counted):
         return None
     for start in _counting_starts(reworded, markers=_COUNTING_MARKERS + _SUM_MARKERS):
         phrase = _phrase_from(reworded, start)
         heads = [index for index, word in enumerate(phrase) if same_word(word, counted[-1])]
         phrase = phrase[: heads[-1] + 1] if heads else []
-        if not _JOINING.intersection(phrase):
+        if not _JOINING.intersection(phrase) or _EXCLUDING.intersection(phrase):
             continue
         named = _naming_words([word for word in phrase if word not in _JOINING])
+        if not _joins_a_qualifier(phrase, counted[:-1]):
+            continue  # "gold pieces or coins": the original's things in other words
         if any(not _names_all(counted, [word]) for word in named):
             return (
                 f"counts {' '.join(phrase)!r} where the original asks how many {' '.join(counted)}"
             )
     return None
+
+
+def _joins_a_qualifier(phrase: list[str], qualifiers: list[str]) -> bool:
+    """Whether a joining word of ``phrase`` stands right after or before one of the original's
+    qualifiers ("gold and silver coins", "silver or gold coins")."""
+    for index, word in enumerate(phrase[1:-1], 1):
+        if word in _JOINING:
+            beside = (phrase[index - 1], phrase[index + 1])
+            if any(same_word(side, qualifier) for side in beside for qualifier in qualifiers):
+                return True
+    return False
 
 
 def _phrase_from(words: list[str], start: int) -> list[str]:
@@ -376,36 +393,70 @@ def _names_all(window: list[str], wanted: list[str]) -> bool:
     return all(any(same_word(word, seen) for seen in window) for word in wanted)
 
 
-#: a run of capitalised words after "to": whom something is said, given or sent to
-_TO_NAME = re.compile(r"\bto ((?:[A-Z][\w'-]*)(?:\s+[A-Z][\w'-]*)*)")
-_NAME_RUN = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
+#: a run of capitalised words after "to": whom something is said, given or sent to ("Mr."
+#: and other titles keep their full stop inside the run)
+_NAME = r"[A-Z][\w'-]*(?:\.?\s+[A-Z][\w'-]*)*"
+_TO_NAME = re.compile(rf"\b(\w+) to ({_NAME})")
+_NAME_RUN = re.compile(rf"\b{_NAME}")
+#: words before "to" that make it no addressee: a route ("from London to Paris"), a relation
+#: that holds both ways ("married to", "similar to"), a source ("according to")
+_NOT_ADDRESSED_TEXT = """
+according married similar compared next close related equal opposite next adjacent near
+identical parallel engaged
+"""
+_NOT_ADDRESSED = frozenset(_NOT_ADDRESSED_TEXT.split())
 
 
 def _addressee_swapped(original: str, candidate: str) -> str | None:
     """Why the candidate turns round who did something to whom: "What did Daemon Targaryen say
     to Rhaenyra ...?" → "Which remark ... did Rhaenyra make to Daemon Targaryen ...?", "What
     does Darth Vader say to Luke ...?" → "Luke's words to Darth Vader — what are they?" (both
-    labelled meaning changes the judge passed at 0.86). The original's "to <name>" becomes "to
-    <another name of the original>", and "to <the first name>" is gone."""
-    to_original = _TO_NAME.search(original)
-    if to_original is None:
+    labelled meaning changes the judge passed at 0.86). The candidate's "to <name>" names
+    someone the original names before its "to <name>" and never after a "to", and none of the
+    original's addressees is the candidate's. A route ("from London to Paris") or a relation
+    that holds both ways ("married to", "similar to") is no addressee."""
+    to_original = _addressees(original)
+    if not to_original:
         return None
-    addressee = to_original.group(1).split()
-    others = [
-        run.split()
-        for run in _NAME_RUN.findall(original[: to_original.start()])
-        if run.split()[0].lower() not in _OPENING_WORDS
-    ]
-    to_candidate = [match.group(1).split() for match in _TO_NAME.finditer(candidate)]
-    if not others or any(addressee[0] in named for named in to_candidate):
+    first = to_original[0][0]
+    others = [_without_openings(run.split()) for run in _NAME_RUN.findall(original[:first])]
+    others = [run for run in others if run]
+    to_candidate = [named for _, named in _addressees(candidate)]
+    # by the last word: "Mr. Darcy" and "Mr. Bingley" share their first
+    addressed = {named[-1] for _, named in to_original}
+    if not others or any(named[-1] in addressed for named in to_candidate):
         return None
     for named in to_candidate:
-        if any(named[0] in other for other in others):
+        if any(named[-1] in other for other in others):
             return (
                 f"turns round who is addressed ('to {' '.join(named)}' where the original "
-                f"says 'to {' '.join(addressee)}')"
+                f"says 'to {' '.join(to_original[0][1])}')"
             )
     return None
+
+
+def _addressees(text: str) -> list[tuple[int, list[str]]]:
+    """Each "to <name>" of ``text`` that names whom something is done to, with where it is."""
+    found = []
+    for match in _TO_NAME.finditer(text):
+        before = match.group(1).lower()
+        if before in _NOT_ADDRESSED or _is_route(text, match.start()):
+            continue
+        found.append((match.start(), _without_openings(match.group(2).split())))
+    return [(start, named) for start, named in found if named]
+
+
+def _is_route(text: str, to_start: int) -> bool:
+    """Whether a "to" ends a route: "from <name> to", "from the Earth to"."""
+    return re.search(r"\bfrom\b[^.?!,;]{0,40}\Z", text[:to_start]) is not None
+
+
+def _without_openings(run: list[str]) -> list[str]:
+    """A name run without the question words it opens with ("Did Darth Vader" → "Darth
+    Vader")."""
+    while run and run[0].lower() in _OPENING_WORDS:
+        run = run[1:]
+    return run
 
 
 #: capitalised at the start of a question without being a name

@@ -104,22 +104,37 @@ _OPERATION = r"(?:multiplying|adding|subtracting|dividing|summing|doubling|halvi
 #: the problem. A description that names an operation ("the first number produced by
 #: multiplying two 3-digit numbers") asks nothing to be done that way and is left alone
 _SOLVING_STEPS = re.compile(
-    rf"\b(?:calculate|compute|find|determine|work out|figure out|get|obtain|count)\b[^.?!]*"
-    rf"\bby (?:first )?{_OPERATION}\b|\b(?:and )?then (?:multiply|add|subtract|divide|"
-    rf"{_OPERATION})\b",
+    rf"\b(?:calculate|compute|find|determine|work out|figure out|get|obtain|count)\b"
+    rf"[^.?!,;]{{0,60}}\bby (?:first )?{_OPERATION}\b|\bthen (?:multiply|add|subtract|divide|"
+    rf"{_OPERATION})\b[^.?!,;]{{0,30}}\b(?:result|product|quotient|difference|by)\b",
     re.IGNORECASE,
 )
+#: the stem of each operation, as the original may name it ("adds", "multiplied", "halves")
+_OPERATION_STEMS = {
+    "multiply": "multipl",
+    "multiplying": "multipl",
+    "add": "add",
+    "adding": "add",
+    "subtract": "subtract",
+    "subtracting": "subtract",
+    "divide": "divid",
+    "dividing": "divid",
+    "summing": "sum",
+    "doubling": "doubl",
+    "halving": "hal",
+}
 
 
 def _steps_added(original: str, candidate: str) -> str | None:
     """The way to the answer the candidate tells and the original does not: neither those
-    words nor the operation they name (its first four letters: "add", "multiplying" /
+    words nor the operation they name (by its stem: "adding" / "adds", "multiplying" /
     "multiplied") are the original's."""
     steps = _SOLVING_STEPS.search(candidate)
     if steps is None or _SOLVING_STEPS.search(original):
         return None
-    operation = re.findall(r"[a-z]+", steps.group(0).lower())[-1][:4]
-    if re.search(rf"\b{operation}", original.lower()):
+    said = re.findall(r"[a-z]+", steps.group(0).lower())
+    stems = {_OPERATION_STEMS[word] for word in said if word in _OPERATION_STEMS}
+    if any(re.search(rf"\b{stem}", original.lower()) for stem in stems):
         return None
     return steps.group(0)
 

@@ -80,6 +80,8 @@ class StandInUpstream:
         #: each set was asked with
         self.paraphrase_elapsed: Callable[[str], float] = lambda _question: 0.0
         self.time_budgets: dict[str, float] = {}
+        #: questions whose set ends one paraphrase short, out of time
+        self.incomplete: set[str] = set()
 
     async def route_names(self) -> set[str] | None:
         return self.routes
@@ -99,6 +101,9 @@ class StandInUpstream:
             )
             for j in range(1, request.k + 1)
         ]
+        short = request.question in self.incomplete
+        if short:
+            accepted = accepted[:-1]
         return ParaphraseResponse(
             question=request.question,
             accepted=accepted,
@@ -106,7 +111,10 @@ class StandInUpstream:
             candidates_generated=request.k,
             rounds=1,
             elapsed_s=self.paraphrase_elapsed(request.question),
-            complete=True,
+            complete=not short,
+            incomplete_reason=f"time budget of {request.time_budget_s:g} s ran out"
+            if short
+            else None,
             prompt_version="stand-in",
             semantic_check="embedding",
         )

@@ -584,6 +584,7 @@ async def test_time_a_set_leaves_unused_is_lent_to_the_sets_after_it(
     for shared in (True, False):
         upstream = StandInUpstream(answer_right)
         upstream.paraphrase_elapsed = lambda question: elapsed[question]
+        upstream.incomplete = {"What is 1?"}
         settings = EvaluationSettings(
             models=["m1"], k=2, time_budget_s=60.0, share_time_budget=shared
         )
@@ -598,6 +599,12 @@ async def test_time_a_set_leaves_unused_is_lent_to_the_sets_after_it(
             for item in items(4)
         }
         assert {question: s.id for question, s in stored.items()} == expected
+        notes = [error.reason for error in (await store.errors(job.id, 10))[0]]
+        lent = "; 40 s of it lent by sets that finished early" if shared else ""
+        budget = 100 if shared else 60
+        assert notes == [
+            f"paraphrase set incomplete: 1 of 2 accepted (time budget of {budget} s ran out{lent})"
+        ]
     # q0 saves 40 s; q1 takes them and uses them; q2 saves 50 s, all lent to q3
     assert budgets[True] == [60.0, 100.0, 60.0, 110.0]
     assert budgets[False] == [60.0] * 4

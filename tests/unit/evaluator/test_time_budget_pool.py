@@ -24,3 +24,10 @@ def test_a_failed_set_returns_its_loan_and_an_overrun_is_paid_back() -> None:
     pool.settle(60.0, 40.0, 105.0)  # a set ran 5 s past its budget and loan
     pool.settle(60.0, 0.0, 45.0)  # 15 s saved, 5 of them owed
     assert pool.lend(60.0) == 10.0
+
+
+def test_no_loan_takes_a_set_past_the_longest_budget() -> None:
+    pool = TimeBudgetPool()
+    pool.settle(3000.0, 0.0, 0.0)  # 3000 s saved
+    # a 2000 s budget may take 1600 s more: 3600 s is the most a set may be given
+    assert pool.lend(2000.0) == 1600.0

@@ -203,7 +203,7 @@ def test_no_calculation_or_the_originals_own_passes(original: str, candidate: st
         (
             "Dan has 3 rose bushes of 25 roses with 8 thorns each; find the roses first, then "
             "multiply by the thorns. How many thorns?",
-            "then multiply",
+            "then multiply by",
         ),
     ],
 )
@@ -227,6 +227,22 @@ def test_the_way_to_the_answer_told_partly_solves_the_problem(candidate: str, st
             "What does Tom get if he finds the sum by adding 3 and 5 and then doubles it?",
         ),
         (THORNS, "What is the total number of thorns on Dan's 3 bushes of 25 roses, 8 a rose?"),
+        # the operation the original names, in another form
+        (
+            "Tom has 5 apples and adds 3 more. How many apples does he have?",
+            "Tom has 5 apples. Find how many apples he ends up with by adding 3 more.",
+        ),
+        # a story's "then add", and a "by adding" in another clause than the request
+        (
+            "Mary pours 3 cups into the pot and puts in 2 more cups. How many cups will it hold?",
+            "Mary is going to pour 3 cups into the pot and then add 2 more cups. How many cups "
+            "will it hold?",
+        ),
+        (
+            "Lily uses 3 spoons of sugar per jug. How many spoons does she need for 2 jugs?",
+            "To get her lemonade sweet, Lily uses 3 spoons of sugar per jug, sweetening it by "
+            "adding them. How many spoons for 2 jugs?",
+        ),
     ],
 )
 def test_an_operation_described_or_the_originals_own_steps_pass(
