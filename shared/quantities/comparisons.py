@@ -146,3 +146,41 @@ def _words(side: str) -> set[str]:
         for word in side.split()
         if word not in _STOP
     }
+
+
+def difference_from_a_total(original: str, candidate: str) -> str | None:
+    """Why the candidate counts one of the original's differences from another number: "30 more
+    gold coins than silver coins" → "Gretchen has 110 coins, which is 30 more than the number
+    of silver coins" (a demo's accepted paraphrase, judge 0.91: 110 is now the larger side, so
+    the gold coins are 30, not 70). None when the original says so itself."""
+    for ours in comparisons(original):
+        amount = re.escape(ours.amount)
+        from_number = re.compile(
+            rf"((?:[a-z$%'-]+ ){{0,3}})(?<![\d.,])(\d[\d,.]*)(?: [a-z$%'-]+){{0,2}}?,? "
+            rf"(?:which |that )?(?:is|are|was|were) {amount} (?:[a-z]+ ){{0,2}}?"
+            rf"(?:more|fewer|less)\b"
+        )
+        found = from_number.search(_spaced(candidate))
+        if found is None or from_number.search(_spaced(original)):
+            continue
+        # "Ann has 3 apples, which is 5 fewer than Tom": the number is a side's own
+        holder = _words(found.group(1)) - _HOLDING
+        sides = set().union(
+            *(c.larger | c.smaller for c in comparisons(original) if c.amount == ours.amount)
+        )
+        if not holder & sides:
+            larger, smaller = " ".join(sorted(ours.larger)), " ".join(sorted(ours.smaller))
+            return (
+                f"counts a difference from {found.group(2)}: {larger} is {ours.amount} more "
+                f"than {smaller}"
+            )
+    return None
+
+
+#: verbs between a holder and the number it holds ("Gretchen has 110 coins")
+_HOLDING = {"has", "have", "had", "owns", "own", "possesses", "holds", "gets", "got", "with"}
+
+
+def _spaced(text: str) -> str:
+    """Lower case, one space between words, marks other than , . $ % ' - dropped."""
+    return " ".join(re.sub(r"[^\w$%,.' -]", " ", text.lower()).split())

@@ -9,6 +9,7 @@ from steadfast.shared.quantities.answer_units import dropped_answer_units
 from steadfast.shared.quantities.comparisons import (
     difference_as_amount,
     difference_as_ratio,
+    difference_from_a_total,
     dropped_comparison_side,
     reversed_comparison,
 )
@@ -40,6 +41,8 @@ def quantity_difference(original: str, candidate: str, language: str | None = No
         parts.append(amount)
     if language == "en" and (dropped_side := dropped_comparison_side(original, candidate)):
         parts.append(dropped_side)
+    if language == "en" and (from_total := difference_from_a_total(original, candidate)):
+        parts.append(from_total)
     if language == "en" and (regrouping := regrouped_number(original, candidate)):
         parts.append(regrouping)
     if language == "en" and (rate := moved_rate(original, candidate)):

@@ -9,6 +9,7 @@ import pytest
 from steadfast.shared.quantities.comparisons import (
     difference_as_amount,
     difference_as_ratio,
+    difference_from_a_total,
     dropped_comparison_side,
     reversed_comparison,
 )
@@ -191,3 +192,38 @@ def test_a_comparison_that_loses_a_side_is_refused(candidate: str) -> None:
 )
 def test_a_comparison_with_both_sides_named_passes(original: str, candidate: str) -> None:
     assert dropped_comparison_side(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "reason"),
+    [
+        # the last demo run's only conflict: 110 is now the larger side, so gold is 30, not 70
+        (
+            GRETCHEN,
+            "Gretchen has 110 coins, which is 30 more than the number of silver coins. How many "
+            "gold coins does she have?",
+            "counts a difference from 110: coin gold is 30 more than silver",
+        ),
+        (
+            GRETCHEN,
+            "She has 110 coins, which is 30 more than her silver coins. How many gold coins?",
+            "counts a difference from 110: coin gold is 30 more than silver",
+        ),
+        # the number is a side's own: Ann's 3 apples are 5 fewer than Tom's
+        (
+            "Tom has 5 more apples than Ann. Ann has 3 apples. How many does Tom have?",
+            "Ann has 3 apples, which is 5 fewer than Tom. How many apples does Tom have?",
+            None,
+        ),
+        (
+            GRETCHEN,
+            "Gretchen has 110 coins and there are 30 more gold coins than silver coins; what is "
+            "the number of gold coins she has?",
+            None,
+        ),
+    ],
+)
+def test_a_difference_counted_from_another_number_asks_another_problem(
+    original: str, candidate: str, reason: str | None
+) -> None:
+    assert difference_from_a_total(original, candidate) == reason
