@@ -150,8 +150,8 @@ async def _demo(args: argparse.Namespace) -> int:
             k=args.k,
             generator=args.generator,
             time_budget_s=args.time_budget,
-            # a set that completes early (the chemical symbol: one round) lends its time to
-            # the harder ones after it, so the demo takes no longer for them
+            # a set that ends early (the chemical symbol: one round) lends its time to the
+            # harder ones after it: the run takes longer, at most the sets' budgets together
             share_time_budget=True,
             max_candidates=args.max_candidates,
             plain_per_round=args.per_round - args.per_round // 3,
@@ -280,7 +280,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     demo.add_argument("--generator", default="local")
     # 60 s: 7 of 8 sets complete in 264 s on 2 cores on 2026-12-04, against 5 of 8 with 45 s;
     # with the stricter checks since, 2 to 5 of 8 (sets of the local model on 2 cores); with
-    # the time shared between sets (2026-12-06), 5 of 8 in 561 s
+    # the time shared between sets (2026-12-06), 5, 6 and 5 of 8 in 561, 460 and 494 s
     demo.add_argument("--time-budget", type=float, default=60.0, help="s per paraphrase set")
     # the time budget bounds a set; a cap of 27 (three rounds) stopped sets with time left
     demo.add_argument("--max-candidates", type=int, default=60)

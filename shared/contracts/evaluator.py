@@ -109,8 +109,8 @@ class EvaluationSettings(Contract, kw_only=True):
     max_candidates: Annotated[int, msgspec.Meta(ge=1, le=2000)] = 120
     time_budget_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 75.0
     #: a job's paraphrase sets share their time: what a set leaves of ``time_budget_s`` when it
-    #: completes early is lent to the sets after it, each taking at most ``time_budget_s`` more
-    #: (in jobs, per evaluator process; not in ``/v1/evaluate``)
+    #: ends early (complete, or at its candidate cap) is lent to the sets after it, each taking
+    #: at most ``time_budget_s`` more (in jobs, per evaluator process; not in ``/v1/evaluate``)
     share_time_budget: bool = False
     #: candidates asked for per generation round (docs/method.md §1.1: about 14 plain and 8
     #: toned); with no toned candidates (0) the set is k plain paraphrases

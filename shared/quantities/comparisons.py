@@ -55,7 +55,7 @@ class Comparison:
 
 def comparisons(text: str) -> list[Comparison]:
     found = []
-    lowered = " ".join(re.sub(r"[^\w$%,.' -]", " ", text.lower()).split())
+    lowered = _spaced(text)
     for pattern in (_COUNTED, _STATED):
         for match in pattern.finditer(lowered):
             a, b = _words(match["a"]), _words(match["b"])
@@ -153,7 +153,8 @@ def difference_from_a_total(original: str, candidate: str) -> str | None:
     gold coins than silver coins" → "Gretchen has 110 coins, which is 30 more than the number
     of silver coins" (a demo's accepted paraphrase, judge 0.91: 110 is now the larger side, so
     the gold coins are 30, not 70). None when the original says so itself."""
-    for ours in comparisons(original):
+    stated = comparisons(original)
+    for ours in stated:
         amount = re.escape(ours.amount)
         from_number = re.compile(
             rf"((?:[a-z$%'-]+ ){{0,3}})(?<![\d.,])(\d[\d,.]*)(?: [a-z$%'-]+){{0,2}}?,? "
@@ -165,9 +166,7 @@ def difference_from_a_total(original: str, candidate: str) -> str | None:
             continue
         # "Ann has 3 apples, which is 5 fewer than Tom": the number is a side's own
         holder = _words(found.group(1)) - _HOLDING
-        sides = set().union(
-            *(c.larger | c.smaller for c in comparisons(original) if c.amount == ours.amount)
-        )
+        sides = set().union(*(c.larger | c.smaller for c in stated if c.amount == ours.amount))
         if not holder & sides:
             larger, smaller = " ".join(sorted(ours.larger)), " ".join(sorted(ours.smaller))
             return (

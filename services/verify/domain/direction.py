@@ -401,7 +401,7 @@ _NAME_RUN = re.compile(rf"\b{_NAME}")
 #: words before "to" that make it no addressee: a route ("from London to Paris"), a relation
 #: that holds both ways ("married to", "similar to"), a source ("according to")
 _NOT_ADDRESSED_TEXT = """
-according married similar compared next close related equal opposite next adjacent near
+according married similar compared next close related equal opposite adjacent near
 identical parallel engaged
 """
 _NOT_ADDRESSED = frozenset(_NOT_ADDRESSED_TEXT.split())

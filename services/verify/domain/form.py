@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from steadfast.shared.inflections import every_form, same_word
 from steadfast.shared.question_words import AUXILIARIES, QUESTION_WORDS
 
 _REQUEST_TEXT = (
@@ -97,7 +98,8 @@ _METHOD = re.compile(
 _CALCULATION = re.compile(r"\d[\d,.]*\s*(?:[*×÷+=]|\s[x\-–−]\s)\s*\$?\d[\d,.]*")
 
 
-_OPERATION = r"(?:multiplying|adding|subtracting|dividing|summing|doubling|halving)"
+_GERUNDS = "multiplying|adding|subtracting|dividing|summing|doubling|halving"
+_OPERATION = rf"(?:{_GERUNDS})"
 #: the way to the answer told with the question: "Calculate the total number of thorns by
 #: multiplying the number of rose bushes (3) by the number of roses per bush (25) and then
 #: multiplying that result by ..." (accepted in a demo experiment, judge 0.69): it partly solves
@@ -109,34 +111,24 @@ _SOLVING_STEPS = re.compile(
     rf"{_OPERATION})\b[^.?!,;]{{0,30}}\b(?:result|product|quotient|difference|by)\b",
     re.IGNORECASE,
 )
-#: the stem of each operation, as the original may name it ("adds", "multiplied", "halves")
-_OPERATION_STEMS = {
-    "multiply": "multipl",
-    "multiplying": "multipl",
-    "add": "add",
-    "adding": "add",
-    "subtract": "subtract",
-    "subtracting": "subtract",
-    "divide": "divid",
-    "dividing": "divid",
-    "summing": "sum",
-    "doubling": "doubl",
-    "halving": "hal",
-}
 
 
 def _steps_added(original: str, candidate: str) -> str | None:
     """The way to the answer the candidate tells and the original does not: neither those
-    words nor the operation they name (by its stem: "adding" / "adds", "multiplying" /
-    "multiplied") are the original's."""
+    words nor the operation they name, in any form ("adding" / "adds", "multiplying" /
+    "multiplied"), are the original's."""
     steps = _SOLVING_STEPS.search(candidate)
     if steps is None or _SOLVING_STEPS.search(original):
         return None
-    said = re.findall(r"[a-z]+", steps.group(0).lower())
-    stems = {_OPERATION_STEMS[word] for word in said if word in _OPERATION_STEMS}
-    if any(re.search(rf"\b{stem}", original.lower()) for stem in stems):
+    operation = _OPERATION_WORD.findall(steps.group(0).lower())
+    written = re.findall(r"[a-z]+", original.lower())
+    if any(word in every_form(op) or same_word(word, op) for op in operation for word in written):
         return None
     return steps.group(0)
+
+
+#: the operation words a solving step names
+_OPERATION_WORD = re.compile(rf"\b(?:multiply|add|subtract|divide|{_GERUNDS})\b")
 
 
 def form_difference(original: str, candidate: str) -> str | None:
