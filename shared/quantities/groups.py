@@ -9,7 +9,8 @@ it are the groups' names. A candidate is refused only when a number the original
 that noun is followed, in the candidate, by the noun with another group's name ("110 coins" →
 "110 silver coins", "30 more gold coins" → "30 more silver coins"), or states the number as the
 total of another group ("Gretchen's gold coins total 110 coins", accepted in an experiment of
-the demo's sets). A rewording that writes the number elsewhere in its sentence ("the total of
+the demo's sets). The words after "than" name the side a number is compared with, not its group:
+"gold coins are 30 more than silver coins" keeps the 30 with the gold coins. A rewording that writes the number elsewhere in its sentence ("the total of
 110 coins", "110 in all") is left to the other checks."""
 
 from __future__ import annotations
@@ -94,8 +95,8 @@ def _groupings(words: list[str], divided: dict[str, set[str]]) -> dict[str, set[
             continue
         phrase: list[str] = []
         for following in words[index + 1 : index + 1 + _REACH]:
-            if not following.isalpha():
-                break
+            if not following.isalpha() or following == "than":
+                break  # after "than" comes the side compared with, not the group counted
             if following in divided:
                 group = frozenset(name for name in phrase if name in divided[following])
                 if group == divided[following]:  # "110 gold and silver coins": all of them

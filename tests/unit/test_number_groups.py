@@ -78,6 +78,12 @@ def test_a_number_moved_to_another_group_is_refused(
             GRETCHEN,
             "Of Gretchen's 110 coins, 30 more are gold coins than silver coins: how many gold?",
         ),
+        # the side compared with, after "than", is not the number's group
+        (
+            GRETCHEN,
+            "Gretchen owns 110 coins; gold coins are 30 more than silver coins. How many gold "
+            "coins does she own?",
+        ),
         # all the groups named are the whole
         (GRETCHEN, "Gretchen has 110 gold and silver coins, 30 more gold coins than silver ones."),
         (
