@@ -10,8 +10,9 @@ that noun is followed, in the candidate, by the noun with another group's name (
 "110 silver coins", "30 more gold coins" → "30 more silver coins"), or states the number as the
 total of another group ("Gretchen's gold coins total 110 coins", accepted in an experiment of
 the demo's sets). The words after "than" name the side a number is compared with, not its group:
-"gold coins are 30 more than silver coins" keeps the 30 with the gold coins. A rewording that writes the number elsewhere in its sentence ("the total of
-110 coins", "110 in all") is left to the other checks."""
+"gold coins are 30 more than silver coins" keeps the 30 with the gold coins. A rewording that
+writes the number elsewhere in its sentence ("the total of 110 coins", "110 in all") is left to
+the other checks."""
 
 from __future__ import annotations
 
