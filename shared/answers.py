@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from fractions import Fraction
 from typing import Literal
 
@@ -144,6 +144,22 @@ def contains_phrase(text: str, phrase: str) -> bool:
     if not needle:
         return False
     return f" {needle} " in f" {normalize_factual(text)} "
+
+
+def stated_answer(question: str, paraphrase: str, answers: Iterable[str]) -> str | None:
+    """The answer (normalised) that ``paraphrase`` states and ``question`` does not: "… "The
+    Mona Lisa" by Leonardo da Vinci?" for "Who painted the Mona Lisa?" asks nothing any more.
+    Numbers are left to quantity invariance, and short answers (a letter, "no") are not looked
+    for; None when it states none."""
+    original = f" {normalize_factual(question)} "
+    words = f" {normalize_factual(paraphrase)} "
+    for text in answers:
+        gold = normalize_factual(text)
+        if len(gold) < 3 or gold.replace(" ", "").isdigit() or f" {gold} " in original:
+            continue
+        if f" {gold} " in words:
+            return gold
+    return None
 
 
 def is_abstention(text: str) -> bool:

@@ -19,7 +19,7 @@ from steadfast.services.evaluator.domain.item_results import gold_texts
 from steadfast.services.evaluator.domain.pipeline import Upstream, task_of, with_retries
 from steadfast.services.evaluator.errors import UpstreamError
 from steadfast.services.evaluator.records import AnswerRecord, ParaphraseSet
-from steadfast.shared.answers import normalize_factual
+from steadfast.shared.answers import stated_answer
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.evaluator import AuditSummary, EvaluationItem, EvaluationSettings
 from steadfast.shared.contracts.gateway import ModelCalls
@@ -88,23 +88,14 @@ def _majority(keys: list[str], by_label: bool) -> str | None:
 
 def stated_answers(settings: EvaluationSettings, audited: AuditedItem) -> dict[int, str]:
     """The paraphrases of a factual item that state one of its gold answers, which the
-    original does not: "… "The Mona Lisa" by Leonardo da Vinci?" for "Who painted the Mona
-    Lisa?" asks nothing any more. Numbers are left to quantity invariance, and short answers
-    (a letter, "no") are not looked for."""
+    original does not (``shared.answers.stated_answer``). A set made with the item's answers
+    (``ParaphraseRequest.answers``) has none; one made without them, or given, may."""
     if task_of(settings, audited.item) != "factual":
         return {}
-    original = f" {normalize_factual(audited.item.question)} "
-    golds = [
-        gold
-        for text in gold_texts(audited.item)
-        if len(gold := normalize_factual(text)) >= 3
-        and not gold.replace(" ", "").isdigit()
-        and f" {gold} " not in original
-    ]
+    golds = gold_texts(audited.item)
     stated = {}
     for variant, paraphrase in enumerate(audited.paraphrase_set.paraphrases, start=1):
-        words = f" {normalize_factual(paraphrase.text)} "
-        if found := next((gold for gold in golds if f" {gold} " in words), None):
+        if found := stated_answer(audited.item.question, paraphrase.text, golds):
             stated[variant] = f"answer: the paraphrase states the answer ({found!r})"
     return stated
 

@@ -15,12 +15,13 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
+from steadfast.services.evaluator.domain.item_results import gold_texts
 from steadfast.services.evaluator.domain.prompts import answer_messages, item_language
 from steadfast.services.evaluator.errors import UpstreamError
 from steadfast.services.evaluator.records import Generated, ParaphraseSet
 from steadfast.shared.answers import answer_key, cut_before_final_answer
 from steadfast.shared.backoff import Backoff
-from steadfast.shared.contracts.base import Task
+from steadfast.shared.contracts.base import MAX_ALSO_CORRECT, MAX_ANSWER_CHARS, Task
 from steadfast.shared.contracts.calibration import JudgeThreshold
 from steadfast.shared.contracts.evaluator import EvaluationItem, EvaluationSettings, InstructionRole
 from steadfast.shared.contracts.gateway import GenerateRequest
@@ -223,7 +224,17 @@ def paraphrase_request(settings: EvaluationSettings, item: EvaluationItem) -> Pa
         toned_per_round=settings.toned_per_round,
         candidates_per_call=settings.candidates_per_call,
         samples_per_request=settings.samples_per_request,
+        answers=answers_not_to_state(settings, item),
     )
+
+
+def answers_not_to_state(settings: EvaluationSettings, item: EvaluationItem) -> list[str]:
+    """A factual item's answers, which its paraphrases may not state (the perturb service
+    rejects a candidate that does, so the set gets another in its place)."""
+    if task_of(settings, item) != "factual":
+        return []
+    usable = [text for text in gold_texts(item) if text.strip() and len(text) <= MAX_ANSWER_CHARS]
+    return usable[:MAX_ALSO_CORRECT]
 
 
 def paraphrase_set_id(request: ParaphraseRequest) -> str:
@@ -234,6 +245,8 @@ def paraphrase_set_id(request: ParaphraseRequest) -> str:
         del same_set["samples_per_request"]
     if same_set["temperature_step"] == 0:  # the same: one temperature, as before the fields
         del same_set["temperature_step"], same_set["max_temperature"]
+    if not same_set["answers"]:  # no answer to screen for, as before the field
+        del same_set["answers"]
     digest = hashlib.sha256(msgspec.json.encode(same_set)).hexdigest()
     return f"ps-{digest[:24]}"
 

@@ -28,6 +28,7 @@ from steadfast.services.perturb.domain.paraphrase_run import (
     verification_of,
 )
 from steadfast.services.perturb.domain.prompts import PARAPHRASE_PROMPT_VERSION, paraphrase_messages
+from steadfast.shared.answers import stated_answer
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.gateway import GenerateRequest, gateway_outcome
 from steadfast.shared.contracts.perturb import (
@@ -109,7 +110,8 @@ class ParaphraseBuilder:
         verified in one call (unless ``verify_given`` is false); the set is those that pass."""
         request, progress = run.request, run.progress
         given = given_candidates(request.given or [])
-        candidates = self._screen(given, progress)
+        answers = request.answers if request.verify_given else []
+        candidates = self._screen(given, progress, request.question, answers)
         reason: str | None = None
         run.verification = Verification(provenance="given")  # until a verification ran
         if not request.verify_given:
@@ -194,7 +196,7 @@ class ParaphraseBuilder:
                 continue
             lines = self._lines(task, calls[task], progress)
             written += len(lines)
-            candidates = self._screen(lines, progress)
+            candidates = self._screen(lines, progress, run.request.question, run.request.answers)
             if not candidates:
                 continue
             response = await self._verify(run, candidates)
@@ -288,24 +290,25 @@ class ParaphraseBuilder:
 
     @staticmethod
     def _screen(
-        written: list[tuple[CallSpec, int, str]], progress: Progress
+        written: list[tuple[CallSpec, int, str]],
+        progress: Progress,
+        question: str,
+        answers: list[str],
     ) -> list[tuple[CallSpec, int, str]]:
-        """Repeats are rejected without a model call."""
+        """Repeats, and candidates that state one of the question's ``answers``, are rejected
+        without a model call."""
         kept: list[tuple[CallSpec, int, str]] = []
         for spec, line, text in written:
             if any(same_text(text, earlier) for earlier in progress.seen):
-                progress.rejected.append(
-                    rejected_candidate(
-                        text,
-                        spec,
-                        line,
-                        "duplicate",
-                        "same as the original or an earlier candidate",
-                    )
-                )
-            else:
-                progress.seen.append(text)
-                kept.append((spec, line, text))
+                reason = "same as the original or an earlier candidate"
+                progress.rejected.append(rejected_candidate(text, spec, line, "duplicate", reason))
+                continue
+            progress.seen.append(text)
+            if stated := stated_answer(question, text, answers):
+                reason = f"states the answer ({stated!r}): it gives the answer away"
+                progress.rejected.append(rejected_candidate(text, spec, line, "answer", reason))
+                continue
+            kept.append((spec, line, text))
         return kept
 
     async def _verify(

@@ -13,7 +13,7 @@ from steadfast.shared.contracts.perturb import Tone
 from steadfast.shared.contracts.verify import VerifyThresholds
 from steadfast.shared.language import language_name
 
-PARAPHRASE_PROMPT_VERSION = "paraphrase-v8"
+PARAPHRASE_PROMPT_VERSION = "paraphrase-v9"
 #: METHOD's lexical threshold, the default; the example always shows the words it needs changed
 METHOD_OVERLAP = VerifyThresholds().overlap
 #: the accepted rewordings a request names at most (the latest), to keep the prompt short
@@ -128,6 +128,7 @@ FEEDBACK: dict[str, str] = {
     "lexical": "too close to the original's words; change the structure and the opening "
     "and use other words, but keep every name and number",
     "duplicate": "repeats of earlier rewordings; write new ones",
+    "answer": "one named the answer; never name or hint at the answer",
     "numbers": "a number was changed, dropped or added; keep every number exactly",
     "direction": "what is asked was changed (another thing asked, what it is about dropped, or "
     "turned round: largest became smallest); ask for exactly the same thing",

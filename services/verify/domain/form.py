@@ -16,7 +16,7 @@ _REQUEST_TEXT = (
     "simplify convert count quote recall what's who's how's "
     # Italian
     "dimmi dica indica indicare elenca calcola trova spiega descrivi nomina scrivi "
-    "determina fornisci"
+    "determina fornisci parlami"
 )
 _REQUEST_WORDS = frozenset(_REQUEST_TEXT.split())
 _TWO_WORD_OPENINGS = frozenset(
@@ -68,6 +68,18 @@ _OFFER = re.compile(
 _PREFERENCE = re.compile(
     r"\bhow (?:would|do|will) you (?:like|want|prefer|wish) (?:me )?to (?:know|learn|hear|find "
     r"out|be told|tell|see)\b|\bcome (?:vorresti|preferiresti|vuoi) (?:sapere|conoscere)\b",
+    re.IGNORECASE,
+)
+
+
+#: a question turned into a request to be told about its subject: "Tell me about the largest
+#: planet in our solar system." for "What is the largest planet in the Solar System?" (accepted
+#: in a demo run, judge 0.85) is answered with a description, not with the planet asked for
+_ABOUT = re.compile(
+    r"\b(?:tell (?:me|us) (?:(?:a (?:bit|little)|more|something|everything|all) )?about|"
+    r"talk (?:to me )?about|(?:what|how much) do you know about|(?:give|provide) (?:me |us )?"
+    r"(?:some |more )?(?:information|info|details|facts) (?:about|on)|parlami (?:di|del|della|"
+    r"dello|dei|delle)|dimmi (?:qualcosa|tutto) (?:su|di))\b",
     re.IGNORECASE,
 )
 
@@ -140,6 +152,11 @@ def form_difference(original: str, candidate: str) -> str | None:
         return "an offer to tell, not the question (it is answered yes or no)"
     if _PREFERENCE.search(candidate) and not _PREFERENCE.search(original):
         return "asks how the reader would like to be told, not the question"
+    if _ABOUT.search(candidate) and not _ABOUT.search(original):
+        return (
+            "asks to be told about the subject, not what the question asks (it is answered "
+            "with a description)"
+        )
     if _METHOD.search(candidate) and not _METHOD.search(original):
         return "asks how to find the answer, not the answer (it is answered with a method)"
     if (calculation := _CALCULATION.search(candidate)) and not _CALCULATION.search(original):

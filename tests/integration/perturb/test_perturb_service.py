@@ -52,7 +52,7 @@ async def test_paraphrases_are_generated_verified_and_recorded(
     assert [p.kind for p in result.accepted] == ["plain"] * 3 + ["toned"]
     texts = [p.text for p in result.accepted]
     assert len(set(texts)) == 4 and all(not t.startswith('"') for t in texts)  # quotes cleaned
-    assert all(p.prompt_version == "paraphrase-v8" and p.seed is not None for p in result.accepted)
+    assert all(p.prompt_version == "paraphrase-v9" and p.seed is not None for p in result.accepted)
     assert all(p.scores.judge_verdict == "yes" and p.scores.semantic for p in result.accepted)
     assert result.judge_prompt_version == "judge-v3" and result.semantic_check == "embedding"
     # the pool's pears rewording is rejected by the judge, repeats by the lexical filter

@@ -49,3 +49,24 @@ def test_a_temperature_step_makes_another_set_and_none_keeps_the_old_id() -> Non
     assert paraphrase_set_id(msgspec.structs.replace(request, max_temperature=1.0)) == (
         paraphrase_set_id(request)
     )
+
+
+def test_a_factual_items_answers_are_screened_for_and_a_maths_items_are_not() -> None:
+    settings = EvaluationSettings()
+    factual = EvaluationItem(
+        question="Who wrote Hamlet?",
+        answers=["William Shakespeare", " ", "x" * 6000],
+        task="factual",
+    )
+    assert paraphrase_request(settings, factual).answers == ["William Shakespeare"]
+    maths = EvaluationItem(question="What is 2 + 3?", answer="5", task="math")
+    assert paraphrase_request(settings, maths).answers == []
+    many = EvaluationItem(question="Name a prime.", answers=[str(n) for n in range(300)])
+    assert len(paraphrase_request(settings, many).answers) == 100
+
+
+def test_answers_to_screen_for_make_another_set_and_none_keep_the_old_id() -> None:
+    request = ParaphraseRequest(question="Who wrote Hamlet?", k=3, seed=0)
+    screened = msgspec.structs.replace(request, answers=["William Shakespeare"])
+    assert paraphrase_set_id(request) == "ps-3ed3468b6bc8e0f4694239ef"
+    assert paraphrase_set_id(screened) != paraphrase_set_id(request)

@@ -43,7 +43,7 @@ def test_paraphrases(client: TestClient[Any]) -> None:
     assert response.status_code == 200, response.text
     payload = response.json()
     assert payload["complete"] is True and len(payload["accepted"]) == 3
-    assert payload["prompt_version"] == "paraphrase-v8"
+    assert payload["prompt_version"] == "paraphrase-v9"
 
 
 def test_given_paraphrases_are_used_instead_of_generated_ones(client: TestClient[Any]) -> None:
@@ -137,6 +137,8 @@ def test_distractors(client: TestClient[Any]) -> None:
         ("/v1/paraphrases", {"question": "Q?", "given": []}, 400, "given"),
         ("/v1/paraphrases", {"question": "Q?", "given": [" \n"]}, 400, "given[0]"),
         ("/v1/paraphrases", {"question": "Q?", "given": ["P?"] * 51}, 400, "given"),
+        ("/v1/paraphrases", {"question": "Q?", "answers": ["A"] * 101}, 400, "answers"),
+        ("/v1/paraphrases", {"question": "Q?", "answers": [""]}, 400, "answers[0]"),
         (
             "/v1/paraphrases",
             {"question": "Q?", "given": [{"text": "P?", "kind": "x"}]},

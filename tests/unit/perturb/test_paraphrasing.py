@@ -109,7 +109,7 @@ async def test_a_call_writes_several_candidates_and_the_round_stops_once_the_set
     kinds = [p.kind for p in result.accepted]
     assert kinds == ["plain"] * 7 + ["toned"] * 3
     for paraphrase in result.accepted:
-        assert paraphrase.prompt_version == PARAPHRASE_PROMPT_VERSION == "paraphrase-v8"
+        assert paraphrase.prompt_version == PARAPHRASE_PROMPT_VERSION == "paraphrase-v9"
         assert paraphrase.generator == "local"
         assert (paraphrase.hint in HINTS) == (paraphrase.kind == "plain")
         assert (paraphrase.tone in TONES) == (paraphrase.kind == "toned")
@@ -808,3 +808,69 @@ async def test_an_empty_sample_is_recorded_and_the_others_are_kept() -> None:
     assert [p.text for p in result.accepted] == [f"plain sample 0 1 {n}" for n in (1, 2, 3)]
     empty = [r for r in result.rejected if r.stage == "clean"]
     assert [(r.text, r.reason) for r in empty] == [("", "no candidate in the reply")]
+
+
+ROMEO = "Who wrote the play Romeo and Juliet?"
+
+
+def _naming_the_answer(request: GenerateRequest) -> str:
+    """The first call names the answer in its first line (as the local model did in a demo
+    run: "What person wrote the work of Shakespeare's Romeo and Juliet?"); the others do not."""
+    lines = [
+        f"{n}. Whose pen gave us Romeo and Juliet, version {request.sample_index} {n}?"
+        for n in range(1, _count(request) + 1)
+    ]
+    if request.sample_index == 0:
+        lines[0] = "1. What person wrote the work of Shakespeare's Romeo and Juliet?"
+    return "\n".join(lines)
+
+
+async def test_a_candidate_stating_one_of_the_answers_is_rejected_before_verification() -> None:
+    builder, _, verifier = _builder(_naming_the_answer)
+    request = ParaphraseRequest(
+        question=ROMEO, k=3, seed=1, answers=["William Shakespeare", "Shakespeare"]
+    )
+    result = await builder.build(request)
+    leak = "What person wrote the work of Shakespeare's Romeo and Juliet?"
+    assert result.complete and len(result.accepted) == 3
+    assert leak not in [p.text for p in result.accepted]
+    assert leak not in _candidates(verifier)  # no judge call spent on it
+    [rejected] = [r for r in result.rejected if r.text == leak]
+    assert rejected.stage == "answer"
+    assert rejected.reason == "states the answer ('shakespeare'): it gives the answer away"
+    # the same candidate without the answers to screen for is verified, and accepted
+    builder, _, _ = _builder(_naming_the_answer)
+    unscreened = await builder.build(ParaphraseRequest(question=ROMEO, k=3, seed=1))
+    assert leak in [p.text for p in unscreened.accepted]
+
+
+async def test_an_answer_the_question_itself_names_or_a_number_is_not_screened_for() -> None:
+    question = "Which city, Canberra or Sydney, is the capital of Australia? Give 1 name."
+    given = ["Of Canberra and Sydney, which is Australia's capital? Name 1 city."]
+    builder, _, verifier = _builder()
+    request = ParaphraseRequest(question=question, given=given, answers=["Canberra", "1"])
+    result = await builder.build(request)
+    assert [p.text for p in result.accepted] == given and result.rejected == []
+    assert _candidates(verifier) == given
+
+
+async def test_given_paraphrases_are_screened_for_the_answers_unless_taken_unverified() -> None:
+    given = ["Who is the author of Romeo and Juliet?", "Did Shakespeare write Romeo and Juliet?"]
+    builder, _, verifier = _builder()
+    request = ParaphraseRequest(question=ROMEO, given=given, answers=["Shakespeare"])
+    result = await builder.build(request)
+    assert [p.text for p in result.accepted] == given[:1]
+    assert [(r.text, r.stage) for r in result.rejected] == [(given[1], "answer")]
+    assert _candidates(verifier) == given[:1]
+    taken = await _builder()[0].build(msgspec.structs.replace(request, verify_given=False))
+    assert [p.text for p in taken.accepted] == given
+
+
+def test_an_answer_told_as_feedback_names_the_stage() -> None:
+    rejected = [
+        rejected_candidate(
+            "Did Shakespeare write it?", CallSpec("plain", 3, 0, 0), 1, "answer", "states it"
+        )
+    ]
+    assert feedback_of(rejected) == FEEDBACK["answer"]
+    assert "never name or hint at the answer" in FEEDBACK["answer"]

@@ -17,6 +17,7 @@ from steadfast.shared.answers import (
     normalize_math_value,
     parse_choice_letter,
     read_choice_letter,
+    stated_answer,
     token_f1,
 )
 
@@ -259,3 +260,45 @@ def test_unclosed_maths_delimiters_are_passed_over() -> None:
     for opener in ("\\(", "\\[", "$", "$$"):
         assert extract_math_answer(f"{opener}x " * 25000 + "so 7") == "7"
     assert extract_math_answer("\\( x \\) and \\( \\frac{\\pi}{2} \\)") == "\\frac{\\pi}{2}"
+
+
+@pytest.mark.parametrize(
+    ("question", "paraphrase", "answers", "stated"),
+    [
+        # a demo run's paraphrase that gives the answer away
+        (
+            "Who wrote the play Romeo and Juliet?",
+            "What person wrote the work of Shakespeare's Romeo and Juliet?",
+            ["William Shakespeare", "Shakespeare"],
+            "shakespeare",
+        ),
+        (
+            "Who painted the Mona Lisa?",
+            "Who made the Mona Lisa, Leonardo da Vinci?",
+            ["Leonardo da Vinci"],
+            "leonardo da vinci",
+        ),
+        # accents and case folded, Italian too
+        (
+            "Chi ha dipinto la Gioconda?",
+            "La Gioconda è di LEONARDO, chi l'ha dipinta?",
+            ["Leonardo"],
+            "leonardo",
+        ),
+        # not stated: a part of a word, a name the question has, a number, a short answer
+        ("Who wrote Hamlet?", "Who is the Shakespearean author of Hamlet?", ["Shakespeare"], None),
+        (
+            "Is Canberra the capital of Australia?",
+            "Is Australia's capital Canberra?",
+            ["Canberra"],
+            None,
+        ),
+        ("How many moons has Mars?", "Mars has how many moons, 2?", ["2", "two moons"], None),
+        ("Which letter is first?", "Which letter comes first, A?", ["A"], None),
+        ("Who wrote Hamlet?", "Who wrote Hamlet?", [], None),
+    ],
+)
+def test_a_paraphrase_stating_an_answer_the_question_does_not(
+    question: str, paraphrase: str, answers: list[str], stated: str | None
+) -> None:
+    assert stated_answer(question, paraphrase, answers) == stated

@@ -143,6 +143,41 @@ def test_a_polite_request_for_the_answer_is_not_a_preference(candidate: str) -> 
     )
 
 
+PLANET = "What is the largest planet in the Solar System?"
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        # accepted in a demo run (judge 0.85): answered with a description of Jupiter
+        "Tell me about the largest planet in our solar system.",
+        "Tell me a bit about the biggest planet of the Solar System.",
+        "What do you know about the largest planet in the Solar System?",
+        "Give me some information about the Solar System's largest planet.",
+        "Parlami del pianeta più grande del Sistema Solare.",
+    ],
+)
+def test_a_question_turned_into_a_request_to_be_told_about_its_subject_is_no_rewording(
+    candidate: str,
+) -> None:
+    difference = form_difference(PLANET, candidate)
+    assert difference is not None and "told about the subject" in difference
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        (PLANET, "Tell me the largest planet in the Solar System."),
+        (PLANET, "Tell me which planet is the largest in our solar system."),
+        (PLANET, "Which planet do astronomers know as the largest in the Solar System?"),
+        # the original asks to be told about it too
+        ("Tell me about the largest planet.", "What do you know about the biggest planet?"),
+    ],
+)
+def test_a_request_for_the_answer_itself_passes(original: str, candidate: str) -> None:
+    assert form_difference(original, candidate) is None
+
+
 THORNS = (
     "Dan plants 3 rose bushes. Each rose bush has 25 roses. Each rose has 8 thorns. How many "
     "thorns are there total?"
