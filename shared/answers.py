@@ -16,6 +16,8 @@ evaluator (docs/method.md §1.3, §1.5, §2.1). Pure functions: no I/O, no model
 - :func:`answer_key` — the task-aware key used to group equal answers (majority voting).
 - :func:`cut_before_final_answer` — a maths reply cut at its length limit before it stated a
   final answer (its last number is a step's, not an answer).
+- :func:`stated_answer` — the answer a question's paraphrase gives away (perturb's screen and the
+  evaluator's audit; :func:`screenable_answers` says which answers are looked for).
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from fractions import Fraction
 from typing import Literal
+
+from steadfast.shared.quantities.reading import mentions
+from steadfast.shared.question_words import AUXILIARIES, QUESTION_WORDS
 
 AnswerTask = Literal["factual", "math", "choice"]
 
@@ -146,20 +151,61 @@ def contains_phrase(text: str, phrase: str) -> bool:
     return f" {needle} " in f" {normalize_factual(text)} "
 
 
+#: one-word answers that are everyday words of a question rather than names ("May I ask ...",
+#: "Can you name ...", "The Who" read as "who", "Her"), and yes/no answers: a paraphrase says
+#: them without stating the answer
+_EVERYDAY_ANSWER_TEXT = (
+    "i me my you your he him his she her it its we us our they them their this that these those "
+    "yes no true false not si sì vero falso io tu lui lei noi voi loro"
+)
+_EVERYDAY_ANSWERS = QUESTION_WORDS | AUXILIARIES | frozenset(_EVERYDAY_ANSWER_TEXT.split())
+#: a one-word answer whose first letters a word of the question shares is that word in another
+#: form ("amazzonia" / "amazzonica"), not an answer the paraphrase adds
+_SHARED_STEM = 6
+
+
+def screenable_answers(question: str, answers: Iterable[str]) -> list[str]:
+    """The answers (normalised, sorted, each once) a paraphrase of ``question`` may not state:
+    not one the question names, nor one containing a name the question has ("Leonardo da
+    Vinci" when it says "da Vinci"), nor a one-word answer the question has in another form;
+    numbers are left to quantity invariance, short answers ("no", a letter) and everyday words
+    ("May", "Can", "Her", "yes") are not looked for."""
+    question_words = normalize_factual(question).split()
+    original = f" {' '.join(question_words)} "
+    normalised = {normalize_factual(text) for text in answers if "\x00" not in text}
+    named = [gold for gold in normalised if gold and f" {gold} " in original]
+    kept = set()
+    for gold in normalised:
+        words = gold.split()
+        if len(gold) < 3 or mentions(gold) or any(f" {name} " in f" {gold} " for name in named):
+            continue
+        if len(words) == 1 and (
+            gold in _EVERYDAY_ANSWERS or any(_same_stem(gold, word) for word in question_words)
+        ):
+            continue
+        kept.add(gold)
+    return sorted(kept)
+
+
+def _same_stem(first: str, second: str) -> bool:
+    shared = next(
+        (index for index, (a, b) in enumerate(zip(first, second, strict=False)) if a != b),
+        min(len(first), len(second)),
+    )
+    return shared >= min(len(first), len(second), _SHARED_STEM)
+
+
+def stated_in(paraphrase: str, screenable: Iterable[str]) -> str | None:
+    """The first of ``screenable`` (from :func:`screenable_answers`) the paraphrase states."""
+    words = f" {normalize_factual(paraphrase)} "
+    return next((gold for gold in screenable if f" {gold} " in words), None)
+
+
 def stated_answer(question: str, paraphrase: str, answers: Iterable[str]) -> str | None:
     """The answer (normalised) that ``paraphrase`` states and ``question`` does not: "… "The
-    Mona Lisa" by Leonardo da Vinci?" for "Who painted the Mona Lisa?" asks nothing any more.
-    Numbers are left to quantity invariance, and short answers (a letter, "no") are not looked
-    for; None when it states none."""
-    original = f" {normalize_factual(question)} "
-    words = f" {normalize_factual(paraphrase)} "
-    for text in answers:
-        gold = normalize_factual(text)
-        if len(gold) < 3 or gold.replace(" ", "").isdigit() or f" {gold} " in original:
-            continue
-        if f" {gold} " in words:
-            return gold
-    return None
+    Mona Lisa" by Leonardo da Vinci?" for "Who painted the Mona Lisa?" asks nothing any more;
+    None when it states none (:func:`screenable_answers` says which answers are looked for)."""
+    return stated_in(paraphrase, screenable_answers(question, answers))
 
 
 def is_abstention(text: str) -> bool:

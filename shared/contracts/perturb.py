@@ -23,9 +23,9 @@ from steadfast.shared.contracts.verify import Share, Stage, VerifyOptions
 Kind = Literal["plain", "toned"]
 Tone = Literal["formal", "casual", "polite", "confident", "neutral", "supportive", "inquisitive"]
 #: ``clean``: nothing left after cleaning; ``duplicate``: same text as the original or an earlier
-#: candidate; ``answer``: it states one of the request's ``answers``; ``unverified``: the verify
-#: service failed, so the candidate could not be checked
-RejectionStage = Literal["clean", "duplicate", "answer", "unverified", Stage]
+#: candidate; ``states_answer``: it states one of the request's ``answers``; ``unverified``: the
+#: verify service failed, so the candidate could not be checked
+RejectionStage = Literal["clean", "duplicate", "states_answer", "unverified", Stage]
 #: where a paraphrase comes from: written by the generator, or given with the request
 Provenance = Literal["generated", "given"]
 
@@ -121,10 +121,10 @@ class ParaphraseRequest(Contract, kw_only=True):
     ) = None
     #: false: the given paraphrases are taken as they are, unverified
     verify_given: bool = True
-    #: the question's known answers: a candidate that states one the question does not (a
-    #: name or phrase of three characters or more, not a number) gives the answer away and is
-    #: rejected before verification (stage ``answer``), generated or given (unless
-    #: ``verify_given`` is false)
+    #: the question's known answers: a candidate that states one the question does not gives
+    #: the answer away and is rejected before verification (stage ``states_answer``), generated
+    #: or given (unless ``verify_given`` is false); numbers, answers under three characters and
+    #: everyday words ("May", "yes") are not looked for (``shared.answers.screenable_answers``)
     answers: Annotated[list[AnswerText], msgspec.Meta(max_length=MAX_ALSO_CORRECT)] = msgspec.field(
         default_factory=list
     )

@@ -19,7 +19,7 @@ from steadfast.services.evaluator.domain.item_results import gold_texts
 from steadfast.services.evaluator.domain.prompts import answer_messages, item_language
 from steadfast.services.evaluator.errors import UpstreamError
 from steadfast.services.evaluator.records import Generated, ParaphraseSet
-from steadfast.shared.answers import answer_key, cut_before_final_answer
+from steadfast.shared.answers import answer_key, cut_before_final_answer, screenable_answers
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.base import MAX_ALSO_CORRECT, MAX_ANSWER_CHARS, Task
 from steadfast.shared.contracts.calibration import JudgeThreshold
@@ -229,12 +229,14 @@ def paraphrase_request(settings: EvaluationSettings, item: EvaluationItem) -> Pa
 
 
 def answers_not_to_state(settings: EvaluationSettings, item: EvaluationItem) -> list[str]:
-    """A factual item's answers, which its paraphrases may not state (the perturb service
-    rejects a candidate that does, so the set gets another in its place)."""
-    if task_of(settings, item) != "factual":
+    """A factual item's answers its paraphrases may not state, normalised and sorted (so the
+    set id does not move with the aliases' order or case): the perturb service rejects a
+    candidate that states one, and the set gets another in its place. None for paraphrases
+    taken unverified, which are not screened."""
+    if task_of(settings, item) != "factual" or (item.paraphrases and not settings.verify_given):
         return []
-    usable = [text for text in gold_texts(item) if text.strip() and len(text) <= MAX_ANSWER_CHARS]
-    return usable[:MAX_ALSO_CORRECT]
+    golds = [text for text in gold_texts(item) if len(text) <= MAX_ANSWER_CHARS]
+    return screenable_answers(item.question, golds)[:MAX_ALSO_CORRECT]
 
 
 def paraphrase_set_id(request: ParaphraseRequest) -> str:

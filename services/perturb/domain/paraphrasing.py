@@ -28,7 +28,7 @@ from steadfast.services.perturb.domain.paraphrase_run import (
     verification_of,
 )
 from steadfast.services.perturb.domain.prompts import PARAPHRASE_PROMPT_VERSION, paraphrase_messages
-from steadfast.shared.answers import stated_answer
+from steadfast.shared.answers import screenable_answers, stated_in
 from steadfast.shared.backoff import Backoff
 from steadfast.shared.contracts.gateway import GenerateRequest, gateway_outcome
 from steadfast.shared.contracts.perturb import (
@@ -298,15 +298,18 @@ class ParaphraseBuilder:
         """Repeats, and candidates that state one of the question's ``answers``, are rejected
         without a model call."""
         kept: list[tuple[CallSpec, int, str]] = []
+        screenable = screenable_answers(question, answers) if answers else []
         for spec, line, text in written:
             if any(same_text(text, earlier) for earlier in progress.seen):
                 reason = "same as the original or an earlier candidate"
                 progress.rejected.append(rejected_candidate(text, spec, line, "duplicate", reason))
                 continue
             progress.seen.append(text)
-            if stated := stated_answer(question, text, answers):
+            if stated := stated_in(text, screenable):
                 reason = f"states the answer ({stated!r}): it gives the answer away"
-                progress.rejected.append(rejected_candidate(text, spec, line, "answer", reason))
+                progress.rejected.append(
+                    rejected_candidate(text, spec, line, "states_answer", reason)
+                )
                 continue
             kept.append((spec, line, text))
         return kept

@@ -128,7 +128,7 @@ FEEDBACK: dict[str, str] = {
     "lexical": "too close to the original's words; change the structure and the opening "
     "and use other words, but keep every name and number",
     "duplicate": "repeats of earlier rewordings; write new ones",
-    "answer": "one named the answer; never name or hint at the answer",
+    "states_answer": "one named the answer; never name or hint at the answer",
     "numbers": "a number was changed, dropped or added; keep every number exactly",
     "direction": "what is asked was changed (another thing asked, what it is about dropped, or "
     "turned round: largest became smallest); ask for exactly the same thing",

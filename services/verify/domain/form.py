@@ -76,11 +76,18 @@ _PREFERENCE = re.compile(
 #: planet in our solar system." for "What is the largest planet in the Solar System?" (accepted
 #: in a demo run, judge 0.85) is answered with a description, not with the planet asked for
 _ABOUT = re.compile(
-    r"\b(?:tell (?:me|us) (?:(?:a (?:bit|little)|more|something|everything|all) )?about|"
-    r"talk (?:to me )?about|(?:what|how much) do you know about|(?:give|provide) (?:me |us )?"
-    r"(?:some |more )?(?:information|info|details|facts) (?:about|on)|parlami (?:di|del|della|"
-    r"dello|dei|delle)|dimmi (?:qualcosa|tutto) (?:su|di))\b",
+    r"^\W*(?:(?:please|can you|could you|would you|will you)\W+)*(?:tell (?:me|us) "
+    r"(?:(?:a (?:bit|little)|more|something|everything|all) )?about|talk (?:to me )?about|"
+    r"(?:what|how much) do you know about|(?:give|provide) (?:me |us )?(?:some |more )?"
+    r"(?:information|info|details|facts) (?:about|on)|parlami (?:di|del|della|dello|dei|delle)|"
+    r"dimmi (?:qualcosa|tutto) (?:su|di))\b(?!\s+(?:how|what|why|when|where|who|whom|whose|"
+    r"which|whether|if)\b)",
     re.IGNORECASE,
+)
+#: an original that asks for a description already: "Describe the structure of DNA.", "What
+#: is the plot of Hamlet?"
+_DESCRIPTIVE = re.compile(
+    r"\b(?:describe|explain|about|plot|story|known|descrivi|spiega|parla|trama)\b", re.IGNORECASE
 )
 
 
@@ -152,7 +159,7 @@ def form_difference(original: str, candidate: str) -> str | None:
         return "an offer to tell, not the question (it is answered yes or no)"
     if _PREFERENCE.search(candidate) and not _PREFERENCE.search(original):
         return "asks how the reader would like to be told, not the question"
-    if _ABOUT.search(candidate) and not _ABOUT.search(original):
+    if _ABOUT.search(candidate) and not _DESCRIPTIVE.search(original):
         return (
             "asks to be told about the subject, not what the question asks (it is answered "
             "with a description)"

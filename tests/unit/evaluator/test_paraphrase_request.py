@@ -55,14 +55,29 @@ def test_a_factual_items_answers_are_screened_for_and_a_maths_items_are_not() ->
     settings = EvaluationSettings()
     factual = EvaluationItem(
         question="Who wrote Hamlet?",
-        answers=["William Shakespeare", " ", "x" * 6000],
+        answers=["William Shakespeare", " ", "x" * 6000, "Shakespeare", "nul\x00", "1601"],
         task="factual",
     )
-    assert paraphrase_request(settings, factual).answers == ["William Shakespeare"]
+    # normalised and sorted, each once; numbers, blanks, NUL and over-long answers left out
+    assert paraphrase_request(settings, factual).answers == ["shakespeare", "william shakespeare"]
+    reordered = msgspec.structs.replace(factual, answers=["shakespeare", "William  Shakespeare"])
+    assert paraphrase_set_id(paraphrase_request(settings, reordered)) == paraphrase_set_id(
+        paraphrase_request(settings, factual)
+    )
     maths = EvaluationItem(question="What is 2 + 3?", answer="5", task="math")
     assert paraphrase_request(settings, maths).answers == []
-    many = EvaluationItem(question="Name a prime.", answers=[str(n) for n in range(300)])
+    names = [f"Zorb{chr(97 + n // 26)}{chr(97 + n % 26)}" for n in range(300)]
+    many = EvaluationItem(question="Name a city.", answers=names)
     assert len(paraphrase_request(settings, many).answers) == 100
+    # a short answer alone leaves nothing to screen for: the set keeps its id
+    gold = EvaluationItem(question="What is the chemical symbol for gold?", answers=["Au"])
+    assert paraphrase_request(settings, gold).answers == []
+    # paraphrases taken unverified are not screened
+    given = EvaluationItem(
+        question="Who wrote Hamlet?", answers=["Shakespeare"], paraphrases=["Hamlet's author?"]
+    )
+    assert paraphrase_request(EvaluationSettings(verify_given=False), given).answers == []
+    assert paraphrase_request(settings, given).answers == ["shakespeare"]
 
 
 def test_answers_to_screen_for_make_another_set_and_none_keep_the_old_id() -> None:

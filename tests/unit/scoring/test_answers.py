@@ -296,6 +296,25 @@ def test_unclosed_maths_delimiters_are_passed_over() -> None:
         ("How many moons has Mars?", "Mars has how many moons, 2?", ["2", "two moons"], None),
         ("Which letter is first?", "Which letter comes first, A?", ["A"], None),
         ("Who wrote Hamlet?", "Who wrote Hamlet?", [], None),
+        ("In what year did the war end?", "The war ended in which year, 1945?", ["1945"], None),
+        ("What did it cost?", "What was the price, 16.000 lire?", ["16.000 lire"], None),
+        # everyday words as answers: said without stating the answer
+        ("In which month is Mother's Day?", "May I ask the month of Mother's Day?", ["May"], None),
+        ("Which band recorded 'My Generation'?", "Who's the band behind it?", ["The Who"], None),
+        ("Is Canberra the capital?", "Yes or no: is Canberra the capital?", ["yes"], None),
+        # a name the question has, written out; the question's word in another form
+        (
+            "Who painted The Last Supper, da Vinci or Michelangelo?",
+            "Which artist, Leonardo da Vinci or Michelangelo, painted The Last Supper?",
+            ["Leonardo da Vinci", "da Vinci"],
+            None,
+        ),
+        (
+            "Quanto è grande la foresta pluviale amazzonica?",
+            "Quanto misura la foresta pluviale dell'Amazzonia?",
+            ["Amazzonia"],
+            None,
+        ),
     ],
 )
 def test_a_paraphrase_stating_an_answer_the_question_does_not(

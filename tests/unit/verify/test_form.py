@@ -170,8 +170,17 @@ def test_a_question_turned_into_a_request_to_be_told_about_its_subject_is_no_rew
         (PLANET, "Tell me the largest planet in the Solar System."),
         (PLANET, "Tell me which planet is the largest in our solar system."),
         (PLANET, "Which planet do astronomers know as the largest in the Solar System?"),
-        # the original asks to be told about it too
+        # the original asks to be told about it too, or for a description
         ("Tell me about the largest planet.", "What do you know about the biggest planet?"),
+        ("Describe the structure of DNA.", "Tell me about the structure of DNA."),
+        ("What is the plot of Hamlet?", "Tell me about the plot of Hamlet."),
+        # "about" before a question word, or "about" in the question's own content
+        ("Why is the sky blue?", "Could you tell me about why the sky is blue?"),
+        ("Roughly how many people live in Tokyo?", "Tell me about how many people live in Tokyo."),
+        (
+            "What was the subject of Martin Luther King's speech?",
+            "What did Martin Luther King talk about in his speech?",
+        ),
     ],
 )
 def test_a_request_for_the_answer_itself_passes(original: str, candidate: str) -> None:
