@@ -227,7 +227,28 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _topic_dropped(original, candidate)
         or _other_thing_asked(original, candidate)
         or _place_asked(original, candidate)
+        or _purpose_asked(original, candidate)
     )
+
+
+#: "What ... for?": asks what something is for (or turns the question round: "What is Au the
+#: symbol for?"); "What did the famous painting "The Mona Lisa" have a creator for?" was
+#: accepted for "Who painted the Mona Lisa?" in a demo run (judge P(YES) 0.86)
+_WHAT_FOR = re.compile(r"^\W*what\b[^?]*\bfor\W*$", re.IGNORECASE)
+#: an original that asks with "for" already ("For which prize ...?", "... nominated for?"), or
+#: asks what something is for or why ("What is the purpose of Area 51?")
+_ASKS_WITH_FOR = re.compile(
+    r"\bfor (?:what|which|whom|who)\b|\bfor\W*$|\b(?:purpose|purposes|use|uses|used|function|"
+    r"role|why|aim|goal|reason|famous|known|scopo|serve|perch[eé])\b",
+    re.IGNORECASE,
+)
+
+
+def _purpose_asked(original: str, candidate: str) -> str | None:
+    """Why the candidate asks what something is for where the original does not."""
+    if _WHAT_FOR.match(candidate.strip()) and not _ASKS_WITH_FOR.search(original.strip()):
+        return "asks 'what ... for': what something is for, which the original does not ask"
+    return None
 
 
 def _change_of_state_dropped(asked: list[str], reworded: list[str]) -> str | None:

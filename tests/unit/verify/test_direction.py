@@ -516,3 +516,32 @@ def test_who_is_addressed_may_not_be_turned_round(
     original: str, candidate: str, reason: str | None
 ) -> None:
     assert direction_difference(original, candidate) == reason
+
+
+WHAT_FOR = "asks 'what ... for': what something is for, which the original does not ask"
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a demo run at judge 0.86
+        (
+            "Who painted the Mona Lisa?",
+            'What did the famous painting "The Mona Lisa" have a creator for?',
+            WHAT_FOR,
+        ),
+        # asks what the painting is famous for
+        ("Who painted the Mona Lisa?", "What is the Mona Lisa famous for?", WHAT_FOR),
+        # the original asks with "for", or asks what it is for, already
+        ("For which prize was she nominated?", "What prize was she nominated for?", None),
+        ("Which award was she nominated for?", "What award did they nominate her for?", None),
+        ("What is the purpose of Area 51?", "What is Area 51 used for?", None),
+        ("Why is Paris famous?", "What is Paris famous for?", None),
+        # "for" inside the question, not at its end
+        ("What is the chemical symbol for gold?", "What symbol stands for gold?", None),
+    ],
+)
+def test_a_question_turned_into_what_something_is_for_is_refused(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert direction_difference(original, candidate) == why
