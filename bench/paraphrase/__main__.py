@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.stack import local_services
+from steadfast.shared.answers import screenable_answers
 from steadfast.shared.clients.perturb import PerturbClient
 from steadfast.shared.contracts.base import Task
 from steadfast.shared.contracts.perturb import ParaphraseRequest, ParaphraseResponse
@@ -49,9 +50,23 @@ CONFIGS: dict[str, tuple[int, bool, float | None, int]] = {
 }
 
 
-def questions(name: str, count: int) -> list[str]:
+def questions(name: str, count: int) -> list[tuple[str, list[str]]]:
+    """The first ``count`` questions, each with the answers its paraphrases may not state (a
+    factual item's, as an evaluation sends them)."""
     lines = (SAMPLES / DATASETS[name][0]).read_text().splitlines()[:count]
-    return [json.loads(line)["question"] for line in lines]
+    items = [json.loads(line) for line in lines]
+    factual = DATASETS[name][1] == "factual"
+    return [
+        (
+            item["question"],
+            screenable_answers(
+                item["question"], [*(item.get("answers") or []), item.get("answer") or ""]
+            ),
+        )
+        if factual
+        else (item["question"], [])
+        for item in items
+    ]
 
 
 async def run_dataset(
@@ -60,9 +75,10 @@ async def run_dataset(
     per_call, feedback, temperature, samples = CONFIGS[config]
     sampling = {} if temperature is None else {"temperature": temperature}
     results = []
-    for index, question in enumerate(questions(name, args.questions)):
+    for index, (question, answers) in enumerate(questions(name, args.questions)):
         request = ParaphraseRequest(
             question=question,
+            answers=answers,
             k=args.k,
             generator=args.generator,
             time_budget_s=args.time_budget,
