@@ -148,6 +148,40 @@ def _words(side: str) -> set[str]:
     }
 
 
+#: what a difference is compared with, said after "more" / "fewer" in its sentence
+_COMPARED_WITH = re.compile(r"\b(?:than|compared|comparison|relative|over|versus|vs)\b")
+
+
+def difference_without_its_base(original: str, candidate: str) -> str | None:
+    """Why the candidate says one of the original's differences ("30 more") without what it is
+    more than: "If 30 more gold coins are silver, how many gold coins does Gretchen have?" for
+    "There are 30 more gold coins than silver coins." (accepted in a demo run at judge 0.57,
+    answered "G+30" and counted as a flip) asks nothing a reader can solve. None when each such
+    "<amount> ... more" of the candidate is followed, in its sentence, by "than", "compared"
+    or the like, or when the original says that amount "more" without a base too ("buys 8 more
+    apples")."""
+    for ours in comparisons(original):
+        if _said_without_base(original, ours.amount):
+            continue
+        if said := _said_without_base(candidate, ours.amount):
+            return f"says '{said}' without what it is compared with"
+    return None
+
+
+def _said_without_base(text: str, amount: str) -> str | None:
+    """The first "<amount> ... more / fewer / less" of ``text`` not followed, in its sentence,
+    by what it is compared with."""
+    lowered = " ".join(text.lower().replace("’", "'").split())  # its sentences' marks kept
+    said = re.compile(
+        rf"(?<![\d.,]){re.escape(amount)} (?:[a-z$%'-]+ ){{0,3}}?(?:more|fewer|less)\b"
+    )
+    for match in said.finditer(lowered):
+        rest = re.split(r"[.;?!]", lowered[match.end() :], maxsplit=1)[0]
+        if not _COMPARED_WITH.search(rest):
+            return match.group(0)
+    return None
+
+
 def difference_from_a_total(original: str, candidate: str) -> str | None:
     """Why the candidate counts one of the original's differences from another number: "30 more
     gold coins than silver coins" → "Gretchen has 110 coins, which is 30 more than the number

@@ -10,6 +10,7 @@ from steadfast.shared.quantities.comparisons import (
     difference_as_amount,
     difference_as_ratio,
     difference_from_a_total,
+    difference_without_its_base,
     dropped_comparison_side,
     reversed_comparison,
 )
@@ -41,6 +42,8 @@ def quantity_difference(original: str, candidate: str, language: str | None = No
         parts.append(amount)
     if language == "en" and (dropped_side := dropped_comparison_side(original, candidate)):
         parts.append(dropped_side)
+    elif language == "en" and (no_base := difference_without_its_base(original, candidate)):
+        parts.append(no_base)  # a side dropped says it already
     if language == "en" and (from_total := difference_from_a_total(original, candidate)):
         parts.append(from_total)
     if language == "en" and (regrouping := regrouped_number(original, candidate)):

@@ -10,6 +10,7 @@ from steadfast.shared.quantities.comparisons import (
     difference_as_amount,
     difference_as_ratio,
     difference_from_a_total,
+    difference_without_its_base,
     dropped_comparison_side,
     reversed_comparison,
 )
@@ -227,3 +228,55 @@ def test_a_difference_counted_from_another_number_asks_another_problem(
     original: str, candidate: str, reason: str | None
 ) -> None:
     assert difference_from_a_total(original, candidate) == reason
+
+
+ANDREA = (
+    "Andrea has 8 more apples than Jamal. She buys 8 more apples. How many apples does Andrea "
+    "have if Jamal has 5?"
+)
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        # accepted in a demo run (judge 0.57) and answered "G+30": counted as a flip
+        "Gretchen's coin collection includes 110 coins. If 30 more gold coins are silver, how "
+        "many gold coins does Gretchen have?",
+        "Gretchen has 110 coins: silver coins, and 30 more gold coins. How many gold coins?",
+    ],
+)
+def test_a_difference_said_without_what_it_is_more_than_is_refused(candidate: str) -> None:
+    why = difference_without_its_base(GRETCHEN, candidate)
+    assert (
+        why is not None
+        and why.startswith("says '30 more")
+        and why in (quantity_difference(GRETCHEN, candidate) or "")
+    )
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        (
+            GRETCHEN,
+            "Gretchen possesses 110 coins. She also owns 30 more gold coins compared to silver "
+            "ones. What is the total count of gold coins she holds?",
+        ),
+        (GRETCHEN, "Gretchen owns 110 coins; gold coins are 30 more than silver coins. How many?"),
+        (
+            GRETCHEN,
+            "Gretchen owns 110 coins; how many of these are gold, if she has 30 more gold coins "
+            "than silver coins?",
+        ),
+        # the original says "8 more" without a base too
+        (
+            ANDREA,
+            "If Jamal has 5 apples and Andrea has 8 more apples than him, how many does Andrea "
+            "have after buying 8 more apples?",
+        ),
+    ],
+)
+def test_a_difference_said_with_what_it_is_compared_with_passes(
+    original: str, candidate: str
+) -> None:
+    assert difference_without_its_base(original, candidate) is None
