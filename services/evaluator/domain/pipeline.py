@@ -231,8 +231,8 @@ def paraphrase_request(settings: EvaluationSettings, item: EvaluationItem) -> Pa
 def answers_not_to_state(settings: EvaluationSettings, item: EvaluationItem) -> list[str]:
     """A factual item's answers its paraphrases may not state, normalised and sorted (so the
     set id does not move with the aliases' order or case): the perturb service rejects a
-    candidate that states one, and the set gets another in its place. None for paraphrases
-    taken unverified, which are not screened."""
+    candidate that states one, and the set gets another in its place. Empty for a maths item
+    and for paraphrases taken unverified, which are not screened."""
     if task_of(settings, item) != "factual" or (item.paraphrases and not settings.verify_given):
         return []
     golds = [text for text in gold_texts(item) if len(text) <= MAX_ANSWER_CHARS]

@@ -37,7 +37,7 @@ import re
 
 from steadfast.shared.inflections import same_word
 from steadfast.shared.quantities.answer_units import unit_named
-from steadfast.shared.question_words import AUXILIARIES
+from steadfast.shared.question_words import AUXILIARIES, QUESTION_WORDS
 
 #: the two ends of each scale, with their forms
 _SCALES = """
@@ -480,12 +480,10 @@ def _without_openings(run: list[str]) -> list[str]:
     return run
 
 
-#: capitalised at the start of a question without being a name
-_OPENING_WORDS_TEXT = """
-what who which when where why how whom whose in on at according during after before the a an
-did does do is was tell name give
-"""
-_OPENING_WORDS = frozenset(_OPENING_WORDS_TEXT.split())
+#: capitalised at the start of a question without being a name: question words, auxiliaries
+#: ("Did Darth Vader ..."), and these
+_OPENERS_TEXT = "in on at according during after before the a an tell name give"
+_OPENING_WORDS = QUESTION_WORDS | AUXILIARIES | frozenset(_OPENERS_TEXT.split())
 
 
 def _topic_dropped(original: str, candidate: str) -> str | None:
