@@ -7,12 +7,14 @@ Only English is read, and only groups the original itself names: a noun written 
 more different words ("gold coins", "silver coins") is divided into groups, and the words before
 it are the groups' names. A candidate is refused only when a number the original follows with
 that noun is followed, in the candidate, by the noun with another group's name ("110 coins" →
-"110 silver coins", "30 more gold coins" → "30 more silver coins"), or states the number as the
+"110 silver coins", "30 more gold coins" → "30 more silver coins"), states the number as the
 total of another group ("Gretchen's gold coins total 110 coins", accepted in an experiment of
-the demo's sets). The words after "than" name the side a number is compared with, not its group:
-"gold coins are 30 more than silver coins" keeps the 30 with the gold coins. A rewording that
-writes the number elsewhere in its sentence ("the total of 110 coins", "110 in all") is left to
-the other checks."""
+the demo's sets) or says it is another group's number ("Gretchen's total number of gold coins,
+which consists of 30 more than her silver coins, equals 110", accepted in a demo run). The
+words after "than" name the side a number is compared with, not its group: "gold coins are 30
+more than silver coins" keeps the 30 with the gold coins. A rewording that writes the number
+elsewhere in its sentence ("the total of 110 coins", "110 in all") is left to the other
+checks."""
 
 from __future__ import annotations
 
@@ -40,6 +42,12 @@ _TOTALLING_PAIRS = frozenset(
         ("add", "up"),
         ("adds", "up"),
     }
+)
+#: the words that state what a group's number is right before the number ("... equals 110")
+_EQUATING = frozenset({"equals", "equal", "is", "are", "was", "were"})
+#: words right after a number that make it an amount compared, not a group's number
+_COMPARED = frozenset(
+    ["more", "fewer", "less", "than", "times", "greater", "larger", "bigger", "higher", "over"]
 )
 #: how many words after a number may still describe what it counts ("30 more shiny gold coins")
 _REACH = 4
@@ -88,26 +96,39 @@ def _plain_word(word: str) -> bool:
 
 
 def _groupings(words: list[str], divided: dict[str, set[str]]) -> dict[str, set[Grouping]]:
-    """For each number, the divided nouns written right after it and the group names before
-    each ("110 coins" → ("coins", {}); "30 more gold coins" → ("coins", {"gold"}))."""
+    """For each number, the groups it counts: the divided noun written right after it with the
+    group names before ("110 coins" → ("coins", {}); "30 more gold coins" → ("coins",
+    {"gold"})), the group whose total it states, or the group it is said to be the number of
+    ("gold coins are 40")."""
     found: dict[str, set[Grouping]] = defaultdict(set)
     for index, word in enumerate(words):
         if not word[0].isdigit():
             continue
-        phrase: list[str] = []
-        for following in words[index + 1 : index + 1 + _REACH]:
-            if not following.isalpha() or following == "than":
-                break  # after "than" comes the side compared with, not the group counted
-            if following in divided:
-                group = frozenset(name for name in phrase if name in divided[following])
-                if group == divided[following]:  # "110 gold and silver coins": all of them
-                    group = frozenset()
-                found[word.replace(",", "")].add((following, group))
-                break
-            phrase.append(following)
+        number = word.replace(",", "")
+        if (equated := _equated_group(words, index, divided)) is not None:
+            found[number].add(equated)  # "gold coins are 40 and the silver ..."
+            continue
+        if (counted := _counted_group(words, index, divided)) is not None:
+            found[number].add(counted)
         if (totalled := _totalled_group(words, index, divided)) is not None:
-            found[word.replace(",", "")].add(totalled)
+            found[number].add(totalled)
     return found
+
+
+def _counted_group(words: list[str], index: int, divided: dict[str, set[str]]) -> Grouping | None:
+    """The divided noun written right after the number at ``index`` and the group names before
+    it ("30 more gold coins" → ("coins", {"gold"}))."""
+    phrase: list[str] = []
+    for following in words[index + 1 : index + 1 + _REACH]:
+        if not following.isalpha() or following == "than":
+            return None  # after "than" comes the side compared with, not the group counted
+        if following in divided:
+            group = frozenset(name for name in phrase if name in divided[following])
+            if group == divided[following]:  # "110 gold and silver coins": all of them
+                group = frozenset()
+            return following, group
+        phrase.append(following)
+    return None
 
 
 def _totalled_group(words: list[str], index: int, divided: dict[str, set[str]]) -> Grouping | None:
@@ -129,3 +150,33 @@ def _totalled_group(words: list[str], index: int, divided: dict[str, set[str]]) 
         return None
     joined = start >= 4 and words[start - 3] == "and" and words[start - 4] in divided[noun]
     return noun, frozenset() if joined else frozenset({name})
+
+
+def _equated_group(words: list[str], index: int, divided: dict[str, set[str]]) -> Grouping | None:
+    """The group whose number the number at ``index`` is said to be: "the number of gold coins,
+    which is 30 more than the silver coins, equals 110" → ("coins", {"gold"}). An amount
+    compared ("gold coins are 30 more than ...") is no group's number."""
+    if any(word in _COMPARED for word in words[index + 1 : index + 3]):
+        return None
+    start = index - 1
+    if start >= 1 and words[start] == "to" and words[start - 1] == "equal":
+        start -= 1  # "is equal to 110"
+        if start >= 1 and words[start - 1] in _EQUATING:
+            start -= 1
+    elif start < 0 or words[start] not in _EQUATING:
+        return None
+    subject_end = start - 1
+    if subject_end >= 0 and words[subject_end] == ",":  # ", which consists of ..., equals"
+        opening = [i for i in range(subject_end) if words[i] == ","]
+        if not opening:
+            return None
+        subject_end = opening[-1] - 1
+    if subject_end < 1 or words[subject_end] not in divided:
+        return None
+    noun, name = words[subject_end], words[subject_end - 1]
+    if name not in divided[noun]:
+        return None
+    joined = subject_end >= 3 and words[subject_end - 2] == "and"
+    return noun, frozenset() if joined and words[subject_end - 3] in divided[noun] else frozenset(
+        {name}
+    )

@@ -55,6 +55,27 @@ ORCHARD = "An orchard has 40 apple trees and 25 pear trees. How many trees are t
             "110 silver coins",
             "110 coins",
         ),
+        # accepted in a demo run (judge 0.73): the 110 said to be the gold coins' number
+        (
+            GRETCHEN,
+            "Gretchen's total number of gold coins, which consists of 30 more than her silver "
+            "coins, equals 110. What is the total count of gold coins in her collection?",
+            "110 gold coins",
+            "110 coins",
+        ),
+        (
+            GRETCHEN,
+            "If the number of silver coins is equal to 110 and gold coins are 30 more than silver "
+            "coins, how many gold coins does Gretchen have?",
+            "110 silver coins",
+            "110 coins",
+        ),
+        (
+            ORCHARD,
+            "The pear trees are 40 and the apple trees are 25. How many trees are in the orchard?",
+            "40 pear trees",
+            "40 apple trees",
+        ),
     ],
 )
 def test_a_number_moved_to_another_group_is_refused(
@@ -96,6 +117,26 @@ def test_a_number_moved_to_another_group_is_refused(
             "Gretchen's coins number 110, 30 more gold coins than silver ones: how many gold?",
         ),
         (ORCHARD, "How many trees grow in an orchard with 25 pear trees and 40 apple trees?"),
+        # a group's number said with "is", "equals": the same group, or all of them
+        (
+            GRETCHEN,
+            "The number of gold and silver coins Gretchen has is 110, and the gold coins are 30 "
+            "more than the silver coins. How many are gold?",
+        ),
+        (
+            GRETCHEN,
+            "Gretchen's coins, gold and silver, are 110 in all; the gold coins are 30 greater "
+            "than the silver coins. How many gold coins?",
+        ),
+        (
+            GRETCHEN,
+            "Gretchen has 110 coins, and her gold coins, which outnumber the silver ones, are 30 "
+            "more than the silver coins. How many gold coins?",
+        ),
+        (
+            ORCHARD,
+            "In an orchard the apple trees are 40 and the pear trees are 25: how many trees?",
+        ),
         # a group's name dropped is left to the other checks
         (ORCHARD, "An orchard has 40 apple trees and 25 other trees: how many trees in all?"),
         # a noun the original does not divide into groups
