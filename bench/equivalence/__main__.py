@@ -471,7 +471,10 @@ async def prompt_versions(client: VerifyClient, model: str) -> tuple[str, str]:
             audit=True,
         )
     )
-    return response.judge_prompt_version or "", response.audit_prompt_version or ""
+    if not response.judge_prompt_version or not response.audit_prompt_version:
+        reason = response.results[0].reason if response.results else "no result"
+        raise SystemExit(f"the judge {model!r} did not answer a probe pair: {reason}")
+    return response.judge_prompt_version, response.audit_prompt_version
 
 
 async def run(args: argparse.Namespace) -> None:
