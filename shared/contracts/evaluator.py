@@ -262,6 +262,8 @@ class ItemResult(Contract, kw_only=True):
     status: ItemStatus
     #: the language the models were asked in (the answer prompt's: ``en`` or ``it``)
     language: str = "en"
+    #: the item's own task (unset: it was answered and graded as the evaluation's ``task``)
+    task: Task | None = None
     #: the acceptable answers (factual), final answer (math) or option letter (choice)
     gold: list[str] = msgspec.field(default_factory=list)
     variants: list[Variant]

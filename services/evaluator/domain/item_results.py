@@ -184,6 +184,7 @@ def assemble_item(
         question=item.question,
         status=status,
         language=asked_in,
+        task=item.task,
         gold=gold_texts(item),
         variants=variants,
         models=[

@@ -69,9 +69,14 @@ def rendered_document(evaluation: EvaluationRow, report: EvaluationReport) -> Re
     return Report(
         title=f"Steadfast evaluation {evaluation.name or evaluation.id}",
         generated_at=datetime.now(UTC).isoformat(),
-        task=report.task,
+        # a sample of several tasks has none of its own: the settings list them
+        task=report.task if len(tasks := tasks_of(report.items, report.task)) <= 1 else None,
         dataset=evaluation.dataset_id,
-        settings={**report_settings(evaluation), "language": languages_of(report.items)},
+        settings={
+            **report_settings(evaluation),
+            "language": languages_of(report.items),
+            "tasks": described_counts(tasks),
+        },
         consistency=consistency,
         items=[report_item(item) for item in report.items],
         failures=[
@@ -108,11 +113,18 @@ def timings(evaluation: EvaluationRow) -> EvaluationTimings:
 
 def languages_of(items: list[ItemResult]) -> str:
     """The languages the models were asked in, with their items: ``"it (8 items)"``."""
-    return described_languages(Counter(item.language for item in items))
+    return described_counts(Counter(item.language for item in items))
 
 
-def described_languages(counts: Mapping[str, int]) -> str:
-    return ", ".join(f"{language} ({n} item{'s' * (n != 1)})" for language, n in counts.items())
+def tasks_of(items: list[ItemResult], default: str) -> Counter[str]:
+    """How many items were answered as each task (``default`` for those without their own):
+    ``{"factual": 6, "math": 2}``."""
+    return Counter(item.task or default for item in items)
+
+
+def described_counts(counts: Mapping[str, int]) -> str:
+    """``"factual (6 items), math (2 items)"``."""
+    return ", ".join(f"{name} ({n} item{'s' * (n != 1)})" for name, n in counts.items())
 
 
 def report_settings(evaluation: EvaluationRow) -> dict[str, str | int | float | bool | None]:

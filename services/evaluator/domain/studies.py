@@ -23,7 +23,7 @@ from steadfast.services.evaluator.adapters.studies import (
 )
 from steadfast.services.evaluator.domain.job_starter import JobStarter, require_protocol_request
 from steadfast.services.evaluator.domain.report import (
-    described_languages,
+    described_counts,
     languages_of,
 )
 from steadfast.services.evaluator.timestamps import iso
@@ -214,7 +214,7 @@ class Studies:
             return msgspec.structs.replace(report, status="failed", error=_gone(part).error)
         result = job.result or PositionBiasEvaluation(trials=[], skipped=[])
         report.dataset = spec.position_bias.dataset_id
-        report.language = described_languages(result.languages)
+        report.language = described_counts(result.languages)
         report.position_bias = position_tables(result, job.request or spec.position_bias)
         return report
 

@@ -43,6 +43,8 @@ def _summary(report: Report) -> str:
         facts.append(f"dataset <b>{escape(report.dataset)}</b>")
     if report.task:
         facts.append(f"task <b>{escape(report.task)}</b>")
+    elif tasks := report.settings.get("tasks"):
+        facts.append(f"tasks <b>{escape(str(tasks))}</b>")
     models = report_models(report)
     if models:
         facts.append(f"{len(models)} model{'s' if len(models) != 1 else ''}")

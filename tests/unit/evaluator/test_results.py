@@ -239,3 +239,17 @@ def test_an_item_result_names_the_language_its_models_were_asked_in() -> None:
     older = assembled("Quando è stata la prima crisi petrolifera?")
     assert (italian.language, english.language, older.language) == ("it", "en", "en")
     assert languages_of([italian, english, older]) == "it (1 item), en (2 items)"
+
+
+def test_an_item_result_names_its_own_task_and_a_mixed_sample_counts_them() -> None:
+    from steadfast.services.evaluator.domain.report import described_counts, tasks_of
+
+    def assembled(task: str | None) -> ItemResult:
+        item = msgspec.convert({"question": "q", "task": task}, EvaluationItem)
+        return assemble_item(item_key="x", item=item, models=["m"], paraphrase_set=None, answers=[])
+
+    maths, own_factual, default = assembled("math"), assembled("factual"), assembled(None)
+    assert (maths.task, own_factual.task, default.task) == ("math", "factual", None)
+    tasks = tasks_of([own_factual, maths, default, maths], "factual")
+    assert described_counts(tasks) == "factual (2 items), math (2 items)"
+    assert described_counts(tasks_of([default], "math")) == "math (1 item)"

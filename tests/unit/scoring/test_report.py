@@ -80,6 +80,14 @@ def test_a_report_without_metrics_shows_each_model_once() -> None:
     assert "2 models · 1 questions" in render_html(report)  # it said 8 models
 
 
+def test_a_report_of_several_tasks_names_them_in_its_header() -> None:
+    # the demo's sample: six factual questions and two maths problems, no one task of its own
+    mixed = Report(settings={"tasks": "factual (6 items), math (2 items)"})
+    assert "tasks <b>factual (6 items), math (2 items)</b>" in render_html(mixed)
+    single = Report(task="math", settings={"tasks": "math (2 items)"})
+    assert "task <b>math</b>" in render_html(single) and "tasks <b>" not in render_html(single)
+
+
 def test_html_escapes_every_text_from_data(report: Report) -> None:
     page = render_html(report)
     assert HOSTILE not in page
