@@ -176,7 +176,9 @@ def _equated_group(words: list[str], index: int, divided: dict[str, set[str]]) -
     noun, name = words[subject_end], words[subject_end - 1]
     if name not in divided[noun]:
         return None
-    joined = subject_end >= 3 and words[subject_end - 2] == "and"
-    return noun, frozenset() if joined and words[subject_end - 3] in divided[noun] else frozenset(
-        {name}
+    # "the silver coins plus the gold coins are 110", "gold and silver coins are 110": all
+    subject = itertools.takewhile(
+        str.isalpha, reversed(words[max(0, subject_end - 8) : subject_end])
     )
+    named = {word for word in subject if word in divided[noun]}
+    return noun, frozenset() if len(named) >= 2 else frozenset({name})

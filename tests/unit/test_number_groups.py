@@ -137,6 +137,16 @@ def test_a_number_moved_to_another_group_is_refused(
             ORCHARD,
             "In an orchard the apple trees are 40 and the pear trees are 25: how many trees?",
         ),
+        (
+            GRETCHEN,
+            "Gretchen's silver coins plus her gold coins are 110, and there are 30 more gold "
+            "coins than silver coins. How many gold coins?",
+        ),
+        (
+            GRETCHEN,
+            "The gold and silver coins Gretchen owns are 110; 30 more gold coins than silver "
+            "coins. How many gold coins?",
+        ),
         # a group's name dropped is left to the other checks
         (ORCHARD, "An orchard has 40 apple trees and 25 other trees: how many trees in all?"),
         # a noun the original does not divide into groups
