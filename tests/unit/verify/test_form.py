@@ -338,3 +338,42 @@ def test_a_statement_or_a_guess_after_a_one_sentence_question_is_refused(
 )
 def test_a_statement_that_sets_up_or_thanks_passes(original: str, candidate: str) -> None:
     assert form_difference(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "letter"),
+    [
+        # written by the local model in bench.paraphrase and accepted by every other check
+        (
+            "Who received the IEEE Frank Rosenblatt Award in 2010?",
+            "The recipient of the IEEE Frank Rosenblatt Award in 2010 was谁?",
+            "谁",
+        ),
+        ("What is the capital of Japan?", "Which city is the capital of 日本?", "日"),
+        ("Who wrote War and Peace?", "Кто написал War and Peace?", "К"),
+    ],
+)
+def test_a_rewording_in_a_script_the_question_does_not_use_is_refused(
+    original: str, candidate: str, letter: str
+) -> None:
+    assert form_difference(original, candidate) == (
+        f"writes in a script the question does not use ('{letter}')"
+    )
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # the script the question uses, maths letters, accents
+        ("Chi ha scritto 'Война и мир'?", "Chi è l'autore di 'Война и мир'?"),
+        (
+            "What is the area of a circle of radius 2?",
+            "With radius 2, what is a circle's area (π r²)?",
+        ),
+        ("Where is the Café de Flore?", "In which city is the Café de Flore?"),
+    ],
+)
+def test_a_rewording_in_the_questions_scripts_passes_the_script_check(
+    original: str, candidate: str
+) -> None:
+    assert "script" not in (form_difference(original, candidate) or "")
