@@ -143,13 +143,7 @@ def _totalled_group(words: list[str], index: int, divided: dict[str, set[str]]) 
         start -= 2  # "add up to 110"
     elif start < 0 or words[start] not in _TOTALLING:
         return None
-    if start < 2 or words[start - 1] not in divided:
-        return None
-    noun, name = words[start - 1], words[start - 2]
-    if name not in divided[noun]:
-        return None
-    joined = start >= 4 and words[start - 3] == "and" and words[start - 4] in divided[noun]
-    return noun, frozenset() if joined else frozenset({name})
+    return _subject_group(words, start - 1, divided)
 
 
 def _equated_group(words: list[str], index: int, divided: dict[str, set[str]]) -> Grouping | None:
@@ -171,14 +165,18 @@ def _equated_group(words: list[str], index: int, divided: dict[str, set[str]]) -
         if not opening:
             return None
         subject_end = opening[-1] - 1
-    if subject_end < 1 or words[subject_end] not in divided:
+    return _subject_group(words, subject_end, divided)
+
+
+def _subject_group(words: list[str], noun_at: int, divided: dict[str, set[str]]) -> Grouping | None:
+    """The group a subject ending with a divided noun at ``noun_at`` names: "gold coins" →
+    ("coins", {"gold"}); all of them when it names two ("gold and silver coins", "the silver
+    coins plus the gold coins")."""
+    if noun_at < 1 or words[noun_at] not in divided:
         return None
-    noun, name = words[subject_end], words[subject_end - 1]
+    noun, name = words[noun_at], words[noun_at - 1]
     if name not in divided[noun]:
         return None
-    # "the silver coins plus the gold coins are 110", "gold and silver coins are 110": all
-    subject = itertools.takewhile(
-        str.isalpha, reversed(words[max(0, subject_end - 8) : subject_end])
-    )
+    subject = itertools.takewhile(str.isalpha, reversed(words[max(0, noun_at - 8) : noun_at]))
     named = {word for word in subject if word in divided[noun]}
     return noun, frozenset() if len(named) >= 2 else frozenset({name})

@@ -116,6 +116,11 @@ def test_a_number_moved_to_another_group_is_refused(
             GRETCHEN,
             "Gretchen's coins number 110, 30 more gold coins than silver ones: how many gold?",
         ),
+        (
+            GRETCHEN,
+            "Her silver coins plus her gold coins total 110, with 30 more gold coins than "
+            "silver coins. How many gold coins?",
+        ),
         (ORCHARD, "How many trees grow in an orchard with 25 pear trees and 40 apple trees?"),
         # a group's number said with "is", "equals": the same group, or all of them
         (
