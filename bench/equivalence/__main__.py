@@ -47,9 +47,14 @@ from steadfast.shared.contracts.verify import (
 from steadfast.shared.http_client import close_session
 
 HERE = Path(__file__).resolve().parent
-DATASETS = {"gsmplus": HERE / "gsmplus_pairs_dev.jsonl", "factual": HERE / "factual_pairs.jsonl"}
+DATASETS = {
+    "gsmplus": HERE / "gsmplus_pairs_dev.jsonl",
+    "factual": HERE / "factual_pairs.jsonl",
+    # meaning changes of GSM-Plus problems that keep every number (MATH_CHANGES.md)
+    "mathkept": HERE / "math_changes.jsonl",
+}
 #: the task each data set's questions are (the judge's threshold may be calibrated per task)
-TASKS: dict[str, Task] = {"gsmplus": "math", "factual": "factual"}
+TASKS: dict[str, Task] = {"gsmplus": "math", "factual": "factual", "mathkept": "math"}
 RECORDED = HERE / "judged.jsonl"
 #: the pairs the bundled judge calibrations were chosen on (the rest are held out)
 CALIBRATION_PAIRS = HERE.parents[1] / "steadfast" / "calibration_pairs.jsonl"
@@ -519,7 +524,10 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument(
-        "--datasets", nargs="+", choices=sorted(DATASETS), default=["gsmplus", "factual"]
+        "--datasets",
+        nargs="+",
+        choices=sorted(DATASETS),
+        default=["gsmplus", "factual", "mathkept"],
     )
     parser.add_argument("--verify-url", default=None, help="use running services")
     parser.add_argument("--gateway-url", default=None)

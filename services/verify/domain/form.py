@@ -14,7 +14,7 @@ from steadfast.shared.question_words import AUXILIARIES, QUESTION_WORDS
 _REQUEST_TEXT = (
     "name tell give identify state list find calculate compute determine work figure "
     "explain describe provide say please let show write estimate evaluate solve express "
-    "simplify convert count quote recall what's who's how's "
+    "simplify convert count quote recall set what's who's how's "
     # Italian
     "dimmi dica indica indicare elenca calcola trova spiega descrivi nomina scrivi "
     "determina fornisci parlami"
@@ -95,7 +95,8 @@ _DESCRIPTIVE = re.compile(
 _SOMEONE = r"(?:i|you|we|one|someone|people|a person)"
 _FIND_OUT = (
     r"(?:go about )?(?:find(?: out)?|look (?:it )?up|look|determine|figure(?: out)?|work out|"
-    r"calculate|compute|identify|discover|learn|check|verify|know|get|obtain)"
+    r"calculate|compute|identify|discover|learn|check|verify|know|get|obtain|measure|estimate|"
+    r"test|tell|gauge|assess|solve)"
 )
 #: a question turned into one about how to get its answer: "How can I find the chemical symbol
 #: for gold?" is answered "Look at a periodic table" (a demo's accepted paraphrase, judged
@@ -108,6 +109,24 @@ _METHOD = re.compile(
     r"figuring out|figure out|looking up|look up)|(?:come|dove) (?:posso|possiamo|potrei|si può|"
     r"si puo|faccio a|fare per) (?:trovare|scoprire|calcolare|determinare|sapere|cercare|"
     r"verificare))\b",
+    re.IGNORECASE,
+)
+
+
+#: a question turned into a request for a way to its answer: "Write an equation that shows how
+#: much the orchard earned", "Explain the steps you would use to work out what she would make"
+#: are answered with an equation or a method, not with the amount asked
+_DERIVATION = re.compile(
+    r"\b(?:write|set up|give|form|find|state|derive|construct|scrivi|imposta|trova)\b[^.?!]{0,25}"
+    r"\b(?:equations?|expressions?|formulas?|formulae|equazione|equazioni|espressione|formula)\b|"
+    r"\b(?:explain|describe|outline|show|spiega|descrivi|mostra)\b[^.?!]{0,20}\b(?:how|steps?|"
+    r"method|process|procedure|approach|come|passaggi|metodo|procedimento)\b",
+    re.IGNORECASE,
+)
+#: an original that asks for one of these already
+_ASKS_DERIVATION = re.compile(
+    r"\b(?:equations?|expressions?|formulas?|formulae|explain|describe|steps?|method|"
+    r"equazion[ei]|espression[ei]|spiega|descrivi|metodo)\b",
     re.IGNORECASE,
 )
 
@@ -167,8 +186,16 @@ def form_difference(original: str, candidate: str) -> str | None:
             "asks to be told about the subject, not what the question asks (it is answered "
             "with a description)"
         )
-    if _METHOD.search(candidate) and not _METHOD.search(original):
+    asked = _question_sentence(candidate)
+    if _METHOD.search(asked) and not _METHOD.search(original):
         return "asks how to find the answer, not the answer (it is answered with a method)"
+    if (derivation := _DERIVATION.search(asked)) and not _ASKS_DERIVATION.search(original):
+        return (
+            f"asks for a way to the answer ('{derivation.group(0)}'), not the answer (it is "
+            "answered with an equation or a method)"
+        )
+    if closed := _closed_question(original, candidate):
+        return f"asks a yes/no question ('{closed}') where the question asks what, who or how"
     if (calculation := _CALCULATION.search(candidate)) and not _CALCULATION.search(original):
         return f"writes out a calculation ('{calculation.group(0)}'): it partly solves the problem"
     if steps := _steps_added(original, candidate):
@@ -176,6 +203,39 @@ def form_difference(original: str, candidate: str) -> str | None:
     if added := _sentence_added(original, candidate):
         return f"adds a sentence to the question ('{added}'): it may state or suggest an answer"
     return None
+
+
+#: words after an opening auxiliary that make a request or an indirect question of it: "Can you
+#: tell me ...", "Do you know ...", "Could you calculate ..."
+_REQUESTING = _REQUEST_WORDS | {"know", "remember", "mind", "help", "sai", "ricordi"}
+#: an auxiliary that is also a conjunction ("e", Italian "and") opens no question
+_CLOSED_OPENINGS = AUXILIARIES - {"e"}
+
+
+def _closed_question(original: str, candidate: str) -> str | None:
+    """The candidate's question, when it is a yes/no question ("Is it true that Gabriel already
+    has enough money ...?") and the original's asks with a question word ("How much money does
+    he still need?"): a yes/no question is answered "yes" or "no", not with what was asked.
+    A question with "or" offers its answers, and an auxiliary that opens a request ("Can you
+    tell me ...", "Do you know ...") asks what the request names; both are left alone."""
+    asked = _question_sentence(candidate)
+    words = [w.lower() for w in _WORD.findall(asked)]
+    if not words or words[0] not in _CLOSED_OPENINGS:
+        return None
+    if QUESTION_WORDS.intersection(words) or _REQUESTING.intersection(words[1:6]):
+        return None
+    if "or" in words or "o" in words:
+        return None
+    original_words = {w.lower() for w in _WORD.findall(_question_sentence(original))}
+    return asked.strip() if QUESTION_WORDS.intersection(original_words) else None
+
+
+def _question_sentence(text: str) -> str:
+    """The first sentence of ``text`` that ends with a question mark, else its last sentence
+    (a question after it, "Is it Sydney?", is one added: see ``_sentence_added``)."""
+    sentences = _sentences(text)
+    asking = [sentence for sentence in sentences if sentence.rstrip().endswith("?")]
+    return asking[0] if asking else (sentences or [""])[-1]
 
 
 def _sentence_added(original: str, candidate: str) -> str | None:
