@@ -72,6 +72,9 @@ UNITS: tuple[Unit, ...] = (
         measures=("length", Fraction(1)),
     ),
     Unit("miles", ("miles", "miglia"), ("mile", "mi"), measures=("length", Fraction("1609.344"))),
+    Unit(
+        "yards", ("yards", "iarde"), ("yard", "yd", "yds"), measures=("length", Fraction("0.9144"))
+    ),
     Unit("feet", ("feet", "piedi"), ("foot", "ft"), measures=("length", Fraction("0.3048"))),
     Unit("inches", ("inches", "pollici"), ("inch", "in."), measures=("length", Fraction("0.0254"))),
     Unit(
@@ -91,6 +94,12 @@ UNITS: tuple[Unit, ...] = (
         ("pounds", "lbs", "libbre"),
         ("pound", "lb"),
         measures=("mass", Fraction("0.45359237")),
+    ),
+    Unit(
+        "ounces",
+        ("ounces", "oz"),
+        ("ounce",),
+        measures=("mass", Fraction("0.028349523125")),
     ),
     Unit(
         "tonnes",

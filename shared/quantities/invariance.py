@@ -4,8 +4,11 @@ group, and a rate it gives to something else."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from steadfast.shared.language import detect_language
 from steadfast.shared.quantities.answer_units import dropped_answer_units
+from steadfast.shared.quantities.bindings import swapped_numbers
 from steadfast.shared.quantities.comparisons import (
     difference_as_amount,
     difference_as_ratio,
@@ -18,13 +21,35 @@ from steadfast.shared.quantities.groups import regrouped_number
 from steadfast.shared.quantities.mention import Mention
 from steadfast.shared.quantities.rates import moved_rate
 from steadfast.shared.quantities.reading import mentions
+from steadfast.shared.quantities.said_units import changed_unit
+
+
+def _side_or_base(original: str, candidate: str) -> str | None:
+    """A comparison side dropped, else a difference said without its base (a side dropped
+    says that already)."""
+    return dropped_comparison_side(original, candidate) or difference_without_its_base(
+        original, candidate
+    )
+
+
+#: how a comparison or a group is read in English only: each says why it differs, or None
+_ENGLISH_READINGS: tuple[Callable[[str, str], str | None], ...] = (
+    reversed_comparison,
+    difference_as_ratio,
+    difference_as_amount,
+    _side_or_base,
+    difference_from_a_total,
+    regrouped_number,
+    moved_rate,
+)
 
 
 def quantity_difference(original: str, candidate: str, language: str | None = None) -> str | None:
     """Why the candidate's quantities differ from the original's (None when they agree): the
     original's numbers it lacks, the numbers it adds, (in English) a comparison it turns
-    round, and a unit the original asks its answer in that it drops. ``language`` (ISO 639-1)
-    picks the number words; default: the original's language, detected."""
+    round or a number it moves, two numbers that swap what they count, a number said in
+    another unit, and a unit the original asks its answer in that it drops. ``language`` (ISO
+    639-1) picks the number words; default: the original's language, detected."""
     language = language or detect_language(original) or detect_language(candidate) or "en"
     theirs, ours = mentions(original, language), mentions(candidate, language)
     missing = [m for m in theirs if not m.soft and not any(m.matches(c) for c in ours)]
@@ -34,22 +59,12 @@ def quantity_difference(original: str, candidate: str, language: str | None = No
         parts.append("missing " + _listed(missing))
     if added:
         parts.append("added " + _listed(added))
-    if language == "en" and (reversal := reversed_comparison(original, candidate)):
-        parts.append(reversal)
-    if language == "en" and (ratio := difference_as_ratio(original, candidate)):
-        parts.append(ratio)
-    if language == "en" and (amount := difference_as_amount(original, candidate)):
-        parts.append(amount)
-    if language == "en" and (dropped_side := dropped_comparison_side(original, candidate)):
-        parts.append(dropped_side)
-    elif language == "en" and (no_base := difference_without_its_base(original, candidate)):
-        parts.append(no_base)  # a side dropped says it already
-    if language == "en" and (from_total := difference_from_a_total(original, candidate)):
-        parts.append(from_total)
-    if language == "en" and (regrouping := regrouped_number(original, candidate)):
-        parts.append(regrouping)
-    if language == "en" and (rate := moved_rate(original, candidate)):
-        parts.append(rate)
+    if language == "en":
+        parts += [why for read in _ENGLISH_READINGS if (why := read(original, candidate))]
+    if not missing and not added and (swap := swapped_numbers(original, candidate, language)):
+        parts.append(swap)
+    if unit := changed_unit(original, candidate, language):
+        parts.append(f"says a number in another unit: {unit}")
     if dropped := dropped_answer_units(original, candidate):
         parts.append("drops the answer's unit " + ", ".join(f'"{unit}"' for unit in dropped))
     return "; ".join(parts) or None

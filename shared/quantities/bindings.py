@@ -1,0 +1,101 @@
+"""Numbers swapped between the things they count: "He planted 5 tomato plants and 8 plants of
+eggplant" reworded "He put in 8 tomato plants and 5 eggplant plants" keeps every number and
+every word, and asks another problem.
+
+A number counts the words right after it, up to the end of its clause ("5 tomato plants",
+"2 pounds of Parmesan"). A word that follows several of a text's numbers ("plants", "pounds")
+tells them apart from none and is dropped. The candidate is refused when two of the original's
+numbers, each written once in both texts, have traded what they count: each now counts a word
+the other counted, and neither still counts one of its own. One number moved to another thing
+("3 of them" said as "3 apples") is no swap and is left to the other checks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from itertools import combinations
+
+from steadfast.shared.inflections import word_forms
+from steadfast.shared.quantities.mention import Mention, Quantity
+from steadfast.shared.quantities.reading import mentions, normalized_text
+
+#: how many words after a number may say what it counts
+_WINDOW = 4
+_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?|\d|[,.;:?!]")
+#: words that end what a number counts
+_CLAUSE_ENDS = frozenset(["and", "or", "but", "while", "whereas", "than", *",.;:?!"])
+_FUNCTION_TEXT = (
+    "the a an of for at in on to with by from each every per apiece more less fewer as is are "
+    "was were be been that which who his her their its them it he she they this these those "
+    "some all only just about around over under nearly almost up down each other another"
+)
+_FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
+
+
+def swapped_numbers(original: str, candidate: str, language: str = "en") -> str | None:
+    """Two numbers whose counted things the candidate swaps, or None."""
+    theirs, ours = _counted(original, language), _counted(candidate, language)
+    for first, second in combinations(sorted(set(theirs) & set(ours), key=str), 2):
+        now_first, now_second = ours[first], ours[second]
+        if (
+            now_first & theirs[second]
+            and now_second & theirs[first]
+            and not now_first & theirs[first]
+            and not now_second & theirs[second]
+        ):
+            return (
+                f"swaps what {_shown(first)} and {_shown(second)} count "
+                f"({_word(theirs[first])} / {_word(theirs[second])})"
+            )
+    return None
+
+
+def _counted(text: str, language: str) -> dict[Quantity, frozenset[str]]:
+    """Each number written once (by its value; amounts of money or time, which say what they
+    are, are not read), with the stems of the words it counts; words that more than one
+    number counts are left out."""
+    normalised = normalized_text(text)
+    found = [
+        m
+        for m in mentions(normalised, language)
+        if not m.soft and m.span is not None and m.dimension is None
+    ]
+    values = Counter(value for mention in found for value in mention.values)
+    counted: dict[Quantity, frozenset[str]] = {}
+    for mention in found:
+        words = _words_after(normalised, mention)
+        for value in mention.values:
+            if values[value] == 1 and words:
+                counted[value] = words
+    shared = Counter(word for words in counted.values() for word in words)
+    return {
+        value: kept
+        for value, words in counted.items()
+        if (kept := frozenset(w for w in words if shared[w] == 1))
+    }
+
+
+def _words_after(text: str, mention: Mention) -> frozenset[str]:
+    assert mention.span is not None
+    words: set[str] = set()
+    for token in _TOKEN.findall(text[mention.span[1] :])[:_WINDOW]:
+        lowered = token.lower()
+        if lowered in _CLAUSE_ENDS or token.isdigit():
+            break
+        if lowered not in _FUNCTION_WORDS:
+            words.add(_stem(lowered))
+    return frozenset(words)
+
+
+def _stem(word: str) -> str:
+    """One name for a word's forms ("plants" / "plant"), the shortest."""
+    return min(word_forms(word), key=lambda form: (len(form), form))
+
+
+def _word(stems: frozenset[str]) -> str:
+    return "/".join(sorted(stems))
+
+
+def _shown(value: Quantity) -> str:
+    return str(value)
