@@ -12,19 +12,15 @@ the other counted, and neither still counts one of its own. One number moved to 
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from itertools import combinations
 
 from steadfast.shared.inflections import word_forms
-from steadfast.shared.quantities.mention import Mention, Quantity
-from steadfast.shared.quantities.reading import mentions, normalized_text
+from steadfast.shared.quantities.mention import Quantity
+from steadfast.shared.quantities.surroundings import numbers_written_once
 
 #: how many words after a number may say what it counts
 _WINDOW = 4
-_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?|\d|[,.;:?!]")
-#: words that end what a number counts
-_CLAUSE_ENDS = frozenset(["and", "or", "but", "while", "whereas", "than", *",.;:?!"])
 _FUNCTION_TEXT = (
     "the a an of for at in on to with by from each every per apiece more less fewer as is are "
     "was were be been that which who his her their its them it he she they this these those "
@@ -52,40 +48,20 @@ def swapped_numbers(original: str, candidate: str, language: str = "en") -> str 
 
 
 def _counted(text: str, language: str) -> dict[Quantity, frozenset[str]]:
-    """Each number written once (by its value; amounts of money or time, which say what they
-    are, are not read), with the stems of the words it counts; words that more than one
-    number counts are left out."""
-    normalised = normalized_text(text)
-    found = [
-        m
-        for m in mentions(normalised, language)
-        if not m.soft and m.span is not None and m.dimension is None
-    ]
-    values = Counter(value for mention in found for value in mention.values)
-    counted: dict[Quantity, frozenset[str]] = {}
-    for mention in found:
-        words = _words_after(normalised, mention)
-        for value in mention.values:
-            if values[value] == 1 and words:
-                counted[value] = words
+    """Each number written once (amounts of money or time, which say what they are, are not
+    read), with the stems of the words it counts; words that more than one number counts are
+    left out."""
+    counted = {
+        number.value: words
+        for number in numbers_written_once(text, language, window=_WINDOW, amounts=False)
+        if (words := frozenset(_stem(w) for w in number.after if w not in _FUNCTION_WORDS))
+    }
     shared = Counter(word for words in counted.values() for word in words)
     return {
         value: kept
         for value, words in counted.items()
         if (kept := frozenset(w for w in words if shared[w] == 1))
     }
-
-
-def _words_after(text: str, mention: Mention) -> frozenset[str]:
-    assert mention.span is not None
-    words: set[str] = set()
-    for token in _TOKEN.findall(text[mention.span[1] :])[:_WINDOW]:
-        lowered = token.lower()
-        if lowered in _CLAUSE_ENDS or token.isdigit():
-            break
-        if lowered not in _FUNCTION_WORDS:
-            words.add(_stem(lowered))
-    return frozenset(words)
 
 
 def _stem(word: str) -> str:

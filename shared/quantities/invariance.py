@@ -9,6 +9,7 @@ from collections.abc import Callable
 from steadfast.shared.language import detect_language
 from steadfast.shared.quantities.answer_units import dropped_answer_units
 from steadfast.shared.quantities.bindings import swapped_numbers
+from steadfast.shared.quantities.changes import turned_change, turned_comparison
 from steadfast.shared.quantities.comparisons import (
     difference_as_amount,
     difference_as_ratio,
@@ -41,6 +42,8 @@ _ENGLISH_READINGS: tuple[Callable[[str, str], str | None], ...] = (
     difference_from_a_total,
     regrouped_number,
     moved_rate,
+    turned_change,
+    turned_comparison,
 )
 
 

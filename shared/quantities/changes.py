@@ -1,0 +1,168 @@
+"""A change said the other way: "Marcy, who has 225 points, scores 10 points" reworded
+"Marcy, starting from 225 points, drops 10 points", "the price increased by 80%" as "its price
+fell by 80%", "will be 16 years old in 12 years" as "was 16 years old 12 years ago". Every
+number is kept, and the problem is another one.
+
+English only. A number (written once in each text) takes the direction of the words of its
+clause next to it: up ("increased", "rose", "gained", "scores", "put on", "up") or down
+("decreased", "fell", "lost", "drops", "discount", "off", "down"), and for a span of time,
+ahead ("in 12 years", "from now", "later") or back ("ago", "earlier"). A candidate is refused
+when one of the original's numbers has one direction only, on either axis, and in the candidate
+the other one only. Comparisons ("5 more than", "5 fewer than") are not read here: a rewording
+may turn one round with its sides (``comparisons`` reads those).
+"""
+
+from __future__ import annotations
+
+from steadfast.shared.inflections import every_form
+from steadfast.shared.quantities.mention import Quantity
+from steadfast.shared.quantities.surroundings import Surroundings, numbers_written_once
+
+#: how many words of the clause on either side may say which way a number goes
+_WINDOW = 3
+_UP_VERBS = ("increase", "rise", "grow", "gain", "score", "raise", "win")
+_DOWN_VERBS = (
+    "decrease",
+    "fall",
+    "drop",
+    "decline",
+    "lose",
+    "shrink",
+    "reduce",
+    "subtract",
+    "shed",
+)
+_UP = frozenset({"up", *(form for verb in _UP_VERBS for form in every_form(verb))})
+_DOWN = frozenset(
+    {"down", "off", "discount", "discounted", *(f for v in _DOWN_VERBS for f in every_form(v))}
+)
+_TIME_UNITS = frozenset(
+    [
+        "second",
+        "seconds",
+        "minute",
+        "minutes",
+        "hour",
+        "hours",
+        "day",
+        "days",
+        "week",
+        "weeks",
+        "month",
+        "months",
+        "year",
+        "years",
+        "decade",
+        "decades",
+    ]
+)
+_BACK = frozenset({"ago", "earlier"})
+_AHEAD = frozenset({"later", "hence"})
+_MORE = frozenset(
+    [
+        "more",
+        "greater",
+        "larger",
+        "bigger",
+        "higher",
+        "older",
+        "taller",
+        "longer",
+        "heavier",
+        "better",
+        "faster",
+    ]
+)
+_LESS = frozenset(
+    ["less", "fewer", "smaller", "lower", "younger", "shorter", "lighter", "worse", "slower"]
+)
+_FUNCTION_WORDS = frozenset(["the", "a", "an", "of", "his", "her", "their", "its", "s"])
+_AXES = (frozenset({"up", "down"}), frozenset({"ahead", "back"}))
+
+
+def turned_change(original: str, candidate: str) -> str | None:
+    """Which of the original's numbers the candidate says goes the other way, or None."""
+    theirs, ours = _directions(original), _directions(candidate)
+    for value, was in theirs.items():
+        now = ours.get(value, frozenset())
+        for axis in _AXES:
+            before, after = was & axis, now & axis
+            if len(before) == 1 and len(after) == 1 and before != after:
+                return (
+                    f"says {_shown(value)} goes {_named(next(iter(after)))}, not "
+                    f"{_named(next(iter(before)))}"
+                )
+    return None
+
+
+def turned_comparison(original: str, candidate: str) -> str | None:
+    """A number the original says is more than something and the candidate less than the same
+    thing (or the other way round), or None: "scored 20 more goals than Mark" as "scored 20
+    fewer goals than Mark". The thing compared with must share a word in both, so a comparison
+    turned round with its sides ("Mark scored 20 fewer goals than Richie") passes."""
+    theirs, ours = _comparisons(original), _comparisons(candidate)
+    for value, (was, base) in theirs.items():
+        now, other_base = ours.get(value, ("", frozenset()))
+        if now and now != was and base & other_base:
+            return (
+                f"says {_shown(value)} {now} than {' '.join(sorted(base & other_base))}, not {was}"
+            )
+    return None
+
+
+def _comparisons(text: str) -> dict[Quantity, tuple[str, frozenset[str]]]:
+    found = {}
+    for number in numbers_written_once(text, "en", window=_WINDOW + 1):
+        if not number.than:
+            continue
+        words = set(number.after)
+        way = "more" if words & _MORE else "less" if words & _LESS else ""
+        if way and not (words & _MORE and words & _LESS):
+            found[number.value] = (way, frozenset(number.than) - _FUNCTION_WORDS)
+    return found
+
+
+def _directions(text: str) -> dict[Quantity, frozenset[str]]:
+    return {
+        number.value: directions
+        for number in numbers_written_once(text, "en", window=_WINDOW)
+        if (directions := _of(number))
+    }
+
+
+def _of(number: Surroundings) -> frozenset[str]:
+    near = {*number.before, *number.after}
+    found = set()
+    if near & _UP or _put_on(number.before):
+        found.add("up")
+    if near & _DOWN:
+        found.add("down")
+    if (span := _after_time_unit(number)) is not None:
+        if set(span[:2]) & _BACK:
+            found.add("back")
+        if set(span[:2]) & _AHEAD or span[:2] == ("from", "now") or number.before[-1:] == ("in",):
+            found.add("ahead")
+    return frozenset(found)
+
+
+def _after_time_unit(number: Surroundings) -> tuple[str, ...] | None:
+    """The words after a span of time ("12 years", "12 years ago"), or None when the number
+    is no span of time."""
+    if number.written.split()[-1].lower() in _TIME_UNITS:
+        return number.after
+    if number.after[:1] and number.after[0] in _TIME_UNITS:
+        return number.after[1:]
+    return None
+
+
+def _put_on(before: tuple[str, ...]) -> bool:
+    """ "put on 10 pounds": gained."""
+    return before[-2:] == ("put", "on")
+
+
+def _named(direction: str) -> str:
+    return {"up": "up", "down": "down", "ahead": "ahead in time", "back": "back in time"}[direction]
+
+
+def _shown(value: Quantity) -> str:
+    return str(value)

@@ -1,0 +1,70 @@
+"""The words around each number of a text that is written once: what the checks that bind a
+number to what it counts (``bindings``) or to the way it changes (``changes``) read."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from steadfast.shared.quantities.mention import Quantity
+from steadfast.shared.quantities.reading import mentions, normalized_text
+
+_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?|\d+|[,.;:?!]")
+#: where the words about a number stop: the end of its clause, or another number
+CLAUSE_ENDS = frozenset(["and", "or", "but", "while", "whereas", "than", *",.;:?!"])
+
+
+@dataclass(frozen=True)
+class Surroundings:
+    """A number written once, and the lower-cased words of its clause next to it."""
+
+    value: Quantity
+    #: the number as written ("12", "12 years", "$5")
+    written: str
+    #: nearest last
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    #: where the words after it end in "than": the words after "than", to its clause's end
+    than: tuple[str, ...] = ()
+
+
+def numbers_written_once(
+    text: str, language: str, *, window: int, amounts: bool = True
+) -> list[Surroundings]:
+    """Each number whose value the text writes once (``amounts``: also those read with a
+    unit, "$5", "2 hours"), with up to ``window`` words of its clause on either side."""
+    normalised = normalized_text(text)
+    found = [
+        m
+        for m in mentions(normalised, language)
+        if not m.soft and m.span is not None and (amounts or m.dimension is None)
+    ]
+    values = Counter(value for mention in found for value in mention.values)
+    surroundings = []
+    for mention in found:
+        assert mention.span is not None
+        start, end = mention.span
+        before = _clause(reversed(_TOKEN.findall(normalised[:start])), window)[::-1]
+        tokens = [token.lower() for token in _TOKEN.findall(normalised[end:])]
+        after = _clause(iter(tokens), window)
+        compared = (
+            tokens[len(after) + 1 :] if tokens[len(after) : len(after) + 1] == ["than"] else []
+        )
+        than = _clause(iter(compared), window)
+        surroundings += [
+            Surroundings(value, mention.written, tuple(before), tuple(after), tuple(than))
+            for value in mention.values
+            if values[value] == 1
+        ]
+    return surroundings
+
+
+def _clause(tokens: object, window: int) -> list[str]:
+    words: list[str] = []
+    for token in tokens:  # type: ignore[attr-defined]
+        lowered = str(token).lower()
+        if lowered in CLAUSE_ENDS or lowered.isdigit() or len(words) == window:
+            break
+        words.append(lowered)
+    return words

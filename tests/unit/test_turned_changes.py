@@ -1,0 +1,125 @@
+"""A change said the other way is refused by quantity invariance: "scores 10 points" as "drops
+10 points", "increased by 80%" as "fell by 80%", "in 12 years" as "12 years ago", "5 years less
+than twice his son's age" as "5 years more than twice his son's age" (bench/equivalence/
+math_changes.jsonl, which the defaults accepted before this check)."""
+
+from __future__ import annotations
+
+import pytest
+
+from steadfast.shared.quantities.changes import turned_change, turned_comparison
+from steadfast.shared.quantities.invariance import quantity_difference
+
+JOEY = (
+    "Joey has 214 points before his turn in Scrabble. He scores 26 points. Then Marcy, who has "
+    "225 points, scores 10 points. By how many points is Joey now winning?"
+)
+TOY = (
+    "In November, a toy was $40. In December, the price increased by 80%. In January, the price "
+    "decreased by 50%. What was the price of the toy after it was discounted in January?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "turned"),
+    [
+        (
+            JOEY,
+            "Joey sits at 214 points before his Scrabble turn and adds 26 points. Then Marcy, "
+            "starting from 225 points, drops 10 points. What is Joey's lead now?",
+            "says 10 goes down, not up",
+        ),
+        (
+            TOY,
+            "A toy cost $40 in November. Its price fell by 80% in December and then went up by "
+            "50% in January. What did the toy cost after the January change?",
+            "says 80 goes down, not up",
+        ),
+        (
+            "Mark was unwell for 3 months, during which he lost 10 pounds per month. If his "
+            "final weight was 70 pounds, what was his initial weight?",
+            "Mark was sick for 3 months and put on 10 pounds every month. If he ended up at 70 "
+            "pounds, how much did he weigh at the start?",
+            "says 10 goes up, not down",
+        ),
+        (
+            "Charmaine will be 16 years old in 12 years. How old will she be 4 years from now?",
+            "Charmaine was 16 years old 12 years ago. What age will she be 4 years from today?",
+            "says 12 goes back in time, not ahead in time",
+        ),
+    ],
+)
+def test_a_change_said_the_other_way_is_refused(original: str, candidate: str, turned: str) -> None:
+    assert turned_change(original, candidate) == turned
+    difference = quantity_difference(original, candidate)
+    assert difference is not None and turned in difference
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # the same way in other words
+        (
+            JOEY,
+            "Joey is on 214 points and gains 26; Marcy, on 225, then scores 10. How far ahead "
+            "is Joey?",
+        ),
+        (
+            TOY,
+            "A $40 toy in November rose in price by 80% in December and dropped by 50% in "
+            "January. What did it cost after the January discount?",
+        ),
+        ("He lost 10 pounds a month for 3 months.", "His weight dropped by 10 pounds each month."),
+        ("In 10 years, Melanie will be 18.", "Melanie will be 18 years old 10 years from now."),
+        # a direction left out is left to the other checks
+        ("The price increased by 80%.", "The new price is 80% above the old one."),
+        # both ways in the original: nothing to hold the candidate to
+        ("It rose 5 degrees, then fell 5 degrees.", "It fell 5 degrees after rising 5 degrees."),
+    ],
+)
+def test_a_change_kept_or_not_said_passes(original: str, candidate: str) -> None:
+    assert turned_change(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "turned"),
+    [
+        (
+            "Carver just turned 45 years old, which makes him 5 years less than twice the age "
+            "of his son. How old is his son?",
+            "Carver has just reached the age of 45, which is 5 years more than twice his son's "
+            "age. How old is his son?",
+            "says 5 more than age twice, not less",
+        ),
+        (
+            "Richie scored 20 more goals than Mark. Richie scored 80 goals. How many did Mark "
+            "score?",
+            "Richie got 20 fewer goals than Mark did. If Richie had 80, how many had Mark?",
+            "says 20 less than mark, not more",
+        ),
+    ],
+)
+def test_a_comparison_turned_against_the_same_thing_is_refused(
+    original: str, candidate: str, turned: str
+) -> None:
+    assert turned_comparison(original, candidate) == turned
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # turned round with its sides: the same comparison
+        (
+            "Max has 12 more cookies than the Cookie Monster.",
+            "The Cookie Monster has 12 fewer cookies than Max.",
+        ),
+        ("Katarina has 5 less cookies than Max.", "Max has 5 more cookies than Katarina."),
+        # the same way
+        (
+            "Richie scored 20 more goals than Mark.",
+            "Mark was outscored by Richie, who had 20 more goals than Mark.",
+        ),
+    ],
+)
+def test_a_comparison_kept_or_turned_with_its_sides_passes(original: str, candidate: str) -> None:
+    assert turned_comparison(original, candidate) is None
