@@ -20,6 +20,7 @@ from steadfast.shared.quantities.comparisons import (
 )
 from steadfast.shared.quantities.groups import regrouped_number
 from steadfast.shared.quantities.mention import Mention
+from steadfast.shared.quantities.periods import changed_period, pooled_or_split
 from steadfast.shared.quantities.rates import moved_rate
 from steadfast.shared.quantities.reading import mentions
 from steadfast.shared.quantities.said_units import changed_unit
@@ -44,6 +45,8 @@ _ENGLISH_READINGS: tuple[Callable[[str, str], str | None], ...] = (
     moved_rate,
     turned_change,
     turned_comparison,
+    changed_period,
+    pooled_or_split,
 )
 
 

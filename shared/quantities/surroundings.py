@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from steadfast.shared.quantities.mention import Quantity
@@ -13,6 +14,8 @@ from steadfast.shared.quantities.reading import mentions, normalized_text
 _TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?|\d+|[,.;:?!]")
 #: where the words about a number stop: the end of its clause, or another number
 CLAUSE_ENDS = frozenset(["and", "or", "but", "while", "whereas", "than", *",.;:?!"])
+#: where a sentence ends
+SENTENCE_ENDS = frozenset(".;?!")
 
 
 @dataclass(frozen=True)
@@ -30,10 +33,16 @@ class Surroundings:
 
 
 def numbers_written_once(
-    text: str, language: str, *, window: int, amounts: bool = True
+    text: str,
+    language: str,
+    *,
+    window: int,
+    amounts: bool = True,
+    ends: frozenset[str] = CLAUSE_ENDS,
 ) -> list[Surroundings]:
     """Each number whose value the text writes once (``amounts``: also those read with a
-    unit, "$5", "2 hours"), with up to ``window`` words of its clause on either side."""
+    unit, "$5", "2 hours"), with up to ``window`` words on either side, up to the first of
+    ``ends`` (by default its clause's) or another number."""
     normalised = normalized_text(text)
     found = [
         m
@@ -45,13 +54,13 @@ def numbers_written_once(
     for mention in found:
         assert mention.span is not None
         start, end = mention.span
-        before = _clause(reversed(_TOKEN.findall(normalised[:start])), window)[::-1]
+        before = _clause(reversed(_TOKEN.findall(normalised[:start])), window, ends)[::-1]
         tokens = [token.lower() for token in _TOKEN.findall(normalised[end:])]
-        after = _clause(iter(tokens), window)
+        after = _clause(iter(tokens), window, ends)
         compared = (
             tokens[len(after) + 1 :] if tokens[len(after) : len(after) + 1] == ["than"] else []
         )
-        than = _clause(iter(compared), window)
+        than = _clause(iter(compared), window, ends)
         surroundings += [
             Surroundings(value, mention.written, tuple(before), tuple(after), tuple(than))
             for value in mention.values
@@ -60,11 +69,11 @@ def numbers_written_once(
     return surroundings
 
 
-def _clause(tokens: object, window: int) -> list[str]:
+def _clause(tokens: Iterable[str], window: int, ends: frozenset[str]) -> list[str]:
     words: list[str] = []
-    for token in tokens:  # type: ignore[attr-defined]
-        lowered = str(token).lower()
-        if lowered in CLAUSE_ENDS or lowered.isdigit() or len(words) == window:
+    for token in tokens:
+        lowered = token.lower()
+        if lowered in ends or lowered.isdigit() or len(words) == window:
             break
         words.append(lowered)
     return words

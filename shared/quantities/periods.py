@@ -1,0 +1,114 @@
+"""What a number is counted per, said otherwise. A rate said per another span of time:
+"Jessica makes $2,000.00 a month" reworded "Jessica earns $2,000.00 a week", "John eats 200
+grams of mushrooms every day" as "... each week". Every number is kept, and the problem is
+another one.
+
+English only. A number (written once in each text) takes the period of the first rate words
+after it in its sentence: "a", "per", "every" or "each" and a span of time ("a day", "per
+week", "every month"), or "daily", "weekly", "monthly", "yearly", "annually", "hourly". The
+candidate is refused when one of the original's numbers has a period and the same number has
+another in the candidate; a rate the candidate leaves out, or says before the number ("Every
+day, she eats 3 eggs"), is left to the other checks.
+
+And a number for each thing said of all of them together, or the other way: "Each window is 35
+inches wide" as "five windows, which measure 35 inches in width altogether", "They each need $1
+worth of food a day" as "Jen's 3 fish share $1 worth of food". The words of the number's clause
+next to it say "each" ("each", "every", "apiece", "per") or "together" ("altogether", "in
+total", "combined", "together", "in all", "share", "between them"); a number that says one of
+them only in the original and the other only in the candidate is refused.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import pairwise
+
+from steadfast.shared.quantities.mention import Quantity
+from steadfast.shared.quantities.surroundings import SENTENCE_ENDS, numbers_written_once
+
+#: how far after a number its rate may be said ("20 political and weather articles every day")
+_WINDOW = 8
+_SPANS = {
+    "second": "second",
+    "minute": "minute",
+    "hour": "hour",
+    "day": "day",
+    "night": "day",
+    "morning": "day",
+    "week": "week",
+    "month": "month",
+    "year": "year",
+}
+_ADVERBS = {
+    "hourly": "hour",
+    "daily": "day",
+    "nightly": "day",
+    "weekly": "week",
+    "monthly": "month",
+    "yearly": "year",
+    "annually": "year",
+}
+_RATE_WORDS = frozenset({"a", "an", "per", "every", "each"})
+
+
+def changed_period(original: str, candidate: str) -> str | None:
+    """Which of the original's numbers the candidate counts per another span of time, or
+    None."""
+    theirs, ours = _periods(original), _periods(candidate)
+    for value, period in theirs.items():
+        other = ours.get(value)
+        if other is not None and other != period:
+            return f"says {value} per {other}, not per {period}"
+    return None
+
+
+def _periods(text: str) -> dict[Quantity, str]:
+    found = {}
+    for number in numbers_written_once(text, "en", window=_WINDOW, ends=SENTENCE_ENDS):
+        # an amount read with its rate ("$25 a month") says it in its own words
+        said = tuple(re.findall(r"[a-z]+", number.written.lower())) + number.after
+        if period := _period(said):
+            found[number.value] = period
+    return found
+
+
+def _period(words: tuple[str, ...]) -> str | None:
+    for index, word in enumerate(words):
+        if word in _ADVERBS:
+            return _ADVERBS[word]
+        if word in _RATE_WORDS and index + 1 < len(words) and words[index + 1] in _SPANS:
+            return _SPANS[words[index + 1]]
+    return None
+
+
+#: how many words of the clause on either side say whether a number is for each or for all
+_SHARE_WINDOW = 4
+_EACH = frozenset({"each", "every", "apiece", "per"})
+_TOGETHER = frozenset({"altogether", "total", "combined", "together", "share", "shared", "shares"})
+_TOGETHER_PAIRS = frozenset({("in", "all"), ("between", "them"), ("among", "them")})
+
+
+def pooled_or_split(original: str, candidate: str) -> str | None:
+    """Which of the original's numbers the candidate says for all together where the
+    original says it for each (or the other way round), or None."""
+    theirs, ours = _shares(original), _shares(candidate)
+    for value, share in theirs.items():
+        other = ours.get(value)
+        if other is not None and other != share:
+            return f"says {value} {_SAID[other]}, not {_SAID[share]}"
+    return None
+
+
+_SAID = {"each": "for each", "together": "for all together"}
+
+
+def _shares(text: str) -> dict[Quantity, str]:
+    found = {}
+    for number in numbers_written_once(text, "en", window=_SHARE_WINDOW):
+        near = (*number.before, *number.after)
+        pairs = set(pairwise(near))
+        each = bool(set(near) & _EACH)
+        together = bool(set(near) & _TOGETHER or pairs & _TOGETHER_PAIRS)
+        if each != together:
+            found[number.value] = "each" if each else "together"
+    return found

@@ -1,0 +1,108 @@
+"""What a number is counted per, said otherwise, is refused by quantity invariance: a rate per
+another span of time ("$25 per week" as "$25 a month") and a number for each thing said of all
+of them ("Each window is 35 inches wide" as "... 35 inches in width altogether")
+(bench/equivalence/math_changes.jsonl, which the defaults accepted before this check)."""
+
+from __future__ import annotations
+
+import pytest
+
+from steadfast.shared.quantities.invariance import quantity_difference
+from steadfast.shared.quantities.periods import changed_period, pooled_or_split
+
+MADELINE = (
+    "Every month, Madeline has to buy food, treats, and medicine for her dog. Food costs $25 per "
+    "week. Treats cost $20 per month. Medicine costs $100 per month. How much money does "
+    "Madeline spend on her dog per year if there are 4 weeks in a month?"
+)
+LUKE = (
+    "Luke is buying fabric for new curtains. There are five windows. Each window is 35 inches "
+    "wide and Luke needs to buy fabric equal to 2 times the total width of the windows. How "
+    "much fabric should he buy?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "said"),
+    [
+        (
+            MADELINE,
+            "Madeline's dog needs food, treats and medicine, which she buys monthly. She pays $25 "
+            "a month for food, $20 a month for treats and $100 a month for medicine. Assuming 4 "
+            "weeks make up a month, what is her yearly spending on the dog?",
+            "says 25 per month, not per week",
+        ),
+        (
+            "A cup of mushrooms weighs 100 grams and has 3 grams of protein. If John eats 200 "
+            "grams of mushrooms every day how many grams of protein does he get per week?",
+            "A 100-gram cup of mushrooms has 3 grams of protein. John eats 200 grams of "
+            "mushrooms each week. How many grams of protein does he get per week?",
+            "says 200 per week, not per day",
+        ),
+        (
+            "Jessica makes $2,000.00 a month. How much does she make in a year?",
+            "Jessica earns $2,000.00 weekly. What does she earn in a year?",
+            "says 2000 per week, not per month",
+        ),
+    ],
+)
+def test_a_rate_said_per_another_span_of_time_is_refused(
+    original: str, candidate: str, said: str
+) -> None:
+    assert changed_period(original, candidate) == said
+    difference = quantity_difference(original, candidate)
+    assert difference is not None and said in difference
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        (
+            MADELINE,
+            "Madeline pays $25 weekly for dog food, $20 monthly for treats and $100 "
+            "monthly for medicine. With 4 weeks in a month, what does she spend in a year?",
+        ),
+        ("Tim spends 6 hours each day at work.", "Every day, Tim spends 6 hours at work."),
+        ("Jessica makes $2,000.00 a month.", "Jessica's monthly pay is $2,000.00."),
+    ],
+)
+def test_a_rate_kept_or_said_elsewhere_passes(original: str, candidate: str) -> None:
+    assert changed_period(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "said"),
+    [
+        (
+            LUKE,
+            "Luke needs curtain fabric for five windows, which measure 35 inches in width "
+            "altogether. The fabric must be 2 times that total width. How much should he buy?",
+            "says 35 for all together, not for each",
+        ),
+        (
+            "The 3 boxes hold 12 apples altogether. How many apples are in 2 boxes?",
+            "The 3 boxes hold 12 apples each. How many apples do 2 boxes hold?",
+            "says 12 for each, not for all together",
+        ),
+    ],
+)
+def test_a_number_for_each_said_of_all_together_is_refused(
+    original: str, candidate: str, said: str
+) -> None:
+    assert pooled_or_split(original, candidate) == said
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        (
+            LUKE,
+            "There are five windows, each 35 inches wide, and Luke needs fabric 2 times "
+            "their total width. How much fabric does he need?",
+        ),
+        ("They sold a total of 40 TVs.", "Altogether, 40 TVs were sold."),
+        ("Each pack has 6 cookies.", "There are 6 cookies in a pack."),
+    ],
+)
+def test_each_or_together_kept_or_left_out_passes(original: str, candidate: str) -> None:
+    assert pooled_or_split(original, candidate) is None
