@@ -68,6 +68,7 @@ wide wider widest | narrow narrower narrowest
 thick thicker thickest | thin thinner thinnest
 bright brighter brightest | dark darker darkest
 spicy spicier spiciest | mild milder mildest
+left remaining remain remains rest change | spent spend spends total altogether earned earn earns
 """  # noqa: E501
 _ENDS = [
     (frozenset(one.split()), frozenset(other.split()))

@@ -22,6 +22,21 @@ from steadfast.shared.contracts.verify import VerifyRequest, VerifyStages
         # a word after "not" or "least" names the other end
         ("Which lumber is the cheapest?", "Which lumber is not cheap?", "not cheap"),
         ("Which is the least expensive?", "Which is the most expensive?", "expensive"),
+        # what is left asked as what was spent or earned (bench/equivalence/math_changes.jsonl)
+        (
+            "Gerald works at a daycare that pays him $30 every day. He worked for an entire week "
+            "and spent a total of $100. How much does he have left?",
+            "Gerald is paid $30 each day at the daycare. After a whole week he had spent $100 in "
+            "total. How much did he earn that week?",
+            "earn",
+        ),
+        (
+            "Carl buys ten packs of cookies at $0.10 a cookie. How much change does Carl "
+            "receive if he pays with a $10 bill?",
+            "Carl buys ten packs of cookies at $0.10 each. If he pays with a $10 bill, how much "
+            "does he spend on the cookies?",
+            "spend",
+        ),
     ],
 )
 def test_a_turned_question_is_refused_naming_both_words(
@@ -35,6 +50,11 @@ def test_a_turned_question_is_refused_naming_both_words(
     ("original", "candidate"),
     [
         ("What is the largest ocean on Earth?", "Which ocean on Earth is the biggest?"),
+        # what is left, in other words; a story's "spent" is not what is asked
+        (
+            "Dean had $28 and spent $17 on toys. How much money does Dean have left?",
+            "Dean spent $17 of his $28 on toys. How much money remains for him?",
+        ),
         (
             "What is the most he can make with the cheapest lumber?",
             "What is the most he can make with the least expensive lumber?",
