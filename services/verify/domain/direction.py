@@ -229,6 +229,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _other_thing_asked(original, candidate)
         or _place_asked(original, candidate)
         or _purpose_asked(original, candidate)
+        or _kind_changed(original, candidate)
     )
 
 
@@ -572,6 +573,64 @@ def _place_asked(original: str, candidate: str) -> str | None:
     if any(same_word(word, other) for word in thing for other in where_of):
         return f"asks where the {' '.join(thing)} is, where the original asks which it is"
     return None
+
+
+#: the kind of thing a candidate asks for: "Which country has a capital city in Australia?"
+#: (accepted in a demo run for "What is the capital city of Australia?", judge 0.79, and
+#: answered "Australia"), "What artist ..."; "what is" and "which of" ask no kind
+_KIND_ASKED = re.compile(
+    r"^(?:what|which) (?!(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|"
+    r"of|kind|type|sort)\b)((?:[a-z]+ ){0,2}?[a-z]+)(?= (?:is|are|was|were|does|do|did|has|have|"
+    r"had|can|could|will|would)\b)"
+)
+#: the thing a question asks for: "What is the capital city of ...", "Which city hosted ..."
+_THING_ASKED = re.compile(
+    r"^(?:what|which)(?:'s| (?:is|are|was|were))(?: the| a| an)? ([a-z ]+?)(?= of\b| in\b| for\b|"
+    r" on\b| at\b| by\b| that\b| who\b| which\b|[?,.]|$)|^(?:what|which) (?!(?:is|are|was|"
+    r"were)\b)([a-z]+(?: [a-z]+){0,2}?)(?= (?:is|are|was|were|does|do|did|has|have|had|can|"
+    r"could|will|would)\b|[?,.]|$)"
+)
+
+
+#: kinds of thing a question asks for, each group one kind: a candidate asking for a kind of
+#: another group asks another question
+_KINDS_TEXT = """
+city cities town towns capital capitals village
+country countries nation nations state states kingdom
+continent continents
+planet planets moon moons star stars
+person people man men woman women artist artists painter author writer playwright composer
+scientist inventor player players
+year years century decade date
+currency currencies money
+language languages
+river rivers ocean oceans sea seas lake lakes
+mountain mountains
+company companies
+"""
+_KIND_GROUPS = [frozenset(line.split()) for line in _KINDS_TEXT.strip().splitlines()]
+
+
+def _kind_group(words: list[str]) -> frozenset[str] | None:
+    """The kind the last word of a phrase names ("capital city" → cities), if any."""
+    return next((group for group in _KIND_GROUPS if words and words[-1] in group), None)
+
+
+def _kind_changed(original: str, candidate: str) -> str | None:
+    """Why the candidate asks for another kind of thing than the original: "Which country has
+    a capital city in Australia?" for "What is the capital city of Australia?" asks for a
+    country where the original asks for a city. Only kinds of ``_KINDS_TEXT`` count, each
+    group one kind ("Which city is the capital ...?" asks for a capital)."""
+    kind = _KIND_ASKED.match(_asking_sentence(candidate).lower())
+    thing = _THING_ASKED.match(_asking_sentence(original).lower())
+    if kind is None or thing is None:
+        return None
+    wanted = (thing.group(1) or thing.group(2) or "").split()
+    named = kind.group(1).split()
+    asked_kind, named_kind = _kind_group(wanted), _kind_group(named)
+    if asked_kind is None or named_kind is None or asked_kind == named_kind:
+        return None
+    return f"asks which {' '.join(named)}, where the original asks for the {' '.join(wanted)}"
 
 
 def _asking_sentence(text: str) -> str:

@@ -565,3 +565,41 @@ def test_a_question_turned_into_what_something_is_for_is_refused(
     original: str, candidate: str, why: str | None
 ) -> None:
     assert direction_difference(original, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a demo run of 2026-12-06 (judge 0.79) and answered "Australia"
+        (
+            "What is the capital city of Australia?",
+            "Which country has a capital city in Australia?",
+            "asks which country, where the original asks for the capital city",
+        ),
+        (
+            "what is the currency of japan",
+            "Which city is Japan's capital?",
+            "asks which city, where the original asks for the currency",
+        ),
+    ],
+)
+def test_another_kind_of_thing_asked_is_refused(original: str, candidate: str, why: str) -> None:
+    assert direction_difference(original, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # one kind in other words: a capital is a city
+        ("What is the capital of Australia?", "Which city is the capital of Australia?"),
+        ("What is the capital city of Australia?", "Which Australian city is the capital?"),
+        ("What is the largest planet in the Solar System?", "Which planet is the largest?"),
+        # a kind the table does not know is left to the other checks
+        (
+            "What are the benefits of eating an apple a day?",
+            "What good does eating one apple every day do for you?",
+        ),
+    ],
+)
+def test_the_same_kind_asked_passes(original: str, candidate: str) -> None:
+    assert direction_difference(original, candidate) is None
