@@ -593,7 +593,10 @@ def test_another_kind_of_thing_asked_is_refused(original: str, candidate: str, w
         # one kind in other words: a capital is a city
         ("What is the capital of Australia?", "Which city is the capital of Australia?"),
         ("What is the capital city of Australia?", "Which Australian city is the capital?"),
-        ("What is the largest planet in the Solar System?", "Which planet is the largest?"),
+        (
+            "What is the largest planet in the Solar System?",
+            "Which planet in our solar system is the largest?",
+        ),
         # a kind the table does not know is left to the other checks
         (
             "What are the benefits of eating an apple a day?",
