@@ -633,11 +633,26 @@ def _kind_changed(original: str, candidate: str) -> str | None:
     return f"asks which {' '.join(named)}, where the original asks for the {' '.join(wanted)}"
 
 
+#: the words of a courtesy question after the question ("Could you tell me?", "Could you
+#: please let me know?"), which asks nothing of its own
+_COURTESY_TEXT = (
+    "could can would will you please kindly tell let me us know share help answer this that it "
+    "i ask"
+)
+_COURTESY = frozenset(_COURTESY_TEXT.split())
+
+
 def _asking_sentence(text: str) -> str:
-    """The sentence that asks: the last one with a question mark, else the last one."""
+    """The sentence that asks: the last one with a question mark that is no courtesy
+    question ("At what temperature does water boil? Could you tell me?", written twice in a
+    demo run, asks in its first), else the last one."""
     sentences = [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
-    asking = [s for s in sentences if "?" in s] or sentences or [text.strip()]
-    return asking[-1]
+    asking = [s for s in sentences if "?" in s and not _courtesy(s)]
+    return (asking or [s for s in sentences if "?" in s] or sentences or [text.strip()])[-1]
+
+
+def _courtesy(sentence: str) -> bool:
+    return set(_WORD.findall(sentence.lower())) <= _COURTESY
 
 
 def _asking_words(text: str, word: re.Pattern[str] = _WORD) -> list[str]:

@@ -606,3 +606,23 @@ def test_another_kind_of_thing_asked_is_refused(original: str, candidate: str, w
 )
 def test_the_same_kind_asked_passes(original: str, candidate: str) -> None:
     assert direction_difference(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        # refused in a demo run for dropping "boil": the courtesy question was read as the ask
+        "What is the boiling point of water at sea level in Celsius? Could you tell me?",
+        "At what temperature in Celsius does water boil at sea level? Could you please let me "
+        "know?",
+    ],
+)
+def test_a_courtesy_question_after_the_question_is_not_what_it_asks(candidate: str) -> None:
+    original = "At what temperature in degrees Celsius does water boil at sea level?"
+    assert direction_difference(original, candidate) is None
+
+
+def test_a_question_after_a_courtesy_one_is_still_read() -> None:
+    original = "At what temperature in degrees Celsius does water boil at sea level?"
+    candidate = "Could you tell me? What is the temperature of water at sea level in Celsius?"
+    assert direction_difference(original, candidate) == "drops 'boil': the original asks about it"
