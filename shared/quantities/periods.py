@@ -54,11 +54,22 @@ _RATE_WORDS = frozenset({"a", "an", "per", "every", "each"})
 def changed_period(original: str, candidate: str) -> str | None:
     """Which of the original's numbers the candidate counts per another span of time, or
     None."""
-    theirs, ours = _periods(original), _periods(candidate)
-    for value, period in theirs.items():
-        other = ours.get(value)
-        if other is not None and other != period:
-            return f"says {value} per {other}, not per {period}"
+    changed = _first_changed(_periods(original), _periods(candidate))
+    if changed is None:
+        return None
+    value, period, other = changed
+    return f"says {value} per {other}, not per {period}"
+
+
+def _first_changed(
+    theirs: dict[Quantity, str], ours: dict[Quantity, str]
+) -> tuple[Quantity, str, str] | None:
+    """The first number read one way in the original and another in the candidate: its
+    value, the original's reading and the candidate's."""
+    for value, was in theirs.items():
+        now = ours.get(value)
+        if now is not None and now != was:
+            return value, was, now
     return None
 
 
@@ -91,12 +102,11 @@ _TOGETHER_PAIRS = frozenset({("in", "all"), ("between", "them"), ("among", "them
 def pooled_or_split(original: str, candidate: str) -> str | None:
     """Which of the original's numbers the candidate says for all together where the
     original says it for each (or the other way round), or None."""
-    theirs, ours = _shares(original), _shares(candidate)
-    for value, share in theirs.items():
-        other = ours.get(value)
-        if other is not None and other != share:
-            return f"says {value} {_SAID[other]}, not {_SAID[share]}"
-    return None
+    changed = _first_changed(_shares(original), _shares(candidate))
+    if changed is None:
+        return None
+    value, share, other = changed
+    return f"says {value} {_SAID[other]}, not {_SAID[share]}"
 
 
 _SAID = {"each": "for each", "together": "for all together"}
