@@ -1,5 +1,6 @@
 """The words around each number of a text that is written once: what the checks that bind a
-number to what it counts (``bindings``) or to the way it changes (``changes``) read."""
+number to what it counts (``bindings``), to the way it changes (``changes``) and to what it
+is counted per (``periods``) read."""
 
 from __future__ import annotations
 
