@@ -77,6 +77,15 @@ class Rate:
         )
 
 
+#: a bare number said to be what each thing is: "where each rose is 25 and each rose has 8
+#: thorns" (accepted in a demo run of 2026-12-06 at judge 0.75 for "Each rose bush has 25
+#: roses. Each rose has 8 thorns.", and answered 24)
+_BARE = re.compile(
+    rf"\b(?:each|every) (?:one )?(?:of {_WORD} )?{_OWNER},? (?:is|are|was|were|equals|=) "
+    rf"(?P<n>{_NUMBER})(?=\s*(?:[,.;:?!]|and\b|$))"
+)
+
+
 def moved_rate(original: str, candidate: str) -> str | None:
     """Why the candidate gives one of the original's rates to something else (None when it
     does not)."""
@@ -84,6 +93,8 @@ def moved_rate(original: str, candidate: str) -> str | None:
     if not ours:
         return None
     owners = {rate.owner for rate in ours}
+    if bare := _bare_rate(candidate, ours, owners):
+        return bare
     for rate in _rates(candidate):
         stated = [r for r in ours if r.counts_as(rate)]
         if not stated or any(same_word(r.owner, rate.owner) for r in stated):
@@ -93,6 +104,22 @@ def moved_rate(original: str, candidate: str) -> str | None:
             return (
                 f'gives "{rate.number} {rate.written}" each to "{rate.owner}", where the original '
                 f'gives them to "{stated[0].owner}"'
+            )
+    return None
+
+
+def _bare_rate(candidate: str, ours: list[Rate], owners: set[str]) -> str | None:
+    """A number of one of the original's rates said bare of another thing the original counts
+    per: "each rose is 25" where the original gives 25 roses to each rose bush."""
+    for match in _BARE.finditer(candidate.lower().replace("’", "'")):
+        owner, number = _head(match["owner"]), match["n"].replace(",", "").lstrip("$")
+        if owner is None or not any(same_word(owner, other) for other in owners):
+            continue
+        stated = [r for r in ours if r.number == number and not same_word(r.owner, owner)]
+        if stated:
+            return (
+                f'says each "{owner}" is {number}, where the original gives "{number} '
+                f'{stated[0].written}" to each "{stated[0].owner}"'
             )
     return None
 

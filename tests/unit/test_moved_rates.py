@@ -106,3 +106,31 @@ def test_the_same_rates_in_other_words_pass(candidate: str) -> None:
 def test_an_original_without_rates_is_never_refused_for_one() -> None:
     original = "Gretchen has 110 coins. How many does she have if she finds 5 more?"
     assert moved_rate(original, "Each coin has 110 coins; how many after 5 more?") is None
+
+
+def test_a_rate_said_bare_of_another_owner_is_refused() -> None:
+    """Accepted in a demo run of 2026-12-06 (judge 0.75) and answered 24 (3 × 8): the 25
+    roses of each bush became what each rose "is"."""
+    candidate = (
+        "Calculate the total number of thorns in 3 rose bushes, where each rose is 25 and each "
+        "rose has 8 thorns."
+    )
+    assert moved_rate(ROSES, candidate) == (
+        'says each "rose" is 25, where the original gives "25 roses" to each "bush"'
+    )
+    difference = quantity_difference(ROSES, candidate)
+    assert difference is not None and 'says each "rose" is 25' in difference
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        # the same owner, a bare number: the same rate
+        "Dan plants 3 rose bushes; the number of roses on each bush is 25 and each rose has 8 "
+        "thorns. How many thorns?",
+        # a bare number of a thing the original counts nothing per
+        "Dan plants 3 rose bushes of 25 roses, 8 thorns a rose; each row is 3. How many thorns?",
+    ],
+)
+def test_a_bare_number_of_the_same_owner_or_no_owner_passes(candidate: str) -> None:
+    assert moved_rate(ROSES, candidate) is None
