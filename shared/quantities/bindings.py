@@ -41,7 +41,7 @@ def swapped_numbers(original: str, candidate: str, language: str = "en") -> str 
             and not now_second & theirs[second]
         ):
             return (
-                f"swaps what {_shown(first)} and {_shown(second)} count "
+                f"swaps what {first} and {second} count "
                 f"({_word(theirs[first])} / {_word(theirs[second])})"
             )
     return None
@@ -71,7 +71,3 @@ def _stem(word: str) -> str:
 
 def _word(stems: frozenset[str]) -> str:
     return "/".join(sorted(stems))
-
-
-def _shown(value: Quantity) -> str:
-    return str(value)

@@ -8,8 +8,13 @@ clause next to it: up ("increased", "rose", "gained", "scores", "put on", "up") 
 ("decreased", "fell", "lost", "drops", "discount", "off", "down"), and for a span of time,
 ahead ("in 12 years", "from now", "later") or back ("ago", "earlier"). A candidate is refused
 when one of the original's numbers has one direction only, on either axis, and in the candidate
-the other one only. Comparisons ("5 more than", "5 fewer than") are not read here: a rewording
-may turn one round with its sides (``comparisons`` reads those).
+the other one only.
+
+And a comparison turned against the same thing: "5 years less than twice the age of his son"
+as "5 years more than twice his son's age". A comparison turned round with its sides ("Mark
+scored 20 fewer goals than Richie" for "Richie scored 20 more goals than Mark") is the same
+one, so the thing compared with must share a word in both (``comparisons`` reads the sides of
+the ones it can).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 from steadfast.shared.inflections import every_form
 from steadfast.shared.quantities.mention import Quantity
 from steadfast.shared.quantities.surroundings import Surroundings, numbers_written_once
+from steadfast.shared.quantities.units import CALENDAR_WORDS, TIME_WORDS
 
 #: how many words of the clause on either side may say which way a number goes
 _WINDOW = 3
@@ -36,26 +42,8 @@ _UP = frozenset({"up", *(form for verb in _UP_VERBS for form in every_form(verb)
 _DOWN = frozenset(
     {"down", "off", "discount", "discounted", *(f for v in _DOWN_VERBS for f in every_form(v))}
 )
-_TIME_UNITS = frozenset(
-    [
-        "second",
-        "seconds",
-        "minute",
-        "minutes",
-        "hour",
-        "hours",
-        "day",
-        "days",
-        "week",
-        "weeks",
-        "month",
-        "months",
-        "year",
-        "years",
-        "decade",
-        "decades",
-    ]
-)
+#: the words of a span of time ("12 years", "3 weeks")
+_TIME_UNITS = frozenset(TIME_WORDS) | frozenset(CALENDAR_WORDS)
 _BACK = frozenset({"ago", "earlier"})
 _AHEAD = frozenset({"later", "hence"})
 _MORE = frozenset(
@@ -89,7 +77,7 @@ def turned_change(original: str, candidate: str) -> str | None:
             before, after = was & axis, now & axis
             if len(before) == 1 and len(after) == 1 and before != after:
                 return (
-                    f"says {_shown(value)} goes {_named(next(iter(after)))}, not "
+                    f"says {value} goes {_named(next(iter(after)))}, not "
                     f"{_named(next(iter(before)))}"
                 )
     return None
@@ -104,9 +92,7 @@ def turned_comparison(original: str, candidate: str) -> str | None:
     for value, (was, base) in theirs.items():
         now, other_base = ours.get(value, ("", frozenset()))
         if now and now != was and base & other_base:
-            return (
-                f"says {_shown(value)} {now} than {' '.join(sorted(base & other_base))}, not {was}"
-            )
+            return f"says {value} {now} than {' '.join(sorted(base & other_base))}, not {was}"
     return None
 
 
@@ -162,7 +148,3 @@ def _put_on(before: tuple[str, ...]) -> bool:
 
 def _named(direction: str) -> str:
     return {"up": "up", "down": "down", "ahead": "ahead in time", "back": "back in time"}[direction]
-
-
-def _shown(value: Quantity) -> str:
-    return str(value)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from fractions import Fraction
+from functools import lru_cache
 
 from steadfast.shared.quantities.answer_units import Unit, unit_named
 from steadfast.shared.quantities.mention import Mention, Quantity
@@ -34,17 +34,17 @@ def changed_unit(original: str, candidate: str, language: str = "en") -> str | N
     for value, units in after.items():
         known = before.get(value)
         if known and (other := units - known):
-            return (
-                f'"{_shown(value)} {sorted(known)[0]}" said as "{_shown(value)} {sorted(other)[0]}"'
-            )
+            return f'"{value} {sorted(known)[0]}" said as "{value} {sorted(other)[0]}"'
     return None
 
 
-def _read(text: str, language: str) -> list[Mention]:
-    return mentions(normalized_text(text), language)
+@lru_cache(maxsize=1024)
+def _read(text: str, language: str) -> tuple[Mention, ...]:
+    """The text's numbers, cached: an original is read again for every candidate."""
+    return tuple(mentions(normalized_text(text), language))
 
 
-def _resized_amount(theirs: list[Mention], ours: list[Mention]) -> str | None:
+def _resized_amount(theirs: tuple[Mention, ...], ours: tuple[Mention, ...]) -> str | None:
     """An amount of the candidate with an amount of the original's number and dimension but
     none of its size: "2 minutes" where the original has "2 hours" and no 2 minutes."""
     for mention in ours:
@@ -60,7 +60,7 @@ def _resized_amount(theirs: list[Mention], ours: list[Mention]) -> str | None:
     return None
 
 
-def _units_after(text: str, found: list[Mention]) -> dict[Quantity, set[str]]:
+def _units_after(text: str, found: tuple[Mention, ...]) -> dict[Quantity, set[str]]:
     """Each number's values, with the names of the units written right after it."""
     normalised = normalized_text(text)
     units: dict[Quantity, set[str]] = defaultdict(set)
@@ -84,9 +84,3 @@ def _unit_after(text: str) -> Unit | None:
     if second and first.lower() in {"square", "cubic", "sq"}:
         return None  # "3 square feet" is an area, which the table may not name
     return unit_named(first)
-
-
-def _shown(value: Quantity) -> str:
-    if isinstance(value, Fraction) and value.denominator == 1:
-        return str(value.numerator)
-    return str(value)

@@ -8,6 +8,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from steadfast.shared.quantities.mention import Quantity
 from steadfast.shared.quantities.reading import mentions, normalized_text
@@ -33,6 +34,7 @@ class Surroundings:
     than: tuple[str, ...] = ()
 
 
+@lru_cache(maxsize=1024)
 def numbers_written_once(
     text: str,
     language: str,
@@ -40,10 +42,11 @@ def numbers_written_once(
     window: int,
     amounts: bool = True,
     ends: frozenset[str] = CLAUSE_ENDS,
-) -> list[Surroundings]:
+) -> tuple[Surroundings, ...]:
     """Each number whose value the text writes once (``amounts``: also those read with a
     unit, "$5", "2 hours"), with up to ``window`` words on either side, up to the first of
-    ``ends`` (by default its clause's) or another number."""
+    ``ends`` (by default its clause's) or another number. Cached: the original of a set is
+    read again for every candidate, by several checks."""
     normalised = normalized_text(text)
     found = [
         m
@@ -51,7 +54,7 @@ def numbers_written_once(
         if not m.soft and m.span is not None and (amounts or m.dimension is None)
     ]
     values = Counter(value for mention in found for value in mention.values)
-    surroundings = []
+    surroundings: list[Surroundings] = []
     for mention in found:
         assert mention.span is not None
         start, end = mention.span
@@ -67,7 +70,7 @@ def numbers_written_once(
             for value in mention.values
             if values[value] == 1
         ]
-    return surroundings
+    return tuple(surroundings)
 
 
 def _clause(tokens: Iterable[str], window: int, ends: frozenset[str]) -> list[str]:
