@@ -15,12 +15,20 @@ as "5 years more than twice his son's age". A comparison turned round with its s
 scored 20 fewer goals than Richie" for "Richie scored 20 more goals than Mark") is the same
 one, so the thing compared with must share a word in both (``comparisons`` reads the sides of
 the ones it can).
+
+And a comparison the same way against another person: "Daisy has $50 more than Samantha" as
+"Daisy has $50 more than Carmen", "Seth is twice as old as Brooke" as "Brooke is twice as old
+as Seth". Only names are compared (words written capitalised wherever either text has them), so
+"800 pounds more than hers" for "800 pounds more than Gissela's truck" passes.
 """
 
 from __future__ import annotations
 
+import re
+
 from steadfast.shared.inflections import every_form
 from steadfast.shared.quantities.mention import Quantity
+from steadfast.shared.quantities.reading import normalized_text
 from steadfast.shared.quantities.surroundings import Surroundings, numbers_written_once
 from steadfast.shared.quantities.units import CALENDAR_WORDS, TIME_WORDS
 
@@ -94,6 +102,63 @@ def turned_comparison(original: str, candidate: str) -> str | None:
         if now and now != was and base & other_base:
             return f"says {value} {now} than {' '.join(sorted(base & other_base))}, not {was}"
     return None
+
+
+def compared_with_another(original: str, candidate: str) -> str | None:
+    """A number the original compares with someone and the candidate, the same way, with
+    someone else, or None: "$50 more than Samantha" as "$50 more than Carmen", "twice as old as
+    Brooke" as "twice as old as Seth". Both sides must be names; a comparison turned round
+    ("$25 less than Samantha" for "Samantha has $25 more than Carmen") is not the same way."""
+    theirs: dict[object, tuple[str, frozenset[str]]] = {
+        **_comparisons(original),
+        **_multiples(original),
+    }
+    ours: dict[object, tuple[str, frozenset[str]]] = {
+        **_comparisons(candidate),
+        **_multiples(candidate),
+    }
+    for key, (was, base) in theirs.items():
+        now, other_base = ours.get(key, ("", frozenset()))
+        if now != was:
+            continue
+        named = _names(base, original, candidate)
+        other_named = _names(other_base, original, candidate)
+        if named and other_named and not named & other_named:
+            return (
+                f"compares {key} with {' '.join(sorted(other_named))}, not "
+                f"{' '.join(sorted(named))}"
+            )
+    return None
+
+
+#: "twice as old as Brooke", "3 times as many apples as Jamal": the multiple, and whom with
+_MULTIPLE = re.compile(
+    r"\b(?P<times>twice|thrice|half|(?:\d[\d.,/]*|[a-z]+) times) as (?P<what>(?:[a-z]+ ){1,3}?)as "
+    r"(?P<base>[\w']+(?: [\w']+){0,2})"
+)
+
+
+def _multiples(text: str) -> dict[str, tuple[str, frozenset[str]]]:
+    return {
+        f"{match['times']} as {match['what'].strip()}": ("as", _words_of(match["base"]))
+        for match in _MULTIPLE.finditer(normalized_text(text).lower())
+    }
+
+
+def _words_of(phrase: str) -> frozenset[str]:
+    return frozenset(re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", phrase)) - _FUNCTION_WORDS
+
+
+def _names(words: frozenset[str], *texts: str) -> frozenset[str]:
+    """Those of ``words`` (lower-cased; a possessive's "'s" taken off) that the texts write
+    capitalised only: names."""
+    bare = {word.removesuffix("'s") for word in words}
+    return frozenset(
+        word
+        for word in bare
+        if any(re.search(rf"\b{re.escape(word.capitalize())}\b", text) for text in texts)
+        and not any(re.search(rf"\b{re.escape(word)}\b", text) for text in texts)
+    )
 
 
 def _comparisons(text: str) -> dict[Quantity, tuple[str, frozenset[str]]]:

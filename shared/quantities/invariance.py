@@ -9,7 +9,11 @@ from collections.abc import Callable
 from steadfast.shared.language import detect_language
 from steadfast.shared.quantities.answer_units import dropped_answer_units
 from steadfast.shared.quantities.bindings import swapped_numbers
-from steadfast.shared.quantities.changes import turned_change, turned_comparison
+from steadfast.shared.quantities.changes import (
+    compared_with_another,
+    turned_change,
+    turned_comparison,
+)
 from steadfast.shared.quantities.comparisons import (
     difference_as_amount,
     difference_as_ratio,
@@ -45,6 +49,7 @@ _ENGLISH_READINGS: tuple[Callable[[str, str], str | None], ...] = (
     moved_rate,
     turned_change,
     turned_comparison,
+    compared_with_another,
     changed_period,
     pooled_or_split,
 )

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from steadfast.shared.quantities.changes import turned_change, turned_comparison
+from steadfast.shared.quantities.changes import (
+    compared_with_another,
+    turned_change,
+    turned_comparison,
+)
 from steadfast.shared.quantities.invariance import quantity_difference
 
 JOEY = (
@@ -123,3 +127,67 @@ def test_a_comparison_turned_against_the_same_thing_is_refused(
 )
 def test_a_comparison_kept_or_turned_with_its_sides_passes(original: str, candidate: str) -> None:
     assert turned_comparison(original, candidate) is None
+
+
+CARMEN = (
+    "Carmen has $100, Samantha has $25 more than Carmen, and Daisy has $50 more than Samantha. "
+    "How much do all three girls have combined?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        (
+            CARMEN,
+            "Carmen holds $100. Samantha has $25 more than Carmen does, and Daisy has $50 more "
+            "than Carmen. What is the total amount the three girls have together?",
+            "compares 50 with carmen, not samantha",
+        ),
+        (
+            "Seth is twice as old as Brooke. In 2 years, the sum of their ages will be 28. How "
+            "old is Seth?",
+            "Brooke is twice as old as Seth. In 2 years, their ages will add up to 28. What is "
+            "Seth's age?",
+            "compares twice as old with seth, not brooke",
+        ),
+        (
+            "Kim picked 12 apples and Andrea picked 9. Jamal picked 3 times as many apples as "
+            "Andrea. How many apples did Jamal pick?",
+            "Kim picked 12 apples, Andrea 9, and Jamal 3 times as many apples as Kim. How many "
+            "apples did Jamal pick?",
+            "compares 3 times as many apples with kim, not andrea",
+        ),
+    ],
+)
+def test_a_comparison_with_another_person_is_refused(
+    original: str, candidate: str, why: str
+) -> None:
+    assert compared_with_another(original, candidate) == why
+    difference = quantity_difference(original, candidate)
+    assert difference is not None and why in difference
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # the same person, other words or a possessive
+        (CARMEN, "Samantha has $25 more than Carmen's $100, and Daisy $50 more than Samantha."),
+        # turned round with its sides
+        ("Samantha has $25 more than Carmen.", "Carmen has $25 less than Samantha."),
+        ("Seth is twice as old as Brooke.", "Brooke is half as old as Seth."),
+        # a pronoun or a thing, not a name, on one side
+        (
+            "Gordy's truck can haul 800 pounds more than Gissela's truck.",
+            "Gordy's truck takes 800 pounds more than hers.",
+        ),
+        (
+            "The cooking class lasts 3 times as long as the yoga class.",
+            "The cooking class lasts 3 times as long as Monday's yoga.",
+        ),
+        # another comparison said of the multiple
+        ("Seth is twice as old as Brooke.", "Seth's age is twice as great as Brooke's."),
+    ],
+)
+def test_a_comparison_with_the_same_person_or_no_name_passes(original: str, candidate: str) -> None:
+    assert compared_with_another(original, candidate) is None
