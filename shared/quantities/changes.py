@@ -109,14 +109,8 @@ def compared_with_another(original: str, candidate: str) -> str | None:
     someone else, or None: "$50 more than Samantha" as "$50 more than Carmen", "twice as old as
     Brooke" as "twice as old as Seth". Both sides must be names; a comparison turned round
     ("$25 less than Samantha" for "Samantha has $25 more than Carmen") is not the same way."""
-    theirs: dict[object, tuple[str, frozenset[str]]] = {
-        **_comparisons(original),
-        **_multiples(original),
-    }
-    ours: dict[object, tuple[str, frozenset[str]]] = {
-        **_comparisons(candidate),
-        **_multiples(candidate),
-    }
+    theirs = {**_comparisons(original), **_multiples(original)}
+    ours = {**_comparisons(candidate), **_multiples(candidate)}
     for key, (was, base) in theirs.items():
         now, other_base = ours.get(key, ("", frozenset()))
         if now != was:
@@ -138,7 +132,7 @@ _MULTIPLE = re.compile(
 )
 
 
-def _multiples(text: str) -> dict[str, tuple[str, frozenset[str]]]:
+def _multiples(text: str) -> dict[Quantity, tuple[str, frozenset[str]]]:
     return {
         f"{match['times']} as {match['what'].strip()}": ("as", _words_of(match["base"]))
         for match in _MULTIPLE.finditer(normalized_text(text).lower())
