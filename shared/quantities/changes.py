@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 
 from steadfast.shared.inflections import every_form
+from steadfast.shared.names import written_as_names
 from steadfast.shared.quantities.mention import Quantity
 from steadfast.shared.quantities.reading import normalized_text
 from steadfast.shared.quantities.surroundings import Surroundings, numbers_written_once
@@ -115,8 +116,8 @@ def compared_with_another(original: str, candidate: str) -> str | None:
         now, other_base = ours.get(key, ("", frozenset()))
         if now != was:
             continue
-        named = _names(base, original, candidate)
-        other_named = _names(other_base, original, candidate)
+        named = written_as_names(base, original, candidate)
+        other_named = written_as_names(other_base, original, candidate)
         if named and other_named and not named & other_named:
             return (
                 f"compares {key} with {' '.join(sorted(other_named))}, not "
@@ -141,18 +142,6 @@ def _multiples(text: str) -> dict[Quantity, tuple[str, frozenset[str]]]:
 
 def _words_of(phrase: str) -> frozenset[str]:
     return frozenset(re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", phrase)) - _FUNCTION_WORDS
-
-
-def _names(words: frozenset[str], *texts: str) -> frozenset[str]:
-    """Those of ``words`` (lower-cased; a possessive's "'s" taken off) that the texts write
-    capitalised only: names."""
-    bare = {word.removesuffix("'s") for word in words}
-    return frozenset(
-        word
-        for word in bare
-        if any(re.search(rf"\b{re.escape(word.capitalize())}\b", text) for text in texts)
-        and not any(re.search(rf"\b{re.escape(word)}\b", text) for text in texts)
-    )
 
 
 def _comparisons(text: str) -> dict[Quantity, tuple[str, frozenset[str]]]:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 
 from steadfast.shared.inflections import same_word
+from steadfast.shared.names import DATE_NAMES, written_as_names
 from steadfast.shared.quantities.answer_units import unit_named
 from steadfast.shared.question_words import AUXILIARIES, QUESTION_WORDS
 
@@ -230,6 +231,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _place_asked(original, candidate)
         or _purpose_asked(original, candidate)
         or _kind_changed(original, candidate)
+        or _someone_else_asked(original, candidate)
     )
 
 
@@ -635,6 +637,41 @@ def _kind_changed(original: str, candidate: str) -> str | None:
 
 #: the words of a courtesy question after the question ("Could you tell me?", "Could you
 #: please let me know?"), which asks nothing of its own
+#: a question that says one of these may ask about whomever the story names
+_PRONOUNS_TEXT = "he she him her his hers they them their theirs"
+_PRONOUNS = frozenset(_PRONOUNS_TEXT.split())
+_NAME_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+
+
+def _someone_else_asked(original: str, candidate: str) -> str | None:
+    """A story's question asked about another of its people: "How many pounds of gravel can
+    Gary's truck carry?" as "What is the capacity of Gordy's truck in pounds?", "How many points
+    did Erin have before?" as "How many points does Sara have?". Only where both questions name
+    someone, the candidate's only people of the story and by name, no pronoun that could stand
+    for the original's."""
+    if len(_SENTENCE_END.split(original.strip())) < 2:
+        return None
+    asked, reworded = _asking_sentence(original), _asking_sentence(candidate)
+    if set(_WORD_OR_APOSTROPHE.findall(reworded.lower())) & _PRONOUNS:
+        return None
+    ours = _people(asked, original, candidate, skip_first=True)
+    theirs = _people(reworded, original, candidate, skip_first=True)
+    if ours and theirs and not ours & theirs and theirs <= _people(original, original, candidate):
+        return (
+            f"asks about {' '.join(sorted(theirs))} where the original asks about "
+            f"{' '.join(sorted(ours))}"
+        )
+    return None
+
+
+def _people(text: str, *texts: str, skip_first: bool = False) -> frozenset[str]:
+    """The names ``text`` writes (not a day, a month, a holiday or an abbreviation); with
+    ``skip_first``, not its first word, which any question capitalises."""
+    tokens = _NAME_TOKEN.findall(text)[1 if skip_first else 0 :]
+    words = {token.lower() for token in tokens if not token.isupper()}
+    return written_as_names(words, *texts) - DATE_NAMES
+
+
 _COURTESY_TEXT = (
     "could can would will you please kindly tell let me us know share help answer this that it "
     "i ask"

@@ -626,3 +626,61 @@ def test_a_question_after_a_courtesy_one_is_still_read() -> None:
     original = "At what temperature in degrees Celsius does water boil at sea level?"
     candidate = "Could you tell me? What is the temperature of water at sea level in Celsius?"
     assert direction_difference(original, candidate) == "drops 'boil': the original asks about it"
+
+
+GRAVEL = (
+    "Gissela, Gordy, and Gary are truck drivers. Gissela has a truck large enough to haul 4,000 "
+    "pounds of gravel. Gordy's truck can haul 800 pounds more than Gissela's truck. The three "
+    "trucks combined can haul 11,600 pounds. How many pounds of gravel can Gary's truck carry?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        (
+            GRAVEL,
+            "Gissela, Gordy and Gary drive trucks. Gissela's truck carries 4,000 pounds of "
+            "gravel, Gordy's 800 pounds more, and the three together 11,600 pounds. What is the "
+            "capacity of Gordy's truck in pounds?",
+            "asks about gordy where the original asks about gary",
+        ),
+        (
+            "Erin had 10 points and Sara 12. Erin then lost 3 points. How many points did Erin "
+            "have before?",
+            "Erin had 10 points and Sara 12. Erin then lost 3 points. How many points does Sara "
+            "have?",
+            "asks about sara where the original asks about erin",
+        ),
+    ],
+)
+def test_a_story_asked_about_another_of_its_people_is_refused(
+    original: str, candidate: str, why: str
+) -> None:
+    assert direction_difference(original, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # the same person, or nobody by name
+        (GRAVEL, "Gissela, Gordy and Gary drive trucks. How much can Gary's truck haul?"),
+        (GRAVEL, "Three drivers share 11,600 pounds. How much can the third driver's carry?"),
+        # a pronoun may stand for the person asked about
+        (
+            "Jack had $100. Sophia gave him 1/5 of her $100. How many dollars does Jack have now?",
+            "Jack started with $100. After Sophia's gift, how many dollars does he have?",
+        ),
+        # days, months and abbreviations are not people
+        (
+            "Bruce works 5 hours on Tuesday, twice that on Wednesday and 2 hours less on "
+            "Thursday. How many hours does Bruce work in all these three days?",
+            "Bruce works 5 hours on Tuesday, twice that on Wednesday and 2 hours less on "
+            "Thursday. Over Tuesday, Wednesday and Thursday, how many hours is that?",
+        ),
+        # one sentence: no story, so its names are the question's own (other checks)
+        ("How old is Seth if Brooke is 6?", "If Brooke is 6, what is the age of Seth?"),
+    ],
+)
+def test_a_story_asked_about_the_same_person_passes(original: str, candidate: str) -> None:
+    assert direction_difference(original, candidate) is None

@@ -1,0 +1,27 @@
+"""Which words of a text are names, read from how the texts write them: a word written
+capitalised wherever it appears ("Carmen", "Gordy's"), never in lower case. No name list: a
+maths story's people are whoever it names."""
+
+from __future__ import annotations
+
+import re
+
+#: capitalised, yet the day or the occasion of a story, not one of its people or things
+_DATE_NAMES_TEXT = """
+monday tuesday wednesday thursday friday saturday sunday
+january february march april may june july august september october november december
+christmas easter halloween thanksgiving
+"""
+DATE_NAMES = frozenset(_DATE_NAMES_TEXT.split())
+
+
+def written_as_names(words: frozenset[str] | set[str], *texts: str) -> frozenset[str]:
+    """Those of ``words`` (lower-cased; a possessive's "'s" taken off) that ``texts`` write
+    capitalised only."""
+    bare = {word.removesuffix("'s") for word in words}
+    return frozenset(
+        word
+        for word in bare
+        if any(re.search(rf"\b{re.escape(word.capitalize())}\b", text) for text in texts)
+        and not any(re.search(rf"\b{re.escape(word)}\b", text) for text in texts)
+    )
