@@ -17,11 +17,12 @@ DATE_NAMES = frozenset(_DATE_NAMES_TEXT.split())
 
 def written_as_names(words: frozenset[str] | set[str], *texts: str) -> frozenset[str]:
     """Those of ``words`` (lower-cased; a possessive's "'s" taken off) that ``texts`` write
-    capitalised only."""
+    capitalised only, in the plural too: the "cookie" of "Cookie Monster" is no name where the
+    story counts "cookies"."""
     bare = {word.removesuffix("'s") for word in words}
     return frozenset(
         word
         for word in bare
         if any(re.search(rf"\b{re.escape(word.capitalize())}\b", text) for text in texts)
-        and not any(re.search(rf"\b{re.escape(word)}\b", text) for text in texts)
+        and not any(re.search(rf"\b{re.escape(word)}(?:e?s)?\b", text) for text in texts)
     )

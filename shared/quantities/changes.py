@@ -28,6 +28,7 @@ import re
 
 from steadfast.shared.inflections import every_form
 from steadfast.shared.names import written_as_names
+from steadfast.shared.quantities.comparisons import comparisons
 from steadfast.shared.quantities.mention import Quantity
 from steadfast.shared.quantities.reading import normalized_text
 from steadfast.shared.quantities.surroundings import Surroundings, numbers_written_once
@@ -108,8 +109,14 @@ def turned_comparison(original: str, candidate: str) -> str | None:
 def compared_with_another(original: str, candidate: str) -> str | None:
     """A number the original compares with someone and the candidate, the same way, with
     someone else, or None: "$50 more than Samantha" as "$50 more than Carmen", "twice as old as
-    Brooke" as "twice as old as Seth". Both sides must be names; a comparison turned round
-    ("$25 less than Samantha" for "Samantha has $25 more than Carmen") is not the same way."""
+    Brooke" as "twice as old as Seth", "Jamal has 4 more bananas than apples" as "Andrea has 4
+    more bananas than apples". Both must be names; a comparison turned round with its sides
+    ("Carmen has $25 less than Samantha" for "Samantha has $25 more than Carmen") is the same."""
+    return _other_base(original, candidate) or _other_side(original, candidate)
+
+
+def _other_base(original: str, candidate: str) -> str | None:
+    """The same amount, the same way, against another name (the words after "than" or "as")."""
     theirs = {**_comparisons(original), **_multiples(original)}
     ours = {**_comparisons(candidate), **_multiples(candidate)}
     for key, (was, base) in theirs.items():
@@ -119,11 +126,38 @@ def compared_with_another(original: str, candidate: str) -> str | None:
         named = written_as_names(base, original, candidate)
         other_named = written_as_names(other_base, original, candidate)
         if named and other_named and not named & other_named:
-            return (
-                f"compares {key} with {' '.join(sorted(other_named))}, not "
-                f"{' '.join(sorted(named))}"
-            )
+            return f"compares {key} with {_listed(other_named)}, not {_listed(named)}"
     return None
+
+
+def _other_side(original: str, candidate: str) -> str | None:
+    """A comparison the candidate does not keep whose one side is another name while its other
+    side is kept: "Jamal has 4 more bananas than apples" as "Andrea has 4 more bananas than
+    apples"."""
+    stated = comparisons(candidate)
+    for ours in comparisons(original):
+        if ours in stated:
+            continue
+        for theirs in (c for c in stated if c.amount == ours.amount):
+            for side, other in (("larger", "smaller"), ("smaller", "larger")):
+                named = written_as_names(getattr(ours, side), original, candidate)
+                other_named = written_as_names(getattr(theirs, side), original, candidate)
+                kept = getattr(ours, other) & getattr(theirs, other)
+                if named and other_named and not named & other_named and kept:
+                    return _another_side_named(ours.amount, side, named, other_named)
+    return None
+
+
+def _another_side_named(
+    amount: str, side: str, named: frozenset[str], other_named: frozenset[str]
+) -> str:
+    if side == "smaller":
+        return f"compares {amount} with {_listed(other_named)}, not {_listed(named)}"
+    return f"says {_listed(other_named)} has the {amount} more, not {_listed(named)}"
+
+
+def _listed(words: frozenset[str]) -> str:
+    return " ".join(sorted(words))
 
 
 #: "twice as old as Brooke", "3 times as many apples as Jamal": the multiple, and whom with

@@ -158,6 +158,13 @@ CARMEN = (
             "apples did Jamal pick?",
             "compares 3 times as many apples with kim, not andrea",
         ),
+        (
+            "Andrea has 8 more apples than Jamal. Jamal has 4 more bananas than apples. How many "
+            "fruits are there if Andrea has 52 apples?",
+            "Andrea owns 8 more apples than Jamal does. Andrea also has 4 more bananas than "
+            "apples. If Andrea has 52 apples, how many pieces of fruit are there?",
+            "says andrea has the 4 more, not jamal",
+        ),
     ],
 )
 def test_a_comparison_with_another_person_is_refused(
@@ -184,6 +191,13 @@ def test_a_comparison_with_another_person_is_refused(
         (
             "The cooking class lasts 3 times as long as the yoga class.",
             "The cooking class lasts 3 times as long as Monday's yoga.",
+        ),
+        # a counted noun is no name, though "Cookie Monster" writes it capitalised
+        (
+            "Katarina has 5 less cookies than Max has. Max has 12 more cookies than the Cookie "
+            "Monster. How many cookies does Max have if Katarina has 68?",
+            "Max has 5 more cookies than Katarina, and the Cookie Monster has 12 fewer cookies "
+            "than Max. If Katarina has 68 cookies, how many does Max have?",
         ),
         # another comparison said of the multiple
         ("Seth is twice as old as Brooke.", "Seth's age is twice as great as Brooke's."),
