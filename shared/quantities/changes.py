@@ -101,9 +101,37 @@ def turned_comparison(original: str, candidate: str) -> str | None:
     theirs, ours = _comparisons(original), _comparisons(candidate)
     for value, (was, base) in theirs.items():
         now, other_base = ours.get(value, ("", frozenset()))
-        if now and now != was and base & other_base:
+        if (
+            now
+            and now != was
+            and base & other_base
+            and not _sides_turned(original, candidate, value)
+        ):
             return f"says {value} {now} than {' '.join(sorted(base & other_base))}, not {was}"
     return None
+
+
+def _sides_turned(original: str, candidate: str, value: Quantity) -> bool:
+    """Whether each text compares ``value`` with what the other says it of: "a half-gallon jar
+    costs $2 less than a gallon jar" for "a gallon jar costs $2 more than a half-gallon jar"
+    (the two sides share words, so the bases alone cannot tell)."""
+    ours, theirs = _compared(original).get(value), _compared(candidate).get(value)
+    if ours is None or theirs is None:
+        return False
+    (our_subject, our_base), (their_subject, their_base) = ours, theirs
+    return bool(their_base) and their_base <= our_subject and our_base <= their_subject
+
+
+def _compared(text: str) -> dict[Quantity, tuple[frozenset[str], frozenset[str]]]:
+    """Each number compared with "than": the words before it in its clause, and after "than"."""
+    return {
+        number.value: (
+            frozenset(number.before) - _FUNCTION_WORDS,
+            frozenset(number.than) - _FUNCTION_WORDS,
+        )
+        for number in numbers_written_once(text, "en", window=_WINDOW + 1)
+        if number.than
+    }
 
 
 def compared_with_another(original: str, candidate: str) -> str | None:

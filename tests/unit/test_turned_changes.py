@@ -101,6 +101,11 @@ def test_a_change_kept_or_not_said_passes(original: str, candidate: str) -> None
             "Richie got 20 fewer goals than Mark did. If Richie had 80, how many had Mark?",
             "says 20 less than mark, not more",
         ),
+        (
+            "A gallon jar costs $2 more than a half-gallon jar. A gallon jar costs $5.",
+            "A gallon jar costs $2 less than a half-gallon jar. A gallon jar costs $5.",
+            "says 2 less than gallon half jar, not more",
+        ),
     ],
 )
 def test_a_comparison_turned_against_the_same_thing_is_refused(
@@ -118,6 +123,12 @@ def test_a_comparison_turned_against_the_same_thing_is_refused(
             "The Cookie Monster has 12 fewer cookies than Max.",
         ),
         ("Katarina has 5 less cookies than Max.", "Max has 5 more cookies than Katarina."),
+        # sides that share words, turned round (a held-out faithful rewording refused before)
+        (
+            "Cecelia found out that a gallon jar costs $2 more than a half-gallon jar.",
+            "At the milk store, Cecelia found out that a half-gallon jar costs $2 less than a "
+            "gallon jar.",
+        ),
         # the same way
         (
             "Richie scored 20 more goals than Mark.",

@@ -192,6 +192,8 @@ _JOINING = frozenset(["and", "or", "plus"])
 #: words that leave a joined thing out ("gold and not silver coins")
 _EXCLUDING = frozenset(["not", "no", "excluding", "without", "except"])
 #: words of an original that asks for a total already: a rewording may name its parts
+#: "how many more" and "how many fewer" ask one thing when the sides are turned too
+_COMPARATIVES = frozenset(["more", "fewer", "less"])
 _TOTAL_ASKED = frozenset(["total", "sum", "combined", "altogether", "together", "all", "both"])
 #: a word, a number or a mark that ends a phrase
 _WORD_OR_STOP = re.compile(r"[a-z]+|\d+(?:[.,]\d+)*|[,;:()]")
@@ -326,8 +328,24 @@ def _counted_thing_changed(asked: list[str], reworded: list[str]) -> str | None:
         return None
     if not any(_names_all(window, [head]) for window in windows):
         return None
-    missing = " ".join(word for word in counted if not any(_names_all(w, [word]) for w in windows))
-    return f"counts '{head}' without '{missing}': the original asks how many {' '.join(phrase)}"
+    missing = [word for word in counted if not any(_names_all(w, [word]) for w in windows)]
+    if set(missing) <= _COMPARATIVES and _sides_turned(asked, reworded):
+        return None  # "how many fewer ... last week than this week" for "more ... this than last"
+    return (
+        f"counts '{head}' without '{' '.join(missing)}': the original asks how many "
+        f"{' '.join(phrase)}"
+    )
+
+
+def _sides_turned(asked: list[str], reworded: list[str]) -> bool:
+    """Whether both ask with "than" and each names after it what the other names before it
+    ("than last week" / "this week ... than"): a comparison turned round with its sides."""
+    if "than" not in asked or "than" not in reworded:
+        return False
+    ours, theirs = asked.index("than"), reworded.index("than")
+    return set(reworded[theirs + 1 :]) <= set(asked[:ours]) and set(asked[ours + 1 :]) <= set(
+        reworded[:theirs]
+    )
 
 
 def _things_added_to_count(asked: list[str], reworded: list[str]) -> str | None:

@@ -684,3 +684,36 @@ def test_a_story_asked_about_another_of_its_people_is_refused(
 )
 def test_a_story_asked_about_the_same_person_passes(original: str, candidate: str) -> None:
     assert direction_difference(original, candidate) is None
+
+
+CEREAL = (
+    "Castle bought 3 boxes of Coco Crunch and 5 boxes of Fruit Loops this week. Last week she "
+    "bought 4 boxes of cereal. How many more boxes of cereal did she buy this week than last "
+    "week?"
+)
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        # refused before: a held-out faithful rewording (bench/equivalence/math_pairs_heldout)
+        "This week, Castle bought 3 boxes of Coco Crunch and 5 boxes of Fruit Loops. Last week, "
+        "she bought 4 boxes of cereal. How many fewer boxes of cereal did she buy last week "
+        "than this week?",
+        "Castle bought 3 boxes of Coco Crunch and 5 boxes of Fruit Loops this week and 4 boxes "
+        "of cereal last week. How many less boxes of cereal did she buy last week than this week?",
+    ],
+)
+def test_how_many_fewer_with_the_sides_turned_asks_the_same(candidate: str) -> None:
+    assert direction_difference(CEREAL, candidate) is None
+
+
+def test_how_many_fewer_with_the_sides_kept_is_another_question() -> None:
+    candidate = (
+        "This week, Castle bought 3 boxes of Coco Crunch and 5 boxes of Fruit Loops. Last week, "
+        "she bought 4 boxes of cereal. How many fewer boxes of cereal did she buy this week "
+        "than last week?"
+    )
+    assert direction_difference(CEREAL, candidate) == (
+        "counts 'boxes' without 'more': the original asks how many more boxes of cereal"
+    )
