@@ -24,7 +24,7 @@ from steadfast.shared.quantities.comparisons import (
 )
 from steadfast.shared.quantities.groups import regrouped_number
 from steadfast.shared.quantities.mention import Mention
-from steadfast.shared.quantities.periods import changed_period, pooled_or_split
+from steadfast.shared.quantities.periods import changed_period, narrowed_days, pooled_or_split
 from steadfast.shared.quantities.rates import moved_rate
 from steadfast.shared.quantities.reading import mentions
 from steadfast.shared.quantities.said_units import changed_unit
@@ -52,6 +52,7 @@ _ENGLISH_READINGS: tuple[Callable[[str, str], str | None], ...] = (
     compared_with_another,
     changed_period,
     pooled_or_split,
+    narrowed_days,
 )
 
 

@@ -16,6 +16,12 @@ worth of food a day" as "Jen's 3 fish share $1 worth of food". The words of the 
 next to it say "each" ("each", "every", "apiece", "per") or "together" ("altogether", "in
 total", "combined", "together", "in all", "share", "between them"); a number that says one of
 them only in the original and the other only in the candidate is refused.
+
+And the days narrowed: "makes a 3 egg omelet every morning" as "... each weekday morning",
+"splits the jobs evenly over the days" as "over the weekdays", "every weekend" as "every other
+weekend". A candidate that says "weekday", "weekend", "every other" or "alternate" where the
+original does not is refused, unless the original names the days it covers ("Monday to
+Friday" is every weekday, "Saturday and Sunday" the weekend).
 """
 
 from __future__ import annotations
@@ -122,3 +128,25 @@ def _shares(text: str) -> dict[Quantity, str]:
         if each != together:
             found[number.value] = "each" if each else "together"
     return found
+
+
+#: words that keep a story's days to some of them, and the day names that say the same
+_NARROWING = {
+    "weekday": (r"\bweek-?days?\b", ("monday", "tuesday", "wednesday", "thursday", "friday")),
+    "weekend": (r"\bweek-?ends?\b", ("saturday", "sunday")),
+    "every other": (r"\b(?:every|each) other\b", ()),
+    "alternate": (r"\balternat(?:e|es|ing|ely)\b", ()),
+}
+
+
+def narrowed_days(original: str, candidate: str) -> str | None:
+    """Which word keeps the candidate's days to some of the original's ("weekday" for "every
+    morning"), or None."""
+    ours, theirs = original.lower(), candidate.lower()
+    for word, (pattern, days) in _NARROWING.items():
+        if not re.search(pattern, theirs) or re.search(pattern, ours):
+            continue
+        if days and sum(bool(re.search(rf"\b{day}\b", ours)) for day in days) >= 2:
+            continue
+        return f"says '{word}' where the original does not"
+    return None

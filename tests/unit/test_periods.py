@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from steadfast.shared.quantities.invariance import quantity_difference
-from steadfast.shared.quantities.periods import changed_period, pooled_or_split
+from steadfast.shared.quantities.periods import changed_period, narrowed_days, pooled_or_split
 
 MADELINE = (
     "Every month, Madeline has to buy food, treats, and medicine for her dog. Food costs $25 per "
@@ -106,3 +106,57 @@ def test_a_number_for_each_said_of_all_together_is_refused(
 )
 def test_each_or_together_kept_or_left_out_passes(original: str, candidate: str) -> None:
     assert pooled_or_split(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "word"),
+    [
+        (
+            "Claire makes a 3 egg omelet every morning for breakfast. How many dozens of eggs "
+            "will she eat in 4 weeks?",
+            "Claire whips up a 3 egg omelet for breakfast each weekday morning. Within a 4-week "
+            "span, what number of dozens of eggs does she consume?",
+            "weekday",
+        ),
+        (
+            "Jill and her friends watch 4 movies every Saturday. If they watch movies every "
+            "weekend, how many movies can they watch in 4 weeks?",
+            "Every Saturday Jill and her friends watch 4 movies. If they do this every other "
+            "weekend, how many movies will they get through in 4 weeks?",
+            "every other",
+        ),
+        (
+            "John eats 200 grams of mushrooms every day. How many grams does he eat in 2 weeks?",
+            "On weekends John eats 200 grams of mushrooms a day. How many grams in 2 weeks?",
+            "weekend",
+        ),
+    ],
+)
+def test_days_narrowed_are_refused(original: str, candidate: str, word: str) -> None:
+    assert narrowed_days(original, candidate) == f"says '{word}' where the original does not"
+    difference = quantity_difference(original, candidate)
+    assert difference is not None and word in difference
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # the days named are the weekdays, or the weekend
+        (
+            "Peyton has a 1 hour class on Monday, Tuesday, Wednesday, Thursday and Friday. How "
+            "many hours is that?",
+            "Peyton has a 1 hour class every weekday. How many hours is that?",
+        ),
+        (
+            "She sells 60 chairs on Saturday and 60 on Sunday.",
+            "Over the weekend she sells 60 chairs each day.",
+        ),
+        # the original says it already
+        (
+            "During the weekdays, 60 chairs are rented each day.",
+            "On weekdays she rents out 60 chairs per day.",
+        ),
+    ],
+)
+def test_days_kept_pass(original: str, candidate: str) -> None:
+    assert narrowed_days(original, candidate) is None
