@@ -25,10 +25,11 @@ as Seth". Only names are compared (words written capitalised wherever either tex
 from __future__ import annotations
 
 import re
+from collections import Counter
+from dataclasses import dataclass
 
 from steadfast.shared.inflections import every_form
-from steadfast.shared.names import written_as_names
-from steadfast.shared.quantities.comparisons import comparisons
+from steadfast.shared.names import DATE_NAMES, share_a_name, written_as_names
 from steadfast.shared.quantities.mention import Quantity
 from steadfast.shared.quantities.reading import normalized_text
 from steadfast.shared.quantities.surroundings import Surroundings, numbers_written_once
@@ -97,41 +98,18 @@ def turned_comparison(original: str, candidate: str) -> str | None:
     """A number the original says is more than something and the candidate less than the same
     thing (or the other way round), or None: "scored 20 more goals than Mark" as "scored 20
     fewer goals than Mark". The thing compared with must share a word in both, so a comparison
-    turned round with its sides ("Mark scored 20 fewer goals than Richie") passes."""
+    turned round with its sides ("Mark scored 20 fewer goals than Richie") passes, and so does
+    one whose sides share words ("a half-gallon jar costs $2 less than a gallon jar" for "a
+    gallon jar costs $2 more than a half-gallon jar")."""
     theirs, ours = _comparisons(original), _comparisons(candidate)
-    for value, (was, base) in theirs.items():
-        now, other_base = ours.get(value, ("", frozenset()))
-        if (
-            now
-            and now != was
-            and base & other_base
-            and not _sides_turned(original, candidate, value)
-        ):
-            return f"says {value} {now} than {' '.join(sorted(base & other_base))}, not {was}"
+    for value, was in theirs.items():
+        now = ours.get(value)
+        if now is None or now.way == was.way or not was.base & now.base:
+            continue
+        if now.base <= was.subject and was.base <= now.subject:
+            continue  # turned round with its sides
+        return f"says {value} {now.way} than {' '.join(sorted(was.base & now.base))}, not {was.way}"
     return None
-
-
-def _sides_turned(original: str, candidate: str, value: Quantity) -> bool:
-    """Whether each text compares ``value`` with what the other says it of: "a half-gallon jar
-    costs $2 less than a gallon jar" for "a gallon jar costs $2 more than a half-gallon jar"
-    (the two sides share words, so the bases alone cannot tell)."""
-    ours, theirs = _compared(original).get(value), _compared(candidate).get(value)
-    if ours is None or theirs is None:
-        return False
-    (our_subject, our_base), (their_subject, their_base) = ours, theirs
-    return bool(their_base) and their_base <= our_subject and our_base <= their_subject
-
-
-def _compared(text: str) -> dict[Quantity, tuple[frozenset[str], frozenset[str]]]:
-    """Each number compared with "than": the words before it in its clause, and after "than"."""
-    return {
-        number.value: (
-            frozenset(number.before) - _FUNCTION_WORDS,
-            frozenset(number.than) - _FUNCTION_WORDS,
-        )
-        for number in numbers_written_once(text, "en", window=_WINDOW + 1)
-        if number.than
-    }
 
 
 def compared_with_another(original: str, candidate: str) -> str | None:
@@ -139,53 +117,43 @@ def compared_with_another(original: str, candidate: str) -> str | None:
     someone else, or None: "$50 more than Samantha" as "$50 more than Carmen", "twice as old as
     Brooke" as "twice as old as Seth", "Jamal has 4 more bananas than apples" as "Andrea has 4
     more bananas than apples". Both must be names; a comparison turned round with its sides
-    ("Carmen has $25 less than Samantha" for "Samantha has $25 more than Carmen") is the same."""
-    return _other_base(original, candidate) or _other_side(original, candidate)
-
-
-def _other_base(original: str, candidate: str) -> str | None:
-    """The same amount, the same way, against another name (the words after "than" or "as")."""
+    ("Carmen has $25 less than Samantha" for "Samantha has $25 more than Carmen") is the same,
+    and an amount or a multiple a text compares twice ("5 more than Ann, and Ann has 5 more than
+    Bob") is left alone."""
     theirs = {**_comparisons(original), **_multiples(original)}
     ours = {**_comparisons(candidate), **_multiples(candidate)}
-    for key, (was, base) in theirs.items():
-        now, other_base = ours.get(key, ("", frozenset()))
-        if now != was:
-            continue
-        named = written_as_names(base, original, candidate)
-        other_named = written_as_names(other_base, original, candidate)
-        if named and other_named and not named & other_named:
-            return f"compares {key} with {_listed(other_named)}, not {_listed(named)}"
+    for key, was in theirs.items():
+        now = ours.get(key)
+        if now is None or now.way != was.way or was.joined or now.joined:
+            continue  # "than Ann and Bob" / "than Bob and Ann": whom with is unsure
+        if why := _other_name(was.base, now.base, original, candidate):
+            return f"compares {key} with {why}"
+        if was.base & now.base and (
+            why := _other_name(was.subject, now.subject, original, candidate)
+        ):
+            return f"says {key} {was.way} of {why}"
     return None
 
 
-def _other_side(original: str, candidate: str) -> str | None:
-    """A comparison the candidate does not keep whose one side is another name while its other
-    side is kept: "Jamal has 4 more bananas than apples" as "Andrea has 4 more bananas than
-    apples"."""
-    stated = comparisons(candidate)
-    for ours in comparisons(original):
-        if ours in stated:
-            continue
-        for theirs in (c for c in stated if c.amount == ours.amount):
-            for side, other in (("larger", "smaller"), ("smaller", "larger")):
-                named = written_as_names(getattr(ours, side), original, candidate)
-                other_named = written_as_names(getattr(theirs, side), original, candidate)
-                kept = getattr(ours, other) & getattr(theirs, other)
-                if named and other_named and not named & other_named and kept:
-                    return _another_side_named(ours.amount, side, named, other_named)
+def _other_name(ours: frozenset[str], theirs: frozenset[str], *texts: str) -> str | None:
+    named = written_as_names(ours, *texts) - DATE_NAMES
+    other_named = written_as_names(theirs, *texts) - DATE_NAMES
+    if named and other_named and not share_a_name(named, other_named):
+        return f"{' '.join(sorted(other_named))}, not {' '.join(sorted(named))}"
     return None
 
 
-def _another_side_named(
-    amount: str, side: str, named: frozenset[str], other_named: frozenset[str]
-) -> str:
-    if side == "smaller":
-        return f"compares {amount} with {_listed(other_named)}, not {_listed(named)}"
-    return f"says {_listed(other_named)} has the {amount} more, not {_listed(named)}"
+@dataclass(frozen=True)
+class _Compared:
+    """A number compared with something: which way, and the words on either side."""
 
-
-def _listed(words: frozenset[str]) -> str:
-    return " ".join(sorted(words))
+    #: "more", "less", or "as" ("twice as old as")
+    way: str
+    #: the words before it in its clause (who has it), and those it is compared with
+    subject: frozenset[str]
+    base: frozenset[str]
+    #: the base goes on with "and" or "or" ("than Ann and Bob combined", "than Mark and ...")
+    joined: bool = False
 
 
 #: "twice as old as Brooke", "3 times as many apples as Jamal": the multiple, and whom with
@@ -193,20 +161,32 @@ _MULTIPLE = re.compile(
     r"\b(?P<times>twice|thrice|half|(?:\d[\d.,/]*|[a-z]+) times) as (?P<what>(?:[a-z]+ ){1,3}?)as "
     r"(?P<base>[\w']+(?: [\w']+){0,2})"
 )
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 
-def _multiples(text: str) -> dict[Quantity, tuple[str, frozenset[str]]]:
+def _multiples(text: str) -> dict[Quantity, _Compared]:
+    """Each multiple the text says once ("twice as old as Brooke"), keyed by its words."""
+    lowered = normalized_text(text).lower()
+    found = [
+        (f"{match['times']} as {match['what'].strip()}", match)
+        for match in _MULTIPLE.finditer(lowered)
+    ]
+    keys = Counter(key for key, _ in found)
     return {
-        f"{match['times']} as {match['what'].strip()}": ("as", _words_of(match["base"]))
-        for match in _MULTIPLE.finditer(normalized_text(text).lower())
+        key: _Compared(
+            "as", _words_of(lowered[: match.start()].split(".")[-1]), _words_of(match["base"])
+        )
+        for key, match in found
+        if keys[key] == 1
     }
 
 
 def _words_of(phrase: str) -> frozenset[str]:
-    return frozenset(re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", phrase)) - _FUNCTION_WORDS
+    return frozenset(_WORD.findall(phrase)) - _FUNCTION_WORDS
 
 
-def _comparisons(text: str) -> dict[Quantity, tuple[str, frozenset[str]]]:
+def _comparisons(text: str) -> dict[Quantity, _Compared]:
+    """Each number written once and compared with "than" one way ("30 more ... than")."""
     found = {}
     for number in numbers_written_once(text, "en", window=_WINDOW + 1):
         if not number.than:
@@ -214,7 +194,12 @@ def _comparisons(text: str) -> dict[Quantity, tuple[str, frozenset[str]]]:
         words = set(number.after)
         way = "more" if words & _MORE else "less" if words & _LESS else ""
         if way and not (words & _MORE and words & _LESS):
-            found[number.value] = (way, frozenset(number.than) - _FUNCTION_WORDS)
+            found[number.value] = _Compared(
+                way,
+                frozenset(number.before) - _FUNCTION_WORDS,
+                frozenset(number.than) - _FUNCTION_WORDS,
+                joined=number.than_next in ("and", "or"),
+            )
     return found
 
 

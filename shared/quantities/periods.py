@@ -19,9 +19,11 @@ them only in the original and the other only in the candidate is refused.
 
 And the days narrowed: "makes a 3 egg omelet every morning" as "... each weekday morning",
 "splits the jobs evenly over the days" as "over the weekdays", "every weekend" as "every other
-weekend". A candidate that says "weekday", "weekend", "every other" or "alternate" where the
-original does not is refused, unless the original names the days it covers ("Monday to
-Friday" is every weekday, "Saturday and Sunday" the weekend).
+weekend". A candidate that says "weekday" (or "workday", "school day" ...), "weekend", or
+"every other" or "alternate" before a span of time, where the original does not, is refused,
+unless the original names the days it covers ("Monday to Friday", "Mondays through Fridays",
+"Mon-Fri" are every weekday; "Saturday and Sunday" the weekend) or says the same in other words
+("every second day", "biweekly").
 """
 
 from __future__ import annotations
@@ -130,12 +132,33 @@ def _shares(text: str) -> dict[Quantity, str]:
     return found
 
 
-#: words that keep a story's days to some of them, and the day names that say the same
-_NARROWING = {
-    "weekday": (r"\bweek-?days?\b", ("monday", "tuesday", "wednesday", "thursday", "friday")),
-    "weekend": (r"\bweek-?ends?\b", ("saturday", "sunday")),
-    "every other": (r"\b(?:every|each) other\b", ()),
-    "alternate": (r"\balternat(?:e|es|ing|ely)\b", ()),
+#: the days of the week, with their short forms ("Mon-Fri")
+_DAYS = {
+    "monday": "mon",
+    "tuesday": "tue",
+    "wednesday": "wed",
+    "thursday": "thu",
+    "friday": "fri",
+    "saturday": "sat",
+    "sunday": "sun",
+}
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday")
+_WEEKEND = ("saturday", "sunday")
+_SPAN = r"(?:days?|nights?|weeks?|weekends?|months?|years?|mornings?|evenings?)"
+#: words that keep a story's days to some of them; the days that say the same; and other
+#: words for the same ("every second day" is every other day)
+_NARROWING: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "weekday": (
+        r"\b(?:week-?days?|work-?days?|working days?|business days?|school days?)\b",
+        _WEEKDAYS,
+        "",
+    ),
+    "weekend": (r"\bweek-?ends?\b", _WEEKEND, ""),
+    "every other": (
+        rf"\bevery other {_SPAN}|\balternat(?:e|ing) {_SPAN}",
+        (),
+        rf"\bevery (?:second|two|2) {_SPAN}|\bbi-?(?:weekly|monthly)\b|\bfortnight",
+    ),
 }
 
 
@@ -143,10 +166,17 @@ def narrowed_days(original: str, candidate: str) -> str | None:
     """Which word keeps the candidate's days to some of the original's ("weekday" for "every
     morning"), or None."""
     ours, theirs = original.lower(), candidate.lower()
-    for word, (pattern, days) in _NARROWING.items():
+    for word, (pattern, days, same) in _NARROWING.items():
         if not re.search(pattern, theirs) or re.search(pattern, ours):
             continue
-        if days and sum(bool(re.search(rf"\b{day}\b", ours)) for day in days) >= 2:
+        if same and re.search(same, ours):
+            continue
+        if sum(_names_day(ours, day) for day in days) >= 2:
             continue
         return f"says '{word}' where the original does not"
     return None
+
+
+def _names_day(text: str, day: str) -> bool:
+    """ "Monday", "Mondays", "Mon" """
+    return bool(re.search(rf"\b(?:{day}s?|{_DAYS[day]})\b", text))

@@ -32,6 +32,8 @@ class Surroundings:
     after: tuple[str, ...]
     #: where the words after it end in "than": the words after "than", to its clause's end
     than: tuple[str, ...] = ()
+    #: the word that ends them ("and" in "than Ann and Bob combined"), or "" at the text's end
+    than_next: str = ""
 
 
 @lru_cache(maxsize=1024)
@@ -65,8 +67,11 @@ def numbers_written_once(
             tokens[len(after) + 1 :] if tokens[len(after) : len(after) + 1] == ["than"] else []
         )
         than = _clause(iter(compared), window, ends)
+        than_next = compared[len(than)] if compared and len(compared) > len(than) else ""
         surroundings += [
-            Surroundings(value, mention.written, tuple(before), tuple(after), tuple(than))
+            Surroundings(
+                value, mention.written, tuple(before), tuple(after), tuple(than), than_next
+            )
             for value in mention.values
             if values[value] == 1
         ]

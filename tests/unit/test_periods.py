@@ -151,6 +151,18 @@ def test_days_narrowed_are_refused(original: str, candidate: str, word: str) -> 
             "She sells 60 chairs on Saturday and 60 on Sunday.",
             "Over the weekend she sells 60 chairs each day.",
         ),
+        # the days named in the plural or short
+        ("Amy works 6 hours on Saturdays and Sundays.", "Amy works 6 hours on weekends."),
+        ("Ben walks 2 miles Mondays through Fridays.", "Ben walks 2 miles on weekdays."),
+        ("Kim runs 3 miles Mon-Fri.", "Kim runs 3 miles every weekday."),
+        # the same in other words, or no span of time
+        ("She waters the plants every second day.", "Every other day, she waters the plants."),
+        ("He is paid $800 biweekly.", "He is paid $800 every other week."),
+        (
+            "Tom and Jerry trade 5 stamps with one another.",
+            "Tom and Jerry trade 5 stamps with each other.",
+        ),
+        ("He takes a different road.", "He takes an alternate road."),
         # the original says it already
         (
             "During the weekdays, 60 chairs are rented each day.",

@@ -174,7 +174,7 @@ CARMEN = (
             "fruits are there if Andrea has 52 apples?",
             "Andrea owns 8 more apples than Jamal does. Andrea also has 4 more bananas than "
             "apples. If Andrea has 52 apples, how many pieces of fruit are there?",
-            "says andrea has the 4 more, not jamal",
+            "says 4 more of andrea, not jamal",
         ),
     ],
 )
@@ -209,6 +209,30 @@ def test_a_comparison_with_another_person_is_refused(
             "Monster. How many cookies does Max have if Katarina has 68?",
             "Max has 5 more cookies than Katarina, and the Cookie Monster has 12 fewer cookies "
             "than Max. If Katarina has 68 cookies, how many does Max have?",
+        ),
+        # an amount or a multiple compared twice: which comparison is which is unsure
+        (
+            "Tom has twice as many apples as Mary. Mary has twice as many apples as Sue. Sue has "
+            "4 apples.",
+            "Sue has 4 apples. Mary has twice as many apples as Sue, and Tom has twice as many "
+            "apples as Mary.",
+        ),
+        (
+            "Tom has 5 more marbles than Ann, and Ann has 5 more marbles than Bob.",
+            "Ann has 5 more marbles than Bob, and Tom has 5 more marbles than Ann does.",
+        ),
+        # several compared with, in another order; a family; a title
+        (
+            "Tom has 5 more marbles than Ann and Bob combined.",
+            "Tom has 5 more marbles than Bob and Ann together.",
+        ),
+        (
+            "The Joneses have 5 more cats than the Smiths.",
+            "The Joneses own 5 more cats than the Smith family.",
+        ),
+        (
+            "Mrs. Smith has 12 more pencils than Mr. Jones.",
+            "Mrs. Smith has 12 more pencils than Jones.",
         ),
         # another comparison said of the multiple
         ("Seth is twice as old as Brooke.", "Seth's age is twice as great as Brooke's."),

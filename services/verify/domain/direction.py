@@ -191,9 +191,9 @@ _SUM_MARKERS = (("sum", "of"), ("total", "of"), ("combined", "number"), ("both",
 _JOINING = frozenset(["and", "or", "plus"])
 #: words that leave a joined thing out ("gold and not silver coins")
 _EXCLUDING = frozenset(["not", "no", "excluding", "without", "except"])
-#: words of an original that asks for a total already: a rewording may name its parts
 #: "how many more" and "how many fewer" ask one thing when the sides are turned too
 _COMPARATIVES = frozenset(["more", "fewer", "less"])
+#: words of an original that asks for a total already: a rewording may name its parts
 _TOTAL_ASKED = frozenset(["total", "sum", "combined", "altogether", "together", "all", "both"])
 #: a word, a number or a mark that ends a phrase
 _WORD_OR_STOP = re.compile(r"[a-z]+|\d+(?:[.,]\d+)*|[,;:()]")
@@ -329,7 +329,7 @@ def _counted_thing_changed(asked: list[str], reworded: list[str]) -> str | None:
     if not any(_names_all(window, [head]) for window in windows):
         return None
     missing = [word for word in counted if not any(_names_all(w, [word]) for w in windows)]
-    if set(missing) <= _COMPARATIVES and _sides_turned(asked, reworded):
+    if set(missing) <= _COMPARATIVES and _question_sides_turned(asked, reworded):
         return None  # "how many fewer ... last week than this week" for "more ... this than last"
     return (
         f"counts '{head}' without '{' '.join(missing)}': the original asks how many "
@@ -337,14 +337,21 @@ def _counted_thing_changed(asked: list[str], reworded: list[str]) -> str | None:
     )
 
 
-def _sides_turned(asked: list[str], reworded: list[str]) -> bool:
-    """Whether both ask with "than" and each names after it what the other names before it
-    ("than last week" / "this week ... than"): a comparison turned round with its sides."""
+def _question_sides_turned(asked: list[str], reworded: list[str]) -> bool:
+    """Whether both ask with "than" and what tells the sides apart crosses over: "how many
+    fewer ... last week than this week" for "how many more ... this week than last week", "how
+    many fewer apples does Mary have than her brother Tom" for "how many more apples does Tom
+    have than Mary"."""
     if "than" not in asked or "than" not in reworded:
         return False
     ours, theirs = asked.index("than"), reworded.index("than")
-    return set(reworded[theirs + 1 :]) <= set(asked[:ours]) and set(asked[ours + 1 :]) <= set(
-        reworded[:theirs]
+    our_base, their_base = set(asked[ours + 1 :]), set(reworded[theirs + 1 :])
+    moved_in = our_base - their_base  # the original's base, now on the other side
+    moved_out = their_base - our_base  # the candidate's base, from the original's other side
+    return (
+        bool(moved_in)
+        and moved_in <= set(reworded[:theirs])
+        and bool(moved_out & set(asked[:ours]))
     )
 
 
@@ -653,43 +660,68 @@ def _kind_changed(original: str, candidate: str) -> str | None:
     return f"asks which {' '.join(named)}, where the original asks for the {' '.join(wanted)}"
 
 
-#: the words of a courtesy question after the question ("Could you tell me?", "Could you
-#: please let me know?"), which asks nothing of its own
-#: a question that says one of these may ask about whomever the story names
-_PRONOUNS_TEXT = "he she him her his hers they them their theirs"
-_PRONOUNS = frozenset(_PRONOUNS_TEXT.split())
 _NAME_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 
 def _someone_else_asked(original: str, candidate: str) -> str | None:
     """A story's question asked about another of its people: "How many pounds of gravel can
     Gary's truck carry?" as "What is the capacity of Gordy's truck in pounds?", "How many points
-    did Erin have before?" as "How many points does Sara have?". Only where both questions name
-    someone, the candidate's only people of the story and by name, no pronoun that could stand
-    for the original's."""
+    did Erin have before?" as "How many points does Sara have?". Only where the original is a
+    story and both questions ask about one of its people by name: after an auxiliary ("does
+    Erin", "can Gordy") or as the owner of the thing the original's owns ("Gary's truck" /
+    "Gordy's truck"). A name that owns something else ("How many cups does Tom's dog eat?" for
+    "... does Rex eat?", "After Sophia's gift, how many does he have?") or comes after a
+    preposition ("the trip to Chicago") may be the same one in other words."""
     if len(_SENTENCE_END.split(original.strip())) < 2:
         return None
-    asked, reworded = _asking_sentence(original), _asking_sentence(candidate)
-    if set(_WORD_OR_APOSTROPHE.findall(reworded.lower())) & _PRONOUNS:
+    story = _people(original, original, candidate)
+    ours = {(owned, name) for owned, name in _asked_about(original) if name in story}
+    owned_things = {owned for owned, _ in ours}
+    theirs = {
+        (owned, name)
+        for owned, name in _asked_about(candidate)
+        if name in story and (owned is None or owned in owned_things)
+    }
+    asked, reworded = {name for _, name in ours}, {name for _, name in theirs}
+    if not asked or not reworded:
         return None
-    ours = _people(asked, original, candidate, skip_first=True)
-    theirs = _people(reworded, original, candidate, skip_first=True)
-    if ours and theirs and not ours & theirs and theirs <= _people(original, original, candidate):
-        return (
-            f"asks about {' '.join(sorted(theirs))} where the original asks about "
-            f"{' '.join(sorted(ours))}"
-        )
-    return None
+    # named anywhere in the other's question, it may be asked about there: "How many fewer
+    # apples does Mary have than Tom?" for "How many more apples does Tom have than Mary?"
+    if asked & _people(_asking_sentence(candidate), original, candidate) or reworded & _people(
+        _asking_sentence(original), original, candidate
+    ):
+        return None
+    return (
+        f"asks about {' '.join(sorted(reworded))} where the original asks about "
+        f"{' '.join(sorted(asked))}"
+    )
 
 
-def _people(text: str, *texts: str, skip_first: bool = False) -> frozenset[str]:
-    """The names ``text`` writes (not a day, a month, a holiday or an abbreviation); with
-    ``skip_first``, not its first word, which any question capitalises."""
-    tokens = _NAME_TOKEN.findall(text)[1 if skip_first else 0 :]
-    words = {token.lower() for token in tokens if not token.isupper()}
+def _asked_about(text: str) -> set[tuple[str | None, str]]:
+    """The names the question of ``text`` asks about, each with what it owns ("gary's truck":
+    ("truck", "gary")) or None: a capitalised word after an auxiliary, or before "'s" and a
+    noun; never its first word, which any question capitalises."""
+    tokens = _NAME_TOKEN.findall(_asking_sentence(text))
+    found: set[tuple[str | None, str]] = set()
+    for index, token in enumerate(tokens[1:], 1):
+        if not token[:1].isupper() or token.isupper():
+            continue
+        name = token.lower().removesuffix("'s")
+        if token.lower().endswith("'s") and index + 1 < len(tokens):
+            found.add((tokens[index + 1].lower(), name))
+        elif tokens[index - 1].lower() in AUXILIARIES:
+            found.add((None, name))
+    return found
+
+
+def _people(text: str, *texts: str) -> frozenset[str]:
+    """The names ``text`` writes: not a day, a month, a holiday, a title or an abbreviation."""
+    words = {token.lower() for token in _NAME_TOKEN.findall(text) if not token.isupper()}
     return written_as_names(words, *texts) - DATE_NAMES
 
 
+#: the words of a courtesy question after the question ("Could you tell me?", "Could you
+#: please let me know?"), which asks nothing of its own
 _COURTESY_TEXT = (
     "could can would will you please kindly tell let me us know share help answer this that it "
     "i ask"
