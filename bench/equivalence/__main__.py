@@ -54,6 +54,9 @@ DATASETS = {
     "mathkept": HERE / "math_changes.jsonl",
     # 30 more of them, written after the checks they measure, from other originals
     "mathkept-heldout": HERE / "math_changes_heldout.jsonl",
+    # 40 GSM8K problems, each with a faithful rewording and a numbers-kept change, written by
+    # a writer who saw neither the checks nor the sets above, after every check (MATH_CHANGES.md)
+    "math-heldout2": HERE / "math_pairs_heldout.jsonl",
 }
 #: the task each data set's questions are (the judge's threshold may be calibrated per task)
 TASKS: dict[str, Task] = {
@@ -61,6 +64,7 @@ TASKS: dict[str, Task] = {
     "factual": "factual",
     "mathkept": "math",
     "mathkept-heldout": "math",
+    "math-heldout2": "math",
 }
 RECORDED = HERE / "judged.jsonl"
 #: the pairs the bundled judge calibrations were chosen on (the rest are held out)
