@@ -16,10 +16,11 @@ scored 20 fewer goals than Richie" for "Richie scored 20 more goals than Mark") 
 one, so the thing compared with must share a word in both (``comparisons`` reads the sides of
 the ones it can).
 
-And a comparison the same way against another person: "Daisy has $50 more than Samantha" as
-"Daisy has $50 more than Carmen", "Seth is twice as old as Brooke" as "Brooke is twice as old
-as Seth". Only names are compared (words written capitalised wherever either text has them), so
-"800 pounds more than hers" for "800 pounds more than Gissela's truck" passes.
+And a comparison the same way with another person on one side: "Daisy has $50 more than
+Samantha" as "Daisy has $50 more than Carmen", "Seth is twice as old as Brooke" as "Brooke is
+twice as old as Seth", "Jamal has 4 more bananas than apples" as "Andrea has 4 more bananas
+than apples". Only names are compared (``shared.names``), so "800 pounds more than hers" for
+"800 pounds more than Gissela's truck" passes.
 """
 
 from __future__ import annotations
