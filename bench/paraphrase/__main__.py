@@ -24,6 +24,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
+
 from bench.stack import local_services
 from steadfast.shared.answers import screenable_answers
 from steadfast.shared.clients.perturb import PerturbClient
@@ -95,12 +97,19 @@ async def run_dataset(
         )
         result = await client.paraphrases(request)
         results.append(result)
+        if args.dump:
+            _append(args.dump, {"dataset": name, "build": config, "response": result})
         print(
             f"  {name} {config} {index + 1}/{args.questions}: {len(result.accepted)}/{args.k} "
             f"accepted, {result.candidates_generated} candidates, {result.elapsed_s:.0f} s",
             file=sys.stderr,
         )
     return results
+
+
+def _append(path: str, record: dict[str, object]) -> None:
+    with open(path, "a", encoding="utf-8") as dump:
+        dump.write(msgspec.json.encode(record).decode() + "\n")
 
 
 @dataclass(frozen=True)
@@ -221,6 +230,11 @@ def main() -> None:
     )
     parser.add_argument("--show", type=int, default=1, help="questions whose paraphrases to print")
     parser.add_argument("--data-dir", default=None, help="gateway data dir (model cache)")
+    parser.add_argument(
+        "--dump",
+        default=None,
+        help="append every response (accepted and rejected candidates, with why) to this JSONL",
+    )
     args = parser.parse_args()
     if args.perturb_url:
         asyncio.run(run(args))

@@ -234,6 +234,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _purpose_asked(original, candidate)
         or _kind_changed(original, candidate)
         or _someone_else_asked(original, candidate)
+        or _ratio_asked(original, candidate)
     )
 
 
@@ -658,6 +659,24 @@ def _kind_changed(original: str, candidate: str) -> str | None:
     if asked_kind is None or named_kind is None or asked_kind == named_kind:
         return None
     return f"asks which {' '.join(named)}, where the original asks for the {' '.join(wanted)}"
+
+
+#: a question or request for a ratio: "Calculate his profit margin.", "Which percentage ...?"
+_RATIO_ASKED = re.compile(
+    r"\b(?:what(?:'s| is| was| are| were)?|which|calculate|find|determine|compute|how many|"
+    r"how much)\s+(?:(?:the|his|her|their|its|a|an)\s+)?(?:[a-z]+\s+){0,2}?"
+    r"(margin|percentage|percent|ratio|rate|proportion|fraction)s?\b"
+)
+
+
+def _ratio_asked(original: str, candidate: str) -> str | None:
+    """A ratio asked where the original asks no ratio: "Calculate his profit margin." for "How
+    much profit did he make?" (accepted in a bench run at judge 0.5 or more), "Which percentage
+    did the price decrease by?" for "What was the price of the toy?"."""
+    asked = _RATIO_ASKED.search(candidate.lower())
+    if asked is None or _RATIO_ASKED.search(original.lower()):
+        return None
+    return f"asks for a {asked.group(1)} where the original asks for no ratio"
 
 
 _NAME_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")

@@ -749,3 +749,46 @@ def test_how_many_fewer_with_the_sides_kept_is_another_question() -> None:
     assert direction_difference(CEREAL, candidate) == (
         "counts 'boxes' without 'more': the original asks how many more boxes of cereal"
     )
+
+
+JOSH = (
+    "Josh decides to try flipping a house. He buys a house for $80,000 and then puts in $50,000 "
+    "in repairs. This increased the value of the house by 150%. How much profit did he make?"
+)
+
+
+def test_a_ratio_asked_for_an_amount_is_refused() -> None:
+    # accepted in a bench run (bench/paraphrase, 2026-12-06)
+    candidate = (
+        "Josh wants to flip a house. He purchases the property for $80,000 and later spends "
+        "$50,000 on repairs. Following the repairs, the house's value increases by 150%. "
+        "Calculate his profit margin."
+    )
+    assert direction_difference(JOSH, candidate) == (
+        "asks for a margin where the original asks for no ratio"
+    )
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        (
+            JOSH,
+            "Josh buys a house for $80,000 and puts $50,000 into repairs, which raises its value "
+            "by 150%. Determine his total gain.",
+        ),
+        # a rate stated, not asked
+        (
+            "The bag is marked $140. How much will you pay after a 5% discount?",
+            "A bag priced at $140 has a 5% reduction. What is the final cost at that rate?",
+        ),
+        # the original asks a ratio too
+        (
+            "Candy has 15 blue spools and 45 green spools. What percent of her spools are blue?",
+            "Candy owns 15 blue and 45 green spools. Find the percentage of her spools that are "
+            "blue.",
+        ),
+    ],
+)
+def test_an_amount_asked_in_other_words_passes(original: str, candidate: str) -> None:
+    assert direction_difference(original, candidate) is None
