@@ -136,7 +136,47 @@ def dropped_comparison_side(original: str, candidate: str) -> str | None:
                 f"drops a side of a comparison ({' '.join(sorted(side))}): {larger} is "
                 f"{ours.amount} more than {smaller}"
             )
+    return _side_left_out_of_its_sentence(original, candidate)
+
+
+def _side_left_out_of_its_sentence(original: str, candidate: str) -> str | None:
+    """A comparison whose amount the candidate states in a sentence that does not say what is
+    more: "Gretchen has 110 coins and 30 more than the number of silver coins. How many gold
+    coins does she have?" (accepted in a demo run and read by the model as 30 more silver than
+    gold) for "There are 30 more gold coins than silver coins". What both sides count ("coins"
+    of "gold coins" and "silver coins") does not tell them apart."""
+    for ours in comparisons(original):
+        sentence = _only_sentence_with(ours.amount, candidate)
+        if sentence is None:
+            continue
+        # hyphens split: "a 30-gold coin excess" names the gold coins
+        words = _words(" ".join(re.sub(r"[^\w$%']", " ", sentence.lower()).split()))
+        for side, other in ((ours.larger, ours.smaller), (ours.smaller, ours.larger)):
+            telling = side - _counted_by_both(side, other, original)
+            if not telling or telling <= _MULTIPLIERS or telling & words:
+                continue
+            return (
+                f"states {ours.amount} in a sentence that leaves out a side of the comparison "
+                f"({' '.join(sorted(telling))})"
+            )
     return None
+
+
+def _only_sentence_with(amount: str, text: str) -> str | None:
+    written = re.compile(rf"(?<![\w.,]){re.escape(amount)}(?!\w)")
+    found = [s for s in re.split(r"(?<=[.?!;])\s+", text) if written.search(s.lower())]
+    return found[0] if len(found) == 1 else None
+
+
+def _counted_by_both(side: frozenset[str], other: frozenset[str], original: str) -> set[str]:
+    """The words of ``side`` the original also writes after the other side ("coin" in "silver
+    coins"): what both count."""
+    lowered = original.lower()
+    return {
+        word
+        for word in side
+        if any(re.search(rf"\b{re.escape(o)}\w* {re.escape(word)}", lowered) for o in other)
+    }
 
 
 def _words(side: str) -> set[str]:

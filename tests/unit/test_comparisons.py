@@ -280,3 +280,37 @@ def test_a_difference_said_with_what_it_is_compared_with_passes(
     original: str, candidate: str
 ) -> None:
     assert difference_without_its_base(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("candidate", "refused"),
+    [
+        # accepted in a demo run; the model read it as 30 more silver coins than gold ones
+        (
+            "Gretchen has 110 coins and 30 more than the number of silver coins. How many gold "
+            "coins does she have?",
+            True,
+        ),
+        (
+            "Gretchen has 110 coins, with 30 more gold coins than silver coins. What is the "
+            "count of gold coins she has?",
+            False,
+        ),
+        (
+            "Gretchen has 110 coins and 30 more gold than silver. How many gold coins does she "
+            "own in total?",
+            False,
+        ),
+        (
+            "Gretchen has 110 coins. The gold ones outnumber the silver ones by 30. How many "
+            "gold coins are there?",
+            False,
+        ),
+    ],
+)
+def test_a_side_left_out_of_the_comparisons_sentence(candidate: str, refused: bool) -> None:
+    why = dropped_comparison_side(GRETCHEN, candidate)
+    assert (
+        why == "states 30 in a sentence that leaves out a side of the comparison (gold)"
+    ) is refused
+    assert (why is None) is not refused

@@ -611,6 +611,9 @@ _KIND_ASKED = re.compile(
     r"of|kind|type|sort)\b)((?:[a-z]+ ){0,2}?[a-z]+)(?= (?:is|are|was|were|does|do|did|has|have|"
     r"had|can|could|will|would)\b)"
 )
+#: "Which country's capital is in Australia?" asks which country (accepted in a demo run for
+#: "What is the capital city of Australia?" and answered "I don't know")
+_POSSESSOR_ASKED = re.compile(r"^(?:what|which) ([a-z]+)'s\b")
 #: the thing a question asks for: "What is the capital city of ...", "Which city hosted ..."
 _THING_ASKED = re.compile(
     r"^(?:what|which)(?:'s| (?:is|are|was|were))(?: the| a| an)? ([a-z ]+?)(?= of\b| in\b| for\b|"
@@ -649,7 +652,8 @@ def _kind_changed(original: str, candidate: str) -> str | None:
     a capital city in Australia?" for "What is the capital city of Australia?" asks for a
     country where the original asks for a city. Only kinds of ``_KINDS_TEXT`` count, each
     group one kind ("Which city is the capital ...?" asks for a capital)."""
-    kind = _KIND_ASKED.match(_asking_sentence(candidate).lower())
+    reworded = _asking_sentence(candidate).lower()
+    kind = _POSSESSOR_ASKED.match(reworded) or _KIND_ASKED.match(reworded)
     thing = _THING_ASKED.match(_asking_sentence(original).lower())
     if kind is None or thing is None:
         return None

@@ -792,3 +792,19 @@ def test_a_ratio_asked_for_an_amount_is_refused() -> None:
 )
 def test_an_amount_asked_in_other_words_passes(original: str, candidate: str) -> None:
     assert direction_difference(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a demo run and answered "I don't know"
+        (
+            "Which country's capital is in Australia?",
+            "asks which country, where the original asks for the capital city",
+        ),
+        ("Which city is Australia's capital?", None),
+        ("What is the capital of Australia's country?", None),
+    ],
+)
+def test_whose_kind_a_question_asks(candidate: str, why: str | None) -> None:
+    assert direction_difference("What is the capital city of Australia?", candidate) == why
