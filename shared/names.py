@@ -7,22 +7,25 @@ from __future__ import annotations
 
 import re
 
-#: capitalised, yet the day or the occasion of a story, not one of its people or things
-_DATE_NAMES_TEXT = """
-monday tuesday wednesday thursday friday saturday sunday
+#: a word as the name readers read it: letters, and a possessive's "'s" ("Gordy's")
+NAME_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday")
+WEEKEND = ("saturday", "sunday")
+#: capitalised, yet no one of a story: its days and occasions, and the titles before a name
+#: ("Mr. Jones" and "Jones" are one person)
+_NO_ONE_TEXT = """
 january february march april may june july august september october november december
 christmas easter halloween thanksgiving
+mr mrs ms miss mister dr sir madam aunt uncle
 """
-DATE_NAMES = frozenset(_DATE_NAMES_TEXT.split())
-#: capitalised before a name, yet no name ("Mr. Jones" and "Jones" are one person)
-_TITLES = frozenset(["mr", "mrs", "ms", "miss", "mister", "dr", "sir", "madam", "aunt", "uncle"])
+_NO_ONE = frozenset(_NO_ONE_TEXT.split()) | frozenset(WEEKDAYS) | frozenset(WEEKEND)
 
 
 def written_as_names(words: frozenset[str] | set[str], *texts: str) -> frozenset[str]:
     """Those of ``words`` (lower-cased; a possessive's "'s" taken off) that ``texts`` write
-    capitalised only, in the plural too: the "cookie" of "Cookie Monster" is no name where the
-    story counts "cookies"."""
-    bare = {word.removesuffix("'s") for word in words} - _TITLES
+    capitalised only, in the plural too (the "cookie" of "Cookie Monster" is no name where the
+    story counts "cookies"), and that are no day, month, holiday or title."""
+    bare = {word.removesuffix("'s") for word in words} - _NO_ONE
     return frozenset(
         word
         for word in bare

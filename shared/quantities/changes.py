@@ -30,7 +30,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from steadfast.shared.inflections import every_form
-from steadfast.shared.names import DATE_NAMES, share_a_name, written_as_names
+from steadfast.shared.names import NAME_TOKEN, share_a_name, written_as_names
 from steadfast.shared.quantities.mention import Quantity
 from steadfast.shared.quantities.reading import normalized_text
 from steadfast.shared.quantities.surroundings import Surroundings, numbers_written_once
@@ -137,8 +137,7 @@ def compared_with_another(original: str, candidate: str) -> str | None:
 
 
 def _other_name(ours: frozenset[str], theirs: frozenset[str], *texts: str) -> str | None:
-    named = written_as_names(ours, *texts) - DATE_NAMES
-    other_named = written_as_names(theirs, *texts) - DATE_NAMES
+    named, other_named = written_as_names(ours, *texts), written_as_names(theirs, *texts)
     if named and other_named and not share_a_name(named, other_named):
         return f"{' '.join(sorted(other_named))}, not {' '.join(sorted(named))}"
     return None
@@ -162,7 +161,6 @@ _MULTIPLE = re.compile(
     r"\b(?P<times>twice|thrice|half|(?:\d[\d.,/]*|[a-z]+) times) as (?P<what>(?:[a-z]+ ){1,3}?)as "
     r"(?P<base>[\w']+(?: [\w']+){0,2})"
 )
-_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 
 def _multiples(text: str) -> dict[Quantity, _Compared]:
@@ -183,7 +181,7 @@ def _multiples(text: str) -> dict[Quantity, _Compared]:
 
 
 def _words_of(phrase: str) -> frozenset[str]:
-    return frozenset(_WORD.findall(phrase)) - _FUNCTION_WORDS
+    return frozenset(NAME_TOKEN.findall(phrase)) - _FUNCTION_WORDS
 
 
 def _comparisons(text: str) -> dict[Quantity, _Compared]:

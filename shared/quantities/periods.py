@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from itertools import pairwise
 
+from steadfast.shared.names import WEEKDAYS, WEEKEND
 from steadfast.shared.quantities.mention import Quantity
 from steadfast.shared.quantities.surroundings import SENTENCE_ENDS, numbers_written_once
 
@@ -132,28 +133,18 @@ def _shares(text: str) -> dict[Quantity, str]:
     return found
 
 
-#: the days of the week, with their short forms ("Mon-Fri")
-_DAYS = {
-    "monday": "mon",
-    "tuesday": "tue",
-    "wednesday": "wed",
-    "thursday": "thu",
-    "friday": "fri",
-    "saturday": "sat",
-    "sunday": "sun",
-}
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday")
-_WEEKEND = ("saturday", "sunday")
+#: the short forms of the days ("Mon-Fri")
+_SHORT_DAYS = {day: day[:3] for day in (*WEEKDAYS, *WEEKEND)}
 _SPAN = r"(?:days?|nights?|weeks?|weekends?|months?|years?|mornings?|evenings?)"
 #: words that keep a story's days to some of them; the days that say the same; and other
 #: words for the same ("every second day" is every other day)
 _NARROWING: dict[str, tuple[str, tuple[str, ...], str]] = {
     "weekday": (
         r"\b(?:week-?days?|work-?days?|working days?|business days?|school days?)\b",
-        _WEEKDAYS,
+        WEEKDAYS,
         "",
     ),
-    "weekend": (r"\bweek-?ends?\b", _WEEKEND, ""),
+    "weekend": (r"\bweek-?ends?\b", WEEKEND, ""),
     "every other": (
         rf"\bevery other {_SPAN}|\balternat(?:e|ing) {_SPAN}",
         (),
@@ -165,13 +156,13 @@ _NARROWING: dict[str, tuple[str, tuple[str, ...], str]] = {
 def narrowed_days(original: str, candidate: str) -> str | None:
     """Which word keeps the candidate's days to some of the original's ("weekday" for "every
     morning"), or None."""
-    ours, theirs = original.lower(), candidate.lower()
+    said, reworded = original.lower(), candidate.lower()
     for word, (pattern, days, same) in _NARROWING.items():
-        if not re.search(pattern, theirs) or re.search(pattern, ours):
+        if not re.search(pattern, reworded) or re.search(pattern, said):
             continue
-        if same and re.search(same, ours):
+        if same and re.search(same, said):
             continue
-        if sum(_names_day(ours, day) for day in days) >= 2:
+        if sum(_names_day(said, day) for day in days) >= 2:
             continue
         return f"says '{word}' where the original does not"
     return None
@@ -179,4 +170,4 @@ def narrowed_days(original: str, candidate: str) -> str | None:
 
 def _names_day(text: str, day: str) -> bool:
     """ "Monday", "Mondays", "Mon" """
-    return bool(re.search(rf"\b(?:{day}s?|{_DAYS[day]})\b", text))
+    return bool(re.search(rf"\b(?:{day}s?|{_SHORT_DAYS[day]})\b", text))

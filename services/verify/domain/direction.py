@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 
 from steadfast.shared.inflections import same_word
-from steadfast.shared.names import DATE_NAMES, written_as_names
+from steadfast.shared.names import NAME_TOKEN, written_as_names
 from steadfast.shared.quantities.answer_units import unit_named
 from steadfast.shared.question_words import AUXILIARIES, QUESTION_WORDS
 
@@ -683,9 +683,6 @@ def _ratio_asked(original: str, candidate: str) -> str | None:
     return f"asks for a {asked.group(1)} where the original asks for no ratio"
 
 
-_NAME_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
-
-
 def _someone_else_asked(original: str, candidate: str) -> str | None:
     """A story's question asked about another of its people: "How many pounds of gravel can
     Gary's truck carry?" as "What is the capacity of Gordy's truck in pounds?", "How many points
@@ -724,7 +721,7 @@ def _asked_about(text: str) -> set[tuple[str | None, str]]:
     """The names the question of ``text`` asks about, each with what it owns ("gary's truck":
     ("truck", "gary")) or None: a capitalised word after an auxiliary, or before "'s" and a
     noun; never its first word, which any question capitalises."""
-    tokens = _NAME_TOKEN.findall(_asking_sentence(text))
+    tokens = NAME_TOKEN.findall(_asking_sentence(text))
     found: set[tuple[str | None, str]] = set()
     for index, token in enumerate(tokens[1:], 1):
         if not token[:1].isupper() or token.isupper():
@@ -739,8 +736,8 @@ def _asked_about(text: str) -> set[tuple[str | None, str]]:
 
 def _people(text: str, *texts: str) -> frozenset[str]:
     """The names ``text`` writes: not a day, a month, a holiday, a title or an abbreviation."""
-    words = {token.lower() for token in _NAME_TOKEN.findall(text) if not token.isupper()}
-    return written_as_names(words, *texts) - DATE_NAMES
+    words = {token.lower() for token in NAME_TOKEN.findall(text) if not token.isupper()}
+    return written_as_names(words, *texts)
 
 
 #: the words of a courtesy question after the question ("Could you tell me?", "Could you
