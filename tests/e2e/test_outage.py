@@ -45,7 +45,10 @@ def test_a_model_server_down_for_a_while_loses_no_answer(tmp_path: Path, port_bl
         stack.upstream.start()  # ... and comes back on the same port
         status = wait_finished(url, job_id, timeout_s=240)
         assert status["status"] == "succeeded", status
-        assert status["error_count"] == 0 and status["message"] is None, status
+        assert status["error_count"] == 0 and status["message"] is None, (
+            status["message"],
+            status["errors"],
+        )
         progress = status["progress"]
         assert progress["answer"]["done"] == progress["answer"]["total"] == ITEMS * (1 + K)
         report = httpx.get(f"{url}/v1/evaluations/{job_id}/report?format=json", timeout=60).json()
