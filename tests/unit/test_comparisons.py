@@ -314,3 +314,63 @@ def test_a_side_left_out_of_the_comparisons_sentence(candidate: str, refused: bo
         why == "states 30 in a sentence that leaves out a side of the comparison (gold)"
     ) is refused
     assert (why is None) is not refused
+
+
+@pytest.mark.parametrize(
+    ("candidate", "refused"),
+    [
+        # both accepted in a demo run and answered 40: "she has 30 more than silver coins"
+        # may as well mean 30 more coins in all than silver ones
+        (
+            "How many gold coins does Gretchen have, if she has 30 more than silver coins, and "
+            "she starts with 110 coins?",
+            True,
+        ),
+        (
+            "Tell me the number of gold coins Gretchen has, if she starts with 110 coins and "
+            "has 30 more than silver coins.",
+            True,
+        ),
+        (
+            "How many gold coins does Gretchen have if she has 110 coins and 30 more than "
+            "silver ones?",
+            True,
+        ),
+        (
+            "Gretchen has 110 coins, and there are 30 more gold than silver coins. What is the "
+            "total number of gold coins she has?",
+            False,
+        ),
+        (
+            "Gretchen has 110 coins, of which the gold ones number 30 more than the silver "
+            "ones. How many gold coins does she have?",
+            False,
+        ),
+        (
+            "Of her 110 coins, Gretchen's gold coins are 30 more than her silver coins. How "
+            "many gold coins does she have?",
+            False,
+        ),
+    ],
+)
+def test_the_thing_that_is_more_left_out_of_its_clause(candidate: str, refused: bool) -> None:
+    why = dropped_comparison_side(GRETCHEN, candidate)
+    assert (
+        why == "says '30 more than silver' in a clause that does not say what is more (gold)"
+    ) is refused
+    assert (why is None) is not refused
+
+
+def test_a_comparison_with_a_person_may_leave_the_thing_to_its_sentence() -> None:
+    # the labelled faithful rewording gsmplus_733: "8 more than the number of apples Jamal
+    # has" compares with a person, whose apples the clause need not name again
+    original = (
+        "Andrea has 8 more apples than Jamal and half as many bananas as Jamal. Jamal has 4 "
+        "more bananas than apples. How many fruits are there if Andrea has 52 apples?"
+    )
+    candidate = (
+        "If Andrea possesses 52 apples, which is 8 more than the number of apples Jamal has, "
+        "and she also has half the number of bananas that Jamal has, while Jamal has 4 bananas "
+        "more than his apples, can you calculate the total number of fruits they have?"
+    )
+    assert dropped_comparison_side(original, candidate) is None

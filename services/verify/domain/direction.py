@@ -146,7 +146,8 @@ _WORD_OR_APOSTROPHE = re.compile(r"[a-z][a-z']*")
 _OTHER_THINGS = (
     (
         re.compile(
-            r"\bwhat (?:does|do|did) (?:.+ )?(?:stand for|mean|represent|signify|symboli[sz]e)\b",
+            r"\bwhat (?:does|do|did) (?:.+ )?(?:stand for|mean|represent|signify|symboli[sz]e|"
+            r"denote|indicate)\b",
             re.IGNORECASE,
         ),
         "what something stands for or means",

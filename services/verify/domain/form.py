@@ -170,6 +170,18 @@ def _steps_added(original: str, candidate: str) -> str | None:
 _OPERATION_WORD = re.compile(rf"\b(?:multiply|add|subtract|divide|{_GERUNDS})\b")
 
 
+#: a text or a list the candidate refers to and nobody gave: "Which capital city in Australia is
+#: mentioned?" for "What is the capital city of Australia?" (accepted in a demo run, judge 0.78,
+#: answered "Sydney")
+_ABSENT_TEXT = re.compile(
+    r"\b(?:is|are|was|were) (?:being )?(?:mentioned|referred to|cited|listed|discussed|"
+    r"described)\W*$|\b(?:in|from|of|by) (?:the|this) (?:text|passage|article|paragraph|"
+    r"excerpt|document|context|statement|list|above)\b|\b(?:aforementioned|above-mentioned|"
+    r"mentioned above|mentioned here|mentioned earlier)\b",
+    re.IGNORECASE,
+)
+
+
 def form_difference(original: str, candidate: str) -> str | None:
     """Why the candidate does not ask what a question or request asks, or None."""
     original, candidate = original.replace("’", "'"), candidate.replace("’", "'")
@@ -196,10 +208,21 @@ def form_difference(original: str, candidate: str) -> str | None:
         )
     if closed := _closed_question(original, candidate):
         return f"asks a yes/no question ('{closed}') where the question asks what, who or how"
+    return _solved_or_added(original, candidate)
+
+
+def _solved_or_added(original: str, candidate: str) -> str | None:
+    """A calculation or a way to the answer the candidate tells, a text it refers to and a
+    sentence it adds, none of them the original's."""
     if (calculation := _CALCULATION.search(candidate)) and not _CALCULATION.search(original):
         return f"writes out a calculation ('{calculation.group(0)}'): it partly solves the problem"
     if steps := _steps_added(original, candidate):
         return f"says how to work it out ('{steps}'): it partly solves the problem"
+    if (text := _ABSENT_TEXT.search(candidate)) and not _ABSENT_TEXT.search(original):
+        return (
+            f"asks about a text the question does not give ('{text.group(0)}'): it asks what "
+            "that text says, not what the question asks"
+        )
     if added := _sentence_added(original, candidate):
         return f"adds a sentence to the question ('{added}'): it may state or suggest an answer"
     return None

@@ -436,6 +436,13 @@ OTHER_THINGS = [
     ("What is the chemical symbol for gold?", "Which symbol stands for gold?", None),
     ("What is the chemical symbol for gold?", "What is gold's symbol as an element?", None),
     ("What is the chemical symbol for gold?", "What symbol represents gold?", None),
+    # accepted in a demo run (judge 0.71): what the symbol denotes, not which it is
+    (
+        "What is the chemical symbol for gold?",
+        "What does the symbol denote for gold?",
+        "asks what something stands for or means, which the original does not",
+    ),
+    ("What is the chemical symbol for gold?", "What is the symbol used to denote gold?", None),
     ("What does DNA stand for?", "What do the letters DNA stand for?", None),
     # accepted in a demo run: where the capital is, not which city it is
     (

@@ -506,3 +506,36 @@ def test_an_auxiliary_that_opens_a_request_or_a_kept_yes_no_question_passes(
     original: str, candidate: str
 ) -> None:
     assert form_difference(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("candidate", "said"),
+    [
+        # accepted in a demo run (judge 0.78) and answered "Sydney"
+        ("Which capital city in Australia is mentioned?", "is mentioned?"),
+        ("In the text, what is the capital of Australia?", "In the text"),
+        ("What is the aforementioned capital of Australia?", "aforementioned"),
+    ],
+)
+def test_a_rewording_about_a_text_nobody_gave_is_refused(candidate: str, said: str) -> None:
+    why = form_difference("What is the capital city of Australia?", candidate)
+    assert why == (
+        f"asks about a text the question does not give ('{said}'): it asks what that text "
+        "says, not what the question asks"
+    )
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        ("What is the capital city of Australia?", "What is the capital city of Australia named?"),
+        ("What is the capital city of Australia?", "Which city is listed as Australia's capital?"),
+        # the original refers to its text itself
+        (
+            "Which city is mentioned in the passage?",
+            "What city does the passage mention?",
+        ),
+    ],
+)
+def test_a_name_asked_or_the_originals_own_text_passes(original: str, candidate: str) -> None:
+    assert form_difference(original, candidate) is None
