@@ -50,5 +50,10 @@ def _without_numbering(line: str) -> str:
     return _BULLET_OR_NUMBER.sub("", line, count=1).strip()
 
 
+def text_key(text: str) -> str:
+    """What two texts the same but for case and spacing share."""
+    return _WHITESPACE.sub(" ", text).strip().casefold()
+
+
 def same_text(a: str, b: str) -> bool:
-    return _WHITESPACE.sub(" ", a).strip().casefold() == _WHITESPACE.sub(" ", b).strip().casefold()
+    return text_key(a) == text_key(b)

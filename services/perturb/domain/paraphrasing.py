@@ -6,7 +6,7 @@ import asyncio
 import time
 from typing import Protocol
 
-from steadfast.services.perturb.domain.cleaning import candidate_lines, same_text
+from steadfast.services.perturb.domain.cleaning import candidate_lines, same_text, text_key
 from steadfast.services.perturb.domain.errors import (
     RequestError,
     UpstreamUnavailable,
@@ -17,6 +17,7 @@ from steadfast.services.perturb.domain.paraphrase_rounds import (
     CallSpec,
     Progress,
     feedback_of,
+    first_rejections,
     next_temperature,
     plan_round,
     rejected_candidate,
@@ -156,7 +157,7 @@ class ParaphraseBuilder:
             await asyncio.gather(*calls, return_exceptions=True)
         this_round = progress.rejected[first_rejection:]
         if request.feedback:
-            progress.feedback = feedback_of(this_round)
+            progress.feedback = feedback_of(this_round, progress.rejected[:first_rejection])
         progress.temperature = next_temperature(request, progress, this_round, written)
         if stop:
             return stop
@@ -299,9 +300,12 @@ class ParaphraseBuilder:
         without a model call."""
         kept: list[tuple[CallSpec, int, str]] = []
         screenable = screenable_answers(question, answers) if answers else []
+        first = first_rejections(progress.rejected)
         for spec, line, text in written:
             if any(same_text(text, earlier) for earlier in progress.seen):
                 reason = "same as the original or an earlier candidate"
+                if (before := first.get(text_key(text))) is not None:
+                    reason += f", rejected at stage {before.stage}: {before.reason}"
                 progress.rejected.append(rejected_candidate(text, spec, line, "duplicate", reason))
                 continue
             progress.seen.append(text)

@@ -873,3 +873,49 @@ def test_an_answer_told_as_feedback_names_the_stage() -> None:
         )
     ]
     assert feedback_of(rejected) == "one named the answer; never name or hint at the answer"
+
+
+def test_a_repeat_of_a_rejected_rewording_is_told_as_that_rejection() -> None:
+    """A generator that writes one refused rewording again and again (fifteen times in a demo
+    run) is told why it was refused, not only that it repeats itself."""
+    spec = CallSpec(kind="plain", count=3, sample_index=0, seed=0, hint=HINTS[0])
+    unit = 'numbers differ from the original: drops the answer\'s unit "degrees Celsius"'
+    dropped = "What temperature does water boil at sea level?"
+    earlier = [rejected_candidate(dropped, spec, 1, "numbers", unit)]
+    repeat = "same as the original or an earlier candidate"
+    this_round = [
+        rejected_candidate(dropped, spec, 1, "duplicate", repeat),
+        rejected_candidate(dropped.upper(), spec, 2, "duplicate", repeat),
+        rejected_candidate("What is it?", spec, 3, "lexical", "overlap 0.9"),
+        rejected_candidate("What is that?", spec, 4, "lexical", "overlap 0.9"),
+        rejected_candidate(QUESTION, spec, 5, "duplicate", repeat),  # of the question
+    ]
+    assert feedback_of(this_round, earlier) == (
+        f'{FEEDBACK["numbers"]} (one rewording: drops the answer\'s unit "degrees Celsius"); '
+        f"{FEEDBACK['lexical']}"
+    )
+    # without the earlier rounds they are repeats, as before
+    assert feedback_of(this_round) == f"{FEEDBACK['duplicate']}; {FEEDBACK['lexical']}"
+
+
+async def test_a_repeat_names_why_its_first_copy_was_rejected_and_the_next_round_hears_it() -> None:
+    refused = "Tom buys five more apples: how many now?"
+
+    def responder(request: GenerateRequest) -> str:
+        return f"1. {refused}\n2. plain rewording {request.sample_index}"
+
+    builder, gateway, _ = _builder(responder, accept=lambda text: text != refused)
+    request = ParaphraseRequest(
+        question=QUESTION, k=4, seed=0, plain_per_round=2, toned_per_round=0
+    )
+    result = await builder.build(request)
+    repeats = [r for r in result.rejected if r.stage == "duplicate"]
+    assert repeats, "the refused rewording was written again"
+    assert all(
+        r.reason == "same as the original or an earlier candidate, rejected at stage judge: "
+        "judge answered no"
+        for r in repeats
+    )
+    later = [user_text(r) for r in gateway.requests[1:]]
+    assert later and all(f"rejected: {FEEDBACK['judge']}" in text for text in later)
+    assert not any(FEEDBACK["duplicate"] in text for text in later)
