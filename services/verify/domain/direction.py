@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import re
 
+from steadfast.services.verify.domain.aggregates import aggregate_changed
 from steadfast.shared.inflections import same_word
 from steadfast.shared.names import NAME_TOKEN, written_as_names
 from steadfast.shared.quantities.answer_units import unit_named
@@ -228,6 +229,10 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _things_added_to_count(
             _asking_words(original, _WORD_OR_NUMBER), _asking_words(candidate, _WORD_OR_STOP)
         )
+        or _things_dropped_from_count(
+            _asking_words(original, _WORD_OR_NUMBER), _asking_words(candidate, _WORD_OR_STOP)
+        )
+        or _count_turned_to_another_thing(original, candidate)
         or _addressee_swapped(original, candidate)
         or _topic_dropped(original, candidate)
         or _other_thing_asked(original, candidate)
@@ -236,6 +241,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _kind_changed(original, candidate)
         or _someone_else_asked(original, candidate)
         or _ratio_asked(original, candidate)
+        or aggregate_changed(original, candidate)
     )
 
 
@@ -382,6 +388,87 @@ def _things_added_to_count(asked: list[str], reworded: list[str]) -> str | None:
                 f"counts {' '.join(phrase)!r} where the original asks how many {' '.join(counted)}"
             )
     return None
+
+
+def _things_dropped_from_count(asked: list[str], reworded: list[str]) -> str | None:
+    """Why the candidate counts only some of the things the original counts together: "How
+    many glasses does Jeff have now?" for "How many glasses and plates does Jeff have now?"
+    (a labelled meaning change the judge scored 0.68). Only when the candidate's question
+    counts one of the joined things and names no other anywhere."""
+    phrase = _counted_phrase(asked)
+    if not _JOINING.intersection(phrase) or _EXCLUDING.intersection(phrase):
+        return None
+    joined = [word for word in _naming_words(phrase) if word not in _JOINING]
+    for start in _counting_starts(reworded, markers=_COUNTING_MARKERS + _SUM_MARKERS):
+        counted = _naming_words(_phrase_from(reworded, start))
+        kept = [word for word in joined if _names_all(counted, [word])]
+        dropped = [word for word in joined if not _names_all(reworded, [word])]
+        if kept and dropped:
+            return (
+                f"counts {' '.join(counted)!r} where the original asks how many {' '.join(phrase)}"
+            )
+    return None
+
+
+def _count_turned_to_another_thing(original: str, candidate: str) -> str | None:
+    """Why the candidate counts another thing of the story than the original: "How many
+    Pomeranians does Jana have?" for "How many puppies does Jana have?" (the story's
+    Pomeranians are some of her puppies; a labelled meaning change the judge scored 0.67).
+    Only when the story counts the candidate's thing (writes it after a number), its question
+    does not count it, and the story does not count the original's things in it
+    ("how many pairs" for "how many shoes" where "each pair of shoes" costs $1,000)."""
+    phrase = _naming_words(_counted_phrase(_asking_words(original, _WORD_OR_NUMBER)))
+    reworded = _asking_words(candidate, _WORD_OR_STOP)
+    story = original.lower()
+    for start in _counting_starts(reworded, markers=(("how", "many"),)):
+        counted = _naming_words(_until_of(_phrase_from(reworded, start), candidate))
+        counted = [word for word in counted if word not in _NOT_COUNTED]
+        if not phrase or not counted:
+            continue
+        head = counted[-1]
+        if any(same_word(head, word) for word in phrase):
+            continue
+        told = [word for word in _story_counts(story) if same_word(head, word)]
+        holds = any(
+            re.search(rf"\b{told_as} of (?:[a-z]+ )?{phrase[-1][:4]}", story) for told_as in told
+        )
+        if told and not holds:
+            return f"counts the story's {head} where the original asks how many {' '.join(phrase)}"
+    return None
+
+
+_NUMBER_WORDS_TEXT = (
+    "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty "
+    "forty fifty hundred thousand half halves third thirds quarter quarters dozen dozens"
+)
+_STORY_COUNT = re.compile(
+    rf"(?:\d[\d,.]*|\b(?:{'|'.join(_NUMBER_WORDS_TEXT.split())}))\s+([a-z]+)(?:[ -]([a-z]+))?"
+)
+
+
+def _story_counts(story: str) -> list[str]:
+    """The words a story writes right after a number, or one word later ("6 Pomeranian
+    girls"): the things it counts."""
+    return [word for match in _STORY_COUNT.finditer(story) for word in match.groups() if word]
+
+
+#: words of a counted phrase that say how, not what, is counted ("how many more points")
+_NOT_COUNTED = _COMPARATIVES | {"additional", "extra", "times", "whole", "full", "entire"}
+
+
+def _until_of(phrase: list[str], text: str) -> list[str]:
+    """A counted phrase up to "of" or "about" ("pairs" of "pairs of shoes") or a name the
+    ``text`` writes ("feet" of "how many feet Martha's turtle can crawl")."""
+    ends = [
+        index
+        for index, word in enumerate(phrase)
+        if word in ("of", "about") or (index and _written_as_name(word, text))
+    ]
+    return phrase[: ends[0]] if ends else phrase
+
+
+def _written_as_name(word: str, text: str) -> bool:
+    return re.search(rf"\b{re.escape(word.capitalize())}\b", text) is not None
 
 
 def _joins_a_qualifier(phrase: list[str], qualifiers: list[str]) -> bool:

@@ -815,3 +815,68 @@ def test_an_amount_asked_in_other_words_passes(original: str, candidate: str) ->
 )
 def test_whose_kind_a_question_asks(candidate: str, why: str | None) -> None:
     assert direction_difference("What is the capital city of Australia?", candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # labelled meaning changes of math_pairs_heldout.jsonl the judge let through
+        (
+            "Jeff sent 8 dozen glasses and 4 dozen plates for the party. When they were "
+            "returned, 10 glasses were broken as well as 6 plates. How many glasses and plates "
+            "does Jeff have now?",
+            "Jeff sent 8 dozen glasses and 4 dozen plates for the party. When they were "
+            "returned, 10 glasses had been broken, as well as 6 plates. How many glasses does "
+            "Jeff have now?",
+            "counts 'glasses' where the original asks how many glasses and plates",
+        ),
+        (
+            "Two thirds of Jana's puppies are Pomeranians. One third of the Pomeranians are "
+            "girls. If there are 6 Pomeranian girls, how many puppies does Jana have?",
+            "Two thirds of Jana's puppies are Pomeranians, and one third of the Pomeranians are "
+            "girls. If there are 6 Pomeranian girls, how many Pomeranians does Jana have?",
+            "counts the story's pomeranians where the original asks how many puppies",
+        ),
+    ],
+)
+def test_a_count_of_fewer_or_other_things_of_the_story_is_refused(
+    original: str, candidate: str, why: str
+) -> None:
+    assert direction_difference(original, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # the story counts the shoes in pairs: the same count
+        (
+            "Jessica sets 25% of her $2,000 paycheck aside for shoes. Each pair of shoes she buys "
+            "costs $1,000. How many shoes can she buy in a year?",
+            "Jessica puts 25% of her $2,000 pay towards shoes, at $1,000 for each pair of shoes. "
+            "How many pairs can she afford in a year?",
+        ),
+        # a person of the story after the counted thing is no thing counted
+        (
+            "Martha's cat is 5 times faster than her turtle. If the cat can run 15 feet/second, "
+            "how many feet can her turtle crawl in 40 seconds?",
+            "Find how many feet Martha's turtle can crawl in 40 seconds, given that her cat can "
+            "run 15 feet per second and is 5 times faster than the turtle.",
+        ),
+        # the joined things still named, or a word of the candidate's own
+        (
+            "Jeff has 86 glasses and 42 plates. How many glasses and plates does Jeff have?",
+            "Jeff has 86 glasses and 42 plates. How many items, glasses and plates together, "
+            "does Jeff have?",
+        ),
+        (
+            "Two thirds of Jana's 27 puppies are Pomeranians. How many puppies does Jana have?",
+            "Two thirds of Jana's 27 puppies are Pomeranians. How many dogs does Jana have?",
+        ),
+        (
+            "Tom scored 12 points and Ann 20. How many more points did Ann score?",
+            "Tom scored 12 points and Ann 20. How many more points did Ann get than Tom?",
+        ),
+    ],
+)
+def test_the_same_things_counted_pass(original: str, candidate: str) -> None:
+    assert direction_difference(original, candidate) is None

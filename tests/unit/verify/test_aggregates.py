@@ -1,0 +1,121 @@
+"""What a maths question asks its numbers to become (``services/verify/domain/aggregates.py``):
+a rewording may not ask a difference, an average, a total or each one's share in the place of
+another."""
+
+from __future__ import annotations
+
+import pytest
+
+from steadfast.services.verify.domain.aggregates import aggregate_changed, asked_aggregates
+from steadfast.services.verify.domain.direction import direction_difference
+
+ROOMMATES = (
+    "Jenna has 4 roommates. Each month the electricity bill is $100. How much will each "
+    "roommate pay per year for electricity, if they divide the share equally?"
+)
+JARS = (
+    "Cecelia went to the milk store and found out that a gallon jar costs $2 more than a "
+    "half-gallon jar. If a gallon jar costs $5, calculate the total amount of money she spent on "
+    "10-gallon jars and 16 half-gallon jars."
+)
+PARKS = (
+    "The first park has a $26 fee for each adult and a $12 fee for each child; the second has a "
+    "$14 fee for each adult and $10 for each child. If there are 2 adults and 2 children in "
+    "their family, how much will they be able to save if they choose the second park over the "
+    "first?"
+)
+BOOKS = (
+    "Cindy's math and science books weigh 2 pounds each. Her French book weighs 4 pounds. If "
+    "Cindy carries all of her books at once, what will be the total weight of the books she is "
+    "carrying?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # the labelled meaning changes of math_pairs_heldout.jsonl the judge let through
+        (
+            ROOMMATES,
+            "Jenna has 4 roommates. The electricity bill comes to $100 each month. If they "
+            "divide it equally, how much will they all pay together for electricity per year?",
+            "asks for a total where the original asks for each one's share",
+        ),
+        (
+            JARS,
+            "Cecelia learned that a gallon jar costs $2 more than a half-gallon jar. If a gallon "
+            "jar costs $5, calculate how much more she spent on 10 gallon jars than on 16 "
+            "half-gallon jars.",
+            "asks for a difference where the original asks for a total",
+        ),
+        (
+            PARKS,
+            "The first park charges $26 for each adult and $12 for each child, the second $14 "
+            "for each adult and $10 for each child. If their family has 2 adults and 2 children, "
+            "how much would they pay in total if they visited both parks?",
+            "asks for a total where the original asks for a difference",
+        ),
+        (
+            BOOKS,
+            "Cindy's math and science books weigh 2 pounds each. Her French book weighs 4 "
+            "pounds. If Cindy carries all of her books at once, what is the average weight of "
+            "the books she is carrying?",
+            "asks for an average where the original asks for a total",
+        ),
+    ],
+)
+def test_another_aggregate_asked_is_refused(original: str, candidate: str, why: str) -> None:
+    assert aggregate_changed(original, candidate) == why
+    assert direction_difference(original, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # the same aggregate in other words
+        (
+            ROOMMATES,
+            "Jenna lives with 4 roommates and the monthly electricity bill is $100. Split "
+            "equally, what does every roommate pay in a year?",
+        ),
+        (
+            JARS,
+            "A gallon jar costs $2 more than a half-gallon jar, and a gallon jar costs $5. "
+            "What did she spend altogether on 10-gallon jars and 16 half-gallon jars?",
+        ),
+        (
+            PARKS,
+            "With 2 adults and 2 children, how much less would the family pay at the second park "
+            "than at the first, if the first charges $26 for each adult and $12 for each child "
+            "and the second $14 for each adult and $10 for each child?",
+        ),
+        # an aggregate only added, or only dropped, is left to the other checks
+        (
+            "Hannah will see 40% of the city's 300 fireworks. How many fireworks will Hannah see?",
+            "Hannah will see 40% of the city's 300 fireworks. How many fireworks will Hannah see "
+            "in total?",
+        ),
+        # a rate in time is no one's share ("per year", "every lunch")
+        (
+            "A household eats 0.2 kg of rice every meal, 5 of them every lunch and dinner. How "
+            "many weeks will a 42 kg bag of rice last?",
+            "A household eats 0.2 kg of rice per meal, 5 of them at both lunch and dinner. How "
+            "many weeks will a 42 kg bag of rice last?",
+        ),
+        # the question may come first, as a request; the sentences after it ask nothing
+        (
+            "Hannah's city sets off 15 boxes of 20 fireworks each. How many fireworks will "
+            "Hannah see in total?",
+            "Find the total number of fireworks Hannah will see. Her city sets off 15 boxes of "
+            "20 fireworks each.",
+        ),
+    ],
+)
+def test_the_same_aggregate_or_one_only_added_passes(original: str, candidate: str) -> None:
+    assert aggregate_changed(original, candidate) is None
+
+
+def test_what_a_question_asks_is_read_from_its_asking_sentence() -> None:
+    assert asked_aggregates(ROOMMATES) == frozenset({"each one's share"})
+    assert asked_aggregates(BOOKS) == frozenset({"a total"})
+    assert asked_aggregates("Each box holds 5 pens. How many pens are there?") == frozenset()
