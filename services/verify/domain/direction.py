@@ -195,6 +195,8 @@ _JOINING = frozenset(["and", "or", "plus"])
 _EXCLUDING = frozenset(["not", "no", "excluding", "without", "except"])
 #: "how many more" and "how many fewer" ask one thing when the sides are turned too
 _COMPARATIVES = frozenset(["more", "fewer", "less"])
+#: "how many more" in other words: "how many additional cupcakes does he need to buy?"
+_MORE_IN_OTHER_WORDS = frozenset(["additional", "extra", "further", "else"])
 #: words of an original that asks for a total already: a rewording may name its parts
 _TOTAL_ASKED = frozenset(["total", "sum", "combined", "altogether", "together", "all", "both"])
 #: a word, a number or a mark that ends a phrase
@@ -339,6 +341,8 @@ def _counted_thing_changed(asked: list[str], reworded: list[str]) -> str | None:
     missing = [word for word in counted if not any(_names_all(w, [word]) for w in windows)]
     if set(missing) <= _COMPARATIVES and _question_sides_turned(asked, reworded):
         return None  # "how many fewer ... last week than this week" for "more ... this than last"
+    if missing == ["more"] and any(_MORE_IN_OTHER_WORDS.intersection(w) for w in windows):
+        return None  # "how many additional cupcakes" for "how many more cupcakes"
     return (
         f"counts '{head}' without '{' '.join(missing)}': the original asks how many "
         f"{' '.join(phrase)}"
@@ -761,6 +765,9 @@ _RATIO_ASKED = re.compile(
 )
 
 
+_RATIO_WORD = re.compile(r"\b(?:margin|percentage|percent|ratio|rate|proportion|fraction)s?\b|%")
+
+
 def _ratio_asked(original: str, candidate: str) -> str | None:
     """A ratio asked where the original asks no ratio: "Calculate his profit margin." for "How
     much profit did he make?" (accepted in a bench run at judge 0.5 or more), "Which percentage
@@ -768,6 +775,8 @@ def _ratio_asked(original: str, candidate: str) -> str | None:
     asked = _RATIO_ASKED.search(candidate.lower())
     if asked is None or _RATIO_ASKED.search(original.lower()):
         return None
+    if _RATIO_WORD.search(_asking_sentence(original).lower()):
+        return None  # "What is the school's overall pass rate?": more words before "rate"
     return f"asks for a {asked.group(1)} where the original asks for no ratio"
 
 

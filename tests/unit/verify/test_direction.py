@@ -880,3 +880,40 @@ def test_a_count_of_fewer_or_other_things_of_the_story_is_refused(
 )
 def test_the_same_things_counted_pass(original: str, candidate: str) -> None:
     assert direction_difference(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # faithful rewordings of math_pairs_heldout3.jsonl the checks refused (hm3-037, hm3-077)
+        (
+            "Paul needs 63 cupcakes. He already has 8 chocolate cupcakes and 40 toffee cupcakes. "
+            "How many more cupcakes should Paul buy?",
+            "Paul needs 63 cupcakes. He already has 8 chocolate cupcakes and 40 toffee cupcakes. "
+            "How many additional cupcakes does he need to buy?",
+        ),
+        (
+            "A farmer extracts 5 liters of milk a day from a cow. Since he has 3 cows, how many "
+            "more cows does he need to have to produce 25 liters of milk a day?",
+            "A farmer gets 5 liters of milk a day from each cow, and he has 3 cows. How many "
+            "extra cows does he need in order to produce 25 liters of milk a day?",
+        ),
+        # hm3-015: the original asks a rate with more words before it
+        (
+            "340 out of 500 third-graders passed, along with 40 out of 100 fourth graders. What "
+            "is the school's overall pass rate?",
+            "Of the 500 third-graders, 340 passed, and 40 of the 100 fourth graders passed. "
+            "Calculate the overall pass rate for the school.",
+        ),
+    ],
+)
+def test_more_or_a_rate_asked_in_other_words_passes(original: str, candidate: str) -> None:
+    assert direction_difference(original, candidate) is None
+
+
+def test_more_dropped_without_other_words_is_still_refused() -> None:
+    original = "Paul needs 63 cupcakes and has 48. How many more cupcakes should Paul buy?"
+    candidate = "Paul needs 63 cupcakes and has 48. How many cupcakes should Paul buy in all?"
+    assert direction_difference(original, candidate) == (
+        "counts 'cupcakes' without 'more': the original asks how many more cupcakes"
+    )
