@@ -45,6 +45,7 @@ from steadfast.shared.contracts.verify import (
     VerifyThresholds,
 )
 from steadfast.shared.http_client import close_session
+from steadfast.shared.lexical import overlap
 
 HERE = Path(__file__).resolve().parent
 DATASETS = {
@@ -57,6 +58,8 @@ DATASETS = {
     # 40 GSM8K problems, each with a faithful rewording and a numbers-kept change, written by
     # a writer who saw neither the checks nor the sets above, after every check (MATH_CHANGES.md)
     "math-heldout2": HERE / "math_pairs_heldout.jsonl",
+    # 40 more, written the same way on 2026-12-06 after the checks of the seventeenth session
+    "math-heldout3": HERE / "math_pairs_heldout3.jsonl",
 }
 #: the task each data set's questions are (the judge's threshold may be calibrated per task)
 TASKS: dict[str, Task] = {
@@ -65,6 +68,7 @@ TASKS: dict[str, Task] = {
     "mathkept": "math",
     "mathkept-heldout": "math",
     "math-heldout2": "math",
+    "math-heldout3": "math",
 }
 RECORDED = HERE / "judged.jsonl"
 #: the pairs the bundled judge calibrations were chosen on (the rest are held out)
@@ -172,20 +176,22 @@ async def cheap_stages(client: VerifyClient, pairs: list[Pair]) -> None:
         return VerifyRequest(
             original=original,
             candidates=candidates,
+            # the lexical stage would decide a change that only moves words round (overlap 1.0)
+            # before the numbers stage could: the overlap is measured here instead
             stages=VerifyStages(
                 form=True,
                 direction=True,
-                lexical=True,
+                lexical=False,
                 numbers=True,
                 judge=False,
                 semantic="embedding",
             ),
-            thresholds=VerifyThresholds(overlap=1.0, embedding=-1.0),
+            thresholds=VerifyThresholds(embedding=-1.0),
             explain_all=True,
         )
 
     def record(pair: Pair, verdict: CandidateVerdict) -> None:
-        pair.overlap, pair.cosine = verdict.overlap or 0.0, verdict.semantic or 0.0
+        pair.overlap, pair.cosine = overlap(pair.original, pair.candidate), verdict.semantic or 0.0
         pair.statement = verdict.deciding_stage == "form"
         pair.turned = verdict.deciding_stage == "direction"
         pair.numbers_differ = verdict.deciding_stage == "numbers"
