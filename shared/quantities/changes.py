@@ -95,6 +95,56 @@ def turned_change(original: str, candidate: str) -> str | None:
     return None
 
 
+_MORE_OF = frozenset(["more", "additional", "extra"])
+_FEWER_OF = frozenset(["fewer", "less"])
+
+
+def more_said_as_fewer(original: str, candidate: str) -> str | None:
+    """A number of things more said as that many fewer, or the other way, with nothing they
+    are compared with ("he counted 20 more cars" as "he counted 20 fewer cars", a labelled
+    change the judge scored 0.74). A number compared with "than" is ``turned_comparison``'s."""
+    theirs, ours = _more_or_fewer(original), _more_or_fewer(candidate)
+    for value, was in theirs.items():
+        now = ours.get(value)
+        if now is not None and now != was:
+            return f"says {value} {now} where the original says {value} {was}"
+    return None
+
+
+def _more_or_fewer(text: str) -> dict[Quantity, str]:
+    found = {}
+    for number in numbers_written_once(text, "en", window=6):
+        if number.than or "than" in number.after or not number.after:
+            continue
+        if number.after[0] in _MORE_OF:
+            found[number.value] = "more"
+        elif number.after[0] in _FEWER_OF:
+            found[number.value] = "fewer"
+    return found
+
+
+_AS_MUCH = re.compile(
+    r"\b(twice|thrice|half|double|triple|(?:\d[\d.,/]*|[a-z]+) times) as (?:much|many) "
+    r"((?:[a-z]+ ){0,2}?[a-z]+) as (?:(?:the|her|his|their|its) )?([a-z]+)"
+)
+
+
+def turned_multiple(original: str, candidate: str) -> str | None:
+    """A multiple of one thing said of the other: "twice as much salt as oil" for "twice as
+    much oil as salt" (a labelled change the judge scored 0.88). "Half as much salt as oil"
+    says the same and passes: the multiple differs."""
+    theirs, ours = _as_much(original), _as_much(candidate)
+    for times, thing, base in theirs:
+        if (times, base, thing) in ours and (times, thing, base) not in ours:
+            return f"says {times} as much {base} as {thing}, not {thing} as {base}"
+    return None
+
+
+def _as_much(text: str) -> set[tuple[str, str, str]]:
+    lowered = normalized_text(text).lower()
+    return {(match[1], match[2].split()[-1], match[3]) for match in _AS_MUCH.finditer(lowered)}
+
+
 def turned_comparison(original: str, candidate: str) -> str | None:
     """A number the original says is more than something and the candidate less than the same
     thing (or the other way round), or None: "scored 20 more goals than Mark" as "scored 20

@@ -11,8 +11,10 @@ from steadfast.shared.quantities.answer_units import dropped_answer_units
 from steadfast.shared.quantities.bindings import swapped_numbers
 from steadfast.shared.quantities.changes import (
     compared_with_another,
+    more_said_as_fewer,
     turned_change,
     turned_comparison,
+    turned_multiple,
 )
 from steadfast.shared.quantities.comparisons import (
     difference_as_amount,
@@ -49,6 +51,8 @@ _ENGLISH_READINGS: tuple[Callable[[str, str], str | None], ...] = (
     moved_rate,
     turned_change,
     turned_comparison,
+    more_said_as_fewer,
+    turned_multiple,
     compared_with_another,
     changed_period,
     pooled_or_split,

@@ -9,8 +9,10 @@ import pytest
 
 from steadfast.shared.quantities.changes import (
     compared_with_another,
+    more_said_as_fewer,
     turned_change,
     turned_comparison,
+    turned_multiple,
 )
 from steadfast.shared.quantities.invariance import quantity_difference
 
@@ -240,3 +242,60 @@ def test_a_comparison_with_another_person_is_refused(
 )
 def test_a_comparison_with_the_same_person_or_no_name_passes(original: str, candidate: str) -> None:
     assert compared_with_another(original, candidate) is None
+
+
+CARS = (
+    "Hunter counted 50 cars in the parking lot in the morning. During the first break, he "
+    "counted 20 more cars in the parking lot. How many cars did he count?"
+)
+SCRUB = (
+    "Tanya fills a 10-ounce jar with salt, oil and zest. She uses twice as much oil as salt and "
+    "twice as much salt as zest. How many ounces of oil does she use?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # labelled changes of math_pairs_heldout3.jsonl (hm3-046, hm3-034) the judge let through
+        (
+            CARS,
+            "Hunter counted 50 cars in the parking lot in the morning. During the first break, "
+            "he counted 20 fewer cars in the parking lot. How many cars did he count?",
+            "says 20 fewer where the original says 20 more",
+        ),
+        (
+            SCRUB,
+            "Tanya fills a 10-ounce jar with salt, oil and zest. She uses twice as much salt as "
+            "oil and twice as much salt as zest. How many ounces of oil does she use?",
+            "says twice as much salt as oil, not oil as salt",
+        ),
+    ],
+)
+def test_more_said_as_fewer_or_a_multiple_turned_is_refused(
+    original: str, candidate: str, why: str
+) -> None:
+    assert why in (quantity_difference(original, candidate) or "")
+    assert (more_said_as_fewer(original, candidate) or turned_multiple(original, candidate)) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        (
+            CARS,
+            "In the morning Hunter counted 50 cars in the parking lot, and during the first "
+            "break 20 additional cars. How many cars did he count?",
+        ),
+        # "than" makes it a comparison, turned_comparison's to read
+        ("Ann has 20 more cars than Bob.", "Bob has 20 fewer cars than Ann."),
+        (
+            SCRUB,
+            "Tanya fills a 10-ounce jar with salt, oil and zest. The salt is twice as much as "
+            "the zest, and she uses twice as much oil as salt. How many ounces of oil?",
+        ),
+    ],
+)
+def test_more_kept_or_a_multiple_kept_passes(original: str, candidate: str) -> None:
+    assert more_said_as_fewer(original, candidate) is None
+    assert turned_multiple(original, candidate) is None

@@ -47,11 +47,29 @@ def asked_aggregates(text: str) -> frozenset[str]:
     return frozenset(name for name, pattern in _AGGREGATES.items() if pattern.search(asked))
 
 
+#: a difference between two sides asked: "how much more money did he spend on the cows than on
+#: the goats?"
+_SIDES_COMPARED = re.compile(
+    r"\bhow (?:much|many) (?:[a-z]+ ){0,2}?(?:more|fewer|less)\b.*\bthan\b"
+)
+#: words of a question that compares or takes away already
+_COMPARING = re.compile(
+    r"\b(?:more|fewer|less|than|difference|differ|sav(?:e|es|ed|ing|ings)|compared?|left|remain\w*|"
+    r"change|need)\b"
+)
+
+
 def aggregate_changed(original: str, candidate: str) -> str | None:
-    """Why the candidate asks for another aggregate than the original, or None."""
+    """Why the candidate asks for another aggregate than the original, or None. A difference
+    between two sides asked where the original's question compares nothing ("How much more
+    money did he spend on the cows than on the goats?" for "How much money did he spend?", a
+    labelled change the judge scored 0.52) counts too."""
     theirs, ours = asked_aggregates(original), asked_aggregates(candidate)
     dropped, added = theirs - ours, ours - theirs
     if not dropped or not added:
+        asked = _question(original).lower()
+        if _SIDES_COMPARED.search(_question(candidate).lower()) and not _COMPARING.search(asked):
+            return "asks for a difference between two sides where the original compares nothing"
         return None
     return f"asks for {' and '.join(sorted(added))} where the original asks for " + " and ".join(
         sorted(dropped)

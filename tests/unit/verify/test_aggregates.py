@@ -119,3 +119,25 @@ def test_what_a_question_asks_is_read_from_its_asking_sentence() -> None:
     assert asked_aggregates(ROOMMATES) == frozenset({"each one's share"})
     assert asked_aggregates(BOOKS) == frozenset({"a total"})
     assert asked_aggregates("Each box holds 5 pens. How many pens are there?") == frozenset()
+
+
+def test_a_difference_between_two_sides_where_the_original_compares_nothing_is_refused() -> None:
+    # hm3-036 of math_pairs_heldout3.jsonl, judge 0.52
+    original = (
+        "John buys 3 goats for $500 each and 2 cows for $1500 each. How much money did he spend?"
+    )
+    changed = (
+        "John buys 3 goats for $500 each and 2 cows for $1500 each. How much more money did he "
+        "spend on the cows than on the goats?"
+    )
+    assert aggregate_changed(original, changed) == (
+        "asks for a difference between two sides where the original compares nothing"
+    )
+    # the original compares already: "how much less ... than" for "how much more ... than"
+    compared = "Cows cost $1500 and goats $500. How much more does a cow cost than a goat?"
+    assert (
+        aggregate_changed(
+            compared, "Cows cost $1500 and goats $500. How much less does a goat cost than a cow?"
+        )
+        is None
+    )
