@@ -730,6 +730,8 @@ language languages
 river rivers ocean oceans sea seas lake lakes
 mountain mountains
 company companies
+symbol symbols formula formulas abbreviation abbreviations
+letter letters character characters
 """
 _KIND_GROUPS = [frozenset(line.split()) for line in _KINDS_TEXT.strip().splitlines()]
 

@@ -588,6 +588,12 @@ def test_a_question_turned_into_what_something_is_for_is_refused(
             "Which city is Japan's capital?",
             "asks which city, where the original asks for the currency",
         ),
+        # accepted in a demo run of 2026-12-06 (judge 0.70) and answered "G"
+        (
+            "What is the chemical symbol for gold?",
+            "Which letter is used to represent gold in the chemical symbol system?",
+            "asks which letter, where the original asks for the chemical symbol",
+        ),
     ],
 )
 def test_another_kind_of_thing_asked_is_refused(original: str, candidate: str, why: str) -> None:
@@ -603,6 +609,10 @@ def test_another_kind_of_thing_asked_is_refused(original: str, candidate: str, w
         (
             "What is the largest planet in the Solar System?",
             "Which planet in our solar system is the largest?",
+        ),
+        (
+            "What is the chemical symbol for gold?",
+            "Which symbol is used to show gold in chemistry?",
         ),
         # a kind the table does not know is left to the other checks
         (
