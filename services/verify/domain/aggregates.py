@@ -39,11 +39,16 @@ _AGGREGATES: dict[str, re.Pattern[str]] = {
     "an average": re.compile(r"\b(?:average|the mean)\b"),
 }
 _SENTENCES = re.compile(r"(?<=[.?!])\s+")
+#: a rate the question states, no share it asks: "at $5 per bag", "60 meters each"
+_GIVEN_RATE = re.compile(r"\$?\d[\d,.]*(?: [a-z]+)? (?:per|each|every|a|apiece)\b(?: [a-z]+)?")
 
 
 def asked_aggregates(text: str) -> frozenset[str]:
-    """What the text's question asks its numbers to become, of ``_AGGREGATES``."""
-    asked = _question(text).lower()
+    """What the text's question asks its numbers to become, of ``_AGGREGATES``, read from the
+    clause that asks, not from its conditions: "How far does James run in a week, given that
+    each sprint is 60 meters?" asks a total (a bench run's rewording of "How many total meters
+    does he run a week?", refused until the condition was cut off)."""
+    asked = _GIVEN_RATE.sub(" ", _asking_clause(_question(text)).lower())
     return frozenset(name for name, pattern in _AGGREGATES.items() if pattern.search(asked))
 
 
@@ -74,6 +79,25 @@ def aggregate_changed(original: str, candidate: str) -> str | None:
     return f"asks for {' and '.join(sorted(added))} where the original asks for " + " and ".join(
         sorted(dropped)
     )
+
+
+_CLAUSES = re.compile(r"[,;:]")
+#: where a condition or a way begins within the asking clause
+_CONDITION = re.compile(
+    r"\b(?:if|given|when|since|assuming|provided|by|where|while|because|knowing|considering)\b",
+    re.IGNORECASE,
+)
+
+
+def _asking_clause(sentence: str) -> str:
+    """The clause of ``sentence`` that asks (the last one that opens with a question word or a
+    request, else the last), up to a condition: "how much will they pay" of "If they divide it
+    equally, how much will they pay if they visit both?"."""
+    clauses = [c.strip() for c in _CLAUSES.split(sentence.replace("?", " ")) if c.strip()]
+    asking = [c for c in clauses if asks(c)] or clauses or [sentence]
+    clause = asking[-1]
+    cut = next((m.start() for m in _CONDITION.finditer(clause) if m.start() > 0), len(clause))
+    return clause[:cut]
 
 
 def _question(text: str) -> str:

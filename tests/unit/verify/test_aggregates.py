@@ -102,6 +102,27 @@ def test_another_aggregate_asked_is_refused(original: str, candidate: str, why: 
             "A household eats 0.2 kg of rice per meal, 5 of them at both lunch and dinner. How "
             "many weeks will a 42 kg bag of rice last?",
         ),
+        # written by the generator in a bench run and refused until conditions were cut off:
+        # "each sprint" is a condition of the question, not what it asks
+        (
+            "James runs 3 sprints 3 times a week. He runs 60 meters each sprint. How many total "
+            "meters does he run a week?",
+            "How far does James run in a week by running 3 sprints 3 times a week, given that "
+            "each sprint is 60 meters?",
+        ),
+        (
+            "James runs 3 sprints 3 times a week. He runs 60 meters each sprint. How many total "
+            "meters does he run a week?",
+            "How many meters does James run every week if he runs 3 sprints 3 times a week each "
+            "time for 60 meters?",
+        ),
+        # a rate the question states is no share it asks (gsmplus_2389)
+        (
+            "An orchard sold 2000 apples in bags of 10. How much did the orchard earn for "
+            "selling this at $5 per bag?",
+            "An orchard sold 2000 apples in bags of 10. If each bag is priced at $5, what is the "
+            "total revenue the orchard made?",
+        ),
         # the question may come first, as a request; the sentences after it ask nothing
         (
             "Hannah's city sets off 15 boxes of 20 fireworks each. How many fireworks will "
@@ -113,6 +134,17 @@ def test_another_aggregate_asked_is_refused(original: str, candidate: str, why: 
 )
 def test_the_same_aggregate_or_one_only_added_passes(original: str, candidate: str) -> None:
     assert aggregate_changed(original, candidate) is None
+
+
+def test_a_share_asked_in_place_of_a_total_is_still_refused_after_a_condition() -> None:
+    original = (
+        "James runs 3 sprints 3 times a week. He runs 60 meters each sprint. How many total "
+        "meters does he run a week?"
+    )
+    changed = "How far does James run in each sprint, if he runs 3 sprints each week?"
+    assert aggregate_changed(original, changed) == (
+        "asks for each one's share where the original asks for a total"
+    )
 
 
 def test_what_a_question_asks_is_read_from_its_asking_sentence() -> None:
