@@ -84,7 +84,7 @@ def aggregate_changed(original: str, candidate: str) -> str | None:
 _CLAUSES = re.compile(r"[,;:]")
 #: where a condition or a way begins within the asking clause
 _CONDITION = re.compile(
-    r"\b(?:if|given|when|since|assuming|provided|by|where|while|because|knowing|considering)\b",
+    r"\b(?:if|given|when|since|assuming|provided|by|where|while|because|knowing|considering|with)\b",
     re.IGNORECASE,
 )
 

@@ -116,6 +116,19 @@ def test_another_aggregate_asked_is_refused(original: str, candidate: str, why: 
             "How many meters does James run every week if he runs 3 sprints 3 times a week each "
             "time for 60 meters?",
         ),
+        # refused in a demo run until conditions were cut off; "with" opens one too
+        (
+            "Dan plants 3 rose bushes. Each rose bush has 25 roses. Each rose has 8 thorns. How "
+            "many thorns are there total?",
+            "Can you determine the aggregate number of thorns present in the 3 rose bushes, with "
+            "each bush holding 25 roses and each rose featuring 8 thorns?",
+        ),
+        (
+            "Dan plants 3 rose bushes. Each rose bush has 25 roses. Each rose has 8 thorns. How "
+            "many thorns are there total?",
+            "How many thorns are there in 3 rose bushes with 25 roses each and each rose having "
+            "8 thorns?",
+        ),
         # a rate the question states is no share it asks (gsmplus_2389)
         (
             "An orchard sold 2000 apples in bags of 10. How much did the orchard earn for "
