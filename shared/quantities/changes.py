@@ -114,7 +114,7 @@ def more_said_as_fewer(original: str, candidate: str) -> str | None:
 def _more_or_fewer(text: str) -> dict[Quantity, str]:
     found = {}
     for number in numbers_written_once(text, "en", window=6):
-        if number.than or "than" in number.after or not number.after:
+        if number.than or not number.after:
             continue
         if number.after[0] in _MORE_OF:
             found[number.value] = "more"

@@ -466,13 +466,9 @@ def _until_of(phrase: list[str], text: str) -> list[str]:
     ends = [
         index
         for index, word in enumerate(phrase)
-        if word in ("of", "about") or (index and _written_as_name(word, text))
+        if word in ("of", "about") or (index and written_as_names({word}, text))
     ]
     return phrase[: ends[0]] if ends else phrase
-
-
-def _written_as_name(word: str, text: str) -> bool:
-    return re.search(rf"\b{re.escape(word.capitalize())}\b", text) is not None
 
 
 def _joins_a_qualifier(phrase: list[str], qualifiers: list[str]) -> bool:
