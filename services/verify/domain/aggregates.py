@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from steadfast.services.verify.domain.asking import asking_sentence
 from steadfast.services.verify.domain.form import asks
 
 _TIME_TEXT = (
@@ -38,7 +39,6 @@ _AGGREGATES: dict[str, re.Pattern[str]] = {
     ),
     "an average": re.compile(r"\b(?:average|the mean)\b"),
 }
-_SENTENCES = re.compile(r"(?<=[.?!])\s+")
 #: a rate the question states, no share it asks: "at $5 per bag", "60 meters each"
 _GIVEN_RATE = re.compile(r"\$?\d[\d,.]*(?: [a-z]+)? (?:per|each|every|a|apiece)\b(?: [a-z]+)?")
 
@@ -48,7 +48,7 @@ def asked_aggregates(text: str) -> frozenset[str]:
     clause that asks, not from its conditions: "How far does James run in a week, given that
     each sprint is 60 meters?" asks a total (a bench run's rewording of "How many total meters
     does he run a week?", refused until the condition was cut off)."""
-    asked = _GIVEN_RATE.sub(" ", _asking_clause(_question(text)).lower())
+    asked = _GIVEN_RATE.sub(" ", _asking_clause(asking_sentence(text)).lower())
     return frozenset(name for name, pattern in _AGGREGATES.items() if pattern.search(asked))
 
 
@@ -72,8 +72,10 @@ def aggregate_changed(original: str, candidate: str) -> str | None:
     theirs, ours = asked_aggregates(original), asked_aggregates(candidate)
     dropped, added = theirs - ours, ours - theirs
     if not dropped or not added:
-        asked = _question(original).lower()
-        if _SIDES_COMPARED.search(_question(candidate).lower()) and not _COMPARING.search(asked):
+        asked = asking_sentence(original).lower()
+        if _SIDES_COMPARED.search(asking_sentence(candidate).lower()) and not _COMPARING.search(
+            asked
+        ):
             return "asks for a difference between two sides where the original compares nothing"
         return None
     return f"asks for {' and '.join(sorted(added))} where the original asks for " + " and ".join(
@@ -98,11 +100,3 @@ def _asking_clause(sentence: str) -> str:
     clause = asking[-1]
     cut = next((m.start() for m in _CONDITION.finditer(clause) if m.start() > 0), len(clause))
     return clause[:cut]
-
-
-def _question(text: str) -> str:
-    """The sentence that asks: the last one that is a question or a request ("Find the total
-    number of fireworks Hannah will see." may come first), else the last one."""
-    sentences = [s.strip() for s in _SENTENCES.split(text.strip()) if s.strip()]
-    asking = [s for s in sentences if "?" in s] or [s for s in sentences if asks(s)]
-    return (asking or sentences or [text])[-1]

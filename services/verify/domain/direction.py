@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 
 from steadfast.services.verify.domain.aggregates import aggregate_changed
+from steadfast.services.verify.domain.asking import SENTENCE_END, asking_sentence
 from steadfast.shared.inflections import same_word
 from steadfast.shared.names import NAME_TOKEN, written_as_names
 from steadfast.shared.quantities.answer_units import unit_named
@@ -80,7 +81,6 @@ _ENDS = [
 _TURNING = frozenset({"least", "less", "not", "no", "never"})
 _WORD = re.compile(r"[a-z]+")
 _WORD_OR_NUMBER = re.compile(r"[a-z]+|\d+(?:[.,]\d+)*")
-_SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")
 #: what a question may ask and the words a small generator puts in its place, though they ask
 #: another thing
 _CONFUSED_WITH = {
@@ -615,7 +615,7 @@ def _topic_dropped(original: str, candidate: str) -> str | None:
     of at most 16 words is read; a phrase of words that are no topic ("in all", "in total") is
     left alone."""
     question = original.strip()
-    if question.count("?") != 1 or not question.endswith("?") or _SENTENCE_END.search(question):
+    if question.count("?") != 1 or not question.endswith("?") or SENTENCE_END.search(question):
         return None
     written = re.findall(r"[A-Za-z']+", question)
     if not 3 <= len(written) <= _SHORT_QUESTION:
@@ -680,8 +680,8 @@ def _place_asked(original: str, candidate: str) -> str | None:
     "Where is the capital of Australia located?" for "What is the capital city of Australia?"
     (accepted in a demo run; the answer may be "in the south-east"). "Where were the 2000
     Olympics held?" for "Which city hosted the 2000 Olympics?" still asks the same."""
-    asked = _IDENTITY_ASKED.search(_asking_sentence(original).lower())
-    located = _WHERE_ASKED.search(_asking_sentence(candidate).lower())
+    asked = _IDENTITY_ASKED.search(asking_sentence(original).lower())
+    located = _WHERE_ASKED.search(asking_sentence(candidate).lower())
     if asked is None or located is None:
         return None
     thing = asked.group(1).split()
@@ -742,9 +742,9 @@ def _kind_changed(original: str, candidate: str) -> str | None:
     a capital city in Australia?" for "What is the capital city of Australia?" asks for a
     country where the original asks for a city. Only kinds of ``_KINDS_TEXT`` count, each
     group one kind ("Which city is the capital ...?" asks for a capital)."""
-    reworded = _asking_sentence(candidate).lower()
+    reworded = asking_sentence(candidate).lower()
     kind = _POSSESSOR_ASKED.match(reworded) or _KIND_ASKED.match(reworded)
-    thing = _THING_ASKED.match(_asking_sentence(original).lower())
+    thing = _THING_ASKED.match(asking_sentence(original).lower())
     if kind is None or thing is None:
         return None
     wanted = (thing.group(1) or thing.group(2) or "").split()
@@ -773,7 +773,7 @@ def _ratio_asked(original: str, candidate: str) -> str | None:
     asked = _RATIO_ASKED.search(candidate.lower())
     if asked is None or _RATIO_ASKED.search(original.lower()):
         return None
-    if _RATIO_WORD.search(_asking_sentence(original).lower()):
+    if _RATIO_WORD.search(asking_sentence(original).lower()):
         return None  # "What is the school's overall pass rate?": more words before "rate"
     return f"asks for a {asked.group(1)} where the original asks for no ratio"
 
@@ -787,7 +787,7 @@ def _someone_else_asked(original: str, candidate: str) -> str | None:
     "Gordy's truck"). A name that owns something else ("How many cups does Tom's dog eat?" for
     "... does Rex eat?", "After Sophia's gift, how many does he have?") or comes after a
     preposition ("the trip to Chicago") may be the same one in other words."""
-    if len(_SENTENCE_END.split(original.strip())) < 2:
+    if len(SENTENCE_END.split(original.strip())) < 2:
         return None
     story = _people(original, original, candidate)
     ours = {(owned, name) for owned, name in _asked_about(original) if name in story}
@@ -802,8 +802,8 @@ def _someone_else_asked(original: str, candidate: str) -> str | None:
         return None
     # named anywhere in the other's question, it may be asked about there: "How many fewer
     # apples does Mary have than Tom?" for "How many more apples does Tom have than Mary?"
-    if asked & _people(_asking_sentence(candidate), original, candidate) or reworded & _people(
-        _asking_sentence(original), original, candidate
+    if asked & _people(asking_sentence(candidate), original, candidate) or reworded & _people(
+        asking_sentence(original), original, candidate
     ):
         return None
     return (
@@ -816,7 +816,7 @@ def _asked_about(text: str) -> set[tuple[str | None, str]]:
     """The names the question of ``text`` asks about, each with what it owns ("gary's truck":
     ("truck", "gary")) or None: a capitalised word after an auxiliary, or before "'s" and a
     noun; never its first word, which any question capitalises."""
-    tokens = NAME_TOKEN.findall(_asking_sentence(text))
+    tokens = NAME_TOKEN.findall(asking_sentence(text))
     found: set[tuple[str | None, str]] = set()
     for index, token in enumerate(tokens[1:], 1):
         if not token[:1].isupper() or token.isupper():
@@ -835,30 +835,8 @@ def _people(text: str, *texts: str) -> frozenset[str]:
     return written_as_names(words, *texts)
 
 
-#: the words of a courtesy question after the question ("Could you tell me?", "Could you
-#: please let me know?"), which asks nothing of its own
-_COURTESY_TEXT = (
-    "could can would will you please kindly tell let me us know share help answer this that it "
-    "i ask"
-)
-_COURTESY = frozenset(_COURTESY_TEXT.split())
-
-
-def _asking_sentence(text: str) -> str:
-    """The sentence that asks: the last one with a question mark that is no courtesy
-    question ("At what temperature does water boil? Could you tell me?", written twice in a
-    demo run, asks in its first), else the last one."""
-    sentences = [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
-    asking = [s for s in sentences if "?" in s and not _courtesy(s)]
-    return (asking or [s for s in sentences if "?" in s] or sentences or [text.strip()])[-1]
-
-
-def _courtesy(sentence: str) -> bool:
-    return set(_WORD.findall(sentence.lower())) <= _COURTESY
-
-
 def _asking_words(text: str, word: re.Pattern[str] = _WORD) -> list[str]:
-    return word.findall(_asking_sentence(text).lower())
+    return word.findall(asking_sentence(text).lower())
 
 
 def _ends_named(

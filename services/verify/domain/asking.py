@@ -1,0 +1,34 @@
+"""Which sentence of a text asks: the direction and aggregate checks compare what the original
+and a candidate ask, so they read the same sentence of each."""
+
+from __future__ import annotations
+
+import re
+
+from steadfast.services.verify.domain.form import asks
+
+_WORD = re.compile(r"[a-z]+")
+SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")
+#: the words of a courtesy question after the question ("Could you tell me?", "Could you
+#: please let me know?"), which asks nothing of its own
+_COURTESY_TEXT = (
+    "could can would will you please kindly tell let me us know share help answer this that it "
+    "i ask"
+)
+_COURTESY = frozenset(_COURTESY_TEXT.split())
+
+
+def asking_sentence(text: str) -> str:
+    """The sentence that asks: the last one with a question mark that is no courtesy question
+    ("At what temperature does water boil? Could you tell me?", written twice in a demo run,
+    asks in its first), else the last request ("Find the total number of fireworks Hannah will
+    see." may come before the story), else the last sentence."""
+    sentences = [s.strip() for s in SENTENCE_END.split(text.strip()) if s.strip()]
+    questions = [s for s in sentences if "?" in s]
+    asking = [s for s in questions if not _courtesy(s)] or questions
+    asking = asking or [s for s in sentences if asks(s)]
+    return (asking or sentences or [text.strip()])[-1]
+
+
+def _courtesy(sentence: str) -> bool:
+    return set(_WORD.findall(sentence.lower())) <= _COURTESY
