@@ -40,6 +40,7 @@ from steadfast.services.verify.domain.asking import SENTENCE_END, asking_sentenc
 from steadfast.shared.inflections import same_word
 from steadfast.shared.names import NAME_TOKEN, written_as_names
 from steadfast.shared.quantities.answer_units import unit_named
+from steadfast.shared.quantities.lexicon import LEXICONS
 from steadfast.shared.question_words import AUXILIARIES, QUESTION_WORDS
 
 #: the two ends of each scale, with their forms
@@ -441,12 +442,14 @@ def _count_turned_to_another_thing(original: str, candidate: str) -> str | None:
     return None
 
 
-_NUMBER_WORDS_TEXT = (
-    "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty "
-    "forty fifty hundred thousand half halves third thirds quarter quarters dozen dozens"
+_ENGLISH = LEXICONS["en"]
+#: the number words after which a story writes what it counts ("six Pomeranian girls")
+_NUMBER_WORDS = sorted(
+    {*_ENGLISH.cardinals, *_ENGLISH.scales, *_ENGLISH.denominators, "half", "dozens"} - {"zero"},
+    key=lambda word: (-len(word), word),
 )
 _STORY_COUNT = re.compile(
-    rf"(?:\d[\d,.]*|\b(?:{'|'.join(_NUMBER_WORDS_TEXT.split())}))\s+([a-z]+)(?:[ -]([a-z]+))?"
+    rf"(?:\d[\d,.]*|\b(?:{'|'.join(_NUMBER_WORDS)})\b)\s+([a-z]+)(?:[ -]([a-z]+))?"
 )
 
 

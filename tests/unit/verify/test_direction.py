@@ -847,6 +847,14 @@ def test_whose_kind_a_question_asks(candidate: str, why: str | None) -> None:
             "girls. If there are 6 Pomeranian girls, how many Pomeranians does Jana have?",
             "counts the story's pomeranians where the original asks how many puppies",
         ),
+        # a number word of the quantities lexicon counts as a number too ("thirteen")
+        (
+            "Jana has thirteen Pomeranian girls and 9 boys among her puppies. How many puppies "
+            "does Jana have?",
+            "Jana has thirteen Pomeranian girls and 9 boys among her puppies. How many "
+            "Pomeranians does Jana have?",
+            "counts the story's pomeranians where the original asks how many puppies",
+        ),
     ],
 )
 def test_a_count_of_fewer_or_other_things_of_the_story_is_refused(
