@@ -49,6 +49,8 @@ class ContractSchemaPlugin(StructSchemaPlugin):
 def add_constraints(schema: Schema, info: msgspec.inspect.Type) -> None:
     """Writes into ``schema`` the rules of ``info`` (and of the types nested in it) that it does
     not say yet; a Struct's own schema (a reference) says its rules itself."""
+    if isinstance(info, msgspec.inspect.Metadata):  # a type with a description of its own
+        info = info.type
     if isinstance(info, msgspec.inspect.StrType):
         _copy_rules(info, schema, _STRING_RULES)
     elif isinstance(info, msgspec.inspect.IntType | msgspec.inspect.FloatType):

@@ -9,7 +9,9 @@ import msgspec
 from steadfast.shared.contracts.base import MAX_STORED_INT, Contract, ModelSeed, Problem, Task
 
 Role = Literal["system", "user", "assistant"]
-FinishReason = Literal["stop", "length", "content_filter", "error", "unknown"]
+#: ``time_limit``: the reply stopped at the request's ``time_limit_s``; its text is what was
+#: written by then
+FinishReason = Literal["stop", "length", "content_filter", "error", "unknown", "time_limit"]
 #: typed failure of one model call (``too_large``: the request is more than the model takes, a
 #: body or a context too long: the caller's to shorten, never retried)
 Outcome = Literal[
@@ -70,6 +72,24 @@ class GenerateRequest(Contract, kw_only=True):
         ),
     ] = 1
     cache: bool = True
+    time_limit_s: (
+        Annotated[
+            float,
+            msgspec.Meta(
+                gt=0,
+                le=3600,
+                description=(
+                    "stop writing this many seconds after the gateway received the request and "
+                    "answer with what was written by then (finish_reason `time_limit`; a reply "
+                    "that ends sooner is answered as usual). Local and OpenAI-compatible routes "
+                    "stream the reply to stop it; Gemini and Ollama routes write it to the end. "
+                    "Not with `top_logprobs`, nor with a strategy model (422). A reply cut short is "
+                "not cached"
+                ),
+            ),
+        ]
+        | None
+    ) = None
     #: the question's task: a ``"<strategy>:<route>"`` model reads and groups its answers by it
     #: (math: numbers, factual: normalised text; inferred from the replies when absent); a plain
     #: route ignores it

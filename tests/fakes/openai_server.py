@@ -13,14 +13,19 @@ default echoes the last user message. Faults (see :class:`tests.fakes.stand_in.F
 429 with Retry-After, any status, hang, malformed body, content-filter refusal — from a queue
 (``enqueue``) or per request (``fault_for=lambda body: Fault.error(500) if ... else None``).
 ``logprobs``/``top_logprobs`` are answered in OpenAI's shape (alternatives from ``Reply``).
+``stream: true`` is answered as OpenAI streams: a chunk a word (``stream_delay_s`` apart), the
+usage at the end when ``stream_options.include_usage`` asks; ``closed_streams`` counts the streams
+the client closed before their end.
 
 As a process (benchmarks): ``python -m tests.fakes.openai_server --port N [--latency-ms 50]``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,6 +82,10 @@ def _token_logprobs(reply: Reply, top_n: int) -> dict[str, Any]:
 
 class FakeOpenAIServer(StandInServer):
     model_name = "fake-model"
+    #: seconds between two chunks of a streamed reply
+    stream_delay_s = 0.0
+    #: streams the client closed before their end
+    closed_streams = 0
 
     @property
     def url(self) -> str:
@@ -108,7 +117,44 @@ class FakeOpenAIServer(StandInServer):
         replies = [_as_reply(self.reply_for(body, echo)) for _ in range(int(body.get("n") or 1))]
         if fault is not None and fault.kind == "refuse":
             replies = [Reply(text="", finish_reason="content_filter")] * len(replies)
+        if body.get("stream"):
+            return await self.stream(request, body, replies)
         return web.json_response(self.completion(body, *replies))
+
+    async def stream(
+        self, request: web.Request, body: dict[str, Any], replies: list[Reply]
+    ) -> web.StreamResponse:
+        """The replies as OpenAI streams them: a word of every sample a chunk, in turn."""
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        pieces = [re.findall(r"\s*\S+", reply.text) for reply in replies]
+        try:
+            for step in range(max(map(len, pieces), default=0)):
+                for index, words in enumerate(pieces):
+                    if step < len(words):
+                        await self._event(
+                            response, {"index": index, "delta": {"content": words[step]}}
+                        )
+                await asyncio.sleep(self.stream_delay_s)
+            for index, reply in enumerate(replies):
+                await self._event(
+                    response, {"index": index, "delta": {}, "finish_reason": reply.finish_reason}
+                )
+            if (body.get("stream_options") or {}).get("include_usage"):
+                usage = self.completion(body, *replies)["usage"]
+                await response.write(
+                    f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n".encode()
+                )
+            await response.write(b"data: [DONE]\n\n")
+        except (ConnectionResetError, asyncio.CancelledError):
+            self.closed_streams += 1
+            raise
+        return response
+
+    @staticmethod
+    async def _event(response: web.StreamResponse, choice: dict[str, Any]) -> None:
+        chunk = {"object": "chat.completion.chunk", "choices": [choice]}
+        await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
 
     def completion(self, body: dict[str, Any], *replies: Reply) -> dict[str, Any]:
         prompt_tokens = sum(

@@ -18,6 +18,7 @@ class Nested(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     names: Annotated[list[Name], msgspec.Meta(max_length=3)]
     scores: dict[str, Score] | None = None
     setting: dict[str, str | int | float] = msgspec.field(default_factory=dict)
+    limit: Annotated[float, msgspec.Meta(gt=0, le=60, description="seconds")] | None = None
 
 
 class Lenient(msgspec.Struct, kw_only=True):
@@ -62,3 +63,9 @@ def test_only_a_struct_that_refuses_unknown_fields_says_so() -> None:
     schemas = component_schemas()
     assert schemas["Nested"]["additionalProperties"] is False
     assert "additionalProperties" not in schemas["Lenient"]
+
+
+def test_an_optional_number_with_a_description_keeps_its_rules() -> None:
+    limit = component_schemas()["Nested"]["properties"]["limit"]
+    number = next(member for member in limit["oneOf"] if member["type"] == "number")
+    assert number["exclusiveMinimum"] == 0 and number["maximum"] == 60

@@ -63,4 +63,6 @@ def finish_reason(value: object) -> FinishReason:
         "recitation",
     ):
         return "content_filter"
+    if text == "time_limit":
+        return "time_limit"
     return "unknown"

@@ -81,6 +81,8 @@ class _Attempts:
     waited_s: float = 0.0
     #: why the last attempt failed: what a retry that never got a slot fails with
     last_error: BackendError | None = None
+    #: when the reply is cut, of a request with a time limit (counted from its arrival)
+    stop_at: float | None = None
 
 
 class ModelGateway:
@@ -145,6 +147,10 @@ class ModelGateway:
                 "top_logprobs",
                 f"route {route.name!r} (backend {route.backend}) cannot return logprobs",
             )
+        if request.top_logprobs is not None and request.time_limit_s is not None:
+            raise UnsupportedParameter(
+                "time_limit_s", "a reply read as it is written returns no top_logprobs"
+            )
         if request.n > 1 and request.n > lane.backend.max_samples(route):
             return await self._one_request_a_sample(route, request, started)
         if not request.cache or self._cache is None:
@@ -154,6 +160,10 @@ class ModelGateway:
         cached = await self._cache_get(key)
         if cached is not None:
             return self._response(route, cached, started, cached=True, attempts=0)
+        if request.time_limit_s is not None:
+            # a reply cut at this request's limit is no answer for a caller with another one
+            completion, attempts = await self._call(route, lane, request, started, key)
+            return self._response(route, completion, started, cached=False, attempts=attempts)
         pending = self._pending.get(key)
         if pending is not None:  # an identical request is already on its way upstream
             completion, _ = await self._wait_for(key, pending)
@@ -222,7 +232,8 @@ class ModelGateway:
         self, route: Route, lane: _Lane, request: GenerateRequest, started: float, key: str | None
     ) -> tuple[Completion, int]:
         """The upstream call with its retries; stores a cacheable answer under ``key``."""
-        attempts = _Attempts()
+        limit = request.time_limit_s
+        attempts = _Attempts(stop_at=None if limit is None else started + limit)
         completion = await self._call_with_retries(route, lane, request, started, attempts)
         if key is not None and is_cacheable(completion):
             # an answer paid for is stored even if the call is dropped while it is written
@@ -351,6 +362,11 @@ class ModelGateway:
         attempts: _Attempts,
     ) -> Completion:
         timeout_s = min(route.timeout_s, deadline - time.perf_counter())
+        if attempts.stop_at is not None:
+            left = attempts.stop_at - time.perf_counter()
+            if left <= 0:  # the limit passed while the request waited for a slot or a retry
+                return _nothing_written(request)
+            request = msgspec.structs.replace(request, time_limit_s=left)
         lane.metrics.inflight.inc()
         began = time.perf_counter()
         try:
@@ -439,6 +455,12 @@ class ModelGateway:
             attempts=attempts,
             samples=list(completion.samples) if completion.samples is not None else None,
         )
+
+
+def _nothing_written(request: GenerateRequest) -> Completion:
+    """The reply of a request whose time limit passed before it went upstream."""
+    samples = ("",) * request.n if request.n > 1 else None
+    return Completion(text="", finish_reason="time_limit", samples=samples)
 
 
 def _next_seed(seed: int, step: int) -> int:

@@ -74,6 +74,11 @@ class StrategyGateway:
             raise UnsupportedParameter(
                 "n", f"strategy model {request.model!r} writes one answer, not {request.n} samples"
             )
+        if request.time_limit_s is not None:
+            raise UnsupportedParameter(
+                "time_limit_s",
+                f"strategy model {request.model!r} answers after all its calls, not at a limit",
+            )
         try:
             return Question.from_messages(request.messages)
         except ValueError as exc:

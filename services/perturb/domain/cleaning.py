@@ -16,6 +16,12 @@ _WHITESPACE = re.compile(r"\s+")
 _TRAILING_NOTE = re.compile(r"^(.*[?.!])\s*\([^()]*\)$")
 
 
+def complete_lines(text: str) -> str:
+    """The text up to its last line break: what a reply cut at its time limit wrote in whole
+    lines ("1. How many ...?\n2. What is the tot" keeps its first line)."""
+    return text[: text.rfind("\n") + 1]
+
+
 def first_line(text: str) -> str:
     """Models sometimes add lines despite the instruction; the first non-empty one is the reply."""
     return next((line for line in text.splitlines() if line.strip()), "")

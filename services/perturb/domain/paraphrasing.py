@@ -6,7 +6,12 @@ import asyncio
 import time
 from typing import Protocol
 
-from steadfast.services.perturb.domain.cleaning import candidate_lines, same_text, text_key
+from steadfast.services.perturb.domain.cleaning import (
+    candidate_lines,
+    complete_lines,
+    same_text,
+    text_key,
+)
 from steadfast.services.perturb.domain.errors import (
     RequestError,
     UpstreamUnavailable,
@@ -69,6 +74,16 @@ class _VerifyGaveUp(Exception):
         super().__init__(str(error))
         self.error = error
         self.attempts = attempts
+
+
+class _NotSent(Exception):
+    """A generation request that waited for a free slot until the time budget ran out."""
+
+
+#: how long after the time budget a request is waited for: the gateway answers one with a time
+#: limit at the budget with what it has written (a route that cannot stop a reply writes on
+#: and is dropped)
+LATE_REPLY_S = 3.0
 
 
 class ParaphraseBuilder:
@@ -177,14 +192,15 @@ class ParaphraseBuilder:
         verdicts: list[CandidateVerdict],
     ) -> tuple[str | None, int]:
         """Verify each call's candidates as soon as it (and every call before it: the order
-        stays the seed's) has answered, until the set is full or every call has answered; at the
-        time budget the calls still out are dropped and what was written is verified. A reason
-        to stop, and the candidates written."""
-        progress, written, out_of_time = run.progress, 0, False
+        stays the seed's) has answered, until the set is full or every call has answered. A call
+        is asked to stop writing at the time budget and answers with its whole lines; one still
+        out ``LATE_REPLY_S`` after the budget is dropped. A reason to stop, and the candidates
+        written."""
+        progress, written, out_of_time, not_sent = run.progress, 0, False, 0
         ordered = list(calls)
         for position, task in enumerate(ordered):
             if not out_of_time:
-                timeout = max(0.0, run.deadline - time.monotonic())
+                timeout = max(0.0, run.deadline + LATE_REPLY_S - time.monotonic())
                 await asyncio.wait({task}, timeout=timeout)
                 if not task.done():  # what was written by now is still verified
                     out_of_time = True
@@ -194,6 +210,9 @@ class ParaphraseBuilder:
                         f"{late} generation request(s) cancelled at the time budget"
                     )
             if not task.done():
+                continue
+            if isinstance(task.exception(), _NotSent):
+                not_sent += 1
                 continue
             lines = self._lines(task, calls[task], progress)
             written += len(lines)
@@ -210,6 +229,12 @@ class ParaphraseBuilder:
             verdicts.extend(response.results)
             if len(progress.selection()) >= run.request.k:
                 return None, written
+        if not_sent:
+            progress.cancelled_calls += not_sent
+            progress.failures.append(
+                f"{not_sent} generation request(s) not sent: the time budget ran out while they "
+                "waited for a free slot"
+            )
         return None, written
 
     @staticmethod
@@ -264,6 +289,9 @@ class ParaphraseBuilder:
         """The replies of one request: one a sample."""
         request = run.request
         async with limit:
+            left_s = run.deadline - time.monotonic()
+            if left_s <= 0:
+                raise _NotSent("waited past the time budget")
             # written once a slot is free, so it names what was accepted while the call waited
             messages = paraphrase_messages(
                 request.question,
@@ -285,9 +313,14 @@ class ParaphraseBuilder:
                 sample_index=spec.sample_index,
                 n=spec.samples,
                 cache=request.cache,
+                # a list still being written at the budget is kept up to its last whole line
+                time_limit_s=left_s,
             )
             response = await run.model.generate(generate)
-        return response.samples or [response.text]
+        replies = response.samples or [response.text]
+        if response.finish_reason == "time_limit":
+            return [complete_lines(reply) for reply in replies]
+        return replies
 
     @staticmethod
     def _screen(

@@ -169,3 +169,41 @@ async def test_a_generation_given_up_stops_and_frees_its_slot(tmp_path: Path) ->
         await backend.close()
     # the abandoned generation had about whole_s - 1 s to go
     assert after_s < 0.5 * whole_s, (after_s, whole_s)
+
+
+async def test_a_generation_with_a_time_limit_answers_with_what_it_wrote_and_stops(
+    tmp_path: Path,
+) -> None:
+    """One slot: a long generation with a time limit comes back at its limit with the text
+    written by then, counted by llama.cpp's own timings, and frees the slot for the next."""
+    route = msgspec.structs.replace(BUILTIN_ROUTES["local-tiny"], n_parallel=1, threads=1)
+    backend = create_backend(route, BackendContext(models_dir=tmp_path / "models"))
+    numbers = ChatMessage(role="user", content="Write every number from 1 to 5000, one a line.")
+    limited = GenerateRequest(
+        model="local-tiny", messages=[numbers], max_tokens=2000, cache=False, time_limit_s=1.5
+    )
+    try:
+        await backend.load()
+        began = time.perf_counter()
+        cut = await backend.complete(limited, timeout_s=300)
+        cut_s = time.perf_counter() - began
+        began = time.perf_counter()
+        short = await backend.complete(
+            GenerateRequest(
+                model="local-tiny",
+                messages=[ChatMessage(role="user", content="Say yes.")],
+                max_tokens=3,
+                cache=False,
+                time_limit_s=30,
+            ),
+            timeout_s=300,
+        )
+        after_s = time.perf_counter() - began
+    finally:
+        await backend.close()
+    assert cut.finish_reason == "time_limit" and cut_s < 3.0
+    assert any(character.isdigit() for character in cut.text)
+    assert cut.input_tokens > 5 and cut.output_tokens >= len(cut.text.split())
+    # a reply that ends before its limit is whole, counted by the usage at its end
+    assert short.finish_reason in ("stop", "length") and short.output_tokens >= 1
+    assert after_s < 3.0

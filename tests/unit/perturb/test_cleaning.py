@@ -2,7 +2,12 @@ from __future__ import annotations
 
 import pytest
 
-from steadfast.services.perturb.domain.cleaning import candidate_lines, clean_candidate, same_text
+from steadfast.services.perturb.domain.cleaning import (
+    candidate_lines,
+    clean_candidate,
+    complete_lines,
+    same_text,
+)
 
 
 @pytest.mark.parametrize(
@@ -72,3 +77,16 @@ def test_candidate_lines_are_the_items_with_words(reply: str, lines: int) -> Non
     found = candidate_lines(reply, 5)
     assert len(found) == lines, found
     assert all(any(char.isalpha() for char in line) for line in found)
+
+
+@pytest.mark.parametrize(
+    ("text", "whole"),
+    [
+        ("1. How many apples?\n2. What is the tot", "1. How many apples?\n"),
+        ("1. How many apples?\n", "1. How many apples?\n"),
+        ("1. How many app", ""),
+        ("", ""),
+    ],
+)
+def test_a_reply_cut_at_its_time_limit_keeps_its_whole_lines(text: str, whole: str) -> None:
+    assert complete_lines(text) == whole

@@ -328,14 +328,45 @@ async def test_the_time_budget_stops_with_a_reason() -> None:
     assert result.candidates_generated < 120
 
 
-async def test_requests_still_running_at_the_budget_are_cancelled_and_counted() -> None:
+async def test_requests_still_waiting_for_a_slot_at_the_budget_are_not_sent_and_counted() -> None:
     builder, gateway, _ = _builder(latency_s=1.0, generation_concurrency=2)
+    started = time.monotonic()
     result = await builder.build(ParaphraseRequest(question=QUESTION, k=3, time_budget_s=0.2))
-    assert not result.complete and result.candidates_generated == 0
-    assert "5 generation request(s) cancelled at the time budget" in result.generation_failures
+    elapsed = time.monotonic() - started
+    assert not result.complete
+    expected = "3 generation request(s) not sent: the time budget ran out while they waited"
+    assert any(failure.startswith(expected) for failure in result.generation_failures)
     assert "time budget" in (result.incomplete_reason or "")
-    # only the first two were sent; the others were dropped before reaching the gateway
+    # of five, only the first two were sent, told to stop at the budget, and answered then
     assert len(gateway.requests) == 2 and gateway.max_inflight == 2
+    assert all(0 < (r.time_limit_s or 0) <= 0.2 for r in gateway.requests)
+    assert elapsed < 0.8
+
+
+async def test_a_list_still_being_written_at_the_budget_keeps_its_whole_lines() -> None:
+    # each call writes its list evenly over 1 s and is stopped at 0.5 s, halfway through
+    builder, gateway, verifier = _builder(latency_s=1.0, accept=lambda _: False)
+    request = ParaphraseRequest(
+        question=QUESTION,
+        k=3,
+        seed=0,
+        time_budget_s=0.5,
+        plain_per_round=6,
+        toned_per_round=0,
+        candidates_per_call=6,
+    )
+    started = time.monotonic()
+    result = await builder.build(request)
+    elapsed = time.monotonic() - started
+    assert elapsed < 0.9 and len(gateway.requests) == 1
+    written = _distinct(gateway.requests[0])
+    half = written[: len(written) // 2]
+    whole_lines = [line.split(". ", 1)[1] for line in half.splitlines()[:-1]]
+    assert len(whole_lines) >= 2
+    # the whole lines were verified; the line cut in the middle was not
+    assert _candidates(verifier) == whole_lines
+    assert result.candidates_generated == len(whole_lines)
+    assert not any(failure for failure in result.generation_failures)
 
 
 async def test_a_set_out_of_time_says_so_even_when_its_requests_reached_the_cap() -> None:

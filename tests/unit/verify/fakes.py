@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from steadfast.shared.contracts.base import FieldError
@@ -57,7 +58,10 @@ def response(text: str, logprobs: list[tuple[str, float]] | None = None) -> Gene
 
 
 class FakeGateway:
-    """``generate`` answers with ``responder(request)``: a text, a full response, or an error."""
+    """``generate`` answers with ``responder(request)``: a text, a full response, or an error,
+    after ``latency_s``. A request with a ``time_limit_s`` shorter than that is answered at its
+    limit, as the gateway does, with the part of the reply written by then (the reply is
+    written evenly over the latency)."""
 
     def __init__(self, responder: Callable[[GenerateRequest], Reply], latency_s: float = 0.0):
         self.responder = responder
@@ -90,15 +94,27 @@ class FakeGateway:
         self.requests.append(request)
         self.inflight += 1
         self.max_inflight = max(self.max_inflight, self.inflight)
+        limit = request.time_limit_s
+        cut = limit is not None and self.latency_s > limit
         try:
             if self.latency_s:
-                await asyncio.sleep(self.latency_s)
+                await asyncio.sleep(limit if cut and limit is not None else self.latency_s)
         finally:
             self.inflight -= 1
         reply = self.responder(request)
         if isinstance(reply, ServiceCallError):
             raise reply
-        return reply if isinstance(reply, GenerateResponse) else response(reply)
+        answer = reply if isinstance(reply, GenerateResponse) else response(reply)
+        if not cut or limit is None:
+            return answer
+        share = limit / self.latency_s
+        texts = [text[: int(len(text) * share)] for text in answer.samples or [answer.text]]
+        return msgspec.structs.replace(
+            answer,
+            text=texts[0],
+            samples=texts if answer.samples else None,
+            finish_reason="time_limit",
+        )
 
 
 def user_text(request: GenerateRequest) -> str:

@@ -18,7 +18,11 @@ import msgspec
 
 from steadfast.services.gateway.adapters.backends import BackendContext
 from steadfast.services.gateway.adapters.backends.http_backend import HttpBackend
-from steadfast.services.gateway.adapters.backends.openai import chat_body, decode_completion
+from steadfast.services.gateway.adapters.backends.openai import (
+    chat_body,
+    decode_completion,
+    streamed_body,
+)
 from steadfast.services.gateway.adapters.local_models import (
     BUNDLED_MODELS,
     LocalModelError,
@@ -104,6 +108,17 @@ class LocalBackend(HttpBackend):
             # route has no model to answer with, which is no bad answer of one
             detail = f"the local model could not be loaded: {type(exc).__name__}: {exc}"
             raise BackendError("unavailable", detail) from exc
+        if request.time_limit_s is not None:
+            # llama.cpp says in every chunk what it has read and written: a reply cut at the
+            # limit is counted too
+            streamed = streamed_body(self.route.model, request, timings_per_token=True)
+            return await self._post_streamed(
+                msgspec.json.encode(streamed),
+                JSON_HEADERS,
+                timeout_s,
+                request.n,
+                request.time_limit_s,
+            )
         body = msgspec.json.encode(chat_body(self.route.model, request))
         payload = await self._post(body, JSON_HEADERS, timeout_s)
         return decode_completion(payload, request)

@@ -78,6 +78,16 @@ def chat_body(model: str, request: GenerateRequest) -> dict[str, Any]:
     return body
 
 
+def streamed_body(model: str, request: GenerateRequest, **extra: Any) -> dict[str, Any]:
+    """The body of a request read as it is written (one with a time limit), with the usage
+    at its end; ``extra`` adds a server's own options."""
+    return chat_body(model, request) | {
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        **extra,
+    }
+
+
 def completion_from(response: ChatCompletion, request: GenerateRequest) -> Completion:
     if not response.choices:
         raise BackendError("bad_response", "the response has no choices")
@@ -167,6 +177,11 @@ class OpenAIBackend(HttpBackend):
 
     async def complete(self, request: GenerateRequest, timeout_s: float) -> Completion:
         headers = self._headers()
+        if request.time_limit_s is not None:
+            body = msgspec.json.encode(streamed_body(self.route.model, request))
+            return await self._post_streamed(
+                body, headers, timeout_s, request.n, request.time_limit_s
+            )
         body = msgspec.json.encode(chat_body(self.route.model, request))
         payload = await self._post(body, headers, timeout_s)
         return decode_completion(payload, request)

@@ -1,0 +1,154 @@
+"""A reply read as it is written (OpenAI's server-sent events), so that a request with a time
+limit can be answered with what was written by then: a paraphrase round at its time budget
+keeps the lines a long list had written instead of dropping the whole call.
+
+The stream is OpenAI's ``chat.completion.chunk`` events, one ``data:`` line each, ended by
+``data: [DONE]``; llama.cpp writes the same and, asked for ``timings_per_token``, says in every
+chunk how many prompt tokens it read and how many it wrote, which is what a reply cut short is
+counted by (OpenAI says its usage only at the end: a cut reply is counted by its pieces, one
+token each, and no prompt tokens).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterable
+from dataclasses import dataclass, field
+
+import msgspec
+
+from steadfast.services.gateway.domain.backend import Completion, finish_reason
+from steadfast.services.gateway.domain.errors import BackendError
+from steadfast.shared.contracts.gateway import FinishReason
+
+_DONE = b"[DONE]"
+
+
+class _Delta(msgspec.Struct):
+    content: str | None = None
+    refusal: str | None = None
+
+
+class _ChunkChoice(msgspec.Struct):
+    index: int = 0
+    delta: _Delta = msgspec.field(default_factory=_Delta)
+    finish_reason: str | None = None
+
+
+class _ChunkUsage(msgspec.Struct):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class _Timings(msgspec.Struct):
+    """llama.cpp's count so far: prompt tokens read (``prompt_n``) besides those it had cached
+    (``cache_n``), and tokens written (``predicted_n``)."""
+
+    prompt_n: int = 0
+    cache_n: int = 0
+    predicted_n: int = 0
+
+
+class _StreamError(msgspec.Struct):
+    message: str = ""
+
+
+class _Chunk(msgspec.Struct):
+    choices: list[_ChunkChoice] = msgspec.field(default_factory=list)
+    usage: _ChunkUsage | None = None
+    timings: _Timings | None = None
+    error: _StreamError | str | None = None
+
+
+_DECODER = msgspec.json.Decoder(_Chunk)
+
+
+@dataclass
+class _Sample:
+    pieces: list[str] = field(default_factory=list)
+    finish_reason: str | None = None
+    #: content pieces received: a token each, the count of a reply cut before its usage
+    written: int = 0
+    timings: _Timings | None = None
+
+
+@dataclass
+class StreamedReply:
+    """The samples of one streamed request as far as they were written."""
+
+    samples: int
+    parts: dict[int, _Sample] = field(default_factory=dict)
+    usage: _ChunkUsage | None = None
+    done: bool = False
+
+    def add(self, data: bytes) -> None:
+        """One event's ``data``: a chunk, or the end of the stream."""
+        if data.strip() == _DONE:
+            self.done = True
+            return
+        try:
+            chunk = _DECODER.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise BackendError("bad_response", f"not a chat completion chunk: {exc}") from exc
+        if chunk.error is not None:
+            message = chunk.error if isinstance(chunk.error, str) else chunk.error.message
+            raise BackendError("upstream_error", f"the stream ended in an error: {message[:300]}")
+        if chunk.usage is not None:
+            self.usage = chunk.usage
+        for choice in chunk.choices:
+            sample = self.parts.setdefault(choice.index, _Sample())
+            if choice.delta.refusal:
+                raise BackendError("refused", f"the model refused: {choice.delta.refusal[:300]}")
+            if choice.delta.content:
+                sample.pieces.append(choice.delta.content)
+                sample.written += 1
+            if choice.finish_reason is not None:
+                sample.finish_reason = choice.finish_reason
+            if chunk.timings is not None:
+                sample.timings = chunk.timings
+
+    def completion(self, *, cut: bool) -> Completion:
+        """What was written; ``cut``: the time limit ended the stream."""
+        texts = ["".join(self.parts.get(i, _Sample()).pieces) for i in range(self.samples)]
+        finished = [self.parts.get(i, _Sample()).finish_reason for i in range(self.samples)]
+        if cut and not all(finished):
+            reason: FinishReason = "time_limit"
+        else:
+            reason = finish_reason(finished[0])
+        input_tokens, output_tokens = self._tokens(cut)
+        return Completion(
+            text=texts[0],
+            finish_reason=reason,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            samples=tuple(texts) if self.samples > 1 else None,
+        )
+
+    def _tokens(self, cut: bool) -> tuple[int, int]:
+        if self.usage is not None and not cut:
+            return self.usage.prompt_tokens, self.usage.completion_tokens
+        timings = [sample.timings for sample in self.parts.values() if sample.timings]
+        prompt = max((t.prompt_n + t.cache_n for t in timings), default=0)
+        written = sum(
+            sample.timings.predicted_n if sample.timings else sample.written
+            for sample in self.parts.values()
+        )
+        return prompt, written
+
+
+async def read_stream(
+    lines: AsyncIterable[bytes], samples: int, time_limit_s: float | None
+) -> tuple[StreamedReply, bool]:
+    """Read server-sent events until the stream ends or ``time_limit_s`` passes; the reply so
+    far, and whether the limit cut it."""
+    reply = StreamedReply(samples)
+    try:
+        async with asyncio.timeout(time_limit_s):
+            async for line in lines:
+                if line.startswith(b"data:"):
+                    reply.add(line[5:].strip())
+                    if reply.done:
+                        break
+    except TimeoutError:
+        return reply, True
+    return reply, False
