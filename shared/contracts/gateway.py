@@ -83,8 +83,8 @@ class GenerateRequest(Contract, kw_only=True):
                     "answer with what was written by then (finish_reason `time_limit`; a reply "
                     "that ends sooner is answered as usual). Local and OpenAI-compatible routes "
                     "stream the reply to stop it; Gemini and Ollama routes write it to the end. "
-                    "Not with `top_logprobs`, nor with a strategy model (422). A reply cut short is "
-                "not cached"
+                    "Not with `top_logprobs`, nor with a strategy model (422). A reply cut short "
+                    "is not cached"
                 ),
             ),
         ]

@@ -163,6 +163,14 @@ async def test_problems_name_the_field(gateway_url: str) -> None:
         await client.generate(ask("paraphrase-vote:fake-gpt", "hi", n=2))
     assert one_answer.value.status == 422
     assert one_answer.value.problem.errors[0].field == "n"  # type: ignore[index]
+    for model, params in [
+        ("fake-gpt", {"top_logprobs": 2}),  # a stream returns no logprobs
+        ("paraphrase-vote:fake-gpt", {}),  # a strategy answers after all its calls
+    ]:
+        with pytest.raises(ServiceCallError) as limited:
+            await client.generate(ask(model, "hi", time_limit_s=5, **params))
+        assert limited.value.status == 422
+        assert limited.value.problem.errors[0].field == "time_limit_s"  # type: ignore[index]
     for body, field in [
         ({"model": "fake-gpt", "messages": [{"role": "user", "content": "x"}], "n": 17}, "n"),
         ({"model": "fake-gpt", "messages": [], "temperature": 0}, "messages"),
@@ -186,11 +194,37 @@ async def test_problems_name_the_field(gateway_url: str) -> None:
             },
             "sample_index",
         ),
+        (
+            {
+                "model": "fake-gpt",
+                "messages": [{"role": "user", "content": "x"}],
+                "time_limit_s": 0,
+            },
+            "time_limit_s",
+        ),
     ]:
         async with get_session().post(f"{gateway_url}/v1/generate", json=body) as response:
             problem = await response.json(content_type=None)
         assert response.status == 400, problem
         assert problem["errors"][0]["field"] == field
+
+
+async def test_a_reply_still_being_written_at_its_time_limit_comes_back_cut(
+    gateway_url: str, upstreams: tuple[FakeOpenAIServer, FakeGeminiServer, FakeOllamaServer]
+) -> None:
+    openai = upstreams[0]
+    openai.stream_delay_s = 0.05  # "echo: " and 60 words: 3 s to write
+    try:
+        began = time.perf_counter()
+        cut = await GatewayClient(gateway_url).generate(
+            ask("fake-gpt", " ".join(["word"] * 60), time_limit_s=1.0, cache=False)
+        )
+        elapsed = time.perf_counter() - began
+    finally:
+        openai.stream_delay_s = 0.0
+    assert cut.finish_reason == "time_limit" and elapsed < 2.5
+    assert cut.text.startswith("echo: word") and 0 < len(cut.text.split()) < 61
+    assert cut.usage.output_tokens == len(cut.text.split())
 
 
 async def test_a_final_failure_carries_its_outcome_and_attempts(gateway_url: str) -> None:
