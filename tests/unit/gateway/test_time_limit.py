@@ -163,6 +163,25 @@ async def test_a_whole_stream_ends_at_done() -> None:
     assert (completion.input_tokens, completion.output_tokens) == (7, 1)
 
 
+async def test_several_whole_samples_are_counted_by_llama_cpp_timings_not_its_usage() -> None:
+    events = _events(
+        b'{"choices":[{"index":0,"delta":{"content":"Yes"}}],'
+        b'"timings":{"prompt_n":12,"cache_n":0,"predicted_n":1}}',
+        b'{"choices":[{"index":1,"delta":{"content":"No"}}],'
+        b'"timings":{"prompt_n":12,"cache_n":0,"predicted_n":1}}',
+        b'{"choices":[{"index":1,"delta":{"content":", never"}}],'
+        b'"timings":{"prompt_n":12,"cache_n":0,"predicted_n":3}}',
+        b'{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}',
+        b'{"choices":[{"index":1,"delta":{},"finish_reason":"stop"}]}',
+        b'{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":1}}',
+        b"[DONE]",
+    )
+    reply, cut = await read_stream(_lines(events), samples=2, time_limit_s=5)
+    completion = reply.completion(cut=cut)
+    assert completion.samples == ("Yes", "No, never") and completion.finish_reason == "stop"
+    assert (completion.input_tokens, completion.output_tokens) == (12, 4)
+
+
 @pytest.mark.parametrize(
     ("chunk", "outcome"),
     [

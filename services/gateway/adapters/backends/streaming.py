@@ -4,9 +4,10 @@ keeps the lines a long list had written instead of dropping the whole call.
 
 The stream is OpenAI's ``chat.completion.chunk`` events, one ``data:`` line each, ended by
 ``data: [DONE]``; llama.cpp writes the same and, asked for ``timings_per_token``, says in every
-chunk how many prompt tokens it read and how many it wrote, which is what a reply cut short is
-counted by (OpenAI says its usage only at the end: a cut reply is counted by its pieces, one
-token each, and no prompt tokens).
+chunk how many prompt tokens it read and how many it wrote, which is what its replies are counted
+by, cut short or not (the usage it sends at the end of a request of several samples is one
+sample's). OpenAI says its usage only at the end: a reply it was cut before is counted by its
+pieces, one token each, and no prompt tokens.
 """
 
 from __future__ import annotations
@@ -125,10 +126,15 @@ class StreamedReply:
         )
 
     def _tokens(self, cut: bool) -> tuple[int, int]:
-        if self.usage is not None and not cut:
-            return self.usage.prompt_tokens, self.usage.completion_tokens
+        """Prompt tokens (read once) and tokens written by every sample. llama.cpp's own count
+        comes first: the usage it sends at the end of a request of several samples is one
+        sample's."""
         timings = [sample.timings for sample in self.parts.values() if sample.timings]
+        if self.usage is not None and not cut and not timings:
+            return self.usage.prompt_tokens, self.usage.completion_tokens
         prompt = max((t.prompt_n + t.cache_n for t in timings), default=0)
+        if not timings and self.usage is not None:
+            prompt = self.usage.prompt_tokens
         written = sum(
             sample.timings.predicted_n if sample.timings else sample.written
             for sample in self.parts.values()
