@@ -187,6 +187,18 @@ async def test_a_generation_with_a_time_limit_answers_with_what_it_wrote_and_sto
         began = time.perf_counter()
         cut = await backend.complete(limited, timeout_s=300)
         cut_s = time.perf_counter() - began
+        # the one slot busy: llama.cpp queues the request and sends nothing, headers included
+        busy = asyncio.create_task(
+            backend.complete(msgspec.structs.replace(limited, time_limit_s=None), timeout_s=300)
+        )
+        await asyncio.sleep(0.5)
+        began = time.perf_counter()
+        queued = await backend.complete(
+            msgspec.structs.replace(limited, time_limit_s=1.0), timeout_s=300
+        )
+        queued_s = time.perf_counter() - began
+        busy.cancel()
+        await asyncio.gather(busy, return_exceptions=True)
         began = time.perf_counter()
         short = await backend.complete(
             GenerateRequest(
@@ -202,6 +214,7 @@ async def test_a_generation_with_a_time_limit_answers_with_what_it_wrote_and_sto
     finally:
         await backend.close()
     assert cut.finish_reason == "time_limit" and cut_s < 3.0
+    assert queued.finish_reason == "time_limit" and queued.text == "" and queued_s < 2.5
     assert any(character.isdigit() for character in cut.text)
     assert cut.input_tokens > 5 and cut.output_tokens >= len(cut.text.split())
     # a reply that ends before its limit is whole, counted by the usage at its end

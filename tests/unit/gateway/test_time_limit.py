@@ -14,6 +14,7 @@ from steadfast.services.gateway.adapters.cache_repository import SqlResponseCach
 from steadfast.services.gateway.domain.errors import BackendError, UnsupportedParameter
 from tests.fakes.gemini_server import FakeGeminiServer
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.stand_in import Fault
 from tests.unit.gateway.conftest import ask, gateway_for, route_to
 
 LIST = "\n".join(f"{n}. Reworded question number {n}?" for n in range(1, 21))
@@ -45,6 +46,18 @@ async def test_a_reply_is_cut_at_the_limit_with_what_was_written() -> None:
     assert fake.calls[0]["stream_options"] == {"include_usage": True}
     assert "timings_per_token" not in fake.calls[0]  # llama.cpp's own option, not OpenAI's
     assert fake.closed_streams == 1
+
+
+async def test_a_server_that_sends_nothing_by_the_limit_is_answered_at_the_limit() -> None:
+    # llama.cpp sends its headers only once it has read the prompt
+    with FakeOpenAIServer(responder=lambda _: LIST, fault_for=lambda _: Fault.delay(3.0)) as fake:
+        gateway = gateway_for(route_to("openai", fake))
+        began = time.perf_counter()
+        response = await gateway.generate(ask(time_limit_s=0.5, cache=False))
+        elapsed = time.perf_counter() - began
+        await gateway.close()
+    assert response.finish_reason == "time_limit" and response.text == ""
+    assert elapsed < 1.5 and response.attempts == 1
 
 
 async def test_a_reply_that_ends_before_the_limit_is_whole_and_counted_by_its_usage() -> None:
@@ -143,9 +156,12 @@ async def test_samples_interleaved_and_counted_by_llama_cpp_timings_when_cut() -
         b'{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}',
         b"[DONE]",
     )
-    reply, cut = await read_stream(_lines(events, pause_after=3), samples=2, time_limit_s=0.2)
-    completion = reply.completion(cut=cut)
-    assert cut and completion.finish_reason == "time_limit"
+    reply = StreamedReply(samples=2)
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.2):
+            await read_stream(_lines(events, pause_after=3), reply)
+    completion = reply.completion(cut=True)
+    assert completion.finish_reason == "time_limit"
     assert completion.samples == ("1. A\n2.", "1. B")
     assert (completion.input_tokens, completion.output_tokens) == (40, 3)
 
@@ -157,9 +173,10 @@ async def test_a_whole_stream_ends_at_done() -> None:
         b'{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":1}}',
         b"[DONE]",
     )
-    reply, cut = await read_stream(_lines(events), samples=1, time_limit_s=5)
-    completion = reply.completion(cut=cut)
-    assert not cut and completion.text == "Paris" and completion.finish_reason == "length"
+    reply = StreamedReply(samples=1)
+    await read_stream(_lines(events), reply)
+    completion = reply.completion(cut=False)
+    assert reply.done and completion.text == "Paris" and completion.finish_reason == "length"
     assert (completion.input_tokens, completion.output_tokens) == (7, 1)
 
 
@@ -176,8 +193,9 @@ async def test_several_whole_samples_are_counted_by_llama_cpp_timings_not_its_us
         b'{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":1}}',
         b"[DONE]",
     )
-    reply, cut = await read_stream(_lines(events), samples=2, time_limit_s=5)
-    completion = reply.completion(cut=cut)
+    reply = StreamedReply(samples=2)
+    await read_stream(_lines(events), reply)
+    completion = reply.completion(cut=False)
     assert completion.samples == ("Yes", "No, never") and completion.finish_reason == "stop"
     assert (completion.input_tokens, completion.output_tokens) == (12, 4)
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import aiohttp
 
 from steadfast.services.gateway.adapters.backends.http_errors import (
     error_for_status,
     error_for_transport,
 )
-from steadfast.services.gateway.adapters.backends.streaming import read_stream
+from steadfast.services.gateway.adapters.backends.streaming import StreamedReply, read_stream
 from steadfast.services.gateway.domain.backend import Completion
 from steadfast.services.gateway.domain.routes import Route
 
@@ -49,22 +51,28 @@ class HttpBackend:
     async def _post_streamed(
         self, body: bytes, headers: dict[str, str], timeout_s: float, samples: int, limit_s: float
     ) -> Completion:
-        """A streamed answer read until it ends or ``limit_s`` passes; a stream cut at the limit
-        is closed, which stops a llama.cpp server writing (it notices within about a second)."""
+        """A streamed answer read until it ends or ``limit_s`` passes, counted from the request
+        (llama.cpp sends its headers only once the prompt is read, which with several requests
+        queued can take longer than the limit). At the limit the connection is closed, which
+        stops a llama.cpp server writing (it notices within about a second)."""
         timeout = aiohttp.ClientTimeout(total=timeout_s)
+        reply = StreamedReply(samples)
         try:
-            async with self._client().post(
-                self.url, data=body, headers=headers, timeout=timeout
-            ) as response:
-                if response.status >= 400:
-                    text = (await response.read()).decode("utf-8", "replace")
-                    raise error_for_status(response.status, text, response.headers)
-                reply, cut = await read_stream(response.content, samples, limit_s)
-                if cut:
-                    response.close()
-        except (aiohttp.ClientError, TimeoutError) as exc:
+            async with asyncio.timeout(limit_s) as limit:
+                async with self._client().post(
+                    self.url, data=body, headers=headers, timeout=timeout
+                ) as response:
+                    if response.status >= 400:
+                        text = (await response.read()).decode("utf-8", "replace")
+                        raise error_for_status(response.status, text, response.headers)
+                    await read_stream(response.content, reply)
+        except TimeoutError as exc:
+            if limit.expired():
+                return reply.completion(cut=True)
             raise error_for_transport(exc, retry_timeouts=self.retry_timeouts) from exc
-        return reply.completion(cut=cut)
+        except aiohttp.ClientError as exc:
+            raise error_for_transport(exc, retry_timeouts=self.retry_timeouts) from exc
+        return reply.completion(cut=False)
 
     async def close(self) -> None:
         if self._session is not None:

@@ -12,7 +12,6 @@ pieces, one token each, and no prompt tokens.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterable
 from dataclasses import dataclass, field
 
@@ -142,19 +141,11 @@ class StreamedReply:
         return prompt, written
 
 
-async def read_stream(
-    lines: AsyncIterable[bytes], samples: int, time_limit_s: float | None
-) -> tuple[StreamedReply, bool]:
-    """Read server-sent events until the stream ends or ``time_limit_s`` passes; the reply so
-    far, and whether the limit cut it."""
-    reply = StreamedReply(samples)
-    try:
-        async with asyncio.timeout(time_limit_s):
-            async for line in lines:
-                if line.startswith(b"data:"):
-                    reply.add(line[5:].strip())
-                    if reply.done:
-                        break
-    except TimeoutError:
-        return reply, True
-    return reply, False
+async def read_stream(lines: AsyncIterable[bytes], reply: StreamedReply) -> None:
+    """Read server-sent events into ``reply`` until the stream ends; the caller bounds the time
+    (what was read by then stays in ``reply``)."""
+    async for line in lines:
+        if line.startswith(b"data:"):
+            reply.add(line[5:].strip())
+            if reply.done:
+                return
