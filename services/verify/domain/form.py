@@ -24,6 +24,8 @@ _TWO_WORD_OPENINGS = frozenset(
     {("i", "need"), ("i", "want"), ("i'd", "like"), ("i", "wonder"), ("vorrei", "sapere")}
 )
 _OPENINGS = QUESTION_WORDS | AUXILIARIES | _REQUEST_WORDS
+#: question words that also open a relative clause
+_RELATIVE = frozenset({"which", "who", "whom", "whose", "where", "when"})
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!])\s+")
 _CLAUSE = re.compile(r"[,;:]|\s[-–—]\s")
@@ -44,12 +46,17 @@ def asks(text: str) -> bool:
     words = [w.lower() for w in _WORD.findall(text)]
     if "please" in words or "per favore" in text.lower():
         return True
-    for clause in _CLAUSE.split(text):
-        for sentence in _SENTENCE_END.split(clause):
-            opening = [w.lower() for w in _WORD.findall(sentence)][:3]
-            if opening and (opening[0] in _OPENINGS or tuple(opening[:2]) in _TWO_WORD_OPENINGS):
+    for sentence in _SENTENCE_END.split(text):
+        for position, clause in enumerate(_CLAUSE.split(sentence)):
+            opening = [w.lower() for w in _WORD.findall(clause)][:3]
+            # after a comma "which", "who", "where" ... open a relative clause of a statement
+            # ("... a sculpture, which was made for her villa."), and "is", "was" ... go on
+            # with it ("Cambridge, which is known for ..., is called ..."): no question
+            asking = QUESTION_WORDS - _RELATIVE if position else QUESTION_WORDS
+            openings = _OPENINGS - _RELATIVE - AUXILIARIES if position else _OPENINGS
+            if opening and (opening[0] in openings or tuple(opening[:2]) in _TWO_WORD_OPENINGS):
                 return True
-            if any(word in QUESTION_WORDS for word in opening[1:]):  # "In what year ..."
+            if any(word in asking for word in opening[1:]):  # "In what year ..."
                 return True
     return False
 

@@ -22,6 +22,9 @@ from steadfast.services.verify.domain.form import asks, form_difference
         "Quando è iniziata la crisi",
         "Dimmi quando è cominciata la crisi.",
         "Dan planted 3 bushes with 25 roses each; count the thorns.",
+        # a question word or a request after a comma still asks
+        "If he has 3 apples, how many does he have",
+        "Given that a bag holds 72 chips, find how many bags he needs.",
     ],
 )
 def test_questions_and_requests_ask(text: str) -> None:
@@ -35,6 +38,13 @@ def test_questions_and_requests_ask(text: str) -> None:
         "Gold is represented by the chemical symbol Au.",
         "Janet earns money daily at the market from 16 eggs minus three.",
         "La crisi è iniziata nel 1973.",
+        # a relative clause or a verb after a comma goes on with the statement (both accepted
+        # in a bench run as rewordings of SimpleQA questions)
+        "Karl Küchler stated that Empress Elizabeth's favorite sculpture depicted a specific "
+        "piece, which was crafted for her villa Achilleion in Corfu.",
+        "Cambridge, Massachusetts, which is known for its liberal arts college, is called the "
+        "Women's Liberal Arts College.",
+        "The prize went to Michio Sugeno, who was born in Japan.",
     ],
 )
 def test_statements_do_not(text: str) -> None:
