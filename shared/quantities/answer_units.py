@@ -184,6 +184,34 @@ def asked_units(question: str) -> list[str]:
     return found
 
 
+@cache
+def _counted_in(unit: Unit) -> re.Pattern[str]:
+    words = "|".join(re.escape(word) for word in sorted(unit.asked_as, key=len, reverse=True))
+    return re.compile(
+        rf"\bhow\s+(?:many|much)\s+(?:[a-z]+\s+){{0,2}}?(?:{words})(?![\w°º²])", re.IGNORECASE
+    )
+
+
+def counted_units(question: str) -> set[str]:
+    """The units ``question`` asks for with "in" or counts with "how many" ("How many total
+    meters does he run a week?"), by their names."""
+    counted = {unit.name for unit in UNITS if _counted_in(unit).search(question)}
+    return counted | set(asked_units(question))
+
+
+def changed_answer_unit(original: str, candidate: str) -> str | None:
+    """A unit the candidate asks its answer in where the original asks in another: "How many
+    miles does James run each week ...?" for "How many total meters does he run a week?"
+    (accepted in a bench run). A candidate that asks in no unit is the dropped-unit check's."""
+    theirs, ours = counted_units(original), counted_units(candidate)
+    added, dropped = sorted(ours - theirs), sorted(theirs - ours)
+    if not added or not dropped:
+        return None
+    return f"asks for the answer in {', '.join(added)} where the original asks in " + ", ".join(
+        dropped
+    )
+
+
 def names_unit(text: str, unit_name: str) -> bool:
     """Whether ``text`` names the unit, in any of its words or symbols (as a whole token)."""
     unit = next(u for u in UNITS if u.name == unit_name)

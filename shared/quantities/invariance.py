@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from steadfast.shared.language import detect_language
-from steadfast.shared.quantities.answer_units import dropped_answer_units
+from steadfast.shared.quantities.answer_units import changed_answer_unit, dropped_answer_units
 from steadfast.shared.quantities.bindings import swapped_numbers
 from steadfast.shared.quantities.changes import (
     compared_with_another,
@@ -83,6 +83,8 @@ def quantity_difference(original: str, candidate: str, language: str | None = No
         parts.append(f"says a number in another unit: {unit}")
     if dropped := dropped_answer_units(original, candidate):
         parts.append("drops the answer's unit " + ", ".join(f'"{unit}"' for unit in dropped))
+    elif other := changed_answer_unit(original, candidate):
+        parts.append(other)
     return "; ".join(parts) or None
 
 

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from steadfast.shared.quantities.answer_units import dropped_answer_units
+from steadfast.shared.quantities.answer_units import changed_answer_unit, dropped_answer_units
 from steadfast.shared.quantities.invariance import quantity_difference
 from steadfast.shared.quantities.reading import mentions, numbers_in_digits
 
@@ -304,3 +304,40 @@ def test_an_answer_unit_kept_in_other_words_or_none_asked_agrees(
 )
 def test_number_words_are_rewritten_in_digits(text: str, language: str, expected: str) -> None:
     assert numbers_in_digits(text, language) == expected
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run: the same numbers, another unit asked
+        (
+            "James decides to run 3 sprints 3 times a week.  He runs 60 meters each sprint.  "
+            "How many total meters does he run a week?",
+            "How many miles does James run each week, if he runs 60 meters in each of his 3 "
+            "sprints, and he runs 3 times a week?",
+            "asks for the answer in miles where the original asks in metres",
+        ),
+        (
+            "Sandy walked for 8 hours. How many minutes did she walk in total?",
+            "Sandy walked for 8 hours. In total, how many hours did she walk?",
+            "asks for the answer in hours where the original asks in minutes",
+        ),
+        # the same unit asked another way, or no unit asked: no change of unit
+        (
+            "Sandy walked for 8 hours. How many minutes did she walk in total?",
+            "Sandy walked for 8 hours. How long did she walk in total, in minutes?",
+            None,
+        ),
+        (
+            "James runs 3 sprints 3 times a week, 60 meters each. How many total meters does he "
+            "run a week?",
+            "What is the total distance James runs in a week if he runs 3 sprints 3 times a "
+            "week, 60 meters each?",
+            None,
+        ),
+    ],
+)
+def test_another_unit_asked_for_the_answer(original: str, candidate: str, why: str | None) -> None:
+    assert changed_answer_unit(original, candidate) == why
+    if why:
+        assert why in (quantity_difference(original, candidate) or "")
