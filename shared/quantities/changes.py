@@ -95,6 +95,32 @@ def turned_change(original: str, candidate: str) -> str | None:
     return None
 
 
+def percent_by_said_as_to(original: str, candidate: str) -> str | None:
+    """A change by a percentage said as a change to it, or the other way: "increased the value
+    of the house by 150%" as "the value rises to 150% of its initial price" (accepted in a
+    bench run) is 1.5 times the value, not 2.5 times."""
+    theirs, ours = _percent_ways(original), _percent_ways(candidate)
+    for value, was in theirs.items():
+        now = ours.get(value)
+        if now is not None and now != was:
+            return f"says the change is {now} {value}% where the original says {was} {value}%"
+    return None
+
+
+def _percent_ways(text: str) -> dict[Quantity, str]:
+    """Each percentage written once, and whether the text says a change "by" it or "to" it
+    ("to 150%", "150% of its price")."""
+    ways: dict[Quantity, str] = {}
+    for number in numbers_written_once(normalized_text(text), "en", window=_WINDOW):
+        if "%" not in number.written and "percent" not in number.written:
+            continue
+        if number.before[-1:] == ("by",):
+            ways[number.value] = "by"
+        elif number.before[-1:] == ("to",) or number.after[:1] == ("of",):
+            ways[number.value] = "to"
+    return ways
+
+
 _MORE_OF = frozenset(["more", "additional", "extra"])
 _FEWER_OF = frozenset(["fewer", "less"])
 

@@ -12,6 +12,7 @@ from steadfast.shared.quantities.bindings import swapped_numbers
 from steadfast.shared.quantities.changes import (
     compared_with_another,
     more_said_as_fewer,
+    percent_by_said_as_to,
     turned_change,
     turned_comparison,
     turned_multiple,
@@ -52,6 +53,7 @@ _ENGLISH_READINGS: tuple[Callable[[str, str], str | None], ...] = (
     turned_change,
     turned_comparison,
     more_said_as_fewer,
+    percent_by_said_as_to,
     turned_multiple,
     compared_with_another,
     changed_period,

@@ -8,6 +8,7 @@ from fractions import Fraction
 import pytest
 
 from steadfast.shared.quantities.answer_units import changed_answer_unit, dropped_answer_units
+from steadfast.shared.quantities.changes import percent_by_said_as_to
 from steadfast.shared.quantities.invariance import quantity_difference
 from steadfast.shared.quantities.reading import mentions, numbers_in_digits
 
@@ -339,5 +340,43 @@ def test_number_words_are_rewritten_in_digits(text: str, language: str, expected
 )
 def test_another_unit_asked_for_the_answer(original: str, candidate: str, why: str | None) -> None:
     assert changed_answer_unit(original, candidate) == why
+    if why:
+        assert why in (quantity_difference(original, candidate) or "")
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a bench run: 150% of the price is not the price and 150% more
+        (
+            "Josh intends to flip a house for $80,000. After adding $50,000, the house's value "
+            "rises to 150% of its initial price. How much profit does he expect to make?",
+            "says the change is to 150% where the original says by 150%",
+        ),
+        (
+            "Josh buys a house for $80,000 and puts in $50,000 in repairs, which raises its "
+            "value to 150%. How much profit did he make?",
+            "says the change is to 150% where the original says by 150%",
+        ),
+        # the same change in other words
+        (
+            "Josh purchased a house for $80,000 and put in an additional $50,000 in repairs, "
+            "resulting in a 150% increase in value. How much profit did he earn?",
+            None,
+        ),
+        (
+            "Josh bought a house for $80,000 and spent $50,000 on repairs, which raised the "
+            "house's value by 150 percent. What was his profit?",
+            None,
+        ),
+    ],
+)
+def test_a_change_by_a_percentage_said_as_a_change_to_it(candidate: str, why: str | None) -> None:
+    original = (
+        "Josh decides to try flipping a house.  He buys a house for $80,000 and then puts in "
+        "$50,000 in repairs.  This increased the value of the house by 150%.  How much profit "
+        "did he make?"
+    )
+    assert percent_by_said_as_to(original, candidate) == why
     if why:
         assert why in (quantity_difference(original, candidate) or "")
