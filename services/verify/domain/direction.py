@@ -242,6 +242,8 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _place_asked(original, candidate)
         or _purpose_asked(original, candidate)
         or _kind_changed(original, candidate)
+        or _thing_asked_for_a_person(original, candidate)
+        or _honoree_asked_as_actor(original, candidate)
         or _someone_else_asked(original, candidate)
         or _ratio_asked(original, candidate)
         or aggregate_changed(original, candidate)
@@ -756,6 +758,76 @@ def _kind_changed(original: str, candidate: str) -> str | None:
     if asked_kind is None or named_kind is None or asked_kind == named_kind:
         return None
     return f"asks which {' '.join(named)}, where the original asks for the {' '.join(wanted)}"
+
+
+_PERSON_ASKED = re.compile(r"^(?:(?:to|by|for|with|from) )?(?:who|whom)\b")
+#: "Which IEEE Frank Rosenblatt Award did someone receive in 2010?": what or which thing
+_WHICH_THING = re.compile(
+    r"^(?:(?:in|for|to|by|with|from|of) )?(?:what|which) ((?:[a-z]+ ){0,5}?[a-z]+)(?= (?:is|are|"
+    r"was|were|does|do|did|has|have|had|can|could|will|would)\b)"
+)
+_PEOPLE = next(group for group in _KIND_GROUPS if "person" in group) | {
+    "individual",
+    "recipient",
+    "winner",
+    "one",
+    "someone",
+    "member",
+    "leader",
+    "owner",
+    "organizer",
+    "founder",
+    "king",
+    "queen",
+    "president",
+}
+
+
+def _thing_asked_for_a_person(original: str, candidate: str) -> str | None:
+    """A thing the original names, asked for where it asks who: "Which IEEE Frank Rosenblatt
+    Award did someone receive in 2010?" for "Who received the IEEE Frank Rosenblatt Award in
+    2010?" (accepted in a bench run) asks which award. "Which artist painted it?" asks for a
+    person still."""
+    asked = asking_sentence(original).lower()
+    thing = _WHICH_THING.match(asking_sentence(candidate).lower())
+    if not _PERSON_ASKED.match(asked) or thing is None:
+        return None
+    head = thing.group(1).split()[-1]
+    if head in _PEOPLE or not any(same_word(head, word) for word in _WORD.findall(asked)):
+        return None
+    return f"asks which {head}, where the original asks who"
+
+
+#: a person honoured, not one who acted: "In whose honor was the tournament organized?"
+_HONOREE = re.compile(r"\b(?:in|for|after) whose (honou?r|memory|name|sake|behalf)\b")
+#: the starts of words that still say so: honour, tribute, memory, commemorate, dedicated ...
+_HONOURING = (
+    "hono",
+    "tribut",
+    "memor",
+    "commemor",
+    "dedicat",
+    "celebrat",
+    "homage",
+    "named",
+    "sake",
+    "behalf",
+)
+
+
+def _honoree_asked_as_actor(original: str, candidate: str) -> str | None:
+    """Who acted asked where the original asks in whose honour or memory: "Who was responsible
+    for organizing the Leipzig 1877 tournament?" for "In whose honor was the Leipzig 1877
+    tournament organized?" (eight such rewordings accepted in a bench run) asks for the
+    organiser. A rewording that still says it passes ("Whose honor did the tournament
+    celebrate?", "In tribute to whom was the tournament held?")."""
+    honoree = _HONOREE.search(asking_sentence(original).lower())
+    if honoree is None:
+        return None
+    words = _WORD.findall(asking_sentence(candidate).lower())
+    if any(word.startswith(_HONOURING) for word in words):
+        return None
+    return f"no longer asks in whose {honoree.group(1)}: asks who acted"
 
 
 #: a question or request for a ratio: "Calculate his profit margin.", "Which percentage ...?"

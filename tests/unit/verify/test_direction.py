@@ -935,3 +935,47 @@ def test_more_dropped_without_other_words_is_still_refused() -> None:
     assert direction_difference(original, candidate) == (
         "counts 'cupcakes' without 'more': the original asks how many more cupcakes"
     )
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a bench run: asks which award
+        (
+            "Which IEEE Frank Rosenblatt Award did someone receive in 2010?",
+            "asks which award, where the original asks who",
+        ),
+        # a person still asked for
+        ("Which individual was the 2010 recipient of the IEEE Frank Rosenblatt Award?", None),
+        ("What person was awarded the IEEE Frank Rosenblatt Award in 2010?", None),
+        ("Which scientist received the IEEE Frank Rosenblatt Award in 2010?", None),
+    ],
+)
+def test_a_thing_of_the_question_asked_where_it_asks_who(candidate: str, why: str | None) -> None:
+    assert (
+        direction_difference("Who received the IEEE Frank Rosenblatt Award in 2010?", candidate)
+        == why
+    )
+
+
+@pytest.mark.parametrize(
+    ("candidate", "refused"),
+    [
+        # accepted in a bench run: who organised it, not in whose honour
+        ("Who was responsible for organizing the Leipzig 1877 tournament?", True),
+        ("Who was the organizer of the Leipzig 1877 tournament?", True),
+        ("Who won the Leipzig tournament of 1877?", True),
+        # the honour still asked
+        ("Whose honor did the Leipzig 1877 tournament celebrate?", False),
+        ("In tribute to whom was the 1877 Leipzig tournament held?", False),
+        ("The Leipzig 1877 tournament was organized to honour whom?", False),
+        ("In whose memory was the 1877 Leipzig tournament held?", False),
+    ],
+)
+def test_who_acted_asked_where_the_original_asks_in_whose_honour(
+    candidate: str, refused: bool
+) -> None:
+    why = direction_difference(
+        "In whose honor was the Leipzig 1877 tournament organized?", candidate
+    )
+    assert (why == "no longer asks in whose honor: asks who acted") is refused
