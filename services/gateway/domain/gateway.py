@@ -216,8 +216,11 @@ class ModelGateway:
 
         replies = await asyncio.gather(*(self.generate(sample(i)) for i in range(request.n)))
         first = replies[0]
+        cut = any(reply.finish_reason == "time_limit" for reply in replies)
         return msgspec.structs.replace(
             first,
+            # one sample cut at the time limit: the caller reads every sample as cut
+            finish_reason="time_limit" if cut else first.finish_reason,
             usage=Usage(
                 input_tokens=sum(reply.usage.input_tokens for reply in replies),
                 output_tokens=sum(reply.usage.output_tokens for reply in replies),
@@ -329,6 +332,9 @@ class ModelGateway:
         if time.perf_counter() + delay >= deadline:
             error.detail += f" (next retry in {delay:.3g} s would pass the route's deadline)"
             raise self._failed(route, error, attempts.count)
+        if attempts.stop_at is not None and time.perf_counter() + delay >= attempts.stop_at:
+            error.detail += f" (next retry in {delay:.3g} s would pass the request's time limit)"
+            raise self._failed(route, error, attempts.count)
         return delay
 
     async def _attempt(
@@ -339,13 +345,16 @@ class ModelGateway:
         deadline: float,
         attempts: _Attempts,
     ) -> Completion:
-        remaining = deadline - time.perf_counter()
+        until = deadline if attempts.stop_at is None else min(deadline, attempts.stop_at)
+        remaining = until - time.perf_counter()
         try:
             async with lane.limiter.slot(remaining) as waited:
                 attempts.waited_s += waited
                 attempts.count += 1
                 return await self._upstream(route, lane, request, deadline, attempts)
         except SlotWaitExceeded as exc:
+            if until < deadline and attempts.last_error is None:
+                return _nothing_written(request)  # the time limit passed while it waited
             error = BackendError("timeout", f"waited for a free slot: {exc}")
             if attempts.last_error is not None:
                 # the upstream's reason (and its Retry-After) is what the caller acts on

@@ -319,7 +319,8 @@ class ParaphraseBuilder:
             response = await run.model.generate(generate)
         replies = response.samples or [response.text]
         if response.finish_reason == "time_limit":
-            return [complete_lines(reply) for reply in replies]
+            # a reply cut before its first whole line wrote nothing to reject
+            return [lines for reply in replies if (lines := complete_lines(reply))]
         return replies
 
     @staticmethod

@@ -11,7 +11,11 @@ import pytest
 
 from steadfast.services.gateway.adapters.backends.streaming import StreamedReply, read_stream
 from steadfast.services.gateway.adapters.cache_repository import SqlResponseCache
-from steadfast.services.gateway.domain.errors import BackendError, UnsupportedParameter
+from steadfast.services.gateway.domain.errors import (
+    BackendError,
+    GenerationFailed,
+    UnsupportedParameter,
+)
 from tests.fakes.gemini_server import FakeGeminiServer
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.stand_in import Fault
@@ -83,6 +87,36 @@ async def test_the_limit_counts_from_arrival_and_a_request_past_it_goes_nowhere(
         await gateway.close()
     assert second.finish_reason == "time_limit" and second.text == ""
     assert fake.call_count == 1
+
+
+async def test_a_request_waiting_for_a_slot_past_its_limit_comes_back_at_the_limit() -> None:
+    def first_is_slow(body: dict[str, object]) -> Fault | None:
+        return None if "other" in str(body["messages"]) else Fault.delay(3.0)
+
+    with FakeOpenAIServer(responder=lambda _: LIST, fault_for=first_is_slow) as fake:
+        gateway = gateway_for(route_to("openai", fake, max_concurrency=1))
+        first = asyncio.create_task(gateway.generate(ask(cache=False)))
+        await asyncio.sleep(0.1)
+        began = time.perf_counter()
+        second = await gateway.generate(ask("other", time_limit_s=0.3, cache=False))
+        elapsed = time.perf_counter() - began
+        first.cancel()
+        await asyncio.gather(first, return_exceptions=True)
+        await gateway.close()
+    assert second.finish_reason == "time_limit" and second.text == "" and elapsed < 1.0
+
+
+async def test_a_retry_that_would_pass_the_limit_is_the_failure_it_was() -> None:
+    with slow_list(delay_s=0.0) as fake:
+        fake.enqueue(Fault.rate_limit(retry_after_s=5.0))
+        gateway = gateway_for(route_to("openai", fake, retry_max_s=10.0))
+        began = time.perf_counter()
+        with pytest.raises(GenerationFailed) as failed:
+            await gateway.generate(ask(time_limit_s=1.0, cache=False))
+        elapsed = time.perf_counter() - began
+        await gateway.close()
+    assert failed.value.outcome == "rate_limited" and elapsed < 1.0
+    assert "would pass the request's time limit" in failed.value.detail
 
 
 async def test_a_cut_reply_is_not_cached_and_a_whole_one_is(cache: SqlResponseCache) -> None:
@@ -198,6 +232,35 @@ async def test_several_whole_samples_are_counted_by_llama_cpp_timings_not_its_us
     completion = reply.completion(cut=False)
     assert completion.samples == ("Yes", "No, never") and completion.finish_reason == "stop"
     assert (completion.input_tokens, completion.output_tokens) == (12, 4)
+
+
+@pytest.mark.parametrize(
+    ("line", "outcome"),
+    [
+        (
+            b'error: {"code":400,"message":"the request exceeds the available context size"}',
+            "too_large",
+        ),
+        (b'error: {"code":500,"message":"slot crashed"}', "upstream_error"),
+    ],
+)
+async def test_llama_cpp_ending_a_stream_in_an_error_is_a_typed_failure(
+    line: bytes, outcome: str
+) -> None:
+    reply = StreamedReply(samples=1)
+    with pytest.raises(BackendError) as raised:
+        await read_stream(
+            _lines([*_events(b'{"choices":[{"delta":{"content":"a"}}]}'), line]), reply
+        )
+    assert raised.value.outcome == outcome
+
+
+def test_a_stream_is_finished_once_every_sample_said_how_it_ended() -> None:
+    reply = StreamedReply(samples=2)
+    reply.add(b'{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}')
+    assert not reply.finished()
+    reply.add(b'{"choices":[{"index":1,"delta":{},"finish_reason":"length"}]}')
+    assert reply.finished()
 
 
 @pytest.mark.parametrize(

@@ -343,6 +343,15 @@ async def test_requests_still_waiting_for_a_slot_at_the_budget_are_not_sent_and_
     assert elapsed < 0.8
 
 
+async def test_a_reply_cut_before_its_first_whole_line_is_no_rejection() -> None:
+    builder, gateway, verifier = _builder(latency_s=2.0)
+    request = ParaphraseRequest(question=QUESTION, k=3, seed=0, time_budget_s=0.05)
+    result = await builder.build(request)
+    assert gateway.requests and all(r.time_limit_s for r in gateway.requests)
+    assert result.candidates_generated == 0 and verifier.requests == []
+    assert [r for r in result.rejected if r.stage == "clean"] == []
+
+
 async def test_a_list_still_being_written_at_the_budget_keeps_its_whole_lines() -> None:
     # each call writes its list evenly over 1 s and is stopped at 0.5 s, halfway through
     builder, gateway, verifier = _builder(latency_s=1.0, accept=lambda _: False)

@@ -12,6 +12,7 @@ from steadfast.services.gateway.adapters.backends.http_errors import (
 )
 from steadfast.services.gateway.adapters.backends.streaming import StreamedReply, read_stream
 from steadfast.services.gateway.domain.backend import Completion
+from steadfast.services.gateway.domain.errors import BackendError
 from steadfast.services.gateway.domain.routes import Route
 
 
@@ -63,9 +64,14 @@ class HttpBackend:
                     self.url, data=body, headers=headers, timeout=timeout
                 ) as response:
                     if response.status >= 400:
+                        limit.reschedule(None)  # an error is read to its end, not cut
                         text = (await response.read()).decode("utf-8", "replace")
                         raise error_for_status(response.status, text, response.headers)
                     await read_stream(response.content, reply)
+                    if not reply.done and not reply.finished():
+                        raise BackendError(
+                            "upstream_error", "the stream ended before the reply did"
+                        )
         except TimeoutError as exc:
             if limit.expired():
                 return reply.completion(cut=True)

@@ -13,7 +13,12 @@ from steadfast.services.gateway.domain.errors import BackendError
 
 _REFUSAL_MARKERS = ("content_filter", "content_policy", "safety")
 #: how providers say a request is longer than the model takes (OpenAI, vLLM, llama.cpp)
-_TOO_LONG_MARKERS = ("context_length_exceeded", "maximum context length", "exceeds the context")
+TOO_LONG_MARKERS = (
+    "context_length_exceeded",
+    "maximum context length",
+    "exceeds the context",
+    "exceeds the available context",
+)
 
 
 def retry_after_s(headers: Mapping[str, str]) -> float | None:
@@ -55,7 +60,7 @@ def error_for_status(status: int, body: str, headers: Mapping[str, str]) -> Back
         )
     if status == 408:
         return BackendError("timeout", detail, status=status)
-    too_long = status == 400 and any(marker in body.lower() for marker in _TOO_LONG_MARKERS)
+    too_long = status == 400 and any(marker in body.lower() for marker in TOO_LONG_MARKERS)
     if status == 413 or too_long:
         return BackendError("too_large", detail, status=status)
     if any(marker in body.lower() for marker in _REFUSAL_MARKERS) and status < 500:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from typing import Any
 
 import msgspec
@@ -99,6 +100,7 @@ class LocalBackend(HttpBackend):
         return server
 
     async def complete(self, request: GenerateRequest, timeout_s: float) -> Completion:
+        began = time.perf_counter()
         try:
             await self.load()
         except LocalModelError as exc:
@@ -109,15 +111,16 @@ class LocalBackend(HttpBackend):
             detail = f"the local model could not be loaded: {type(exc).__name__}: {exc}"
             raise BackendError("unavailable", detail) from exc
         if request.time_limit_s is not None:
+            # the first request's load counts against its limit too
+            left_s = request.time_limit_s - (time.perf_counter() - began)
+            if left_s <= 0:
+                samples = ("",) * request.n if request.n > 1 else None
+                return Completion(text="", finish_reason="time_limit", samples=samples)
             # llama.cpp says in every chunk what it has read and written: a reply cut at the
             # limit is counted too
             streamed = streamed_body(self.route.model, request, timings_per_token=True)
             return await self._post_streamed(
-                msgspec.json.encode(streamed),
-                JSON_HEADERS,
-                timeout_s,
-                request.n,
-                request.time_limit_s,
+                msgspec.json.encode(streamed), JSON_HEADERS, timeout_s, request.n, left_s
             )
         body = msgspec.json.encode(chat_body(self.route.model, request))
         payload = await self._post(body, JSON_HEADERS, timeout_s)

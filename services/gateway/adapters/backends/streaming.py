@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from steadfast.services.gateway.adapters.backends.http_errors import TOO_LONG_MARKERS
 from steadfast.services.gateway.domain.backend import Completion, finish_reason
 from steadfast.services.gateway.domain.errors import BackendError
 from steadfast.shared.contracts.gateway import FinishReason
@@ -92,7 +93,7 @@ class StreamedReply:
             raise BackendError("bad_response", f"not a chat completion chunk: {exc}") from exc
         if chunk.error is not None:
             message = chunk.error if isinstance(chunk.error, str) else chunk.error.message
-            raise BackendError("upstream_error", f"the stream ended in an error: {message[:300]}")
+            raise stream_error(message)
         if chunk.usage is not None:
             self.usage = chunk.usage
         for choice in chunk.choices:
@@ -106,6 +107,10 @@ class StreamedReply:
                 sample.finish_reason = choice.finish_reason
             if chunk.timings is not None:
                 sample.timings = chunk.timings
+
+    def finished(self) -> bool:
+        """Whether every sample said how it ended."""
+        return all(self.parts.get(i, _Sample()).finish_reason for i in range(self.samples))
 
     def completion(self, *, cut: bool) -> Completion:
         """What was written; ``cut``: the time limit ended the stream."""
@@ -149,3 +154,13 @@ async def read_stream(lines: AsyncIterable[bytes], reply: StreamedReply) -> None
             reply.add(line[5:].strip())
             if reply.done:
                 return
+        elif line.startswith(b"error:"):  # llama.cpp's way to end a stream in an error
+            raise stream_error(line[6:].strip().decode("utf-8", "replace"))
+
+
+def stream_error(text: str) -> BackendError:
+    """The failure an error event of a stream says: a prompt longer than the model takes is the
+    caller's to shorten (``too_large``), anything else the server's."""
+    if any(marker in text.lower() for marker in TOO_LONG_MARKERS):
+        return BackendError("too_large", f"the stream ended in an error: {text[:300]}")
+    return BackendError("upstream_error", f"the stream ended in an error: {text[:300]}")
