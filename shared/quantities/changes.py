@@ -33,7 +33,11 @@ from steadfast.shared.inflections import every_form
 from steadfast.shared.names import NAME_TOKEN, share_a_name, written_as_names
 from steadfast.shared.quantities.mention import Quantity
 from steadfast.shared.quantities.reading import normalized_text
-from steadfast.shared.quantities.surroundings import Surroundings, numbers_written_once
+from steadfast.shared.quantities.surroundings import (
+    Surroundings,
+    first_changed,
+    numbers_written_once,
+)
 from steadfast.shared.quantities.units import CALENDAR_WORDS, TIME_WORDS
 
 #: how many words of the clause on either side may say which way a number goes
@@ -99,23 +103,11 @@ def percent_by_said_as_to(original: str, candidate: str) -> str | None:
     """A change by a percentage said as a change to it, or the other way: "increased the value
     of the house by 150%" as "the value rises to 150% of its initial price" (accepted in a
     bench run) is 1.5 times the value, not 2.5 times."""
-    turned = _said_otherwise(_percent_ways(original), _percent_ways(candidate))
+    turned = first_changed(_percent_ways(original), _percent_ways(candidate))
     if turned is None:
         return None
     value, was, now = turned
     return f"says the change is {now} {value}% where the original says {was} {value}%"
-
-
-def _said_otherwise(
-    theirs: dict[Quantity, str], ours: dict[Quantity, str]
-) -> tuple[Quantity, str, str] | None:
-    """The first number both texts say a way (up, "by", "more" ...) and say it otherwise: the
-    number, the original's way and the candidate's."""
-    for value, was in theirs.items():
-        now = ours.get(value)
-        if now is not None and now != was:
-            return value, was, now
-    return None
 
 
 def _percent_ways(text: str) -> dict[Quantity, str]:
@@ -140,7 +132,7 @@ def more_said_as_fewer(original: str, candidate: str) -> str | None:
     """A number of things more said as that many fewer, or the other way, with nothing they
     are compared with ("he counted 20 more cars" as "he counted 20 fewer cars", a labelled
     change the judge scored 0.74). A number compared with "than" is ``turned_comparison``'s."""
-    turned = _said_otherwise(_more_or_fewer(original), _more_or_fewer(candidate))
+    turned = first_changed(_more_or_fewer(original), _more_or_fewer(candidate))
     if turned is None:
         return None
     value, was, now = turned

@@ -33,7 +33,11 @@ from itertools import pairwise
 
 from steadfast.shared.names import WEEKDAYS, WEEKEND
 from steadfast.shared.quantities.mention import Quantity
-from steadfast.shared.quantities.surroundings import SENTENCE_ENDS, numbers_written_once
+from steadfast.shared.quantities.surroundings import (
+    SENTENCE_ENDS,
+    first_changed,
+    numbers_written_once,
+)
 
 #: how far after a number its rate may be said ("20 political and weather articles every day")
 _WINDOW = 8
@@ -63,23 +67,11 @@ _RATE_WORDS = frozenset({"a", "an", "per", "every", "each"})
 def changed_period(original: str, candidate: str) -> str | None:
     """Which of the original's numbers the candidate counts per another span of time, or
     None."""
-    changed = _first_changed(_periods(original), _periods(candidate))
+    changed = first_changed(_periods(original), _periods(candidate))
     if changed is None:
         return None
     value, period, other = changed
     return f"says {value} per {other}, not per {period}"
-
-
-def _first_changed(
-    theirs: dict[Quantity, str], ours: dict[Quantity, str]
-) -> tuple[Quantity, str, str] | None:
-    """The first number read one way in the original and another in the candidate: its
-    value, the original's reading and the candidate's."""
-    for value, was in theirs.items():
-        now = ours.get(value)
-        if now is not None and now != was:
-            return value, was, now
-    return None
 
 
 def _periods(text: str) -> dict[Quantity, str]:
@@ -111,7 +103,7 @@ _TOGETHER_PAIRS = frozenset({("in", "all"), ("between", "them"), ("among", "them
 def pooled_or_split(original: str, candidate: str) -> str | None:
     """Which of the original's numbers the candidate says for all together where the
     original says it for each (or the other way round), or None."""
-    changed = _first_changed(_shares(original), _shares(candidate))
+    changed = first_changed(_shares(original), _shares(candidate))
     if changed is None:
         return None
     value, share, other = changed

@@ -86,3 +86,15 @@ def _clause(tokens: Iterable[str], window: int, ends: frozenset[str]) -> list[st
             break
         words.append(lowered)
     return words
+
+
+def first_changed(
+    theirs: dict[Quantity, str], ours: dict[Quantity, str]
+) -> tuple[Quantity, str, str] | None:
+    """The first number read one way in the original and another in the candidate (its
+    period, the way it changes ...): its value, the original's reading and the candidate's."""
+    for value, was in theirs.items():
+        now = ours.get(value)
+        if now is not None and now != was:
+            return value, was, now
+    return None

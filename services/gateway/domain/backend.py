@@ -47,6 +47,13 @@ class Backend(Protocol):
     async def close(self) -> None: ...
 
 
+def nothing_written(samples: int) -> Completion:
+    """The reply of a request whose time limit passed before anything was asked upstream."""
+    return Completion(
+        text="", finish_reason="time_limit", samples=("",) * samples if samples > 1 else None
+    )
+
+
 def finish_reason(value: object) -> FinishReason:
     """Normalise a backend's finish reason to the contract's vocabulary."""
     text = str(value or "").lower()

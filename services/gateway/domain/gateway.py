@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import msgspec
 
 from steadfast.services.gateway import metrics
-from steadfast.services.gateway.domain.backend import Backend, Completion
+from steadfast.services.gateway.domain.backend import Backend, Completion, nothing_written
 from steadfast.services.gateway.domain.cache import ResponseCache, cache_key, is_cacheable
 from steadfast.services.gateway.domain.errors import (
     UNREACHABLE_RETRY_AFTER_S,
@@ -354,7 +354,7 @@ class ModelGateway:
                 return await self._upstream(route, lane, request, deadline, attempts)
         except SlotWaitExceeded as exc:
             if until < deadline and attempts.last_error is None:
-                return _nothing_written(request)  # the time limit passed while it waited
+                return nothing_written(request.n)  # the time limit passed while it waited
             error = BackendError("timeout", f"waited for a free slot: {exc}")
             if attempts.last_error is not None:
                 # the upstream's reason (and its Retry-After) is what the caller acts on
@@ -374,7 +374,7 @@ class ModelGateway:
         if attempts.stop_at is not None:
             left = attempts.stop_at - time.perf_counter()
             if left <= 0:  # the limit passed while the request waited for a slot or a retry
-                return _nothing_written(request)
+                return nothing_written(request.n)
             request = msgspec.structs.replace(request, time_limit_s=left)
         lane.metrics.inflight.inc()
         began = time.perf_counter()
@@ -464,12 +464,6 @@ class ModelGateway:
             attempts=attempts,
             samples=list(completion.samples) if completion.samples is not None else None,
         )
-
-
-def _nothing_written(request: GenerateRequest) -> Completion:
-    """The reply of a request whose time limit passed before it went upstream."""
-    samples = ("",) * request.n if request.n > 1 else None
-    return Completion(text="", finish_reason="time_limit", samples=samples)
 
 
 def _next_seed(seed: int, step: int) -> int:

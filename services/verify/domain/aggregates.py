@@ -72,10 +72,8 @@ def aggregate_changed(original: str, candidate: str) -> str | None:
     theirs, ours = asked_aggregates(original), asked_aggregates(candidate)
     dropped, added = theirs - ours, ours - theirs
     if not dropped or not added:
-        asked = asking_sentence(original).lower()
-        if _SIDES_COMPARED.search(asking_sentence(candidate).lower()) and not _COMPARING.search(
-            asked
-        ):
+        compares = _SIDES_COMPARED.search(asking_sentence(candidate).lower())
+        if compares and not _COMPARING.search(asking_sentence(original).lower()):
             return "asks for a difference between two sides where the original compares nothing"
         return None
     return f"asks for {' and '.join(sorted(added))} where the original asks for " + " and ".join(

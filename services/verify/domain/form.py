@@ -26,6 +26,9 @@ _TWO_WORD_OPENINGS = frozenset(
 _OPENINGS = QUESTION_WORDS | AUXILIARIES | _REQUEST_WORDS
 #: question words that also open a relative clause
 _RELATIVE = frozenset({"which", "who", "whom", "whose", "where", "when"})
+#: what asks after a comma: no relative word, no auxiliary (both go on with a statement)
+_LATER_OPENINGS = _OPENINGS - _RELATIVE - AUXILIARIES
+_LATER_QUESTION_WORDS = QUESTION_WORDS - _RELATIVE
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!])\s+")
 _CLAUSE = re.compile(r"[,;:]|\s[-–—]\s")
@@ -52,8 +55,8 @@ def asks(text: str) -> bool:
             # after a comma "which", "who", "where" ... open a relative clause of a statement
             # ("... a sculpture, which was made for her villa."), and "is", "was" ... go on
             # with it ("Cambridge, which is known for ..., is called ..."): no question
-            asking = QUESTION_WORDS - _RELATIVE if position else QUESTION_WORDS
-            openings = _OPENINGS - _RELATIVE - AUXILIARIES if position else _OPENINGS
+            asking = _LATER_QUESTION_WORDS if position else QUESTION_WORDS
+            openings = _LATER_OPENINGS if position else _OPENINGS
             if opening and (opening[0] in openings or tuple(opening[:2]) in _TWO_WORD_OPENINGS):
                 return True
             if any(word in asking for word in opening[1:]):  # "In what year ..."

@@ -29,7 +29,7 @@ from steadfast.services.gateway.adapters.local_models import (
     LocalModelError,
     ensure_model_file,
 )
-from steadfast.services.gateway.domain.backend import Completion
+from steadfast.services.gateway.domain.backend import Completion, nothing_written
 from steadfast.services.gateway.domain.errors import BackendError
 from steadfast.services.gateway.domain.routes import Route
 from steadfast.shared.contracts.gateway import GenerateRequest
@@ -114,8 +114,7 @@ class LocalBackend(HttpBackend):
             # the first request's load counts against its limit too
             left_s = request.time_limit_s - (time.perf_counter() - began)
             if left_s <= 0:
-                samples = ("",) * request.n if request.n > 1 else None
-                return Completion(text="", finish_reason="time_limit", samples=samples)
+                return nothing_written(request.n)
             # llama.cpp says in every chunk what it has read and written: a reply cut at the
             # limit is counted too
             streamed = streamed_body(self.route.model, request, timings_per_token=True)
