@@ -143,6 +143,20 @@ def test_another_aggregate_asked_is_refused(original: str, candidate: str, why: 
             "Find the total number of fireworks Hannah will see. Her city sets off 15 boxes of "
             "20 fireworks each.",
         ),
+        # a clause after a comma opening with "where" states terms, it asks nothing (a demo
+        # run refused six of these as asking for each one's share)
+        (
+            "Dan plants 3 rose bushes. Each rose bush has 25 roses. Each rose has 8 thorns. How "
+            "many thorns are there total?",
+            "Calculate the total number of thorns in 3 rose bushes, where each bush contains 25 "
+            "roses and each rose has 8 thorns.",
+        ),
+        (
+            "Dan plants 3 rose bushes. Each rose bush has 25 roses. Each rose has 8 thorns. How "
+            "many thorns are there total?",
+            "How many total thorns are there in 3 rose bushes, where each rose has 8 thorns, and "
+            "each rose bush has 25 roses?",
+        ),
     ],
 )
 def test_the_same_aggregate_or_one_only_added_passes(original: str, candidate: str) -> None:
@@ -155,6 +169,14 @@ def test_a_share_asked_in_place_of_a_total_is_still_refused_after_a_condition() 
         "meters does he run a week?"
     )
     changed = "How far does James run in each sprint, if he runs 3 sprints each week?"
+    assert aggregate_changed(original, changed) == (
+        "asks for each one's share where the original asks for a total"
+    )
+
+
+def test_a_share_asked_after_a_comma_is_still_refused() -> None:
+    original = "Dan has 3 rose bushes with 25 roses each. How many roses are there in total?"
+    changed = "Dan has 3 rose bushes, so how many roses does each bush have?"
     assert aggregate_changed(original, changed) == (
         "asks for each one's share where the original asks for a total"
     )
