@@ -12,8 +12,8 @@ SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")
 #: the words of a courtesy question after the question ("Could you tell me?", "Could you
 #: please let me know?"), which asks nothing of its own
 _COURTESY_TEXT = (
-    "could can would will you please kindly tell let me us know share help answer this that it "
-    "i ask"
+    "could can would will do does you please kindly tell let me us know share help answer this "
+    "that it i ask"
 )
 _COURTESY = frozenset(_COURTESY_TEXT.split())
 
@@ -28,6 +28,13 @@ def asking_sentence(text: str) -> str:
     asking = [s for s in questions if not _courtesy(s)] or questions
     asking = asking or [s for s in sentences if asks(s)]
     return (asking or sentences or [text.strip()])[-1]
+
+
+def questions_asked(text: str) -> list[str]:
+    """The sentences of ``text`` that ask a question of their own: a courtesy question after
+    it ("Could you tell me?", "Do you know?") asks nothing."""
+    sentences = [s.strip() for s in SENTENCE_END.split(text.strip()) if s.strip()]
+    return [s for s in sentences if "?" in s and not _courtesy(s)]
 
 
 def _courtesy(sentence: str) -> bool:

@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 
 from steadfast.services.verify.domain.aggregates import aggregate_changed
-from steadfast.services.verify.domain.asking import SENTENCE_END, asking_sentence
+from steadfast.services.verify.domain.asking import SENTENCE_END, asking_sentence, questions_asked
 from steadfast.shared.inflections import same_word
 from steadfast.shared.names import NAME_TOKEN, written_as_names
 from steadfast.shared.quantities.answer_units import unit_named
@@ -236,8 +236,10 @@ def direction_difference(original: str, candidate: str) -> str | None:
             _asking_words(original, _WORD_OR_NUMBER), _asking_words(candidate, _WORD_OR_STOP)
         )
         or _count_turned_to_another_thing(original, candidate)
+        or _second_question_asked(original, candidate)
         or _addressee_swapped(original, candidate)
         or _topic_dropped(original, candidate)
+        or _owner_dropped(original, candidate)
         or _other_thing_asked(original, candidate)
         or _place_asked(original, candidate)
         or _purpose_asked(original, candidate)
@@ -248,6 +250,19 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _ratio_asked(original, candidate)
         or aggregate_changed(original, candidate)
     )
+
+
+def _second_question_asked(original: str, candidate: str) -> str | None:
+    """Why the candidate asks two questions where the original asks one: "Where is the women's
+    liberal arts college in Cambridge, Massachusetts? What is its name?" (accepted in a bench
+    run for "What's the name of the women's liberal arts college ...?") asks where it is too,
+    and a model answers both or either."""
+    if len(questions_asked(original)) != 1:
+        return None
+    asked = questions_asked(candidate)
+    if len(asked) < 2:
+        return None
+    return f"asks {len(asked)} questions where the original asks one ('{asked[0]}')"
 
 
 #: "What ... for?": asks what something is for (or turns the question round: "What is Au the
@@ -646,6 +661,30 @@ def _topic_dropped(original: str, candidate: str) -> str | None:
     return f"drops '{' '.join(phrase)}': the original asks about it"
 
 
+#: a thing's owner or kind said as a possessive: "the women's liberal arts college"; a verb's
+#: contraction ("he's", "what's") owns nothing, and the world's largest is the largest
+_POSSESSIVE = re.compile(r"\b([a-z]+)(?:'s|s')(?=\s)")
+_NO_OWNER_TEXT = "he she it what who that there here let where how when world"
+_NO_OWNER = frozenset(_NO_OWNER_TEXT.split())
+
+
+def _owner_dropped(original: str, candidate: str) -> str | None:
+    """Why the candidate no longer says whose or which kind of thing a short question asks
+    about: "What is the name of the institution that is situated in Cambridge, Massachusetts
+    and offers liberal arts education?" for "What's the name of the women's liberal arts
+    college in Cambridge, Massachusetts?" (accepted in a bench run) asks about any college.
+    Only a one-sentence question of at most 16 words, and a possessive in lower case (a name's
+    is the names check's), is read."""
+    question = original.strip().replace("’", "'")
+    if len(questions_asked(question)) != 1 or len(question.split()) > _SHORT_QUESTION:
+        return None
+    said = [word.removesuffix("'s") for word in _WORD_OR_APOSTROPHE.findall(candidate.lower())]
+    for owner in _POSSESSIVE.findall(question):
+        if owner not in _NO_OWNER and not _kept(owner, said):
+            return f"drops '{owner}'s': the original asks about it"
+    return None
+
+
 def _kept(word: str, said: list[str]) -> bool:
     """Whether a candidate's words ``said`` keep ``word``: a form of it, its five-letter stem
     ("African" for "africa"), or a word it is often put as ("Earth" for "world")."""
@@ -815,6 +854,11 @@ _HONOURING = (
 )
 
 
+#: honoured to act is acting: "Which person was honored to organize the Leipzig 1877 tournament?"
+#: (accepted in a bench run) asks for the organiser
+_HONOURED_TO_ACT = re.compile(r"\bhonou?red to\b|\b(?:the )?honou?r of [a-z]+ing\b")
+
+
 def _honoree_asked_as_actor(original: str, candidate: str) -> str | None:
     """Who acted asked where the original asks in whose honour or memory: "Who was responsible
     for organizing the Leipzig 1877 tournament?" for "In whose honor was the Leipzig 1877
@@ -824,8 +868,8 @@ def _honoree_asked_as_actor(original: str, candidate: str) -> str | None:
     honoree = _HONOREE.search(asking_sentence(original).lower())
     if honoree is None:
         return None
-    words = _WORD.findall(asking_sentence(candidate).lower())
-    if any(word.startswith(_HONOURING) for word in words):
+    asked = _HONOURED_TO_ACT.sub(" ", asking_sentence(candidate).lower())
+    if any(word.startswith(_HONOURING) for word in _WORD.findall(asked)):
         return None
     return f"no longer asks in whose {honoree.group(1)}: asks who acted"
 

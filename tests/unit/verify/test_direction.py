@@ -965,6 +965,9 @@ def test_a_thing_of_the_question_asked_where_it_asks_who(candidate: str, why: st
         ("Who was responsible for organizing the Leipzig 1877 tournament?", True),
         ("Who was the organizer of the Leipzig 1877 tournament?", True),
         ("Who won the Leipzig tournament of 1877?", True),
+        # honoured to act is acting (accepted in a later bench run)
+        ("Which person was honored to organize the Leipzig 1877 tournament?", True),
+        ("Who had the honour of organizing the Leipzig 1877 tournament?", True),
         # the honour still asked
         ("Whose honor did the Leipzig 1877 tournament celebrate?", False),
         ("In tribute to whom was the 1877 Leipzig tournament held?", False),
@@ -979,3 +982,64 @@ def test_who_acted_asked_where_the_original_asks_in_whose_honour(
         "In whose honor was the Leipzig 1877 tournament organized?", candidate
     )
     assert (why == "no longer asks in whose honor: asks who acted") is refused
+
+
+COLLEGE = "What's the name of the women's liberal arts college in Cambridge, Massachusetts?"
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a bench run: asks where it is too
+        (
+            "Where is the women's liberal arts college in Cambridge, Massachusetts? What is its "
+            "name?",
+            "asks 2 questions where the original asks one ('Where is the women's liberal arts "
+            "college in Cambridge, Massachusetts?')",
+        ),
+        # a courtesy question after it asks nothing of its own
+        (
+            "What is the name of the women's liberal arts college in Cambridge, Massachusetts? "
+            "Do you know?",
+            None,
+        ),
+        (
+            "Which women's liberal arts college is in Cambridge, Massachusetts? Could you tell me?",
+            None,
+        ),
+    ],
+)
+def test_a_second_question_asked_is_refused(candidate: str, why: str | None) -> None:
+    assert direction_difference(COLLEGE, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run: any liberal arts college in Cambridge
+        (
+            COLLEGE,
+            "What is the name of the institution that is situated in Cambridge, Massachusetts "
+            "and offers liberal arts education?",
+            "drops 'women's': the original asks about it",
+        ),
+        (COLLEGE, "What is the name of the liberal arts college for women in Cambridge, MA?", None),
+        (
+            COLLEGE,
+            "Which college is the women\u2019s liberal arts college in Cambridge called?",
+            None,
+        ),
+        # a contraction owns nothing; the world's largest is the largest
+        ("What's the capital city of Australia?", "Which city is Australia's capital?", None),
+        ("What is the world's largest ocean?", "Which ocean is the largest?", None),
+        (
+            "Who won this year's Booker Prize?",
+            "Who won the Booker Prize?",
+            "drops 'year's': the original asks about it",
+        ),
+    ],
+)
+def test_a_possessive_dropped_from_a_short_question_is_refused(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert direction_difference(original, candidate) == why
