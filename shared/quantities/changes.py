@@ -28,11 +28,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from itertools import pairwise
 
 from steadfast.shared.inflections import every_form
 from steadfast.shared.names import NAME_TOKEN, share_a_name, written_as_names
 from steadfast.shared.quantities.mention import Quantity
-from steadfast.shared.quantities.reading import normalized_text
+from steadfast.shared.quantities.reading import mentions, normalized_text
 from steadfast.shared.quantities.surroundings import (
     Surroundings,
     first_changed,
@@ -122,6 +123,27 @@ def _percent_ways(text: str) -> dict[Quantity, str]:
         elif number.before[-1:] == ("to",) or number.after[:1] == ("of",):
             ways[number.value] = "to"
     return ways
+
+
+_OF = re.compile(r"\s+of\s+")
+
+
+def ratio_of_a_new_number(original: str, candidate: str) -> str | None:
+    """A fraction the candidate takes of a number the original does not have, or None: "2
+    bolts of blue fiber and 0.5 of 1 bolt of white fiber" for "2 bolts of blue fiber and half
+    that much white fiber" (accepted in a bench run) is half a bolt, not half of 2. "1" before
+    a singular word is "a bolt", which the numbers check lets a rewording add; taken a
+    fraction of, it is a base the original never gave."""
+    written = normalized_text(candidate)
+    theirs, ours = mentions(original, "en"), mentions(written, "en")
+    for ratio, taken in pairwise(ours):
+        if ratio.dimension != "ratio" or ratio.span is None or taken.span is None:
+            continue
+        if not _OF.fullmatch(written[ratio.span[1] : taken.span[0]]):
+            continue
+        if not any(taken.matches(their) or their.matches(taken) for their in theirs):
+            return f"takes {ratio.written} of {taken.written}, a number the original does not have"
+    return None
 
 
 _MORE_OF = frozenset(["more", "additional", "extra"])

@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 
 from steadfast.shared.quantities.answer_units import changed_answer_unit, dropped_answer_units
-from steadfast.shared.quantities.changes import percent_by_said_as_to
+from steadfast.shared.quantities.changes import percent_by_said_as_to, ratio_of_a_new_number
 from steadfast.shared.quantities.invariance import quantity_difference
 from steadfast.shared.quantities.reading import mentions, numbers_in_digits
 
@@ -380,3 +380,40 @@ def test_a_change_by_a_percentage_said_as_a_change_to_it(candidate: str, why: st
     assert percent_by_said_as_to(original, candidate) == why
     if why:
         assert why in (quantity_difference(original, candidate) or "")
+
+
+ROBE = (
+    "A robe takes 2 bolts of blue fiber and half that much white fiber.  How many bolts in total "
+    "does it take?"
+)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a bench run: half a bolt, not half of 2
+        (
+            "How many bolts of blue and white fiber does it take to make a robe if 2 bolts of "
+            "blue fiber and 0.5 of 1 bolt of white fiber are required?",
+            "takes 0.5 of 1, a number the original does not have",
+        ),
+        (
+            "A robe takes 2 bolts of blue fiber and half of one bolt of white fiber. How many "
+            "bolts does it take?",
+            "takes half of one, a number the original does not have",
+        ),
+        # half of the original's number, said outright or not
+        (
+            "How many bolts of fiber are used in a robe when 2 bolts of blue fiber and half of "
+            "those (half of 2) are combined?",
+            None,
+        ),
+        ("How many bolts does a robe need with 2 bolts of blue and half that of white?", None),
+    ],
+)
+def test_a_fraction_taken_of_a_number_the_original_does_not_have(
+    candidate: str, why: str | None
+) -> None:
+    assert ratio_of_a_new_number(ROBE, candidate) == why
+    if why:
+        assert why in (quantity_difference(ROBE, candidate) or "")
