@@ -146,6 +146,43 @@ def ratio_of_a_new_number(original: str, candidate: str) -> str | None:
     return None
 
 
+_TIMES = re.compile(r"\s+times\b")
+
+
+def repetition_folded(original: str, candidate: str) -> str | None:
+    """A number the original writes twice, once as how many times something is done, that the
+    candidate writes fewer times and never as a repetition, or None: "3 sprint training sessions
+    each week" for "3 sprints 3 times a week" (two accepted in a bench run) is 3 sprints a week,
+    not 9."""
+    theirs, ours = _repetitions(normalized_text(original)), _repetitions(normalized_text(candidate))
+    for value, (written, repeated) in theirs.items():
+        said, said_repeated = ours.get(value, (0, False))
+        if repeated and written >= 2 and said < written and not said_repeated:
+            return (
+                f"writes {value} {_how_often(said)} where the original writes it "
+                f'{_how_often(written)}, once as how many times ("{value} times"): a repetition '
+                "folded into one count"
+            )
+    return None
+
+
+def _how_often(count: int) -> str:
+    return {0: "nowhere", 1: "once", 2: "twice"}.get(count, f"{count} times")
+
+
+def _repetitions(text: str) -> dict[Quantity, tuple[int, bool]]:
+    """How many times each number is written, and whether once as "<number> times"."""
+    found: dict[Quantity, tuple[int, bool]] = {}
+    for mention in mentions(text, "en"):
+        if mention.soft or mention.span is None or len(mention.values) != 1:
+            continue
+        value = next(iter(mention.values))
+        written, repeated = found.get(value, (0, False))
+        times = _TIMES.match(text, mention.span[1]) is not None
+        found[value] = (written + 1, repeated or times)
+    return found
+
+
 _MORE_OF = frozenset(["more", "additional", "extra"])
 _FEWER_OF = frozenset(["fewer", "less"])
 

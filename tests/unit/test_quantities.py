@@ -8,7 +8,11 @@ from fractions import Fraction
 import pytest
 
 from steadfast.shared.quantities.answer_units import changed_answer_unit, dropped_answer_units
-from steadfast.shared.quantities.changes import percent_by_said_as_to, ratio_of_a_new_number
+from steadfast.shared.quantities.changes import (
+    percent_by_said_as_to,
+    ratio_of_a_new_number,
+    repetition_folded,
+)
 from steadfast.shared.quantities.invariance import quantity_difference
 from steadfast.shared.quantities.reading import mentions, numbers_in_digits
 
@@ -417,3 +421,43 @@ def test_a_fraction_taken_of_a_number_the_original_does_not_have(
     assert ratio_of_a_new_number(ROBE, candidate) == why
     if why:
         assert why in (quantity_difference(ROBE, candidate) or "")
+
+
+SPRINTS = (
+    "James decides to run 3 sprints 3 times a week.  He runs 60 meters each sprint.  How many "
+    "total meters does he run a week?"
+)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # two accepted in a bench run: 3 sprints a week, not 9
+        (
+            "What is the total number of meters that James runs in 3 sprint training sessions "
+            "each week if he runs 60 meters in each sprint?",
+            'writes 3 once where the original writes it twice, once as how many times ("3 '
+            'times"): a repetition folded into one count',
+        ),
+        (
+            "James runs 60 meters a sprint, 3 sprints a week. How many meters does he run a week?",
+            'writes 3 once where the original writes it twice, once as how many times ("3 '
+            'times"): a repetition folded into one count',
+        ),
+        # the repetition kept, in words or digits, before or after
+        (
+            "James decides to run 3 sprints three times a week. Since he runs 60 meters per "
+            "sprint, how much distance does he cover in a week?",
+            None,
+        ),
+        (
+            "Three times a week, James runs 3 sprints of 60 meters each. How many meters does he "
+            "run in a week?",
+            None,
+        ),
+    ],
+)
+def test_a_repetition_folded_into_one_count(candidate: str, why: str | None) -> None:
+    assert repetition_folded(SPRINTS, candidate) == why
+    if why:
+        assert why in (quantity_difference(SPRINTS, candidate) or "")
