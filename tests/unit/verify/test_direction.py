@@ -1043,3 +1043,53 @@ def test_a_possessive_dropped_from_a_short_question_is_refused(
     original: str, candidate: str, why: str | None
 ) -> None:
     assert direction_difference(original, candidate) == why
+
+
+WENDI = (
+    "Every day, Wendi feeds each of her chickens three cups of mixed chicken feed, containing "
+    "seeds, mealworms and vegetables to help keep them healthy.  She gives the chickens their "
+    "feed in three separate meals. In the morning, she gives her flock of chickens 15 cups of "
+    "feed.  In the afternoon, she gives her chickens another 25 cups of feed.  How many cups of "
+    "feed does she need to give her chickens in the final meal of the day if the size of "
+    "Wendi's flock is 20 chickens?"
+)
+WENDI_STORY = (
+    "Wendi gives each of her 20 chickens three cups of feed a day in three meals: 15 cups in "
+    "the morning, 25 cups in the afternoon."
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run: the whole day's feed, not the last meal's
+        (
+            WENDI,
+            "How much feed does Wendi provide for her flock of 20 chickens, given that each "
+            "chicken gets 3 cups at each of their three meals and the feed is distributed in 15 "
+            "cups in the morning and 25 cups in the afternoon?",
+            "drops 'final meal': the original asks about one of the story's meals",
+        ),
+        # one of them still picked: a position, an ordinal, the evening
+        (WENDI, f"{WENDI_STORY} How many cups does the last meal need?", None),
+        (WENDI, f"{WENDI_STORY} How many cups does the 3rd meal need?", None),
+        (WENDI, f"{WENDI_STORY} How many cups does the evening meal need?", None),
+        # no series counted in the story: "last" and "first" pick nothing here
+        (
+            "Imma has 720 grams of cat food. Her cat eats 60 grams a day. How many days will "
+            "720 grams of cat food last?",
+            "Imma has 720 grams of cat food and her cat eats 60 grams a day. For how many days "
+            "will it suffice?",
+            None,
+        ),
+        (
+            "Who was the first president of the United States?",
+            "Who was the 1st US president?",
+            None,
+        ),
+    ],
+)
+def test_all_of_a_story_s_things_asked_where_the_original_asks_about_one(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert direction_difference(original, candidate) == why
