@@ -247,6 +247,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _kind_changed(original, candidate)
         or _thing_asked_for_a_person(original, candidate)
         or _honoree_asked_as_actor(original, candidate)
+        or _time_asked_for_a_person(original, candidate)
         or _someone_else_asked(original, candidate)
         or _ratio_asked(original, candidate)
         or aggregate_changed(original, candidate)
@@ -283,17 +284,29 @@ def _one_of_several_dropped(original: str, candidate: str) -> str | None:
     return f"drops '{position} {thing}': the original asks about one of the story's {thing}s"
 
 
+#: a second question joined to the first: "..., and what was the purpose of it, ...?"
+_JOINED_QUESTION = re.compile(
+    r"\band\s+((?:what|how|why|where|when|which|who)\s+(?:was|is|were|are|did|"
+    r"does|do|had|has|can|could|would|will|should)\b)"
+)
+
+
 def _second_question_asked(original: str, candidate: str) -> str | None:
     """Why the candidate asks two questions where the original asks one: "Where is the women's
     liberal arts college in Cambridge, Massachusetts? What is its name?" (accepted in a bench
     run for "What's the name of the women's liberal arts college ...?") asks where it is too,
-    and a model answers both or either."""
+    and a model answers both or either; so does one sentence that joins a second ("Karl Küchler
+    claims that ... depicted what, and how was it intended to be used, ...?", accepted in a
+    later run)."""
     if len(questions_asked(original)) != 1:
         return None
     asked = questions_asked(candidate)
-    if len(asked) < 2:
-        return None
-    return f"asks {len(asked)} questions where the original asks one ('{asked[0]}')"
+    if len(asked) >= 2:
+        return f"asks {len(asked)} questions where the original asks one ('{asked[0]}')"
+    joined = _JOINED_QUESTION.search(asking_sentence(candidate).lower())
+    if joined and not _JOINED_QUESTION.search(original.lower()):
+        return f"asks a second question ('{joined.group(1)} ...') where the original asks one"
+    return None
 
 
 #: "What ... for?": asks what something is for (or turns the question round: "What is Au the
@@ -890,6 +903,30 @@ _HONOURING = (
 _HONOURED_TO_ACT = re.compile(r"\bhonou?red to\b|\b(?:the )?honou?r of [a-z]+ing\b")
 
 
+#: a time asked: "In which year did the recipient of the 2018 Jerlov Award ... receive their
+#: prize?" (accepted in a bench run for "Who was awarded ... the Jerlov Award in 2018?")
+_TIME_ASKED = re.compile(
+    r"^(?:(?:in|on|at|during) )?(?:when|(?:what|which) (?:year|date|day|month|decade|century|"
+    r"time)s?)\b"
+)
+
+
+def _time_asked_for_a_person(original: str, candidate: str) -> str | None:
+    """Why the candidate asks when where the original asks who, or None."""
+    asked = asking_sentence(original).lower()
+    if not (_PERSON_ASKED.match(asked) or _HONOREE.search(asked)):
+        return None
+    if _TIME_ASKED.match(asking_sentence(candidate).lower()) is None:
+        return None
+    return "asks when, where the original asks who"
+
+
+#: the honour turned round or its giver asked: "Who honored the Leipzig 1877 tournament?",
+#: "What was the honor bestowed on the Leipzig 1877 tournament by?" (both accepted in a bench
+#: run for "In whose honor was the Leipzig 1877 tournament organized?")
+_HONOUR_GIVER = re.compile(r"^who (?:has |had |did )?honou?r|\bby\W*$")
+
+
 def _honoree_asked_as_actor(original: str, candidate: str) -> str | None:
     """Who acted asked where the original asks in whose honour or memory: "Who was responsible
     for organizing the Leipzig 1877 tournament?" for "In whose honor was the Leipzig 1877
@@ -899,7 +936,13 @@ def _honoree_asked_as_actor(original: str, candidate: str) -> str | None:
     honoree = _HONOREE.search(asking_sentence(original).lower())
     if honoree is None:
         return None
-    asked = _HONOURED_TO_ACT.sub(" ", asking_sentence(candidate).lower())
+    reworded = asking_sentence(candidate).lower()
+    if _HONOUR_GIVER.search(reworded):
+        return f"asks who gave the {honoree.group(1)}, where the original asks in whose"
+    thing = _WHICH_THING.match(reworded)
+    if thing is not None and thing.group(1).split()[-1] not in _PEOPLE:
+        return f"asks which {thing.group(1).split()[-1]}, where the original asks in whose"
+    asked = _HONOURED_TO_ACT.sub(" ", reworded)
     if any(word.startswith(_HONOURING) for word in _WORD.findall(asked)):
         return None
     return f"no longer asks in whose {honoree.group(1)}: asks who acted"

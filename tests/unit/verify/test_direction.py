@@ -1093,3 +1093,99 @@ def test_all_of_a_story_s_things_asked_where_the_original_asks_about_one(
     original: str, candidate: str, why: str | None
 ) -> None:
     assert direction_difference(original, candidate) == why
+
+
+KUCHLER = (
+    "According to Karl Küchler, what did Empress Elizabeth of Austria's favorite sculpture "
+    "depict, which was made for her villa Achilleion at Corfu?"
+)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # both accepted in a bench run: a second question joined with "and"
+        (
+            "Karl Küchler claims that Empress Elizabeth of Austria's favorite sculpture depicted "
+            "what, and how was it intended to be used, according to the context of her villa "
+            "Achilleion at Corfu?",
+            "asks a second question ('how was ...') where the original asks one",
+        ),
+        (
+            "What does Karl Küchler suggest was Empress Elizabeth's favorite sculpture, and what "
+            "was the purpose of it, based on its depiction on her villa Achilleion at Corfu?",
+            "asks a second question ('what was ...') where the original asks one",
+        ),
+        # a leading phrase or a condition before the one question joins nothing
+        (
+            "In Karl Küchler's account, what did Empress Elizabeth of Austria's favorite "
+            "sculpture, made for her villa Achilleion at Corfu, depict?",
+            None,
+        ),
+    ],
+)
+def test_a_second_question_joined_in_one_sentence_is_refused(
+    candidate: str, why: str | None
+) -> None:
+    assert direction_difference(KUCHLER, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run; the answer, 2018, is in the question
+        (
+            "Who was awarded the Oceanography Society's Jerlov Award in 2018?",
+            "In which year did the recipient of the 2018 Jerlov Award in Oceanography Society "
+            "receive their prize?",
+            "asks when, where the original asks who",
+        ),
+        # fp-215 of the labelled factual pairs
+        (
+            "Who wrote the play Romeo and Juliet?",
+            "When was the play Romeo and Juliet written?",
+            "asks when, where the original asks who",
+        ),
+        ("Who wrote the play Romeo and Juliet?", "Which playwright wrote Romeo and Juliet?", None),
+        # a time asked where the original asks one stays
+        (
+            "When did Leipzig host its 1877 tournament?",
+            "In which year was the Leipzig tournament held?",
+            None,
+        ),
+    ],
+)
+def test_a_time_asked_where_the_original_asks_who_is_refused(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert direction_difference(original, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # all three accepted in a bench run
+        (
+            "Who honored the Leipzig 1877 tournament?",
+            "asks who gave the honor, where the original asks in whose",
+        ),
+        (
+            "What was the honor bestowed on the Leipzig 1877 tournament by?",
+            "asks who gave the honor, where the original asks in whose",
+        ),
+        (
+            "What organization was given the honor of the Leipzig 1877 tournament?",
+            "asks which organization, where the original asks in whose",
+        ),
+        # the honoree still asked
+        ("Which person was the Leipzig 1877 tournament held in honor of?", None),
+        ("In whose honor did the Leipzig 1877 tournament take place?", None),
+    ],
+)
+def test_the_giver_of_an_honour_asked_where_the_original_asks_whose_it_is(
+    candidate: str, why: str | None
+) -> None:
+    assert (
+        direction_difference("In whose honor was the Leipzig 1877 tournament organized?", candidate)
+        == why
+    )
