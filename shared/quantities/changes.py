@@ -32,7 +32,7 @@ from itertools import pairwise
 
 from steadfast.shared.inflections import every_form
 from steadfast.shared.names import NAME_TOKEN, share_a_name, written_as_names
-from steadfast.shared.quantities.mention import Quantity
+from steadfast.shared.quantities.mention import Mention, Quantity
 from steadfast.shared.quantities.reading import mentions, normalized_text
 from steadfast.shared.quantities.surroundings import (
     Surroundings,
@@ -134,16 +134,30 @@ def ratio_of_a_new_number(original: str, candidate: str) -> str | None:
     that much white fiber" (accepted in a bench run) is half a bolt, not half of 2. "1" before
     a singular word is "a bolt", which the numbers check lets a rewording add; taken a
     fraction of, it is a base the original never gave."""
-    written = normalized_text(candidate)
-    theirs, ours = mentions(original, "en"), mentions(written, "en")
+    written, said = normalized_text(candidate), normalized_text(original)
+    theirs, ours = mentions(said, "en"), mentions(written, "en")
     for ratio, taken in pairwise(ours):
         if ratio.dimension != "ratio" or ratio.span is None or taken.span is None:
             continue
         if not _OF.fullmatch(written[ratio.span[1] : taken.span[0]]):
             continue
-        if not any(taken.matches(their) or their.matches(taken) for their in theirs):
-            return f"takes {ratio.written} of {taken.written}, a number the original does not have"
+        if any(taken.matches(their) or their.matches(taken) for their in theirs):
+            continue
+        if taken.values == {1} and _of_one_thing(ratio, theirs, said):
+            continue  # "half of one cup" for "half a cup"
+        return f"takes {ratio.written} of {taken.written}, a number the original does not have"
     return None
+
+
+_OF_ONE_THING = re.compile(r"\s+(?:of\s+)?an?\b")
+
+
+def _of_one_thing(ratio: Mention, theirs: list[Mention], said: str) -> bool:
+    """Whether the original takes the same fraction of one thing ("half a cup")."""
+    return any(
+        their.matches(ratio) and their.span is not None and _OF_ONE_THING.match(said, their.span[1])
+        for their in theirs
+    )
 
 
 _TIMES = re.compile(r"\s+times\b")

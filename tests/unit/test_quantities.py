@@ -386,6 +386,12 @@ def test_a_change_by_a_percentage_said_as_a_change_to_it(candidate: str, why: st
         assert why in (quantity_difference(original, candidate) or "")
 
 
+def test_half_of_one_thing_for_half_a_thing_passes() -> None:
+    original = "A cake needs half a cup of sugar. How many cups of sugar do 3 cakes need?"
+    candidate = "If one cake takes half of one cup of sugar, how many cups do 3 cakes need?"
+    assert ratio_of_a_new_number(original, candidate) is None
+
+
 ROBE = (
     "A robe takes 2 bolts of blue fiber and half that much white fiber.  How many bolts in total "
     "does it take?"

@@ -94,14 +94,14 @@ def _asking_clause(sentence: str) -> str:
     request, else the last), up to a condition: "how much will they pay" of "If they divide it
     equally, how much will they pay if they visit both?"."""
     clauses = [c.strip() for c in _CLAUSES.split(sentence.replace("?", " ")) if c.strip()]
-    asking = [c for i, c in enumerate(clauses) if asks(c) and not _condition_after(i, c)]
+    asking = [c for i, c in enumerate(clauses) if asks(c) and not _states_terms(i, c)]
     asking = asking or clauses or [sentence]
     clause = asking[-1]
     cut = next((m.start() for m in _CONDITION.finditer(clause) if m.start() > 0), len(clause))
     return clause[:cut]
 
 
-def _condition_after(index: int, clause: str) -> bool:
+def _states_terms(index: int, clause: str) -> bool:
     """A clause after a comma that opens with a condition word states the question's terms and
     asks nothing: "where each bush contains 25 roses" of "Calculate the total number of thorns
     in 3 rose bushes, where each bush contains 25 roses and each rose has 8 thorns." (a demo

@@ -23,7 +23,7 @@ def asking_sentence(text: str) -> str:
     ("At what temperature does water boil? Could you tell me?", written twice in a demo run,
     asks in its first), else the last request ("Find the total number of fireworks Hannah will
     see." may come before the story), else the last sentence."""
-    sentences = [s.strip() for s in SENTENCE_END.split(text.strip()) if s.strip()]
+    sentences = _sentences(text)
     questions = [s for s in sentences if "?" in s]
     asking = [s for s in questions if not _courtesy(s)] or questions
     asking = asking or [s for s in sentences if asks(s)]
@@ -33,8 +33,11 @@ def asking_sentence(text: str) -> str:
 def questions_asked(text: str) -> list[str]:
     """The sentences of ``text`` that ask a question of their own: a courtesy question after
     it ("Could you tell me?", "Do you know?") asks nothing."""
-    sentences = [s.strip() for s in SENTENCE_END.split(text.strip()) if s.strip()]
-    return [s for s in sentences if "?" in s and not _courtesy(s)]
+    return [s for s in _sentences(text) if "?" in s and not _courtesy(s)]
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in SENTENCE_END.split(text.strip()) if s.strip()]
 
 
 def _courtesy(sentence: str) -> bool:

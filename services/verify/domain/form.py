@@ -113,7 +113,9 @@ _FIND_OUT = (
 #: equivalent by the 1.5B judge)
 _METHOD = re.compile(
     rf"\b(?:(?:how|where) (?:can|could|do|does|would|should|might|may|will) {_SOMEONE} "
-    rf"{_FIND_OUT}|how to {_FIND_OUT}|(?:what|which) (?:is|are|would be) the (?:best |right |"
+    rf"{_FIND_OUT}|how to {_FIND_OUT}|what (?:do|does|would|should|must|can) (?:you|we|one|i) "
+    r"(?:need to )?(?:calculate|compute|work out)\b(?! (?:to be|as)\b)|"
+    rf"(?:what|which) (?:is|are|would be) the (?:best |right |"
     rf"easiest )?(?:way|ways|method|methods|steps|procedure|process) (?:to|for|of) "
     r"(?:finding|find|determining|determine|calculating|calculate|working out|work out|"
     r"figuring out|figure out|looking up|look up)|(?:come|dove) (?:posso|possiamo|potrei|si può|"

@@ -174,9 +174,16 @@ def test_a_share_asked_in_place_of_a_total_is_still_refused_after_a_condition() 
     )
 
 
-def test_a_share_asked_after_a_comma_is_still_refused() -> None:
+@pytest.mark.parametrize(
+    "changed",
+    [
+        "Dan has 3 rose bushes, so how many roses does each bush have?",
+        # a request first, the question after a comma: the question is the clause that asks
+        "Find out, how many roses does each of Dan's 3 bushes have?",
+    ],
+)
+def test_a_share_asked_after_a_comma_is_still_refused(changed: str) -> None:
     original = "Dan has 3 rose bushes with 25 roses each. How many roses are there in total?"
-    changed = "Dan has 3 rose bushes, so how many roses does each bush have?"
     assert aggregate_changed(original, changed) == (
         "asks for each one's share where the original asks for a total"
     )

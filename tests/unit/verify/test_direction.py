@@ -1029,14 +1029,25 @@ def test_a_second_question_asked_is_refused(candidate: str, why: str | None) -> 
             "Which college is the women\u2019s liberal arts college in Cambridge called?",
             None,
         ),
-        # a contraction owns nothing; the world's largest is the largest
-        ("What's the capital city of Australia?", "Which city is Australia's capital?", None),
-        ("What is the world's largest ocean?", "Which ocean is the largest?", None),
+        # the apostrophe written as a typographer's
         (
-            "Who won this year's Booker Prize?",
-            "Who won the Booker Prize?",
-            "drops 'year's': the original asks about it",
+            "What\u2019s the name of the women\u2019s liberal arts college in Cambridge?",
+            "What is the name of the liberal arts college in Cambridge?",
+            "drops 'women's': the original asks about it",
         ),
+        (
+            "Where is the boys' boarding school of Eton?",
+            "Where is the boarding school of Eton?",
+            "drops 'boys'': the original asks about it",
+        ),
+        # a singular owner is often said another way, and a contraction owns nothing
+        ("What is the earth's circumference?", "What is the circumference of our planet?", None),
+        (
+            "What is a person's normal body temperature?",
+            "What is normal human body temperature?",
+            None,
+        ),
+        ("What's the capital city of Australia?", "Which city is Australia's capital?", None),
     ],
 )
 def test_a_possessive_dropped_from_a_short_question_is_refused(
@@ -1068,7 +1079,7 @@ WENDI_STORY = (
             "How much feed does Wendi provide for her flock of 20 chickens, given that each "
             "chicken gets 3 cups at each of their three meals and the feed is distributed in 15 "
             "cups in the morning and 25 cups in the afternoon?",
-            "drops 'final meal': the original asks about one of the story's meals",
+            "drops 'final meal': the original asks about one of several the story counts",
         ),
         # one of them still picked: a position, an ordinal, the evening
         (WENDI, f"{WENDI_STORY} How many cups does the last meal need?", None),
@@ -1085,6 +1096,21 @@ WENDI_STORY = (
         (
             "Who was the first president of the United States?",
             "Who was the 1st US president?",
+            None,
+        ),
+        # the story counts no days: "the last day" picks nothing the candidate drops
+        (
+            "Tom reads 20 pages on Monday and 30 on Tuesday. How many pages does he read on the "
+            "last day of the week?",
+            "Tom reads 20 pages on Monday and 30 on Tuesday. How many pages does he read in the "
+            "week?",
+            None,
+        ),
+        # a numbered one still picks
+        (
+            "Tom reads a book over 5 days, 20 pages a day. How many pages does he read on the last "
+            "day?",
+            "Tom reads 20 pages a day for 5 days. How many pages does he read on day 5?",
             None,
         ),
     ],
@@ -1115,6 +1141,12 @@ KUCHLER = (
             "What does Karl Küchler suggest was Empress Elizabeth's favorite sculpture, and what "
             "was the purpose of it, based on its depiction on her villa Achilleion at Corfu?",
             "asks a second question ('what was ...') where the original asks one",
+        ),
+        # a relative clause joined with "and" is no second question
+        (
+            "Which sculpture, made for her villa Achilleion at Corfu and which Karl Küchler "
+            "described, was Empress Elizabeth of Austria's favorite?",
+            None,
         ),
         # a leading phrase or a condition before the one question joins nothing
         (
@@ -1147,6 +1179,17 @@ def test_a_second_question_joined_in_one_sentence_is_refused(
             "asks when, where the original asks who",
         ),
         ("Who wrote the play Romeo and Juliet?", "Which playwright wrote Romeo and Juliet?", None),
+        (
+            "Who was the US president when the Berlin Wall fell?",
+            "When the Berlin Wall fell, who was the US president?",
+            None,
+        ),
+        # accepted in a demo run: answered "painted it"
+        (
+            "Who painted the Mona Lisa?",
+            "What did the creator of the Mona Lisa do?",
+            "asks what someone did, where the original asks who",
+        ),
         # a time asked where the original asks one stays
         (
             "When did Leipzig host its 1877 tournament?",
@@ -1155,7 +1198,7 @@ def test_a_second_question_joined_in_one_sentence_is_refused(
         ),
     ],
 )
-def test_a_time_asked_where_the_original_asks_who_is_refused(
+def test_a_time_or_a_deed_asked_where_the_original_asks_who_is_refused(
     original: str, candidate: str, why: str | None
 ) -> None:
     assert direction_difference(original, candidate) == why
@@ -1177,7 +1220,8 @@ def test_a_time_asked_where_the_original_asks_who_is_refused(
             "What organization was given the honor of the Leipzig 1877 tournament?",
             "asks which organization, where the original asks in whose",
         ),
-        # the honoree still asked
+        # the honoree still asked, in whatever word for a person
+        ("Which chess master was the Leipzig 1877 tournament held in honor of?", None),
         ("Which person was the Leipzig 1877 tournament held in honor of?", None),
         ("In whose honor did the Leipzig 1877 tournament take place?", None),
     ],

@@ -103,6 +103,13 @@ def test_a_polite_request_or_an_offer_kept_passes(original: str, candidate: str)
             "How do you measure the boiling temperature of water at sea level, in degrees Celsius?",
         ),
         ("How old is the Earth?", "How can one estimate the age of the Earth?"),
+        # accepted in a demo run: asks what to compute, answered "the product"
+        (
+            "Dan plants 3 rose bushes. Each rose bush has 25 roses. Each rose has 8 thorns. How "
+            "many thorns are there total?",
+            "To find the total number of thorns in 3 rose bushes, each with 25 roses and each "
+            "rose having 8 thorns, what do you calculate?",
+        ),
     ],
 )
 def test_a_question_turned_into_how_to_find_its_answer_is_no_rewording(
@@ -548,4 +555,10 @@ def test_a_rewording_about_a_text_nobody_gave_is_refused(candidate: str, said: s
     ],
 )
 def test_a_name_asked_or_the_originals_own_text_passes(original: str, candidate: str) -> None:
+    assert form_difference(original, candidate) is None
+
+
+def test_what_you_calculate_as_the_answer_asks_the_answer() -> None:
+    original = "Dan plants 3 rose bushes with 25 roses each. How many roses are there total?"
+    candidate = "What do you calculate as the total number of roses on Dan's 3 bushes of 25 each?"
     assert form_difference(original, candidate) is None
