@@ -32,6 +32,7 @@ from steadfast.shared.quantities.mention import Mention
 from steadfast.shared.quantities.periods import changed_period, narrowed_days, pooled_or_split
 from steadfast.shared.quantities.rates import moved_rate
 from steadfast.shared.quantities.reading import mentions
+from steadfast.shared.quantities.restated import restated
 from steadfast.shared.quantities.said_units import changed_unit
 
 
@@ -76,6 +77,8 @@ def quantity_difference(original: str, candidate: str, language: str | None = No
     theirs, ours = mentions(original, language), mentions(candidate, language)
     missing = [m for m in theirs if not m.soft and not any(m.matches(c) for c in ours)]
     added = [c for c in ours if not c.soft and not any(c.matches(m) for m in theirs)]
+    if language == "en":
+        missing, added = restated(missing, added, original, candidate)
     parts = []
     if missing:
         parts.append("missing " + _listed(missing))

@@ -467,3 +467,74 @@ def test_a_repetition_folded_into_one_count(candidate: str, why: str | None) -> 
     assert repetition_folded(SPRINTS, candidate) == why
     if why:
         assert why in (quantity_difference(SPRINTS, candidate) or "")
+
+
+SETH = (
+    "Seth is twice as old as Brooke. In 2 years, the sum of their ages will be 28. How old is Seth?"
+)
+MEALS = (
+    "John likes to have a glass of water with breakfast, lunch and dinner. How many glasses of "
+    "water does John drink in a week?"
+)
+
+
+def test_a_day_s_place_said_beside_its_name_is_no_difference() -> None:
+    original = (
+        "Peter spends an equal amount each day. From Sunday through Wednesday, he bought wooden "
+        "figures which cost $6 each. How many figures will he have?"
+    )
+    # gsmplus_1557, labelled faithful
+    said = (
+        "From the first day of the week, Sunday, to the fourth day, Wednesday, Peter bought "
+        "wooden figures at $6 each, spending an equal amount each day. How many figures will he "
+        "have?"
+    )
+    assert quantity_difference(original, said) is None
+    # a day's place without its name, or beside a day the original does not name
+    assert quantity_difference(original, said.replace(", Wednesday", "")) == 'added "fourth"'
+    assert quantity_difference(original, said.replace("Wednesday", "Thursday")) == (
+        'added "fourth"'
+    )
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # gsmplus_1805, labelled faithful: the multiple said the other way round
+        (
+            SETH,
+            "Brooke's age is half of Seth's age. Two years from now, their combined ages will "
+            "total 28 years. What is Seth's current age?",
+            None,
+        ),
+        # the inverse, but the same way round: Seth is now the younger
+        (
+            SETH,
+            "Seth's age is half of Brooke's age. Two years from now, their combined ages will "
+            "total 28 years. What is Seth's current age?",
+            'missing "twice"; added "half"',
+        ),
+        # gsmplus_1997, labelled faithful: a count of the original's list
+        (
+            MEALS,
+            "John drinks a glass of water with his three main meals - breakfast, lunch, and "
+            "dinner. How many glasses of water does he drink in a week?",
+            None,
+        ),
+        # a count that does not match its list, or a list the original does not have
+        (
+            MEALS,
+            "John drinks a glass of water with his two meals, breakfast, lunch and dinner. How "
+            "many glasses of water does he drink in a week?",
+            'added "two"',
+        ),
+        (
+            MEALS,
+            "John drinks a glass of water with his four meals: breakfast, lunch, tea and dinner. "
+            "How many glasses of water does he drink in a week?",
+            'added "four"',
+        ),
+    ],
+)
+def test_a_number_restated_is_no_difference(original: str, candidate: str, why: str | None) -> None:
+    assert quantity_difference(original, candidate) == why

@@ -1,0 +1,101 @@
+"""Numbers a faithful rewording adds or drops while saying the same: a count of a list the
+original names ("his three main meals - breakfast, lunch, and dinner" for "breakfast, lunch and
+dinner"), a day's place in the week said beside its name ("the fourth day, Wednesday"), and a
+multiple said the other way round ("Brooke's age is half of Seth's" for "Seth is
+twice as old as Brooke"). Both were labelled faithful GSM-Plus rewordings the numbers stage
+refused; each is read narrowly, so a changed count or a multiple kept the same way round is
+still a difference."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from steadfast.shared.names import NAME_TOKEN, WEEKDAYS, WEEKEND, written_as_names
+from steadfast.shared.quantities.mention import Mention
+
+#: the words between a count and its list, and the list: "three main meals - breakfast, lunch,
+#: and dinner"
+_LISTED = re.compile(
+    r"(?:\s+[^\W\d_]+){0,3}\s*[-\u2013\u2014:(,]?\s*((?:[^\W\d_]+,\s+){1,8}(?:and|or)\s+[^\W\d_]+)"
+)
+_SENTENCE = re.compile(r"[^.?!]*")
+#: a day's place said beside its name: "the fourth day, Wednesday", "the first day (Sunday)"
+_DAY_NAMED = re.compile(
+    rf"\s+day\b(?:\s+of\s+the\s+week)?\s*[,(\u2013\u2014-]?\s*({'|'.join(WEEKDAYS + WEEKEND)})\b",
+    re.IGNORECASE,
+)
+
+
+def restated(
+    missing: list[Mention], added: list[Mention], original: str, candidate: str
+) -> tuple[list[Mention], list[Mention]]:
+    """``missing`` and ``added`` without the numbers a rewording restates."""
+    added = [
+        c
+        for c in added
+        if not _counts_a_list(c, candidate, original) and not _names_a_day(c, candidate, original)
+    ]
+    for their in list(missing):
+        turned = next((c for c in added if _turned_multiple(their, c, original, candidate)), None)
+        if turned is not None:
+            missing.remove(their)
+            added.remove(turned)
+    return missing, added
+
+
+def _counts_a_list(mention: Mention, candidate: str, original: str) -> bool:
+    """Whether the number counts a list of as many things, every one of them the original's."""
+    if mention.span is None or len(mention.values) != 1:
+        return False
+    count = next(iter(mention.values))
+    listed = _LISTED.match(candidate, mention.span[1])
+    if listed is None:
+        return False
+    items = [item for item in re.split(r",\s*|\s+(?:and|or)\s+", listed.group(1)) if item]
+    said = original.lower()
+    return len(items) == count and all(
+        re.search(rf"\b{re.escape(item.lower())}\b", said) for item in items
+    )
+
+
+def _names_a_day(mention: Mention, candidate: str, original: str) -> bool:
+    """Whether an ordinal is a day's place said beside the day the original names."""
+    if not mention.ordinal or mention.span is None:
+        return False
+    day = _DAY_NAMED.match(candidate, mention.span[1])
+    return day is not None and day.group(1).lower() in original.lower()
+
+
+def _turned_multiple(their: Mention, our: Mention, original: str, candidate: str) -> bool:
+    """Whether ``our`` says ``their`` multiple the other way round: its inverse, with the two
+    names it compares in the other order."""
+    if len(their.values) != 1 or len(our.values) != 1 or their.span is None or our.span is None:
+        return False
+    value, inverse = next(iter(their.values)), next(iter(our.values))
+    if not (isinstance(value, Fraction) and isinstance(inverse, Fraction)) or value * inverse != 1:
+        return False
+    if not (their.multiple or their.dimension == "ratio"):
+        return False
+    before, after = _names_around(their, original, candidate)
+    now_before, now_after = _names_around(our, candidate, original)
+    return bool(before and after) and (before, after) == (now_after, now_before)
+
+
+def _names_around(mention: Mention, text: str, other: str) -> tuple[str, str]:
+    """The first name before the number in its sentence and the first after it (names both
+    texts write), or empty strings."""
+    assert mention.span is not None
+    start, end = mention.span
+    sentence_start = max(text.rfind(".", 0, start), text.rfind("?", 0, start)) + 1
+    sentence_end = _SENTENCE.match(text, end)
+    words_before = NAME_TOKEN.findall(text[sentence_start:start])
+    words_after = NAME_TOKEN.findall(text[end : sentence_end.end() if sentence_end else None])
+    names = written_as_names({word.lower() for word in words_before + words_after}, text, other)
+    before = next((w for w in _bare(words_before) if w in names), "")
+    after = next((w for w in _bare(words_after) if w in names), "")
+    return before, after
+
+
+def _bare(words: list[str]) -> list[str]:
+    return [word.lower().removesuffix("'s") for word in words]
