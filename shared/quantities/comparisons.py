@@ -177,7 +177,8 @@ def _thing_left_out_of_its_clause(original: str, candidate: str) -> str | None:
     twice in a demo run, the model answering 40 both times) may mean she has 30 more coins in
     all than silver ones. A comparison with a person ("8 more apples than Jamal") is left
     alone: "52 apples, which is 8 more than Jamal has" says the same."""
-    lowered = _spaced(candidate)
+    # the space after the last word lets "... 30 more than silver?" end a text too
+    lowered = _spaced(candidate) + " "
     for ours in comparisons(original):
         if written_as_names(ours.larger | ours.smaller, original, candidate):
             continue

@@ -32,8 +32,19 @@ def asking_sentence(text: str) -> str:
 
 def questions_asked(text: str) -> list[str]:
     """The sentences of ``text`` that ask a question of their own: a courtesy question after
-    it ("Could you tell me?", "Do you know?") asks nothing."""
-    return [s for s in _sentences(text) if "?" in s and not _courtesy(s)]
+    it ("Could you tell me?", "Do you know?") asks nothing, nor a condition written with a
+    question mark ("How many gold coins does Gretchen have? If she has 110 coins and silver
+    coins are 30 less than gold coins?", refused in a demo run as two questions)."""
+    return [s for s in _sentences(text) if "?" in s and not _courtesy(s) and not _condition_only(s)]
+
+
+#: a condition's opening, and the words that would make it ask something after all
+_CONDITION_OPENING = re.compile(r"^(?:if|given|assuming|suppose|supposing|provided)\b", re.I)
+_QUESTION_WORD = re.compile(r"\b(?:who|whom|whose|what|which|where|when|why|how)\b", re.I)
+
+
+def _condition_only(sentence: str) -> bool:
+    return bool(_CONDITION_OPENING.match(sentence)) and not _QUESTION_WORD.search(sentence)
 
 
 def _sentences(text: str) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from steadfast.services.verify.domain.aggregates import asked_aggregates
-from steadfast.services.verify.domain.asking import asking_sentence
+from steadfast.services.verify.domain.asking import asking_sentence, questions_asked
 
 
 @pytest.mark.parametrize(
@@ -36,3 +36,24 @@ def test_a_request_before_the_story_is_read_for_what_it_asks() -> None:
     assert asked_aggregates("How much does each roommate pay? Could you tell me?") == {
         "each one's share"
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        # a condition written with a question mark asks nothing of its own (refused in a demo
+        # run as two questions)
+        (
+            "How many gold coins does Gretchen have? If she has 110 coins and silver coins are 30 "
+            "less than gold coins?",
+            1,
+        ),
+        # a courtesy question neither
+        ("What is the capital of Australia? Do you know?", 1),
+        # a condition that asks after all, and a second question
+        ("What is the sum? If she has 30 more gold coins, how many gold coins are there?", 2),
+        ("Where is the college? What is its name?", 2),
+    ],
+)
+def test_the_questions_a_text_asks(text: str, asked: int) -> None:
+    assert len(questions_asked(text)) == asked
