@@ -207,6 +207,21 @@ def _thing_left_out_of_its_clause(original: str, candidate: str) -> str | None:
     return None
 
 
+def difference_said_as_addition(original: str, candidate: str) -> str | None:
+    """A difference ("30 more gold coins than silver coins") said as an amount added "over" the
+    other side: "she has 110 coins and an additional 30 gold coins over silver" (accepted in
+    three demo runs, answered 110 + 30 = 140 in two) reads as 30 coins on top of the 110. "An
+    additional 800 pounds compared to Gissela's truck" (a labelled faithful rewording) says
+    what it is compared with and passes."""
+    lowered = _spaced(candidate)
+    for ours in comparisons(original):
+        amount = re.escape(ours.amount)
+        added = rf"(?:(?:additional|extra) {amount}|{amount} (?:additional|extra))"
+        if re.search(rf"(?<![\w.,]){added}(?: \S+){{0,4}}? over\b", lowered):
+            return f"says the difference of {ours.amount} as an addition ('additional ... over')"
+    return None
+
+
 def _only_sentence_with(amount: str, text: str) -> str | None:
     written = re.compile(rf"(?<![\w.,]){re.escape(amount)}(?!\w)")
     found = [s for s in re.split(r"(?<=[.?!;])\s+", text) if written.search(s.lower())]

@@ -10,6 +10,7 @@ from steadfast.shared.quantities.comparisons import (
     difference_as_amount,
     difference_as_ratio,
     difference_from_a_total,
+    difference_said_as_addition,
     difference_without_its_base,
     dropped_comparison_side,
     reversed_comparison,
@@ -380,3 +381,37 @@ def test_a_comparison_with_a_person_may_leave_the_thing_to_its_sentence() -> Non
         "more than his apples, can you calculate the total number of fruits they have?"
     )
     assert dropped_comparison_side(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("candidate", "refused"),
+    [
+        # accepted in three demo runs, answered 140 (110 + 30) in two
+        (
+            "What is Gretchen's total number of gold coins, considering she has 110 coins and an "
+            "additional 30 gold coins over silver?",
+            True,
+        ),
+        (
+            "Gretchen has 110 coins, with 30 extra gold coins over silver ones. How many are gold?",
+            True,
+        ),
+        # the difference said as one, or compared with what it is more than
+        (
+            "Gretchen has 110 coins, and she has 30 more gold coins than silver coins. How many "
+            "gold coins does she have?",
+            False,
+        ),
+        (
+            "Of Gretchen's 110 coins, the gold ones are an additional 30 compared to the silver "
+            "ones. How many gold coins does she have?",
+            False,
+        ),
+    ],
+)
+def test_a_difference_said_as_an_addition_over_the_other_side(
+    candidate: str, refused: bool
+) -> None:
+    why = difference_said_as_addition(GRETCHEN, candidate)
+    assert (why == "says the difference of 30 as an addition ('additional ... over')") is refused
+    assert (why is None) is not refused
