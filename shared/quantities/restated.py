@@ -2,9 +2,9 @@
 original names ("his three main meals - breakfast, lunch, and dinner" for "breakfast, lunch and
 dinner"), a day's place in the week said beside its name ("the fourth day, Wednesday"), and a
 multiple said the other way round ("Brooke's age is half of Seth's" for "Seth is
-twice as old as Brooke"). Both were labelled faithful GSM-Plus rewordings the numbers stage
+twice as old as Brooke"). Each was a labelled faithful GSM-Plus rewording the numbers stage
 refused; each is read narrowly, so a changed count or a multiple kept the same way round is
-still a difference."""
+still a difference. ``restated`` takes lists the caller built and returns new ones."""
 
 from __future__ import annotations
 
@@ -36,12 +36,14 @@ def restated(
         for c in added
         if not _counts_a_list(c, candidate, original) and not _names_a_day(c, candidate, original)
     ]
-    for their in list(missing):
+    kept = []
+    for their in missing:
         turned = next((c for c in added if _turned_multiple(their, c, original, candidate)), None)
-        if turned is not None:
-            missing.remove(their)
+        if turned is None:
+            kept.append(their)
+        else:
             added.remove(turned)
-    return missing, added
+    return kept, added
 
 
 def _counts_a_list(mention: Mention, candidate: str, original: str) -> bool:
