@@ -52,10 +52,10 @@ CONFIGS: dict[str, tuple[int, bool, float | None, int]] = {
 }
 
 
-def questions(name: str, count: int) -> list[tuple[str, list[str]]]:
-    """The first ``count`` questions, each with the answers its paraphrases may not state (a
-    factual item's, as an evaluation sends them)."""
-    lines = (SAMPLES / DATASETS[name][0]).read_text().splitlines()[:count]
+def questions(name: str, count: int, skip: int = 0) -> list[tuple[str, list[str]]]:
+    """``count`` questions after the first ``skip``, each with the answers its paraphrases may
+    not state (a factual item's, as an evaluation sends them)."""
+    lines = (SAMPLES / DATASETS[name][0]).read_text().splitlines()[skip : skip + count]
     items = [json.loads(line) for line in lines]
     factual = DATASETS[name][1] == "factual"
     return [
@@ -77,7 +77,7 @@ async def run_dataset(
     per_call, feedback, temperature, samples = CONFIGS[config]
     sampling = {} if temperature is None else {"temperature": temperature}
     results = []
-    for index, (question, answers) in enumerate(questions(name, args.questions)):
+    for index, (question, answers) in enumerate(questions(name, args.questions, args.skip)):
         request = ParaphraseRequest(
             question=question,
             answers=answers,
@@ -220,6 +220,9 @@ def main() -> None:
     parser.add_argument("--perturb-url", default=None, help="use running services")
     parser.add_argument("--generator", default="local")
     parser.add_argument("--questions", type=int, default=20, help="per data set")
+    parser.add_argument(
+        "--skip", type=int, default=0, help="start after this many questions of each data set"
+    )
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--time-budget", type=float, default=75.0)
     parser.add_argument("--plain-per-round", type=int, default=14)

@@ -12,6 +12,7 @@ from steadfast.shared.quantities.bindings import swapped_numbers
 from steadfast.shared.quantities.changes import (
     compared_with_another,
     more_said_as_fewer,
+    number_given_to_the_rest,
     percent_by_said_as_to,
     ratio_of_a_new_number,
     repetition_folded,
@@ -30,7 +31,12 @@ from steadfast.shared.quantities.comparisons import (
 )
 from steadfast.shared.quantities.groups import regrouped_number
 from steadfast.shared.quantities.mention import Mention
-from steadfast.shared.quantities.periods import changed_period, narrowed_days, pooled_or_split
+from steadfast.shared.quantities.periods import (
+    alternation_changed,
+    changed_period,
+    narrowed_days,
+    pooled_or_split,
+)
 from steadfast.shared.quantities.rates import moved_rate
 from steadfast.shared.quantities.reading import mentions
 from steadfast.shared.quantities.restated import restated
@@ -63,9 +69,11 @@ _ENGLISH_READINGS: tuple[Callable[[str, str], str | None], ...] = (
     compared_with_another,
     ratio_of_a_new_number,
     repetition_folded,
+    number_given_to_the_rest,
     changed_period,
     pooled_or_split,
     narrowed_days,
+    alternation_changed,
 )
 
 

@@ -24,6 +24,14 @@ weekend". A candidate that says "weekday" (or "workday", "school day" ...), "wee
 unless the original names the days it covers ("Monday to Friday", "Mondays through Fridays",
 "Mon-Fri" are every weekday; "Saturday and Sunday" the weekend) or says the same in other words
 ("every second day", "biweekly").
+
+And every second one said of all but the first, or the other way: "One glass costs $5, but every
+second glass costs only 60% of the price" reworded "the first glass is $5 and each subsequent
+one is 60% of the first" (four of five accepted rewordings of a bench run) is another price for
+7 of 16 glasses. "Second" is a soft number (a time unit, "a second try"), so the numbers above
+do not miss it; a text that says "every second", "every other" or "alternate" before a thing
+("every second glass", "on alternate days"), where the other text says none of them, is
+refused ("every 2 days" and "every two weeks" say the same).
 """
 
 from __future__ import annotations
@@ -163,3 +171,30 @@ def narrowed_days(original: str, candidate: str) -> str | None:
 def _names_day(text: str, day: str) -> bool:
     """ "Monday", "Mondays", "Mon" """
     return bool(re.search(rf"\b(?:{day}s?|{_SHORT_DAYS[day]})\b", text))
+
+
+#: one in two of a series: "every second glass", "every other day", "alternate weeks" (not the
+#: time unit: "every second, it falls" and "every second of it" are followed by no thing)
+_ALTERNATION = re.compile(
+    r"\b(?:every|each)\s+(?:other|second|2nd|alternate|two|2)\s+(?!of\b|for\b|and\b|or\b|until\b)"
+    r"[a-z]|\balternat(?:e|ing|ely)\b"
+)
+
+
+def alternation_changed(original: str, candidate: str) -> str | None:
+    """Why one text says every second one of a series and the other does not, or None."""
+    said, reworded = _ALTERNATION.search(original.lower()), _ALTERNATION.search(candidate.lower())
+    if said and not reworded:
+        return f"drops '{_phrase(said)}': the original says it of every second one only"
+    if reworded and not said:
+        return f"says '{_phrase(reworded)}' where the original says it of every one"
+    return None
+
+
+def _phrase(found: re.Match[str]) -> str:
+    """The words matched, with the rest of the word the match ends in ("every second glass")."""
+    text = found.string
+    end = found.end()
+    while end < len(text) and text[end].isalpha():
+        end += 1
+    return text[found.start() : end]

@@ -8,7 +8,12 @@ from __future__ import annotations
 import pytest
 
 from steadfast.shared.quantities.invariance import quantity_difference
-from steadfast.shared.quantities.periods import changed_period, narrowed_days, pooled_or_split
+from steadfast.shared.quantities.periods import (
+    alternation_changed,
+    changed_period,
+    narrowed_days,
+    pooled_or_split,
+)
 
 MADELINE = (
     "Every month, Madeline has to buy food, treats, and medicine for her dog. Food costs $25 per "
@@ -172,3 +177,64 @@ def test_days_narrowed_are_refused(original: str, candidate: str, word: str) -> 
 )
 def test_days_kept_pass(original: str, candidate: str) -> None:
     assert narrowed_days(original, candidate) is None
+
+
+GLASSES = (
+    "Kylar went to the store to buy glasses for his new apartment. One glass costs $5, but every "
+    "second glass costs only 60% of the price. Kylar wants to buy 16 glasses. How much does he "
+    "need to pay for them?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # four of five accepted rewordings of a bench run: 15 glasses at 60%, not 8
+        (
+            GLASSES,
+            "For 16 glasses, how much will Kylar pay if the first glass is $5 and each "
+            "subsequent one is 60% of the first?",
+            "drops 'every second glass': the original says it of every second one only",
+        ),
+        (
+            GLASSES,
+            "Please determine the total cost of 16 glasses when one costs $5 and the other costs "
+            "60% of that.",
+            "drops 'every second glass': the original says it of every second one only",
+        ),
+        # and the other way round
+        (
+            "Each pen costs $2. How much do 10 pens cost?",
+            "Every other pen costs $2. How much do 10 pens cost?",
+            "says 'every other pen' where the original says it of every one",
+        ),
+        # the same in other words
+        (
+            GLASSES,
+            "Kylar needs 16 glasses; one costs $5 and every other glass costs 60% of that price. "
+            "How much does he pay?",
+            None,
+        ),
+        (
+            "She waters the plants every other day. How many times does she water them in 30 days?",
+            "In 30 days, how many times does she water the plants if she does it on alternate "
+            "days?",
+            None,
+        ),
+        (
+            "She waters the plants every other day. How many times does she water them in 30 days?",
+            "How many times in 30 days does she water the plants, watering every 2 days?",
+            None,
+        ),
+        # "second" the unit of time
+        (
+            "A ball falls 3 metres every second. How far does it fall in 10 seconds?",
+            "Falling 3 metres each second, how far does a ball fall in 10 seconds?",
+            None,
+        ),
+    ],
+)
+def test_every_second_one_said_of_all(original: str, candidate: str, why: str | None) -> None:
+    assert alternation_changed(original, candidate) == why
+    if why:
+        assert why in (quantity_difference(original, candidate) or "")

@@ -9,6 +9,7 @@ import pytest
 
 from steadfast.shared.quantities.answer_units import changed_answer_unit, dropped_answer_units
 from steadfast.shared.quantities.changes import (
+    number_given_to_the_rest,
     percent_by_said_as_to,
     ratio_of_a_new_number,
     repetition_folded,
@@ -538,3 +539,45 @@ def test_a_day_s_place_said_beside_its_name_is_no_difference() -> None:
 )
 def test_a_number_restated_is_no_difference(original: str, candidate: str, why: str | None) -> None:
     assert quantity_difference(original, candidate) == why
+
+
+DRIVE = (
+    "John drives for 3 hours at a speed of 60 mph and then turns around because he realizes he "
+    "forgot something very important at home.  He tries to get home in 4 hours but spends the "
+    "first 2 hours in standstill traffic.  He spends the next half-hour driving at a speed of "
+    "30mph, before being able to drive the remaining time of the 4 hours going at 80 mph.  How "
+    "far is he from home at the end of those 4 hours?"
+)
+DRIVE_START = (
+    "John drove for 3 hours at 60 mph, then turned around because he realized he forgot "
+    "something very important at home. He tried to return home in 4 hours, but spent the first "
+    "2 hours in traffic. He spent the next half-hour driving at 30 mph,"
+)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a bench run: the remaining time is 1.5 hours
+        (
+            f"{DRIVE_START} then continued for the remaining 2 hours at 80 mph. How far away was "
+            "he from home at the end of those 4 hours?",
+            "gives 2 hours to what is left, where the original does not",
+        ),
+        (
+            f"{DRIVE_START} then drove the rest of the 4 hours at 80 mph. How far away was he "
+            "from home at the end of those 4 hours?",
+            None,
+        ),
+        # a number repeated where it names the same thing again
+        (
+            f"{DRIVE_START} then drove at 80 mph until the 4 hours were over. After the first 2 "
+            "hours and the half-hour, how far from home was he at the end of the 4 hours?",
+            None,
+        ),
+    ],
+)
+def test_a_number_given_to_what_is_left(candidate: str, why: str | None) -> None:
+    assert number_given_to_the_rest(DRIVE, candidate) == why
+    if why:
+        assert why in (quantity_difference(DRIVE, candidate) or "")

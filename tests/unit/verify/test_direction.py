@@ -1233,3 +1233,54 @@ def test_the_giver_of_an_honour_asked_where_the_original_asks_whose_it_is(
         direction_difference("In whose honor was the Leipzig 1877 tournament organized?", candidate)
         == why
     )
+
+
+SHEEP = (
+    "Toulouse has twice as many sheep as Charleston. Charleston has 4 times as many sheep as "
+    "Seattle. How many sheep do Toulouse, Charleston, and Seattle have together if Seattle has "
+    "20 sheep?"
+)
+SHEEP_STORY = (
+    "In Toulouse, there are twice as many sheep as in Charleston. In Charleston, there are four "
+    "times as many sheep as in Seattle, and Seattle has 20 sheep."
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run: one city's sheep, not the three cities' together
+        (
+            SHEEP,
+            f"{SHEEP_STORY} How many sheep are there in Toulouse?",
+            "asks about toulouse where the original asks about charleston, seattle, toulouse "
+            "together",
+        ),
+        (
+            SHEEP,
+            "How many sheep are there in Toulouse and Charleston if Seattle has 20 sheep?",
+            "asks about charleston, toulouse where the original asks about charleston, seattle, "
+            "toulouse together",
+        ),
+        # all of them named, or the rest counted in other words
+        (SHEEP, f"{SHEEP_STORY} How many sheep do Toulouse, Charleston and Seattle have?", None),
+        (SHEEP, f"{SHEEP_STORY} How many sheep do the three cities have?", None),
+        (SHEEP, f"{SHEEP_STORY} What is the total number of sheep in Toulouse?", None),
+        # a name in the original's condition only is no name it asks about together
+        (
+            "Tom has 5 apples and Mary has 3. If Tom and Mary share them equally, how many apples "
+            "does Tom get?",
+            "Tom has 5 apples and Mary has 3. How many apples does Tom get when they share them "
+            "equally?",
+            None,
+        ),
+        # one sentence: left to the other checks
+        (
+            "Who played Romeo and Juliet in the 1968 film?",
+            "Who played Romeo in the 1968 film of Romeo and Juliet?",
+            None,
+        ),
+    ],
+)
+def test_fewer_of_the_named_asked_about(original: str, candidate: str, why: str | None) -> None:
+    assert direction_difference(original, candidate) == why
