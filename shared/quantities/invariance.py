@@ -36,6 +36,7 @@ from steadfast.shared.quantities.periods import (
     changed_period,
     narrowed_days,
     pooled_or_split,
+    year_relation_changed,
 )
 from steadfast.shared.quantities.rates import moved_rate
 from steadfast.shared.quantities.reading import mentions
@@ -74,6 +75,7 @@ _ENGLISH_READINGS: tuple[Callable[[str, str], str | None], ...] = (
     pooled_or_split,
     narrowed_days,
     alternation_changed,
+    year_relation_changed,
 )
 
 

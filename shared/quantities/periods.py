@@ -32,6 +32,13 @@ one is 60% of the first" (four of five accepted rewordings of a bench run) is an
 do not miss it; a text that says "every second", "every other" or "alternate" before a thing
 ("every second glass", "on alternate days"), where the other text says none of them, is
 refused ("every 2 days" and "every two weeks" say the same).
+
+And a year said with another relation in time: "the former Prime Minister of Iceland who worked
+as a cabin crew member until 1971" reworded "... who served as a cabin crew member in 1971"
+(accepted in a bench run), "since 2010" as "in 2010". The word before a year written once in
+each text says up to it ("until", "till", "through", "before", "prior to", "up to", "by"), in
+it ("in", "during", "of", "as of") or from it on ("since", "from", "after"); another of the
+three in the candidate is refused.
 """
 
 from __future__ import annotations
@@ -198,3 +205,37 @@ def _phrase(found: re.Match[str]) -> str:
     while end < len(text) and text[end].isalpha():
         end += 1
     return text[found.start() : end]
+
+
+_YEAR_RELATIONS = {
+    "up to it": ("until", "till", "through", "before", "prior to", "up to", "by"),
+    "in it": ("in", "during", "of", "as of"),
+    "from it on": ("since", "from", "after"),
+}
+_RELATION_OF = {words: name for name, said in _YEAR_RELATIONS.items() for words in said}
+_YEAR_SAID = re.compile(
+    rf"\b({'|'.join(sorted(_RELATION_OF, key=len, reverse=True))})\s+(?:the\s+year\s+)?"
+    r"((?:1[0-9]|20)\d\d)\b(?![-\u2013/]\d)"
+)
+
+
+def year_relation_changed(original: str, candidate: str) -> str | None:
+    """Why the candidate relates a year of the original otherwise in time, or None."""
+    said, reworded = _year_relations(original), _year_relations(candidate)
+    for year, (relation, word) in said.items():
+        now = reworded.get(year)
+        if now is not None and now[0] != relation:
+            return f"says '{now[1]} {year}' where the original says '{word} {year}'"
+    return None
+
+
+def _year_relations(text: str) -> dict[str, tuple[str, str]]:
+    """Each year the text writes once, with a relation word before it: its relation (one of
+    ``_YEAR_RELATIONS``) and the word."""
+    lowered = text.lower()
+    found: dict[str, tuple[str, str]] = {}
+    for match in _YEAR_SAID.finditer(lowered):
+        word, year = match.groups()
+        if len(re.findall(rf"\b{year}\b", lowered)) == 1:
+            found[year] = (_RELATION_OF[word], word)
+    return found

@@ -13,6 +13,7 @@ from steadfast.shared.quantities.periods import (
     changed_period,
     narrowed_days,
     pooled_or_split,
+    year_relation_changed,
 )
 
 MADELINE = (
@@ -236,5 +237,49 @@ GLASSES = (
 )
 def test_every_second_one_said_of_all(original: str, candidate: str, why: str | None) -> None:
     assert alternation_changed(original, candidate) == why
+    if why:
+        assert why in (quantity_difference(original, candidate) or "")
+
+
+ICELAND = (
+    "What is the name of the former Prime Minister of Iceland who worked as a cabin crew member "
+    "until 1971?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run
+        (
+            ICELAND,
+            "Who was the former Prime Minister of Iceland who served as a cabin crew member in "
+            "1971?",
+            "says 'in 1971' where the original says 'until 1971'",
+        ),
+        (
+            "Who has been the CEO of Apple since 2011?",
+            "Who was the CEO of Apple in the year 2011?",
+            "says 'in 2011' where the original says 'since 2011'",
+        ),
+        # the same relation in other words
+        (ICELAND, "Which former Icelandic Prime Minister was a flight attendant up to 1971?", None),
+        (
+            "Before 2013, what was the municipal division of Gusevsky District?",
+            "Until 2013, what was the municipal division of Gusevsky District?",
+            None,
+        ),
+        ("Who was the CEO of Apple in 2011?", "During 2011, who was Apple's CEO?", None),
+        # a year written twice, or in a span, is left alone
+        (
+            "Who won in 2011 and again in 2011?",
+            "Who won since 2011?",
+            None,
+        ),
+        ("Who led the team from 2010-2014?", "Who led the team in 2010-2014?", None),
+    ],
+)
+def test_a_year_related_otherwise_in_time(original: str, candidate: str, why: str | None) -> None:
+    assert year_relation_changed(original, candidate) == why
     if why:
         assert why in (quantity_difference(original, candidate) or "")

@@ -239,6 +239,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _second_question_asked(original, candidate)
         or _one_of_several_dropped(original, candidate)
         or _fewer_named_asked(original, candidate)
+        or _loss_asked_as_a_win(original, candidate)
         or _addressee_swapped(original, candidate)
         or _topic_dropped(original, candidate)
         or _owner_dropped(original, candidate)
@@ -501,8 +502,9 @@ def _fewer_named_asked(original: str, candidate: str) -> str | None:
     Charleston, and Seattle have together if Seattle has 20 sheep?" (accepted in a bench run).
     Read where the original's question, its conditions left out, joins two or more names with
     "and", and the candidate's question, its conditions left out too, names some of them only
-    and says nothing that counts the rest in other words ("the three cities", "in total"). Only in a story (a question of
-    one sentence, "Who played Romeo and Juliet in ...?", is left to the other checks)."""
+    and says nothing that counts the rest in other words ("the three cities", "in total").
+    Only in a story (a question of one sentence, "Who played Romeo and Juliet in ...?", is left
+    to the other checks)."""
     asked = _CONDITION_CLAUSE.sub(" ", asking_sentence(original))
     if len(SENTENCE_END.split(original.strip())) < 2 or not _NAMES_JOINED.search(asked):
         return None
@@ -521,6 +523,34 @@ def _names_after_the_first_word(sentence: str, *texts: str) -> frozenset[str]:
     """The names a sentence writes, its first word left out (any sentence capitalises it)."""
     words = NAME_TOKEN.findall(sentence)[1:]
     return written_as_names({word.lower() for word in words if not word.isupper()}, *texts)
+
+
+#: a person asked about as the one who beat or lost to another: "did Mehbooba Mufti Sayed
+#: defeat", "did Mehbooba Mufti Sayed contest the 2019 Lok Sabha elections and lose"
+_BEAT_OR_LOST = re.compile(
+    r"\bdid\s+((?:[A-Z][\w'-]*\s+){1,4})(?:[\w'-]+\s+){0,8}?(defeat|beat|lose)\b"
+)
+
+
+def _loss_asked_as_a_win(original: str, candidate: str) -> str | None:
+    """Why the candidate asks whom a person beat where the original asks to whom they lost, or
+    the other way round: "Which candidate did Mehbooba Mufti Sayed defeat in the 2019 Lok Sabha
+    elections?" for "To whom did Mehbooba Mufti Sayed contest the 2019 Lok Sabha elections and
+    lose?" (accepted in a bench run). Read only where the same name is the one who does it in
+    both ("did <name> ... lose" / "did <name> defeat"): "who defeated Mehbooba Mufti Sayed?"
+    asks the same as the original, with the roles said the other way."""
+    asked = _BEAT_OR_LOST.search(asking_sentence(original))
+    reworded = _BEAT_OR_LOST.search(asking_sentence(candidate))
+    if asked is None or reworded is None or asked.group(1).split() != reworded.group(1).split():
+        return None
+    lost, loses = asked.group(2) == "lose", reworded.group(2) == "lose"
+    if lost == loses:
+        return None
+    name = asked.group(1).strip()
+    return (
+        f"asks about {name}'s {'loss' if loses else 'win'} where the original asks about their "
+        f"{'loss' if lost else 'win'}"
+    )
 
 
 def _count_turned_to_another_thing(original: str, candidate: str) -> str | None:

@@ -1284,3 +1284,35 @@ SHEEP_STORY = (
 )
 def test_fewer_of_the_named_asked_about(original: str, candidate: str, why: str | None) -> None:
     assert direction_difference(original, candidate) == why
+
+
+MUFTI = "To whom did Mehbooba Mufti Sayed contest the 2019 Lok Sabha elections and lose?"
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run: whom she beat, not to whom she lost
+        (
+            MUFTI,
+            "Which candidate did Mehbooba Mufti Sayed defeat in the 2019 Lok Sabha elections?",
+            "asks about Mehbooba Mufti Sayed's win where the original asks about their loss",
+        ),
+        (
+            "Whom did Magnus Carlsen beat in the 2016 final?",
+            "To whom did Magnus Carlsen lose in the 2016 final?",
+            "asks about Magnus Carlsen's loss where the original asks about their win",
+        ),
+        # the same asked with the roles said the other way (a labelled faithful rewording)
+        (MUFTI, "In the 2019 Lok Sabha elections, who defeated Mehbooba Mufti Sayed?", None),
+        (MUFTI, "Who did Mehbooba Mufti Sayed lose to in the 2019 Lok Sabha elections?", None),
+        # another person's win
+        (
+            MUFTI,
+            "Which candidate did Hasnain Masoodi defeat in the 2019 Lok Sabha elections?",
+            None,
+        ),
+    ],
+)
+def test_a_loss_asked_as_a_win(original: str, candidate: str, why: str | None) -> None:
+    assert direction_difference(original, candidate) == why
