@@ -105,6 +105,14 @@ _CONFUSED_WITH = {
     # largest city" is usually the most populous one
     "largest": ("most massive", "heaviest"),
     "biggest": ("most massive", "heaviest"),
+    # accepted in a bench run: "When does Carlos begin generating revenue from his lemon tree"
+    # for "How many years will it take before he starts earning money on the lemon tree?" (he
+    # sells lemons from the first year; he earns money once they pay back the tree)
+    "profit": ("revenue", "sales", "turnover"),
+    "earning money": ("revenue",),
+    "earn money": ("revenue",),
+    "making money": ("revenue",),
+    "make money": ("revenue",),
     # accepted in a demo run: "What is the chemical element of gold?"
     "symbol": ("element of", "which element", "what element", "atomic number", "formula"),
 }

@@ -1316,3 +1316,32 @@ MUFTI = "To whom did Mehbooba Mufti Sayed contest the 2019 Lok Sabha elections a
 )
 def test_a_loss_asked_as_a_win(original: str, candidate: str, why: str | None) -> None:
     assert direction_difference(original, candidate) == why
+
+
+LEMONS = (
+    "Carlos is planting a lemon tree. The tree will cost $90 to plant. Each year it will grow 7 "
+    "lemons, which he can sell for $1.5 each. It costs $3 a year to water and feed the tree. How "
+    "many years will it take before he starts earning money on the lemon tree?"
+)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a bench run: he sells lemons from the first year on
+        (
+            "When does Carlos begin generating revenue from his lemon tree, knowing that planting "
+            "requires $90, $3 per year for water and feed, and each year the tree yields 7 lemons "
+            "that can be sold for $1.5 each?",
+            "asks 'revenue' where the original asks 'earning money'",
+        ),
+        (
+            "At what stage does Carlos start making money from his lemon tree, given that planting "
+            "costs $90, $3 a year for water and feed, and it grows 7 lemons that can be sold for "
+            "$1.5 each?",
+            None,
+        ),
+    ],
+)
+def test_revenue_asked_for_earnings(candidate: str, why: str | None) -> None:
+    assert direction_difference(LEMONS, candidate) == why
