@@ -581,3 +581,40 @@ def test_a_number_given_to_what_is_left(candidate: str, why: str | None) -> None
     assert number_given_to_the_rest(DRIVE, candidate) == why
     if why:
         assert why in (quantity_difference(DRIVE, candidate) or "")
+
+
+DANCE = (
+    "In a dance class of 20 students, 20% enrolled in contemporary dance, 25% of the remaining "
+    "enrolled in jazz dance, and the rest enrolled in hip-hop dance. What percentage of the "
+    "entire students enrolled in hip-hop dance?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run: the class of 20 is gone, "20%" stood in for it
+        (
+            DANCE,
+            "What percentage of the total students enrolled in hip-hop dance is there if 20% are "
+            "in contemporary dance and 25% of the remaining students are in jazz dance?",
+            'missing "20"',
+        ),
+        (
+            DANCE,
+            "Of the 20 students in a dance class, 20% chose contemporary, 25% of the rest chose "
+            "jazz and the others hip-hop. What percentage of all the students chose hip-hop?",
+            None,
+        ),
+        # a bare number the original does not also write as a percentage may still be said so
+        (
+            "A shirt costs $40 and is 25 off. How much does it cost?",
+            "A $40 shirt is 25% off. What does it cost?",
+            None,
+        ),
+    ],
+)
+def test_a_number_said_only_as_the_percentage_beside_it(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert quantity_difference(original, candidate) == why
