@@ -248,6 +248,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _one_of_several_dropped(original, candidate)
         or _fewer_named_asked(original, candidate)
         or _loss_asked_as_a_win(original, candidate)
+        or _named_thing_made_generic(original, candidate)
         or _addressee_swapped(original, candidate)
         or _topic_dropped(original, candidate)
         or _owner_dropped(original, candidate)
@@ -559,6 +560,34 @@ def _loss_asked_as_a_win(original: str, candidate: str) -> str | None:
         f"asks about {name}'s {'loss' if loses else 'win'} where the original asks about their "
         f"{'loss' if lost else 'win'}"
     )
+
+
+#: a name of two or more capitalised words ("Kato Memorial Prize", "Museum of Australian
+#: Photography"), not the first word of a sentence
+_LONG_NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b([A-Z][\w'-]*(?:\s+(?:of\s+)?[A-Z][\w'-]*)+)")
+_GENERIC = re.compile(
+    r"(?:\b(?:the|his|her|their|its|this|that)|'s)\s+(?:[a-z]+\s+){0,2}?([a-z]+)\b"
+)
+
+
+def _named_thing_made_generic(original: str, candidate: str) -> str | None:
+    """Why the candidate says a named thing of the original by its kind only: "What year did
+    Koichi Mizushima get the prize?" for "... receive the Kato Memorial Prize?" (three of one
+    bench set's nine accepted rewordings; he received other prizes). Read where the candidate
+    writes the name's last word in lower case after "the", "his", "its" ... or a possessive
+    ("Mizushima's prize") and none of the name's other words."""
+    said = {word.lower() for word in re.findall(r"[\w'-]+", candidate)}
+    generic = {found.group(1) for found in _GENERIC.finditer(candidate)}
+    for found in _LONG_NAME.finditer(original):
+        words = [word for word in found.group(1).split() if word != "of"]
+        kind = words[-1].lower()
+        if (
+            kind in generic
+            and not any(word.lower() in said for word in words[:-1])
+            and not re.search(rf"\b{re.escape(words[-1])}\b", candidate)
+        ):
+            return f"says 'the {kind}' for '{found.group(1)}'"
+    return None
 
 
 def _count_turned_to_another_thing(original: str, candidate: str) -> str | None:

@@ -1345,3 +1345,37 @@ LEMONS = (
 )
 def test_revenue_asked_for_earnings(candidate: str, why: str | None) -> None:
     assert direction_difference(LEMONS, candidate) == why
+
+
+MIZUSHIMA = (
+    "In which year did the Japanese scientist Koichi Mizushima receive the Kato Memorial Prize?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # three of a bench set's nine accepted rewordings: he received other prizes
+        (
+            MIZUSHIMA,
+            "What year did Koichi Mizushima get the prize?",
+            "says 'the prize' for 'Kato Memorial Prize'",
+        ),
+        (
+            MIZUSHIMA,
+            "What year was Koichi Mizushima's prize awarded?",
+            "says 'the prize' for 'Kato Memorial Prize'",
+        ),
+        # a labelled meaning change: Srinagar has several bridges
+        (
+            "What is the length in meters of Abdullah Bridge in Srinagar?",
+            "How many metres long is the bridge in Srinagar?",
+            "says 'the bridge' for 'Abdullah Bridge'",
+        ),
+        # the name kept, or part of it
+        (MIZUSHIMA, "When was Koichi Mizushima awarded the Kato Memorial Prize?", None),
+        (MIZUSHIMA, "In what year did Koichi Mizushima win the Kato prize?", None),
+    ],
+)
+def test_a_named_thing_said_by_its_kind(original: str, candidate: str, why: str | None) -> None:
+    assert direction_difference(original, candidate) == why
