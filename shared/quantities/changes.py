@@ -150,7 +150,10 @@ def ratio_of_a_new_number(original: str, candidate: str) -> str | None:
 
 
 #: words before a number that give it to what is left of something: "the remaining 2 hours"
-_THE_REST = re.compile(r"\b(?:remaining|rest|next|last|final|following|leftover)\s+(?:of\s+)?$")
+_THE_REST = re.compile(
+    r"\b(?:the|those|these|his|her|its|their)\s+"
+    r"(?:remaining|rest|next|last|final|following|leftover)\s+(?:of\s+)?$"
+)
 
 
 def number_given_to_the_rest(original: str, candidate: str) -> str | None:
@@ -168,7 +171,7 @@ def number_given_to_the_rest(original: str, candidate: str) -> str | None:
         same_in_ours = [our for our in ours if our.matches(mention)]
         if not same_in_theirs or len(same_in_ours) <= len(same_in_theirs):
             continue
-        if _of_the_rest(same_in_ours, written) > _of_the_rest(same_in_theirs, said):
+        if _of_the_rest(same_in_ours, written) and not _of_the_rest(same_in_theirs, said):
             return f"gives {mention.written} to what is left, where the original does not"
     return None
 

@@ -180,43 +180,72 @@ def _names_day(text: str, day: str) -> bool:
     return bool(re.search(rf"\b(?:{day}s?|{_SHORT_DAYS[day]})\b", text))
 
 
-#: one in two of a series: "every second glass", "every other day", "alternate weeks" (not the
-#: time unit: "every second, it falls" and "every second of it" are followed by no thing)
+#: one in two of a series: "every second glass", "every other day", "alternate weeks"
 _ALTERNATION = re.compile(
-    r"\b(?:every|each)\s+(?:other|second|2nd|alternate|two|2)\s+(?!of\b|for\b|and\b|or\b|until\b)"
-    r"[a-z]|\balternat(?:e|ing|ely)\b"
+    r"\b(?:every|each)\s+(?:other|second|2nd)\s+([a-z]+)|\balternate\s+([a-z]+s)\b"
+)
+#: the same said otherwise, of a span of time: "every two weeks", "biweekly", "fortnightly"
+_ALTERNATION_SAID_OTHERWISE = re.compile(
+    rf"\bevery (?:two|2) {_SPAN}|\bbi-?(?:weekly|monthly)\b|\bfortnight|\balternate\s+[a-z]+s\b"
 )
 
 
 def alternation_changed(original: str, candidate: str) -> str | None:
-    """Why one text says every second one of a series and the other does not, or None."""
-    said, reworded = _ALTERNATION.search(original.lower()), _ALTERNATION.search(candidate.lower())
-    if said and not reworded:
-        return f"drops '{_phrase(said)}': the original says it of every second one only"
-    if reworded and not said:
-        return f"says '{_phrase(reworded)}' where the original says it of every one"
+    """Why one text says every second one of a series and the other does not, or None. Read
+    for a span of time ("every other day") or a thing the text counts ("every second glass"
+    where it buys "16 glasses"): "every other student scored 80" says all the others."""
+    said, reworded = _alternation(original), _alternation(candidate)
+    if said and not reworded and not _ALTERNATION_SAID_OTHERWISE.search(candidate.lower()):
+        return f"drops '{said}': the original says it of every second one only"
+    if reworded and not said and not _ALTERNATION_SAID_OTHERWISE.search(original.lower()):
+        return f"says '{reworded}' where the original says it of every one"
     return None
 
 
-def _phrase(found: re.Match[str]) -> str:
-    """The words matched, with the rest of the word the match ends in ("every second glass")."""
-    text = found.string
-    end = found.end()
-    while end < len(text) and text[end].isalpha():
-        end += 1
-    return text[found.start() : end]
+def _alternation(text: str) -> str | None:
+    """The first "every second <thing>" of ``text`` that is a span of time or a thing it
+    counts, as written; None when it has none."""
+    lowered = text.lower()
+    for found in _ALTERNATION.finditer(lowered):
+        thing = found.group(1) or found.group(2).removesuffix("s")
+        if re.fullmatch(_SPAN, thing) or _counted(thing, lowered):
+            return found.group(0)
+    return None
+
+
+def _counted(thing: str, text: str) -> bool:
+    """Whether ``text`` counts the thing with a number: "16 glasses", "three pens"."""
+    number = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|dozen|\w+teen|\w+ty)"
+    return re.search(rf"\b{number}\s+(?:[a-z]+\s+)?{re.escape(thing)}(?:e?s)?\b", text) is not None
 
 
 _YEAR_RELATIONS = {
-    "up to it": ("until", "till", "through", "before", "prior to", "up to", "by"),
-    "in it": ("in", "during", "of", "as of"),
-    "from it on": ("since", "from", "after"),
+    "up to it": (
+        "until",
+        "till",
+        "through",
+        "before",
+        "prior to",
+        "up to",
+        "ending in",
+        "ended in",
+    ),
+    "in it": ("in", "during"),
+    "from it on": ("since", "after", "starting in", "beginning in", "from"),
 }
 _RELATION_OF = {words: name for name, said in _YEAR_RELATIONS.items() for words in said}
+#: a year after its relation word, not a span ("2010-2014", "2010 – 2014")
 _YEAR_SAID = re.compile(
     rf"\b({'|'.join(sorted(_RELATION_OF, key=len, reverse=True))})\s+(?:the\s+year\s+)?"
-    r"((?:1[0-9]|20)\d\d)\b(?![-\u2013/]\d)"
+    r"((?:1[2-9]|20)\d\d)\b(?!\s*[-\u2013/]\s*\d)(\s+[a-z]+)?"
 )
+#: words that may follow a year; any other word makes it a count ("by 1500 people"), and a
+#: "from" read as from then on needs its end ("from 2010 to 2014") or "on"
+_AFTER_A_YEAR_TEXT = """
+and or to until till through when while who which that as at for in on of the with by before
+after he she they it his her their its was were is did does
+"""
+_AFTER_A_YEAR = frozenset(_AFTER_A_YEAR_TEXT.split())
 
 
 def year_relation_changed(original: str, candidate: str) -> str | None:
@@ -235,7 +264,12 @@ def _year_relations(text: str) -> dict[str, tuple[str, str]]:
     lowered = text.lower()
     found: dict[str, tuple[str, str]] = {}
     for match in _YEAR_SAID.finditer(lowered):
-        word, year = match.groups()
+        word, year, after = match.groups()
+        next_word = (after or "").strip()
+        if next_word and next_word not in _AFTER_A_YEAR:
+            continue  # a count: "grew by 1500 people"
+        if word == "from" and next_word not in ("to", "until", "till", "through", "on"):
+            continue  # where it comes from: "the film from 1985"
         if len(re.findall(rf"\b{year}\b", lowered)) == 1:
             found[year] = (_RELATION_OF[word], word)
     return found

@@ -233,6 +233,24 @@ GLASSES = (
             "Falling 3 metres each second, how far does a ball fall in 10 seconds?",
             None,
         ),
+        ("A tap drips 3 drops every second it is open.", "A tap drips 3 drops per second.", None),
+        # an interval, all the others, another name: no series taken one in two
+        (
+            "She takes a pill every 2 hours. How many pills does she take in 12 hours?",
+            "Taking a pill once per 2 hours, how many pills does she take in 12 hours?",
+            None,
+        ),
+        ("He is paid every two weeks.", "He is paid biweekly.", None),
+        (
+            "Jane scored 90 points and every other student scored 80. What is the average?",
+            "Jane scored 90 points and all the other students scored 80. What is the average?",
+            None,
+        ),
+        (
+            "What is the alternate name of the Mandarin duck?",
+            "What is another name for the Mandarin duck?",
+            None,
+        ),
     ],
 )
 def test_every_second_one_said_of_all(original: str, candidate: str, why: str | None) -> None:
@@ -277,6 +295,20 @@ ICELAND = (
             None,
         ),
         ("Who led the team from 2010-2014?", "Who led the team in 2010-2014?", None),
+        ("Who led the team from 2010 \u2013 2014?", "Who led the team in 2010 \u2013 2014?", None),
+        # a count, not a year; where a thing comes from; the same relation in other words
+        ("The town grew by 1500 people.", "The town had a growth of 1500 people.", None),
+        (
+            "Who starred in the film from 1985 directed by Robert Zemeckis?",
+            "Who starred in the Robert Zemeckis film released in 1985?",
+            None,
+        ),
+        ("Who has been the CEO since 2011?", "Starting in 2011, who has been the CEO?", None),
+        (
+            ICELAND,
+            "Which former Prime Minister of Iceland had a cabin crew job that ended in 1971?",
+            None,
+        ),
     ],
 )
 def test_a_year_related_otherwise_in_time(original: str, candidate: str, why: str | None) -> None:

@@ -583,6 +583,28 @@ def test_a_number_given_to_what_is_left(candidate: str, why: str | None) -> None
         assert why in (quantity_difference(DRIVE, candidate) or "")
 
 
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # the original gives it to the rest already
+        (
+            "Tom has 20 cookies. He eats 5 and gives the remaining 15 to his friends, 3 each. How "
+            "many friends get cookies?",
+            "Tom has 20 cookies and eats 5. If he shares the remaining 15 among friends, 3 each, "
+            "how many friends share the remaining 15 cookies?",
+        ),
+        # "last" the verb
+        (
+            "Each battery lasts 5 hours. How many hours do 3 batteries last?",
+            "There are 3 batteries that last 5 hours each. If each battery can last 5 hours, how "
+            "long do they last?",
+        ),
+    ],
+)
+def test_a_number_repeated_for_the_same_rest(original: str, candidate: str) -> None:
+    assert number_given_to_the_rest(original, candidate) is None
+
+
 DANCE = (
     "In a dance class of 20 students, 20% enrolled in contemporary dance, 25% of the remaining "
     "enrolled in jazz dance, and the rest enrolled in hip-hop dance. What percentage of the "

@@ -1256,16 +1256,30 @@ SHEEP_STORY = (
             "asks about toulouse where the original asks about charleston, seattle, toulouse "
             "together",
         ),
+        # "in total" may total one city's sheep
+        (
+            SHEEP,
+            f"{SHEEP_STORY} What is the total number of sheep in Toulouse?",
+            "asks about toulouse where the original asks about charleston, seattle, toulouse "
+            "together",
+        ),
         (
             SHEEP,
             "How many sheep are there in Toulouse and Charleston if Seattle has 20 sheep?",
-            "asks about charleston, toulouse where the original asks about charleston, seattle, "
-            "toulouse together",
+            "asks about charleston and toulouse where the original asks about charleston, "
+            "seattle, toulouse together",
         ),
         # all of them named, or the rest counted in other words
         (SHEEP, f"{SHEEP_STORY} How many sheep do Toulouse, Charleston and Seattle have?", None),
         (SHEEP, f"{SHEEP_STORY} How many sheep do the three cities have?", None),
-        (SHEEP, f"{SHEEP_STORY} What is the total number of sheep in Toulouse?", None),
+        (SHEEP, f"{SHEEP_STORY} How many sheep do Toulouse and the other cities have?", None),
+        # a name the original's question gives things to is not asked about with the others
+        (
+            "Tom had 10 apples. He gave some to Mary and Sue. How many apples does Tom have left "
+            "after giving 3 to Mary and Sue?",
+            "Tom had 10 apples and gave 3 to Mary and Sue. How many apples does Tom have left?",
+            None,
+        ),
         # a name in the original's condition only is no name it asks about together
         (
             "Tom has 5 apples and Mary has 3. If Tom and Mary share them equally, how many apples "
@@ -1333,7 +1347,7 @@ LEMONS = (
             "When does Carlos begin generating revenue from his lemon tree, knowing that planting "
             "requires $90, $3 per year for water and feed, and each year the tree yields 7 lemons "
             "that can be sold for $1.5 each?",
-            "asks 'revenue' where the original asks 'earning money'",
+            "asks 'revenue' where the original asks what is earned",
         ),
         (
             "At what stage does Carlos start making money from his lemon tree, given that planting "
@@ -1345,6 +1359,35 @@ LEMONS = (
 )
 def test_revenue_asked_for_earnings(candidate: str, why: str | None) -> None:
     assert direction_difference(LEMONS, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        (
+            "A shop sells 10 lamps at $20 each and pays $50 for rent. What were its profits?",
+            "A shop sells 10 lamps at $20 each and pays $50 for rent. What was its revenue?",
+            "asks 'revenue' where the original asks what is earned",
+        ),
+        # the revenue set against the costs asks the same
+        (
+            LEMONS,
+            "The lemon tree costs $90 to plant and $3 a year to water and feed, and each year it "
+            "grows 7 lemons that sell for $1.5 each. How many years until Carlos's revenue covers "
+            "all his costs?",
+            None,
+        ),
+        (
+            "A shop sells 10 lamps at $20 each and pays $50 for rent. How much profit does it "
+            "make?",
+            "A shop sells 10 lamps at $20 each and pays $50 for rent. How much money does it keep "
+            "from the sales after the rent?",
+            None,
+        ),
+    ],
+)
+def test_revenue_asked_for_profit(original: str, candidate: str, why: str | None) -> None:
+    assert direction_difference(original, candidate) == why
 
 
 MIZUSHIMA = (
@@ -1359,18 +1402,18 @@ MIZUSHIMA = (
         (
             MIZUSHIMA,
             "What year did Koichi Mizushima get the prize?",
-            "says 'the prize' for 'Kato Memorial Prize'",
+            "says the prize without its name, 'Kato Memorial Prize'",
         ),
         (
             MIZUSHIMA,
             "What year was Koichi Mizushima's prize awarded?",
-            "says 'the prize' for 'Kato Memorial Prize'",
+            "says the prize without its name, 'Kato Memorial Prize'",
         ),
         # a labelled meaning change: Srinagar has several bridges
         (
             "What is the length in meters of Abdullah Bridge in Srinagar?",
             "How many metres long is the bridge in Srinagar?",
-            "says 'the bridge' for 'Abdullah Bridge'",
+            "says the bridge without its name, 'Abdullah Bridge'",
         ),
         # the name kept, or part of it
         (MIZUSHIMA, "When was Koichi Mizushima awarded the Kato Memorial Prize?", None),
