@@ -84,7 +84,10 @@ def aggregate_changed(original: str, candidate: str) -> str | None:
 _CLAUSES = re.compile(r"[,;:]")
 #: where a condition or a way begins within the asking clause
 _CONDITION = re.compile(
-    r"\b(?:if|given|when|since|assuming|provided|by|where|while|because|knowing|considering|with)\b",
+    r"\b(?:if|given|when|since|assuming|provided|where|while|because|knowing|considering|with|"
+    # "by selling them" is a way; "covered by each train" says whose (a bench run's "the
+    # combined distance covered by both trains" for it was accepted)
+    r"by(?!\s+(?:each|every|all|both)\b))\b",
     re.IGNORECASE,
 )
 

@@ -240,6 +240,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _second_question_asked(original, candidate)
         or _one_of_several_dropped(original, candidate)
         or _fewer_named_asked(original, candidate)
+        or _both_split_between_two(original, candidate)
         or _loss_asked_as_a_win(original, candidate)
         or _named_thing_made_generic(original, candidate)
         or _addressee_swapped(original, candidate)
@@ -646,6 +647,25 @@ def _named_thing_made_generic(original: str, candidate: str) -> str | None:
         if generic:
             return f"says the {kind.lower()} without its name, '{found.group(1)}'"
     return None
+
+
+#: what two do split between them: "One travels west for 80 miles, and the other travels north"
+_SPLIT = re.compile(r"\bone\b[^.?!;]{0,80}\b(?:and|while|but|whereas)\s+the other\b", re.IGNORECASE)
+#: the original says both do it
+_BOTH = re.compile(r"\b(?:both|each)\b", re.IGNORECASE)
+_ONE_OF_TWO = re.compile(r"\b(?:the other|one of|another)\b", re.IGNORECASE)
+
+
+def _both_split_between_two(original: str, candidate: str) -> str | None:
+    """Why the candidate gives one part of the story to one of two and the rest to the other
+    where the original says both do it: "One travels west for 80 miles, and the other travels
+    north for 150 miles" for "They begin traveling westward, both traveling for 80 miles. The
+    next day, they travel northwards, covering 150 miles." (accepted in a bench run; each train
+    covers 230 miles). Only where the original says "both" or "each" and never "the other",
+    "one of" or "another"."""
+    if not _SPLIT.search(candidate) or not _BOTH.search(original) or _ONE_OF_TWO.search(original):
+        return None
+    return "says one of them does one thing and the other another, where the original says both do"
 
 
 def _count_turned_to_another_thing(original: str, candidate: str) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from steadfast.services.verify.domain.aggregates import asked_aggregates
 from steadfast.services.verify.domain.direction import direction_difference
 from steadfast.services.verify.domain.pipeline import verify
 from steadfast.shared.contracts.verify import VerifyRequest, VerifyStages
@@ -1422,3 +1423,47 @@ MIZUSHIMA = (
 )
 def test_a_named_thing_said_by_its_kind(original: str, candidate: str, why: str | None) -> None:
     assert direction_difference(original, candidate) == why
+
+
+TRAINS = (
+    "Two trains leave San Rafael at the same time. They begin traveling westward, both traveling "
+    "for 80 miles. The next day, they travel northwards, covering 150 miles. What's the distance "
+    "covered by each train in the two days?"
+)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # both accepted in a bench run: the two trains together, and each going one way
+        (
+            "Two trains depart from San Rafael simultaneously, traveling westward for 80 miles "
+            "and northward for 150 miles. What is the combined distance covered by both trains "
+            "over the two days?",
+            "asks for a total where the original asks for each one's share",
+        ),
+        (
+            "On the same day, two trains depart from San Rafael. One travels west for 80 miles, "
+            "and the other travels north for 150 miles. What is the total distance covered by "
+            "each train over the two days?",
+            "says one of them does one thing and the other another, where the original says "
+            "both do",
+        ),
+        (
+            "Two trains start from San Rafael at the same time. They both travel westward for 80 "
+            "miles. On the next day, they travel northward, covering 150 miles. How far does each "
+            "train cover in total?",
+            None,
+        ),
+    ],
+)
+def test_each_trains_distance(candidate: str, why: str | None) -> None:
+    assert direction_difference(TRAINS, candidate) == why
+
+
+def test_by_each_says_whose_and_by_selling_is_a_way() -> None:
+    assert asked_aggregates(TRAINS) == frozenset({"each one's share"})
+    assert (
+        asked_aggregates("How much money does he make by selling each of the 5 cakes at $3?")
+        == frozenset()
+    )
