@@ -84,6 +84,13 @@ _ORDINAL_SUFFIXES = frozenset({"st", "nd", "rd", "th", "o", "a"})
 _TIMES = frozenset({"times", "volte"})
 #: time units that are ordinals too: after "of the" they are the ordinal
 _ORDINAL_UNITS = frozenset({"second", "secondo"})
+#: words that number what follows them: the 1 of "Season 1" must reappear (a bench run's "the
+#: 20th episode" for "Season 1, Episode 20" dropped it), though a 1 may elsewhere be "a"
+_NUMBERED_TEXT = """
+season episode chapter part volume book level grade round game stage act scene phase track page
+stagione episodio capitolo parte libro
+"""
+_NUMBERED = frozenset(_NUMBERED_TEXT.split())
 _HOW_OFTEN = frozenset({"a", "an", "per", "each", "every", "al", "all", "alla", "ogni"})
 #: the multipliers that also say how often ("twice a day")
 _TIMES_WORDS = frozenset({"twice", "thrice"})
@@ -190,7 +197,8 @@ class _Reader:
         scale = self.lexicon.scales.get(self._word(end))
         if scale and not ordinal:
             values, end = frozenset(scaled_value(v, scale) for v in values), end + 1
-        core = _Core(index, end, values, soft=values == {1} and not ordinal, ordinal=ordinal)
+        soft = values == {1} and not ordinal and self._word(index - 1) not in _NUMBERED
+        core = _Core(index, end, values, soft=soft, ordinal=ordinal)
         core = self._with_a_half(core)
         return [self._finish(core)], self._after(core)
 

@@ -640,3 +640,40 @@ def test_a_number_said_only_as_the_percentage_beside_it(
     original: str, candidate: str, why: str | None
 ) -> None:
     assert quantity_difference(original, candidate) == why
+
+
+MCBEAL = (
+    "What is the surname of the psychiatrist who prescribes medication for Marie Hanson for her "
+    "periodic blackouts in Season 1, Episode 20 of Ally McBeal?"
+)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a bench run: which season's episode 20?
+        (
+            "What is the psychiatrist's surname when he prescribes medication for Marie Hanson in "
+            "the 20th episode of Ally McBeal?",
+            'missing "1"',
+        ),
+        (
+            "In the first season of Ally McBeal, episode 20, what is the surname of the "
+            "psychiatrist prescribing medication for Marie Hanson for her periodic blackouts?",
+            None,
+        ),
+        (
+            "In season one, episode 20 of Ally McBeal, what is the surname of the psychiatrist "
+            "prescribing Marie Hanson medication for her periodic blackouts?",
+            None,
+        ),
+    ],
+)
+def test_the_1_of_a_numbered_season_must_reappear(candidate: str, why: str | None) -> None:
+    assert quantity_difference(MCBEAL, candidate) == why
+
+
+def test_a_1_elsewhere_may_be_said_as_a() -> None:
+    assert (
+        quantity_difference("He buys 1 apple and 3 pears.", "He buys an apple and 3 pears.") is None
+    )
