@@ -171,18 +171,18 @@ def number_given_to_the_rest(original: str, candidate: str) -> str | None:
         same_in_ours = [our for our in ours if our.matches(mention)]
         if not same_in_theirs or len(same_in_ours) <= len(same_in_theirs):
             continue
-        if _of_the_rest(same_in_ours, written) and not _of_the_rest(same_in_theirs, said):
+        if _any_of_the_rest(same_in_ours, written) and not _any_of_the_rest(same_in_theirs, said):
             return f"gives {mention.written} to what is left, where the original does not"
     return None
 
 
-def _of_the_rest(found: list[Mention], text: str) -> int:
-    """How many of ``found`` the words before them give to what is left ("the next half-hour")."""
-    return sum(
-        1
+def _any_of_the_rest(found: list[Mention], text: str) -> bool:
+    """Whether the words before one of ``found`` give it to what is left ("the next
+    half-hour")."""
+    return any(
+        mention.span is not None
+        and _THE_REST.search(text[max(0, mention.span[0] - 24) : mention.span[0]]) is not None
         for mention in found
-        if mention.span is not None
-        and _THE_REST.search(text[max(0, mention.span[0] - 24) : mention.span[0]])
     )
 
 

@@ -116,11 +116,11 @@ def _said_only_as_a_percentage(theirs: list[Mention], ours: list[Mention]) -> li
     in contemporary dance ..." (accepted in a bench run) has lost the 20 students, though "20%"
     matches the value 20."""
     lost = []
+    percentages = [their for their in theirs if their.dimension == "ratio"]
     for mention in theirs:
         if mention.soft or mention.dimension is not None:
             continue
         matching = [our for our in ours if mention.matches(our)]
-        percentages = [their for their in theirs if their.dimension == "ratio"]
         if (
             matching
             and all(our.dimension == "ratio" for our in matching)

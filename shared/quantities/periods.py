@@ -29,16 +29,18 @@ And every second one said of all but the first, or the other way: "One glass cos
 second glass costs only 60% of the price" reworded "the first glass is $5 and each subsequent
 one is 60% of the first" (four of five accepted rewordings of a bench run) is another price for
 7 of 16 glasses. "Second" is a soft number (a time unit, "a second try"), so the numbers above
-do not miss it; a text that says "every second", "every other" or "alternate" before a thing
-("every second glass", "on alternate days"), where the other text says none of them, is
-refused ("every 2 days" and "every two weeks" say the same).
+do not miss it; a text that says "every second" or "every other" before a span of time or a
+thing it counts ("every second glass" where it buys "16 glasses"), or "alternate" before a
+plural, where the other text says none of them, is refused ("every 2 days", "biweekly" say the
+same; "every other student scored 80" says all the others).
 
 And a year said with another relation in time: "the former Prime Minister of Iceland who worked
 as a cabin crew member until 1971" reworded "... who served as a cabin crew member in 1971"
-(accepted in a bench run), "since 2010" as "in 2010". The word before a year written once in
-each text says up to it ("until", "till", "through", "before", "prior to", "up to", "by"), in
-it ("in", "during", "of", "as of") or from it on ("since", "from", "after"); another of the
-three in the candidate is refused.
+(accepted in a bench run), "since 2010" as "in 2010". The words before a year written once in
+each text say up to it ("until", "till", "through", "before", "prior to", "up to", "ended
+in"), in it ("in", "during") or from it on ("since", "after", "starting in", "from ... to");
+another of the three in the candidate is refused. A year followed by a counted word ("by 1500
+people") is a count, and "from" with no end after it says where a thing comes from.
 """
 
 from __future__ import annotations

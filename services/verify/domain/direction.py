@@ -563,14 +563,9 @@ def _fewer_named_asked(original: str, candidate: str) -> str | None:
 
 
 def _names_in(text: str, *texts: str) -> frozenset[str]:
-    """The names ``text`` writes, question words and auxiliaries left out (a sentence
-    capitalises its first word), lower-cased."""
-    words = {
-        word.lower()
-        for word in NAME_TOKEN.findall(text)
-        if not word.isupper() and word.lower() not in QUESTION_WORDS | AUXILIARIES
-    }
-    return written_as_names(words, *texts)
+    """The names ``text`` writes (``_people``), its question words and auxiliaries left out (a
+    sentence capitalises its first word)."""
+    return _people(text, *texts) - QUESTION_WORDS - AUXILIARIES
 
 
 #: a person asked about as the one who beat or lost to another: "did Mehbooba Mufti Sayed
