@@ -26,7 +26,7 @@ _FUNCTION_TEXT = (
     "was were be been that which who his her their its them it he she they this these those "
     "some all only just about around over under nearly almost up down each other another"
 )
-_FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
+FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
 
 
 def swapped_numbers(original: str, candidate: str, language: str = "en") -> str | None:
@@ -54,7 +54,7 @@ def _counted(text: str, language: str) -> dict[Quantity, frozenset[str]]:
     counted = {
         number.value: words
         for number in numbers_written_once(text, language, window=_WINDOW, amounts=False)
-        if (words := frozenset(_stem(w) for w in number.after if w not in _FUNCTION_WORDS))
+        if (words := frozenset(stem(w) for w in number.after if w not in FUNCTION_WORDS))
     }
     shared = Counter(word for words in counted.values() for word in words)
     return {
@@ -64,7 +64,7 @@ def _counted(text: str, language: str) -> dict[Quantity, frozenset[str]]:
     }
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
     """One name for a word's forms ("plants" / "plant"), the shortest."""
     return min(word_forms(word), key=lambda form: (len(form), form))
 

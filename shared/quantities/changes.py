@@ -32,6 +32,7 @@ from itertools import pairwise
 
 from steadfast.shared.inflections import every_form
 from steadfast.shared.names import NAME_TOKEN, share_a_name, written_as_names
+from steadfast.shared.quantities.bindings import FUNCTION_WORDS, stem
 from steadfast.shared.quantities.mention import Mention, Quantity
 from steadfast.shared.quantities.reading import mentions, normalized_text
 from steadfast.shared.quantities.surroundings import (
@@ -215,6 +216,52 @@ def repetition_folded(original: str, candidate: str) -> str | None:
                 "folded into one count"
             )
     return None
+
+
+def count_dropped(original: str, candidate: str) -> str | None:
+    """A number the original writes two or more times, each time counting another thing, that
+    the candidate writes fewer times, or None: "His next 2 customers buy 2 DVDs each" said as
+    "He sold DVDs ... to the next 2" (accepted in a bench run) drops the 2 DVDs each one bought.
+    Ordinals ("the second day" said as "the following day") and amounts are not read, nor a
+    number whose counted thing is not said right after it."""
+    theirs, ours = _counts(normalized_text(original)), _counts(normalized_text(candidate))
+    for value, things in theirs.items():
+        written = len(ours.get(value, ()))
+        distinct = None not in things and len({stem(t or "") for t in things}) == len(things)
+        if len(things) >= 2 and distinct and 0 < written < len(things):
+            said = " / ".join(f"{value} {thing}" for thing in things)
+            return (
+                f"writes {value} {_how_often(written)} where the original writes it "
+                f"{_how_often(len(things))}, each time for another thing ({said})"
+            )
+    return None
+
+
+#: how many words after a number may say what it counts
+_COUNTED_WINDOW = 3
+_COUNT_TOKEN = re.compile(r"[^\W\d_]+|\d+|[,.;:?!]")
+
+
+def _counts(text: str) -> dict[Quantity, list[str | None]]:
+    """Each number written as a count (no ordinal, amount or multiple), with the first word
+    after it that is no function word, for each time it is written (None when its clause
+    says none)."""
+    found: dict[Quantity, list[str | None]] = {}
+    for mention in mentions(text, "en"):
+        if mention.soft or mention.span is None or len(mention.values) != 1:
+            continue
+        if mention.ordinal or mention.dimension is not None or mention.multiple:
+            continue
+        following = _COUNT_TOKEN.findall(text[mention.span[1] :].lower())[:_COUNTED_WINDOW]
+        thing = None
+        for word in following:
+            if not word.isalpha():
+                break
+            if word not in FUNCTION_WORDS:
+                thing = word
+                break
+        found.setdefault(next(iter(mention.values)), []).append(thing)
+    return found
 
 
 def _how_often(count: int) -> str:

@@ -11,6 +11,7 @@ from steadfast.shared.quantities.answer_units import changed_answer_unit, droppe
 from steadfast.shared.quantities.bindings import swapped_numbers
 from steadfast.shared.quantities.changes import (
     compared_with_another,
+    count_dropped,
     more_said_as_fewer,
     number_given_to_the_rest,
     percent_by_said_as_to,
@@ -34,6 +35,7 @@ from steadfast.shared.quantities.mention import Mention
 from steadfast.shared.quantities.periods import (
     alternation_changed,
     changed_period,
+    dropped_period,
     narrowed_days,
     pooled_or_split,
     year_relation_changed,
@@ -70,8 +72,10 @@ _ENGLISH_READINGS: tuple[Callable[[str, str], str | None], ...] = (
     compared_with_another,
     ratio_of_a_new_number,
     repetition_folded,
+    count_dropped,
     number_given_to_the_rest,
     changed_period,
+    dropped_period,
     pooled_or_split,
     narrowed_days,
     alternation_changed,

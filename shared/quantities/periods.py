@@ -91,6 +91,53 @@ def changed_period(original: str, candidate: str) -> str | None:
     return f"says {value} per {other}, not per {period}"
 
 
+def dropped_period(original: str, candidate: str) -> str | None:
+    """Which of the original's rates the candidate no longer says per any span, or None:
+    "melts by 2 centimeters every hour" reworded "burns 2 centimeters shorter by the end of an
+    hour" (accepted in a bench run) melts 2 centimeters once. Only a span of time the candidate
+    never says as a rate counts ("every hour", "an hour", "per hour", "hourly", "each passing
+    hour"): a rate said before its number passes."""
+    rates, said = _rates_said(candidate), _rates_said(original)
+    for value, period in _periods(original).items():
+        if period in said and period not in rates and value in _values_of(candidate):
+            return f"drops the rate of {value} (per {period}): says no 'every {period}'"
+    return None
+
+
+#: a span of time said as a rate, anywhere in a text: not after a word that makes it a span
+#: ("by the end of an hour", "in a day", "half an hour")
+_RATE_SAID = re.compile(
+    r"(?<!\bof )(?<!\bin )(?<!\bfor )(?<!\bhalf )(?<!\bafter )(?<!\bwithin )\b(?:a|an)\s+([a-z]+)"
+    r"|\b(?:per|every|each)\s+(?:passing\s+|single\s+)?([a-z]+)"
+    r"|\b(hourly|daily|nightly|weekly|monthly|yearly|annually)\b|/\s*([a-z]+)"
+)
+#: spans said as a rate that are some of the days ("every weekday")
+_DAYS_OF_A_KIND = ("weekday", "workday", "weekend", "evening", "afternoon")
+
+
+def _rates_said(text: str) -> set[str]:
+    said = set()
+    for match in _RATE_SAID.finditer(text.lower()):
+        span, counted, adverb, slashed = match.groups()
+        if adverb:
+            said.add(_ADVERBS[adverb])
+        word = (span or counted or slashed or "").removesuffix("s")
+        if word in _DAYS_OF_A_KIND:
+            said.add("day")
+        elif word in _SPANS:
+            said.add(_SPANS[word])
+        elif slashed in _SHORT_SPANS:
+            said.add(_SHORT_SPANS[slashed])
+    return said
+
+
+_SHORT_SPANS = {"h": "hour", "hr": "hour", "min": "minute", "d": "day", "wk": "week", "yr": "year"}
+
+
+def _values_of(text: str) -> set[Quantity]:
+    return {number.value for number in numbers_written_once(text, "en", window=0)}
+
+
 def _periods(text: str) -> dict[Quantity, str]:
     found = {}
     for number in numbers_written_once(text, "en", window=_WINDOW, ends=SENTENCE_ENDS):

@@ -11,6 +11,7 @@ from steadfast.shared.quantities.invariance import quantity_difference
 from steadfast.shared.quantities.periods import (
     alternation_changed,
     changed_period,
+    dropped_period,
     narrowed_days,
     pooled_or_split,
     year_relation_changed,
@@ -315,3 +316,75 @@ def test_a_year_related_otherwise_in_time(original: str, candidate: str, why: st
     assert year_relation_changed(original, candidate) == why
     if why:
         assert why in (quantity_difference(original, candidate) or "")
+
+
+CANDLE = (
+    "A candle melts by 2 centimeters every hour that it burns. How many centimeters shorter will "
+    "a candle be after burning from 1:00 PM to 5:00 PM?"
+)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a bench run (judge P(YES) 0.51): 2 centimeters once, by the end of an hour
+        (
+            "A candle burns 2 centimeters shorter by the end of an hour compared to its initial "
+            "height. By what amount does the candle decrease by between 1:00 PM and 5:00 PM?",
+            "drops the rate of 2 (per hour): says no 'every hour'",
+        ),
+        (
+            "Within an hour a candle melts by 2 centimeters. How many centimeters shorter is it "
+            "after burning from 1:00 PM to 5:00 PM?",
+            "drops the rate of 2 (per hour): says no 'every hour'",
+        ),
+        # the rate said otherwise, or before its number
+        (
+            "A burning candle loses 2 centimeters an hour. How much shorter, in centimeters, "
+            "is it after burning from 1:00 PM to 5:00 PM?",
+            None,
+        ),
+        (
+            "Each passing hour, a burning candle gets 2 centimeters shorter. How many "
+            "centimeters shorter is it after burning from 1:00 PM to 5:00 PM?",
+            None,
+        ),
+        (
+            "A candle shrinks 2 cm/h while burning. How many centimeters shorter is it after "
+            "burning from 1:00 PM to 5:00 PM?",
+            None,
+        ),
+        (
+            "A candle burns down hourly by 2 centimeters. How many centimeters shorter is it "
+            "after burning from 1:00 PM to 5:00 PM?",
+            None,
+        ),
+    ],
+)
+def test_a_rate_dropped_is_refused(candidate: str, why: str | None) -> None:
+    assert dropped_period(CANDLE, candidate) == why
+    if why:
+        assert why in (quantity_difference(CANDLE, candidate) or "")
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # "half an hour" is an amount, not a rate per hour; "every weekday" is per day
+        (
+            "Kris plays for half an hour every day for 2 weeks. How long does Kris play?",
+            "For 2 weeks, Kris plays 30 minutes each day. How long does Kris play?",
+        ),
+        (
+            "Judy teaches 5 dance classes, every day, on the weekdays. How many classes a week?",
+            "Every weekday, Judy teaches 5 dance classes. How many classes does she teach a week?",
+        ),
+        # "at the end of each month" is a rate though "of" comes before it
+        (
+            "The number of students doubles at the end of every month. How many after 3 months?",
+            "At the end of each month the students double. How many are there after 3 months?",
+        ),
+    ],
+)
+def test_a_rate_kept_in_other_words_passes(original: str, candidate: str) -> None:
+    assert dropped_period(original, candidate) is None

@@ -9,6 +9,7 @@ import pytest
 
 from steadfast.shared.quantities.answer_units import changed_answer_unit, dropped_answer_units
 from steadfast.shared.quantities.changes import (
+    count_dropped,
     number_given_to_the_rest,
     percent_by_said_as_to,
     ratio_of_a_new_number,
@@ -677,3 +678,46 @@ def test_a_1_elsewhere_may_be_said_as_a() -> None:
     assert (
         quantity_difference("He buys 1 apple and 3 pears.", "He buys an apple and 3 pears.") is None
     )
+
+
+BILLY = (
+    "Billy sells DVDs. He has 8 customers on Tuesday. His first 3 customers buy one DVD each.  "
+    "His next 2 customers buy 2 DVDs each.  His last 3 customers don't buy any DVDs. How many "
+    "DVDs did Billy sell on Tuesday?"
+)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a bench run (judge P(YES) 0.76): what each customer bought is gone
+        (
+            "On Tuesday, Billy had 8 customers. He sold DVDs to the first 3, then to the next 2, "
+            "and finally to the last 3. How many DVDs did he sell?",
+            "writes 2 once where the original writes it twice, each time for another thing "
+            "(2 customers / 2 dvds)",
+        ),
+        # every count kept, in words or digits
+        (
+            "How many DVDs did Billy sell on Tuesday, considering he has 8 customers, with the "
+            "first three customers buying one DVD each, the next two buying two DVDs each, and "
+            "the last three not buying any DVDs?",
+            None,
+        ),
+    ],
+)
+def test_a_count_written_for_two_things_must_stay_with_both(
+    candidate: str, why: str | None
+) -> None:
+    assert count_dropped(BILLY, candidate) == why
+    if why:
+        assert why in (quantity_difference(BILLY, candidate) or "")
+
+
+def test_a_number_written_twice_for_one_thing_or_as_an_ordinal_may_be_written_once() -> None:
+    # "the first 3 customers ... the last 3 customers": one thing counted twice
+    assert count_dropped(BILLY, BILLY.replace("His last 3 customers", "The rest")) is None
+    # the ordinal "second" said as "the following day" (GSM-Plus, labelled faithful)
+    original = "On the first day they used 2 boxes. On the second day they used 5 boxes."
+    candidate = "They used 2 boxes the first day and 5 boxes the following day."
+    assert count_dropped(original, candidate) is None

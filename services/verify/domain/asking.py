@@ -8,7 +8,11 @@ import re
 from steadfast.services.verify.domain.form import asks
 
 _WORD = re.compile(r"[a-z]+")
-SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")
+#: a sentence ends at ".", "?" or "!" before a capital, but not after an initial or a title:
+#: "Who won the Gerard P. Kuiper Prize in 2001?" is one sentence
+SENTENCE_END = re.compile(
+    r"(?<=[.?!])(?<!\b[A-Z]\.)(?<!\b(?:Mr|Dr|St|Jr|Sr|Ms|Mt)\.)(?<!\bMrs\.)\s+(?=[A-Z])"
+)
 #: the words of a courtesy question after the question ("Could you tell me?", "Could you
 #: please let me know?"), which asks nothing of its own
 _COURTESY_TEXT = (

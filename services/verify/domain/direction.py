@@ -296,7 +296,7 @@ def _one_of_several_dropped(original: str, candidate: str) -> str | None:
 
 #: a second question joined to the first: "..., and what was the purpose of it, ...?"
 _JOINED_QUESTION = re.compile(
-    r",\s*and\s+((?:what|how|why|where|when|which|who)\s+(?:was|is|were|are|did|"
+    r",\s*and\s+((?:what|how|why|where|when|which|who)(?:\s+[a-z]+){0,2}?\s+(?:was|is|were|are|did|"
     r"does|do|had|has|can|could|would|will|should)\b)"
 )
 

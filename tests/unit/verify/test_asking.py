@@ -23,6 +23,9 @@ from steadfast.services.verify.domain.asking import asking_sentence, questions_a
         ("The bill is $100. They split it.", "They split it."),
         # "$2.50 each." ends no sentence before a lower-case word or a number
         ("Pens cost $2.50 each. how many can she buy with $10?", "Pens cost"),
+        # an initial or a title ends no sentence: "Kuiper Prize in 2001?" asks nothing alone
+        ("Who won the Gerard P. Kuiper Prize in 2001?", "Who won"),
+        ("Dr. Smith has 3 cats. Mr. T. Jones has 2. How many do they have?", "How many"),
     ],
 )
 def test_the_sentence_that_asks(text: str, asking: str) -> None:

@@ -1143,6 +1143,12 @@ KUCHLER = (
             "was the purpose of it, based on its depiction on her villa Achilleion at Corfu?",
             "asks a second question ('what was ...') where the original asks one",
         ),
+        # a second question whose question word has its noun ("what age did ...")
+        (
+            "What did Karl Küchler say Empress Elizabeth's favorite sculpture at Achilleion "
+            "depicted, and what purpose did it serve at her villa at Corfu?",
+            "asks a second question ('what purpose did ...') where the original asks one",
+        ),
         # a relative clause joined with "and" is no second question
         (
             "Which sculpture, made for her villa Achilleion at Corfu and which Karl Küchler "
@@ -1467,3 +1473,38 @@ def test_by_each_says_whose_and_by_selling_is_a_way() -> None:
         asked_aggregates("How much money does he make by selling each of the 5 cakes at $3?")
         == frozenset()
     )
+
+
+RAYMOND = (
+    "Raymond and Samantha are cousins. Raymond was born 6 years before Samantha. Raymond had a "
+    "son at the age of 23. If Samantha is now 31, how many years ago was Raymond's son born?"
+)
+
+
+def test_a_second_question_with_its_own_noun_is_refused() -> None:
+    # accepted in a bench run (judge P(YES) 0.51)
+    candidate = (
+        "Raymond and Samantha are cousins. How old was Samantha when Raymond was born, given "
+        "that Samantha is now 31 and he was born 6 years earlier, and what age did Raymond have "
+        "when Samantha's son was 23 years old?"
+    )
+    assert direction_difference(RAYMOND, candidate) == (
+        "asks a second question ('what age did ...') where the original asks one"
+    )
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a bench run (judge P(YES) 0.79): the initial "P." was read as the end
+        # of a sentence, so the question that asks was "Kuiper win in 2001?"
+        (
+            "What did Gerard P. Kuiper win in 2001?",
+            "turns the question round ('did ... win'): the original asks who won",
+        ),
+        ("Who was the laureate of the 2001 Gerard P. Kuiper Prize?", None),
+        ("Tell me the name of the winner of the Gerard P. Kuiper Prize in 2001.", None),
+    ],
+)
+def test_a_name_with_an_initial_is_read_as_one_sentence(candidate: str, why: str | None) -> None:
+    assert direction_difference("Who won the Gerard P. Kuiper Prize in 2001?", candidate) == why
