@@ -122,7 +122,9 @@ def _rates_said(text: str) -> set[str]:
         if adverb:
             said.add(_ADVERBS[adverb])
         word = (span or counted or slashed or "").removesuffix("s")
-        if word in _DAYS_OF_A_KIND:
+        if word in _ADVERBS:  # "a monthly fee"
+            said.add(_ADVERBS[word])
+        elif word in _DAYS_OF_A_KIND:
             said.add("day")
         elif word in _SPANS:
             said.add(_SPANS[word])

@@ -379,6 +379,11 @@ def test_a_rate_dropped_is_refused(candidate: str, why: str | None) -> None:
             "Judy teaches 5 dance classes, every day, on the weekdays. How many classes a week?",
             "Every weekday, Judy teaches 5 dance classes. How many classes does she teach a week?",
         ),
+        # "a monthly interest" says per month
+        (
+            "Mandy owes $100 with an interest of 2% every month. How much after 3 months?",
+            "Mandy owes $100 at a monthly interest of 2%. How much does she owe after 3 months?",
+        ),
         # "at the end of each month" is a rate though "of" comes before it
         (
             "The number of students doubles at the end of every month. How many after 3 months?",

@@ -253,6 +253,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _thing_asked_for_a_person(original, candidate)
         or _honoree_asked_as_actor(original, candidate)
         or _time_or_deed_asked_for_a_person(original, candidate)
+        or _date_parts_dropped(original, candidate)
         or _someone_else_asked(original, candidate)
         or _ratio_asked(original, candidate)
         or aggregate_changed(original, candidate)
@@ -1127,6 +1128,27 @@ def _time_or_deed_asked_for_a_person(original: str, candidate: str) -> str | Non
     if _DEED_ASKED.match(reworded):
         return "asks what someone did, where the original asks who"
     return None
+
+
+#: the parts of a date a question asks for: "On what day, month, and year", "What date"
+_DATE_ASKED = re.compile(
+    r"\b(?:what|which|exact|the)\s+(?:day|date|month)\b|\bday\s*(?:,|/)\s*month\b", re.IGNORECASE
+)
+_WHEN = re.compile(r"\bwhen\b", re.IGNORECASE)
+_DATE_WORDS = re.compile(r"\b(?:date|day|month|year)s?\b", re.IGNORECASE)
+
+
+def _date_parts_dropped(original: str, candidate: str) -> str | None:
+    """Why the candidate asks "when" where the original asks for a date's parts, or None: "When
+    did Tara Chand leave the Congress ...?" for "On what day, month, and year did Tara Chand
+    ... resign ...?" (accepted in a bench run) may be answered with a year."""
+    asked = asking_sentence(original)
+    if not _DATE_ASKED.search(asked):
+        return None
+    reworded = asking_sentence(candidate)
+    if not _WHEN.search(reworded) or _DATE_WORDS.search(candidate):
+        return None
+    return "asks when, where the original asks for the date's parts (day, month, year)"
 
 
 #: the honour turned round or its giver asked: "Who honored the Leipzig 1877 tournament?",

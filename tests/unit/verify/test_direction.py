@@ -1508,3 +1508,48 @@ def test_a_second_question_with_its_own_noun_is_refused() -> None:
 )
 def test_a_name_with_an_initial_is_read_as_one_sentence(candidate: str, why: str | None) -> None:
     assert direction_difference("Who won the Gerard P. Kuiper Prize in 2001?", candidate) == why
+
+
+TARA_CHAND = (
+    "On what day, month, and year did Tara Chand (a politician and a Dalit leader from Jammu and "
+    "Kashmir) resign from the Indian National Congress in support of Ghulam Nabi Azad?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run: "when" may be answered with a year
+        (
+            TARA_CHAND,
+            "When did Tara Chand leave the Congress to support Ghulam Nabi Azad?",
+            "asks when, where the original asks for the date's parts (day, month, year)",
+        ),
+        (
+            "What date did Dolly the sheep give birth to her first lamb?",
+            "When did Dolly the sheep deliver her first lamb?",
+            "asks when, where the original asks for the date's parts (day, month, year)",
+        ),
+        # the date still asked for
+        (
+            TARA_CHAND,
+            "What was the date on which Tara Chand resigned from the Indian National Congress, "
+            "supporting Ghulam Nabi Azad, from Jammu and Kashmir?",
+            None,
+        ),
+        (
+            TARA_CHAND,
+            "When exactly (day, month and year) did Tara Chand, the Dalit leader from Jammu and "
+            "Kashmir, quit the Indian National Congress to back Ghulam Nabi Azad?",
+            None,
+        ),
+        # an original that asks "when" itself
+        (
+            "When did Tara Chand resign from the Indian National Congress?",
+            "At what time did Tara Chand quit the Indian National Congress?",
+            None,
+        ),
+    ],
+)
+def test_a_date_asked_as_when_is_refused(original: str, candidate: str, why: str | None) -> None:
+    assert direction_difference(original, candidate) == why
