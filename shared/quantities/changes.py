@@ -224,6 +224,8 @@ def count_dropped(original: str, candidate: str) -> str | None:
     "He sold DVDs ... to the next 2" (accepted in a bench run) drops the 2 DVDs each one bought.
     Ordinals ("the second day" said as "the following day") and amounts are not read, nor a
     number whose counted thing is not said right after it."""
+    if _SAME_NUMBER_AGAIN.search(candidate):
+        return None
     theirs, ours = _counts(normalized_text(original)), _counts(normalized_text(candidate))
     for value, things in theirs.items():
         written = len(ours.get(value, ()))
@@ -237,8 +239,16 @@ def count_dropped(original: str, candidate: str) -> str | None:
     return None
 
 
+#: the same number said again without writing it: "3 dogs and as many cats", "two of each",
+#: "a pair of DVDs each"
+_SAME_NUMBER_AGAIN = re.compile(
+    r"\b(?:the same number|as many|an equal number|equally many|of each|each of|(?:a )?pairs? of|"
+    r"the same amount)\b",
+    re.IGNORECASE,
+)
 #: how many words after a number may say what it counts
 _COUNTED_WINDOW = 3
+_CONJUNCTIONS = frozenset({"and", "or", "but"})
 _COUNT_TOKEN = re.compile(r"[^\W\d_]+|\d+|[,.;:?!]")
 
 
@@ -255,7 +265,7 @@ def _counts(text: str) -> dict[Quantity, list[str | None]]:
         following = _COUNT_TOKEN.findall(text[mention.span[1] :].lower())[:_COUNTED_WINDOW]
         thing = None
         for word in following:
-            if not word.isalpha():
+            if not word.isalpha() or word in _CONJUNCTIONS:
                 break
             if word not in FUNCTION_WORDS:
                 thing = word

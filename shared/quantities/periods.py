@@ -49,6 +49,7 @@ import re
 from itertools import pairwise
 
 from steadfast.shared.names import WEEKDAYS, WEEKEND
+from steadfast.shared.quantities.lexicon import LEXICONS
 from steadfast.shared.quantities.mention import Quantity
 from steadfast.shared.quantities.surroundings import (
     SENTENCE_ENDS,
@@ -104,36 +105,75 @@ def dropped_period(original: str, candidate: str) -> str | None:
     return None
 
 
-#: a span of time said as a rate, anywhere in a text: not after a word that makes it a span
-#: ("by the end of an hour", "in a day", "half an hour")
-_RATE_SAID = re.compile(
-    r"(?<!\bof )(?<!\bin )(?<!\bfor )(?<!\bhalf )(?<!\bafter )(?<!\bwithin )\b(?:a|an)\s+([a-z]+)"
-    r"|\b(?:per|every|each)\s+(?:passing\s+|single\s+)?([a-z]+)"
-    r"|\b(hourly|daily|nightly|weekly|monthly|yearly|annually)\b|/\s*([a-z]+)"
+#: words that name a span of time or say it per one ("mph": per hour), besides ``_SPANS`` and
+#: ``_ADVERBS``
+_RATE_WORDS_SAID = {
+    "everyday": "day",
+    "weekday": "day",
+    "workday": "day",
+    "weekend": "day",
+    "workweek": "week",
+    "evening": "day",
+    "afternoon": "day",
+    "annual": "year",
+    "annum": "year",
+    "mph": "hour",
+    "kph": "hour",
+    "kmh": "hour",
+    "hr": "hour",
+    "wpm": "minute",
+    "rpm": "minute",
+    "bpm": "minute",
+    "min": "minute",
+    "yr": "year",
+}
+#: abbreviations that say "per" themselves, after their number too ("60 mph")
+_PER_SPAN = frozenset({"mph", "kph", "kmh", "wpm", "rpm", "bpm"})
+#: a word before a span that makes it one span, not a rate ("the first hour", "that day")
+_ONE_SPAN_TEXT = (
+    "first second third fourth fifth last next previous following this that same whole entire one"
 )
-#: spans said as a rate that are some of the days ("every weekday")
-_DAYS_OF_A_KIND = ("weekday", "workday", "weekend", "evening", "afternoon")
+_ONE_SPAN = frozenset(_ONE_SPAN_TEXT.split())
+_CARDINALS = frozenset(LEXICONS["en"].cardinals) | frozenset(LEXICONS["en"].scales)
+#: "2 cm/h", "$15/hr"
+_PER_UNIT = re.compile(r"/\s*([a-z]+)\b")
+_UNIT_LETTERS = {"h": "hour", "d": "day", "wk": "week", "mo": "month", "y": "year"}
+_RATE_TOKEN = re.compile(r"[a-z]+|\d+(?:[.,]\d+)*")
 
 
 def _rates_said(text: str) -> set[str]:
-    said = set()
-    for match in _RATE_SAID.finditer(text.lower()):
-        span, counted, adverb, slashed = match.groups()
-        if adverb:
-            said.add(_ADVERBS[adverb])
-        word = (span or counted or slashed or "").removesuffix("s")
-        if word in _ADVERBS:  # "a monthly fee"
-            said.add(_ADVERBS[word])
-        elif word in _DAYS_OF_A_KIND:
-            said.add("day")
-        elif word in _SPANS:
-            said.add(_SPANS[word])
-        elif slashed in _SHORT_SPANS:
-            said.add(_SHORT_SPANS[slashed])
+    """The spans of time ``text`` says as a rate, in any words: "every hour", "an hour", "per
+    hr", "hourly", "hour by hour", "60 mph", "8-hour days" (per day). A span after a number is
+    a duration ("60 days", the hour of "8-hour"), after "of a" or "half a" a span ("by the end
+    of an hour", "half an hour"), and after "the first", "that", "the same" ... one span."""
+    lowered = text.lower()
+    tokens = _RATE_TOKEN.findall(lowered)
+    said = {
+        period
+        for unit in _PER_UNIT.findall(lowered)
+        if (period := _SPANS.get(unit) or _RATE_WORDS_SAID.get(unit) or _UNIT_LETTERS.get(unit))
+    }
+    for index, token in enumerate(tokens):
+        word = token.removesuffix("s") if token.endswith("s") and len(token) > 3 else token
+        period = _SPANS.get(word) or _ADVERBS.get(token) or _RATE_WORDS_SAID.get(word)
+        if period is None:
+            continue
+        says_per = token in _PER_SPAN or token in _ADVERBS  # "60 mph", "5% yearly"
+        if says_per or not _one_span_or_duration(tokens[max(0, index - 2) : index]):
+            said.add(period)
     return said
 
 
-_SHORT_SPANS = {"h": "hour", "hr": "hour", "min": "minute", "d": "day", "wk": "week", "yr": "year"}
+def _one_span_or_duration(before: list[str]) -> bool:
+    """Whether the words before a span of time make it a duration ("60 days", the "hour" of
+    "8-hour"), one span ("the first hour", "that day") or part of one ("by the end of an hour",
+    "half an hour"), not a rate."""
+    if not before or before == ["in", "one"]:  # "in one minute, Tom types 50 words"
+        return False
+    last = before[-1]
+    if last[0].isdigit() or last in _CARDINALS or last in _ONE_SPAN:
+        return True
+    return len(before) == 2 and before[0] in ("of", "half") and last in ("a", "an", "the")
 
 
 def _values_of(text: str) -> set[Quantity]:

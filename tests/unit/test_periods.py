@@ -334,7 +334,12 @@ CANDLE = (
             "drops the rate of 2 (per hour): says no 'every hour'",
         ),
         (
-            "Within an hour a candle melts by 2 centimeters. How many centimeters shorter is it "
+            "A candle is 2 centimeters shorter at the end of the hour. How many centimeters "
+            "shorter is it after burning from 1:00 PM to 5:00 PM?",
+            "drops the rate of 2 (per hour): says no 'every hour'",
+        ),
+        (
+            "In the first hour a candle melts by 2 centimeters. How many centimeters shorter is it "
             "after burning from 1:00 PM to 5:00 PM?",
             "drops the rate of 2 (per hour): says no 'every hour'",
         ),
@@ -392,4 +397,57 @@ def test_a_rate_dropped_is_refused(candidate: str, why: str | None) -> None:
     ],
 )
 def test_a_rate_kept_in_other_words_passes(original: str, candidate: str) -> None:
+    assert dropped_period(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        # a review's faithful rewordings, each a rate said otherwise
+        "A car is driving at 60 mph. How far does it go in 3 hours?",
+        "A car covers 60 miles in an hour. How far does it go in 3 hours?",
+        "Hour by hour, a car goes 60 miles. How far does it go in 3 hours?",
+        "A car goes 60 miles per hr. How far does it go in 3 hours?",
+        "A car's speed is 60 miles/hour. How far does it go in 3 hours?",
+    ],
+)
+def test_a_speed_said_otherwise_passes(candidate: str) -> None:
+    original = "A car travels at 60 miles per hour. How far does it go in 3 hours?"
+    assert dropped_period(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        (
+            "Tom can type 50 words per minute. How many words in 5 minutes?",
+            "Tom's typing speed is 50 wpm. How many words can he type in 5 minutes?",
+        ),
+        (
+            "A bank pays 5% interest per year. How much is $100 worth after 2 years?",
+            "At an annual interest rate of 5%, what is $100 worth after 2 years?",
+        ),
+        (
+            "A bank pays 5% interest per year. How much is $100 worth after 2 years?",
+            "With 5% interest per annum, what is $100 worth after 2 years?",
+        ),
+        (
+            "John eats 3 eggs every day. How many eggs does he eat in a week?",
+            "John eats 3 eggs everyday. How many eggs does he eat in a week?",
+        ),
+        (
+            "Jessica earns $15 an hour. How much does she earn in 8 hours?",
+            "Jessica is paid $15 by the hour. How much does she earn in 8 hours?",
+        ),
+        (
+            "Paul works 40 hours a week. How many hours does he work in 4 weeks?",
+            "Paul works a 40-hour week. How many hours does he work in 4 weeks?",
+        ),
+        (
+            "She works 8 hours a day. How many hours in 5 days?",
+            "She works 8-hour days. How many hours does she work in 5 days?",
+        ),
+    ],
+)
+def test_a_rate_in_other_words_passes(original: str, candidate: str) -> None:
     assert dropped_period(original, candidate) is None

@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 
 from steadfast.services.verify.domain.aggregates import aggregate_changed
-from steadfast.services.verify.domain.asking import SENTENCE_END, asking_sentence, questions_asked
+from steadfast.services.verify.domain.asking import asking_sentence, questions_asked, sentences
 from steadfast.shared.inflections import every_form, same_word
 from steadfast.shared.names import NAME_TOKEN, written_as_names
 from steadfast.shared.quantities.answer_units import unit_named
@@ -297,8 +297,15 @@ def _one_of_several_dropped(original: str, candidate: str) -> str | None:
 
 #: a second question joined to the first: "..., and what was the purpose of it, ...?"
 _JOINED_QUESTION = re.compile(
-    r",\s*and\s+((?:what|how|why|where|when|which|who)(?:\s+[a-z]+){0,2}?\s+(?:was|is|were|are|did|"
+    r",\s*and\s+((?:what|how|why|where|when|which|who)(?:\s+[a-z]+){0,4}?\s+(?:was|is|were|are|did|"
     r"does|do|had|has|can|could|would|will|should)\b)"
+)
+
+
+#: a clause that asks: a question word in it, or an auxiliary opening it
+_ASKS = re.compile(
+    r"\b(?:who|whom|whose|what|which|where|when|why|how)\b|^\W*(?:is|are|was|were|do|does|did|"
+    r"can|could|will|would|has|have|had|should)\b"
 )
 
 
@@ -314,8 +321,11 @@ def _second_question_asked(original: str, candidate: str) -> str | None:
     asked = questions_asked(candidate)
     if len(asked) >= 2:
         return f"asks {len(asked)} questions where the original asks one ('{asked[0]}')"
-    joined = _JOINED_QUESTION.search(asking_sentence(candidate).lower())
-    if joined and not _JOINED_QUESTION.search(original.lower()):
+    reworded = asking_sentence(candidate).lower()
+    joined = _JOINED_QUESTION.search(reworded)
+    if joined is None or _JOINED_QUESTION.search(original.lower()):
+        return None
+    if _ASKS.search(reworded[: joined.start()]):  # "Tom has 5 apples, and how many ...?" asks once
         return f"asks a second question ('{joined.group(1)} ...') where the original asks one"
     return None
 
@@ -550,7 +560,7 @@ def _fewer_named_asked(original: str, candidate: str) -> str | None:
     ...?", is left to the other checks)."""
     asked = _CONDITION_CLAUSE.sub(" ", asking_sentence(original))
     joined = _NAMES_JOINED.search(asked)
-    if len(SENTENCE_END.split(original.strip())) < 2 or joined is None:
+    if len(sentences(original)) < 2 or joined is None:
         return None
     named = _names_in(joined.group(0), original, candidate)
     reworded = _CONDITION_CLAUSE.sub(" ", asking_sentence(candidate))
@@ -893,7 +903,7 @@ def _topic_dropped(original: str, candidate: str) -> str | None:
 def _short_question_words(text: str) -> list[str] | None:
     """The words of a one-sentence question of at most ``_SHORT_QUESTION`` words, else None."""
     question = text.strip().replace("\u2019", "'")
-    if question.count("?") != 1 or not question.endswith("?") or SENTENCE_END.search(question):
+    if question.count("?") != 1 or not question.endswith("?") or len(sentences(question)) > 1:
         return None
     written = re.findall(r"[A-Za-z']+", question)
     return written if 3 <= len(written) <= _SHORT_QUESTION else None
@@ -1130,25 +1140,29 @@ def _time_or_deed_asked_for_a_person(original: str, candidate: str) -> str | Non
     return None
 
 
-#: the parts of a date a question asks for: "On what day, month, and year", "What date"
+#: the parts of a date a question asks for: "On what day, month, and year", "What date",
+#: "What was the exact date", "birthdate"; not a time clause ("on the day he received it")
 _DATE_ASKED = re.compile(
-    r"\b(?:what|which|exact|the)\s+(?:day|date|month)\b|\bday\s*(?:,|/)\s*month\b", re.IGNORECASE
+    r"^\W*(?:(?:on|in) )?(?:what|which) (?:exact )?(?:day|date|month)\b|"
+    r"\bwhat (?:is|was) (?:the |their |his |her |its )?(?:exact )?date\b|\bday\s*(?:,|/)\s*month\b|"
+    r"\bbirth-?date\b|\bdate of birth\b",
+    re.IGNORECASE,
 )
-_WHEN = re.compile(r"\bwhen\b", re.IGNORECASE)
-_DATE_WORDS = re.compile(r"\b(?:date|day|month|year)s?\b", re.IGNORECASE)
+_WHEN_OR_YEAR = re.compile(r"\bwhen\b|\b(?:what|which) year\b", re.IGNORECASE)
+_DAY_WORDS = re.compile(r"\b(?:date|day|month)s?\b", re.IGNORECASE)
 
 
 def _date_parts_dropped(original: str, candidate: str) -> str | None:
-    """Why the candidate asks "when" where the original asks for a date's parts, or None: "When
-    did Tara Chand leave the Congress ...?" for "On what day, month, and year did Tara Chand
-    ... resign ...?" (accepted in a bench run) may be answered with a year."""
-    asked = asking_sentence(original)
-    if not _DATE_ASKED.search(asked):
+    """Why the candidate asks "when" or the year where the original asks for a date's parts, or
+    None: "When did Tara Chand leave the Congress ...?" for "On what day, month, and year did
+    Tara Chand ... resign ...?" (accepted in a bench run) may be answered with a year."""
+    if not _DATE_ASKED.search(asking_sentence(original)):
         return None
     reworded = asking_sentence(candidate)
-    if not _WHEN.search(reworded) or _DATE_WORDS.search(candidate):
+    asked = _WHEN_OR_YEAR.search(reworded)
+    if asked is None or _DAY_WORDS.search(candidate):
         return None
-    return "asks when, where the original asks for the date's parts (day, month, year)"
+    return f"asks '{asked.group(0).lower()}', where the original asks for the date's parts"
 
 
 #: the honour turned round or its giver asked: "Who honored the Leipzig 1877 tournament?",
@@ -1221,7 +1235,7 @@ def _someone_else_asked(original: str, candidate: str) -> str | None:
     "Gordy's truck"). A name that owns something else ("How many cups does Tom's dog eat?" for
     "... does Rex eat?", "After Sophia's gift, how many does he have?") or comes after a
     preposition ("the trip to Chicago") may be the same one in other words."""
-    if len(SENTENCE_END.split(original.strip())) < 2:
+    if len(sentences(original)) < 2:
         return None
     story = _people(original, original, candidate)
     ours = {(owned, name) for owned, name in _asked_about(original) if name in story}

@@ -26,6 +26,8 @@ from steadfast.services.verify.domain.asking import asking_sentence, questions_a
         # an initial or a title ends no sentence: "Kuiper Prize in 2001?" asks nothing alone
         ("Who won the Gerard P. Kuiper Prize in 2001?", "Who won"),
         ("Dr. Smith has 3 cats. Mr. T. Jones has 2. How many do they have?", "How many"),
+        # a question after a capital's full stop is a sentence of its own
+        ("She moved to the U.S. When did she arrive there?", "When did"),
     ],
 )
 def test_the_sentence_that_asks(text: str, asking: str) -> None:

@@ -1481,6 +1481,26 @@ RAYMOND = (
 )
 
 
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # a review's faithful rewordings: a statement, then the one question after ", and"
+        (
+            "Which club did Lionel Messi join after leaving Barcelona in 2021?",
+            "Lionel Messi left Barcelona in 2021, and which club did he join?",
+        ),
+        (
+            "Tom has 5 apples and gives 2 to Sue. How many apples does he have left?",
+            "Tom starts with 5 apples, gives 2 to Sue, and how many apples does he have left?",
+        ),
+    ],
+)
+def test_one_question_after_a_statement_joined_with_and_passes(
+    original: str, candidate: str
+) -> None:
+    assert direction_difference(original, candidate) is None
+
+
 def test_a_second_question_with_its_own_noun_is_refused() -> None:
     # accepted in a bench run (judge P(YES) 0.51)
     candidate = (
@@ -1523,12 +1543,24 @@ TARA_CHAND = (
         (
             TARA_CHAND,
             "When did Tara Chand leave the Congress to support Ghulam Nabi Azad?",
-            "asks when, where the original asks for the date's parts (day, month, year)",
+            "asks 'when', where the original asks for the date's parts",
         ),
         (
             "What date did Dolly the sheep give birth to her first lamb?",
             "When did Dolly the sheep deliver her first lamb?",
-            "asks when, where the original asks for the date's parts (day, month, year)",
+            "asks 'when', where the original asks for the date's parts",
+        ),
+        # the year alone asked
+        (
+            TARA_CHAND,
+            "In what year did Tara Chand leave the Congress to support Ghulam Nabi Azad?",
+            "asks 'what year', where the original asks for the date's parts",
+        ),
+        # a time clause asks no date: "on the day he received it" said as "when he received it"
+        (
+            "How old was Albert Einstein on the day he received the Nobel Prize?",
+            "How old was Albert Einstein when he received the Nobel Prize?",
+            None,
         ),
         # the date still asked for
         (
