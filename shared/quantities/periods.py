@@ -51,6 +51,7 @@ from itertools import pairwise
 from steadfast.shared.names import WEEKDAYS, WEEKEND
 from steadfast.shared.quantities.lexicon import LEXICONS
 from steadfast.shared.quantities.mention import Quantity
+from steadfast.shared.quantities.reading import mentions
 from steadfast.shared.quantities.surroundings import (
     SENTENCE_ENDS,
     first_changed,
@@ -177,7 +178,7 @@ def _one_span_or_duration(before: list[str]) -> bool:
 
 
 def _values_of(text: str) -> set[Quantity]:
-    return {number.value for number in numbers_written_once(text, "en", window=0)}
+    return {value for mention in mentions(text, "en") for value in mention.values}
 
 
 def _periods(text: str) -> dict[Quantity, str]:

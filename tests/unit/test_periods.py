@@ -451,3 +451,19 @@ def test_a_speed_said_otherwise_passes(candidate: str) -> None:
 )
 def test_a_rate_in_other_words_passes(original: str, candidate: str) -> None:
     assert dropped_period(original, candidate) is None
+
+
+def test_a_rate_dropped_from_a_number_said_twice_is_refused() -> None:
+    # accepted in a bench run: ".5 hours a day" split into two halves of an hour, once
+    original = (
+        "John takes care of 10 dogs.  Each dog takes .5 hours a day to walk and take care of "
+        "their business.  How many hours a week does he spend taking care of dogs?"
+    )
+    candidate = (
+        "If each dog takes 0.5 hours to walk and 0.5 hours to take care of business, how many "
+        "hours in total does John spend taking care of his 10 dogs every week?"
+    )
+    assert (
+        dropped_period(original, candidate)
+        == "drops the rate of 1/2 (per day): says no 'every day'"
+    )

@@ -1585,3 +1585,94 @@ TARA_CHAND = (
 )
 def test_a_date_asked_as_when_is_refused(original: str, candidate: str, why: str | None) -> None:
     assert direction_difference(original, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run: "month and year" only, where the original asks the day too
+        (
+            "On what day, month, and year was David Sweet, Canadian politician, born?",
+            "In which month and year did David Sweet, the Canadian politician, birth?",
+            "asks 'which month' only, where the original asks the day too",
+        ),
+        (
+            "On what day, month, and year was David Sweet, Canadian politician, born?",
+            "What was the year and month of David Sweet's birth, the Canadian politician?",
+            "asks 'year and month' only, where the original asks the day too",
+        ),
+        (
+            'What day, month, and year was Carrie Underwood\'s album "Cry Pretty" certified Gold '
+            "by the RIAA?",
+            'In which year did Carrie Underwood\'s album "Cry Pretty" receive a Gold '
+            "certification from the RIAA?",
+            "asks 'which year', where the original asks for the date's parts",
+        ),
+        # the date still asked
+        (
+            "On what day, month, and year was David Sweet, Canadian politician, born?",
+            "David Sweet, a Canadian politician, was born on which date?",
+            None,
+        ),
+        (
+            "On what day, month, and year was David Sweet, Canadian politician, born?",
+            "Tell me the date of birth of David Sweet, a Canadian politician.",
+            None,
+        ),
+    ],
+)
+def test_a_date_asked_in_fewer_parts_is_refused(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert direction_difference(original, candidate) == why
+
+
+PANWANGAM = "Which district in Kashmir was originally known as Panwangam?"
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a bench run (judge P(YES) 0.84): the old name asked, whose answer is given
+        (
+            "What was the original name of Panwangam district in Kashmir?",
+            "asks for the name of Panwangam, where the original gives the name",
+        ),
+        ("What district of Kashmir was known as Panwangam originally?", None),
+        ("Could you tell me which district in Kashmir was once called Panwangam?", None),
+        ("What is the name of the Kashmiri district once called Panwangam?", None),
+    ],
+)
+def test_a_name_asked_where_the_original_gives_it_is_refused(
+    candidate: str, why: str | None
+) -> None:
+    assert direction_difference(PANWANGAM, candidate) == why
+
+
+GUARDIAN = (
+    'In the series "El guardián invisible," who portrays the character Alfonso Álvarez de Toledo?'
+)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a bench run (judge P(YES) 0.87): the character made an actor
+        (
+            'Who does Alfonso Álvarez de Toledo appear as in "El guardián invisible"?',
+            "asks which role Alfonso plays, where the original asks who plays Alfonso",
+        ),
+        (
+            "Which actor is credited with portraying Alfonso Álvarez de Toledo in the "
+            '"El guardián invisible" series?',
+            None,
+        ),
+        (
+            "Who did the producers cast to play Alfonso Álvarez de Toledo in "
+            '"El guardián invisible"?',
+            None,
+        ),
+    ],
+)
+def test_a_role_asked_of_its_character_is_refused(candidate: str, why: str | None) -> None:
+    assert direction_difference(GUARDIAN, candidate) == why
