@@ -159,10 +159,40 @@ def _rates_said(text: str) -> set[str]:
         period = _SPANS.get(word) or _ADVERBS.get(token) or _RATE_WORDS_SAID.get(word)
         if period is None:
             continue
-        says_per = token in _PER_SPAN or token in _ADVERBS  # "60 mph", "5% yearly"
-        if says_per or not _one_span_or_duration(tokens[max(0, index - 2) : index]):
+        before = tokens[max(0, index - 5) : index]
+        if token in _PER_SPAN or token in _ADVERBS:  # "60 mph", "5% yearly"
             said.add(period)
+        elif (every := _every_so_many(before, period)) is not None:
+            said.add(every)
+        elif set(before[-3:]) & _EACH or not _one_span_or_duration(before[-2:]):
+            said.add(period)  # "on each of the days", "an hour", "hour by hour"
     return said
+
+
+#: so many of a span that make a longer one: "every 60 minutes" is every hour
+_WHOLE_SPANS = {
+    (60, "second"): "minute",
+    (60, "minute"): "hour",
+    (24, "hour"): "day",
+    (7, "day"): "week",
+    (12, "month"): "year",
+    (52, "week"): "year",
+    (365, "day"): "year",
+}
+
+
+def _every_so_many(before: list[str], period: str) -> str | None:
+    """The rate said by "every 60 minutes", "each of the 12 months", "every one of the 7 days"
+    (the span a number of spans makes, or the span itself), or None."""
+    if not before or not any(word in ("every", "each", "per") for word in before[:-1]):
+        return None
+    count = before[-1]
+    value = int(count) if count.isdigit() else LEXICONS["en"].cardinals.get(count)
+    if value is None:
+        return None
+    if before[-2] in ("every", "each", "per"):  # "every 60 minutes"; "each of the 12 months"
+        return _WHOLE_SPANS.get((value, period), period)
+    return period
 
 
 def _one_span_or_duration(before: list[str]) -> bool:

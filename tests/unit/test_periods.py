@@ -467,3 +467,46 @@ def test_a_rate_dropped_from_a_number_said_twice_is_refused() -> None:
         dropped_period(original, candidate)
         == "drops the rate of 1/2 (per day): says no 'every day'"
     )
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # a review's faithful rewordings: the rate said as so many of a shorter span
+        (
+            "A truck travels 60 miles an hour. How far does it go in 5 hours?",
+            "A truck goes 60 miles every 60 minutes. How far does it go in 5 hours?",
+        ),
+        (
+            "A shop sells 12 hats a month. How many hats does it sell in a year?",
+            "A shop sells 12 hats in each of the 12 months of a year. How many hats in a year?",
+        ),
+        (
+            "John reads 7 pages a day. How many pages does he read in a week?",
+            "John reads 7 pages on each of the 7 days of a week. How many pages in a week?",
+        ),
+    ],
+)
+def test_a_rate_said_as_so_many_shorter_spans_passes(original: str, candidate: str) -> None:
+    assert dropped_period(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        (
+            "A shop sells 12 hats a month. How many hats in a year?",
+            "A shop sells 12 hats in every one of the 12 months. How many hats in a year?",
+        ),
+        (
+            "A machine fills 7 bottles a day. How many bottles in a week?",
+            "Over a 7-day week, a machine fills 7 bottles on each of the days. How many bottles?",
+        ),
+        (
+            "A machine makes 12 toys a minute. How many toys does it make in 5 minutes?",
+            "A machine turns out 12 toys per 60 seconds. How many toys in 5 minutes?",
+        ),
+    ],
+)
+def test_a_rate_said_with_each_of_the_spans_passes(original: str, candidate: str) -> None:
+    assert dropped_period(original, candidate) is None

@@ -1153,8 +1153,12 @@ _DATE_ASKED = re.compile(
 _WHEN_OR_YEAR = re.compile(r"\bwhen\b|\b(?:what|which) year\b", re.IGNORECASE)
 _DAY_WORDS = re.compile(r"\b(?:date|day|month)s?\b", re.IGNORECASE)
 #: the day asked ("On what day, month, and year"), and a candidate that asks the month only
-_DAY_ASKED = re.compile(r"\b(?:what|which) (?:exact )?(?:day|date)\b|\bday\s*(?:,|/)", re.I)
-_DAY_OR_DATE = re.compile(r"\b(?:date|day)s?\b", re.IGNORECASE)
+_DAY_ASKED = re.compile(
+    r"\b(?:what|which) (?:exact )?(?:day|date)\b|\bday\s*(?:,|/)|\bwhat (?:is|was) (?:the |their |"
+    r"his |her |its )?(?:exact )?date\b|\bbirth-?date\b|\bdate of birth\b",
+    re.I,
+)
+_DAY_OR_DATE = re.compile(r"\b(?:date|day|birth-?date|birthday|dob)s?\b", re.IGNORECASE)
 _MONTH_ASKED = re.compile(r"\bmonth and year\b|\byear and month\b|\b(?:what|which) month\b", re.I)
 
 
@@ -1169,7 +1173,11 @@ def _date_parts_dropped(original: str, candidate: str) -> str | None:
     if asked is not None and not _DAY_WORDS.search(candidate):
         return f"asks '{asked.group(0).lower()}', where the original asks for the date's parts"
     month = _MONTH_ASKED.search(reworded)
-    if month and _DAY_ASKED.search(asking_sentence(original)) and not _DAY_OR_DATE.search(reworded):
+    if (
+        month
+        and _DAY_ASKED.search(asking_sentence(original))
+        and not _DAY_OR_DATE.search(candidate)
+    ):
         return f"asks '{month.group(0).lower()}' only, where the original asks the day too"
     return None
 
@@ -1179,7 +1187,10 @@ _NAME_GIVEN = re.compile(
     r"\b(?:known|called|named|nicknamed|titled)\s+(?:as\s+)?[\"“']?([A-Z][\w'-]+)"
 )
 _NAME_ASKED = re.compile(
-    r"\bwhat (?:is|was|were) (?:the |its |their )?(?:\w+ )?names? (?:of|for)\b(.*)", re.IGNORECASE
+    r"\bwhat(?:'s| is| was| were) (?:the |its |their )?(?:original|old|former|earlier|previous|"
+    r"first) names? (?:of|for) (?:the )?(.*)|\bwhat (?:is|was) (.+?) (?:originally|first|formerly) "
+    r"(?:called|named|known as)\b",
+    re.IGNORECASE,
 )
 
 
@@ -1192,7 +1203,8 @@ def _name_asked_where_given(original: str, candidate: str) -> str | None:
     if given is None or _NAME_ASKED.search(asking_sentence(original)):
         return None
     asked = _NAME_ASKED.search(asking_sentence(candidate))
-    if asked is None or given.group(1) not in asked.group(1):
+    named = asked and (asked.group(1) or asked.group(2))
+    if not named or not named.startswith(given.group(1)):
         return None
     still_given = _NAME_GIVEN.search(candidate)  # "the name of the district once called X"
     if still_given and still_given.group(1) == given.group(1):
@@ -1206,9 +1218,9 @@ _PLAYER_ASKED = re.compile(
     r"(?:the (?:character|role)(?: of)?\s+)?([A-Z][\w'-]+)"
 )
 _ROLE_ASKED = re.compile(
-    r"\b(?:[Ww]ho|[Ww]hat|[Ww]hich \w+) (?:does|did) ([A-Z][\w'-]+)[^?]*?\b(?:appear as|play|"
-    r"portray|voice|"
-    r"star as)\b"
+    r"\b(?:[Ww]ho|[Ww]hat|[Ww]hich \w+) (?:does|did) ([A-Z][\w'-]+)"
+    r"(?: (?:[A-ZÀ-ÖØ-Þ][\w'-]+|de|del|da|di|la|le|van|von|der)){0,6} "
+    r"(?:appear as|play|portray|voice|star as)\b"
 )
 
 

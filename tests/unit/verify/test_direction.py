@@ -1615,6 +1615,11 @@ def test_a_date_asked_as_when_is_refused(original: str, candidate: str, why: str
             None,
         ),
         (
+            "On what day, month, and year was Kofi Annan born?",
+            "What is Kofi Annan's full birthdate, with the month and year?",
+            None,
+        ),
+        (
             "On what day, month, and year was David Sweet, Canadian politician, born?",
             "Tell me the date of birth of David Sweet, a Canadian politician.",
             None,
@@ -1641,6 +1646,12 @@ PANWANGAM = "Which district in Kashmir was originally known as Panwangam?"
         ("What district of Kashmir was known as Panwangam originally?", None),
         ("Could you tell me which district in Kashmir was once called Panwangam?", None),
         ("What is the name of the Kashmiri district once called Panwangam?", None),
+        (
+            "What was Panwangam district in Kashmir originally called?",
+            "asks for the name of Panwangam, where the original gives the name",
+        ),
+        # a review's faithful rewordings: the current name, or another thing's name
+        ("What is the current name of Panwangam district in Kashmir?", None),
     ],
 )
 def test_a_name_asked_where_the_original_gives_it_is_refused(
@@ -1665,6 +1676,11 @@ GUARDIAN = (
         (
             "Which actor is credited with portraying Alfonso Álvarez de Toledo in the "
             '"El guardián invisible" series?',
+            None,
+        ),
+        # a film titled after its character: no role asked
+        (
+            "Who did Alfonso Álvarez de Toledo, the 2019 film, cast to play the nobleman?",
             None,
         ),
         (
