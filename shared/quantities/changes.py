@@ -218,6 +218,29 @@ def repetition_folded(original: str, candidate: str) -> str | None:
     return None
 
 
+def money_swapped_with_a_count(original: str, candidate: str) -> str | None:
+    """An amount of money and a count that trade places, or None: "4 yogurts for $5.00" said
+    as "$4 per 5" (two accepted in a bench run) keeps both numbers and makes each yogurt cost
+    $0.80, not $1.25."""
+    ours, theirs = _by_kind(original), _by_kind(candidate)
+    to_money = (theirs["money"] - ours["money"]) & ours["count"]
+    to_count = (theirs["count"] - ours["count"]) & ours["money"]
+    if not to_money or not to_count:
+        return None
+    money, count = min(to_money), min(to_count)
+    return f"swaps an amount of money and a count: ${money} where the original says ${count}"
+
+
+def _by_kind(text: str) -> dict[str, set[Quantity]]:
+    """The values a text writes as money and as bare counts."""
+    found: dict[str, set[Quantity]] = {"money": set(), "count": set()}
+    for mention in mentions(text, "en"):
+        if mention.soft or mention.dimension not in (None, "money"):
+            continue
+        found["count" if mention.dimension is None else "money"].update(mention.values)
+    return found
+
+
 def count_dropped(original: str, candidate: str) -> str | None:
     """A number the original writes two or more times, each time counting another thing, that
     the candidate writes fewer times, or None: "His next 2 customers buy 2 DVDs each" said as

@@ -12,6 +12,7 @@ from steadfast.shared.quantities.bindings import swapped_numbers
 from steadfast.shared.quantities.changes import (
     compared_with_another,
     count_dropped,
+    money_swapped_with_a_count,
     more_said_as_fewer,
     number_given_to_the_rest,
     percent_by_said_as_to,
@@ -73,6 +74,7 @@ _ENGLISH_READINGS: tuple[Callable[[str, str], str | None], ...] = (
     ratio_of_a_new_number,
     repetition_folded,
     count_dropped,
+    money_swapped_with_a_count,
     number_given_to_the_rest,
     changed_period,
     dropped_period,

@@ -10,6 +10,7 @@ import pytest
 from steadfast.shared.quantities.answer_units import changed_answer_unit, dropped_answer_units
 from steadfast.shared.quantities.changes import (
     count_dropped,
+    money_swapped_with_a_count,
     number_given_to_the_rest,
     percent_by_said_as_to,
     ratio_of_a_new_number,
@@ -748,3 +749,31 @@ def test_a_number_written_twice_for_one_thing_or_as_an_ordinal_may_be_written_on
     original = "On the first day they used 2 boxes. On the second day they used 5 boxes."
     candidate = "They used 2 boxes the first day and 5 boxes the following day."
     assert count_dropped(original, candidate) is None
+
+
+TERRY = (
+    "Terry eats 2 yogurts a day.  They are currently on sale at 4 yogurts for $5.00.  How much "
+    "does he spend on yogurt over 30 days?"
+)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a bench run (judge P(YES) 0.72): $0.80 a yogurt, not $1.25
+        (
+            "How much money does Terry spend on yogurt for 30 days if he consumes 2 yogurts per "
+            "day and they are on sale for $4 per 5?",
+            "swaps an amount of money and a count: $4 where the original says $5",
+        ),
+        (
+            "Over the next 30 days, if Terry consumes 2 yogurts per day and they are on sale for "
+            "$5.00 per 4 yogurts, what will his total expenditure on yogurt be?",
+            None,
+        ),
+    ],
+)
+def test_money_and_a_count_swapped_are_refused(candidate: str, why: str | None) -> None:
+    assert money_swapped_with_a_count(TERRY, candidate) == why
+    if why:
+        assert why in (quantity_difference(TERRY, candidate) or "")
