@@ -222,9 +222,9 @@ def money_swapped_with_a_count(original: str, candidate: str) -> str | None:
     """An amount of money and a count that trade places, or None: "4 yogurts for $5.00" said
     as "$4 per 5" (two accepted in a bench run) keeps both numbers and makes each yogurt cost
     $0.80, not $1.25."""
-    ours, theirs = _by_kind(original), _by_kind(candidate)
-    to_money = (theirs["money"] - ours["money"]) & ours["count"]
-    to_count = (theirs["count"] - ours["count"]) & ours["money"]
+    said, reworded = _by_kind(original), _by_kind(candidate)
+    to_money = (reworded["money"] - said["money"]) & said["count"]
+    to_count = (reworded["count"] - said["count"]) & said["money"]
     if not to_money or not to_count:
         return None
     money, count = min(to_money), min(to_count)

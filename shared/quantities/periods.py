@@ -99,9 +99,9 @@ def dropped_period(original: str, candidate: str) -> str | None:
     hour" (accepted in a bench run) melts 2 centimeters once. Only a span of time the candidate
     never says as a rate counts ("every hour", "an hour", "per hour", "hourly", "each passing
     hour"): a rate said before its number passes."""
-    rates, said = _rates_said(candidate), _rates_said(original)
+    rates, said, written = _rates_said(candidate), _rates_said(original), _values_of(candidate)
     for value, period in _periods(original).items():
-        if period in said and period not in rates and value in _values_of(candidate):
+        if period in said and period not in rates and value in written:
             return f"drops the rate of {value} (per {period}): says no 'every {period}'"
     return None
 
@@ -336,9 +336,16 @@ def _alternation(text: str) -> str | None:
 
 
 def _counted(thing: str, text: str) -> bool:
-    """Whether ``text`` counts the thing with a number: "16 glasses", "three pens"."""
-    number = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|dozen|\w+teen|\w+ty)"
-    return re.search(rf"\b{number}\s+(?:[a-z]+\s+)?{re.escape(thing)}(?:e?s)?\b", text) is not None
+    """Whether ``text`` counts the thing with a number, in its next two words: "16 glasses",
+    "three red pens"."""
+    counted = re.compile(rf"{re.escape(thing)}(?:e?s)?")
+    for mention in mentions(text, "en"):
+        if mention.span is None or mention.ordinal:
+            continue
+        following = re.findall(r"[a-z]+", text[mention.span[1] :])[:2]
+        if any(counted.fullmatch(word) for word in following):
+            return True
+    return False
 
 
 _YEAR_RELATIONS = {

@@ -1142,42 +1142,45 @@ def _time_or_deed_asked_for_a_person(original: str, candidate: str) -> str | Non
     return None
 
 
-#: the parts of a date a question asks for: "On what day, month, and year", "What date",
-#: "What was the exact date", "birthdate"; not a time clause ("on the day he received it")
+#: a question for a whole date: "What was the exact date", "birthdate", "date of birth"
+_WHOLE_DATE = (
+    r"\bwhat (?:is|was) (?:the |their |his |her |its )?(?:exact )?date\b|\bbirth-?date\b|"
+    r"\bdate of birth\b"
+)
+#: the parts of a date a question asks for: "On what day, month, and year", "What date", a whole
+#: date; not a time clause ("on the day he received it")
 _DATE_ASKED = re.compile(
-    r"^\W*(?:(?:on|in) )?(?:what|which) (?:exact )?(?:day|date|month)\b|"
-    r"\bwhat (?:is|was) (?:the |their |his |her |its )?(?:exact )?date\b|\bday\s*(?:,|/)\s*month\b|"
-    r"\bbirth-?date\b|\bdate of birth\b",
+    rf"^\W*(?:(?:on|in) )?(?:what|which) (?:exact )?(?:day|date|month)\b|\bday\s*[,/]\s*month\b|"
+    rf"{_WHOLE_DATE}",
     re.IGNORECASE,
 )
-_WHEN_OR_YEAR = re.compile(r"\bwhen\b|\b(?:what|which) year\b", re.IGNORECASE)
-_DAY_WORDS = re.compile(r"\b(?:date|day|month)s?\b", re.IGNORECASE)
-#: the day asked ("On what day, month, and year"), and a candidate that asks the month only
+#: the day among them ("On what day, month, and year", "What date")
 _DAY_ASKED = re.compile(
-    r"\b(?:what|which) (?:exact )?(?:day|date)\b|\bday\s*(?:,|/)|\bwhat (?:is|was) (?:the |their |"
-    r"his |her |its )?(?:exact )?date\b|\bbirth-?date\b|\bdate of birth\b",
-    re.I,
+    rf"\b(?:what|which) (?:exact )?(?:day|date)\b|\bday\s*[,/]|{_WHOLE_DATE}", re.IGNORECASE
 )
+_WHEN_OR_YEAR = re.compile(r"\bwhen\b|\b(?:what|which) year\b", re.IGNORECASE)
+#: a candidate that still says a date's finer parts, or the day
+_DAY_WORDS = re.compile(r"\b(?:date|day|month)s?\b", re.IGNORECASE)
 _DAY_OR_DATE = re.compile(r"\b(?:date|day|birth-?date|birthday|dob)s?\b", re.IGNORECASE)
-_MONTH_ASKED = re.compile(r"\bmonth and year\b|\byear and month\b|\b(?:what|which) month\b", re.I)
+#: a candidate that asks the month and no day
+_MONTH_ASKED = re.compile(
+    r"\bmonth and year\b|\byear and month\b|\b(?:what|which) month\b", re.IGNORECASE
+)
 
 
 def _date_parts_dropped(original: str, candidate: str) -> str | None:
     """Why the candidate asks "when" or the year where the original asks for a date's parts, or
     None: "When did Tara Chand leave the Congress ...?" for "On what day, month, and year did
     Tara Chand ... resign ...?" (accepted in a bench run) may be answered with a year."""
-    if not _DATE_ASKED.search(asking_sentence(original)):
+    asked_for = asking_sentence(original)
+    if not _DATE_ASKED.search(asked_for):
         return None
     reworded = asking_sentence(candidate)
     asked = _WHEN_OR_YEAR.search(reworded)
     if asked is not None and not _DAY_WORDS.search(candidate):
         return f"asks '{asked.group(0).lower()}', where the original asks for the date's parts"
     month = _MONTH_ASKED.search(reworded)
-    if (
-        month
-        and _DAY_ASKED.search(asking_sentence(original))
-        and not _DAY_OR_DATE.search(candidate)
-    ):
+    if month and _DAY_ASKED.search(asked_for) and not _DAY_OR_DATE.search(candidate):
         return f"asks '{month.group(0).lower()}' only, where the original asks the day too"
     return None
 
