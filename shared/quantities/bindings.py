@@ -31,7 +31,7 @@ FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
 
 def swapped_numbers(original: str, candidate: str, language: str = "en") -> str | None:
     """Two numbers whose counted things the candidate swaps, or None."""
-    theirs, ours = _counted(original, language), _counted(candidate, language)
+    theirs, ours = _counted(original, language), _counted(candidate, language, shared=True)
     for first, second in combinations(sorted(set(theirs) & set(ours), key=str), 2):
         now_first, now_second = ours[first], ours[second]
         if (
@@ -47,20 +47,26 @@ def swapped_numbers(original: str, candidate: str, language: str = "en") -> str 
     return None
 
 
-def _counted(text: str, language: str) -> dict[Quantity, frozenset[str]]:
+def _counted(text: str, language: str, shared: bool = False) -> dict[Quantity, frozenset[str]]:
     """Each number written once (amounts of money or time, which say what they are, are not
-    read), with the stems of the words it counts; words that more than one number counts are
-    left out."""
+    read; fractions and percentages, which do not, are), with the stems of the words it
+    counts. Words that more than one number counts are left out, unless ``shared``: a
+    candidate's "half her running speed" must not hide that its "two-thirds of the time
+    running" counts running now."""
     counted = {
         number.value: words
-        for number in numbers_written_once(text, language, window=_WINDOW, amounts=False)
+        for number in numbers_written_once(
+            text, language, window=_WINDOW, amounts=False, ratios=True
+        )
         if (words := frozenset(stem(w) for w in number.after if w not in FUNCTION_WORDS))
     }
-    shared = Counter(word for words in counted.values() for word in words)
+    if shared:
+        return counted
+    counts = Counter(word for words in counted.values() for word in words)
     return {
         value: kept
         for value, words in counted.items()
-        if (kept := frozenset(w for w in words if shared[w] == 1))
+        if (kept := frozenset(w for w in words if counts[w] == 1))
     }
 
 

@@ -222,6 +222,35 @@ def difference_said_as_addition(original: str, candidate: str) -> str | None:
     return None
 
 
+#: words by which a sentence says which side of a difference is the larger
+_DIRECTED = re.compile(
+    r"\b(?:more|fewer|less|than|outnumber\w*|exceed\w*|extra|additional|surplus|greater|"
+    r"larger|bigger|smaller|longer|shorter|older|younger|taller|heavier|lighter|higher|lower|"
+    r"cheaper|ahead|behind|favou?r)\b"
+)
+
+
+def difference_without_direction(original: str, candidate: str) -> str | None:
+    """Why the candidate says one of the original's differences as "the difference between" two
+    sides without saying which is larger: "How many gold coins does Gretchen have if she has 110
+    coins and the difference between gold and silver coins is 30?" (accepted in a demo run) for
+    "There are 30 more gold coins than silver coins" leaves 40 gold coins a right answer. None
+    when the sentence that states the amount says which side is larger ("gold coins exceed
+    silver coins by 30", "a difference of 30 in favour of gold")."""
+    for ours in comparisons(original):
+        sentence = _only_sentence_with(ours.amount, candidate)
+        if sentence is None:
+            continue
+        lowered = sentence.lower()
+        if re.search(r"\bdifferen(?:ce|t)\b", lowered) and not _DIRECTED.search(lowered):
+            larger, smaller = " ".join(sorted(ours.larger)), " ".join(sorted(ours.smaller))
+            return (
+                f"says a difference of {ours.amount} without which side is larger: {larger} is "
+                f"{ours.amount} more than {smaller}"
+            )
+    return None
+
+
 def _only_sentence_with(amount: str, text: str) -> str | None:
     written = re.compile(rf"(?<![\w.,]){re.escape(amount)}(?!\w)")
     found = [s for s in re.split(r"(?<=[.?!;])\s+", text) if written.search(s.lower())]

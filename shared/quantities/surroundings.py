@@ -43,17 +43,21 @@ def numbers_written_once(
     *,
     window: int,
     amounts: bool = True,
+    ratios: bool = False,
     ends: frozenset[str] = CLAUSE_ENDS,
 ) -> tuple[Surroundings, ...]:
     """Each number whose value the text writes once (``amounts``: also those read with a
-    unit, "$5", "2 hours"), with up to ``window`` words on either side, up to the first of
-    ``ends`` (by default its clause's) or another number. Cached: the original of a set is
-    read again for every candidate, by several checks."""
+    unit, "$5", "2 hours"; ``ratios``: fractions and percentages, even without ``amounts``),
+    with up to ``window`` words on either side, up to the first of ``ends`` (by default its
+    clause's) or another number. Cached: the original of a set is read again for every
+    candidate, by several checks."""
     normalised = normalized_text(text)
     found = [
         m
         for m in mentions(normalised, language)
-        if not m.soft and m.span is not None and (amounts or m.dimension is None)
+        if not m.soft
+        and m.span is not None
+        and (amounts or m.dimension is None or (ratios and m.dimension == "ratio"))
     ]
     values = Counter(value for mention in found for value in mention.values)
     surroundings: list[Surroundings] = []

@@ -11,6 +11,7 @@ from steadfast.shared.quantities.comparisons import (
     difference_as_ratio,
     difference_from_a_total,
     difference_said_as_addition,
+    difference_without_direction,
     difference_without_its_base,
     dropped_comparison_side,
     reversed_comparison,
@@ -415,3 +416,67 @@ def test_a_difference_said_as_an_addition_over_the_other_side(
     why = difference_said_as_addition(GRETCHEN, candidate)
     assert (why == "says the difference of 30 as an addition ('additional ... over')") is refused
     assert (why is None) is not refused
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "refused"),
+    [
+        # a demo run's accepted paraphrase: 40 gold coins answers it as well as 70
+        (
+            GRETCHEN,
+            "How many gold coins does Gretchen have if she has 110 coins and the difference "
+            "between gold and silver coins is 30?",
+            True,
+        ),
+        (
+            GRETCHEN,
+            "Gretchen's 110 coins are gold and silver, with a difference of 30 between the two "
+            "kinds. How many gold coins does she have?",
+            True,
+        ),
+        (
+            "Ann is 5 years older than Tom. Tom is 12. How old is Ann?",
+            "The age difference between Ann and Tom is 5 years, and Tom is 12. How old is Ann?",
+            True,
+        ),
+        # the sentence with the amount says which side is larger
+        (
+            GRETCHEN,
+            "Gretchen has 110 coins; the difference between gold and silver coins is 30, with "
+            "gold the larger. How many gold coins does she have?",
+            False,
+        ),
+        (
+            GRETCHEN,
+            "Gretchen has 110 coins and the difference between them is 30 in favour of gold. How "
+            "many are gold?",
+            False,
+        ),
+        (
+            GRETCHEN,
+            "Gretchen owns 110 coins, and gold coins exceed silver coins by 30. How many gold "
+            "coins does she have?",
+            False,
+        ),
+        # no difference named at all, or the original's amount in no single sentence
+        (
+            GRETCHEN,
+            "Gretchen has 110 coins and 30 more gold than silver ones. How many gold coins?",
+            False,
+        ),
+        (
+            "Marcia has two more pets than Cindy. If Cindy has four pets, how many does Marcia "
+            "have?",
+            "Cindy has four pets and Marcia has a different number. How many does Marcia have?",
+            False,
+        ),
+    ],
+)
+def test_a_difference_said_without_which_side_is_larger(
+    original: str, candidate: str, refused: bool
+) -> None:
+    why = difference_without_direction(original, candidate)
+    assert (why is not None) is refused
+    if refused:
+        assert why is not None and why.startswith("says a difference of ")
+        assert quantity_difference(original, candidate) is not None

@@ -15,6 +15,12 @@ RICARDO = (
     "while each plant of eggplant yields 4 eggplants. He planted 5 tomato plants and 8 plants of "
     "eggplant. How many fruits can Ricardo get from his plants?"
 )
+DANA = (
+    "Dana can run at a rate of speed four times faster than she can walk, but she can skip at a "
+    "rate of speed that is half as fast as she can run. If she can skip at 3 miles per hour, how "
+    "many miles can she travel in six hours if she spends one-third of the time running and "
+    "two-thirds of the time walking?"
+)
 AMOR = (
     "The price of Parmesan cheese is $11 per pound. Mozzarella cheese is $6 per pound. Amor buys "
     "2 pounds of Parmesan and 3 pounds of mozzarella cheese. If she starts with $50 cash, how "
@@ -46,6 +52,22 @@ AMOR = (
             "$2.00 each. What did she spend?",
             "swaps what 2 and 3 count",
         ),
+        # a bench run's accepted paraphrase (judge 0.51): fractions count things too, and a
+        # word the candidate writes after two of its numbers ("running") still tells them apart
+        (
+            DANA,
+            "Dana can run four times as fast as she walks, and skip at half her running speed. "
+            "If she skips at 3 miles per hour, how far can she travel in six hours spending "
+            "one-third of the time walking and two-thirds of the time running?",
+            "swaps what 1/3 and 2/3 count",
+        ),
+        (
+            "In a school, 20% of the boys and 30% of the girls play chess. If there are 100 "
+            "pupils of each, how many play chess?",
+            "A school has 100 boys and as many girls; 30% of the boys and 20% of the girls play "
+            "chess. How many pupils play chess?",
+            "swaps what 20 and 30 count",
+        ),
     ],
 )
 def test_two_numbers_that_trade_what_they_count_are_refused(
@@ -75,6 +97,25 @@ def test_two_numbers_that_trade_what_they_count_are_refused(
         (
             "He bought 5 apples and 3 of them were red. How many were not red?",
             "Of the 5 apples he bought, 3 apples were red. How many were not?",
+        ),
+        # fractions and percentages kept with what they count, in another order
+        (
+            DANA,
+            "Running is four times faster than walking for Dana, and her skipping speed is half "
+            "her running speed. Skipping at 3 miles per hour, how many miles does she cover in "
+            "six hours if two-thirds of the time she walks and one-third of the time she runs?",
+        ),
+        (
+            DANA,
+            "Dana runs four times as fast as she walks and skips half as fast as she runs. At a "
+            "skipping speed of 3 miles per hour, how many miles can she go in six hours, running "
+            "one-third of the time and walking two-thirds of it?",
+        ),
+        (
+            "In a class, 20% of the boys and 30% of the girls play chess. There are 40 boys and "
+            "50 girls. How many pupils play chess?",
+            "Of the 50 girls in a class, 30% play chess, and so do 20% of its 40 boys. How many "
+            "pupils play chess?",
         ),
         # a word both numbers count tells them apart from none
         (

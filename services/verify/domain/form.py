@@ -14,10 +14,11 @@ from steadfast.shared.question_words import AUXILIARIES, QUESTION_WORDS
 _REQUEST_TEXT = (
     "name tell give identify state list find calculate compute determine work figure "
     "explain describe provide say please let show write estimate evaluate solve express "
-    "simplify convert count quote recall set what's who's how's "
+    "simplify convert count quote recall set what's who's how's specify indicate mention "
+    "reveal share define pinpoint supply enumerate deduce derive "
     # Italian
     "dimmi dica indica indicare elenca calcola trova spiega descrivi nomina scrivi "
-    "determina fornisci parlami"
+    "determina fornisci parlami specifica individua menziona"
 )
 _REQUEST_WORDS = frozenset(_REQUEST_TEXT.split())
 _TWO_WORD_OPENINGS = frozenset(

@@ -25,6 +25,11 @@ from steadfast.services.verify.domain.form import asks, form_difference
         # a question word or a request after a comma still asks
         "If he has 3 apples, how many does he have",
         "Given that a bag holds 72 chips, find how many bags he needs.",
+        # refused as statements in a demo run before these verbs were read as requests
+        "Specify the capital city of Australia.",
+        "Indicate the year the Berlin Wall fell.",
+        "Mention the chemical symbol of gold.",
+        "Specifica la capitale dell'Australia.",
     ],
 )
 def test_questions_and_requests_ask(text: str) -> None:
