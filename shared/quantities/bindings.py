@@ -50,23 +50,24 @@ def swapped_numbers(original: str, candidate: str, language: str = "en") -> str 
 def _counted(text: str, language: str, shared: bool = False) -> dict[Quantity, frozenset[str]]:
     """Each number written once (amounts of money or time, which say what they are, are not
     read; fractions and percentages, which do not, are), with the stems of the words it
-    counts. Words that more than one number counts are left out, unless ``shared``: a
-    candidate's "half her running speed" must not hide that its "two-thirds of the time
-    running" counts running now."""
-    counted = {
-        number.value: words
+    counts. Words that more than one number of its kind (a count, a fraction) counts are left
+    out, unless ``shared``: a candidate's "half her running speed" must not hide that its
+    "two-thirds of the time running" counts running now, nor "25% of the sheep" that "12
+    cows and 20 sheep" became "20 cows and 12 sheep"."""
+    read = [
+        (number, words)
         for number in numbers_written_once(
             text, language, window=_WINDOW, amounts=False, ratios=True
         )
         if (words := frozenset(stem(w) for w in number.after if w not in FUNCTION_WORDS))
-    }
+    ]
     if shared:
-        return counted
-    counts = Counter(word for words in counted.values() for word in words)
+        return {number.value: words for number, words in read}
+    counts = Counter((number.ratio, word) for number, words in read for word in words)
     return {
-        value: kept
-        for value, words in counted.items()
-        if (kept := frozenset(w for w in words if counts[w] == 1))
+        number.value: kept
+        for number, words in read
+        if (kept := frozenset(w for w in words if counts[number.ratio, w] == 1))
     }
 
 

@@ -4,11 +4,12 @@ group, and a rate it gives to something else."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from steadfast.shared.language import detect_language
 from steadfast.shared.quantities.answer_units import changed_answer_unit, dropped_answer_units
-from steadfast.shared.quantities.bindings import swapped_numbers
+from steadfast.shared.quantities.bindings import FUNCTION_WORDS, swapped_numbers
 from steadfast.shared.quantities.changes import (
     compared_with_another,
     count_dropped,
@@ -34,6 +35,7 @@ from steadfast.shared.quantities.comparisons import (
 )
 from steadfast.shared.quantities.groups import regrouped_number
 from steadfast.shared.quantities.mention import Mention
+from steadfast.shared.quantities.numerals import normalized_text
 from steadfast.shared.quantities.periods import (
     alternation_changed,
     changed_period,
@@ -97,6 +99,7 @@ def quantity_difference(original: str, candidate: str, language: str | None = No
     theirs, ours = mentions(original, language), mentions(candidate, language)
     missing = [m for m in theirs if not m.soft and not any(m.matches(c) for c in ours)]
     missing += _said_only_as_a_percentage(theirs, ours)
+    missing += _count_said_only_as_an_amount(theirs, ours, original)
     added = [c for c in ours if not c.soft and not any(c.matches(m) for m in theirs)]
     if language == "en":
         missing, added = restated(missing, added, original, candidate)
@@ -136,6 +139,48 @@ def _said_only_as_a_percentage(theirs: list[Mention], ours: list[Mention]) -> li
         ):
             lost.append(mention)
     return lost
+
+
+def _count_said_only_as_an_amount(
+    theirs: list[Mention], ours: list[Mention], original: str
+) -> list[Mention]:
+    """The original's counts ("10 tapered candles": a number with the thing it counts right
+    after it) that the candidate writes only as an amount the original also writes, fewer
+    times in all: "he can make 10 tapered candles. One pound of beeswax and the wicks cost
+    $10.00" reworded "... his supply costs of $10.00 per pound of beeswax and wicks" (accepted
+    in a bench run) has lost the 10 candles a pound makes, though "$10.00" matches the value
+    10. A number whose unit is left to the reader ("8 hours on Monday and 8 on Tuesday") may
+    be said with it."""
+    lost = []
+    read = normalized_text(original).lower()
+    for mention in theirs:
+        if mention.soft or mention.dimension is not None:
+            continue
+        matching = [our for our in ours if mention.matches(our)]
+        if not matching or any(our.dimension in (None, "ratio") for our in matching):
+            continue
+        written = [their for their in theirs if not their.soft and their.values & mention.values]
+        amounts = {their.dimension for their in written if their.dimension is not None}
+        fewer = len(matching) < len(written)
+        if (
+            fewer
+            and {our.dimension for our in matching} <= amounts
+            and _counts_a_thing(mention, read)
+        ):
+            lost.append(mention)
+    return lost
+
+
+_NEXT_WORD = re.compile(r"\s*([^\W\d_]+)")
+
+
+def _counts_a_thing(mention: Mention, read: str) -> bool:
+    """Whether the word right after the number is a content word ("10 tapered candles", not "8
+    on Tuesday")."""
+    if mention.span is None:
+        return False
+    following = _NEXT_WORD.match(read, mention.span[1])
+    return following is not None and following[1] not in FUNCTION_WORDS
 
 
 def _listed(found: list[Mention]) -> str:

@@ -34,6 +34,8 @@ class Surroundings:
     than: tuple[str, ...] = ()
     #: the word that ends them ("and" in "than Ann and Bob combined"), or "" at the text's end
     than_next: str = ""
+    #: a fraction or a percentage ("one-third", "25%")
+    ratio: bool = False
 
 
 @lru_cache(maxsize=1024)
@@ -74,7 +76,13 @@ def numbers_written_once(
         than_next = compared[len(than)] if compared and len(compared) > len(than) else ""
         surroundings += [
             Surroundings(
-                value, mention.written, tuple(before), tuple(after), tuple(than), than_next
+                value,
+                mention.written,
+                tuple(before),
+                tuple(after),
+                tuple(than),
+                than_next,
+                ratio=mention.dimension == "ratio",
             )
             for value in mention.values
             if values[value] == 1

@@ -458,6 +458,47 @@ def test_a_difference_said_as_an_addition_over_the_other_side(
             "coins does she have?",
             False,
         ),
+        (
+            GRETCHEN,
+            "Gretchen has 110 coins, and gold and silver coins differ by 30. How many gold coins "
+            "does she have?",
+            True,
+        ),
+        (
+            "Ann is 5 years older than Tom. Tom is 12. How old is Ann?",
+            "Ann and Tom are 5 years apart in age, and Tom is 12. How old is Ann?",
+            True,
+        ),
+        # the direction said another way, or in another sentence (a helper's review)
+        (
+            GRETCHEN,
+            "Gretchen has 110 coins; the difference between gold and silver coins is 30, with "
+            "gold coins being the majority. How many are gold?",
+            False,
+        ),
+        (
+            GRETCHEN,
+            "Gretchen has 110 coins, and the difference of 30 between gold and silver coins "
+            "favours gold. How many gold coins does she have?",
+            False,
+        ),
+        (
+            GRETCHEN,
+            "Gretchen has 110 coins. Gold coins are more numerous. The difference between gold and "
+            "silver coins is 30. How many gold coins does she have?",
+            False,
+        ),
+        (
+            "Ann is 5 years older than Tom. Tom is 12. How old is Ann?",
+            "Tom is 12 and Ann was born first, an age difference of 5 years. How old is Ann?",
+            False,
+        ),
+        (
+            "Jake has 6 fewer peaches than Steven. Steven has 13 peaches. How many does Jake have?",
+            "Jake trails Steven by a difference of 6 peaches, and Steven has 13. How many peaches "
+            "does Jake have?",
+            False,
+        ),
         # no difference named at all, or the original's amount in no single sentence
         (
             GRETCHEN,

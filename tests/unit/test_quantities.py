@@ -644,6 +644,50 @@ def test_a_number_said_only_as_the_percentage_beside_it(
     assert quantity_difference(original, candidate) == why
 
 
+CHARLIE = (
+    "Charlie wants to sell beeswax candles.  For every pound of beeswax, he can make 10 tapered "
+    "candles.  One pound of beeswax and the wicks cost $10.00 in supplies.   If he sells each "
+    "candle for $2.00 each, what is his net profit if he makes and sells 20 candles?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run (judge 0.72): the 10 candles a pound makes are gone, "$10.00"
+        # stood in for them
+        (
+            CHARLIE,
+            "What is Charlie's net profit if he makes and sells 20 candles by selling beeswax "
+            "candles for $2.00 each, considering his supply costs of $10.00 per pound of beeswax "
+            "and wicks?",
+            'missing "10"',
+        ),
+        (
+            CHARLIE,
+            "A pound of beeswax, which with wicks costs Charlie $10.00, makes 10 tapered candles. "
+            "Selling each candle for $2.00, what net profit does he make on 20 candles?",
+            None,
+        ),
+        # a number whose unit the original leaves to the reader may be said with it
+        (
+            "He worked 8 hours on Monday and 8 on Tuesday. How many hours did he work?",
+            "He put in 8 hours on Monday and 8 hours on Tuesday. How many hours in all?",
+            None,
+        ),
+        (
+            "He worked 8 hours on Monday and 8 on Tuesday. How many hours did he work?",
+            "He put in 8 hours on each of Monday and Tuesday. How many hours in all?",
+            None,
+        ),
+    ],
+)
+def test_a_count_said_only_as_the_amount_beside_it(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert quantity_difference(original, candidate) == why
+
+
 MCBEAL = (
     "What is the surname of the psychiatrist who prescribes medication for Marie Hanson for her "
     "periodic blackouts in Season 1, Episode 20 of Ally McBeal?"

@@ -68,6 +68,14 @@ AMOR = (
             "chess. How many pupils play chess?",
             "swaps what 20 and 30 count",
         ),
+        # a percentage of one of the swapped groups does not hide the swap
+        (
+            "A farmer has 12 cows and 20 sheep. He sells 25% of the sheep. How many animals are "
+            "left?",
+            "A farmer owns 20 cows and 12 sheep. If he sells 25% of the sheep, how many animals "
+            "does he have left?",
+            "swaps what 12 and 20 count",
+        ),
     ],
 )
 def test_two_numbers_that_trade_what_they_count_are_refused(

@@ -110,3 +110,36 @@ def _states_terms(index: int, clause: str) -> bool:
     in 3 rose bushes, where each bush contains 25 roses and each rose has 8 thorns." (a demo
     run refused six such rewordings as asking for each one's share)."""
     return index > 0 and _CONDITION.match(clause) is not None
+
+
+#: what is left of something: "how many were left", "have left", "remaining", "the rest"
+_REMAINDER = re.compile(
+    r"\b(?:is|are|was|were|be|been|have|has|had|there)\s+(?:[a-z]+\s+){0,2}?left\b|"
+    r"\bleft\s+over\b|\bleftovers?\b|\bremain\w*\b|\bthe rest\b"
+)
+
+#: what is left, asked: "were left", "have left", "left over", "remain" as the verb ("the
+#: remaining money" or "the rest" only names what the question is about)
+_LEFT_ASKED = re.compile(
+    r"\b(?:is|are|was|were|be|been|have|has|had|there)\s+(?:[a-z]+\s+){0,2}?left\b|"
+    r"\bleft\s+over\b|\bremain(?:s|ed)?\b"
+)
+
+
+def remainder_asked_where_given(original: str, candidate: str) -> str | None:
+    """Why the candidate asks what is left where the original gives it and asks something
+    else: "What number of pieces of pie were left after Grandma Jones cut 5 pies into 8 slices
+    and then guests ate 14 pieces?" for "... there were 14 pieces of pie remaining. How many
+    pieces were taken by the guests?" (accepted in a bench run, judge 0.52: the given and the
+    asked trade places). None when the original's question asks what is left too, or its
+    story says nothing is."""
+    asked = _asking_clause(asking_sentence(original)).lower()
+    if _REMAINDER.search(asked) or not _REMAINDER.search(original.lower()):
+        return None
+    reworded = _LEFT_ASKED.search(_asking_clause(asking_sentence(candidate)).lower())
+    if reworded is None:
+        return None
+    return (
+        f"asks what is {reworded.group(0)!r}, which the original gives, where it asks "
+        "something else"
+    )

@@ -35,7 +35,10 @@ from __future__ import annotations
 
 import re
 
-from steadfast.services.verify.domain.aggregates import aggregate_changed
+from steadfast.services.verify.domain.aggregates import (
+    aggregate_changed,
+    remainder_asked_where_given,
+)
 from steadfast.services.verify.domain.asking import asking_sentence, questions_asked, sentences
 from steadfast.shared.inflections import every_form, same_word
 from steadfast.shared.names import NAME_TOKEN, written_as_names
@@ -259,6 +262,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _someone_else_asked(original, candidate)
         or _ratio_asked(original, candidate)
         or aggregate_changed(original, candidate)
+        or remainder_asked_where_given(original, candidate)
     )
 
 
@@ -1158,7 +1162,11 @@ _DATE_ASKED = re.compile(
 _DAY_ASKED = re.compile(
     rf"\b(?:what|which) (?:exact )?(?:day|date)\b|\bday\s*[,/]|{_WHOLE_DATE}", re.IGNORECASE
 )
-_WHEN_OR_YEAR = re.compile(r"\bwhen\b|\b(?:what|which) year\b", re.IGNORECASE)
+_WHEN_OR_YEAR = re.compile(
+    r"\bwhen\b|\b(?:what|which) year\b|\bwhat(?:'s| is| was) the (?:birth )?year\b|"
+    r"\b(?:tell|give|name|state) (?:me |us )?the (?:birth )?year\b",
+    re.IGNORECASE,
+)
 #: a candidate that still says a date's finer parts, or the day
 _DAY_WORDS = re.compile(r"\b(?:date|day|month)s?\b", re.IGNORECASE)
 _DAY_OR_DATE = re.compile(r"\b(?:date|day|birth-?date|birthday|dob)s?\b", re.IGNORECASE)

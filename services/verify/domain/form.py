@@ -14,13 +14,27 @@ from steadfast.shared.question_words import AUXILIARIES, QUESTION_WORDS
 _REQUEST_TEXT = (
     "name tell give identify state list find calculate compute determine work figure "
     "explain describe provide say please let show write estimate evaluate solve express "
-    "simplify convert count quote recall set what's who's how's specify indicate mention "
-    "reveal share define pinpoint supply enumerate deduce derive "
+    "simplify convert count quote recall set what's who's how's kindly "
     # Italian
     "dimmi dica indica indicare elenca calcola trova spiega descrivi nomina scrivi "
-    "determina fornisci parlami specifica individua menziona"
+    "determina fornisci parlami"
 )
 _REQUEST_WORDS = frozenset(_REQUEST_TEXT.split())
+#: requests whose verb is also a noun or a name ("Share prices fell", "Mention of the treaty",
+#: "Define Technologies was founded"): they ask only when they open a sentence and an object
+#: follows ("Specify the capital city of Australia.", refused as a statement in a demo run)
+_NOUN_LIKE_REQUEST_TEXT = (
+    "specify indicate mention reveal share define pinpoint supply enumerate deduce derive "
+    "specifica individua menziona"
+)
+_NOUN_LIKE_REQUESTS = frozenset(_NOUN_LIKE_REQUEST_TEXT.split())
+#: what follows such a verb when it asks: an object or a question word
+_OBJECT_OPENING_TEXT = (
+    "the a an me us your how what which who whom whose when where why whether all each its "
+    "his her their this these that those il lo la i gli le l un una uno quale quali quanti "
+    "quante come dove quando chi"
+)
+_OBJECT_OPENINGS = frozenset(_OBJECT_OPENING_TEXT.split())
 _TWO_WORD_OPENINGS = frozenset(
     {("i", "need"), ("i", "want"), ("i'd", "like"), ("i", "wonder"), ("vorrei", "sapere")}
 )
@@ -60,9 +74,15 @@ def asks(text: str) -> bool:
             openings = _LATER_OPENINGS if position else _OPENINGS
             if opening and (opening[0] in openings or tuple(opening[:2]) in _TWO_WORD_OPENINGS):
                 return True
+            if not position and _noun_like_request(opening):
+                return True
             if any(word in asking for word in opening[1:]):  # "In what year ..."
                 return True
     return False
+
+
+def _noun_like_request(opening: list[str]) -> bool:
+    return len(opening) > 1 and opening[0] in _NOUN_LIKE_REQUESTS and opening[1] in _OBJECT_OPENINGS
 
 
 #: a question turned into an offer to tell: "Would you like to know the capital of Australia?"

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from steadfast.services.verify.domain.aggregates import aggregate_changed, asked_aggregates
+from steadfast.services.verify.domain.aggregates import (
+    aggregate_changed,
+    asked_aggregates,
+    remainder_asked_where_given,
+)
 from steadfast.services.verify.domain.direction import direction_difference
 
 ROOMMATES = (
@@ -215,3 +219,71 @@ def test_a_difference_between_two_sides_where_the_original_compares_nothing_is_r
         )
         is None
     )
+
+
+GRANDMA = (
+    "Grandma Jones baked 5 apple pies for the fireman's luncheon.  She cut each pie into 8 pieces "
+    "and set the five pies out on the buffet table for the guests to serve themselves.  At the "
+    "end of the evening, after the guests had taken and eaten their pieces of pie, there were 14 "
+    "pieces of pie remaining.  How many pieces were taken by the guests?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run (judge 0.52): the given and the asked trade places
+        (
+            GRANDMA,
+            "What number of pieces of pie were left after Grandma Jones cut 5 pies into 8 slices "
+            "and then guests ate 14 pieces, if she started with 5 pies?",
+            "asks what is 'were left', which the original gives, where it asks something else",
+        ),
+        (
+            GRANDMA,
+            "Grandma Jones cut 5 apple pies into 8 pieces each and the guests took 14. How many "
+            "pieces remain?",
+            "asks what is 'remain', which the original gives, where it asks something else",
+        ),
+        # what is left stays a condition, or only names what is asked about
+        (
+            GRANDMA,
+            "Grandma Jones baked 5 apple pies and cut each into 8 pieces. If 14 pieces were left "
+            "at the end of the evening, how many pieces did the guests take?",
+            None,
+        ),
+        (
+            GRANDMA,
+            "Grandma Jones cut each of her 5 apple pies into 8 pieces for the luncheon. How many "
+            "pieces did the guests take if 14 pieces remained at the end?",
+            None,
+        ),
+        (
+            "Sara had $50. She spent $20 on food and the rest on books. How much did she spend on "
+            "books?",
+            "Sara had $50 and spent $20 of it on food. How much of the remaining money did she "
+            "spend on books?",
+            None,
+        ),
+        # the original asks what is left itself
+        (
+            "Tom had 12 apples and ate 5. How many apples are left?",
+            "Tom ate 5 of his 12 apples. How many apples remain?",
+            None,
+        ),
+        # a verb "left" is no remainder
+        (
+            "Tom left home at 3 pm and walked 2 miles, with 1 mile remaining. How far had he "
+            "walked?",
+            "How far had Tom walked after he left home at 3 pm, walking 2 miles with 1 mile "
+            "remaining?",
+            None,
+        ),
+    ],
+)
+def test_what_is_left_asked_where_the_original_gives_it(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert remainder_asked_where_given(original, candidate) == why
+    if why:
+        assert direction_difference(original, candidate) == why

@@ -1608,7 +1608,23 @@ def test_a_date_asked_as_when_is_refused(original: str, candidate: str, why: str
             "certification from the RIAA?",
             "asks 'which year', where the original asks for the date's parts",
         ),
+        # accepted in a bench run (judge 0.72)
+        (
+            "On what day, month, and year was Algerian artist Mohammed Racim born?",
+            "What is the year Mohammed Racim was born?",
+            "asks 'what is the year', where the original asks for the date's parts",
+        ),
+        (
+            "On what day, month, and year was Algerian artist Mohammed Racim born?",
+            "Tell me the year the Algerian artist Mohammed Racim was born.",
+            "asks 'tell me the year', where the original asks for the date's parts",
+        ),
         # the date still asked
+        (
+            "On what day, month, and year was Algerian artist Mohammed Racim born?",
+            "What was the day, month, and year of Mohammed Racim's birth?",
+            None,
+        ),
         (
             "On what day, month, and year was David Sweet, Canadian politician, born?",
             "David Sweet, a Canadian politician, was born on which date?",

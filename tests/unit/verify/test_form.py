@@ -30,6 +30,7 @@ from steadfast.services.verify.domain.form import asks, form_difference
         "Indicate the year the Berlin Wall fell.",
         "Mention the chemical symbol of gold.",
         "Specifica la capitale dell'Australia.",
+        "Kindly specify the capital of Australia.",
     ],
 )
 def test_questions_and_requests_ask(text: str) -> None:
@@ -50,6 +51,13 @@ def test_questions_and_requests_ask(text: str) -> None:
         "Cambridge, Massachusetts, which is known for its liberal arts college, is called the "
         "Women's Liberal Arts College.",
         "The prize went to Michio Sugeno, who was born in Japan.",
+        # a request verb that is also a noun or a name opens no request without an object
+        "Share prices fell 3% on Monday.",
+        "Mention of the treaty first appears in 1648.",
+        "Define Technologies was founded in 1999.",
+        "Supply of gold is limited and its chemical symbol is Au.",
+        "In 2020, share prices of Apple rose by 80%.",
+        "Specifica tecnica del prodotto: 5 kg.",
     ],
 )
 def test_statements_do_not(text: str) -> None:
