@@ -248,6 +248,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _named_thing_made_generic(original, candidate)
         or _addressee_swapped(original, candidate)
         or _topic_dropped(original, candidate)
+        or _work_dropped(original, candidate)
         or _owner_dropped(original, candidate)
         or _other_thing_asked(original, candidate)
         or _place_asked(original, candidate)
@@ -939,6 +940,29 @@ def _owner_dropped(original: str, candidate: str) -> str | None:
     for owner in _KIND_OWNER.finditer(original.replace("\u2019", "'")):
         if not _kept(owner.group(1) or owner.group(2), said):
             return f"drops '{owner.group(0)}': the original asks about it"
+    return None
+
+
+#: the work a question is about, named after a part of it: "episode of Archer", "chapter of
+#: Moby-Dick", "season 3 of The Wire"
+_WORK_NAMED = re.compile(
+    r"\b(?:seasons?|episodes?|chapters?|volumes?|issues?|series|books?|films?|movies?|albums?|"
+    r"games?|shows?|novels?|plays?|tracks?|songs?)(?:\s+\d+)?\s+(?:of|in|from)\s+(?:the\s+)?"
+    r"[\"“']?((?:[A-Z][\w'’-]*)(?:\s+(?:of\s+|the\s+|and\s+)?[A-Z][\w'’-]*)*)"
+)
+
+
+def _work_dropped(original: str, candidate: str) -> str | None:
+    """Why the candidate no longer names the work the original's question is about: "Which
+    season and episode does Sterling engage in the rampage?" for "In which season and episode
+    of Archer does Sterling go into a rampage?" (accepted in a bench run: which show?). None
+    when the candidate keeps any word of the work's name, in any form."""
+    said = _words_said(candidate)
+    for named in _WORK_NAMED.finditer(asking_sentence(original)):
+        words = [w.lower() for w in re.findall(r"[^\W\d_]+", named.group(1))]
+        words = [w for w in words if w not in _DETERMINERS and w not in {"of", "and"}]
+        if words and not any(_kept(word, said) for word in words):
+            return f"drops '{named.group(1)}': the original asks about it"
     return None
 
 

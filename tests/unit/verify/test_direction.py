@@ -1708,3 +1708,50 @@ GUARDIAN = (
 )
 def test_a_role_asked_of_its_character_is_refused(candidate: str, why: str | None) -> None:
     assert direction_difference(GUARDIAN, candidate) == why
+
+
+ARCHER = (
+    "In which season and episode of Archer does Sterling go into a rampage? Give me the season, "
+    "number, and title of the episode."
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run (judge 0.81): which show?
+        (
+            ARCHER,
+            "Which season and episode does Sterling engage in the rampage? Please specify the "
+            "season, episode number, and the name of the episode.",
+            "drops 'Archer': the original asks about it",
+        ),
+        (
+            "In which chapter of Moby-Dick does Ahab first appear?",
+            "In which chapter does Captain Ahab make his first appearance?",
+            "drops 'Moby-Dick': the original asks about it",
+        ),
+        # the work still named, in any form
+        (
+            ARCHER,
+            "In what Archer episode (season and number) does Sterling go on a rampage? Name its "
+            "title too.",
+            None,
+        ),
+        (
+            "In which episode of The Simpsons does Homer go to space?",
+            "In what Simpsons episode does Homer travel into space?",
+            None,
+        ),
+        (
+            "In Season 1, Episode 20 of Ally McBeal, who prescribes medication for Marie Hanson?",
+            "Who prescribes medication for Marie Hanson in season 1, episode 20 of the show Ally "
+            "McBeal?",
+            None,
+        ),
+    ],
+)
+def test_the_work_a_question_is_about_dropped_is_refused(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert direction_difference(original, candidate) == why
