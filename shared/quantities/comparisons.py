@@ -225,13 +225,14 @@ def difference_said_as_addition(original: str, candidate: str) -> str | None:
 #: a difference named without a comparative: "the difference between ... is 30", "they
 #: differ by 30", "5 years apart", "a gap of 7 pounds"
 _DIFFERENCE = re.compile(r"\b(?:difference|differ|differs|differed|apart|gap)\b")
-#: words by which a text says which side of a difference is the larger
+#: words by which a text says which side of a difference is the larger ("at most", "after
+#: sorting them", "over the years" say nothing of it)
 _DIRECTED = re.compile(
-    r"\b(?:more|most|majority|numerous|fewer|less|least|than|outnumber\w*|exceed\w*|extra|"
-    r"additional|surplus|excess|greater|larger|bigger|smaller|longer|shorter|older|younger|"
-    r"taller|heavier|lighter|higher|lower|cheaper|ahead|behind|favou?r\w*|surpass\w*|tops?|"
-    r"lead\w*|trail\w*|beat\w*|above|below|over|under|beyond|minus|elder|senior|junior|"
-    r"before|after|first|upper|earlier|later)\b"
+    r"\b(?:more|(?<!at )most|majority|numerous|fewer|less|least|than|outnumber\w*|exceed\w*|"
+    r"extra|additional|surplus|excess|greater|larger|bigger|smaller|longer|shorter|older|"
+    r"younger|taller|heavier|lighter|higher|lower|cheaper|ahead|behind|favou?r\w*|surpass\w*|"
+    r"tops?|lead\w*|trail\w*|beat\w*|above|below|beyond|minus|elder|senior|junior|upper)\b|"
+    r"\b(?:born|came|arrived|started) (?:\w+ ){0,2}?(?:first|earlier|before|later|after)\b"
 )
 
 
@@ -240,15 +241,17 @@ def difference_without_direction(original: str, candidate: str) -> str | None:
     sides without saying which is larger: "How many gold coins does Gretchen have if she has 110
     coins and the difference between gold and silver coins is 30?" (accepted in a demo run) for
     "There are 30 more gold coins than silver coins" leaves 40 gold coins a right answer. None
-    when the candidate says anywhere which side is larger ("gold coins exceed silver coins by
-    30", "a difference of 30 in favour of gold", "Gold coins are more numerous."): a direction
-    word about something else lets a change through rather than refuse a faithful rewording."""
-    lowered = candidate.lower()
-    if not _DIFFERENCE.search(lowered) or _DIRECTED.search(lowered):
-        return None
+    when the sentence that states the amount, or one next to it, says which side is larger
+    ("gold coins exceed silver coins by 30", "a difference of 30 in favour of gold", "Gold
+    coins are more numerous.")."""
+    parts = re.split(r"(?<=[.?!;])\s+", candidate)
     for ours in comparisons(original):
         sentence = _only_sentence_with(ours.amount, candidate)
-        if sentence is not None and _DIFFERENCE.search(sentence.lower()):
+        if sentence is None or not _DIFFERENCE.search(sentence.lower()):
+            continue
+        at = parts.index(sentence)
+        nearby = " ".join(parts[max(at - 1, 0) : at + 2]).lower()
+        if not _DIRECTED.search(nearby):
             larger, smaller = " ".join(sorted(ours.larger)), " ".join(sorted(ours.smaller))
             return (
                 f"says a difference of {ours.amount} without which side is larger: {larger} is "

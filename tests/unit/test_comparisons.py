@@ -469,7 +469,26 @@ def test_a_difference_said_as_an_addition_over_the_other_side(
             "Ann and Tom are 5 years apart in age, and Tom is 12. How old is Ann?",
             True,
         ),
+        # a word that says no direction ("after sorting", "at most", "over the years")
+        (
+            GRETCHEN,
+            "After sorting them, Gretchen finds she has 110 coins, and the difference between "
+            "gold and silver coins is 30. How many are gold?",
+            True,
+        ),
+        (
+            GRETCHEN,
+            "Gretchen has 110 coins. The difference between gold and silver coins is 30. How many "
+            "gold coins does she have at most?",
+            True,
+        ),
         # the direction said another way, or in another sentence (a helper's review)
+        (
+            "Ann is 5 years older than Tom. Tom is 12. How old is Ann?",
+            "Ann was born 5 years before Tom, an age difference of 5 years. Tom is 12. How old "
+            "is Ann?",
+            False,
+        ),
         (
             GRETCHEN,
             "Gretchen has 110 coins; the difference between gold and silver coins is 30, with "

@@ -669,6 +669,17 @@ CHARLIE = (
             "Selling each candle for $2.00, what net profit does he make on 20 candles?",
             None,
         ),
+        # a count said in words (a helper's review)
+        (
+            "Two friends paid $2 each for the tickets. How much did they pay?",
+            "A pair of friends each paid $2 for the tickets. How much did they pay?",
+            None,
+        ),
+        (
+            "Ann reads 3 books in 3 hours. How many books does she read per hour?",
+            "Ann reads one book an hour for 3 hours. How many books does she read per hour?",
+            None,
+        ),
         # a number whose unit the original leaves to the reader may be said with it
         (
             "He worked 8 hours on Monday and 8 on Tuesday. How many hours did he work?",

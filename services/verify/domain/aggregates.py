@@ -112,12 +112,17 @@ def _states_terms(index: int, clause: str) -> bool:
     return index > 0 and _CONDITION.match(clause) is not None
 
 
-#: what is left of something: "how many were left", "have left", "remaining", "the rest"
-_REMAINDER = re.compile(
-    r"\b(?:is|are|was|were|be|been|have|has|had|there)\s+(?:[a-z]+\s+){0,2}?left\b|"
-    r"\bleft\s+over\b|\bleftovers?\b|\bremain\w*\b|\bthe rest\b"
+_NUMBER = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+#: a number the story gives as what is left: "14 pieces of pie remaining", "had 5 left", "12
+#: were left over", "the remaining 3"
+_REMAINDER_GIVEN = re.compile(
+    rf"(?<![\w.]){_NUMBER}\s+(?:[a-z]+\s+){{0,4}}?(?:remaining|remained|remains?|left(?:\s+over)?)\b|"
+    rf"\b(?:remaining|left(?:\s+over)?)\s+(?:(?:is|are|was|were)\s+)?{_NUMBER}(?![\w.])|"
+    rf"\bthe remaining {_NUMBER}\b"
 )
-
+#: a question that asks what is left in other words: "How many are still at the party?",
+#: "How many marbles does she have now?"
+_REMAINDER_IN_OTHER_WORDS = re.compile(r"\b(?:still|now|left|remain\w*|rest|unsold|uneaten)\b")
 #: what is left, asked: "were left", "have left", "left over", "remain" as the verb ("the
 #: remaining money" or "the rest" only names what the question is about)
 _LEFT_ASKED = re.compile(
@@ -127,19 +132,23 @@ _LEFT_ASKED = re.compile(
 
 
 def remainder_asked_where_given(original: str, candidate: str) -> str | None:
-    """Why the candidate asks what is left where the original gives it and asks something
-    else: "What number of pieces of pie were left after Grandma Jones cut 5 pies into 8 slices
-    and then guests ate 14 pieces?" for "... there were 14 pieces of pie remaining. How many
-    pieces were taken by the guests?" (accepted in a bench run, judge 0.52: the given and the
-    asked trade places). None when the original's question asks what is left too, or its
-    story says nothing is."""
+    """Why the candidate asks what is left where the original gives it as a number and asks
+    something else: "What number of pieces of pie were left after Grandma Jones cut 5 pies into
+    8 slices and then guests ate 14 pieces?" for "... there were 14 pieces of pie remaining.
+    How many pieces were taken by the guests?" (accepted in a bench run, judge 0.52: the given
+    and the asked trade places). None when the original's question asks what is left, in any
+    words ("still", "now"), or its story gives no number as left; nor when the candidate's
+    "left" follows a number of its own clause ("before only 14 pieces remained": a condition)."""
     asked = _asking_clause(asking_sentence(original)).lower()
-    if _REMAINDER.search(asked) or not _REMAINDER.search(original.lower()):
+    if _REMAINDER_IN_OTHER_WORDS.search(asked) or not _REMAINDER_GIVEN.search(original.lower()):
         return None
-    reworded = _LEFT_ASKED.search(_asking_clause(asking_sentence(candidate)).lower())
-    if reworded is None:
-        return None
-    return (
-        f"asks what is {reworded.group(0)!r}, which the original gives, where it asks "
-        "something else"
-    )
+    clause = _asking_clause(asking_sentence(candidate)).lower()
+    for reworded in _LEFT_ASKED.finditer(clause):
+        before = clause[: reworded.start()].split()[-6:]
+        if any(re.fullmatch(_NUMBER, word.strip(",.")) for word in before):
+            continue
+        return (
+            f"asks what is {reworded.group(0)!r}, which the original gives, where it asks "
+            "something else"
+        )
+    return None

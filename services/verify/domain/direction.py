@@ -1188,7 +1188,8 @@ _DAY_ASKED = re.compile(
 )
 _WHEN_OR_YEAR = re.compile(
     r"\bwhen\b|\b(?:what|which) year\b|\bwhat(?:'s| is| was) the (?:birth )?year\b|"
-    r"\b(?:tell|give|name|state) (?:me |us )?the (?:birth )?year\b",
+    r"\b(?:tell|give|name|state|identify|provide|specify|indicate|find) (?:me |us )?"
+    r"(?:the |[\w.'-]+'s )(?:birth )?year\b|\byear of (?:his |her |their |[\w.'-]+'s )?birth\b",
     re.IGNORECASE,
 )
 #: a candidate that still says a date's finer parts, or the day
@@ -1209,7 +1210,11 @@ def _date_parts_dropped(original: str, candidate: str) -> str | None:
         return None
     reworded = asking_sentence(candidate)
     asked = _WHEN_OR_YEAR.search(reworded)
-    if asked is not None and not _DAY_WORDS.search(candidate):
+    if (
+        asked is not None
+        and not _DAY_OR_DATE.search(candidate)
+        and not _DAY_WORDS.search(candidate)
+    ):
         return f"asks '{asked.group(0).lower()}', where the original asks for the date's parts"
     month = _MONTH_ASKED.search(reworded)
     if month and _DAY_ASKED.search(asked_for) and not _DAY_OR_DATE.search(candidate):

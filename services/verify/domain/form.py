@@ -21,20 +21,20 @@ _REQUEST_TEXT = (
 )
 _REQUEST_WORDS = frozenset(_REQUEST_TEXT.split())
 #: requests whose verb is also a noun or a name ("Share prices fell", "Mention of the treaty",
-#: "Define Technologies was founded"): they ask only when they open a sentence and an object
-#: follows ("Specify the capital city of Australia.", refused as a statement in a demo run)
+#: "Define Technologies was founded"): they ask unless "of" or a verb of a statement follows
+#: ("Specify the capital city of Australia." was refused as a statement in a demo run), or
+#: "that" ("Mention that the capital is Canberra" gives the answer)
 _NOUN_LIKE_REQUEST_TEXT = (
     "specify indicate mention reveal share define pinpoint supply enumerate deduce derive "
     "specifica individua menziona"
 )
 _NOUN_LIKE_REQUESTS = frozenset(_NOUN_LIKE_REQUEST_TEXT.split())
-#: what follows such a verb when it asks: an object or a question word
-_OBJECT_OPENING_TEXT = (
-    "the a an me us your how what which who whom whose when where why whether all each its "
-    "his her their this these that those il lo la i gli le l un una uno quale quali quanti "
-    "quante come dove quando chi"
+#: what shows such a verb is a noun: "of", or a statement's verb after it
+_NOUN_READING_TEXT = (
+    "of that di del della dei degli delle is are was were has have had fell rose grew dropped "
+    "broke increased decreased appears appeared became remained went came tecnica tecniche"
 )
-_OBJECT_OPENINGS = frozenset(_OBJECT_OPENING_TEXT.split())
+_NOUN_READING = frozenset(_NOUN_READING_TEXT.split())
 _TWO_WORD_OPENINGS = frozenset(
     {("i", "need"), ("i", "want"), ("i'd", "like"), ("i", "wonder"), ("vorrei", "sapere")}
 )
@@ -74,7 +74,7 @@ def asks(text: str) -> bool:
             openings = _LATER_OPENINGS if position else _OPENINGS
             if opening and (opening[0] in openings or tuple(opening[:2]) in _TWO_WORD_OPENINGS):
                 return True
-            if not position and _noun_like_request(opening):
+            if _noun_like_request(opening):
                 return True
             if any(word in asking for word in opening[1:]):  # "In what year ..."
                 return True
@@ -82,7 +82,11 @@ def asks(text: str) -> bool:
 
 
 def _noun_like_request(opening: list[str]) -> bool:
-    return len(opening) > 1 and opening[0] in _NOUN_LIKE_REQUESTS and opening[1] in _OBJECT_OPENINGS
+    return (
+        len(opening) > 1
+        and opening[0] in _NOUN_LIKE_REQUESTS
+        and not _NOUN_READING.intersection(opening[1:3])
+    )
 
 
 #: a question turned into an offer to tell: "Would you like to know the capital of Australia?"

@@ -245,7 +245,31 @@ GRANDMA = (
             "pieces remain?",
             "asks what is 'remain', which the original gives, where it asks something else",
         ),
+        (
+            "Tom had 12 apples and had 5 left after lunch. How many did he eat?",
+            "Tom had 12 apples and ate 5 at lunch. How many did he have left?",
+            "asks what is 'have left', which the original gives, where it asks something else",
+        ),
         # what is left stays a condition, or only names what is asked about
+        (
+            GRANDMA,
+            "How many pieces did the guests take before only 14 pieces remained?",
+            None,
+        ),
+        # the original asks what is left in other words (a helper's review)
+        (
+            "There were 40 guests. By 10 pm, 12 guests had left. How many guests were still at "
+            "the party?",
+            "There were 40 guests and 12 had left by 10 pm. How many guests remained?",
+            None,
+        ),
+        (
+            "Jenna had 30 marbles. She gave 10 to Ann and 1/3 of the remaining marbles to Bo. How "
+            "many marbles does Jenna have now?",
+            "Jenna had 30 marbles, gave 10 to Ann and then 1/3 of the rest to Bo. How many "
+            "marbles does she have left?",
+            None,
+        ),
         (
             GRANDMA,
             "Grandma Jones baked 5 apple pies and cut each into 8 pieces. If 14 pieces were left "

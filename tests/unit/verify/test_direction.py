@@ -1619,10 +1619,20 @@ def test_a_date_asked_as_when_is_refused(original: str, candidate: str, why: str
             "Tell me the year the Algerian artist Mohammed Racim was born.",
             "asks 'tell me the year', where the original asks for the date's parts",
         ),
+        (
+            "On what day, month, and year was Algerian artist Mohammed Racim born?",
+            "State Mohammed Racim's year of birth.",
+            "asks 'year of birth', where the original asks for the date's parts",
+        ),
         # the date still asked
         (
             "On what day, month, and year was Algerian artist Mohammed Racim born?",
             "What was the day, month, and year of Mohammed Racim's birth?",
+            None,
+        ),
+        (
+            "On what day, month, and year was Algerian artist Mohammed Racim born?",
+            "Name the year Mohammed Racim was born, together with his exact birthdate.",
             None,
         ),
         (

@@ -31,6 +31,9 @@ from steadfast.services.verify.domain.form import asks, form_difference
         "Mention the chemical symbol of gold.",
         "Specifica la capitale dell'Australia.",
         "Kindly specify the capital of Australia.",
+        "Specify Australia's capital city.",
+        "Define photosynthesis.",
+        "Briefly, mention the capital of Australia.",
     ],
 )
 def test_questions_and_requests_ask(text: str) -> None:
@@ -58,6 +61,10 @@ def test_questions_and_requests_ask(text: str) -> None:
         "Supply of gold is limited and its chemical symbol is Au.",
         "In 2020, share prices of Apple rose by 80%.",
         "Specifica tecnica del prodotto: 5 kg.",
+        "Supply chains broke down in 2021.",
+        "The Wall fell in 1989, share prices rose.",
+        # a "request" that says the answer
+        "Mention that the capital of Australia is Canberra.",
     ],
 )
 def test_statements_do_not(text: str) -> None:
