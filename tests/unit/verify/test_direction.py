@@ -1765,3 +1765,49 @@ def test_the_work_a_question_is_about_dropped_is_refused(
     original: str, candidate: str, why: str | None
 ) -> None:
     assert direction_difference(original, candidate) == why
+
+
+RUGOVA = (
+    "What day/month/year was it announced that the politician Ibrahim Rugova had been diagnosed "
+    "with lung cancer?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run (judge 0.77): the diagnosis for its announcement
+        (
+            RUGOVA,
+            "What was the date when the politician Ibrahim Rugova was diagnosed with lung cancer?",
+            "drops 'announced': asks when it happened, not when it was made known",
+        ),
+        (
+            "In what year was it reported that the river had dried up?",
+            "In what year did the river dry up?",
+            "drops 'reported': asks when it happened, not when it was made known",
+        ),
+        # the news still asked about, in other words
+        (
+            RUGOVA,
+            "On which exact date did it become public that the politician Ibrahim Rugova had "
+            "been diagnosed with lung cancer?",
+            None,
+        ),
+        (
+            RUGOVA,
+            "What day was the news about Ibrahim Rugova's lung cancer diagnosis?",
+            None,
+        ),
+        # no time asked: the announcement is what the question is about
+        (
+            "Which newspaper reported Ibrahim Rugova's diagnosis first?",
+            "Which paper was the first to break the story of Ibrahim Rugova's diagnosis?",
+            None,
+        ),
+    ],
+)
+def test_when_it_happened_asked_for_when_it_was_made_known_is_refused(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert direction_difference(original, candidate) == why
