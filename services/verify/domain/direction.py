@@ -951,8 +951,7 @@ _MADE_KNOWN = re.compile(
     r"declar\w*|proclaim\w*|news|press|statement|official\w*|publish\w*)\b",
     re.IGNORECASE,
 )
-
-
+#: a question about a time
 _WHEN_ASKED = re.compile(r"\b(?:when|year|date|day|month)\b", re.IGNORECASE)
 
 
