@@ -1624,7 +1624,23 @@ def test_a_date_asked_as_when_is_refused(original: str, candidate: str, why: str
             "State Mohammed Racim's year of birth.",
             "asks 'year of birth', where the original asks for the date's parts",
         ),
+        # accepted in a bench run: a birthday is no date
+        (
+            "What day, month, and year was Vladislav Kaborda born?",
+            "What year did Vladislav Kaborda's birthday take place in?",
+            "asks 'what year', where the original asks for the date's parts",
+        ),
+        (
+            "What day, month, and year was Vladislav Kaborda born?",
+            "What month did Vladislav Kaborda's birthday occur in?",
+            "asks 'what month' only, where the original asks the day too",
+        ),
         # the date still asked
+        (
+            "What day, month, and year was Vladislav Kaborda born?",
+            "What date and year did Vladislav Kaborda come into this world?",
+            None,
+        ),
         (
             "On what day, month, and year was Algerian artist Mohammed Racim born?",
             "What was the day, month, and year of Mohammed Racim's birth?",
@@ -1808,6 +1824,43 @@ RUGOVA = (
     ],
 )
 def test_when_it_happened_asked_for_when_it_was_made_known_is_refused(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert direction_difference(original, candidate) == why
+
+
+TOM_SHIP = (
+    "Tom's ship can travel at 10 miles per hour.  He is sailing from 1 to 4 PM.  He then travels "
+    "back at a rate of 6 mph.  How long does it take him to get back?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run (judge 0.65): 9 PM is no answer to how long
+        (
+            TOM_SHIP,
+            "What time does Tom return to his starting point, if he sailed from 1 PM to 4 PM at "
+            "10 mph and then traveled back at 6 mph?",
+            "asks 'what time', a time of day, where the original asks how long",
+        ),
+        # how long asked in other words
+        (
+            TOM_SHIP,
+            "Tom sailed from 1 PM to 4 PM at 10 mph and then back to the starting point at 6 "
+            "mph. How many hours does it take him to travel back?",
+            None,
+        ),
+        # the original asks a time of day itself
+        (
+            "Tom leaves at 1 PM and sails for 3 hours. At what time does he arrive?",
+            "Sailing for 3 hours from 1 PM, what time does Tom arrive?",
+            None,
+        ),
+    ],
+)
+def test_a_time_of_day_asked_for_how_long_is_refused(
     original: str, candidate: str, why: str | None
 ) -> None:
     assert direction_difference(original, candidate) == why
