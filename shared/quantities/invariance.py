@@ -99,8 +99,7 @@ def quantity_difference(original: str, candidate: str, language: str | None = No
     theirs, ours = mentions(original, language), mentions(candidate, language)
     missing = [m for m in theirs if not m.soft and not any(m.matches(c) for c in ours)]
     missing += _said_only_as_a_percentage(theirs, ours)
-    if not _COUNT_WORDS.search(candidate):
-        missing += _count_said_only_as_an_amount(theirs, ours, original)
+    missing += _count_said_only_as_an_amount(theirs, ours, original, candidate)
     added = [c for c in ours if not c.soft and not any(c.matches(m) for m in theirs)]
     if language == "en":
         missing, added = restated(missing, added, original, candidate)
@@ -151,7 +150,7 @@ _COUNT_WORDS = re.compile(
 
 
 def _count_said_only_as_an_amount(
-    theirs: list[Mention], ours: list[Mention], original: str
+    theirs: list[Mention], ours: list[Mention], original: str, candidate: str
 ) -> list[Mention]:
     """The original's counts ("10 tapered candles": a number with the thing it counts right
     after it) that the candidate writes only as an amount the original also writes, fewer
@@ -159,7 +158,9 @@ def _count_said_only_as_an_amount(
     $10.00" reworded "... his supply costs of $10.00 per pound of beeswax and wicks" (accepted
     in a bench run) has lost the 10 candles a pound makes, though "$10.00" matches the value
     10. A number whose unit is left to the reader ("8 hours on Monday and 8 on Tuesday") may
-    be said with it."""
+    be said with it, and a count said in words ("a pair of friends") is not read."""
+    if _COUNT_WORDS.search(candidate):
+        return []
     lost = []
     read = normalized_text(original).lower()
     for mention in theirs:

@@ -17,6 +17,7 @@ import re
 
 from steadfast.services.verify.domain.asking import asking_sentence
 from steadfast.services.verify.domain.form import asks
+from steadfast.shared.quantities.reading import mentions
 
 _TIME_TEXT = (
     "year month week day hour minute second night morning evening annum meal breakfast lunch dinner"
@@ -144,8 +145,8 @@ def remainder_asked_where_given(original: str, candidate: str) -> str | None:
         return None
     clause = _asking_clause(asking_sentence(candidate)).lower()
     for reworded in _LEFT_ASKED.finditer(clause):
-        before = clause[: reworded.start()].split()[-6:]
-        if any(re.fullmatch(_NUMBER, word.strip(",.")) for word in before):
+        before = " ".join(clause[: reworded.start()].split()[-6:])
+        if any(not mention.soft for mention in mentions(before)):
             continue
         return (
             f"asks what is {reworded.group(0)!r}, which the original gives, where it asks "

@@ -1238,11 +1238,10 @@ _WHEN_OR_YEAR = re.compile(
     r"(?:the |[\w.'-]+'s )(?:birth )?year\b|\byear of (?:his |her |their |[\w.'-]+'s )?birth\b",
     re.IGNORECASE,
 )
-#: a candidate that still says a date's finer parts, or the day
-_DAY_WORDS = re.compile(r"\b(?:date|day|month)s?\b", re.IGNORECASE)
-#: ("birthday" is no date: "What year did X's birthday take place in?" asks a year, accepted in a
-#: bench run)
+#: a candidate that still says the day or the date ("birthday" is no date: "What year did X's
+#: birthday take place in?" asks a year, accepted in a bench run), and its finer parts
 _DAY_OR_DATE = re.compile(r"\b(?:date|day|birth-?date|dob)s?\b", re.IGNORECASE)
+_DATE_PARTS = re.compile(r"\b(?:date|day|month|birth-?date|dob)s?\b", re.IGNORECASE)
 #: a candidate that asks the month and no day
 _MONTH_ASKED = re.compile(
     r"\bmonth and year\b|\byear and month\b|\b(?:what|which) month\b", re.IGNORECASE
@@ -1258,11 +1257,7 @@ def _date_parts_dropped(original: str, candidate: str) -> str | None:
         return None
     reworded = asking_sentence(candidate)
     asked = _WHEN_OR_YEAR.search(reworded)
-    if (
-        asked is not None
-        and not _DAY_OR_DATE.search(candidate)
-        and not _DAY_WORDS.search(candidate)
-    ):
+    if asked is not None and not _DATE_PARTS.search(candidate):
         return f"asks '{asked.group(0).lower()}', where the original asks for the date's parts"
     month = _MONTH_ASKED.search(reworded)
     if month and _DAY_ASKED.search(asked_for) and not _DAY_OR_DATE.search(candidate):
