@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from steadfast.services.verify.domain.asking import asking_sentence
+from steadfast.services.verify.domain.asking import CONDITION_WORDS, asking_sentence
 from steadfast.services.verify.domain.form import asks
 from steadfast.shared.quantities.reading import mentions
 
@@ -85,7 +85,7 @@ def aggregate_changed(original: str, candidate: str) -> str | None:
 _CLAUSES = re.compile(r"[,;:]")
 #: where a condition or a way begins within the asking clause
 _CONDITION = re.compile(
-    r"\b(?:if|given|when|since|assuming|provided|where|while|because|knowing|considering|with|"
+    rf"\b(?:{CONDITION_WORDS}|where|while|because|with|"
     # "by selling them" is a way; "covered by each train" says whose (a bench run's "the
     # combined distance covered by both trains" for it was accepted)
     r"by(?!\s+(?:each|every|all|both)\b))\b",
@@ -113,14 +113,26 @@ def _states_terms(index: int, clause: str) -> bool:
     return index > 0 and _CONDITION.match(clause) is not None
 
 
-_NUMBER = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
-#: a number the story gives as what is left: "14 pieces of pie remaining", "had 5 left", "12
-#: were left over", "the remaining 3"
-_REMAINDER_GIVEN = re.compile(
-    rf"(?<![\w.]){_NUMBER}\s+(?:[a-z]+\s+){{0,4}}?(?:remaining|remained|remains?|left(?:\s+over)?)\b|"
-    rf"\b(?:remaining|left(?:\s+over)?)\s+(?:(?:is|are|was|were)\s+)?{_NUMBER}(?![\w.])|"
-    rf"\bthe remaining {_NUMBER}\b"
-)
+#: a word saying what is left: "14 pieces of pie remaining", "had 5 left", "12 were left over"
+_REMAINDER_WORD = re.compile(r"\b(?:remaining|remained|remains?|left(?:\s+over)?)\b")
+#: "left is 5", "remaining were 3": the number a remainder word is followed by
+_COPULA = frozenset({"is", "are", "was", "were"})
+_CLAUSE_END = re.compile(r"[,;:.!?](?:\s|$)")
+
+
+def _gives_a_remainder(text: str) -> bool:
+    """Whether ``text`` gives a number as what is left: a number up to four words before a
+    remainder word of its clause ("14 pieces of pie remaining"), or right after it ("the
+    remaining 3", "left is 5")."""
+    for word in _REMAINDER_WORD.finditer(text):
+        before = _CLAUSE_END.split(text[: word.start()])[-1].split()[-5:]
+        after = text[word.end() :].split()[:2]
+        after = after[1:] if after[:1] and after[0] in _COPULA else after[:1]
+        if any(not m.ordinal for m in mentions(" ".join(before)) + mentions(" ".join(after))):
+            return True
+    return False
+
+
 #: a question that asks what is left in other words: "How many are still at the party?",
 #: "How many marbles does she have now?"
 _REMAINDER_IN_OTHER_WORDS = re.compile(r"\b(?:still|now|left|remain\w*|rest|unsold|uneaten)\b")
@@ -141,7 +153,7 @@ def remainder_asked_where_given(original: str, candidate: str) -> str | None:
     words ("still", "now"), or its story gives no number as left; nor when the candidate's
     "left" follows a number of its own clause ("before only 14 pieces remained": a condition)."""
     asked = _asking_clause(asking_sentence(original)).lower()
-    if _REMAINDER_IN_OTHER_WORDS.search(asked) or not _REMAINDER_GIVEN.search(original.lower()):
+    if _REMAINDER_IN_OTHER_WORDS.search(asked) or not _gives_a_remainder(original.lower()):
         return None
     clause = _asking_clause(asking_sentence(candidate)).lower()
     for reworded in _LEFT_ASKED.finditer(clause):

@@ -60,7 +60,10 @@ def questions_asked(text: str) -> list[str]:
     return [s for s in sentences(text) if "?" in s and not _courtesy(s) and not _condition_only(s)]
 
 
-#: a condition's opening, and the words that would make it ask something after all
+#: words that open a condition within a question: "if Seattle has 20 sheep", "given that ..."
+CONDITION_WORDS = r"if|given|when|since|assuming|provided|knowing|considering"
+#: a condition's opening as a sentence ("when" and "since" open questions there), and the words
+#: that would make it ask something after all
 _CONDITION_OPENING = re.compile(r"^(?:if|given|assuming|suppose|supposing|provided)\b", re.I)
 _QUESTION_WORD = re.compile(r"\b(?:who|whom|whose|what|which|where|when|why|how)\b", re.I)
 

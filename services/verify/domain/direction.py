@@ -39,7 +39,12 @@ from steadfast.services.verify.domain.aggregates import (
     aggregate_changed,
     remainder_asked_where_given,
 )
-from steadfast.services.verify.domain.asking import asking_sentence, questions_asked, sentences
+from steadfast.services.verify.domain.asking import (
+    CONDITION_WORDS,
+    asking_sentence,
+    questions_asked,
+    sentences,
+)
 from steadfast.shared.inflections import every_form, same_word
 from steadfast.shared.names import NAME_TOKEN, written_as_names
 from steadfast.shared.quantities.answer_units import unit_named
@@ -547,9 +552,7 @@ def _things_dropped_from_count(asked: list[str], reworded: list[str]) -> str | N
 _NAME = r"[A-Z][\w'\u2019-]*"
 _NAMES_JOINED = re.compile(rf"\b{_NAME}(?:,\s*{_NAME})*,?\s+(?:and|&)\s+{_NAME}")
 #: a condition of the question, up to a comma or its end: "if Seattle has 20 sheep"
-_CONDITION_CLAUSE = re.compile(
-    r"\b(?:if|given|when|since|assuming|provided|knowing|considering)\b[^,?]*", re.IGNORECASE
-)
+_CONDITION_CLAUSE = re.compile(rf"\b(?:{CONDITION_WORDS})\b[^,?]*", re.IGNORECASE)
 #: words that count the rest of the named with them ("together", "the three cities", "the
 #: others"); "in total" alone may total one city's sheep
 _ALL_OF_THEM = re.compile(

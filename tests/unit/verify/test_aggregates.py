@@ -250,6 +250,23 @@ GRANDMA = (
             "Tom had 12 apples and ate 5 at lunch. How many did he have left?",
             "asks what is 'have left', which the original gives, where it asks something else",
         ),
+        # the remainder given after its word: "the remaining 3", "left was 4"
+        (
+            "Tom shared his 12 marbles and kept the remaining 3. How many did he share?",
+            "Tom shared his 12 marbles. How many marbles were left?",
+            "asks what is 'were left', which the original gives, where it asks something else",
+        ),
+        (
+            "Mia baked 20 cookies; what was left was 4. How many did she give away?",
+            "Mia baked 20 cookies and gave some away. How many cookies remained?",
+            "asks what is 'remained', which the original gives, where it asks something else",
+        ),
+        # a remainder with no number of its clause is not given ("12 apples. Some were left")
+        (
+            "Tom had 12 apples. Some were left after lunch. How many did he eat?",
+            "Tom had 12 apples and ate some at lunch. How many apples were left?",
+            None,
+        ),
         # what is left stays a condition, or only names what is asked about
         (
             GRANDMA,
