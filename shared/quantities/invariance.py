@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 
 from steadfast.shared.language import detect_language
+from steadfast.shared.quantities.amounts import amount_folded, percentage_said_as_amount
 from steadfast.shared.quantities.answer_units import changed_answer_unit, dropped_answer_units
 from steadfast.shared.quantities.bindings import FUNCTION_WORDS, swapped_numbers
 from steadfast.shared.quantities.changes import (
@@ -42,12 +43,14 @@ from steadfast.shared.quantities.periods import (
     dropped_period,
     narrowed_days,
     pooled_or_split,
+    rate_moved_to_another_number,
     year_relation_changed,
 )
 from steadfast.shared.quantities.rates import moved_rate
 from steadfast.shared.quantities.reading import mentions
 from steadfast.shared.quantities.restated import restated
 from steadfast.shared.quantities.said_units import changed_unit
+from steadfast.shared.quantities.totals import total_said_of_one
 
 
 def _side_or_base(original: str, candidate: str) -> str | None:
@@ -78,10 +81,14 @@ _ENGLISH_READINGS: tuple[Callable[[str, str], str | None], ...] = (
     ratio_of_a_new_number,
     repetition_folded,
     count_dropped,
+    amount_folded,
+    percentage_said_as_amount,
+    total_said_of_one,
     money_swapped_with_a_count,
     number_given_to_the_rest,
     changed_period,
     dropped_period,
+    rate_moved_to_another_number,
     pooled_or_split,
     narrowed_days,
     alternation_changed,

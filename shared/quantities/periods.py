@@ -51,7 +51,7 @@ from itertools import pairwise
 from steadfast.shared.names import WEEKDAYS, WEEKEND
 from steadfast.shared.quantities.lexicon import LEXICONS
 from steadfast.shared.quantities.mention import Quantity
-from steadfast.shared.quantities.reading import mentions
+from steadfast.shared.quantities.reading import mentions, normalized_text
 from steadfast.shared.quantities.surroundings import (
     SENTENCE_ENDS,
     first_changed,
@@ -104,6 +104,34 @@ def dropped_period(original: str, candidate: str) -> str | None:
         if period in said and period not in rates and value in written:
             return f"drops the rate of {value} (per {period}): says no 'every {period}'"
     return None
+
+
+def rate_moved_to_another_number(original: str, candidate: str) -> str | None:
+    """Which of the original's rates the candidate gives to another number instead, or None:
+    "Aleena paid $140 for the streaming service initially in the first six months and then
+    paid 10% less per month" for "charges her $140 per month ... charged her 10% less money on
+    the other half of the year" (two accepted in a bench run, judges 0.66 and 0.65): $140 for
+    six months, not a month. Read only where the other number has no rate in the original and
+    the candidate says none before the first one in its sentence ("Every month, she pays $140")."""
+    theirs, ours = _periods(original), _periods(candidate)
+    for value, period in theirs.items():
+        if value in ours or value not in _values_of(candidate):
+            continue
+        moved = sorted(v for v, p in ours.items() if p == period and v not in theirs)
+        if moved and not _rate_before(candidate, value, period):
+            return f"gives 'per {period}' to {moved[0]} instead of {value}"
+    return None
+
+
+def _rate_before(text: str, value: Quantity, period: str) -> bool:
+    """Whether the sentence that writes ``value`` says ``period`` as a rate before it."""
+    normalised = normalized_text(text)
+    for mention in mentions(normalised, "en"):
+        if value in mention.values and mention.span is not None:
+            start = max(normalised.rfind(end, 0, mention.span[0]) for end in ".;?!") + 1
+            if period in _rates_said(normalised[start : mention.span[0]]):
+                return True
+    return False
 
 
 #: words that name a span of time or say it per one ("mph": per hour), besides ``_SPANS`` and

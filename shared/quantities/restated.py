@@ -2,9 +2,11 @@
 original names ("his three main meals - breakfast, lunch, and dinner" for "breakfast, lunch and
 dinner"), a day's place in the week said beside its name ("the fourth day, Wednesday"), and a
 multiple said the other way round ("Brooke's age is half of Seth's" for "Seth is
-twice as old as Brooke"). Each was a labelled faithful GSM-Plus rewording the numbers stage
-refused; each is read narrowly, so a changed count or a multiple kept the same way round is
-still a difference. ``restated`` takes lists the caller built and returns new ones."""
+twice as old as Brooke"): each was a labelled faithful GSM-Plus rewording the numbers stage
+refused. And a name's number said in the name's initials ("WFC3" for "Wide Field Camera 3",
+refused three times on one question of a bench run). Each is read narrowly, so a changed
+count or a multiple kept the same way round is still a difference. ``restated`` takes lists
+the caller built and returns new ones."""
 
 from __future__ import annotations
 
@@ -34,8 +36,11 @@ def restated(
     added = [
         c
         for c in added
-        if not _counts_a_list(c, candidate, original) and not _names_a_day(c, candidate, original)
+        if not _counts_a_list(c, candidate, original)
+        and not _names_a_day(c, candidate, original)
+        and not _in_initials(c, candidate, original)
     ]
+    missing = [m for m in missing if not _in_initials(m, original, candidate)]
     kept = []
     for their in missing:
         turned = next((c for c in added if _turned_multiple(their, c, original, candidate)), None)
@@ -59,6 +64,25 @@ def _counts_a_list(mention: Mention, candidate: str, original: str) -> bool:
     return len(items) == count and all(
         re.search(rf"\b{re.escape(item.lower())}\b", said) for item in items
     )
+
+
+#: a name's initials with its number: "WFC3", "WFC-3"
+_INITIALS = re.compile(r"\b([A-Z]{2,6})-?(\d+)\b")
+
+
+def _in_initials(mention: Mention, text: str, other: str) -> bool:
+    """Whether the number ends a name of capitalised words that ``other`` writes as their
+    initials with the number ("Wide Field Camera 3" as "WFC3")."""
+    if mention.span is None:
+        return False
+    words = NAME_TOKEN.findall(text[: mention.span[0]])
+    for letters, digits in _INITIALS.findall(other):
+        named = words[-len(letters) :]
+        if digits != text[mention.span[0] : mention.span[1]].strip() or len(named) < len(letters):
+            continue
+        if all(word[0].isupper() for word in named) and letters == "".join(w[0] for w in named):
+            return True
+    return False
 
 
 def _names_a_day(mention: Mention, candidate: str, original: str) -> bool:

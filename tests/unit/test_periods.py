@@ -14,6 +14,7 @@ from steadfast.shared.quantities.periods import (
     dropped_period,
     narrowed_days,
     pooled_or_split,
+    rate_moved_to_another_number,
     year_relation_changed,
 )
 
@@ -510,3 +511,52 @@ def test_a_rate_said_as_so_many_shorter_spans_passes(original: str, candidate: s
 )
 def test_a_rate_said_with_each_of_the_spans_passes(original: str, candidate: str) -> None:
     assert dropped_period(original, candidate) is None
+
+
+ALEENA = (
+    "Aleena subscribed to a streaming service that charges her $140 per month. If the streaming "
+    "company charged her the initial amount for the first half of the year and then charged her "
+    "10% less money on the other half of the year, calculate the total amount she had paid for "
+    "the streaming service by the end of the year."
+)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # both accepted in a bench run (judges 0.66 and 0.65): $140 for six months
+        (
+            "Aleena paid $140 for the streaming service initially in the first six months and "
+            "then paid 10% less per month for the next six months. How much money did she pay "
+            "in total by the end of the year?",
+            "gives 'per month' to 10 instead of 140",
+        ),
+        (
+            "Aleena began her streaming subscription with $140 for the first six months and then "
+            "paid 10% less per month for the next six months. What was her total cost by the end "
+            "of the year?",
+            "gives 'per month' to 10 instead of 140",
+        ),
+        # the rate said before the amount, or kept with it
+        (
+            "Every month Aleena paid $140 for the first half of the year, then 10% less per month "
+            "for the other half. How much did she pay in the year?",
+            None,
+        ),
+        (
+            "Aleena pays $140 a month, and 10% less a month for the other half of the year. What "
+            "does she pay in total for the year?",
+            None,
+        ),
+    ],
+)
+def test_a_rate_given_to_another_number(candidate: str, why: str | None) -> None:
+    assert rate_moved_to_another_number(ALEENA, candidate) == why
+    if why:
+        assert why in (quantity_difference(ALEENA, candidate) or "")
+
+
+def test_a_rate_both_numbers_have_stays() -> None:
+    original = "A plan costs $140 per month and HD costs $10 per month. What is a year's cost?"
+    candidate = "What does a year cost if the plan and HD are $140 and $10 per month?"
+    assert rate_moved_to_another_number(original, candidate) is None

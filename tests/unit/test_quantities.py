@@ -832,3 +832,36 @@ def test_money_and_a_count_swapped_are_refused(candidate: str, why: str | None) 
     assert money_swapped_with_a_count(TERRY, candidate) == why
     if why:
         assert why in (quantity_difference(TERRY, candidate) or "")
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "differs"),
+    [
+        # a bench run refused three such rewordings ("missing 3")
+        (
+            "On which day did the Hubble Telescope enter a partial safe mode following problems "
+            "in its Wide Field Camera 3 instrument?",
+            "On what day did the Hubble Telescope enter partial safe mode after problems in its "
+            "WFC3 instrument?",
+            False,
+        ),
+        (
+            "When did the WFC-3 camera fail?",
+            "On what date did the Wide Field Camera 3 fail?",
+            False,
+        ),
+        # another number, or initials that are not the name's
+        (
+            "Which problems did the Wide Field Camera 3 have?",
+            "Which problems did the WFC4 have?",
+            True,
+        ),
+        (
+            "Which problems did the Wide Field Camera 3 have?",
+            "Which problems did the NASA3 have?",
+            True,
+        ),
+    ],
+)
+def test_a_number_said_in_a_names_initials(original: str, candidate: str, differs: bool) -> None:
+    assert (quantity_difference(original, candidate) is not None) == differs

@@ -14,9 +14,11 @@ see in total?" for "... will Hannah see?") or only drops one is left to the othe
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from steadfast.services.verify.domain.asking import CONDITION_WORDS, asking_sentence
 from steadfast.services.verify.domain.form import asks
+from steadfast.shared.quantities.mention import Mention
 from steadfast.shared.quantities.reading import mentions
 
 _TIME_TEXT = (
@@ -118,19 +120,49 @@ _REMAINDER_WORD = re.compile(r"\b(?:remaining|remained|remains?|left(?:\s+over)?
 #: "left is 5", "remaining were 3": the number a remainder word is followed by
 _COPULA = frozenset({"is", "are", "was", "were"})
 _CLAUSE_END = re.compile(r"[,;:.!?](?:\s|$)")
+_SENTENCE_END = re.compile(r"[.;!?](?:\s|$)")
 
 
 def _gives_a_remainder(text: str) -> bool:
-    """Whether ``text`` gives a number as what is left: a number up to four words before a
-    remainder word of its clause ("14 pieces of pie remaining"), or right after it ("the
-    remaining 3", "left is 5")."""
+    """Whether ``text`` gives a number as what is left: before a remainder word ("14 pieces of
+    pie remaining") or right after it ("the remaining 3", "left is 5")."""
     for word in _REMAINDER_WORD.finditer(text):
-        before = _CLAUSE_END.split(text[: word.start()])[-1].split()[-5:]
         after = text[word.end() :].split()[:2]
         after = after[1:] if after[:1] and after[0] in _COPULA else after[:1]
-        if any(not m.ordinal for m in mentions(" ".join(before)) + mentions(" ".join(after))):
+        if any(not m.ordinal for m in mentions(" ".join(after))):
             return True
-    return False
+    return next(_numbers_left(text), None) is not None
+
+
+#: words that end the phrase of a number said to be left ("2 and bags the remaining ones":
+#: the 2 is eaten, not left)
+_OUTSIDE_A_PHRASE = frozenset(
+    {"and", "or", "but", "the", "a", "an", "his", "her", "their", "its", "my", "your", "our"}
+    | {"to", "for", "from", "into", "on", "at", "by"}
+)
+#: what is asked, not given: "how many 8 point bucks are left"
+_ASKED = frozenset({"many", "much"})
+#: "left" as leaving, not as what is left ("5 friends left the party", "left for school")
+_LEFT_LEAVING = re.compile(r"^\s+(?:the|a|an|his|her|their|its|for|home|school|work|town)\b")
+
+
+def _numbers_left(text: str) -> Iterator[tuple[Mention, str]]:
+    """Each number ``text`` says is left, with the word that says it: "30 lollipops left",
+    "14 pieces of pie remaining", "12 were left over" (at most four words between, none that
+    ends a noun phrase)."""
+    for word in _REMAINDER_WORD.finditer(text):
+        if word.group(0) == "left" and _LEFT_LEAVING.match(text[word.end() :]):
+            continue
+        phrase: list[str] = []
+        for before in reversed(_CLAUSE_END.split(text[: word.start()])[-1].split()[-5:]):
+            if before in _OUTSIDE_A_PHRASE or before in _ASKED:
+                break
+            phrase.insert(0, before)
+        if any(before in _ASKED for before in text[: word.start()].split()[-6:]):
+            continue
+        for mention in mentions(" ".join(phrase)):
+            if not mention.ordinal:
+                yield mention, word.group(0)
 
 
 #: a question that asks what is left in other words: "How many are still at the party?",
@@ -142,6 +174,39 @@ _LEFT_ASKED = re.compile(
     r"\b(?:is|are|was|were|be|been|have|has|had|there)\s+(?:[a-z]+\s+){0,2}?left\b|"
     r"\bleft\s+over\b|\bremain(?:s|ed)?\b"
 )
+
+
+#: words of the original's sentence that may already make a number what is left
+_LATER = re.compile(
+    r"\b(?:after|afterwards?|now|then|still|later|finally|end|eventually|when|once|by the time|"
+    r"remain\w*|left|rest|unsold|uneaten|unused|spare|over|only)\b"
+)
+
+
+def start_given_as_remainder(original: str, candidate: str) -> str | None:
+    """Why the candidate gives as what is left a number the original gives before anything
+    happens: "How many bags can Jean fill if she has 30 lollipops left after eating 2 ...?" for
+    "Jean has 30 lollipops. Jean eats 2 of the lollipops. ..." (accepted in a bench run, judge
+    0.67: 30 is what she starts with). None when the original's sentence with the number says
+    a time after something ("after", "now", "then", "at the end") or what is left itself."""
+    for mention, word in _numbers_left(candidate.lower()):
+        if not mention.soft and _said_before_anything(original, mention):
+            return (
+                f"gives {mention.written} as what is {word!r} where the original gives it "
+                "before anything happens"
+            )
+    return None
+
+
+def _said_before_anything(original: str, mention: Mention) -> bool:
+    """Whether every sentence of the original that writes the mention's number says no later
+    time nor a remainder."""
+    found = [
+        sentence
+        for sentence in _SENTENCE_END.split(original.lower())
+        if any(mention.matches(theirs) for theirs in mentions(sentence))
+    ]
+    return bool(found) and not any(_LATER.search(sentence) for sentence in found)
 
 
 def remainder_asked_where_given(original: str, candidate: str) -> str | None:

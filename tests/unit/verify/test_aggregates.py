@@ -10,6 +10,7 @@ from steadfast.services.verify.domain.aggregates import (
     aggregate_changed,
     asked_aggregates,
     remainder_asked_where_given,
+    start_given_as_remainder,
 )
 from steadfast.services.verify.domain.direction import direction_difference
 
@@ -326,5 +327,64 @@ def test_what_is_left_asked_where_the_original_gives_it(
     original: str, candidate: str, why: str | None
 ) -> None:
     assert remainder_asked_where_given(original, candidate) == why
+    if why:
+        assert direction_difference(original, candidate) == why
+
+
+JEAN = (
+    "Jean has 30 lollipops. Jean eats 2 of the lollipops. With the remaining lollipops, Jean "
+    "wants to package 2 lollipops in one bag. How many bags can Jean fill?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run (judge 0.67): 30 is what she starts with
+        (
+            JEAN,
+            "How many bags can Jean fill if she has 30 lollipops left after eating 2 and "
+            "packages 2 in each bag?",
+            "gives 30 as what is 'left' where the original gives it before anything happens",
+        ),
+        (
+            "A shop has 50 shirts. It sells 20 on Monday. How many does it have now?",
+            "A shop sold 20 shirts on Monday and had 50 shirts remaining. How many does it have?",
+            "gives 50 as what is 'remaining' where the original gives it before anything happens",
+        ),
+        # the original's own sentence says a later time, or what is left
+        (
+            "After eating 2, Jean has 28 lollipops. She puts 2 in each bag. How many bags can "
+            "she fill?",
+            "Jean has 28 lollipops left after eating 2 and puts 2 in each bag. How many bags can "
+            "she fill?",
+            None,
+        ),
+        (
+            "At the end of the day the shop had 12 shirts unsold. It sold 20. How many did it "
+            "have in the morning?",
+            "The shop sold 20 shirts and had 12 left over at the end of the day. How many did it "
+            "have in the morning?",
+            None,
+        ),
+        # "left" as leaving
+        (
+            "5 friends went to the party at 8 pm. How many hours did they stay if they went home "
+            "at 11 pm?",
+            "5 friends left the party at 11 pm after arriving at 8 pm. How many hours did they "
+            "stay?",
+            None,
+        ),
+        # what she starts with, said as such
+        (
+            JEAN,
+            "If Jean starts with 30 lollipops, eats 2 and puts 2 of the rest in each bag, how "
+            "many bags can she fill?",
+            None,
+        ),
+    ],
+)
+def test_a_start_given_as_what_is_left(original: str, candidate: str, why: str | None) -> None:
+    assert start_given_as_remainder(original, candidate) == why
     if why:
         assert direction_difference(original, candidate) == why

@@ -1864,3 +1864,74 @@ def test_a_time_of_day_asked_for_how_long_is_refused(
     original: str, candidate: str, why: str | None
 ) -> None:
     assert direction_difference(original, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a bench run (judge 0.82): counts lollipops, not bags
+        (
+            "If Jean starts with 30 lollipops and eats 2, how many can she put into bags of 2 "
+            "lollipops each?",
+            "counts what goes into 'bags' where the original asks how many bags",
+        ),
+        (
+            "Jean has 30 lollipops and eats 2. How many will go in her bags if each holds 2?",
+            "counts what goes in 'bags' where the original asks how many bags",
+        ),
+        # the bags still counted, or the count left without a thing it goes into
+        (
+            "Jean has 30 lollipops and eats 2. How many bags of 2 lollipops can she fill?",
+            None,
+        ),
+        (
+            "Jean eats 2 of her 30 lollipops and puts 2 in each bag. How many can she fill?",
+            None,
+        ),
+    ],
+)
+def test_a_count_of_what_goes_into_the_counted_things(candidate: str, why: str | None) -> None:
+    original = (
+        "Jean has 30 lollipops. Jean eats 2 of the lollipops. With the remaining lollipops, Jean "
+        "wants to package 2 lollipops in one bag. How many bags can Jean fill?"
+    )
+    assert direction_difference(original, candidate) == why
+
+
+MAHAJAN = (
+    "What were the date, month, and year of death of the former PM of J&K, Mehr Chand Mahajan?"
+)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # both accepted in a bench run (judges 0.80 and 0.79)
+        (
+            "When did Mehr Chand Mahajan pass away?",
+            "asks 'when', where the original asks for the date's parts",
+        ),
+        (
+            "When and where did Mehr Chand Mahajan die?",
+            "asks 'when and where' where the original asks one thing",
+        ),
+        # the date's parts kept
+        (
+            "Please provide the date, month, and year of death for Mehr Chand Mahajan, who was "
+            "the former PM of Jammu and Kashmir.",
+            None,
+        ),
+        (
+            "On what date did Mehr Chand Mahajan, former Prime Minister of J&K, die?",
+            None,
+        ),
+    ],
+)
+def test_the_date_asked_with_date_month_and_year(candidate: str, why: str | None) -> None:
+    assert direction_difference(MAHAJAN, candidate) == why
+
+
+def test_two_question_words_the_original_asks_too_pass() -> None:
+    original = "When and where was the Treaty of Lodi signed?"
+    candidate = "Where and when did the signing of the Treaty of Lodi take place?"
+    assert direction_difference(original, candidate) is None

@@ -1,0 +1,172 @@
+"""Amounts that keep their value and lose their place (``shared/quantities/amounts.py``), and a
+total of two things said of one (``shared/quantities/totals.py``): each refused case is a
+rewording a bench run accepted, each passing one a faithful rewording of it."""
+
+from __future__ import annotations
+
+import pytest
+
+from steadfast.shared.quantities.amounts import amount_folded, percentage_said_as_amount
+from steadfast.shared.quantities.invariance import quantity_difference
+from steadfast.shared.quantities.totals import total_said_of_one
+
+PETER = (
+    "Peter plans to go to the movies this week. He always gets a ticket for $7 and popcorn for "
+    "$7. If he has 42 dollars for the week, how many times can he go to the movies?"
+)
+STEPHEN = (
+    "Stephen placed an online order for groceries.  His final bill came to $40.00.  Because this "
+    "was through a delivery vendor, they tacked on a 25% fee to his final total and charged him "
+    "$3.00 in delivery fees.  Stephen also added a $4.00 tip.  After the extra fees, what was "
+    "the final price of Stephen's groceries?"
+)
+BRIDGE = (
+    "A wooden bridge can carry no more than 5000 pounds. A delivery truck filled with identical "
+    "boxes, each weighing 15 pounds, will pass over the bridge. The combined weight of the "
+    "driver and the empty truck is 3755 pounds. What is the maximum number of boxes which can "
+    "be loaded onto the truck while not exceeding the bridge's weight limit?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run (judge 0.68): $7 a visit, not $14
+        (
+            PETER,
+            "Peter, planning to go to movies, has 42 dollars to spend. If he always spends $7 per "
+            "visit to the movies, how many times can he go to the movies with his money?",
+            "writes $7 once where one sentence of the original writes it twice, each time for "
+            "another thing",
+        ),
+        # both amounts kept, or said to be the same for each
+        (
+            PETER,
+            "How many times can Peter watch movies for $42, if each movie costs $7 for the ticket "
+            "and $7 for popcorn?",
+            None,
+        ),
+        (
+            PETER,
+            "Peter has 42 dollars this week and always buys a ticket and popcorn for $7 each. How "
+            "many times can he go to the movies?",
+            None,
+        ),
+        (
+            PETER,
+            "Peter always pays the same $7 for a ticket as for popcorn. With 42 dollars for the "
+            "week, how many times can he go to the movies?",
+            None,
+        ),
+        # the original says an amount again in another sentence: no second thing
+        (
+            "Sam has $20. How many $5 books can Sam buy with his $20?",
+            "How many books at $5 apiece can Sam buy if he has $20?",
+            None,
+        ),
+    ],
+)
+def test_an_amount_for_two_things_said_once(original: str, candidate: str, why: str | None) -> None:
+    assert amount_folded(original, candidate) == why
+    if why:
+        assert why in (quantity_difference(original, candidate) or "")
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run (judges 0.82 and 0.87): the 25% fee and the $3.00 were two fees
+        (
+            STEPHEN,
+            "Stephen ordered groceries online and had a final bill of $40.00; after adding a 25% "
+            "delivery fee of $3.00 and a $4.00 tip, what was the total cost of his groceries?",
+            "says 25% comes to $3.00, which the original does not",
+        ),
+        (
+            STEPHEN,
+            "Stephen had an online order for groceries; when the final bill came to $40.00, "
+            "because the order was through a delivery vendor, a 25% fee was added, resulting in "
+            "an additional $3.00 in delivery charges. Stephen also added a $4.00 tip to the "
+            "total. What was the final price of his groceries after all charges were applied?",
+            "says 25% comes to $3.00, which the original does not",
+        ),
+        # a share of an amount, or the two fees kept apart
+        (
+            STEPHEN,
+            "Stephen's grocery bill was $40.00. The delivery vendor added 25% of $40.00 as a fee, "
+            "$3.00 for delivery, and he tipped $4.00. What did the groceries cost him in the end?",
+            None,
+        ),
+        (
+            STEPHEN,
+            "Stephen's online grocery bill was $40.00; the vendor added a 25% fee on that total "
+            "plus $3.00 for delivery, and Stephen tipped $4.00. What was his final price?",
+            None,
+        ),
+        (
+            "Ann and Bo split a $40 profit. Ann gets a 25% share of $40. How much does Bo get?",
+            "Of the $40 profit, Ann takes a 25% share of $40 and Bo the rest. What is Bo's part?",
+            None,
+        ),
+        # the original says it too
+        (
+            "A shirt had a 10% discount of $5. What was its price before?",
+            "What did the shirt cost before its 10% discount of $5?",
+            None,
+        ),
+    ],
+)
+def test_a_percentage_said_to_come_to_an_amount(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert percentage_said_as_amount(original, candidate) == why
+    if why:
+        assert why in (quantity_difference(original, candidate) or "")
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a bench run (judges 0.71 and 0.70): the truck's weight is gone
+        (
+            "If the truck is loaded with boxes weighing 15 pounds each and the driver weighs "
+            "3755 pounds, can you figure out how many boxes can be loaded onto the bridge "
+            "without exceeding its maximum capacity of 5000 pounds?",
+            "gives 3755 to 'driver' alone where the original gives it to 'driver' and "
+            "'truck' together",
+        ),
+        (
+            "How many boxes can you place on the truck, assuming each box weighs 15 pounds and "
+            "the driver's weight is 3755 pounds, while ensuring the total weight is under the "
+            "bridge's limit of 5000 pounds?",
+            "gives 3755 to 'driver' alone where the original gives it to 'driver' and "
+            "'truck' together",
+        ),
+        # the two things kept together
+        (
+            "The driver and the empty truck weigh 3755 pounds. Boxes weigh 15 pounds each; the "
+            "bridge holds at most 5000 pounds. How many boxes can the truck carry over it?",
+            None,
+        ),
+        (
+            "The empty truck with its driver weighs 3755 pounds. Boxes weigh 15 pounds each; the "
+            "bridge holds at most 5000 pounds. How many boxes can the truck carry over it?",
+            None,
+        ),
+        (
+            "A bridge holds at most 5000 pounds; the driver plus the empty truck come to 3755 "
+            "pounds and each box weighs 15 pounds. How many boxes can be loaded?",
+            None,
+        ),
+        (
+            "If the combined weight of the driver and the empty truck is 3755 pounds and each "
+            "box is 15 pounds, how many boxes can go on the truck under the bridge's 5000-pound "
+            "limit?",
+            None,
+        ),
+    ],
+)
+def test_a_total_of_two_things_said_of_one(candidate: str, why: str | None) -> None:
+    assert total_said_of_one(BRIDGE, candidate) == why
+    if why:
+        assert why in (quantity_difference(BRIDGE, candidate) or "")
