@@ -21,30 +21,39 @@ import re
 from collections import Counter
 from itertools import pairwise
 
+from steadfast.shared.inflections import same_word
 from steadfast.shared.quantities.mention import Mention, Quantity
 from steadfast.shared.quantities.reading import mentions, normalized_text
 
 _SENTENCE_END = re.compile(r"(?<=[.;?!])\s+")
-#: the same amount said again without writing it: "$7 each", "the same price"
-_EACH_AFTER = re.compile(r"^\s*(?:each|apiece|a piece|per (?:item|piece|person|one))\b")
-_SAME_ANYWHERE = re.compile(
-    r"\b(?:the same|as much|equally|likewise|alike|identical|of each|each of)\b", re.IGNORECASE
+#: where the stretch of a sentence about one thing ends
+_STRETCH_END = re.compile(r"\s+and\s+|[,;:]\s+")
+_WORDS = re.compile(r"[^\W\d_]+")
+_NOT_A_THING = frozenset(
+    {"a", "an", "the", "for", "of", "to", "on", "in", "at", "by", "he", "she", "they", "it", "his"}
+    | {"her", "their", "its", "is", "are", "was", "were", "costs", "cost", "pays", "paid", "too"}
+    | {"each", "per", "also", "then", "another", "dollars", "dollar"}
 )
 
 
 def amount_folded(original: str, candidate: str) -> str | None:
-    """Which amount the original writes two or more times in one sentence and the candidate
-    writes fewer times (but once at least) and never for each, or None."""
+    """Which amount the original writes two or more times in one sentence, each time for
+    another thing, that the candidate writes fewer times (but once at least) and without
+    naming each of those things, or None. A thing is named by a word of the original's
+    stretch of the sentence about it (between "and"s and commas) that the other stretches do
+    not have: "ticket" and "popcorn" in "a ticket for $7 and popcorn for $7"; "Tom and Jerry
+    each have $10" names both of "Tom has $10 and Jerry has $10 too"."""
     candidate = normalized_text(candidate)
-    ours = _money(candidate)
-    if _SAME_ANYWHERE.search(candidate) or any(
-        _EACH_AFTER.match(candidate[m.span[1] :]) for m in ours if m.span
-    ):
+    written = Counter(m.base for m in _money(candidate))
+    named = {word.lower() for word in _WORDS.findall(candidate)}
+    if _FOR_EACH.search(candidate):
         return None
-    written = Counter(m.base for m in ours)
     for sentence in _SENTENCE_END.split(normalized_text(original)):
         for base, times in Counter(m.base for m in _money(sentence)).items():
-            if times >= 2 and 0 < written[base] < times:
+            if not (times >= 2 and 0 < written[base] < times):
+                continue
+            things = _things_priced(sentence, base)
+            if len(things) >= 2 and all(things) and not all(_names(t, named) for t in things):
                 amount = next(m.written for m in _money(sentence) if m.base == base)
                 return (
                     f"writes {amount} {_how_often(written[base])} where one sentence of the "
@@ -53,14 +62,64 @@ def amount_folded(original: str, candidate: str) -> str | None:
     return None
 
 
+def _names(thing: set[str], named: set[str]) -> bool:
+    return any(same_word(word, other) for word in thing for other in named)
+
+
+#: the amount said for each of the things: "$5 from each parent", "both of Liam's parents"
+#: ("each week" is a rate, no thing)
+_FOR_EACH = re.compile(
+    r"\b(?:each|both|apiece)\b(?!\s+(?:day|week|month|year|hour|minute|time|morning|night)s?\b)",
+    re.IGNORECASE,
+)
+
+
+def _things_priced(sentence: str, base: Quantity | None) -> list[set[str]]:
+    """For each time the sentence writes the amount, the words of its stretch that the other
+    stretches do not have."""
+    stretches = [
+        {w.lower() for w in _WORDS.findall(stretch)} - _NOT_A_THING
+        for stretch in _STRETCH_END.split(sentence)
+        if any(m.base == base for m in _money(stretch))
+    ]
+    return [
+        stretch - set().union(*(other for other in stretches if other is not stretch))
+        for stretch in stretches
+    ]
+
+
 def percentage_said_as_amount(original: str, candidate: str) -> str | None:
     """Which percentage the candidate says comes to an amount of money that the original keeps
     apart from it, or None."""
-    theirs, ours = _percentages_as_amounts(original), _percentages_as_amounts(candidate)
-    for key in sorted(ours.keys() - theirs.keys()):
-        ratio, money = ours[key]
-        return f"says {ratio} comes to {money}, which the original does not"
+    ours = _percentages_as_amounts(candidate)
+    for ratio_base, money_base in sorted(ours):
+        if _kept_apart(normalized_text(original), ratio_base, money_base):
+            ratio, money = ours[(ratio_base, money_base)]
+            return f"says {ratio} comes to {money}, which the original does not"
     return None
+
+
+#: words between a percentage and an amount that tie them ("a tip of $6, which was 15% of her
+#: bill", "a 20% discount ... and saved $15")
+_TIED = re.compile(
+    r"\b(?:which|that|worth|amount\w*|sav\w+|came|comes|result\w*|total(?:l?ing|l?ed)|"
+    r"equal\w*|is|was|of)\b"
+)
+
+
+def _kept_apart(text: str, ratio_base: Quantity, money_base: Quantity) -> bool:
+    """Whether the text writes the percentage and the amount once each, in different sentences
+    or in one joined with "and", with no word between that ties them."""
+    found = mentions(text, "en")
+    ratios = [m for m in found if _is_percentage(m) and m.base == ratio_base]
+    amounts = [m for m in found if m.dimension == "money" and m.base == money_base]
+    if len(ratios) != 1 or len(amounts) != 1 or not ratios[0].span or not amounts[0].span:
+        return False
+    first, second = sorted((ratios[0].span, amounts[0].span))
+    between = text[first[1] : second[0]].lower()
+    if re.search(r"[.;?!]\s", between):
+        return True
+    return re.search(r"\band\b", between) is not None and not _TIED.search(between)
 
 
 def _money(text: str) -> list[Mention]:
@@ -70,11 +129,14 @@ def _money(text: str) -> list[Mention]:
 #: between a percentage and an amount: "delivery fee of", "fee was added, resulting in an
 #: additional"; a share's words ("share of", "off") say the amount is what it is taken of
 _BETWEEN_AS_AMOUNT = re.compile(
-    r"^\s+(?:[a-z-]+\s+){1,2}of\s*$|"
-    r"^[^.;?!$%]*\b(?:resulting in|amounting to|totall?ing|which (?:is|was|comes to|came to)|"
-    r"worth|equal to|equall?ing|that is|that was)\s+(?:an?\s+)?(?:additional\s+|extra\s+)?$"
+    r"^\s+(?!of\b)(?:[a-z-]+\s+){1,2}of\s*$|"
+    r"^\s+(?:[a-z-]+\s+){1,2}(?:(?:was|is|were)\s+(?:added|charged|applied)\s*)?,?\s*"
+    r"(?:resulting in|amounting to|(?:which|that) (?:comes|came) to|coming to)\s+"
+    r"(?:an?\s+)?(?:additional\s+|extra\s+)?$"
 )
-_SHARE_WORDS = re.compile(r"\b(?:share|portion|part|cut|stake|fraction|chunk|off|slice)\b")
+_SHARE_WORDS = re.compile(
+    r"\b(?:share|portion|part|cut|stake|fraction|chunk|off|slice|rate|interest|return|yield)\b"
+)
 
 
 def _percentages_as_amounts(text: str) -> dict[tuple[Quantity, Quantity], tuple[str, str]]:

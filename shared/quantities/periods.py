@@ -106,18 +106,27 @@ def dropped_period(original: str, candidate: str) -> str | None:
     return None
 
 
+_SPANS_OF_TIME = frozenset({"time", "calendar"})
+
+
 def rate_moved_to_another_number(original: str, candidate: str) -> str | None:
     """Which of the original's rates the candidate gives to another number instead, or None:
     "Aleena paid $140 for the streaming service initially in the first six months and then
     paid 10% less per month" for "charges her $140 per month ... charged her 10% less money on
     the other half of the year" (two accepted in a bench run, judges 0.66 and 0.65): $140 for
     six months, not a month. Read only where the other number has no rate in the original and
+    is no span of time ("saves $5 for 2 weeks, putting it aside each day" keeps the rate), and
     the candidate says none before the first one in its sentence ("Every month, she pays $140")."""
     theirs, ours = _periods(original), _periods(candidate)
     for value, period in theirs.items():
         if value in ours or value not in _values_of(candidate):
             continue
-        moved = sorted(v for v, p in ours.items() if p == period and v not in theirs)
+        durations = {
+            v for m in mentions(candidate, "en") if m.dimension in _SPANS_OF_TIME for v in m.values
+        }
+        moved = sorted(
+            v for v, p in ours.items() if p == period and v not in theirs and v not in durations
+        )
         if moved and not _rate_before(candidate, value, period):
             return f"gives 'per {period}' to {moved[0]} instead of {value}"
     return None

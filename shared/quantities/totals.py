@@ -24,10 +24,15 @@ from steadfast.shared.quantities.reading import mentions, normalized_text
 _SENTENCE_END = re.compile(r"(?<=[.;?!])\s+")
 _CLAUSE_END = re.compile(r"[,;:.?!](?:\s|$)")
 _AND = re.compile(r"\s+(?:and|&)\s+")
+#: a total said ("both" says each, not a sum: "Both Tom and Ann are 12 years old")
 _TOTAL = re.compile(
     r"\b(?:combined|total|totals|together|altogether|sum|in all|between them|jointly|"
-    r"collectively|both|including|plus|along with)\b"
+    r"collectively|including|plus|along with)\b"
 )
+#: the number's stretch says it of each of them: "Tom and Jerry each have $10"
+_EACH = re.compile(r"\b(?:both|each|too|also|as well)\b")
+#: a clause before the number's that brings the other thing in: "With the driver inside, ..."
+_BRINGS_IN = re.compile(r"\b(?:with|counting|including|inside|plus|along)\b")
 #: "the driver and the empty truck", "the truck with its driver": the word before the joining
 #: word, then up to three after it; a verb ends a thing
 _THINGS = r"\b([A-Za-z]+)(?:'s)?\s+(?:{})\s+((?:[A-Za-z]+\s+){{0,2}}[A-Za-z]+)"
@@ -39,6 +44,7 @@ _DETERMINERS = frozenset(
 _ENDS_A_THING = frozenset(
     {"is", "are", "was", "were", "has", "have", "had", "weigh", "weighs", "weighed", "cost"}
     | {"costs", "together", "combined", "total", "make", "makes", "made", "come", "comes", "came"}
+    | {"spent", "spend", "spends", "paid", "pay", "pays", "earned", "earn", "earns", "own", "owns"}
 )
 
 
@@ -47,16 +53,17 @@ def total_said_of_one(original: str, candidate: str) -> str | None:
     them, or None."""
     original, candidate = normalized_text(original), normalized_text(candidate)
     for value, (first, second) in _totals(original).items():
-        for stretch, clause in _stretches(candidate, value):
-            if _TOTAL.search(clause) or _joined(clause, first, second):
+        for stretch, clause, previous in _stretches(candidate, value):
+            if _TOTAL.search(clause) or _EACH.search(stretch) or _joined(clause, first, second):
                 continue
             names = [thing for thing in (first, second) if _names(stretch, thing)]
-            if len(names) == 1:
-                other = second if names == [first] else first
-                return (
-                    f"gives {_written(original, value)} to '{names[0]}' alone where the "
-                    f"original gives it to '{first}' and '{other}' together"
-                )
+            other = second if names == [first] else first
+            if len(names) != 1 or (_BRINGS_IN.search(previous) and _names(previous, other)):
+                continue
+            return (
+                f"gives {_written(original, value)} to '{names[0]}' alone where the original "
+                f"gives it to '{first}' and '{second}' together"
+            )
     return None
 
 
@@ -67,12 +74,17 @@ def _totals(text: str) -> dict[Quantity, tuple[str, str]]:
     once = {v for m in found for v in m.values if sum(v in n.values for n in found) == 1}
     totals = {}
     for sentence in _SENTENCE_END.split(text):
-        if not _TOTAL.search(sentence.lower()) or (joined := _things_joined(sentence)) is None:
+        if not _TOTAL.search(sentence.lower()):
             continue
-        for mention in mentions(sentence, "en"):
-            value = next(iter(mention.values))
-            if value in once and not mention.soft:
-                totals[value] = joined
+        # the number's own clause joins the two: "Together, Mark and his brother weigh 300
+        # pounds, and Mark weighs 160 pounds" gives 160 to Mark alone
+        for clause in _CLAUSE_END.split(sentence):
+            if (joined := _things_joined(clause)) is None:
+                continue
+            for mention in mentions(clause, "en"):
+                value = next(iter(mention.values))
+                if value in once and not mention.soft:
+                    totals[value] = joined
     return totals
 
 
@@ -102,21 +114,24 @@ def _a_thing(word: str, before: list[str]) -> bool:
     return word[:1].isupper() or bool(_DETERMINERS.intersection(determined))
 
 
-def _stretches(text: str, value: Quantity) -> list[tuple[str, str]]:
-    """For each time ``text`` writes ``value``: the words between the "and"s around it, and its
-    clause."""
+def _stretches(text: str, value: Quantity) -> list[tuple[str, str, str]]:
+    """For each time ``text`` writes ``value``: the words between the "and"s around it, its
+    clause, and the clause before it when that writes no number."""
     found = []
     for mention in mentions(text, "en"):
         if value not in mention.values or mention.span is None:
             continue
         start, end = mention.span
-        clause_start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, start)), default=0)
+        ends = [0, *(m.end() for m in _CLAUSE_END.finditer(text, 0, start))]
         clause_end = next((m.start() for m in _CLAUSE_END.finditer(text, end)), len(text))
-        clause = text[clause_start:clause_end].lower()
-        at = start - clause_start
+        clause = text[ends[-1] : clause_end].lower()
+        previous = text[ends[-2] : ends[-1]].lower() if len(ends) >= 2 else ""
+        if mentions(previous, "en"):
+            previous = ""
+        at = start - ends[-1]
         stretch_start = max((m.end() for m in _AND.finditer(clause, 0, at)), default=0)
         stretch_end = next((m.start() for m in _AND.finditer(clause, at)), len(clause))
-        found.append((clause[stretch_start:stretch_end], clause))
+        found.append((clause[stretch_start:stretch_end], clause, previous))
     return found
 
 

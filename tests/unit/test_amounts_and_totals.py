@@ -58,6 +58,29 @@ BRIDGE = (
             "week, how many times can he go to the movies?",
             None,
         ),
+        # each thing named (a helper's review)
+        (
+            PETER,
+            "Peter has 42 dollars this week; a ticket and popcorn are both $7. How many times "
+            "can he go to the movies?",
+            None,
+        ),
+        (
+            "Tom has $10 and Jerry has $10 too. How much do they have together?",
+            "How much do Tom and Jerry have together if each has $10?",
+            None,
+        ),
+        (
+            "Tom earns $15 per hour on weekdays and $15 per hour on Saturdays. How much does he "
+            "earn for 10 hours?",
+            "Tom earns $15 per hour on weekdays and on Saturdays. What does he earn in 10 hours?",
+            None,
+        ),
+        (
+            "Jane earned $100 on Monday and spent $100 on Tuesday. How much does she have left?",
+            "Jane earned $100 on Monday and spent all of it on Tuesday. How much is left?",
+            None,
+        ),
         # the original says an amount again in another sentence: no second thing
         (
             "Sam has $20. How many $5 books can Sam buy with his $20?",
@@ -106,6 +129,23 @@ def test_an_amount_for_two_things_said_once(original: str, candidate: str, why: 
         (
             "Ann and Bo split a $40 profit. Ann gets a 25% share of $40. How much does Bo get?",
             "Of the $40 profit, Ann takes a 25% share of $40 and Bo the rest. What is Bo's part?",
+            None,
+        ),
+        # the original ties them in words of its own, or the amount is another thing's (a
+        # helper's review)
+        (
+            "Lisa left a tip of $6, which was 15% of her bill. What was her bill?",
+            "What was Lisa's bill if she left a 15% tip of $6?",
+            None,
+        ),
+        (
+            "Ben got a 20% discount on a jacket and saved $15. What was the jacket's price?",
+            "What was the price of the jacket if Ben's 20% discount of $15 was applied to it?",
+            None,
+        ),
+        (
+            "Tom gets a 10% commission on his sales. His sales were $5000. What is his pay?",
+            "What is Tom's pay from a 10% commission on sales worth $5000?",
             None,
         ),
         # the original says it too
@@ -158,6 +198,12 @@ def test_a_percentage_said_to_come_to_an_amount(
             "pounds and each box weighs 15 pounds. How many boxes can be loaded?",
             None,
         ),
+        # the other thing brought in by the clause before (a helper's review)
+        (
+            "With the driver inside, the empty truck weighs 3755 pounds; boxes weigh 15 pounds "
+            "each. How many boxes can it carry over a bridge that holds 5000 pounds?",
+            None,
+        ),
         (
             "If the combined weight of the driver and the empty truck is 3755 pounds and each "
             "box is 15 pounds, how many boxes can go on the truck under the bridge's 5000-pound "
@@ -170,3 +216,30 @@ def test_a_total_of_two_things_said_of_one(candidate: str, why: str | None) -> N
     assert total_said_of_one(BRIDGE, candidate) == why
     if why:
         assert why in (quantity_difference(BRIDGE, candidate) or "")
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # a part written in the total's sentence is no total (a helper's review)
+        (
+            "Together, Mark and his brother weigh 300 pounds, and Mark weighs 160 pounds. How "
+            "much does his brother weigh?",
+            "Mark weighs 160 pounds, and together with his brother he weighs 300 pounds. What is "
+            "his brother's weight?",
+        ),
+        (
+            "Sarah and her friend spent $36 in all on lunch, and Sarah's meal cost $20. How much "
+            "did her friend's meal cost?",
+            "Sarah's meal cost $20, and she and her friend spent $36 in all on lunch. What did "
+            "her friend's meal cost?",
+        ),
+        # "both" says each
+        (
+            "Both Tom and Ann are 12 years old. How old are they together?",
+            "Tom is 12 years old, and so is Ann. What is their combined age?",
+        ),
+    ],
+)
+def test_a_part_or_each_is_no_total(original: str, candidate: str) -> None:
+    assert total_said_of_one(original, candidate) is None

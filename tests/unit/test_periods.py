@@ -556,6 +556,12 @@ def test_a_rate_given_to_another_number(candidate: str, why: str | None) -> None
         assert why in (quantity_difference(ALEENA, candidate) or "")
 
 
+def test_a_rate_said_after_a_span_of_time_stays() -> None:
+    original = "Maria saves $5 a day. How much does she save in 2 weeks?"
+    candidate = "How much will Maria save if she saves $5 for 2 weeks, putting it aside each day?"
+    assert rate_moved_to_another_number(original, candidate) is None
+
+
 def test_a_rate_both_numbers_have_stays() -> None:
     original = "A plan costs $140 per month and HD costs $10 per month. What is a year's cost?"
     candidate = "What does a year cost if the plan and HD are $140 and $10 per month?"

@@ -116,7 +116,8 @@ def _states_terms(index: int, clause: str) -> bool:
 
 
 #: a word saying what is left: "14 pieces of pie remaining", "had 5 left", "12 were left over"
-_REMAINDER_WORD = re.compile(r"\b(?:remaining|remained|remains?|left(?:\s+over)?)\b")
+#: ("left-handed" is no remainder)
+_REMAINDER_WORD = re.compile(r"\b(?:remaining|remained|remains?|left(?!-)(?:\s+over)?)\b")
 #: "left is 5", "remaining were 3": the number a remainder word is followed by
 _COPULA = frozenset({"is", "are", "was", "were"})
 _CLAUSE_END = re.compile(r"[,;:.!?](?:\s|$)")
@@ -124,50 +125,54 @@ _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)")
 
 
 def _gives_a_remainder(text: str) -> bool:
-    """Whether ``text`` gives a number as what is left: before a remainder word ("14 pieces of
-    pie remaining") or right after it ("the remaining 3", "left is 5")."""
+    """Whether ``text`` gives a number as what is left: up to four words before a remainder
+    word of its clause ("14 pieces of the pie remaining") or right after it ("the remaining 3",
+    "left is 5")."""
     for word in _REMAINDER_WORD.finditer(text):
+        before = _CLAUSE_END.split(text[: word.start()])[-1].split()[-5:]
         after = text[word.end() :].split()[:2]
         after = after[1:] if after[:1] and after[0] in _COPULA else after[:1]
-        if any(not m.ordinal for m in mentions(" ".join(after))):
+        if any(not m.ordinal for m in mentions(" ".join(before)) + mentions(" ".join(after))):
             return True
-    return next(_numbers_left(text), None) is not None
+    return False
 
 
-#: words that end the phrase of a number said to be left ("2 and bags the remaining ones":
-#: the 2 is eaten, not left)
-_OUTSIDE_A_PHRASE = frozenset(
-    {"and", "or", "but", "the", "a", "an", "his", "her", "their", "its", "my", "your", "our"}
-    | {"to", "for", "from", "into", "on", "at", "by"}
+#: "N things left after M ...": a number said to be what is left once something else happened
+_LEFT_AFTER = re.compile(
+    r"\b(?:has|had|have|having|with|are|were|is|was)\s+(?P<phrase>[\w$.,/%-]+(?:\s+[a-z]+){0,3}?)"
+    r"\s+(?:left|remaining)\b(?P<rest>[^.;?!]*)"
 )
-#: what is asked, not given: "how many 8 point bucks are left"
-_ASKED = frozenset({"many", "much"})
-#: "left" as leaving, not as what is left ("5 friends left the party", "left for school")
-_LEFT_LEAVING = re.compile(r"^\s+(?:the|a|an|his|her|their|its|for|home|school|work|town)\b")
 
 
-def _numbers_left(text: str) -> Iterator[tuple[Mention, str]]:
-    """Each number ``text`` says is left, with the word that says it: "30 lollipops left",
-    "14 pieces of pie remaining", "12 were left over" (at most four words between, none that
-    ends a noun phrase)."""
-    for word in _REMAINDER_WORD.finditer(text):
-        if word.group(0) == "left" and _LEFT_LEAVING.match(text[word.end() :]):
+def _numbers_left_after(text: str) -> Iterator[tuple[Mention, list[Mention]]]:
+    """Each number ``text`` says someone has left once something happened ("has 30 lollipops
+    left after eating 2"), with the numbers of what happened: the numbers of the sentence
+    besides it, where the sentence says "after"."""
+    for sentence in _SENTENCE_END.split(text):
+        if not re.search(r"\bafter\b", sentence):
             continue
-        phrase: list[str] = []
-        for before in reversed(_CLAUSE_END.split(text[: word.start()])[-1].split()[-5:]):
-            if before in _OUTSIDE_A_PHRASE or before in _ASKED:
-                break
-            phrase.insert(0, before)
-        if any(before in _ASKED for before in text[: word.start()].split()[-6:]):
-            continue
-        for mention in mentions(" ".join(phrase)):
-            if not mention.ordinal:
-                yield mention, word.group(0)
+        for match in _LEFT_AFTER.finditer(sentence):
+            said = [m for m in mentions(match["phrase"]) if not m.ordinal and not m.soft]
+            if len(said) != 1 or said[0].dimension == "time" or not _a_count(match["phrase"]):
+                continue
+            others = [m for m in mentions(sentence) if not m.matches(said[0]) and not m.soft]
+            yield said[0], others
+
+
+def _a_count(phrase: str) -> bool:
+    """Whether a phrase is a number and the things it counts ("30 lollipops", "30"), not
+    "1/3 of what was" or "2 and bags the"."""
+    return all(word.isalpha() and word not in _NOT_A_THING for word in phrase.split()[1:])
+
+
+_NOT_A_THING = frozenset({"of", "and", "or", "the", "what", "was", "were", "them", "it", "that"})
 
 
 #: a question that asks what is left in other words: "How many are still at the party?",
-#: "How many marbles does she have now?"
-_REMAINDER_IN_OTHER_WORDS = re.compile(r"\b(?:still|now|left|remain\w*|rest|unsold|uneaten)\b")
+#: "How many marbles does she have now?", "... at the end of the day?"
+_REMAINDER_IN_OTHER_WORDS = re.compile(
+    r"\b(?:still|now|left|remain\w*|rest|unsold|uneaten|end)\b"  # "at the end of the day"
+)
 #: what is left, asked: "were left", "have left", "left over", "remain" as the verb ("the
 #: remaining money" or "the rest" only names what the question is about)
 _LEFT_ASKED = re.compile(
@@ -179,7 +184,7 @@ _LEFT_ASKED = re.compile(
 #: words of the original's sentence that may already make a number what is left
 _LATER = re.compile(
     r"\b(?:after|afterwards?|now|then|still|later|finally|end|eventually|when|once|by the time|"
-    r"remain\w*|left|rest|unsold|uneaten|unused|spare|over|only)\b"
+    r"remain\w*|left|leftover|rest|unsold|uneaten|unused|spare|over|only|kept|stayed)\b"
 )
 
 
@@ -187,15 +192,25 @@ def start_given_as_remainder(original: str, candidate: str) -> str | None:
     """Why the candidate gives as what is left a number the original gives before anything
     happens: "How many bags can Jean fill if she has 30 lollipops left after eating 2 ...?" for
     "Jean has 30 lollipops. Jean eats 2 of the lollipops. ..." (accepted in a bench run, judge
-    0.67: 30 is what she starts with). None when the original's sentence with the number says
-    a time after something ("after", "now", "then", "at the end") or what is left itself."""
-    for mention, word in _numbers_left(candidate.lower()):
-        if not mention.soft and _said_before_anything(original, mention):
+    0.67: 30 is what she starts with). Read where the candidate says "after" what happened, the
+    original writes the number before the numbers of what happened, and the original's
+    sentence with it says no later time nor what is left ("after", "now", "at the end")."""
+    lowered = original.lower()
+    for left, happened in _numbers_left_after(candidate.lower()):
+        first = _first_written(lowered, left)
+        events = [at for m in happened if (at := _first_written(lowered, m)) is not None]
+        if first is None or not events or first > min(events):
+            continue
+        if _said_before_anything(original, left):
             return (
-                f"gives {mention.written} as what is {word!r} where the original gives it "
-                "before anything happens"
+                f"gives {left.written} as what is left where the original gives it before "
+                "anything happens"
             )
     return None
+
+
+def _first_written(text: str, mention: Mention) -> int | None:
+    return next((m.span[0] for m in mentions(text) if m.span and m.matches(mention)), None)
 
 
 def _said_before_anything(original: str, mention: Mention) -> bool:

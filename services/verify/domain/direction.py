@@ -49,6 +49,7 @@ from steadfast.services.verify.domain.asking import (
 from steadfast.shared.inflections import every_form, same_word
 from steadfast.shared.names import NAME_TOKEN, written_as_names
 from steadfast.shared.quantities.answer_units import unit_named
+from steadfast.shared.quantities.bindings import FUNCTION_WORDS
 from steadfast.shared.quantities.lexicon import LEXICONS
 from steadfast.shared.question_words import AUXILIARIES, QUESTION_WORDS
 
@@ -242,7 +243,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _things_added_to_count(
             _asking_words(original, _WORD_OR_NUMBER), _asking_words(candidate, _WORD_OR_STOP)
         )
-        or _count_of_what_goes_into(asked, reworded)
+        or _count_of_what_goes_into(original, candidate)
         or _things_dropped_from_count(
             _asking_words(original, _WORD_OR_NUMBER), _asking_words(candidate, _WORD_OR_STOP)
         )
@@ -322,8 +323,19 @@ _JOINED_QUESTION = re.compile(
 #: two question words asked at once: "When and where did Mehr Chand Mahajan die?" (accepted in a
 #: bench run for "What were the date, month, and year of death of ... Mahajan?")
 _PAIRED_QUESTION_WORDS = re.compile(
-    r"\b(who|what|when|where|why|how)\s*(?:and|or|&|/)\s*(who|what|when|where|why|how)\b"
+    r"\b(who|what|when|where|why|how)\s*,?\s*(?:and|&)\s*(who|what|when|where|why|how)\b"
 )
+
+
+#: a date's parts, which ask one thing: "the date, month, and year"
+_DATE_PARTS_JOINED = re.compile(r"\b(?:day|date)s?,?\s+months?,?\s+(?:and\s+)?years?\b")
+
+
+def _asks_one_thing(original: str) -> bool:
+    """Whether the original's question joins nothing with "and" ("the time and place", "...,
+    and in what year?" ask two things), a date's parts aside."""
+    asked = _DATE_PARTS_JOINED.sub(" ", asking_sentence(original).lower())
+    return not re.search(r"\band\b|\s&\s", asked)  # "J&K" joins nothing
 
 
 #: a clause that asks: a question word in it, or an auxiliary opening it
@@ -346,14 +358,17 @@ def _second_question_asked(original: str, candidate: str) -> str | None:
     if len(asked) >= 2:
         return f"asks {len(asked)} questions where the original asks one ('{asked[0]}')"
     reworded = asking_sentence(candidate).lower()
-    paired = _PAIRED_QUESTION_WORDS.search(reworded)
-    if paired and paired[1] != paired[2] and not _PAIRED_QUESTION_WORDS.search(original.lower()):
-        return f"asks '{paired[0]}' where the original asks one thing"
     joined = _JOINED_QUESTION.search(reworded)
-    if joined is None or _JOINED_QUESTION.search(original.lower()):
-        return None
-    if _ASKS.search(reworded[: joined.start()]):  # "Tom has 5 apples, and how many ...?" asks once
+    # "Tom has 5 apples, and how many ...?" asks once
+    if (
+        joined
+        and not _JOINED_QUESTION.search(original.lower())
+        and _ASKS.search(reworded[: joined.start()])
+    ):
         return f"asks a second question ('{joined.group(1)} ...') where the original asks one"
+    paired = _PAIRED_QUESTION_WORDS.search(reworded)
+    if paired and paired[1] != paired[2] and _asks_one_thing(original):
+        return f"asks '{paired[0]}' where the original asks one thing"
     return None
 
 
@@ -496,34 +511,34 @@ def _counted_thing_changed(asked: list[str], reworded: list[str]) -> str | None:
     )
 
 
-#: what a count's things are put into: "how many can she put into bags", "into her bags"
-_PUT_INTO = frozenset({"into", "in", "onto", "inside"})
-_DETERMINERS = frozenset(["the", "a", "an", "her", "his", "their", "its", "each", "every"])
+#: a bare "how many" whose things are put into something: "how many can she put into bags of
+#: 2", "how many will go in her bags"; the thing they go into, and the word after it
+_PUT_INTO = re.compile(
+    r"\bhow many\s+(?:can|could|will|would|does|do|did|should|must|might|may)\s+(?:[a-z]+\s+)?"
+    r"(?:put|place|pack|fit|go|load|store|stuff|squeeze|sort|packag\w*)\s+"
+    r"(?:[a-z]+\s+){0,2}?(?:into|in|onto|inside)\s+(?:(?:the|her|his|their|its|each|every|a|an)\s+)?"
+    r"([a-z]+)\b\s*([a-z]*)"
+)
 
 
-def _count_of_what_goes_into(asked: list[str], reworded: list[str]) -> str | None:
+#: words after the thing that do not go on with its name ("into bags of 2", "in bags if ...")
+_AFTER_A_THING = FUNCTION_WORDS | {"if", "and", "or", "so", "when", "until", "holding", "given"}
+
+
+def _count_of_what_goes_into(original: str, candidate: str) -> str | None:
     """Why the candidate counts what goes into the original's counted things: "how many can
     she put into bags of 2 lollipops each?" for "How many bags can Jean fill?" (accepted in a
     bench run, judge 0.82) counts lollipops, not bags. Read where the candidate's "how many" is
-    followed by a verb and names the original's counted thing after "into" or "in"."""
-    counted = _naming_words(_counted_phrase(asked))
-    if not counted:
+    followed by a verb of putting ("put", "pack", "fit", "go") and the original's counted
+    thing after "into" or "in", which ends its name ("in each egg box" counts eggs)."""
+    counted = _naming_words(_counted_phrase(_asking_words(original)))
+    put = _PUT_INTO.search(asking_sentence(candidate).lower())
+    if not counted or put is None:
         return None
-    head = counted[-1]
-    for start in _counting_starts(reworded, markers=(("how", "many"),)):
-        if start >= len(reworded) or reworded[start] not in AUXILIARIES:
-            continue
-        following = reworded[start + 1 :]
-        for index, word in enumerate(following):
-            if word not in _PUT_INTO:
-                continue
-            things = [w for w in following[index + 1 : index + 3] if w not in _DETERMINERS]
-            if things and same_word(things[0], head):
-                return (
-                    f"counts what goes {word} '{things[0]}' where the original asks how many "
-                    + head
-                )
-    return None
+    container, following = put.groups()
+    if not same_word(container, counted[-1]) or (following and following not in _AFTER_A_THING):
+        return None
+    return f"counts what goes into '{container}' where the original asks how many {counted[-1]}"
 
 
 def _question_sides_turned(asked: list[str], reworded: list[str]) -> bool:
@@ -1277,7 +1292,8 @@ _DATE_ASKED = re.compile(
 )
 #: the day among them ("On what day, month, and year", "What date")
 _DAY_ASKED = re.compile(
-    rf"\b(?:what|which) (?:exact )?(?:day|date)\b|\b(?:day|date)\s*[,/]|{_WHOLE_DATE}",
+    rf"\b(?:what|which) (?:exact )?(?:day|date)\b|\bday\s*[,/]|\bdate\s*[,/]\s*month\b|"
+    rf"{_WHOLE_DATE}",
     re.IGNORECASE,
 )
 _WHEN_OR_YEAR = re.compile(
@@ -1289,7 +1305,9 @@ _WHEN_OR_YEAR = re.compile(
 #: a candidate that still says the day or the date ("birthday" is no date: "What year did X's
 #: birthday take place in?" asks a year, accepted in a bench run), and its finer parts
 _DAY_OR_DATE = re.compile(r"\b(?:date|day|birth-?date|dob)s?\b", re.IGNORECASE)
-_DATE_PARTS = re.compile(r"\b(?:date|day|month|birth-?date|dob)s?\b", re.IGNORECASE)
+_DATE_PARTS = re.compile(
+    r"\b(?:date|day|month|birth-?date|dob)s?\b|\b(?:dd|mm)\s*[/.-]\s*(?:mm|dd)\b", re.IGNORECASE
+)
 #: a candidate that asks the month and no day
 _MONTH_ASKED = re.compile(
     r"\bmonth and year\b|\byear and month\b|\b(?:what|which) month\b", re.IGNORECASE

@@ -262,6 +262,14 @@ GRANDMA = (
             "Mia baked 20 cookies and gave some away. How many cookies remained?",
             "asks what is 'remained', which the original gives, where it asks something else",
         ),
+        # the remainder a few words from its number ("14 pieces of the pie remaining")
+        (
+            "Grandma cut 5 pies into 8 pieces. At the end there were 14 pieces of the pie "
+            "remaining. How many pieces were taken?",
+            "What number of pieces of pie were left after Grandma cut 5 pies into 8 pieces and "
+            "the guests took 14?",
+            "asks what is 'were left', which the original gives, where it asks something else",
+        ),
         # a remainder with no number of its clause is not given ("12 apples. Some were left")
         (
             "Tom had 12 apples. Some were left after lunch. How many did he eat?",
@@ -307,6 +315,13 @@ GRANDMA = (
             "spend on books?",
             None,
         ),
+        (
+            "Yesterday Tom had fifteen pencils left over. Today he buys 10 more and gives away 3. "
+            "How many pencils does he have at the end of the day?",
+            "Tom had fifteen pencils left over yesterday; today he bought 10 more and gave 3 "
+            "away. How many pencils does he have left at the end of the day?",
+            None,
+        ),
         # the original asks what is left itself
         (
             "Tom had 12 apples and ate 5. How many apples are left?",
@@ -345,12 +360,19 @@ JEAN = (
             JEAN,
             "How many bags can Jean fill if she has 30 lollipops left after eating 2 and "
             "packages 2 in each bag?",
-            "gives 30 as what is 'left' where the original gives it before anything happens",
+            "gives 30 as what is left where the original gives it before anything happens",
         ),
         (
             "A shop has 50 shirts. It sells 20 on Monday. How many does it have now?",
-            "A shop sold 20 shirts on Monday and had 50 shirts remaining. How many does it have?",
-            "gives 50 as what is 'remaining' where the original gives it before anything happens",
+            "After selling 20 shirts on Monday, the shop had 50 shirts remaining. How many does "
+            "it have?",
+            "gives 50 as what is left where the original gives it before anything happens",
+        ),
+        # what is left given after what happened, as the original does (a helper's review)
+        (
+            "Mary had 8 apples. She gave 3 to Tom. She has 5 apples. How many did Tom get?",
+            "After giving 3 to Tom, Mary has 5 apples left. She had 8. How many did Tom get?",
+            None,
         ),
         # the original's own sentence says a later time, or what is left
         (
@@ -363,16 +385,34 @@ JEAN = (
         (
             "At the end of the day the shop had 12 shirts unsold. It sold 20. How many did it "
             "have in the morning?",
-            "The shop sold 20 shirts and had 12 left over at the end of the day. How many did it "
+            "The shop had 12 shirts left after selling 20 at the end of the day. How many did it "
             "have in the morning?",
             None,
         ),
-        # "left" as leaving
+        # no "after", "left" as leaving, a time left, a share of what is left
         (
             "5 friends went to the party at 8 pm. How many hours did they stay if they went home "
             "at 11 pm?",
             "5 friends left the party at 11 pm after arriving at 8 pm. How many hours did they "
             "stay?",
+            None,
+        ),
+        (
+            "A game lasts 40 minutes. With 10 minutes to go, the score is 2 to 1. How many "
+            "minutes have been played?",
+            "In a 40-minute game the score is 2 to 1 with 10 minutes remaining after a goal. How "
+            "many minutes have been played?",
+            None,
+        ),
+        (
+            "Ann had 12 apples. She gave 3 to Bo and 1/3 of the others to Cy. How many did Cy get?",
+            "After giving 3 of her 12 apples to Bo, Ann gave 1/3 of what was left to Cy. How many "
+            "did Cy get?",
+            None,
+        ),
+        (
+            "Ten students are left-handed and 3 are not. How many students are there?",
+            "After counting, 3 students are not left-handed and ten are. How many are there?",
             None,
         ),
         # what she starts with, said as such

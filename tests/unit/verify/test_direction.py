@@ -1877,7 +1877,7 @@ def test_a_time_of_day_asked_for_how_long_is_refused(
         ),
         (
             "Jean has 30 lollipops and eats 2. How many will go in her bags if each holds 2?",
-            "counts what goes in 'bags' where the original asks how many bags",
+            "counts what goes into 'bags' where the original asks how many bags",
         ),
         # the bags still counted, or the count left without a thing it goes into
         (
@@ -1888,6 +1888,17 @@ def test_a_time_of_day_asked_for_how_long_is_refused(
             "Jean eats 2 of her 30 lollipops and puts 2 in each bag. How many can she fill?",
             None,
         ),
+        # the thing named in a condition, in a compound, or as a unit (a helper's review)
+        (
+            "Jean has 30 lollipops and eats 2. How many can she fill, putting 2 lollipops in "
+            "each bag?",
+            None,
+        ),
+        (
+            "Jean has 30 lollipops and eats 2. How many will go in each bag holder if 2 go in a "
+            "bag?",
+            None,
+        ),
     ],
 )
 def test_a_count_of_what_goes_into_the_counted_things(candidate: str, why: str | None) -> None:
@@ -1896,6 +1907,12 @@ def test_a_count_of_what_goes_into_the_counted_things(candidate: str, why: str |
         "wants to package 2 lollipops in one bag. How many bags can Jean fill?"
     )
     assert direction_difference(original, candidate) == why
+
+
+def test_a_date_named_before_a_comma_asks_no_day() -> None:
+    original = "What month is the due date, according to the rental contract?"
+    candidate = "According to the rental contract, in which month is the rent due?"
+    assert direction_difference(original, candidate) is None
 
 
 MAHAJAN = (
@@ -1925,13 +1942,35 @@ MAHAJAN = (
             "On what date did Mehr Chand Mahajan, former Prime Minister of J&K, die?",
             None,
         ),
+        ("When did Mehr Chand Mahajan die? Please answer in DD/MM/YYYY format.", None),
     ],
 )
 def test_the_date_asked_with_date_month_and_year(candidate: str, why: str | None) -> None:
     assert direction_difference(MAHAJAN, candidate) == why
 
 
-def test_two_question_words_the_original_asks_too_pass() -> None:
-    original = "When and where was the Treaty of Lodi signed?"
-    candidate = "Where and when did the signing of the Treaty of Lodi take place?"
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        (
+            "When and where was the Treaty of Lodi signed?",
+            "Where and when did the signing of the Treaty of Lodi take place?",
+        ),
+        # the original asks two things in other words (a helper's review)
+        (
+            "What were the time and place of Lincoln's assassination?",
+            "When and where was Lincoln assassinated?",
+        ),
+        (
+            "Where were the first modern Olympic Games held, and in what year?",
+            "When and where were the first modern Olympic Games held?",
+        ),
+        # "or" hedges one question
+        (
+            "What inspired Mary Shelley to write Frankenstein?",
+            "What or who inspired Mary Shelley to write Frankenstein?",
+        ),
+    ],
+)
+def test_two_question_words_the_original_asks_too_pass(original: str, candidate: str) -> None:
     assert direction_difference(original, candidate) is None
