@@ -325,6 +325,10 @@ _JOINED_QUESTION = re.compile(
 _PAIRED_QUESTION_WORDS = re.compile(
     r"\b(who|what|when|where|why|how)\s*,?\s*(?:and|&)\s*(who|what|when|where|why|how)\b"
 )
+#: "Who wrote Hamlet, and when?": the first question word, and one after "and" at the end
+_TRAILING_QUESTION_WORD = re.compile(
+    r"^\W*(who|what|when|where|why|how)\b.*?,?\s+(?:and|&)\s+(when|where|why|who|how)\W*$"
+)
 
 
 #: a date's parts, which ask one thing: "the date, month, and year"
@@ -366,9 +370,9 @@ def _second_question_asked(original: str, candidate: str) -> str | None:
         and _ASKS.search(reworded[: joined.start()])
     ):
         return f"asks a second question ('{joined.group(1)} ...') where the original asks one"
-    paired = _PAIRED_QUESTION_WORDS.search(reworded)
+    paired = _PAIRED_QUESTION_WORDS.search(reworded) or _TRAILING_QUESTION_WORD.search(reworded)
     if paired and paired[1] != paired[2] and _asks_one_thing(original):
-        return f"asks '{paired[0]}' where the original asks one thing"
+        return f"asks '{paired[1]} and {paired[2]}' where the original asks one thing"
     return None
 
 

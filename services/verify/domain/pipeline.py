@@ -11,6 +11,7 @@ from typing import Literal
 from steadfast.services.verify.domain.direction import direction_difference
 from steadfast.services.verify.domain.form import form_difference
 from steadfast.services.verify.domain.judge import Judge, JudgeOutcome, JudgeUnavailable
+from steadfast.services.verify.domain.names_kept import name_dropped
 from steadfast.services.verify.domain.prompts import JudgePrompt
 from steadfast.services.verify.domain.semantic import SemanticStage
 from steadfast.shared.contracts.base import Task
@@ -176,8 +177,11 @@ def _form(run: _Run) -> None:
 
 
 def _direction(run: _Run) -> None:
+    original = run.request.original
     for candidate in run.pending():
-        difference = direction_difference(run.request.original, candidate.text)
+        difference = direction_difference(original, candidate.text)
+        if not difference and run.request.task in ("factual", "choice"):
+            difference = name_dropped(original, candidate.text)
         if difference:
             candidate.reject("direction", difference)
 

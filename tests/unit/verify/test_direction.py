@@ -1943,6 +1943,10 @@ MAHAJAN = (
             None,
         ),
         ("When did Mehr Chand Mahajan die? Please answer in DD/MM/YYYY format.", None),
+        (
+            "Where did Mehr Chand Mahajan die, and when?",
+            "asks 'where and when' where the original asks one thing",
+        ),
     ],
 )
 def test_the_date_asked_with_date_month_and_year(candidate: str, why: str | None) -> None:

@@ -1,0 +1,64 @@
+"""A factual question is about whom and what it names: "What are the first and last names of
+the scientist who collaborated with Vincent Joseph Schaefer to issue the U.S. patent ... in
+1943?" reworded "What were the names of the scientists who jointly worked on producing aerosols
+in 1943, as indicated by a U.S. patent?" (accepted in a bench run, judge 0.72) is no longer
+about Schaefer's partner, and "According to Karl Küchler, what did ... depict?" without Karl
+Küchler asks another source.
+
+A name here is two or more capitalised words in a row inside a sentence ("Vincent Joseph
+Schaefer", "Karl Küchler", "Mona Lisa"), without a question word, article or title leading
+it. It is kept when the candidate writes any of its words (in any form: "Schaefer's") or its
+initials ("USA" for "United States", "WFC" for "Wide Field Camera"). Read for factual and
+multiple-choice questions only: a maths story's "Dr. Wertz's school" may be "the school"."""
+
+from __future__ import annotations
+
+import re
+
+from steadfast.shared.inflections import same_word
+from steadfast.shared.question_words import AUXILIARIES, QUESTION_WORDS
+
+#: a word that may be part of a name: capitalised, or an initial ("P.")
+_WORD = re.compile(r"[^\W\d_][\w'’-]*\.?|[,;:?!\"“”()]|\S")
+#: words that lead a run of capitals without being the name ("The", "In", "According")
+_LEADING_TEXT = """
+the a an in on at of for from to by with according during after before since under about and
+or but if as is was were does did do has have had can could would will should mr mrs ms dr
+prof sir st
+"""
+_LEADING = frozenset(_LEADING_TEXT.split()) | frozenset(QUESTION_WORDS) | frozenset(AUXILIARIES)
+
+
+def name_dropped(original: str, candidate: str) -> str | None:
+    """Which name of the original the candidate writes no word of, or None."""
+    written = [word.lower().rstrip(".") for word in _WORD.findall(candidate)]
+    for name in _names(original):
+        kept = any(same_word(part.lower(), word) for part in name for word in written)
+        initials = "".join(part[0] for part in name).lower()
+        if not kept and not any(word.startswith(initials) for word in written):
+            return f"drops '{_written(name)}', whom or what the original asks about"
+    return None
+
+
+def _names(text: str) -> list[list[str]]:
+    """The runs of two or more capitalised words of ``text``, each without its leading words."""
+    runs: list[list[str]] = []
+    current: list[str] = []
+    for word in [*_WORD.findall(text), "."]:
+        if word[:1].isupper() and word[:1].isalpha():
+            current.append(word.rstrip(".").removesuffix("'s").removesuffix("’s"))
+            if not word.endswith(".") or len(word) <= 2:  # "P." goes on; "Corfu." ends a run
+                continue
+        while current and current[0].lower() in _LEADING:
+            current.pop(0)
+        if len(current) >= 2:
+            runs.append(current)
+        current = []
+    return runs
+
+
+def _written(name: list[str]) -> str:
+    """ "U.S." for the initials it was read from, else the words."""
+    return (
+        "".join(f"{part}." for part in name) if all(len(p) == 1 for p in name) else " ".join(name)
+    )
