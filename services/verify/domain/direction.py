@@ -1129,11 +1129,12 @@ def _place_asked(original: str, candidate: str) -> str | None:
 
 #: the kind of thing a candidate asks for: "Which country has a capital city in Australia?"
 #: (accepted in a demo run for "What is the capital city of Australia?", judge 0.79, and
-#: answered "Australia"), "What artist ..."; "what is" and "which of" ask no kind
+#: answered "Australia"; "Which country, called Australia, has a capital city?" in another,
+#: judge 0.87), "What artist ..."; "what is" and "which of" ask no kind
 _KIND_ASKED = re.compile(
     r"^(?:what|which) (?!(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|"
-    r"of|kind|type|sort)\b)((?:[a-z]+ ){0,2}?[a-z]+)(?= (?:is|are|was|were|does|do|did|has|have|"
-    r"had|can|could|will|would)\b)"
+    r"of|kind|type|sort)\b)((?:[a-z]+ ){0,2}?[a-z]+)(?=,| (?:is|are|was|were|does|do|did|has|"
+    r"have|had|can|could|will|would)\b)"
 )
 #: "Which country's capital is in Australia?" asks which country (accepted in a demo run for
 #: "What is the capital city of Australia?" and answered "I don't know")

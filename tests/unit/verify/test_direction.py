@@ -584,6 +584,12 @@ def test_a_question_turned_into_what_something_is_for_is_refused(
             "Which country has a capital city in Australia?",
             "asks which country, where the original asks for the capital city",
         ),
+        # accepted in a demo run of 2026-12-07 (judge 0.87): a kind asked before a comma
+        (
+            "What is the capital city of Australia?",
+            "Which country, called Australia, has a capital city?",
+            "asks which country, where the original asks for the capital city",
+        ),
         (
             "what is the currency of japan",
             "Which city is Japan's capital?",
