@@ -281,10 +281,15 @@ def pooled_or_split(original: str, candidate: str) -> str | None:
     if changed is None:
         return None
     value, share, other = changed
+    if "one" in (share, other) and "each" not in (share, other):
+        return None  # "one having 20" said "the first has 20" or "20 in all" is other business
     return f"says {value} {_SAID[other]}, not {_SAID[share]}"
 
 
-_SAID = {"each": "for each", "together": "for all together"}
+_SAID = {"each": "for each", "together": "for all together", "one": "for one of them"}
+#: the number's clause opens with one of the things: "one having 20 instructions and the second
+#: ..." ("each has 20 instructions" for it was accepted in a bench run, judge 0.84)
+_ONE_OF_THEM = frozenset({("one",), ("first",)})
 
 
 def _shares(text: str) -> dict[Quantity, str]:
@@ -296,6 +301,8 @@ def _shares(text: str) -> dict[Quantity, str]:
         together = bool(set(near) & _TOGETHER or pairs & _TOGETHER_PAIRS)
         if each != together:
             found[number.value] = "each" if each else "together"
+        elif len(number.before) < _SHARE_WINDOW and number.before[:1] in _ONE_OF_THEM:
+            found[number.value] = "one"  # "one having 20 instructions", "the first with 20"
     return found
 
 

@@ -566,3 +566,46 @@ def test_a_rate_both_numbers_have_stays() -> None:
     original = "A plan costs $140 per month and HD costs $10 per month. What is a year's cost?"
     candidate = "What does a year cost if the plan and HD are $140 and $10 per month?"
     assert rate_moved_to_another_number(original, candidate) is None
+
+
+KELIAN = (
+    "Kelian has two recipes for preparing dishes, one having 20 instructions and the second one "
+    "having twice as many instructions as the first one. How many instructions does Kelian have "
+    "to read to prepare the two dishes?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run (judge 0.84): 20 for each recipe, not for the first
+        (
+            KELIAN,
+            "How many instructions does Kelian need to read to prepare both dishes, if each has "
+            "20 instructions and the second one is twice as long?",
+            "says 20 for each, not for one of them",
+        ),
+        # still one of them
+        (
+            KELIAN,
+            "Kelian has two recipes: the first has 20 instructions and the second twice as many. "
+            "How many instructions must he read for both dishes?",
+            None,
+        ),
+        (
+            KELIAN,
+            "How many instructions must Kelian read for two dishes if one recipe has 20 "
+            "instructions and the other has twice as many?",
+            None,
+        ),
+        # "each one" is each (a labelled faithful GSM-Plus rewording)
+        (
+            "Zoey's watermelon has 40 seeds and she spits each one 10 feet. How far in total?",
+            "Zoey's watermelon contains 40 seeds, and she manages to spit each one a distance of "
+            "10 feet. What is the total distance?",
+            None,
+        ),
+    ],
+)
+def test_a_number_for_one_said_for_each(original: str, candidate: str, why: str | None) -> None:
+    assert pooled_or_split(original, candidate) == why

@@ -55,6 +55,29 @@ def asked_aggregates(text: str) -> frozenset[str]:
     return frozenset(name for name, pattern in _AGGREGATES.items() if pattern.search(asked))
 
 
+#: a rate in time a question asks: "each month", "per week", "a day", "monthly"
+_RATE_IN_TIME = re.compile(
+    rf"\b(?:each|every|per|a|an) (?:{_TIME})\b|\b(?:hourly|daily|nightly|weekly|monthly|yearly|"
+    r"annually|annual)\b"
+)
+
+
+def total_asked_for_a_rate(original: str, candidate: str) -> str | None:
+    """Why the candidate asks a total where the original asks how much in each span of time:
+    "Calculate the total cost of five cell phones at $150 each with a 2% interest over three
+    months." for "How much will Shiela pay each month for 3 months?" (accepted in a bench run,
+    judge 0.59). None when the candidate's question says a rate in time too ("What is her
+    total monthly payment?")."""
+    asked = _asking_clause(asking_sentence(original)).lower()
+    rate = _RATE_IN_TIME.search(asked)
+    if rate is None or "a total" in asked_aggregates(original):
+        return None
+    reworded = asking_sentence(candidate).lower()
+    if "a total" not in asked_aggregates(candidate) or _RATE_IN_TIME.search(reworded):
+        return None
+    return f"asks a total where the original asks how much {rate.group(0)!r}"
+
+
 #: a difference between two sides asked: "how much more money did he spend on the cows than on
 #: the goats?"
 _SIDES_COMPARED = re.compile(

@@ -39,6 +39,7 @@ from steadfast.services.verify.domain.aggregates import (
     aggregate_changed,
     remainder_asked_where_given,
     start_given_as_remainder,
+    total_asked_for_a_rate,
 )
 from steadfast.services.verify.domain.asking import (
     CONDITION_WORDS,
@@ -275,6 +276,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or aggregate_changed(original, candidate)
         or remainder_asked_where_given(original, candidate)
         or start_given_as_remainder(original, candidate)
+        or total_asked_for_a_rate(original, candidate)
     )
 
 

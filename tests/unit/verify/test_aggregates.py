@@ -11,6 +11,7 @@ from steadfast.services.verify.domain.aggregates import (
     asked_aggregates,
     remainder_asked_where_given,
     start_given_as_remainder,
+    total_asked_for_a_rate,
 )
 from steadfast.services.verify.domain.direction import direction_difference
 
@@ -426,5 +427,47 @@ JEAN = (
 )
 def test_a_start_given_as_what_is_left(original: str, candidate: str, why: str | None) -> None:
     assert start_given_as_remainder(original, candidate) == why
+    if why:
+        assert direction_difference(original, candidate) == why
+
+
+SHIELA = (
+    "Shiela bought five cell phones for $150 each for a 3-month installment. A 2% interest will "
+    "be charged for each unit. How much will Shiela pay each month for 3 months?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run (judge 0.59): the whole cost, not a month's
+        (
+            SHIELA,
+            "Calculate the total cost of five cell phones at $150 each with a 2% interest over "
+            "three months.",
+            "asks a total where the original asks how much 'each month'",
+        ),
+        # a rate in time asked too, or the original asks a total itself
+        (
+            SHIELA,
+            "Find the monthly installment amount for five cell phones at $150 each with a 2% "
+            "interest over three months.",
+            None,
+        ),
+        (
+            SHIELA,
+            "What is the total Shiela pays each month for five $150 phones with 2% interest per "
+            "unit over 3 months?",
+            None,
+        ),
+        (
+            "Tom works 5 days a week at $20 a day. How much does he earn in total each week?",
+            "What is Tom's total pay for a week of 5 days at $20 a day?",
+            None,
+        ),
+    ],
+)
+def test_a_total_asked_for_a_rate_in_time(original: str, candidate: str, why: str | None) -> None:
+    assert total_asked_for_a_rate(original, candidate) == why
     if why:
         assert direction_difference(original, candidate) == why
