@@ -2,8 +2,9 @@
 
 An amount the original writes twice in one sentence, each time for another thing, and the
 candidate writes once: "He always gets a ticket for $7 and popcorn for $7" reworded "he always
-spends $7 per visit" (accepted in a bench run, judge 0.68) costs $7 a visit, not $14. The
-candidate may say the amount is the same for each ("$7 each", "the same price").
+spends $7 per visit" (accepted in a bench run, judge 0.68) costs $7 a visit, not $14. A
+candidate that names each of the things ("a ticket and popcorn") or says the amount is for each
+("$7 each", "both cost $7", "$5 from each parent") passes.
 
 And a percentage said to be an amount: "they tacked on a 25% fee to his final total and charged
 him $3.00 in delivery fees" reworded "after adding a 25% delivery fee of $3.00" or "a 25% fee
