@@ -103,7 +103,7 @@ def test_an_amount_for_two_things_said_once(original: str, candidate: str, why: 
             STEPHEN,
             "Stephen ordered groceries online and had a final bill of $40.00; after adding a 25% "
             "delivery fee of $3.00 and a $4.00 tip, what was the total cost of his groceries?",
-            "says 25% comes to $3.00, which the original does not",
+            "ties 25% to $3.00, which the original keeps apart",
         ),
         (
             STEPHEN,
@@ -111,7 +111,24 @@ def test_an_amount_for_two_things_said_once(original: str, candidate: str, why: 
             "because the order was through a delivery vendor, a 25% fee was added, resulting in "
             "an additional $3.00 in delivery charges. Stephen also added a $4.00 tip to the "
             "total. What was the final price of his groceries after all charges were applied?",
-            "says 25% comes to $3.00, which the original does not",
+            "ties 25% to $3.00, which the original keeps apart",
+        ),
+        # accepted in a bench run (judge 0.83): $100 is the price before the discount
+        (
+            "John adopts a dog.  He takes the dog to the groomer, which costs $100.  The groomer "
+            "offers him a 30% discount for being a new customer.  How much does the grooming "
+            "cost?",
+            "John adopts a dog; he takes it to the groomer for $100, which includes a 30% "
+            "discount for a new customer. What is the total cost of the grooming?",
+            "ties 30% to $100, which the original keeps apart",
+        ),
+        (
+            "John adopts a dog.  He takes the dog to the groomer, which costs $100.  The groomer "
+            "offers him a 30% discount for being a new customer.  How much does the grooming "
+            "cost?",
+            "John's dog grooming costs $100, and as a new customer he gets a 30% discount. What "
+            "does the grooming cost him?",
+            None,
         ),
         # a share of an amount, or the two fees kept apart
         (

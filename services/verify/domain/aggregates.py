@@ -163,7 +163,7 @@ def _gives_a_remainder(text: str) -> bool:
 #: "N things left after M ...": a number said to be what is left once something else happened
 _LEFT_AFTER = re.compile(
     r"\b(?:has|had|have|having|with|are|were|is|was)\s+(?P<phrase>[\w$.,/%-]+(?:\s+[a-z]+){0,3}?)"
-    r"\s+(?:left|remaining)\b(?P<rest>[^.;?!]*)"
+    r"\s+(?:left|remaining)\b"
 )
 
 
