@@ -281,8 +281,8 @@ def pooled_or_split(original: str, candidate: str) -> str | None:
     if changed is None:
         return None
     value, share, other = changed
-    if "one" in (share, other) and "each" not in (share, other):
-        return None  # "one having 20" said "the first has 20" or "20 in all" is other business
+    if "one" in (share, other) and ("each" not in (share, other) or not _OTHER.search(original)):
+        return None  # "One ticket costs $20" is a unit price; "one ..., the second ..." is one
     return f"says {value} {_SAID[other]}, not {_SAID[share]}"
 
 
@@ -290,6 +290,8 @@ _SAID = {"each": "for each", "together": "for all together", "one": "for one of 
 #: the number's clause opens with one of the things: "one having 20 instructions and the second
 #: ..." ("each has 20 instructions" for it was accepted in a bench run, judge 0.84)
 _ONE_OF_THEM = frozenset({("one",), ("first",)})
+#: another of the things the original sets beside the one: "the second one having twice as many"
+_OTHER = re.compile(r"\b(?:second|other|another|the rest|remaining)\b", re.IGNORECASE)
 
 
 def _shares(text: str) -> dict[Quantity, str]:

@@ -130,6 +130,19 @@ def test_an_amount_for_two_things_said_once(original: str, candidate: str, why: 
             "does the grooming cost him?",
             None,
         ),
+        # a percentage still to be applied, or tied in the original's next sentence (a helper's
+        # review)
+        (
+            "Her salary is $50,000. She gets a 10% raise. What is her new salary?",
+            "What is a salary of $50,000 after a 10% raise?",
+            None,
+        ),
+        (
+            "A coat is on sale for $80. The sale price reflects a 20% discount. What was the "
+            "price before?",
+            "A coat sells for $80, which reflects a 20% discount. What did it cost before?",
+            None,
+        ),
         # a share of an amount, or the two fees kept apart
         (
             STEPHEN,

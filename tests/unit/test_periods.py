@@ -598,6 +598,12 @@ KELIAN = (
             "instructions and the other has twice as many?",
             None,
         ),
+        # one of them with no other beside it is a unit price (a helper's review)
+        (
+            "One ticket costs $20. How much do 5 tickets cost?",
+            "Each ticket costs $20. What do 5 tickets cost?",
+            None,
+        ),
         # "each one" is each (a labelled faithful GSM-Plus rewording)
         (
             "Zoey's watermelon has 40 seeds and she spits each one 10 feet. How far in total?",

@@ -62,6 +62,12 @@ _RATE_IN_TIME = re.compile(
 )
 
 
+#: a rate in time, or one span of it, in a candidate's question: "the total in a single month"
+_ONE_SPAN_OF_TIME = re.compile(
+    rf"{_RATE_IN_TIME.pattern}|\b(?:one|single|given|typical|same) (?:{_TIME})\b"
+)
+
+
 def total_asked_for_a_rate(original: str, candidate: str) -> str | None:
     """Why the candidate asks a total where the original asks how much in each span of time:
     "Calculate the total cost of five cell phones at $150 each with a 2% interest over three
@@ -73,7 +79,7 @@ def total_asked_for_a_rate(original: str, candidate: str) -> str | None:
     if rate is None or "a total" in asked_aggregates(original):
         return None
     reworded = asking_sentence(candidate).lower()
-    if "a total" not in asked_aggregates(candidate) or _RATE_IN_TIME.search(reworded):
+    if "a total" not in asked_aggregates(candidate) or _ONE_SPAN_OF_TIME.search(reworded):
         return None
     return f"asks a total where the original asks how much {rate.group(0)!r}"
 

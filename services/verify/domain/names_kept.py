@@ -14,6 +14,7 @@ multiple-choice questions only: a maths story's "Dr. Wertz's school" may be "the
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from steadfast.shared.inflections import same_word
 from steadfast.shared.question_words import AUXILIARIES, QUESTION_WORDS
@@ -24,20 +25,63 @@ _WORD = re.compile(r"[^\W\d_][\w'’-]*\.?|[,;:?!\"“”()]|\S")
 _LEADING_TEXT = """
 the a an in on at of for from to by with according during after before since under about and
 or but if as is was were does did do has have had can could would will should mr mrs ms dr
-prof sir st
+prof sir st excluding including following besides unlike despite between among within without
+apart except given considering regarding concerning
 """
 _LEADING = frozenset(_LEADING_TEXT.split()) | frozenset(QUESTION_WORDS) | frozenset(AUXILIARIES)
 
 
 def name_dropped(original: str, candidate: str) -> str | None:
-    """Which name of the original the candidate writes no word of, or None."""
-    written = [word.lower().rstrip(".") for word in _WORD.findall(candidate)]
-    for name in _names(original):
-        kept = any(same_word(part.lower(), word) for part in name for word in written)
-        initials = "".join(part[0] for part in name).lower()
+    """Which name of the original the candidate writes no word of, or None. A candidate that
+    brings in a capitalised word of its own may name it another way ("La Gioconda", "the
+    Oscar", "Britain") and passes; so does a name with a title's word ("Prime Minister")."""
+    text = _plain(_DOTTED_INITIALS.sub("", candidate))
+    written = [_bare(word) for word in _WORD.findall(text)]
+    written += [part for word in written for part in word.split("-") if "-" in word]
+    if _new_capitalised_word(_plain(original), text):
+        return None
+    for name in _names(original.replace("’", "'")):
+        parts = [_bare(_plain(part)) for part in name]
+        if _TITLES.intersection(parts):
+            continue
+        kept = any(same_word(part, word) for part in parts for word in written)
+        initials = "".join(part[0] for part in parts if part not in _NOT_INITIALLED)
         if not kept and not any(word.startswith(initials) for word in written):
             return f"drops '{_written(name)}', whom or what the original asks about"
     return None
+
+
+#: "U.S.A." read as "USA"
+_DOTTED_INITIALS = re.compile(r"(?<=\b[A-Za-z])\.(?=[A-Za-z]\b)")
+#: the words of a title or a kind of state, which a rewording may say another way ("India's
+#: premier" for "Prime Minister of India", "China" for "People's Republic of China")
+_TITLES = frozenset(
+    {"prime", "minister", "president", "secretary", "general", "republic", "kingdom", "people"}
+    | {"king", "queen", "prince", "princess", "duke", "emperor", "empress", "chancellor", "pope"}
+    | {"senator", "governor", "mayor", "ambassador", "chairman", "director", "saint", "st"}
+)
+_NOT_INITIALLED = frozenset({"jr", "sr", "of", "and", "the"})
+
+
+def _plain(text: str) -> str:
+    """The text without accents, with straight apostrophes ("Küchler" as "Kuchler")."""
+    folded = unicodedata.normalize("NFKD", text.replace("’", "'"))
+    return "".join(char for char in folded if not unicodedata.combining(char))
+
+
+def _bare(word: str) -> str:
+    return word.lower().rstrip(".").removesuffix("'s")
+
+
+def _new_capitalised_word(original: str, candidate: str) -> bool:
+    """Whether the candidate capitalises a word, past its first, that the original does not
+    write."""
+    theirs = {_bare(word) for word in _WORD.findall(original)}
+    words = _WORD.findall(candidate)
+    return any(
+        word[:1].isupper() and _bare(word) not in theirs and _bare(word) not in _LEADING
+        for word in words[1:]
+    )
 
 
 def _names(text: str) -> list[list[str]]:
@@ -46,7 +90,7 @@ def _names(text: str) -> list[list[str]]:
     current: list[str] = []
     for word in [*_WORD.findall(text), "."]:
         if word[:1].isupper() and word[:1].isalpha():
-            current.append(word.rstrip(".").removesuffix("'s").removesuffix("’s"))
+            current.append(word.rstrip(".").removesuffix("'s"))
             if not word.endswith(".") or len(word) <= 2:  # "P." goes on; "Corfu." ends a run
                 continue
         while current and current[0].lower() in _LEADING:

@@ -461,6 +461,11 @@ SHIELA = (
             None,
         ),
         (
+            "Tom earns $15 an hour for 40 hours. How much does he earn per week?",
+            "What are Tom's total earnings in one week at $15 an hour for 40 hours?",
+            None,
+        ),
+        (
             "Tom works 5 days a week at $20 a day. How much does he earn in total each week?",
             "What is Tom's total pay for a week of 5 days at $20 a day?",
             None,

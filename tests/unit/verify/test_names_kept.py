@@ -55,6 +55,20 @@ AEROSOLS = (
             "Which artist created the painting known as the Mona Lisa?",
             None,
         ),
+        # a possessive, dotted initials, no accents, another name, a title (a helper's review)
+        (AEROSOLS, "Who was Schaefer's collaborator on the 1943 U.S. aerosol patent?", None),
+        (
+            "Who was the first President of the United States?",
+            "Who served as the first U.S. president?",
+            None,
+        ),
+        (
+            "According to Karl Küchler, what did the painting depict?",
+            "What did the painting show, according to Kuchler?",
+            None,
+        ),
+        ("Who painted the Mona Lisa?", "Who was the painter of La Gioconda?", None),
+        ("Who was the Prime Minister of India in 1990?", "Who was India's premier in 1990?", None),
         # a capitalised word that opens the sentence, or a single name, is no run
         ("Who wrote Romeo and Juliet?", "Which author wrote the play?", None),
         (
