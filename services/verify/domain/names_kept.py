@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from itertools import pairwise
 
 from steadfast.shared.inflections import same_word
 from steadfast.shared.question_words import AUXILIARIES, QUESTION_WORDS
@@ -38,9 +39,10 @@ def name_dropped(original: str, candidate: str) -> str | None:
     text = _plain(_DOTTED_INITIALS.sub("", candidate))
     written = [_bare(word) for word in _WORD.findall(text)]
     written += [part for word in written for part in word.split("-") if "-" in word]
+    original = _DOTTED_INITIALS.sub("", original).replace("’", "'")
     if _new_capitalised_word(_plain(original), text):
         return None
-    for name in _names(original.replace("’", "'")):
+    for name in _names(original):
         parts = [_bare(_plain(part)) for part in name]
         if _TITLES.intersection(parts):
             continue
@@ -74,13 +76,14 @@ def _bare(word: str) -> str:
 
 
 def _new_capitalised_word(original: str, candidate: str) -> bool:
-    """Whether the candidate capitalises a word, past its first, that the original does not
-    write."""
+    """Whether the candidate capitalises a word that opens no sentence and that the original
+    does not write."""
     theirs = {_bare(word) for word in _WORD.findall(original)}
     words = _WORD.findall(candidate)
     return any(
-        word[:1].isupper() and _bare(word) not in theirs and _bare(word) not in _LEADING
-        for word in words[1:]
+        word[:1].isupper() and len(_bare(word)) > 1 and _bare(word) not in theirs | _LEADING
+        for before, word in pairwise(words)
+        if not (before.endswith(".") or before in ("?", "!"))
     )
 
 

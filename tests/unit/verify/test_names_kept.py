@@ -32,9 +32,15 @@ AEROSOLS = (
             "drops 'Karl Küchler', whom or what the original asks about",
         ),
         (
-            "What U.S. state produces the most peaches?",
-            "Which state grows most peaches?",
-            "drops 'U.S.', whom or what the original asks about",
+            "What is the capital of the U.S. Virgin Islands?",
+            "What is the capital of the territory?",
+            "drops 'Virgin Islands', whom or what the original asks about",
+        ),
+        # a second sentence's first word is no other name
+        (
+            AEROSOLS,
+            "Who worked with another scientist on a 1943 U.S. patent? Give first and last name.",
+            "drops 'Vincent Joseph Schaefer', whom or what the original asks about",
         ),
         # a word of the name, in any form, or its initials keep it
         (
