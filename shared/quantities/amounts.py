@@ -23,6 +23,7 @@ from collections import Counter
 from itertools import pairwise
 
 from steadfast.shared.inflections import same_word
+from steadfast.shared.quantities.changes import how_often
 from steadfast.shared.quantities.mention import Mention, Quantity
 from steadfast.shared.quantities.reading import mentions, normalized_text
 
@@ -57,8 +58,8 @@ def amount_folded(original: str, candidate: str) -> str | None:
             if len(things) >= 2 and all(things) and not all(_names(t, named) for t in things):
                 amount = next(m.written for m in _money(sentence) if m.base == base)
                 return (
-                    f"writes {amount} {_how_often(written[base])} where one sentence of the "
-                    f"original writes it {_how_often(times)}, each time for another thing"
+                    f"writes {amount} {how_often(written[base])} where one sentence of the "
+                    f"original writes it {how_often(times)}, each time for another thing"
                 )
     return None
 
@@ -179,7 +180,3 @@ def _percentages_as_amounts(text: str) -> dict[tuple[Quantity, Quantity], tuple[
 def _is_percentage(mention: Mention) -> bool:
     written = mention.written.lower()
     return mention.dimension == "ratio" and ("%" in written or "percent" in written)
-
-
-def _how_often(count: int) -> str:
-    return {1: "once", 2: "twice"}.get(count, f"{count} times")

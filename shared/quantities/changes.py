@@ -211,8 +211,8 @@ def repetition_folded(original: str, candidate: str) -> str | None:
         said, said_repeated = ours.get(value, (0, False))
         if repeated and written >= 2 and said < written and not said_repeated:
             return (
-                f"writes {value} {_how_often(said)} where the original writes it "
-                f'{_how_often(written)}, once as how many times ("{value} times"): a repetition '
+                f"writes {value} {how_often(said)} where the original writes it "
+                f'{how_often(written)}, once as how many times ("{value} times"): a repetition '
                 "folded into one count"
             )
     return None
@@ -256,8 +256,8 @@ def count_dropped(original: str, candidate: str) -> str | None:
         if len(things) >= 2 and distinct and 0 < written < len(things):
             said = " / ".join(f"{value} {thing}" for thing in things)
             return (
-                f"writes {value} {_how_often(written)} where the original writes it "
-                f"{_how_often(len(things))}, each time for another thing ({said})"
+                f"writes {value} {how_often(written)} where the original writes it "
+                f"{how_often(len(things))}, each time for another thing ({said})"
             )
     return None
 
@@ -297,7 +297,7 @@ def _counts(text: str) -> dict[Quantity, list[str | None]]:
     return found
 
 
-def _how_often(count: int) -> str:
+def how_often(count: int) -> str:
     return {0: "nowhere", 1: "once", 2: "twice"}.get(count, f"{count} times")
 
 
