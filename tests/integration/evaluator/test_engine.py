@@ -377,9 +377,10 @@ async def test_an_ordinary_failure_after_an_outage_still_has_its_own_attempts(
     upstream = RestartingThenFlaky(answer_right)
     await JobEngine(store, upstream, patient).run(job_id)
     # the outage, then an ordinary failure of the wordings in the first batch after it (how
-    # many depends on how the lanes batched them: 2 to 4), each with its own attempts left:
-    # with 2 attempts a job succeeds only if the outage spent none of them
-    assert upstream.outage_calls == 0 and 2 <= len(upstream.failed) <= 4
+    # many depends on how the lanes batched them: 1 to 4; a clean-clone CI on PostgreSQL saw
+    # a batch of one), each with its own attempts left: with 2 attempts a job succeeds only
+    # if the outage spent none of them
+    assert upstream.outage_calls == 0 and 1 <= len(upstream.failed) <= 4
     job = await store.get(job_id)
     assert job is not None and (job.status, job.message) == ("succeeded", None)
     stored = await store.answers_of(job_id)
