@@ -4,7 +4,10 @@ dinner"), a day's place in the week said beside its name ("the fourth day, Wedne
 multiple said the other way round ("Brooke's age is half of Seth's" for "Seth is
 twice as old as Brooke"): each was a labelled faithful GSM-Plus rewording the numbers stage
 refused. And a name's number said in the name's initials ("WFC3" for "Wide Field Camera 3",
-refused three times on one question of a bench run). Each is read narrowly, so a changed
+refused three times on one question of a bench run). A thing cut "in half" said cut "into two
+halves" (a labelled faithful factual rewording), and "another" said as the ordinal it stands for
+("another one that had 1/4 the number" as "a third set containing a quarter", a labelled
+GSM-Plus one). Each is read narrowly, so a changed
 count or a multiple kept the same way round is still a difference. ``restated`` takes lists
 the caller built and returns new ones."""
 
@@ -39,11 +42,20 @@ def restated(
         if not _counts_a_list(c, candidate, original)
         and not _names_a_day(c, candidate, original)
         and not _in_initials(c, candidate, original)
+        and not _ordinal_for_another(c, candidate, original)
     ]
     missing = [m for m in missing if not _in_initials(m, original, candidate)]
     kept = []
     for their in missing:
-        turned = next((c for c in added if _turned_multiple(their, c, original, candidate)), None)
+        turned = next(
+            (
+                c
+                for c in added
+                if _turned_multiple(their, c, original, candidate)
+                or _halves(their, c, original, candidate)
+            ),
+            None,
+        )
         if turned is None:
             kept.append(their)
         else:
@@ -91,6 +103,46 @@ def _names_a_day(mention: Mention, candidate: str, original: str) -> bool:
         return False
     day = _DAY_NAMED.match(candidate, mention.span[1])
     return day is not None and day.group(1).lower() in original.lower()
+
+
+#: "in half", "into halves", "in two", "into two halves", "into two equal parts": one cut
+_IN_HALF = re.compile(r"\s*(?:in|into)\s+$", re.IGNORECASE)
+_TWO_PARTS = re.compile(r"\s+(?:equal\s+)?(?:halves|parts|pieces)\b", re.IGNORECASE)
+
+
+def _halves(their: Mention, our: Mention, original: str, candidate: str) -> bool:
+    """Whether the original's "in half" is said "into two halves" (or "in two", "into two
+    equal parts"): one cut into two parts either way."""
+    if their.span is None or our.span is None:
+        return False
+    if original[their.span[0] : their.span[1]].lower() != "half":
+        return False
+    if not _IN_HALF.search(original[: their.span[0]]) or not _IN_HALF.search(
+        candidate[: our.span[0]]
+    ):
+        return False
+    written = candidate[our.span[0] : our.span[1]].lower()
+    if written == "two halves":
+        return True
+    return written == "two" and (
+        _TWO_PARTS.match(candidate, our.span[1]) is not None
+        or not re.match(r"\s+[^\W\d_]", candidate[our.span[1] :])
+    )
+
+
+#: "another", "the other": a further one of what the text lists
+_ANOTHER = re.compile(r"\b(?:another|the\s+other)\b", re.IGNORECASE)
+
+
+def _ordinal_for_another(mention: Mention, candidate: str, original: str) -> bool:
+    """Whether an ordinal ("a second", "a third set") counts the things the original lists
+    with "another": the candidate says "another" fewer times, and the original's first one and
+    its "another"s come to at least that many."""
+    if not mention.ordinal or len(mention.values) != 1:
+        return False
+    place = next(iter(mention.values))
+    others = len(_ANOTHER.findall(original))
+    return 2 <= place <= others + 1 and len(_ANOTHER.findall(candidate)) < others
 
 
 def _turned_multiple(their: Mention, our: Mention, original: str, candidate: str) -> bool:

@@ -865,3 +865,77 @@ def test_money_and_a_count_swapped_are_refused(candidate: str, why: str | None) 
 )
 def test_a_number_said_in_a_names_initials(original: str, candidate: str, differs: bool) -> None:
     assert (quantity_difference(original, candidate) is not None) == differs
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "differs"),
+    [
+        # a labelled faithful factual rewording the numbers stage refused
+        (
+            "What happens if an earthworm is cut in half?",
+            "What is the result of cutting an earthworm into two halves?",
+            False,
+        ),
+        ("What happens if an earthworm is cut in half?", "What if it is cut in two?", False),
+        (
+            "What happens if an earthworm is cut in half?",
+            "What happens if an earthworm is cut into two equal parts?",
+            False,
+        ),
+        # two of the thing, or more parts, is another question
+        (
+            "What happens if an earthworm is cut in half?",
+            "What happens if two earthworms are cut into halves?",
+            True,
+        ),
+        (
+            "What happens if an earthworm is cut in half?",
+            "What happens if an earthworm is cut into two worms?",
+            True,
+        ),
+        (
+            "What happens if an earthworm is cut in half?",
+            "What happens if an earthworm is cut into three pieces?",
+            True,
+        ),
+    ],
+)
+def test_cut_in_half_said_as_two_halves(original: str, candidate: str, differs: bool) -> None:
+    assert (quantity_difference(original, candidate) is not None) == differs
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "differs"),
+    [
+        # a labelled faithful GSM-Plus rewording the numbers stage refused ("added third")
+        (
+            "He'd dumped a lego set with 500 pieces, and another one that had 3 times more "
+            "pieces than the 500 piece one, and another one that had 1/4 the number of pieces.",
+            "He had emptied a lego set containing 500 pieces, another set containing thrice the "
+            "number of pieces, and a third set containing only a quarter of the pieces of the "
+            "500-piece set.",
+            False,
+        ),
+        (
+            "Tom read a book on Monday and another book on Tuesday.",
+            "Tom read a book on Monday and a second book on Tuesday.",
+            False,
+        ),
+        # a place the original's "another"s do not reach, or no "another" given up for it
+        (
+            "Tom read a book on Monday and another book on Tuesday.",
+            "Tom read a book on Monday and a third book on Tuesday.",
+            True,
+        ),
+        ("Tom read a book on Monday.", "Tom read a second book on Monday.", True),
+        (
+            "Tom read a book on Monday and another book on Tuesday.",
+            "Tom read a book on Monday, another book on Tuesday and a second one on Friday.",
+            True,
+        ),
+    ],
+)
+def test_another_said_as_the_ordinal_it_stands_for(
+    original: str, candidate: str, differs: bool
+) -> None:
+    assert (quantity_difference(original, candidate) is not None) == differs
