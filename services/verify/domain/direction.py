@@ -1035,7 +1035,8 @@ def _clock_time_for_duration(original: str, candidate: str) -> str | None:
 _MADE_KNOWN = re.compile(
     r"\b(?:announc\w*|report\w*|reveal\w*|confirm\w*|disclos\w*|public\w*|"
     r"(?:became|become|becomes|made|make) known|"
-    r"declar\w*|proclaim\w*|news|press|statement|official\w*|publish\w*)\b",
+    r"declar\w*|proclaim\w*|news|press|statement|official\w*|publish\w*|"
+    r"stated|stating|said|unveil\w*)\b",
     re.IGNORECASE,
 )
 #: a question about a time

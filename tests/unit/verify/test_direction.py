@@ -1821,6 +1821,19 @@ RUGOVA = (
             "What day was the news about Ibrahim Rugova's lung cancer diagnosis?",
             None,
         ),
+        # refused in a bench run: a plan stated is a plan made known
+        (
+            "In which month and year was it reported that the German Defense Ministry planned to "
+            "replace its Tornado aircraft?",
+            "Can you give me the month and year when the German Defense Ministry stated its plan "
+            "to replace the Tornado aircraft?",
+            None,
+        ),
+        (
+            "In which month and year was it reported that the ministry planned to buy jets?",
+            "In which month and year did the ministry unveil its plan to buy jets?",
+            None,
+        ),
         # no time asked: the announcement is what the question is about
         (
             "Which newspaper reported Ibrahim Rugova's diagnosis first?",
