@@ -25,9 +25,9 @@ from itertools import pairwise
 from steadfast.shared.inflections import same_word
 from steadfast.shared.quantities.changes import how_often
 from steadfast.shared.quantities.mention import Mention, Quantity
+from steadfast.shared.quantities.numerals import SENTENCE_END
 from steadfast.shared.quantities.reading import mentions, normalized_text
 
-_SENTENCE_END = re.compile(r"(?<=[.;?!])\s+")
 #: where the stretch of a sentence about one thing ends
 _STRETCH_END = re.compile(r"\s+and\s+|[,;:]\s+")
 _WORDS = re.compile(r"[^\W\d_]+")
@@ -50,7 +50,7 @@ def amount_folded(original: str, candidate: str) -> str | None:
     named = {word.lower() for word in _WORDS.findall(candidate)}
     if _FOR_EACH.search(candidate):
         return None
-    for sentence in _SENTENCE_END.split(normalized_text(original)):
+    for sentence in SENTENCE_END.split(normalized_text(original)):
         for base, times in Counter(m.base for m in _money(sentence)).items():
             if not (times >= 2 and 0 < written[base] < times):
                 continue

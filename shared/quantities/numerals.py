@@ -23,6 +23,11 @@ def roman_value(numeral: str) -> int:
     return sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
 
 
+#: where a sentence (or a clause closed by ";") ends, for the readers that compare what each
+#: sentence says of its amounts
+SENTENCE_END = re.compile(r"(?<=[.;?!])\s+")
+
+
 def normalized_text(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).replace("\u2044", "/").replace("\u2212", "-")
     text = text.replace("’", "'").replace("ʼ", "'")

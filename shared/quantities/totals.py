@@ -19,9 +19,9 @@ import re
 from steadfast.shared.inflections import same_word
 from steadfast.shared.quantities.bindings import FUNCTION_WORDS
 from steadfast.shared.quantities.mention import Quantity
+from steadfast.shared.quantities.numerals import SENTENCE_END
 from steadfast.shared.quantities.reading import mentions, normalized_text
 
-_SENTENCE_END = re.compile(r"(?<=[.;?!])\s+")
 _CLAUSE_END = re.compile(r"[,;:.?!](?:\s|$)")
 _AND = re.compile(r"\s+(?:and|&)\s+")
 #: a total said ("both" says each, not a sum: "Both Tom and Ann are 12 years old")
@@ -73,7 +73,7 @@ def _totals(text: str) -> dict[Quantity, tuple[str, str]]:
     found = [m for m in mentions(text, "en") if not m.soft and len(m.values) == 1]
     once = {v for m in found for v in m.values if sum(v in n.values for n in found) == 1}
     totals = {}
-    for sentence in _SENTENCE_END.split(text):
+    for sentence in SENTENCE_END.split(text):
         if not _TOTAL.search(sentence.lower()):
             continue
         # the number's own clause joins the two: "Together, Mark and his brother weigh 300
