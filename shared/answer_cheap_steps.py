@@ -643,6 +643,60 @@ def _years(found: list[Mention]) -> set[Fraction]:
     return {v for m in found for v in m.values if isinstance(v, Fraction) and 1000 <= v <= 2100}
 
 
+#: one coordinate: degrees, maybe minutes and seconds, and its hemisphere ("13° 15' 4.38\" S",
+#: "13.2512° S", "34.3015 E")
+_COORDINATE = re.compile(
+    r"(\d{1,3}(?:\.\d+)?)\s*(?:°|º|\bdeg(?:rees)?\b)?\s*"
+    r"(?:(\d{1,2}(?:\.\d+)?)\s*(?:'|′|’|\bmin\b)\s*)?"
+    r"(?:(\d{1,2}(?:\.\d+)?)\s*(?:\"|″|''|”|\bsec\b)\s*)?"
+    r"(north|south|east|west|[NSEW])\b",
+    re.IGNORECASE,
+)
+_HEMISPHERES = {"n": ("lat", 1), "s": ("lat", -1), "e": ("lon", 1), "w": ("lon", -1)}
+#: a question that asks where a place lies ("5 W" to any other is five watts)
+_ASKS_WHERE = re.compile(
+    r"\b(?:coordinat\w*|latitud\w*|longitud\w*|gps|where|dove|location|position)\b", re.I
+)
+
+
+def _by_coordinates(question: str, first: str, second: str) -> bool | None:
+    """A place's coordinates in degrees, minutes and seconds or in decimal degrees: the same
+    point when each coordinate, converted, rounds to the other as written ("13° 15' 4.38\" S"
+    / "13.2512° S"), else another point. Only answers that state nothing but their
+    coordinates, and as many of them, are compared."""
+    if not _ASKS_WHERE.search(question):
+        return None
+    ours, theirs = _coordinates(question, first), _coordinates(question, second)
+    if not ours or not theirs or [c[0] for c in ours] != [c[0] for c in theirs]:
+        return None
+    return all(
+        abs(value - other) <= max(slack, other_slack)
+        for (_, value, slack), (_, other, other_slack) in zip(ours, theirs, strict=True)
+    )
+
+
+def _coordinates(question: str, answer: str) -> list[tuple[str, Fraction, Fraction]] | None:
+    """Each coordinate an answer states (its axis, its signed value in degrees, and half a step
+    of its last written digit), when that is all it states."""
+    found = list(_COORDINATE.finditer(answer))
+    rest = _ASKS_WHERE.sub(" ", _COORDINATE.sub(" ", answer))  # "The coordinates are ..."
+    if not found or _core(question, rest):
+        return None
+    read = []
+    for coordinate in found:
+        degrees, minutes, seconds, hemisphere = coordinate.groups()
+        axis, sign = _HEMISPHERES[hemisphere[0].lower()]
+        value, last = Fraction(degrees), (degrees, 1)
+        if minutes:
+            value, last = value + Fraction(minutes) / 60, (minutes, 60)
+        if seconds:
+            value, last = value + Fraction(seconds) / 3600, (seconds, 3600)
+        written, per_degree = last
+        decimals = written.partition(".")[2]
+        read.append((axis, sign * value, Fraction(1, 10 ** len(decimals)) / 2 / per_degree))
+    return read
+
+
 def _by_measures(question: str, first: str, second: str) -> bool | None:
     """An amount in two units of one measure: the same when either, converted, rounds to the
     other as written ("42.195 km" / "26.2 miles", "about 384,400 km" / "238,900 miles"), else
@@ -837,6 +891,7 @@ STEPS: tuple[tuple[str, Callable[[str, str, str], bool | None]], ...] = (
     ("abstention", _by_abstention),
     ("yes/no", _by_yes_no),
     ("normalised", _by_normalised_text),
+    ("coordinates", _by_coordinates),
     ("numbers", _by_numbers),
     ("date parts", _by_date_parts),
     ("measures", _by_measures),

@@ -333,6 +333,32 @@ CAPITAL = "What is the capital of France?"
         ("How heavy is it?", "2 kg", "2 pounds", False, "measures"),
         ("How long is the pool?", "50 metres", "164 feet", True, "measures"),
         ("How long is the bridge?", "390 metres", "2 kg", None, "undecided"),  # two measures
+        # a place's coordinates in degrees, minutes and seconds or in decimal degrees
+        (
+            "What are the GPS coordinates of Malawi?",
+            "13° 15' 4.38\" S, 34° 18' 5.50\" E.",
+            "13.2512° S, 34.3015° E",
+            True,
+            "coordinates",
+        ),
+        (
+            "Where is it?",
+            "13.25° S, 34.30° E",
+            "The coordinates are 13°15′ S, 34°18′ E.",
+            True,
+            "coordinates",
+        ),
+        ("Where is it?", "13.2512° S, 34.3015° E", "13.2512° N, 34.3015° E", False, "coordinates"),
+        (
+            "Where is it?",
+            "13° 15' 4.38\" S, 34° 18' 5.50\" E",
+            "13.30° S, 34.30° E",
+            False,
+            "coordinates",
+        ),
+        # more than coordinates, or fewer of them, or no place asked: not this step's
+        ("Where is it?", "13.2512° S", "13.2512° S, 34.3015° E", None, "undecided"),
+        ("What is its power rating?", "5 W", "5 watts", None, "undecided"),
         # middle names written out or as initials; a name's words in another order
         (
             "Who was the 41st president?",
