@@ -21,6 +21,10 @@ from steadfast.shared.inflections import every_form, same_word, word_forms
         ("wrote", "written"),
         ("buy", "bought"),
         ("become", "became"),
+        ("ring", "rang"),
+        ("rung", "ring"),
+        ("drink", "drunk"),
+        ("strike", "struck"),
     ],
 )
 def test_a_word_has_its_forms(word: str, form: str) -> None:

@@ -47,6 +47,7 @@ from steadfast.services.verify.domain.asking import (
     questions_asked,
     sentences,
 )
+from steadfast.services.verify.domain.events import counted_event_changed
 from steadfast.shared.inflections import every_form, same_word
 from steadfast.shared.names import NAME_TOKEN, written_as_names
 from steadfast.shared.quantities.answer_units import unit_named
@@ -277,6 +278,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or remainder_asked_where_given(original, candidate)
         or start_given_as_remainder(original, candidate)
         or total_asked_for_a_rate(original, candidate)
+        or counted_event_changed(original, candidate)
     )
 
 
