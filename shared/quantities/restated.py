@@ -141,6 +141,8 @@ def _ordinal_for_another(mention: Mention, candidate: str, original: str) -> boo
     if not mention.ordinal or len(mention.values) != 1:
         return False
     place = next(iter(mention.values))
+    if not isinstance(place, Fraction):
+        return False
     others = len(_ANOTHER.findall(original))
     return 2 <= place <= others + 1 and len(_ANOTHER.findall(candidate)) < others
 

@@ -1997,3 +1997,69 @@ def test_the_date_asked_with_date_month_and_year(candidate: str, why: str | None
 )
 def test_two_question_words_the_original_asks_too_pass(original: str, candidate: str) -> None:
     assert direction_difference(original, candidate) is None
+
+
+DOTA = "What version of Dota 2 was The International 2016 played on?"
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run (judge 0.85 and 0.85): a second thing asked
+        (
+            DOTA,
+            "When was the International 2016 held, and which version of Dota 2 was used?",
+            "asks a second question ('which version of dota 2 was ...') where the original asks "
+            "one",
+        ),
+        (
+            DOTA,
+            "In what year and version of Dota 2 did the International 2016 happen?",
+            "asks 'year and version' where the original asks one thing",
+        ),
+        # one thing in two words: a date's parts, a place's, a kind
+        (DOTA, "What edition of Dota 2 did the International 2016 take place on?", None),
+        ("When was he born?", "On what day and month was he born?", None),
+        ("Where was he born?", "In what city and state was he born?", None),
+        ("What engine does it use?", "What kind and type of engine does it use?", None),
+        # the original asks two things already
+        (
+            "What is the name and address of the school?",
+            "What name and address does the school have?",
+            None,
+        ),
+    ],
+)
+def test_two_things_asked_where_the_original_asks_one(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert direction_difference(original, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a bench run (judge 0.85): whom the artist painted
+        (
+            "Who did Venetian artist paint Maria Theresia Walburga Amalia Christina's portrait "
+            "in 1730?",
+            "turns the question round ('did ... paint'): the original asks who painted",
+        ),
+        (
+            "Whom did the Venetian artist paint in 1730?",
+            "turns the question round ('did ... paint'): the original asks who painted",
+        ),
+        # the painter still asked
+        ("Who painted the portrait of Maria Theresia in 1730, a Venetian artist?", None),
+        ("Who was the Venetian artist who painted the portrait of Maria Theresia in 1730?", None),
+        ("Which painter from Venice did the portrait of Maria Theresia in 1730?", None),
+    ],
+)
+def test_whom_a_deed_was_done_to_asked_where_the_original_asks_which_doer(
+    candidate: str, why: str | None
+) -> None:
+    original = (
+        "Which Venetian artist painted the portrait of Maria Theresia Walburga Amalia Christina "
+        "in 1730?"
+    )
+    assert direction_difference(original, candidate) == why
