@@ -17,12 +17,14 @@ lead led; leave left; lose lost; make made; meet met; pay paid; ride rode ridden
 run ran; say said says; see saw seen; sell sold; send sent; shoot shot; sing sang sung;
 sink sank sunk; sit sat; speak spoke spoken; spend spent; stand stood; steal stole stolen;
 swim swam swum; take took taken; teach taught; tell told; think thought; throw threw thrown;
-wear wore worn; win won; write wrote written; ring rang rung; drink drank drunk;
-break broke broken; hear heard; feed fed; hide hid hidden; wake woke woken; freeze froze frozen;
-blow blew blown; dig dug; hang hung; strike struck; sleep slept; understand understood;
-lend lent; bend bent; tear tore torn; shake shook shaken; forgive forgave forgiven; mean meant;
-deal dealt; sweep swept; bleed bled; swing swung; spin spun; stick stuck; slide slid
+wear wore worn; win won; write wrote written; ring rang rung; drink drank; break broke;
+hear heard; feed fed; hide hid; wake woke woken; freeze froze; blow blew blown; dig dug;
+strike struck; sleep slept; understand understood; lend lent; tear tore; shake shook;
+forgive forgave forgiven; mean meant; deal dealt; sweep swept; bleed bled; swing swung; spin spun;
+slide slid
 """
+#: (a participle that is an adjective too, "broken", "frozen", "hidden", "bent", "stuck", is
+#: left out: "How many broken eggs" and "How many eggs did she break" count different eggs)
 _GROUPS = [frozenset(line.split()) for line in _IRREGULAR.replace("\n", " ").split(";")]
 _IRREGULAR_FORMS = {form: group for group in _GROUPS for form in group}
 

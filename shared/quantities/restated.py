@@ -135,16 +135,22 @@ _ANOTHER = re.compile(r"\b(?:another|the\s+other)\b", re.IGNORECASE)
 
 
 def _ordinal_for_another(mention: Mention, candidate: str, original: str) -> bool:
-    """Whether an ordinal ("a second", "a third set") counts the things the original lists
-    with "another": the candidate says "another" fewer times, and the original's first one and
-    its "another"s come to at least that many."""
-    if not mention.ordinal or len(mention.values) != 1:
+    """Whether an ordinal after "a" ("a second", "a third set") counts the things the original
+    lists with "another": the candidate says "another" fewer times, no more such ordinals
+    than it dropped, and the original's first one and its "another"s come to at least that
+    many. "the second batch" picks one of them out, which the original does not."""
+    if not mention.ordinal or len(mention.values) != 1 or mention.span is None:
         return False
     place = next(iter(mention.values))
-    if not isinstance(place, Fraction):
+    if not isinstance(place, Fraction) or not _A_BEFORE.search(candidate[: mention.span[0]]):
         return False
     others = len(_ANOTHER.findall(original))
-    return 2 <= place <= others + 1 and len(_ANOTHER.findall(candidate)) < others
+    dropped = others - len(_ANOTHER.findall(candidate))
+    return 2 <= place <= others + 1 and 0 < len(_A_ORDINAL.findall(candidate)) <= dropped
+
+
+_A_BEFORE = re.compile(r"\ban?\s+$", re.IGNORECASE)
+_A_ORDINAL = re.compile(r"\ban?\s+(?:second|third|fourth|fifth)\b", re.IGNORECASE)
 
 
 def _turned_multiple(their: Mention, our: Mention, original: str, candidate: str) -> bool:

@@ -939,3 +939,23 @@ def test_another_said_as_the_ordinal_it_stands_for(
     original: str, candidate: str, differs: bool
 ) -> None:
     assert (quantity_difference(original, candidate) is not None) == differs
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        # a review's changes: "the second" picks one out; two ordinals for one "another"
+        "A baker makes 12 cakes in the morning and 8 cakes in the afternoon. He sells half of "
+        "the second batch. How many cakes are left?",
+        "Amy has one cat that weighs 8 pounds and a second that weighs 10 pounds. How much does "
+        "the second cat weigh?",
+    ],
+)
+def test_an_ordinal_that_picks_one_out_is_no_another(candidate: str) -> None:
+    original = {
+        "A": "A baker makes 12 cakes in the morning and another 8 cakes in the afternoon. He sells "
+        "half of all the cakes. How many cakes are left?",
+        "Am": "Amy has one cat that weighs 8 pounds and another that weighs 10 pounds. How much "
+        "do the cats weigh together?",
+    }["Am" if candidate.startswith("Amy") else "A"]
+    assert quantity_difference(original, candidate) is not None

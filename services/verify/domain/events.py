@@ -21,6 +21,9 @@ _TIMES_ASKED = re.compile(
 #: where the clause that asks ends ("..., given that", "... if it")
 _CONDITION = re.compile(r"\b(?:if|given|when|after|before|since|while|assuming|considering)\b")
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+#: verbs that say what must or may happen, not what happens
+_MODALS = frozenset({"have", "has", "had", "need", "needs", "must", "get", "gets", "got"})
+_MODALS |= {"want", "wants", "try", "tries", "plan", "plans", "expect", "manage", "able"}
 #: words that begin a thing's name without naming it: "the" alone kept is no thing kept
 _DETERMINERS = frozenset({"the", "a", "an", "his", "her", "their", "its", "my", "our", "your"})
 
@@ -40,8 +43,11 @@ def counted_event_changed(original: str, candidate: str) -> str | None:
     if kept in (len(ours), len(theirs)) or all(w in _DETERMINERS for w in ours[:kept]):
         return None
     was, now = ours[kept], theirs[kept]
-    if was in FUNCTION_WORDS or now in FUNCTION_WORDS:
-        return None
+    if {was, now} & (FUNCTION_WORDS | _MODALS):
+        return None  # "does John need to refill" for "does John have to refill"
+    objects = {w for w in ours[kept + 1 :] if w not in FUNCTION_WORDS}
+    if any(_says(" ".join(theirs[kept + 1 :]), word) for word in objects):
+        return None  # "visit the park" for "go to the park": one happening, one place
     told = [sentence for sentence in sentences(original) if sentence != asked]
     if not any(_says(sentence, was) and _says(sentence, now) for sentence in told):
         return None

@@ -48,7 +48,8 @@ def name_dropped(original: str, candidate: str) -> str | None:
             continue
         kept = any(same_word(part, word) for part in parts for word in written)
         initials = "".join(part[0] for part in parts if part not in _NOT_INITIALLED)
-        if not kept and not any(word.startswith(initials) for word in written):
+        initialled = len(initials) > 1 and any(word.startswith(initials) for word in written)
+        if not kept and not initialled:
             return f"drops '{_written(name)}', whom or what the original asks about"
     return None
 
@@ -98,7 +99,8 @@ def _names(text: str) -> list[list[str]]:
     for index, word in enumerate([*words, "."]):
         if word[:1].isupper() and word[:1].isalpha():
             if not current:
-                titled = word == "The" and index > 0 and words[index - 1] not in _SENTENCE_ENDS
+                before = words[index - 1] if index > 0 else "."
+                titled = word == "The" and not (before in _SENTENCE_ENDS or before.endswith("."))
             current.append(word.rstrip(".").removesuffix("'s"))
             if not word.endswith(".") or len(word) <= 2:  # "P." goes on; "Corfu." ends a run
                 continue

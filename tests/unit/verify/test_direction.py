@@ -1821,6 +1821,18 @@ RUGOVA = (
             "What day was the news about Ibrahim Rugova's lung cancer diagnosis?",
             None,
         ),
+        # a review's faithful rewordings: an original that asks when someone said or
+        # unveiled a thing asks when it was said, in any words
+        (
+            "What was the first thing Neil Armstrong said when he landed on the Moon?",
+            "What were Neil Armstrong's first words after landing on the Moon?",
+            None,
+        ),
+        (
+            "In what year was the first iPhone unveiled?",
+            "In what year was the first iPhone introduced?",
+            None,
+        ),
         # refused in a bench run: a plan stated is a plan made known
         (
             "In which month and year was it reported that the German Defense Ministry planned to "
@@ -2022,6 +2034,22 @@ DOTA = "What version of Dota 2 was The International 2016 played on?"
         ("When was he born?", "On what day and month was he born?", None),
         ("Where was he born?", "In what city and state was he born?", None),
         ("What engine does it use?", "What kind and type of engine does it use?", None),
+        # a review's: a car's make and model, a time's hour and minute, an address's parts
+        (
+            "What car does James Bond drive?",
+            "What make and model of car does James Bond drive?",
+            None,
+        ),
+        (
+            "At what time did the Titanic sink?",
+            "At what hour and minute did the Titanic sink?",
+            None,
+        ),
+        (
+            "What is the address of the White House?",
+            "What street and city is the White House on?",
+            None,
+        ),
         # the original asks two things already
         (
             "What is the name and address of the school?",
@@ -2063,3 +2091,19 @@ def test_whom_a_deed_was_done_to_asked_where_the_original_asks_which_doer(
         "in 1730?"
     )
     assert direction_difference(original, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # a review's faithful rewordings: what was done asked already, or a participle that
+        # says which thing
+        ("What was invented by Thomas Edison in 1879?", "What did Thomas Edison invent in 1879?"),
+        (
+            "Which album released by the Beatles in 1969 featured 'Come Together'?",
+            "What did the Beatles release in 1969 that featured 'Come Together'?",
+        ),
+    ],
+)
+def test_what_was_done_asked_both_ways_is_no_turn(original: str, candidate: str) -> None:
+    assert direction_difference(original, candidate) is None

@@ -95,6 +95,18 @@ AEROSOLS = (
             None,
         ),
         ("The Louvre is in Paris. Which museum is it?", "Which museum is in Paris?", None),
+        # a review's: a one-word name is not kept by a word with its first letter ("In"), and
+        # a "The" after a sentence's full stop opens the sentence
+        (
+            "In what year was The International 2016 played?",
+            "In what year was the 2016 event played?",
+            "drops 'International', whom or what the original asks about",
+        ),
+        (
+            "Answer in one word. The Roman god of war has what Greek name?",
+            "In one word, what is the Greek name of the war god?",
+            None,
+        ),
     ],
 )
 def test_a_name_the_candidate_drops(original: str, candidate: str, why: str | None) -> None:
