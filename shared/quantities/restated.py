@@ -44,7 +44,11 @@ def restated(
         and not _in_initials(c, candidate, original)
         and not _ordinal_for_another(c, candidate, original)
     ]
-    missing = [m for m in missing if not _in_initials(m, original, candidate)]
+    missing = [
+        m
+        for m in missing
+        if not _in_initials(m, original, candidate) and not _names_counted(m, original, candidate)
+    ]
     kept = []
     for their in missing:
         turned = next(
@@ -76,6 +80,32 @@ def _counts_a_list(mention: Mention, candidate: str, original: str) -> bool:
     return len(items) == count and all(
         re.search(rf"\b{re.escape(item.lower())}\b", said) for item in items
     )
+
+
+#: "the three" standing for people the story names: "how many pets do the three have?"
+_THE_COUNT = re.compile(r"\b(?:the|all)\s+$", re.IGNORECASE)
+_NOT_A_NOUN = re.compile(
+    r"\s*(?:[?.,;!]|(?:of them|together|combined|have|had|has|do|did|are|were)\b)"
+)
+#: names listed: "Jan, Marcia, and Cindy"
+_NAMES_LISTED = re.compile(r"\b([A-Z][a-z]+(?:,\s+[A-Z][a-z]+)*,?\s+and\s+[A-Z][a-z]+)\b")
+
+
+def _names_counted(mention: Mention, original: str, candidate: str) -> bool:
+    """Whether the original's "the three" (with no noun after it) stands for as many people
+    as the candidate names in a list, every one of them named in the original ("how many pets
+    do Jan, Marcia, and Cindy have together?" for "... do the three have?")."""
+    if mention.span is None or len(mention.values) != 1:
+        return False
+    start, end = mention.span
+    if not _THE_COUNT.search(original[:start]) or not _NOT_A_NOUN.match(original, end):
+        return False
+    count = next(iter(mention.values))
+    for listed in _NAMES_LISTED.findall(candidate):
+        names = [n for n in re.split(r",?\s+and\s+|,\s*", listed) if n]
+        if len(names) == count and all(re.search(rf"\b{n}\b", original) for n in names):
+            return True
+    return False
 
 
 #: a name's initials with its number: "WFC3", "WFC-3"

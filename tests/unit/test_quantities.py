@@ -959,3 +959,35 @@ def test_an_ordinal_that_picks_one_out_is_no_another(candidate: str) -> None:
         "do the cats weigh together?",
     }["Am" if candidate.startswith("Amy") else "A"]
     assert quantity_difference(original, candidate) is not None
+
+
+JAN = (
+    "Jan has three times the number of pets as Marcia. Marcia has two more pets than Cindy. If "
+    "Cindy has four pets, how many total pets do the three have?"
+)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "differs"),
+    [
+        # refused four times in a bench run ("missing three"): the three named
+        (
+            "Jan owns three times as many pets as Marcia, and Marcia has two more pets than "
+            "Cindy. If Cindy has four pets, how many pets do Jan, Marcia, and Cindy have together?",
+            False,
+        ),
+        # two of them, or someone the story does not name, is another count
+        (
+            "Jan owns three times as many pets as Marcia, and Marcia has two more pets than "
+            "Cindy. If Cindy has four pets, how many pets do Jan and Marcia have together?",
+            True,
+        ),
+        (
+            "Jan owns three times as many pets as Marcia, and Marcia has two more pets than "
+            "Cindy. If Cindy has four pets, how many pets do Jan, Marcia, and Bob have together?",
+            True,
+        ),
+    ],
+)
+def test_the_three_said_as_their_names(candidate: str, differs: bool) -> None:
+    assert (quantity_difference(JAN, candidate) is not None) == differs
