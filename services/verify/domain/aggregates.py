@@ -96,6 +96,14 @@ _COMPARING = re.compile(
 )
 
 
+#: "How did the winner's vote count compare to Muharrem İnce's on June 24, 2018?" (accepted in
+#: a bench run for "how many more votes did the winning candidate get ...?", judge 0.71): a
+#: model may answer "the winner got more" with no number
+_HOW_COMPARED = re.compile(
+    r"\bhow (?:did|does|do|would|will|is|was|were|are)\b(?:(?!\b(?:many|much)\b).)*\bcompare"
+)
+
+
 def aggregate_changed(original: str, candidate: str) -> str | None:
     """Why the candidate asks for another aggregate than the original, or None. A difference
     between two sides asked where the original's question compares nothing ("How much more
@@ -103,6 +111,8 @@ def aggregate_changed(original: str, candidate: str) -> str | None:
     labelled change the judge scored 0.52) counts too."""
     theirs, ours = asked_aggregates(original), asked_aggregates(candidate)
     dropped, added = theirs - ours, ours - theirs
+    if "a difference" in dropped and _HOW_COMPARED.search(asking_sentence(candidate).lower()):
+        return "asks how two sides compare where the original asks by how much they differ"
     if not dropped or not added:
         compares = _SIDES_COMPARED.search(asking_sentence(candidate).lower())
         if compares and not _COMPARING.search(asking_sentence(original).lower()):

@@ -476,3 +476,30 @@ def test_a_total_asked_for_a_rate_in_time(original: str, candidate: str, why: st
     assert total_asked_for_a_rate(original, candidate) == why
     if why:
         assert direction_difference(original, candidate) == why
+
+
+INCE = (
+    "On June 24, 2018, how many more votes did the winning candidate get in total than "
+    "Muharrem İnce?"
+)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a bench run (judge 0.71): "the winner got more" answers it
+        (
+            "How did the winner's vote count compare to Muharrem İnce's on June 24, 2018?",
+            "asks how two sides compare where the original asks by how much they differ",
+        ),
+        # by how much, in other words
+        (
+            "What was the difference between the winning candidate's and Muharrem İnce's vote "
+            "tallies on June 24, 2018?",
+            None,
+        ),
+        ("By how much did the winner's vote count exceed Muharrem İnce's on June 24, 2018?", None),
+    ],
+)
+def test_how_two_sides_compare_asked_for_by_how_much(candidate: str, why: str | None) -> None:
+    assert aggregate_changed(INCE, candidate) == why
