@@ -210,6 +210,11 @@ _EXCLUDING = frozenset(["not", "no", "excluding", "without", "except"])
 _COMPARATIVES = frozenset(["more", "fewer", "less"])
 #: "how many more" in other words: "how many additional cupcakes does he need to buy?"
 _MORE_IN_OTHER_WORDS = frozenset(["additional", "extra", "further", "else"])
+#: "how many more" as a margin: "by how many votes did the winner surpass ...?"
+_BY_HOW_MANY = frozenset(
+    {"surpass", "surpassed", "exceed", "exceeded", "outnumber", "outnumbered", "outscored"}
+    | {"margin", "beat", "trailed", "led", "lead", "outpolled"}
+)
 #: words of an original that asks for a total already: a rewording may name its parts
 _TOTAL_ASKED = frozenset(["total", "sum", "combined", "altogether", "together", "all", "both"])
 #: a word, a number or a mark that ends a phrase
@@ -569,6 +574,8 @@ def _counted_thing_changed(asked: list[str], reworded: list[str]) -> str | None:
         return None  # "how many fewer ... last week than this week" for "more ... this than last"
     if missing == ["more"] and any(_MORE_IN_OTHER_WORDS.intersection(w) for w in windows):
         return None  # "how many additional cupcakes" for "how many more cupcakes"
+    if set(missing) <= _COMPARATIVES and _BY_HOW_MANY.intersection(reworded):
+        return None  # "By how many votes did the winner surpass İnce's tally?" (a bench run)
     return (
         f"counts '{head}' without '{' '.join(missing)}': the original asks how many "
         f"{' '.join(phrase)}"
@@ -1091,7 +1098,7 @@ def _clock_time_for_duration(original: str, candidate: str) -> str | None:
 
 #: a question about when something was made known, not when it happened
 _MADE_KNOWN = re.compile(
-    r"\b(?:announc\w*|report\w*|reveal\w*|confirm\w*|disclos\w*|public\w*|"
+    r"\b(?:announc\w*|report(?!edly)\w*|reveal\w*|confirm\w*|disclos\w*|public\w*|"
     r"(?:became|become|becomes|made|make) known|"
     r"declar\w*|proclaim\w*|news|press|statement|official\w*|publish\w*)\b",
     re.IGNORECASE,
@@ -1100,7 +1107,8 @@ _MADE_KNOWN = re.compile(
 #: when the ministry stated its plan"): read on the candidate's side only, as an original that
 #: asks when someone "said" or "unveiled" something asks when it was said
 _STILL_MADE_KNOWN = re.compile(
-    rf"{_MADE_KNOWN.pattern}|\b(?:stated?|states|stating|said|say|says|unveil\w*)\b",
+    rf"{_MADE_KNOWN.pattern}|\b(?:stated?|states|stating|said|say|says|unveil\w*)\b|"
+    r"\b(?:come|came|comes) out\b",
     re.IGNORECASE,
 )
 #: a question about a time

@@ -1833,6 +1833,22 @@ RUGOVA = (
             "In what year was the first iPhone introduced?",
             None,
         ),
+        # refused in a bench run: "reportedly" hedges the birth, it asks no report's date;
+        # names that "came out" were made known
+        (
+            "What is the exact date when the first CRISPR-edited babies were reportedly born, "
+            "according to a 2019 *Nature* article?",
+            "According to a 2019 *Nature* article, what was the exact date when the first "
+            "CRISPR-edited babies were born?",
+            None,
+        ),
+        (
+            "On which month and year were the names of the suspects in the Sagar-Runi murder case "
+            "announced by Home Minister MK Alamgir?",
+            "What months and years did the names of the suspects in the Sagar-Runi murder case "
+            "come out?",
+            None,
+        ),
         # refused in a bench run: a plan stated is a plan made known
         (
             "In which month and year was it reported that the German Defense Ministry planned to "
@@ -2107,3 +2123,17 @@ def test_whom_a_deed_was_done_to_asked_where_the_original_asks_which_doer(
 )
 def test_what_was_done_asked_both_ways_is_no_turn(original: str, candidate: str) -> None:
     assert direction_difference(original, candidate) is None
+
+
+def test_a_margin_asked_in_other_words_is_how_many_more() -> None:
+    original = (
+        "On June 24, 2018, how many more votes did the winning candidate get in total than "
+        "Muharrem İnce?"
+    )
+    # refused in a bench run: "by how many ... surpass" asks the margin
+    margin = "By how many votes did the winning candidate surpass Muharrem İnce's tally?"
+    assert direction_difference(original, margin) is None
+    total = "How many votes did the winning candidate receive on June 24, 2018?"
+    assert direction_difference(original, total) == (
+        "counts 'votes' without 'more': the original asks how many more votes"
+    )
