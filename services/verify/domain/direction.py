@@ -34,6 +34,7 @@ demo run).
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from steadfast.services.verify.domain.aggregates import (
     aggregate_changed,
@@ -245,7 +246,9 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _revenue_asked_for_earnings(asked, reworded)
         or _role_turned(asked, reworded)
         or _counted_thing_changed(
-            _asking_words(original, _WORD_OR_NUMBER), _asking_words(candidate, _WORD_OR_NUMBER)
+            _asking_words(original, _WORD_OR_NUMBER),
+            _asking_words(candidate, _WORD_OR_NUMBER),
+            original,
         )
         or _things_added_to_count(
             _asking_words(original, _WORD_OR_NUMBER), _asking_words(candidate, _WORD_OR_STOP)
@@ -551,7 +554,7 @@ def _role_turned(asked: list[str], reworded: list[str]) -> str | None:
     return None
 
 
-def _counted_thing_changed(asked: list[str], reworded: list[str]) -> str | None:
+def _counted_thing_changed(asked: list[str], reworded: list[str], story: str = "") -> str | None:
     """Why the candidate counts another thing than the original ("the number of coins" where
     the original asks "how many gold coins"): the candidate counts the original's thing but
     without one of the words that said which. Undecided (None) when the candidate counts
@@ -576,6 +579,8 @@ def _counted_thing_changed(asked: list[str], reworded: list[str]) -> str | None:
         return None  # "how many additional cupcakes" for "how many more cupcakes"
     if set(missing) <= _COMPARATIVES and _BY_HOW_MANY.intersection(reworded):
         return None  # "By how many votes did the winner surpass İnce's tally?" (a bench run)
+    if _said_of_every_one(missing, head, story):
+        return None  # "How many plants ...?" where every plant of the story is a potted plant
     return (
         f"counts '{head}' without '{' '.join(missing)}': the original asks how many "
         f"{' '.join(phrase)}"
@@ -833,6 +838,8 @@ def _count_turned_to_another_thing(original: str, candidate: str) -> str | None:
         head = counted[-1]
         if any(same_word(head, word) for word in phrase):
             continue
+        if _named_with_a_number(reworded, start, phrase[-1]):
+            continue
         told = [word for word in _story_counts(story) if same_word(head, word)]
         holds = any(
             re.search(rf"\b{told_as} of (?:[a-z]+ )?{phrase[-1][:4]}", story) for told_as in told
@@ -840,6 +847,41 @@ def _count_turned_to_another_thing(original: str, candidate: str) -> str | None:
         if told and not holds:
             return f"counts the story's {head} where the original asks how many {' '.join(phrase)}"
     return None
+
+
+#: words by which a story may speak of others of a thing ("3 green ones", "the other apples")
+_OTHERS = re.compile(r"\b(?:ones?|others?|rest|remaining|instead)\b")
+
+
+def _said_of_every_one(missing: list[str], head: str, story: str) -> bool:
+    """Whether each word the candidate drops from the counted thing stands before every one
+    of the story's mentions of it, so that no other such thing is told of ("How many plants
+    will she have left?" for "How many potted plants will Mary remain with?", where all five
+    of the story's plants are potted: refused in a bench run)."""
+    words = re.findall(r"[a-z]+", story.lower())
+    if not missing or not words or _OTHERS.search(story.lower()) or set(missing) & _COMPARATIVES:
+        return False
+    places = [
+        i
+        for i, word in enumerate(words)
+        if same_word(word, head) and not _modifies_a_noun(word, words[i + 1 : i + 2])
+    ]
+    return len(places) >= 2 and all(
+        i >= len(missing) and words[i - len(missing) : i] == missing for i in places
+    )
+
+
+def _modifies_a_noun(word: str, following: list[str]) -> bool:
+    """A singular before another word of substance: "plant" in "plant nursery", "apple" in
+    "apple pies" names another thing."""
+    return not word.endswith("s") and bool(following) and following[0] not in FUNCTION_WORDS
+
+
+def _named_with_a_number(reworded: list[str], start: int, thing: str) -> bool:
+    """Whether the count's words run into a number and then the original's thing: "How many
+    Grade 5 girls ...?" counts girls (refused in a bench run as counting "grade")."""
+    window = reworded[start : start + 6]
+    return any(word.isdigit() and same_word(after, thing) for word, after in pairwise(window))
 
 
 _ENGLISH = LEXICONS["en"]

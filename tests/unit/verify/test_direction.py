@@ -2137,3 +2137,50 @@ def test_a_margin_asked_in_other_words_is_how_many_more() -> None:
     assert direction_difference(original, total) == (
         "counts 'votes' without 'more': the original asks how many more votes"
     )
+
+
+MARY = (
+    "Mary is an avid gardener. Yesterday, she received 18 new potted plants from her favorite "
+    "plant nursery. She already has 2 potted plants on each of the 40 window ledges of her large "
+    "country home. Feeling generous, she has decided that she will give 1 potted plant from each "
+    "ledge to friends and family tomorrow. How many potted plants will Mary remain with?"
+)
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # refused in a bench run: every plant of the story is potted ("plant nursery" is
+        # another thing)
+        (
+            MARY,
+            "Mary has 40 window ledges, and she received 18 new potted plants from her plant "
+            "nursery. She has 2 potted plants on each ledge, and she plans to give away 1 potted "
+            "plant from each ledge tomorrow. How many plants will she have left?",
+            None,
+        ),
+        # a story that tells of other such things still counts the word
+        (
+            "Tom has 5 red apples and 3 green ones. How many red apples does he have?",
+            "Tom has 5 red apples and 3 green ones. How many apples does he have?",
+            "counts 'apples' without 'red': the original asks how many red apples",
+        ),
+        (
+            "Tom has 5 red apples. 3 apples fell. How many red apples does he have?",
+            "Tom has 5 red apples and 3 apples fell. How many apples does he have?",
+            "counts 'apples' without 'red': the original asks how many red apples",
+        ),
+        # refused in a bench run: "Grade 5 girls" counts girls
+        (
+            "Out of the 200 Grade 5 students, 2/5 are boys and 2/3 of the girls are in the girl "
+            "scout. How many girls are not in the girl scout?",
+            "How many Grade 5 girls are not in the girl scout, given that 2/5 of them are boys "
+            "and 2/3 of the girls are in the girl scout?",
+            None,
+        ),
+    ],
+)
+def test_a_word_every_one_of_the_things_has_may_go(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert direction_difference(original, candidate) == why
