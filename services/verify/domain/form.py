@@ -127,6 +127,21 @@ _DESCRIPTIVE = re.compile(
 )
 
 
+#: "Describe the disease that forced Elizabeth Esteve-Coll to leave ..." for "What disease was
+#: Elizabeth Esteve-Coll diagnosed with that forced her to step down ...?" (accepted in a bench
+#: run, judge 0.70): a description of it, where the original asks its name
+_DESCRIBE_THE = re.compile(
+    r"^\W*(?:please\W+)?(?:describe|explain|discuss) (?:the|a|an|this)\b", re.I
+)
+#: an original that asks which one thing ("What disease ...?", "Which city ...?"), not what
+#: happens, how or why, nor a list ("What methods can people use ...?" may be described)
+_WHICH_THING = re.compile(
+    r"^\W*(?:what|which)\s+(?!(?:happens?|happened|would|will|is|are|was|were|do|does|did|can|"
+    r"could|should|makes?|causes?|if)\b)[a-z]+\b(?<![^s]s)",
+    re.I,
+)
+
+
 _SOMEONE = r"(?:i|you|we|one|someone|people|a person)"
 _FIND_OUT = (
     r"(?:go about )?(?:find(?: out)?|look (?:it )?up|look|determine|figure(?: out)?|work out|"
@@ -235,6 +250,8 @@ def form_difference(original: str, candidate: str) -> str | None:
             "asks to be told about the subject, not what the question asks (it is answered "
             "with a description)"
         )
+    if _DESCRIBE_THE.search(candidate) and _WHICH_THING.search(original):
+        return "asks for a description of the thing, where the original asks which thing it is"
     asked = _question_sentence(candidate)
     if _METHOD.search(asked) and not _METHOD.search(original):
         return "asks how to find the answer, not the answer (it is answered with a method)"

@@ -582,3 +582,33 @@ def test_what_you_calculate_as_the_answer_asks_the_answer() -> None:
     original = "Dan plants 3 rose bushes with 25 roses each. How many roses are there total?"
     candidate = "What do you calculate as the total number of roses on Dan's 3 bushes of 25 each?"
     assert form_difference(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "refused"),
+    [
+        # accepted in a bench run (judge 0.70): a description, where the name is asked
+        (
+            "What disease was Elizabeth Esteve-Coll diagnosed with that forced her to step down "
+            "as Vice-Chancellor of the University of East Anglia?",
+            "Describe the disease that forced Elizabeth Esteve-Coll to leave her position as "
+            "Vice-Chancellor at the University of East Anglia.",
+            True,
+        ),
+        # a description asked already, what happens, or a list
+        ("What is the structure of DNA?", "Describe the structure of DNA.", False),
+        (
+            "What happens if you open an umbrella indoors?",
+            "Describe the consequences of opening an umbrella indoors.",
+            False,
+        ),
+        (
+            "What methods can people use to contact the dead?",
+            "Describe the methods people can use to contact the dead.",
+            False,
+        ),
+        ("What disease did she have?", "Name the disease she had.", False),
+    ],
+)
+def test_a_description_asked_for_which_thing(original: str, candidate: str, refused: bool) -> None:
+    assert (form_difference(original, candidate) is not None) == refused
