@@ -73,7 +73,8 @@ _DASHES = frozenset({"-", "–", "—", "/"})
 _NAME_WORDS = frozenset({"name", "names", "nome", "nomi"})
 #: an ordinal that is also an adverb ("it first aired"): a number only after a determiner
 _ADVERBIAL_ORDINALS = frozenset({"first"})
-_DETERMINERS = frozenset(
+#: words that open a noun phrase without naming anything
+DETERMINERS = frozenset(
     {"the", "a", "an", "its", "his", "her", "their", "our", "my", "your", "this", "that"}
 )
 
@@ -288,7 +289,7 @@ class _Reader:
         ):
             return None  # "first name", "first and last name"
         value = lexicon.ordinals.get(word) or italian_ordinal(word) or 0
-        determined = self._word(index - 1) in _DETERMINERS or self._possessive_before(index)
+        determined = self._word(index - 1) in DETERMINERS or self._possessive_before(index)
         soft = not determined and (word in lexicon.soft or word in _ADVERBIAL_ORDINALS)
         return _Core(index, index + 1, frozenset({Fraction(value)}), soft, True)
 

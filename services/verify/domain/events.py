@@ -11,6 +11,7 @@ import re
 from steadfast.services.verify.domain.asking import asking_sentence, sentences
 from steadfast.shared.inflections import every_form, same_word
 from steadfast.shared.quantities.bindings import FUNCTION_WORDS
+from steadfast.shared.quantities.reading import DETERMINERS  # "the" alone kept is no thing kept
 
 #: what follows "how many times" and its auxiliary: the thing, then what it does
 _TIMES_ASKED = re.compile(
@@ -24,8 +25,6 @@ _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 #: verbs that say what must or may happen, not what happens
 _MODALS = frozenset({"have", "has", "had", "need", "needs", "must", "get", "gets", "got"})
 _MODALS |= {"want", "wants", "try", "tries", "plan", "plans", "expect", "manage", "able"}
-#: words that begin a thing's name without naming it: "the" alone kept is no thing kept
-_DETERMINERS = frozenset({"the", "a", "an", "his", "her", "their", "its", "my", "our", "your"})
 
 
 def counted_event_changed(original: str, candidate: str) -> str | None:
@@ -40,7 +39,7 @@ def counted_event_changed(original: str, candidate: str) -> str | None:
     kept = 0
     while kept < min(len(ours), len(theirs)) and same_word(ours[kept], theirs[kept]):
         kept += 1
-    if kept in (len(ours), len(theirs)) or all(w in _DETERMINERS for w in ours[:kept]):
+    if kept in (len(ours), len(theirs)) or all(w in DETERMINERS for w in ours[:kept]):
         return None
     was, now = ours[kept], theirs[kept]
     if {was, now} & (FUNCTION_WORDS | _MODALS):
