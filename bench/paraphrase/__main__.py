@@ -274,6 +274,12 @@ def main() -> None:
         help="time the first question with the model cold",
     )
     args = parser.parse_args()
+    if args.questions < 1:
+        parser.error("--questions must be at least 1")
+    for name in args.datasets:
+        held = len((SAMPLES / DATASETS[name][0]).read_text().splitlines())
+        if args.skip >= held:
+            parser.error(f"--skip {args.skip} leaves no question of {name}: it holds {held}")
     if args.perturb_url:
         asyncio.run(run(args))
         return
