@@ -554,7 +554,7 @@ def _role_turned(asked: list[str], reworded: list[str]) -> str | None:
     return None
 
 
-def _counted_thing_changed(asked: list[str], reworded: list[str], story: str = "") -> str | None:
+def _counted_thing_changed(asked: list[str], reworded: list[str], story: str) -> str | None:
     """Why the candidate counts another thing than the original ("the number of coins" where
     the original asks "how many gold coins"): the candidate counts the original's thing but
     without one of the words that said which. Undecided (None) when the candidate counts

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from steadfast.services.verify.domain.asking import asking_sentence, sentences
+from steadfast.services.verify.domain.asking import CONDITION_WORDS, asking_sentence, sentences
 from steadfast.shared.inflections import every_form, same_word
 from steadfast.shared.quantities.bindings import FUNCTION_WORDS
 from steadfast.shared.quantities.reading import DETERMINERS  # "the" alone kept is no thing kept
@@ -20,7 +20,7 @@ _TIMES_ASKED = re.compile(
     re.IGNORECASE,
 )
 #: where the clause that asks ends ("..., given that", "... if it")
-_CONDITION = re.compile(r"\b(?:if|given|when|after|before|since|while|assuming|considering)\b")
+_CONDITION = re.compile(rf"\b(?:{CONDITION_WORDS}|after|before|while)\b")
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 #: verbs that say what must or may happen, not what happens
 _MODALS = frozenset({"have", "has", "had", "need", "needs", "must", "get", "gets", "got"})

@@ -14,9 +14,9 @@ multiple-choice questions only: a maths story's "Dr. Wertz's school" may be "the
 from __future__ import annotations
 
 import re
-import unicodedata
 from itertools import pairwise
 
+from steadfast.shared.answers import fold_accents
 from steadfast.shared.inflections import same_word
 from steadfast.shared.question_words import AUXILIARIES, QUESTION_WORDS
 
@@ -68,8 +68,7 @@ _NOT_INITIALLED = frozenset({"jr", "sr", "of", "and", "the"})
 
 def _plain(text: str) -> str:
     """The text without accents, with straight apostrophes ("Küchler" as "Kuchler")."""
-    folded = unicodedata.normalize("NFKD", text.replace("’", "'"))
-    return "".join(char for char in folded if not unicodedata.combining(char))
+    return fold_accents(text.replace("’", "'"))
 
 
 def _bare(word: str) -> str:
