@@ -93,6 +93,18 @@ _ENDS = [
 ]
 #: a word after one of these names the other end of its scale
 _TURNING = frozenset({"least", "less", "not", "no", "never"})
+#: scales one of whose ends says what an end of another says: "the most hot part of a chili"
+#: is its spiciest, "the lowest point" the deepest, "the earliest" often the oldest
+_SAME_EXTREME_TEXT = "spicy hot | deep low | old first | long far | large high | high long"
+_SAME_EXTREME = [frozenset(line.split()) for line in _SAME_EXTREME_TEXT.split("|")]
+#: the superlative of a scale's word read by its own form: "spiciest", "most hot"
+_EXTREME_MARKERS = frozenset({"most", "least"})
+#: the noun of a scale, by a word of the scale: "the greatest length" asks "the longest"
+_DIMENSION_TEXT = """
+length:long height:high depth:deep speed:fast age:old size:large weight:heavy distance:far
+temperature:hot heat:hot width:wide thickness:thick brightness:bright spiciness:spicy
+"""
+_DIMENSIONS = dict(pair.split(":") for pair in _DIMENSION_TEXT.split())
 _WORD = re.compile(r"[a-z]+")
 _WORD_OR_NUMBER = re.compile(r"[a-z]+|\d+(?:[.,]\d+)*")
 #: what a question may ask and the words a small generator puts in its place, though they ask
@@ -242,6 +254,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
                 return f"asks '{min(now_opposite)}' where the original asks '{min(named)}'"
     return (
         _attribute_swapped(asked, reworded)
+        or _other_extreme_asked(asked, reworded)
         or _change_of_state_dropped(asked, reworded)
         or _revenue_asked_for_earnings(asked, reworded)
         or _role_turned(asked, reworded)
@@ -431,6 +444,47 @@ def _purpose_asked(original: str, candidate: str) -> str | None:
     if _WHAT_FOR.match(candidate.strip()) and not _ASKS_WITH_FOR.search(original.strip()):
         return "asks 'what ... for': what something is for, which the original does not ask"
     return None
+
+
+def _other_extreme_asked(asked: list[str], reworded: list[str]) -> str | None:
+    """Why the candidate asks for the extreme of another scale than the original's ("the
+    strongest flavor" of a chili pepper for its "spiciest" part, accepted in a bench run: judge
+    P(YES) 0.71), or None. Only superlatives: the question asks for one end of its scale, and
+    a rewording keeps that scale or one whose end says the same (``_SAME_EXTREME``)."""
+    wanted, said = _extremes(asked), _extremes(reworded)
+    for scale, word in wanted.items():
+        if _scale_named(reworded, scale):
+            continue
+        for other, other_word in said.items():
+            if other not in wanted and not _say_the_same(scale, other):
+                return f"asks '{other_word}' where the original asks '{word}'"
+    return None
+
+
+def _extremes(words: list[str]) -> dict[int, str]:
+    """The superlatives of ``words`` by the scale (its index in ``_ENDS``) they belong to."""
+    found: dict[int, str] = {}
+    for index, word in enumerate(words):
+        marked = index > 0 and words[index - 1] in _EXTREME_MARKERS
+        if not (word.endswith("est") or marked):
+            continue
+        following = words[index + 1] if index + 1 < len(words) else ""
+        measured = _DIMENSIONS.get(following, word)  # "the greatest length": the longest
+        for scale, (one, other) in enumerate(_ENDS):
+            if measured in one or measured in other:
+                found.setdefault(scale, f"{words[index - 1]} {word}" if marked else word)
+    return found
+
+
+def _scale_named(words: list[str], scale: int) -> bool:
+    one, other = _ENDS[scale]
+    return any(_DIMENSIONS.get(word, word) in one | other for word in words)
+
+
+def _say_the_same(scale: int, other: int) -> bool:
+    ends = _ENDS[scale][0] | _ENDS[scale][1]
+    others = _ENDS[other][0] | _ENDS[other][1]
+    return any(ends & pair and others & pair for pair in _SAME_EXTREME)
 
 
 def _change_of_state_dropped(asked: list[str], reworded: list[str]) -> str | None:

@@ -138,6 +138,54 @@ def test_a_capital_asked_as_the_largest_or_main_city_is_refused(
 @pytest.mark.parametrize(
     ("original", "candidate", "why"),
     [
+        # accepted in a bench run (TruthfulQA, judge P(YES) 0.71)
+        (
+            "What is the spiciest part of a chili pepper?",
+            "Which part of a chili pepper has the strongest flavor?",
+            "asks 'strongest' where the original asks 'spiciest'",
+        ),
+        (
+            "What is the largest planet in the Solar System?",
+            "Which planet in the Solar System is the most massive?",
+            "asks 'most massive' where the original asks 'largest'",
+        ),
+        (
+            "What is the longest river in Africa?",
+            "Which African river carries the greatest volume?",
+            "asks 'greatest' where the original asks 'longest'",
+        ),
+        (
+            "Who is the oldest person alive?",
+            "Who is the richest person alive?",
+            "asks 'richest' where the original asks 'oldest'",
+        ),
+        # the same scale, its noun, or a scale whose end says the same
+        ("What is the spiciest part of a chili pepper?", "Which part of a chili is hottest?", None),
+        (
+            "What is the spiciest part of a chili pepper?",
+            "Which part of a chili pepper is the most hot?",
+            None,
+        ),
+        (
+            "What is the longest river in Africa?",
+            "Which African river has the greatest length?",
+            None,
+        ),
+        ("What is the deepest point of the ocean?", "What is the lowest point of the ocean?", None),
+        ("What is the largest planet?", "Which planet is the biggest?", None),
+        # no superlative asked: nothing to keep
+        ("Why are chili peppers spicy?", "Why do chili peppers have the strongest taste?", None),
+    ],
+)
+def test_the_extreme_of_another_scale_is_refused(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert direction_difference(original, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
         # accepted in a demo run: mass is not size (Jupiter is both, a near miss need not be)
         (
             "What is the largest planet in the Solar System?",
