@@ -272,6 +272,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
         )
         or _count_turned_to_another_thing(original, candidate)
         or _second_question_asked(original, candidate)
+        or _source_added(original, candidate)
         or _one_of_several_dropped(original, candidate)
         or _fewer_named_asked(original, candidate)
         or _both_split_between_two(original, candidate)
@@ -405,6 +406,21 @@ def _second_question_asked(original: str, candidate: str) -> str | None:
     if things and _two_things(things[1], things[2]) and _asks_one_thing(original):
         return f"asks '{things[1]} and {things[2]}' where the original asks one thing"
     return None
+
+
+_ACCORDING_TO = re.compile(r"\baccording to\b[^,?.;]*", re.IGNORECASE)
+#: an original that names whose word it asks for already has a source a rewording may restate
+_SAID_BY = re.compile(r"\b(?:according|say|says|said|claim\w*|believe\w*|think\w*)\b", re.I)
+
+
+def _source_added(original: str, candidate: str) -> str | None:
+    """Why the candidate asks for what a source says where the original asks for the fact
+    ("Whose play was it, Romeo and Juliet, according to the author?", accepted in a demo run),
+    or None. Only in the sentence that asks: a story may say "according to the directions"."""
+    added = _ACCORDING_TO.search(asking_sentence(candidate))
+    if added is None or _SAID_BY.search(original):
+        return None
+    return f"asks what a source says ('{added.group(0).strip()}') where the original asks the fact"
 
 
 def _two_things(first: str, second: str) -> bool:

@@ -2232,3 +2232,38 @@ def test_a_word_every_one_of_the_things_has_may_go(
     original: str, candidate: str, why: str | None
 ) -> None:
     assert direction_difference(original, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a demo run (judge P(YES) above the threshold)
+        (
+            "Who wrote the play Romeo and Juliet?",
+            "Whose play was it, Romeo and Juliet, according to the author?",
+            "asks what a source says ('according to the author') where the original asks the fact",
+        ),
+        (
+            "What is the capital city of Australia?",
+            "According to most maps, what is the capital of Australia?",
+            "asks what a source says ('According to most maps') where the original asks the fact",
+        ),
+        # the original asks a source's word already: a rewording may say it its own way
+        (
+            "According to the Bible, what fruit did Adam and Eve eat?",
+            "What fruit did Adam and Eve eat, according to the Bible?",
+            None,
+        ),
+        ("What did Nixon say he was not?", "According to Nixon, what was he not?", None),
+        # a story's sentence may say whose word it is; only the question's sentence is read
+        (
+            "The directions say to use 2 pumps. How many pumps are used in a week?",
+            "According to the directions, 2 pumps are used. How many pumps are used in a week?",
+            None,
+        ),
+    ],
+)
+def test_a_source_added_to_the_question_is_refused(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert direction_difference(original, candidate) == why
