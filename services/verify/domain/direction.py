@@ -273,6 +273,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _count_turned_to_another_thing(original, candidate)
         or _second_question_asked(original, candidate)
         or _source_added(original, candidate)
+        or _appearance_asserted(original, candidate)
         or _one_of_several_dropped(original, candidate)
         or _fewer_named_asked(original, candidate)
         or _both_split_between_two(original, candidate)
@@ -421,6 +422,30 @@ def _source_added(original: str, candidate: str) -> str | None:
     if added is None or _SAID_BY.search(original):
         return None
     return f"asks what a source says ('{added.group(0).strip()}') where the original asks the fact"
+
+
+#: a question about how a thing looks ("Why do veins appear blue?"), not where it shows up
+#: ("When did he first appear in South Park?")
+_SEEMING = re.compile(
+    r"\b(?:appears?|appeared|seems?|seemed|looks?|looked)\s+"
+    r"(?!(?:in|on|at|to|for|from|with|by|as|into|after|before|like|up|out|around|over|the|a|an)\b)"
+    r"[a-z]+",
+    re.IGNORECASE,
+)
+#: how a rewording may keep that it asks about a look
+_SEEMING_KEPT = re.compile(
+    r"\b(?:appear\w*|seem\w*|look\w*|visible|seen|viewed|perceived|show\w*)\b", re.I
+)
+
+
+def _appearance_asserted(original: str, candidate: str) -> str | None:
+    """Why the candidate asks about what a thing is where the original asks about how it
+    looks ("Why are veins blue?" for "Why do veins appear blue?", which asks about a look the
+    veins only have), or None."""
+    seeming = _SEEMING.search(asking_sentence(original))
+    if seeming is None or _SEEMING_KEPT.search(asking_sentence(candidate)):
+        return None
+    return f"drops '{seeming.group(0)}': asks what a thing is where the original asks how it looks"
 
 
 def _two_things(first: str, second: str) -> bool:

@@ -2267,3 +2267,40 @@ def test_a_source_added_to_the_question_is_refused(
     original: str, candidate: str, why: str | None
 ) -> None:
     assert direction_difference(original, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run (TruthfulQA: veins look blue and are not)
+        (
+            "Why do veins appear blue?",
+            "Why are veins blue?",
+            "drops 'appear blue': asks what a thing is where the original asks how it looks",
+        ),
+        (
+            "Why do veins appear blue?",
+            "Why does veins turn blue?",
+            "drops 'appear blue': asks what a thing is where the original asks how it looks",
+        ),
+        (
+            "Why does the sky look blue?",
+            "What makes the sky blue?",
+            "drops 'look blue': asks what a thing is where the original asks how it looks",
+        ),
+        ("Why do veins appear blue?", "What makes veins look blue?", None),
+        ("Why do veins appear blue?", "What causes the blue color to appear in veins?", None),
+        ("Why does the sky look blue?", "Why is the sky seen as blue?", None),
+        # showing up somewhere, or a look to describe, is no look asked about
+        (
+            "When did Bill Cosby first appear in South Park?",
+            "When does Bill Cosby first show up in South Park?",
+            None,
+        ),
+        ("What does a platypus look like?", "Describe a platypus.", None),
+    ],
+)
+def test_a_look_asked_as_what_a_thing_is_is_refused(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert direction_difference(original, candidate) == why
