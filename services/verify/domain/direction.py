@@ -274,6 +274,7 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _second_question_asked(original, candidate)
         or _source_added(original, candidate)
         or _appearance_asserted(original, candidate)
+        or _tie_asked_for_a_deed(original, candidate)
         or _one_of_several_dropped(original, candidate)
         or _fewer_named_asked(original, candidate)
         or _both_split_between_two(original, candidate)
@@ -446,6 +447,24 @@ def _appearance_asserted(original: str, candidate: str) -> str | None:
     if seeming is None or _SEEMING_KEPT.search(asking_sentence(candidate)):
         return None
     return f"drops '{seeming.group(0)}': asks what a thing is where the original asks how it looks"
+
+
+_TIED = re.compile(
+    r"\b(?:associated|linked|connected|related|tied|attached)\s+(?:to|with)\b|"
+    r"\bknown\s+for\b",
+    re.IGNORECASE,
+)
+
+
+def _tie_asked_for_a_deed(original: str, candidate: str) -> str | None:
+    """Why the candidate asks who or what is tied to a thing where the original asks what was
+    done ("What artist is associated with the Mona Lisa?" for "Who painted the Mona Lisa?",
+    accepted in demo runs: a copyist, a thief or its sitter is associated with it too), or
+    None. Only in the sentence that asks."""
+    tie = _TIED.search(asking_sentence(candidate))
+    if tie is None or _TIED.search(asking_sentence(original)):
+        return None
+    return f"asks who or what is '{tie.group(0)}' it where the original asks who or what did it"
 
 
 def _two_things(first: str, second: str) -> bool:

@@ -2304,3 +2304,31 @@ def test_a_look_asked_as_what_a_thing_is_is_refused(
     original: str, candidate: str, why: str | None
 ) -> None:
     assert direction_difference(original, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in demo runs
+        (
+            'What artist is associated with "The Mona Lisa"?',
+            "asks who or what is 'associated with' it where the original asks who or what did it",
+        ),
+        (
+            "Which painter is known for the Mona Lisa?",
+            "asks who or what is 'known for' it where the original asks who or what did it",
+        ),
+        ('Which artist is credited with painting the famous work "The Mona Lisa"?', None),
+        ("Who is the painter of the Mona Lisa?", None),
+    ],
+)
+def test_a_tie_asked_for_a_deed_is_refused(candidate: str, why: str | None) -> None:
+    assert direction_difference("Who painted the Mona Lisa?", candidate) == why
+
+
+def test_a_tie_in_a_story_sentence_is_read_as_the_story() -> None:
+    original = "Robyn sends sixteen emails a day. Seven are work emails. How many are personal?"
+    candidate = (
+        "Robyn sends sixteen emails daily; seven are related to work. How many are personal?"
+    )
+    assert direction_difference(original, candidate) is None
