@@ -456,13 +456,17 @@ _TIED = re.compile(
 )
 
 
+_WHO_OR_WHAT = re.compile(r"\W*(?:who|whom|whose|which|what)\b", re.IGNORECASE)
+
+
 def _tie_asked_for_a_deed(original: str, candidate: str) -> str | None:
     """Why the candidate asks who or what is tied to a thing where the original asks what was
     done ("What artist is associated with the Mona Lisa?" for "Who painted the Mona Lisa?",
     accepted in demo runs: a copyist, a thief or its sitter is associated with it too), or
     None. Only in the sentence that asks."""
+    asked = asking_sentence(original)
     tie = _TIED.search(asking_sentence(candidate))
-    if tie is None or _TIED.search(asking_sentence(original)):
+    if tie is None or _TIED.search(asked) or not _WHO_OR_WHAT.match(asked):
         return None
     return f"asks who or what is '{tie.group(0)}' it where the original asks who or what did it"
 

@@ -2332,3 +2332,9 @@ def test_a_tie_in_a_story_sentence_is_read_as_the_story() -> None:
         "Robyn sends sixteen emails daily; seven are related to work. How many are personal?"
     )
     assert direction_difference(original, candidate) is None
+
+
+def test_a_tie_in_a_counting_question_is_no_deed_turned() -> None:
+    original = "Robyn sends 16 emails a day, 7 of them for work. How many are work emails?"
+    candidate = "Robyn sends 16 emails a day, 7 of them for work. How many are related to work?"
+    assert direction_difference(original, candidate) is None
