@@ -2338,3 +2338,12 @@ def test_a_tie_in_a_counting_question_is_no_deed_turned() -> None:
     original = "Robyn sends 16 emails a day, 7 of them for work. How many are work emails?"
     candidate = "Robyn sends 16 emails a day, 7 of them for work. How many are related to work?"
     assert direction_difference(original, candidate) is None
+
+
+def test_a_source_named_in_a_problem_s_question_restates_its_story() -> None:
+    original = "A recipe needs 3 eggs for each cake. How many eggs are needed for 4 cakes?"
+    candidate = (
+        "A recipe needs 3 eggs for each cake. According to the recipe, how many eggs do 4 cakes "
+        "need?"
+    )
+    assert direction_difference(original, candidate) is None
