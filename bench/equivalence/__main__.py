@@ -60,6 +60,9 @@ DATASETS = {
     "math-heldout2": HERE / "math_pairs_heldout.jsonl",
     # 40 more, written the same way on 2026-12-06 after the checks of the seventeenth session
     "math-heldout3": HERE / "math_pairs_heldout3.jsonl",
+    # SQuAD-it questions reworded in Italian (ITALIAN_PAIRS.md): the judge's threshold was
+    # calibrated on English pairs only
+    "italian": HERE / "italian_pairs.jsonl",
 }
 #: the task each data set's questions are (the judge's threshold may be calibrated per task)
 TASKS: dict[str, Task] = {
@@ -69,6 +72,7 @@ TASKS: dict[str, Task] = {
     "mathkept-heldout": "math",
     "math-heldout2": "math",
     "math-heldout3": "math",
+    "italian": "factual",
 }
 RECORDED = HERE / "judged.jsonl"
 #: the pairs the bundled judge calibrations were chosen on (the rest are held out)
