@@ -4,9 +4,12 @@ shows them per part."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from steadfast.shared.contracts.calibration import JudgeThreshold
 from steadfast.shared.contracts.evaluator import AuditSummary, EvaluationReport
 from steadfast.shared.contracts.perturb import given_sets_line
+from steadfast.shared.language import detect_language
 
 
 def _threshold(threshold: JudgeThreshold) -> str:
@@ -36,6 +39,31 @@ def verification_line(report: EvaluationReport) -> str | None:
     return line
 
 
+def item_languages(report: EvaluationReport) -> list[str]:
+    """The language of each item's question (as detected; else the one it was asked in)."""
+    return [detect_language(item.question) or item.language for item in report.items]
+
+
+def calibration_language_line(
+    thresholds: Iterable[JudgeThreshold], languages: Sequence[str]
+) -> str | None:
+    """A warning when items are in a language the judge's calibration did not hold: its
+    figures were measured on pairs in the calibration's languages only."""
+    calibrated = sorted(
+        {code for t in thresholds if t.calibration for code in t.calibration.languages}
+    )
+    outside = sorted({code for code in languages if code not in calibrated})
+    if not calibrated or not outside:
+        return None
+    count = sum(code in outside for code in languages)
+    return (
+        f"the judge's threshold was calibrated on questions in {', '.join(calibrated)}; "
+        f"{count} of {len(languages)} items are in {', '.join(outside)}, for which its figures "
+        "were not measured: their paraphrases may change the question more often "
+        "(docs/method.md §1.1, questions in other languages)"
+    )
+
+
 def audit_line(audit: AuditSummary | None) -> str | None:
     """How many disagreeing paraphrases the audit checked again, removed, and what it cost."""
     if audit is None or audit.mode == "off":
@@ -52,6 +80,10 @@ def trust_lines(report: EvaluationReport) -> list[str]:
     """What a reader needs to weigh the numbers above: how the paraphrases were verified and
     audited, and how answers were grouped."""
     lines = [verification_line(report), audit_line(report.audit)]
+    if report.verification is not None and "judge" in report.verification.stages:
+        lines.append(
+            calibration_language_line(report.verification.judge_thresholds, item_languages(report))
+        )
     grouping = report.answer_grouping
     if grouping is not None and grouping.merged:
         lines.append(

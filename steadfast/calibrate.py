@@ -46,6 +46,7 @@ from steadfast.shared.contracts.calibration import (
     ThresholdRates,
 )
 from steadfast.shared.contracts.verify import VerifyRequest, VerifyStages, VerifyThresholds
+from steadfast.shared.language import detect_language
 from steadfast.supervisor import readiness, service_ports
 
 #: the labelled pairs bundled with Steadfast (factual and maths; see its LICENSES.md)
@@ -243,6 +244,11 @@ async def judge_pairs(
     return list(scored), versions["judge"], versions["audit"]
 
 
+def pair_languages(pairs: Sequence[LabelledPair]) -> list[str]:
+    """The languages the pairs' original questions are in, as detected (sorted)."""
+    return sorted({code for pair in pairs if (code := detect_language(pair.original))})
+
+
 def calibration_of(
     route: str,
     version: str,
@@ -254,8 +260,10 @@ def calibration_of(
     target: float,
     screened: Sequence[bool] = (),
     task: Task | None = None,
+    languages: Sequence[str] = (),
 ) -> JudgeCalibration:
-    """``screened``: the labels of the pairs the checks before the judge rejected."""
+    """``screened``: the labels of the pairs the checks before the judge rejected;
+    ``languages``: those the pairs' questions are in."""
     screened_other = sum(1 for same in screened if not same)
     equivalent = sum(1 for _, same in scores if same) + len(screened) - screened_other
     other = len(scores) + len(screened) - equivalent
@@ -278,15 +286,17 @@ def calibration_of(
         screened=len(screened),
         calibrated_at=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         task=task,
+        languages=list(languages),
     )
 
 
 def table(calibration: JudgeCalibration) -> str:
     scope = f" ({calibration.task} questions)" if calibration.task else ""
+    languages = f", in {', '.join(calibration.languages)}" if calibration.languages else ""
     lines = [
         f"{calibration.prompt_version}{scope}: {calibration.equivalent} equivalent and "
-        f"{calibration.other} meaning-changing pairs ({calibration.screened} rejected by the "
-        "checks before the judge, at every threshold)",
+        f"{calibration.other} meaning-changing pairs{languages} ({calibration.screened} "
+        "rejected by the checks before the judge, at every threshold)",
         "threshold | equivalent accepted | meaning-changing rejected",
         "--- | --- | ---",
     ]
@@ -392,6 +402,7 @@ async def _report_and_store(
             target=target,
             screened=[] if audit else [s.pair.equivalent for s in screened],
             task=args.task,
+            languages=pair_languages([s.pair for s in scored]),
         )
         print("\n" + table(calibration))
         made.append(calibration)

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from steadfast.shared.contracts.base import Contract, RouteName, Task
+from steadfast.shared.contracts.base import Contract, LanguageCode, RouteName, Task
 
 Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 Count = Annotated[int, msgspec.Meta(ge=0)]
@@ -65,6 +65,12 @@ class JudgeCalibration(Contract, kw_only=True):
     #: differently over multi-sentence maths problems than over short factual questions, so
     #: one threshold rarely serves both; a task's own calibration comes before a general one.
     task: Task | None = None
+    #: the languages the labelled pairs' questions are in (empty: not recorded). The figures
+    #: hold for questions in these: the bundled judge separated Italian pairs far worse than
+    #: English ones (docs/method.md §1.1), and a report says so for items in another language
+    languages: Annotated[list[LanguageCode], msgspec.Meta(max_length=20)] = msgspec.field(
+        default_factory=list
+    )
 
     def at_threshold(self) -> ThresholdRates | None:
         return next((r for r in self.rates if r.threshold == self.threshold), None)

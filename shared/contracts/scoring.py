@@ -370,6 +370,9 @@ class AuditedVariant(Contract, kw_only=True):
     reason: str
 
 
+Caveat = Annotated[str, msgspec.Meta(max_length=1000)]
+
+
 class ReportTrust(Contract, kw_only=True):
     """How far the paraphrases, and so the rates, can be trusted: how the paraphrases were
     verified (the judge's threshold and the figures it was calibrated on) and what the audit
@@ -392,6 +395,10 @@ class ReportTrust(Contract, kw_only=True):
     audit_calls: int = 0
     audit_cached_calls: int = 0
     audited_out: list[AuditedVariant] = msgspec.field(default_factory=list)
+    #: what the figures above do not cover (items in a language the judge was not calibrated in)
+    caveats: Annotated[
+        list[Annotated[str, msgspec.Meta(max_length=1000)]], msgspec.Meta(max_length=20)
+    ] = msgspec.field(default_factory=list)
 
 
 class Report(Contract, kw_only=True):

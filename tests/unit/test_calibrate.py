@@ -12,9 +12,12 @@ from steadfast.calibrate import (
     calibration_of,
     choose_for_audit,
     choose_for_equivalence,
+    pair_languages,
     rates_at,
     read_pairs,
+    table,
 )
+from steadfast.services.gateway.domain.calibration import load_bundled
 
 
 def _write(path: Path, rows: list[object]) -> Path:
@@ -160,3 +163,49 @@ def test_a_calibration_counts_the_pairs_screened_before_the_judge() -> None:
     assert maths.task == "math"
     assert (at.accepted_equivalent, at.rejected_other) == (8, 12)
     assert calibration.failed == 1 and calibration.calibrated_at.startswith("20")
+
+
+def test_a_calibration_records_the_languages_of_its_pairs(tmp_path: Path) -> None:
+    italian = {
+        "original": "Quando è iniziata la crisi petrolifera del 1973?",
+        "candidate": "In che momento è cominciata la crisi del petrolio del 1973?",
+        "equivalent": True,
+    }
+    _, pairs = read_pairs(_write(tmp_path / "pairs.jsonl", [GOOD, BAD, italian]))
+    assert pair_languages(pairs) == ["en", "it"]
+    calibration = calibration_of(
+        "judge",
+        "judge-v3",
+        SCORES,
+        "pairs.jsonl",
+        0,
+        audit=False,
+        target=0.95,
+        languages=pair_languages(pairs),
+    )
+    assert calibration.languages == ["en", "it"]
+
+
+def test_the_bundled_calibrations_say_which_languages_they_hold_for() -> None:
+    bundled = load_bundled()
+    assert bundled and all(c.languages for c in bundled)
+    judges = [c for c in bundled if not c.prompt_version.startswith("answers")]
+    assert {tuple(c.languages) for c in judges} == {("en",)}
+
+
+def test_the_table_names_the_languages_of_the_pairs() -> None:
+    calibration = calibration_of(
+        "judge",
+        "judge-v3",
+        SCORES,
+        "pairs.jsonl",
+        0,
+        audit=False,
+        target=0.95,
+        languages=["en", "it"],
+    )
+    assert (
+        table(calibration)
+        .splitlines()[0]
+        .startswith("judge-v3: 10 equivalent and 10 meaning-changing pairs, in en, it (0 rejected")
+    )

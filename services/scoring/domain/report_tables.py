@@ -87,6 +87,7 @@ def trust_section(report: Report, limit: int = 200) -> str:
             f"<li>Verification stages: {escape(', '.join(trust.stages) + judge + check)}</li>"
         )
     lines += [_threshold_line("Judge", threshold) for threshold in trust.judge_thresholds]
+    lines += [f"<li><strong>Caveat:</strong> {escape(caveat)}.</li>" for caveat in trust.caveats]
     if trust.given_sets:
         lines.append(f"<li>{escape(given_sets_line(trust.given_sets, trust.unverified_sets))}</li>")
     if trust.audit_mode == "off":

@@ -5,7 +5,8 @@ from __future__ import annotations
 import io
 
 from steadfast.evaluation_output import print_outcome, progress_line, summary_table
-from steadfast.shared.contracts.calibration import JudgeThreshold
+from steadfast.services.evaluator.domain.report import report_trust
+from steadfast.shared.contracts.calibration import JudgeCalibration, JudgeThreshold
 from steadfast.shared.contracts.evaluator import (
     AnswerGroupingSummary,
     AuditSummary,
@@ -15,6 +16,7 @@ from steadfast.shared.contracts.evaluator import (
     EvaluationStatus,
     EvaluationTimings,
     ItemError,
+    ItemResult,
     ModelSummary,
     StageProgress,
     VerificationSummary,
@@ -138,3 +140,49 @@ def test_progress_line() -> None:
     assert "paraphrase [#####.....] 4/8" in line
     assert "answer [######..........] 12/32 (2 failed)" in line
     assert "grade [##########] 10/10" in line
+
+
+def test_items_in_a_language_the_judge_was_not_calibrated_in_are_named() -> None:
+    calibration = JudgeCalibration(
+        route="local",
+        prompt_version="judge-v3",
+        threshold=0.7,
+        rule="rule",
+        pairs="bundled calibration_pairs.jsonl",
+        equivalent=75,
+        other=75,
+        rates=[],
+        calibrated_at="2026-12-04T00:00:00+00:00",
+        languages=["en"],
+    )
+    italian = report()
+    italian.verification = VerificationSummary(
+        stages=["form", "lexical", "numbers", "semantic", "judge"],
+        judge_model="local",
+        judge_thresholds=[
+            JudgeThreshold(
+                value=0.7, source="calibrated", origin="bundled", calibration=calibration
+            )
+        ],
+    )
+    italian.items = [
+        ItemResult(
+            id=f"q{number}",
+            question=question,
+            status="complete",
+            language="it",
+            variants=[],
+            models=[],
+        )
+        for number, question in enumerate(
+            ["Quando è iniziata la crisi petrolifera del 1973?", "Who wrote Hamlet?"]
+        )
+    ]
+    lines = trust_lines(italian)
+    assert lines[-1].startswith(
+        "the judge's threshold was calibrated on questions in en; 1 of 2 items are in it,"
+    )
+    trust = report_trust(italian)  # the rendered report says it too
+    assert trust is not None and trust.caveats == [lines[-1]]
+    italian.items = italian.items[1:]
+    assert not any("calibrated on questions" in line for line in trust_lines(italian))

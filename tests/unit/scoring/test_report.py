@@ -16,7 +16,7 @@ from steadfast.services.scoring.app import create_app
 from steadfast.services.scoring.domain.report_csv import render_csv
 from steadfast.services.scoring.domain.report_rendering import render_html, render_json
 from steadfast.services.scoring.settings import ScoringSettings
-from steadfast.shared.contracts.scoring import Report
+from steadfast.shared.contracts.scoring import Report, ReportTrust
 from tests.unit.scoring.report_sample import HOSTILE, MODELS, sample_report
 
 
@@ -167,3 +167,19 @@ def test_render_endpoint_rejects_bad_format(client: TestClient[Any]) -> None:
 def test_report_schema(client: TestClient[Any]) -> None:
     schema = client.get("/v1/reports/schema").json()
     assert "Report" in schema["$defs"] and "ReportItem" in schema["$defs"]
+
+
+def test_a_caveat_on_the_trust_of_the_numbers_is_shown_escaped(report: Report) -> None:
+    report.trust = ReportTrust(
+        stages=["judge"],
+        caveats=[
+            "the judge's threshold was calibrated on questions in en; 3 of 8 items are in <it>"
+        ],
+    )
+    page = render_html(report)
+    assert (
+        "<li><strong>Caveat:</strong> the judge&#x27;s threshold was calibrated on questions in "
+        "en; 3 of 8 items are in &lt;it&gt;.</li>"
+    ) in page
+    report.trust = ReportTrust(stages=["judge"])
+    assert "Caveat:" not in render_html(report)
