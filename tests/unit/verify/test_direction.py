@@ -2347,3 +2347,26 @@ def test_a_source_named_in_a_problem_s_question_restates_its_story() -> None:
         "need?"
     )
     assert direction_difference(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a bench run (judge P(YES) 0.88 and 0.81)
+        (
+            "How do chameleons change their color?",
+            "asks how it happens where the original asks why",
+        ),
+        (
+            "How does a chameleon change its color?",
+            "asks how it happens where the original asks why",
+        ),
+        # still asks for the reason
+        ("How come chameleons change colors?", None),
+        ("What makes chameleons change colors?", None),
+        ("How does a chameleon change its color, and for what reason?", None),
+        ("What is the purpose of chameleons altering their colors?", None),
+    ],
+)
+def test_a_manner_asked_for_a_reason_is_refused(candidate: str, why: str | None) -> None:
+    assert direction_difference("Why do chameleons change colors?", candidate) == why
