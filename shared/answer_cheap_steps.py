@@ -20,13 +20,13 @@ from fractions import Fraction
 
 from steadfast.shared.answers import (
     factual_tokens,
-    fold_accents,
     is_abstention,
     normalize_factual,
     plain_words,
 )
 from steadfast.shared.inflections import every_form
 from steadfast.shared.language import detect_language
+from steadfast.shared.lexical import fold_accents
 from steadfast.shared.quantities.answer_units import unit_named
 from steadfast.shared.quantities.mention import Mention
 from steadfast.shared.quantities.reading import mentions

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator
 from fractions import Fraction
 from typing import Literal
 
+from steadfast.shared.lexical import fold_accents
 from steadfast.shared.quantities.reading import mentions
 from steadfast.shared.question_words import AUXILIARIES, QUESTION_WORDS
 
@@ -93,12 +94,6 @@ _ABSTENTION_PATTERNS = [
     r"\bnon (?:posso|riesco a) (?:rispondere|dirlo|determinarlo|saperlo)\b",
 ]
 _ABSTENTION = re.compile("|".join(f"(?:{pattern})" for pattern in _ABSTENTION_PATTERNS))
-
-
-def fold_accents(text: str) -> str:
-    """``"Città"`` → ``"Citta"``: decompose and drop the combining marks."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(char for char in decomposed if not unicodedata.combining(char))
 
 
 def _strip_punctuation(text: str) -> str:

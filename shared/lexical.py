@@ -14,6 +14,12 @@ from collections.abc import Iterable
 _APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "＇": "'"})
 
 
+def fold_accents(text: str) -> str:
+    """``"Città"`` → ``"Citta"``: decompose and drop the combining marks."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(char for char in decomposed if not unicodedata.combining(char))
+
+
 def _word_char(char: str) -> bool:
     return char.isalnum() or unicodedata.category(char)[0] == "M"
 

@@ -7,9 +7,10 @@ nor counted as added, but it still matches a number written on the other side.
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass
 from fractions import Fraction
+
+from steadfast.shared.lexical import fold_accents
 
 
 @dataclass(frozen=True)
@@ -239,14 +240,10 @@ def _italian() -> Lexicon:
 LEXICONS: dict[str, Lexicon] = {"en": _english(), "it": _italian()}
 
 
-def _fold(word: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
-
-
 def italian_compound(word: str) -> int | None:
     """The value of an Italian cardinal written as one word ("ventitré", "duemilacinquecento",
     "centottanta", "millenovecentonovantotto"), or None."""
-    word = _fold(word)
+    word = fold_accents(word)
     if not word or len(word) > 60:
         return None
     return _italian_number(word)
@@ -308,7 +305,7 @@ def _italian_tens(word: str) -> int | None:
 
 def italian_ordinal(word: str) -> int | None:
     """An Italian ordinal in -esimo ("undicesimo", "ventitreesimo", "centesimo"), or None."""
-    folded = _fold(word)
+    folded = fold_accents(word)
     for ending in ("esimo", "esima", "esimi", "esime"):
         if folded.endswith(ending) and len(folded) > len(ending) + 2:
             stem = folded[: -len(ending)]

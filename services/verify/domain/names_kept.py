@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from itertools import pairwise
 
-from steadfast.shared.answers import fold_accents
 from steadfast.shared.inflections import same_word
+from steadfast.shared.lexical import fold_accents
 from steadfast.shared.question_words import AUXILIARIES, QUESTION_WORDS
 
 #: a word that may be part of a name: capitalised, or an initial ("P.")
