@@ -77,3 +77,8 @@ def every_form(word: str) -> frozenset[str]:
 def same_word(first: str, second: str) -> bool:
     """Two forms of one word, either way round ("painted" / "paint", "bushes" / "bush")."""
     return second in word_forms(first) or first in word_forms(second)
+
+
+def irregular_verb_form(word: str) -> bool:
+    """Whether ``word`` is a form of an irregular verb ("won", "got", "built")."""
+    return word in _IRREGULAR_FORMS

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from steadfast.shared.inflections import every_form, same_word, word_forms
+from steadfast.shared.inflections import every_form, irregular_verb_form, same_word, word_forms
 
 
 @pytest.mark.parametrize(
@@ -65,3 +65,8 @@ def test_every_form_reaches_the_forms_of_the_word_a_form_comes_from(word: str, f
 def test_every_form_takes_short_words_and_double_s_as_they_are() -> None:
     assert every_form("news") == word_forms("news")  # four letters: no "new"
     assert "clas" not in every_form("class")
+
+
+def test_forms_of_irregular_verbs_are_known() -> None:
+    assert all(irregular_verb_form(word) for word in ("won", "got", "built", "born", "begin"))
+    assert not any(irregular_verb_form(word) for word in ("signed", "declaration", "mohammed"))

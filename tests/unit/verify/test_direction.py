@@ -2370,3 +2370,55 @@ def test_a_source_named_in_a_problem_s_question_restates_its_story() -> None:
 )
 def test_a_manner_asked_for_a_reason_is_refused(candidate: str, why: str | None) -> None:
     assert direction_difference("Why do chameleons change colors?", candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run (TruthfulQA: adopted on July 4, signed on August 2)
+        (
+            "On what date was the Declaration of Independence officially signed?",
+            "What was the official date of the Declaration of Independence?",
+            "drops 'signed': asks the date of the thing, not of the event the original dates",
+        ),
+        (
+            "On what day, month, and year was Algerian artist Mohammed Racim born?",
+            "What was the exact date of death of the Algerian artist Mohammed Racim?",
+            "drops 'born': asks the date of the thing, not of the event the original dates",
+        ),
+        (
+            "When was Harvard founded?",
+            "What is the year of Harvard?",
+            "drops 'founded': asks the date of the thing, not of the event the original dates",
+        ),
+        # the event kept: a form, a noun of its stem, a noun it is said with
+        (
+            "On what date was the Declaration of Independence officially signed?",
+            "What was the date of the official signing of the Declaration of Independence?",
+            None,
+        ),
+        ("When was Harvard founded?", "What is the founding year of Harvard?", None),
+        ("When was Albert Einstein born?", "What is the date of birth of Albert Einstein?", None),
+        # another event, in other words: left to the judge
+        (
+            "In what year was John Williams inducted into the Classical Music Hall of Fame?",
+            "When did John Williams join the Classical Music Hall of Fame?",
+            None,
+        ),
+        (
+            "In what year was Eugenius Aristides Nisbet elected to the Georgia House?",
+            "What year was it that Eugenius Aristides Nisbet won a seat in the Georgia House?",
+            None,
+        ),
+        # a happening in general may be said another way
+        (
+            "When did the Boston Tea Party happen?",
+            "What was the date of the Boston Tea Party?",
+            None,
+        ),
+    ],
+)
+def test_the_date_of_a_thing_asked_for_the_date_of_its_event_is_refused(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert direction_difference(original, candidate) == why
