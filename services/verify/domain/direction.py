@@ -1209,9 +1209,9 @@ def _names_all(window: list[str], wanted: list[str]) -> bool:
 
 #: a run of capitalised words after "to": whom something is said, given or sent to ("Mr."
 #: and other titles keep their full stop inside the run)
-_NAME = r"[A-Z][\w'-]*(?:\.?\s+[A-Z][\w'-]*)*"
-_TO_NAME = re.compile(rf"\b(\w+) to ({_NAME})")
-_NAME_RUN = re.compile(rf"\b{_NAME}")
+_NAME_WORDS = r"[A-Z][\w'-]*(?:\.?\s+[A-Z][\w'-]*)*"
+_TO_NAME = re.compile(rf"\b(\w+) to ({_NAME_WORDS})")
+_NAME_RUN = re.compile(rf"\b{_NAME_WORDS}")
 #: words before "to" that make it no addressee: a route ("from London to Paris"), a relation
 #: that holds both ways ("married to", "similar to"), a source ("according to")
 _NOT_ADDRESSED_TEXT = """
