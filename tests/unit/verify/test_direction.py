@@ -2422,3 +2422,27 @@ def test_the_date_of_a_thing_asked_for_the_date_of_its_event_is_refused(
     original: str, candidate: str, why: str | None
 ) -> None:
     assert direction_difference(original, candidate) == why
+
+
+TWINKLE = 'Who composed the tune of "Twinkle, Twinkle, Little Star"?'
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in a bench run (judge P(YES) 0.71 and 0.75): Jane Taylor wrote the words
+        (
+            'Who wrote the song "Twinkle, Twinkle, Little Star"?',
+            "drops 'tune': asks about the whole work where the original asks a part",
+        ),
+        (
+            'Whose song is "Twinkle, Twinkle, Little Star"?',
+            "drops 'tune': asks about the whole work where the original asks a part",
+        ),
+        ('What composer wrote the tune of "Twinkle, Twinkle, Little Star"?', None),
+        ('Who wrote the melody of "Twinkle, Twinkle, Little Star"?', None),
+        ('Who was responsible for the composition of "Twinkle, Twinkle, Little Star"?', None),
+    ],
+)
+def test_a_whole_work_asked_for_a_part_of_it_is_refused(candidate: str, why: str | None) -> None:
+    assert direction_difference(TWINKLE, candidate) == why
