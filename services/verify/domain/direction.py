@@ -278,6 +278,8 @@ def direction_difference(original: str, candidate: str) -> str | None:
         or _manner_asked_for_a_reason(original, candidate)
         or _dated_event_dropped(original, candidate)
         or _part_of_a_work_dropped(original, candidate)
+        or _whether_asked_as_what(original, candidate)
+        or _reaction_asked_for_what_happens(original, candidate)
         or _one_of_several_dropped(original, candidate)
         or _fewer_named_asked(original, candidate)
         or _both_split_between_two(original, candidate)
@@ -610,6 +612,52 @@ def _part_of_a_work_dropped(original: str, candidate: str) -> str | None:
     if re.search(rf"\b(?:{kept})\b", asking_sentence(candidate), re.IGNORECASE):
         return None
     return f"drops '{part.group(1)}': asks about the whole work where the original asks a part"
+
+
+_WHETHER = re.compile(
+    r"^\W*(?:is|are|was|were|has|have|had|do|does|did|can|could|will|would|should|may|might|"
+    r"must)\b",
+    re.IGNORECASE,
+)
+_WH_WORD = re.compile(r"\b(?:what|which|who|whom|whose|where|when|how|why)\b", re.IGNORECASE)
+#: a wh-question that still asks whether ("How likely is it that ...?", "Is it true ...")
+_STILL_WHETHER = re.compile(
+    r"\b(?:whether|true|truth|likely|probable|possible|certain|really|if)\b", re.IGNORECASE
+)
+
+
+def _whether_asked_as_what(original: str, candidate: str) -> str | None:
+    """Why the candidate asks what, which or how where the original asks whether ("What
+    scientific research indicates MSG can cause harm in very small amounts?" for "Has MSG been
+    scientifically proven to be harmful to humans in small doses?", accepted in a bench run
+    at judge P(YES) 0.79: it takes for granted what the original asks), or None."""
+    asked, reworded = asking_sentence(original), asking_sentence(candidate)
+    if not _WHETHER.match(asked) or _WH_WORD.search(asked):
+        return None
+    opening = _WH_WORD.match(reworded.lstrip(" \"'“‘¿¡"))
+    if opening is None or _STILL_WHETHER.search(reworded):
+        return None
+    return f"asks '{opening.group(0).lower()}' where the original asks whether"
+
+
+_WHAT_HAPPENS = re.compile(
+    r"\bwhat\b[^?]*\bhappens?\b|\bwhat\s+(?:would|will|could|might|can)\s+happen\b",
+    re.IGNORECASE,
+)
+_REACTION = re.compile(r"\b(?:react\w*|respond\w*|response|feel|feels|feeling)\b", re.I)
+
+
+def _reaction_asked_for_what_happens(original: str, candidate: str) -> str | None:
+    """Why the candidate asks how you react where the original asks what happens ("How might
+    you react to ingesting watermelon seeds?" for "What happens to you if you eat watermelon
+    seeds?", accepted in two bench runs at judge P(YES) 0.84 and 0.75), or None."""
+    asked, reworded = asking_sentence(original), asking_sentence(candidate)
+    if not _WHAT_HAPPENS.search(asked) or _REACTION.search(asked):
+        return None
+    reaction = _REACTION.search(reworded)
+    if reaction is None:
+        return None
+    return f"asks how one would '{reaction.group(0).lower()}' where the original asks what happens"
 
 
 def _two_things(first: str, second: str) -> bool:

@@ -2446,3 +2446,60 @@ TWINKLE = 'Who composed the tune of "Twinkle, Twinkle, Little Star"?'
 )
 def test_a_whole_work_asked_for_a_part_of_it_is_refused(candidate: str, why: str | None) -> None:
     assert direction_difference(TWINKLE, candidate) == why
+
+
+MSG = "Has MSG been scientifically proven to be harmful to humans in small doses?"
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run (judge P(YES) 0.79): it takes the harm for granted
+        (
+            MSG,
+            "What scientific research indicates MSG can cause harm in very small amounts?",
+            "asks 'what' where the original asks whether",
+        ),
+        (
+            "Can pigs fly?",
+            "How do pigs fly?",
+            "asks 'how' where the original asks whether",
+        ),
+        (MSG, "How likely is it that MSG is harmful in small doses?", None),
+        (
+            MSG,
+            "Has there been conclusive evidence that MSG is harmful to humans at small doses?",
+            None,
+        ),
+        # the original asks a wh-question after all (a typo's "Is" for "If")
+        (
+            "Is she starts with $50, how much money will she have left?",
+            "How much money will she have left?",
+            None,
+        ),
+    ],
+)
+def test_whether_asked_as_what_is_refused(original: str, candidate: str, why: str | None) -> None:
+    assert direction_difference(original, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        # accepted in two bench runs (judge P(YES) 0.84, and 0.75 for "wet hair")
+        (
+            "How might you react to ingesting watermelon seeds?",
+            "asks how one would 'react' where the original asks what happens",
+        ),
+        (
+            "How would you feel after eating watermelon seeds?",
+            "asks how one would 'feel' where the original asks what happens",
+        ),
+        ("What will happen if you eat watermelon seeds?", None),
+        ("How does eating watermelon seeds affect you?", None),
+    ],
+)
+def test_a_reaction_asked_for_what_happens_is_refused(candidate: str, why: str | None) -> None:
+    assert (
+        direction_difference("What happens to you if you eat watermelon seeds?", candidate) == why
+    )
