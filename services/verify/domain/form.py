@@ -289,13 +289,19 @@ _REQUESTING = _REQUEST_WORDS | {"know", "remember", "mind", "help", "sai", "rico
 _CLOSED_OPENINGS = AUXILIARIES - {"e"}
 
 
+#: a condition before the question ("If you swallow gum, could you get sick?")
+_LEADING_CONDITION = re.compile(
+    r"^\W*(?:if|when|once|after|given|assuming|suppose|supposing|provided)\b[^,?]*,\s*", re.I
+)
+
+
 def _closed_question(original: str, candidate: str) -> str | None:
     """The candidate's question, when it is a yes/no question ("Is it true that Gabriel already
     has enough money ...?") and the original's asks with a question word ("How much money does
     he still need?"): a yes/no question is answered "yes" or "no", not with what was asked.
     A question with "or" offers its answers, and an auxiliary that opens a request ("Can you
     tell me ...", "Do you know ...") asks what the request names; both are left alone."""
-    asked = _question_sentence(candidate)
+    asked = _LEADING_CONDITION.sub("", _question_sentence(candidate), count=1)
     words = [w.lower() for w in _WORD.findall(asked)]
     if not words or words[0] not in _CLOSED_OPENINGS:
         return None

@@ -512,6 +512,12 @@ def test_an_equation_or_a_method_asked_in_the_original_or_only_named_passes(
             "È stata dipinta da Leonardo la Gioconda?",
             "È stata dipinta da Leonardo la Gioconda?",
         ),
+        # accepted in a bench run (judge P(YES) 0.87): a condition before it hid the auxiliary
+        (
+            "What happens if you swallow gum?",
+            "If you swallow gum, could you get sick?",
+            "could you get sick?",
+        ),
     ],
 )
 def test_a_yes_no_question_for_a_question_asking_what_is_no_rewording(
@@ -537,6 +543,9 @@ def test_a_yes_no_question_for_a_question_asking_what_is_no_rewording(
         ("What is the capital of Australia?", "Is the capital of Australia Sydney or Canberra?"),
         # the original is a yes/no question too
         ("Is the Great Wall visible from space?", "Can the Great Wall be seen from space?"),
+        # a condition first, then the question asked with a question word or as a request
+        ("What happens if you swallow gum?", "If you swallow gum, what happens?"),
+        ("What happens if you swallow gum?", "If you swallow gum, can you tell me what happens?"),
     ],
 )
 def test_an_auxiliary_that_opens_a_request_or_a_kept_yes_no_question_passes(
