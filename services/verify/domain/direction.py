@@ -562,13 +562,15 @@ def _dated_event_dropped(original: str, candidate: str) -> str | None:
     return f"drops '{event}': asks the date of the thing, not of the event the original dates"
 
 
-#: a word that says something happened: a verb after "did", a participle, a past form
 _LETTERS_RUN = re.compile(r"[A-Za-z]+")
+#: verbs that say no event ("What was the official date of ...?")
 _NO_EVENT_TEXT = "be was were been is are am become became have has had"
 _NO_EVENT = frozenset(_NO_EVENT_TEXT.split())
 
 
 def _names_an_event(word: str) -> bool:
+    """Whether ``word`` says something happened: an auxiliary "did" (a verb follows), a
+    participle or a past form."""
     if word in ("did", "does", "do"):
         return True  # "when did he join ...?": a verb follows
     if word in _NO_EVENT:
