@@ -25,6 +25,7 @@ def intent_changed(original: str, candidate: str) -> str | None:
         or _part_of_a_work_dropped(original, candidate)
         or _whether_asked_as_what(original, candidate)
         or _reaction_asked_for_what_happens(original, candidate)
+        or _setting_asked(original, candidate)
     )
 
 
@@ -273,3 +274,24 @@ def _reaction_asked_for_what_happens(original: str, candidate: str) -> str | Non
     if reaction is None:
         return None
     return f"asks how one would '{reaction.group(0).lower()}' where the original asks what happens"
+
+
+#: where or when a work is set ("where Romeo and Juliet is set", "the play's setting"); not
+#: fireworks set off or money set aside
+_SETTING = re.compile(
+    r"\b(?:(?:is|are|was|were|be|been)\s+set|setting)\b(?!\s+(?:off|aside|up|out|down|apart))",
+    re.IGNORECASE,
+)
+
+
+def _setting_asked(original: str, candidate: str) -> str | None:
+    """Why the candidate asks where or when a work is set where the original asks something
+    else of it ("Whose work is it where Romeo and Juliet is set?" for "Who wrote the play Romeo
+    and Juliet?", accepted in a demo run and answered "Verona": a conflict the model never
+    made), or None."""
+    if _tells_a_story(original):
+        return None
+    setting = _SETTING.search(asking_sentence(candidate))
+    if setting is None or _SETTING.search(original):
+        return None
+    return f"asks where or when it is set ('{setting.group(0)}'), which the original does not ask"

@@ -2503,3 +2503,37 @@ def test_a_reaction_asked_for_what_happens_is_refused(candidate: str, why: str |
     assert (
         direction_difference("What happens to you if you eat watermelon seeds?", candidate) == why
     )
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a demo run and answered "Verona": a conflict the model never made
+        (
+            "Who wrote the play Romeo and Juliet?",
+            "Whose work is it where Romeo and Juliet is set?",
+            "asks where or when it is set ('is set'), which the original does not ask",
+        ),
+        (
+            "Who wrote the play Romeo and Juliet?",
+            "What is the setting of the play Romeo and Juliet?",
+            "asks where or when it is set ('setting'), which the original does not ask",
+        ),
+        ("Where is Romeo and Juliet set?", "In which city is Romeo and Juliet set?", None),
+        # a maths story's fireworks set off and money set aside are no setting
+        (
+            "Hannah's city sets off 15 boxes of 20 fireworks. How many fireworks are there?",
+            "Hannah's city is setting off 15 boxes of 20 fireworks. How many fireworks is that?",
+            None,
+        ),
+        (
+            "John wants to deposit 100 dollars. How much does he keep?",
+            "John is setting aside 100 dollars for the bank. How much does he keep?",
+            None,
+        ),
+    ],
+)
+def test_the_setting_of_a_work_asked_for_something_else_is_refused(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert direction_difference(original, candidate) == why
