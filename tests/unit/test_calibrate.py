@@ -165,7 +165,7 @@ def test_a_calibration_counts_the_pairs_screened_before_the_judge() -> None:
     assert calibration.failed == 1 and calibration.calibrated_at.startswith("20")
 
 
-def test_a_calibration_records_the_languages_of_its_pairs(tmp_path: Path) -> None:
+def test_a_calibration_records_and_prints_the_languages_of_its_pairs(tmp_path: Path) -> None:
     italian = {
         "original": "Quando è iniziata la crisi petrolifera del 1973?",
         "candidate": "In che momento è cominciata la crisi del petrolio del 1973?",
@@ -184,6 +184,11 @@ def test_a_calibration_records_the_languages_of_its_pairs(tmp_path: Path) -> Non
         languages=pair_languages(pairs),
     )
     assert calibration.languages == ["en", "it"]
+    assert (
+        table(calibration)
+        .splitlines()[0]
+        .startswith("judge-v3: 10 equivalent and 10 meaning-changing pairs, in en, it (0 rejected")
+    )
 
 
 def test_the_bundled_calibrations_say_which_languages_they_hold_for() -> None:
@@ -191,21 +196,3 @@ def test_the_bundled_calibrations_say_which_languages_they_hold_for() -> None:
     assert bundled and all(c.languages for c in bundled)
     judges = [c for c in bundled if not c.prompt_version.startswith("answers")]
     assert {tuple(c.languages) for c in judges} == {("en",)}
-
-
-def test_the_table_names_the_languages_of_the_pairs() -> None:
-    calibration = calibration_of(
-        "judge",
-        "judge-v3",
-        SCORES,
-        "pairs.jsonl",
-        0,
-        audit=False,
-        target=0.95,
-        languages=["en", "it"],
-    )
-    assert (
-        table(calibration)
-        .splitlines()[0]
-        .startswith("judge-v3: 10 equivalent and 10 meaning-changing pairs, in en, it (0 rejected")
-    )

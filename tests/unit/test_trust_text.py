@@ -2,31 +2,8 @@
 
 from __future__ import annotations
 
-from steadfast.shared.contracts.calibration import JudgeCalibration, JudgeThreshold
 from steadfast.shared.trust_text import calibration_language_line
-
-
-def _threshold(languages: list[str] | None) -> JudgeThreshold:
-    calibration = None
-    if languages is not None:
-        calibration = JudgeCalibration(
-            route="local",
-            prompt_version="judge-v3",
-            threshold=0.7,
-            rule="rule",
-            pairs="bundled calibration_pairs.jsonl",
-            equivalent=75,
-            other=75,
-            rates=[],
-            calibrated_at="2026-12-04T00:00:00+00:00",
-            languages=languages,
-        )
-    return JudgeThreshold(
-        value=0.7,
-        source="calibrated" if calibration else "method_default",
-        origin="x",
-        calibration=calibration,
-    )
+from tests.unit.calibration_sample import calibrated_threshold as _threshold
 
 
 def test_items_in_another_language_than_the_calibration_s_are_named() -> None:

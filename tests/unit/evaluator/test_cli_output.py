@@ -6,7 +6,7 @@ import io
 
 from steadfast.evaluation_output import print_outcome, progress_line, summary_table
 from steadfast.services.evaluator.domain.report import report_trust
-from steadfast.shared.contracts.calibration import JudgeCalibration, JudgeThreshold
+from steadfast.shared.contracts.calibration import JudgeThreshold
 from steadfast.shared.contracts.evaluator import (
     AnswerGroupingSummary,
     AuditSummary,
@@ -24,6 +24,7 @@ from steadfast.shared.contracts.evaluator import (
 from steadfast.shared.contracts.gateway import ModelCalls
 from steadfast.shared.contracts.scoring import MetricValue
 from steadfast.shared.trust_text import trust_lines
+from tests.unit.calibration_sample import calibrated_threshold
 
 TIMINGS = EvaluationTimings(created_at="2026-11-30T00:00:00+00:00")
 
@@ -143,27 +144,11 @@ def test_progress_line() -> None:
 
 
 def test_items_in_a_language_the_judge_was_not_calibrated_in_are_named() -> None:
-    calibration = JudgeCalibration(
-        route="local",
-        prompt_version="judge-v3",
-        threshold=0.7,
-        rule="rule",
-        pairs="bundled calibration_pairs.jsonl",
-        equivalent=75,
-        other=75,
-        rates=[],
-        calibrated_at="2026-12-04T00:00:00+00:00",
-        languages=["en"],
-    )
     italian = report()
     italian.verification = VerificationSummary(
         stages=["form", "lexical", "numbers", "semantic", "judge"],
         judge_model="local",
-        judge_thresholds=[
-            JudgeThreshold(
-                value=0.7, source="calibrated", origin="bundled", calibration=calibration
-            )
-        ],
+        judge_thresholds=[calibrated_threshold(["en"])],
     )
     italian.items = [
         ItemResult(
