@@ -295,6 +295,12 @@ _LEADING_CONDITION = re.compile(
 )
 
 
+def opens_a_request(words: list[str]) -> bool:
+    """Whether a question its ``words`` (lower-cased) open with an auxiliary asks what a
+    request names ("Can you tell me ...", "Do you know ...") rather than whether."""
+    return bool(_REQUESTING.intersection(words[1:6]))
+
+
 def _closed_question(original: str, candidate: str) -> str | None:
     """The candidate's question, when it is a yes/no question ("Is it true that Gabriel already
     has enough money ...?") and the original's asks with a question word ("How much money does
@@ -305,7 +311,7 @@ def _closed_question(original: str, candidate: str) -> str | None:
     words = [w.lower() for w in _WORD.findall(asked)]
     if not words or words[0] not in _CLOSED_OPENINGS:
         return None
-    if QUESTION_WORDS.intersection(words) or _REQUESTING.intersection(words[1:6]):
+    if QUESTION_WORDS.intersection(words) or opens_a_request(words):
         return None
     if "or" in words or "o" in words:
         return None

@@ -9,9 +9,11 @@ from __future__ import annotations
 import re
 
 from steadfast.services.verify.domain.asking import asking_sentence
+from steadfast.services.verify.domain.form import opens_a_request
 from steadfast.shared.inflections import every_form, irregular_verb_form
 
 _WORD = re.compile(r"[a-z]+")
+_LETTERS = re.compile(r"[^\W\d_]+")
 
 
 def intent_changed(original: str, candidate: str) -> str | None:
@@ -97,7 +99,10 @@ def _tells_a_story(original: str) -> bool:
 
 
 _WHY_ASKED = re.compile(r"^\W*why\b", re.IGNORECASE)
-_HOW_ASKED = re.compile(r"^\W*(?:(?:and|so|but)\s+)?how\b(?!\s+come\b)", re.IGNORECASE)
+#: "how come" and "how is it that" ask why
+_HOW_ASKED = re.compile(
+    r"^\W*(?:(?:and|so|but)\s+)?how\b(?!\s+come\b|\s+is\s+it\s+that\b)", re.IGNORECASE
+)
 #: how a rewording may still ask for the reason
 _REASON_KEPT = re.compile(
     r"\b(?:why|reasons?|causes?|caused|causing|purpose|because|motiv\w*|what\s+for|for\s+what)\b",
@@ -250,6 +255,8 @@ def _whether_asked_as_what(original: str, candidate: str) -> str | None:
     asked, reworded = asking_sentence(original), asking_sentence(candidate)
     if not _WHETHER.match(asked) or _WH_WORD.search(asked):
         return None
+    if opens_a_request(_LETTERS.findall(asked.lower())):
+        return None  # "Can you tell me the capital of Australia?" asks what it names
     opening = _WH_WORD.match(reworded.lstrip(" \"'“‘¿¡"))
     if opening is None or _STILL_WHETHER.search(reworded):
         return None

@@ -2363,6 +2363,7 @@ def test_a_source_named_in_a_problem_s_question_restates_its_story() -> None:
         ),
         # still asks for the reason
         ("How come chameleons change colors?", None),
+        ("How is it that chameleons change colors?", None),
         ("What makes chameleons change colors?", None),
         ("How does a chameleon change its color, and for what reason?", None),
         ("What is the purpose of chameleons altering their colors?", None),
@@ -2466,6 +2467,10 @@ MSG = "Has MSG been scientifically proven to be harmful to humans in small doses
             "asks 'how' where the original asks whether",
         ),
         (MSG, "How likely is it that MSG is harmful in small doses?", None),
+        # a request opened by an auxiliary asks what it names, not whether
+        ("Can you tell me the capital of Australia?", "What is the capital of Australia?", None),
+        ("Could you name the painter of the Mona Lisa?", "Who painted the Mona Lisa?", None),
+        ("Do you know the boiling point of water?", "What is the boiling point of water?", None),
         (
             MSG,
             "Has there been conclusive evidence that MSG is harmful to humans at small doses?",
