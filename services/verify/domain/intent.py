@@ -46,12 +46,15 @@ def _source_added(original: str, candidate: str) -> str | None:
     return f"asks what a source says ('{added.group(0).strip()}') where the original asks the fact"
 
 
-#: a question about how a thing looks ("Why do veins appear blue?"), not where it shows up
-#: ("When did he first appear in South Park?")
+#: a question about how a thing looks ("Why do veins appear blue?"), not where or how often it
+#: shows up ("When did he first appear in South Park?", "Which number appears most often?")
+_NOT_A_LOOK = (
+    "in on at to for from with by as into after before like up out around over the a an "
+    "most more less least often once twice first again only every together several many"
+)
 _SEEMING = re.compile(
     r"\b(?:appears?|appeared|seems?|seemed|looks?|looked)\s+"
-    r"(?!(?:in|on|at|to|for|from|with|by|as|into|after|before|like|up|out|around|over|the|a|an)\b)"
-    r"[a-z]+",
+    rf"(?!(?:{'|'.join(_NOT_A_LOOK.split())})\b|\d)[a-z]+",
     re.IGNORECASE,
 )
 #: how a rewording may keep that it asks about a look

@@ -7,6 +7,7 @@ import pytest
 
 from steadfast.services.verify.domain.aggregates import asked_aggregates
 from steadfast.services.verify.domain.direction import direction_difference
+from steadfast.services.verify.domain.intent import intent_changed
 from steadfast.services.verify.domain.pipeline import verify
 from steadfast.shared.contracts.verify import VerifyRequest, VerifyStages
 
@@ -2542,3 +2543,15 @@ def test_the_setting_of_a_work_asked_for_something_else_is_refused(
     original: str, candidate: str, why: str | None
 ) -> None:
     assert direction_difference(original, candidate) == why
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        ("Which number appears most often in the list 2, 3, 3, 5?", "Which number is the mode?"),
+        ("How many times does the letter e appear in 'tree'?", "How often is e in 'tree'?"),
+        ("In which year did the band first appear together?", "In which year did the band form?"),
+    ],
+)
+def test_showing_up_how_often_or_when_is_no_look_asked(original: str, candidate: str) -> None:
+    assert intent_changed(original, candidate) is None
