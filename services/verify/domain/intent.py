@@ -158,7 +158,8 @@ def _dated_event_dropped(original: str, candidate: str) -> str | None:
     of the event's verb, a noun of its stem ("signing", "foundation", "birth") or any other
     event ("won a seat" for "elected", "did he join" for "inducted") keeps an event asked."""
     asked = asking_sentence(original).lower()
-    if not _DATE_OF_AN_EVENT.match(asked):
+    # a maths story's "when will the tank be filled" may be "when will it be full"
+    if not _DATE_OF_AN_EVENT.match(asked) or _tells_a_story(original):
         return None
     events = [
         word
@@ -217,7 +218,6 @@ _PARTS_OF_A_WORK = {
     "music": "tune|melody|music|musical|compos\\w*",
     "lyrics": "lyrics?|lyricist|words|wording",
     "libretto": "libretto|librettist|lyrics|words",
-    "score": "score|music|compos\\w*",
 }
 _PART_ASKED = re.compile(
     rf"\bthe\s+({'|'.join(_PARTS_OF_A_WORK)})\s+(?:of|to|for|in)\b", re.IGNORECASE

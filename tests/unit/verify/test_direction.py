@@ -2555,3 +2555,22 @@ def test_the_setting_of_a_work_asked_for_something_else_is_refused(
 )
 def test_showing_up_how_often_or_when_is_no_look_asked(original: str, candidate: str) -> None:
     assert intent_changed(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate"),
+    [
+        # a game's score is no part of a work
+        (
+            "What was the score of the 1966 World Cup final?",
+            "How did the 1966 World Cup final end?",
+        ),
+        # a maths story's "when": its events may be said another way
+        (
+            "A tank holds 50 liters and fills at 5 liters a minute. When will the tank be filled?",
+            "A tank holds 50 liters and fills at 5 liters a minute. When will it be full?",
+        ),
+    ],
+)
+def test_a_game_s_score_or_a_story_s_when_is_left_alone(original: str, candidate: str) -> None:
+    assert intent_changed(original, candidate) is None
