@@ -14,7 +14,8 @@ from steadfast.shared.question_words import AUXILIARIES, QUESTION_WORDS
 _REQUEST_TEXT = (
     "name tell give identify state list find calculate compute determine work figure "
     "explain describe provide say please let show write estimate evaluate solve express "
-    "simplify convert count quote recall set what's who's how's kindly "
+    "simplify convert count quote recall set what's who's how's kindly represent rewrite prove "
+    "sketch "
     # Italian
     "dimmi dica indica indicare elenca calcola trova spiega descrivi nomina scrivi "
     "determina fornisci parlami"
@@ -25,8 +26,8 @@ _REQUEST_WORDS = frozenset(_REQUEST_TEXT.split())
 #: ("Specify the capital city of Australia." was refused as a statement in a demo run), or
 #: "that" ("Mention that the capital is Canberra" gives the answer)
 _NOUN_LIKE_REQUEST_TEXT = (
-    "specify indicate mention reveal share define pinpoint supply enumerate deduce derive "
-    "specifica individua menziona"
+    "specify indicate mention reveal share define pinpoint supply enumerate deduce derive use "
+    "graph plot specifica individua menziona"
 )
 _NOUN_LIKE_REQUESTS = frozenset(_NOUN_LIKE_REQUEST_TEXT.split())
 #: what shows such a verb is a noun: "of", or a statement's verb after it
@@ -178,6 +179,7 @@ _DERIVATION = re.compile(
 #: an original that asks for one of these already
 _ASKS_DERIVATION = re.compile(
     r"\b(?:equations?|expressions?|formulas?|formulae|explain|describe|steps?|method|"
+    r"in terms of|simplify|rewrite|"
     r"equazion[ei]|espression[ei]|spiega|descrivi|metodo)\b",
     re.IGNORECASE,
 )

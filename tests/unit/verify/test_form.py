@@ -621,3 +621,35 @@ def test_what_you_calculate_as_the_answer_asks_the_answer() -> None:
 )
 def test_a_description_asked_for_which_thing(original: str, candidate: str, refused: bool) -> None:
     assert (form_difference(original, candidate) is not None) == refused
+
+
+SUMS = (
+    "Define\n\\[p = \\sum_{k = 1}^\\infty \\frac{1}{k^2} \\quad \\text{and} \\quad q = "
+    "\\sum_{k = 1}^\\infty \\frac{1}{k^3}.\\]Find a way to write\n\\[\\sum_{j = 1}^\\infty "
+    "\\sum_{k = 1}^\\infty \\frac{1}{(j + k)^3}\\]in terms of $p$ and $q.$"
+)
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        # refused in a bench run (MATH-500) as statements or as asking for a way to the answer,
+        # where the problem asks for an expression in terms of p and q
+        "Represent the sum \\(\\sum_{j = 1}^\\infty \\frac{1}{(j + k)^3}\\) using p and q.",
+        "Rewrite the sum \\(\\sum_{j = 1}^\\infty \\frac{1}{(j + k)^3}\\) in terms of p and q.",
+        "Use the relationship between the sums to derive an expression in terms of p and q.",
+        "Find an expression for the sum in terms of p and q.",
+    ],
+)
+def test_a_maths_request_for_an_expression_asked_in_terms_of_variables_passes(
+    candidate: str,
+) -> None:
+    assert form_difference(SUMS, candidate) is None
+
+
+def test_a_way_to_the_answer_is_still_refused_for_a_number_asked() -> None:
+    why = form_difference(
+        "Express your answer as a common fraction: what is 1/2 + 1/3?",
+        "Find an expression for the sum of 1/2 and 1/3.",
+    )
+    assert why is not None and why.startswith("asks for a way to the answer")
