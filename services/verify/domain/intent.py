@@ -28,6 +28,7 @@ def intent_changed(original: str, candidate: str) -> str | None:
         or _whether_asked_as_what(original, candidate)
         or _reaction_asked_for_what_happens(original, candidate)
         or _setting_asked(original, candidate)
+        or _list_asked_for_a_count(original, candidate)
     )
 
 
@@ -305,3 +306,28 @@ def _setting_asked(original: str, candidate: str) -> str | None:
     if setting is None or _SETTING.search(original):
         return None
     return f"asks where or when it is set ('{setting.group(0)}'), which the original does not ask"
+
+
+_HOW_MANY = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
+#: what a rewording may count with
+_COUNT_KEPT = re.compile(
+    r"\b(?:how\s+many|number|count|total|quanti|quante|numero)\b", re.IGNORECASE
+)
+#: a rewording that asks for the things themselves
+_LISTING = re.compile(
+    r"^\W*(?:what\s+are|which|list|name|enumerate|give|identify|find)\b", re.IGNORECASE
+)
+
+
+def _list_asked_for_a_count(original: str, candidate: str) -> str | None:
+    """Why the candidate asks which things there are where the original asks how many ("What
+    are the whole-number divisors of 196?" for "How many positive whole-number divisors does
+    196 have?", accepted in a bench run: a list, not a number), or None."""
+    asked, reworded = asking_sentence(original), asking_sentence(candidate)
+    if not _HOW_MANY.search(asked) or _COUNT_KEPT.search(reworded):
+        return None
+    listing = _LISTING.match(reworded)
+    if listing is None:
+        return None
+    said = listing.group(0).strip()
+    return f"asks for the things themselves ('{said}') where the original asks how many"

@@ -2574,3 +2574,31 @@ def test_showing_up_how_often_or_when_is_no_look_asked(original: str, candidate:
 )
 def test_a_game_s_score_or_a_story_s_when_is_left_alone(original: str, candidate: str) -> None:
     assert intent_changed(original, candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("original", "candidate", "why"),
+    [
+        # accepted in a bench run (MATH-500, judge P(YES) 0.70)
+        (
+            "How many positive whole-number divisors does 196 have?",
+            "What are the whole-number divisors of 196?",
+            "asks for the things themselves ('What are') where the original asks how many",
+        ),
+        (
+            "how many moons does mars have",
+            "What are the names of the moons of Mars?",
+            "asks for the things themselves ('What are') where the original asks how many",
+        ),
+        (
+            "How many positive whole-number divisors does 196 have?",
+            "Find the number of positive whole-number divisors of 196.",
+            None,
+        ),
+        ("how many moons does mars have", "What is the number of moons of Mars?", None),
+    ],
+)
+def test_a_list_asked_for_a_count_is_refused(
+    original: str, candidate: str, why: str | None
+) -> None:
+    assert intent_changed(original, candidate) == why
