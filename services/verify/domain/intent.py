@@ -311,7 +311,7 @@ def _setting_asked(original: str, candidate: str) -> str | None:
 _HOW_MANY = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
 #: what a rewording may count with
 _COUNT_KEPT = re.compile(
-    r"\b(?:how\s+many|number|count|total|quanti|quante|numero)\b", re.IGNORECASE
+    r"\b(?:how\s+many|number\s+of|count|total|quanti|quante|numero)\b", re.IGNORECASE
 )
 #: a rewording that asks for the things themselves
 _LISTING = re.compile(
