@@ -25,6 +25,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -77,9 +78,9 @@ def questions(name: str, count: int, skip: int = 0) -> list[tuple[str, list[str]
     ]
 
 
-def _golds(item: dict[str, object]) -> list[str]:
+def _golds(item: dict[str, Any]) -> list[str]:
     """An item's acceptable answers, as an evaluation screens them (none over the size limit)."""
-    golds = [*(item.get("answers") or []), item.get("answer") or ""]  # type: ignore[misc]
+    golds = [*(item.get("answers") or []), item.get("answer") or ""]
     return [str(text) for text in golds if len(str(text)) <= MAX_ANSWER_CHARS]
 
 

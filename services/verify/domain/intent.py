@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from steadfast.services.verify.domain.asking import asking_sentence
+from steadfast.services.verify.domain.asking import asking_sentence, sentences
 from steadfast.services.verify.domain.form import opens_a_request
 from steadfast.shared.inflections import every_form, irregular_verb_form
 
@@ -99,7 +99,7 @@ def _tie_asked_for_a_deed(original: str, candidate: str) -> str | None:
 def _tells_a_story(original: str) -> bool:
     """Whether sentences come before the question (a maths problem's givens: "according to the
     recipe" may restate what its story says)."""
-    return len(asking_sentence(original)) < len(original.strip()) - 2
+    return len(sentences(original)) > 1
 
 
 _WHY_ASKED = re.compile(r"^\W*why\b", re.IGNORECASE)
@@ -177,7 +177,7 @@ def _dated_event_dropped(original: str, candidate: str) -> str | None:
     # a capitalised word inside the sentence is a name ("Mohammed"), not an event
     said = [
         word.lower()
-        for index, word in enumerate(_LETTERS_RUN.findall(asking_sentence(candidate)))
+        for index, word in enumerate(_LETTERS.findall(asking_sentence(candidate)))
         if index == 0 or not word[0].isupper()
     ]
     event = events[-1]
@@ -186,7 +186,6 @@ def _dated_event_dropped(original: str, candidate: str) -> str | None:
     return f"drops '{event}': asks the date of the thing, not of the event the original dates"
 
 
-_LETTERS_RUN = re.compile(r"[A-Za-z]+")
 #: verbs that say no event ("What was the official date of ...?")
 _NO_EVENT_TEXT = "be was were been is are am become became have has had"
 _NO_EVENT = frozenset(_NO_EVENT_TEXT.split())
