@@ -64,6 +64,15 @@ def calibration_language_line(
     )
 
 
+def calibration_caveat(report: EvaluationReport) -> str | None:
+    """The warning of ``calibration_language_line`` for a report whose paraphrases the judge
+    checked (the command line, studies and the rendered report all give it)."""
+    verification = report.verification
+    if verification is None or "judge" not in verification.stages:
+        return None
+    return calibration_language_line(verification.judge_thresholds, item_languages(report))
+
+
 def audit_line(audit: AuditSummary | None) -> str | None:
     """How many disagreeing paraphrases the audit checked again, removed, and what it cost."""
     if audit is None or audit.mode == "off":
@@ -80,10 +89,7 @@ def trust_lines(report: EvaluationReport) -> list[str]:
     """What a reader needs to weigh the numbers above: how the paraphrases were verified and
     audited, and how answers were grouped."""
     lines = [verification_line(report), audit_line(report.audit)]
-    if report.verification is not None and "judge" in report.verification.stages:
-        lines.append(
-            calibration_language_line(report.verification.judge_thresholds, item_languages(report))
-        )
+    lines.append(calibration_caveat(report))
     grouping = report.answer_grouping
     if grouping is not None and grouping.merged:
         lines.append(

@@ -29,7 +29,7 @@ from steadfast.shared.contracts.scoring import (
     ReportTrust,
     ReportVariant,
 )
-from steadfast.shared.trust_text import calibration_language_line, item_languages
+from steadfast.shared.trust_text import calibration_caveat
 
 
 def evaluation_report(
@@ -199,11 +199,8 @@ def report_trust(report: EvaluationReport) -> ReportTrust | None:
         trust.judge_thresholds = verification.judge_thresholds
         trust.given_sets = verification.given_sets
         trust.unverified_sets = verification.unverified_sets
-        if "judge" in verification.stages:
-            caveat = calibration_language_line(
-                verification.judge_thresholds, item_languages(report)
-            )
-            trust.caveats = [caveat] if caveat else []
+        caveat = calibration_caveat(report)
+        trust.caveats = [caveat] if caveat else []
     if audit is not None:
         trust.audit_mode = audit.mode
         trust.audit_judge_model = audit.audit_judge_model or audit.judge_model
